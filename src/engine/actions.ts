@@ -1,0 +1,37 @@
+import type { Engine } from './engine.js';
+import * as messages from './message-actions.js';
+import * as queues from './queue-actions.js';
+import type { RequestContext } from './types.js';
+
+export type ActionInput = Record<string, unknown>;
+export type ActionHandler = (
+  engine: Engine,
+  ctx: RequestContext,
+  input: ActionInput,
+  signal?: AbortSignal,
+) => Promise<Record<string, unknown>>;
+
+/** Every SQS action Redrive serves, by its API name. Both protocol adapters dispatch here. */
+export const actions: Record<string, ActionHandler> = {
+  CreateQueue: queues.createQueue,
+  GetQueueUrl: queues.getQueueUrl,
+  ListQueues: queues.listQueues,
+  DeleteQueue: queues.deleteQueue,
+  PurgeQueue: queues.purgeQueue,
+  GetQueueAttributes: queues.getQueueAttributes,
+  SetQueueAttributes: queues.setQueueAttributes,
+  TagQueue: queues.tagQueue,
+  UntagQueue: queues.untagQueue,
+  ListQueueTags: queues.listQueueTags,
+  SendMessage: messages.sendMessage,
+  SendMessageBatch: messages.sendMessageBatch,
+  ReceiveMessage: messages.receiveMessage,
+  DeleteMessage: messages.deleteMessage,
+  DeleteMessageBatch: messages.deleteMessageBatch,
+  ChangeMessageVisibility: messages.changeMessageVisibility,
+  ChangeMessageVisibilityBatch: messages.changeMessageVisibilityBatch,
+};
+
+export function hasAction(name: string): boolean {
+  return Object.prototype.hasOwnProperty.call(actions, name);
+}

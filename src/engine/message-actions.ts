@@ -1,0 +1,261 @@
+import { randomUUID } from 'node:crypto';
+import type { ReceiptOutcome } from '../stores/store.js';
+import type { Engine } from './engine.js';
+import { retentionMs } from './engine.js';
+import { errors, SqsError, sqsError } from './errors.js';
+import { md5Hex, md5OfAttributes } from './md5.js';
+import { selectMessageAttributes, sequenceNumber, systemAttributes } from './message-attributes.js';
+import { queueNumber } from './queue-attributes.js';
+import { decodeReceipt, encodeReceipt, newReceiptToken } from './receipt.js';
+import { deadLetterRule } from './redrive-policy.js';
+import type { MessageAttributes, NewMessage, QueueRecord, RequestContext, StoredMessage } from './types.js';
+import { checkBatchEntries, checkBody, checkMessageAttributes, intParam } from './validation.js';
+
+type Input = Record<string, unknown>;
+const TWELVE_HOURS_MS = 43_200_000;
+
+/** Validates one message to send and builds it; `batch` changes SQS's wording of size errors. */
+function buildMessage(engine: Engine, ctx: RequestContext, queue: QueueRecord, e: Input, batch: boolean): { message: NewMessage; size: number } {
+  const body = checkBody(e.MessageBody);
+  const attrBytes = checkMessageAttributes(e.MessageAttributes);
+  checkMessageAttributes(e.MessageSystemAttributes, 'system');
+  const size = Buffer.byteLength(body, 'utf8') + attrBytes;
+  const max = queueNumber(queue, 'MaximumMessageSize');
+  if (size > max) {
+    throw errors.invalidParameterValue(
+      `One or more parameters ${batch ? 'cannot be validated' : 'are invalid'}. Reason: Message must be shorter than ${max} bytes.`,
+    );
+  }
+  let delay = queueNumber(queue, 'DelaySeconds');
+  if (e.DelaySeconds !== undefined && e.DelaySeconds !== null) {
+    delay = intParam(e.DelaySeconds, 'DelaySeconds', 0, 900)!;
+  }
+  const now = engine.clock.now();
+  const attributes = e.MessageAttributes as MessageAttributes | undefined;
+  const systemAttrs = e.MessageSystemAttributes as MessageAttributes | undefined;
+  const message: NewMessage = {
+    messageId: randomUUID(),
+    body,
+    attributes: attributes && Object.keys(attributes).length ? attributes : undefined,
+    systemAttributes: systemAttrs && Object.keys(systemAttrs).length ? systemAttrs : undefined,
+    md5OfBody: md5Hex(body),
+    md5OfAttributes: md5OfAttributes(attributes),
+    md5OfSystemAttributes: md5OfAttributes(systemAttrs),
+    senderId: ctx.accountId,
+    sentAt: now,
+    visibleAt: now + delay * 1000,
+  };
+  return { message, size };
+}
+
+function sendResult(m: StoredMessage) {
+  const out: Record<string, unknown> = { MessageId: m.messageId, MD5OfMessageBody: m.md5OfBody };
+  if (m.md5OfAttributes) out.MD5OfMessageAttributes = m.md5OfAttributes;
+  if (m.md5OfSystemAttributes) out.MD5OfMessageSystemAttributes = m.md5OfSystemAttributes;
+  if (m.groupId !== undefined) out.SequenceNumber = sequenceNumber(m.seq);
+  return out;
+}
+
+export async function sendMessage(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const { message } = buildMessage(engine, ctx, queue, input, false);
+  const [stored] = await engine.store.send(queue.id, [message]);
+  return sendResult(stored!);
+}
+
+const BATCH_LIMIT = 1_048_576;
+
+function failure(id: string, e: unknown) {
+  const err = e instanceof SqsError ? e : errors.internal();
+  return { Id: id, SenderFault: err.senderFault, Code: err.code, Message: err.message };
+}
+
+export async function sendMessageBatch(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const entries = checkBatchEntries<Input & { Id: string }>(input.Entries, 'Entries');
+  let total = 0;
+  const built: { id: string; message?: NewMessage; error?: unknown }[] = entries.map((e) => {
+    try {
+      const { message, size } = buildMessage(engine, ctx, queue, e, true);
+      total += size;
+      return { id: e.Id, message };
+    } catch (error) {
+      total += typeof e.MessageBody === 'string' ? Buffer.byteLength(e.MessageBody) : 0;
+      return { id: e.Id, error };
+    }
+  });
+  if (total > BATCH_LIMIT) {
+    throw sqsError('BatchRequestTooLong', `Batch requests cannot be longer than ${BATCH_LIMIT} bytes. You have sent ${total} bytes.`);
+  }
+  const good = built.filter((b) => b.message);
+  const stored = good.length ? await engine.store.send(queue.id, good.map((b) => b.message!)) : [];
+  const out: Record<string, unknown> = {};
+  if (stored.length) out.Successful = stored.map((m, i) => ({ Id: good[i]!.id, ...sendResult(m) }));
+  const failed = built.filter((b) => b.error).map((b) => failure(b.id, b.error));
+  if (failed.length) out.Failed = failed;
+  return out;
+}
+
+const nameList = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+
+export async function receiveMessage(engine: Engine, ctx: RequestContext, input: Input, signal?: AbortSignal) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const max = intParam(input.MaxNumberOfMessages, 'MaxNumberOfMessages', 1, 10) ?? 1;
+  const visibility = intParam(input.VisibilityTimeout, 'VisibilityTimeout', 0, 43_200) ?? queueNumber(queue, 'VisibilityTimeout');
+  const wait = intParam(input.WaitTimeSeconds, 'WaitTimeSeconds', 0, 20) ?? queueNumber(queue, 'ReceiveMessageWaitTimeSeconds');
+  const systemNames = new Set([...nameList(input.AttributeNames), ...nameList(input.MessageSystemAttributeNames)]);
+  const userNames = nameList(input.MessageAttributeNames);
+  const deadLetter = await deadLetterRule(engine, queue);
+
+  const attempt = async (): Promise<StoredMessage[]> => {
+    const now = engine.clock.now();
+    if (!queue.fifo && (await overInflightLimit(engine, queue, now))) {
+      if (wait > 0) return [];
+      throw sqsError('OverLimit', `Too many messages in flight for queue ${queue.name}.`);
+    }
+    const r = await engine.store.receive(queue.id, {
+      now, max, visibilityTimeoutMs: visibility * 1000, retentionCutoff: now - retentionMs(queue),
+      newToken: newReceiptToken, deadLetter,
+    });
+    noteReceived(engine, queue, r.messages.length);
+    return r.messages;
+  };
+  const messages = await engine.longPolls.wait(queue.id, wait * 1000, attempt, signal);
+  if (messages.length === 0) return {};
+  return {
+    Messages: messages.map((m) => {
+      const out: Record<string, unknown> = {
+        MessageId: m.messageId,
+        ReceiptHandle: encodeReceipt({ queueId: queue.id, seq: m.seq, token: m.receiptToken! }),
+        MD5OfBody: m.md5OfBody,
+        Body: m.body,
+      };
+      const attrs = systemAttributes(m, systemNames);
+      if (attrs) out.Attributes = attrs;
+      const user = selectMessageAttributes(m.attributes, userNames);
+      if (user.attributes) {
+        out.MD5OfMessageAttributes = user.md5;
+        out.MessageAttributes = user.attributes;
+      }
+      return out;
+    }),
+  };
+}
+
+/**
+ * The in-flight limit without counting on every receive: an upper bound grows with
+ * each receive and is replaced by an exact count only when it nears the limit.
+ */
+function noteReceived(engine: Engine, queue: QueueRecord, n: number): void {
+  if (n) engine.inflightEstimates.set(queue.id, (engine.inflightEstimates.get(queue.id) ?? 0) + n);
+}
+
+async function overInflightLimit(engine: Engine, queue: QueueRecord, now: number): Promise<boolean> {
+  const estimate = engine.inflightEstimates.get(queue.id) ?? Infinity;
+  if (estimate < engine.inflightLimit) return false;
+  const exact = (await engine.store.countMessages(queue.id, now)).inflight;
+  engine.inflightEstimates.set(queue.id, exact);
+  return exact >= engine.inflightLimit;
+}
+
+function receiptFor(queue: QueueRecord, handle: unknown) {
+  const r = decodeReceipt(handle);
+  if (r.queueId !== queue.id) throw errors.receiptHandleIsInvalid(String(handle));
+  return r;
+}
+
+function deleteError(outcome: ReceiptOutcome, handle: string): SqsError | undefined {
+  if (outcome === 'expired') return errors.invalidValue('ReceiptHandle', handle, 'The receipt handle has expired.');
+  return undefined;
+}
+
+export async function deleteMessage(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const receipt = receiptFor(queue, input.ReceiptHandle);
+  const [outcome] = await engine.store.deleteMessages(queue.id, [receipt], { now: engine.clock.now(), requireUnexpired: queue.fifo });
+  const err = deleteError(outcome!, String(input.ReceiptHandle));
+  if (err) throw err;
+  return {};
+}
+
+/** Runs a batch of receipt operations: per-entry validation, one store call, per-entry results. */
+async function receiptBatch<T>(
+  input: Input,
+  queue: QueueRecord,
+  prepare: (e: Input) => T,
+  apply: (items: T[]) => Promise<ReceiptOutcome[]>,
+  toError: (o: ReceiptOutcome, e: Input) => SqsError | undefined,
+) {
+  const entries = checkBatchEntries<Input & { Id: string }>(input.Entries, 'Entries');
+  const prepared: { e: Input & { Id: string }; item?: T; error?: unknown }[] = entries.map((e) => {
+    try {
+      return { e, item: prepare(e) };
+    } catch (error) {
+      return { e, error };
+    }
+  });
+  const ok = prepared.filter((p) => p.item !== undefined);
+  const outcomes = ok.length ? await apply(ok.map((p) => p.item!)) : [];
+  ok.forEach((p, i) => {
+    const err = toError(outcomes[i]!, p.e);
+    if (err) p.error = err;
+  });
+  const out: Record<string, unknown> = {};
+  const successful = prepared.filter((p) => !p.error).map((p) => ({ Id: p.e.Id }));
+  const failed = prepared.filter((p) => p.error).map((p) => failure(p.e.Id, p.error));
+  if (successful.length) out.Successful = successful;
+  if (failed.length) out.Failed = failed;
+  void queue;
+  return out;
+}
+
+export async function deleteMessageBatch(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  return receiptBatch(
+    input, queue,
+    (e) => receiptFor(queue, e.ReceiptHandle),
+    (items) => engine.store.deleteMessages(queue.id, items, { now: engine.clock.now(), requireUnexpired: queue.fifo }),
+    (o, e) => deleteError(o, String(e.ReceiptHandle)),
+  );
+}
+
+function visibilityError(outcome: ReceiptOutcome, handle: string, timeout: number): SqsError | undefined {
+  switch (outcome) {
+    case 'ok':
+      return undefined;
+    case 'tooLong':
+      return errors.invalidValue('VisibilityTimeout', timeout, 'Total VisibilityTimeout for the message is beyond the limit [43200 seconds]');
+    case 'expired':
+      return errors.invalidValue('ReceiptHandle', handle, 'The receipt handle has expired.');
+    case 'notInflight':
+      return sqsError('MessageNotInflight', 'The message referred to is not in flight.');
+    default:
+      return errors.invalidValue('ReceiptHandle', handle, 'Message does not exist or is not available for visibility timeout change.');
+  }
+}
+
+function visibilityChange(queue: QueueRecord, e: Input) {
+  const receipt = receiptFor(queue, e.ReceiptHandle);
+  if (e.VisibilityTimeout === undefined || e.VisibilityTimeout === null) throw errors.missingParameter('VisibilityTimeout');
+  const timeout = intParam(e.VisibilityTimeout, 'VisibilityTimeout', 0, 43_200)!;
+  return { ...receipt, visibilityTimeoutMs: timeout * 1000, maxSinceReceiveMs: TWELVE_HOURS_MS, requireUnexpired: queue.fifo };
+}
+
+export async function changeMessageVisibility(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const change = visibilityChange(queue, input);
+  const [outcome] = await engine.store.changeVisibility(queue.id, [change], engine.clock.now());
+  const err = visibilityError(outcome!, String(input.ReceiptHandle), change.visibilityTimeoutMs / 1000);
+  if (err) throw err;
+  return {};
+}
+
+export async function changeMessageVisibilityBatch(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  return receiptBatch(
+    input, queue,
+    (e) => visibilityChange(queue, e),
+    (items) => engine.store.changeVisibility(queue.id, items, engine.clock.now()),
+    (o, e) => visibilityError(o, String(e.ReceiptHandle), Number(e.VisibilityTimeout)),
+  );
+}

@@ -1,0 +1,188 @@
+import type { Engine } from './engine.js';
+import { errors, sqsError } from './errors.js';
+import { defaultAttributes, isKnownAttribute, parseAttributes, READ_ONLY, SETTABLE } from './queue-attributes.js';
+import { checkRedriveAttributes } from './redrive-policy.js';
+import type { QueueRecord, RequestContext } from './types.js';
+import { checkQueueName, intParam, requireString } from './validation.js';
+
+type Input = Record<string, unknown>;
+
+const stringMap = (v: unknown, name: string): Record<string, string> | undefined => {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v)) throw errors.invalidParameterValue(`The parameter ${name} must be a map.`);
+  return v as Record<string, string>;
+};
+
+const stringList = (v: unknown, name: string): string[] | undefined => {
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) {
+    throw errors.invalidParameterValue(`The parameter ${name} must be a list of strings.`);
+  }
+  return v as string[];
+};
+
+const FIFO_NAME_RULE =
+  'The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.';
+
+export async function createQueue(engine: Engine, ctx: RequestContext, input: Input) {
+  const name = checkQueueName(input.QueueName);
+  const given = stringMap(input.Attributes, 'Attributes') ?? {};
+  const tags = stringMap(input.tags ?? input.Tags, 'Tags') ?? {};
+  const fifo = given.FifoQueue !== undefined && String(given.FifoQueue).toLowerCase() === 'true';
+  if (fifo !== name.endsWith('.fifo')) throw errors.invalidParameterValue(FIFO_NAME_RULE);
+  if (given.FifoQueue !== undefined && !fifo) {
+    throw sqsError('InvalidAttributeName', 'Unknown Attribute FifoQueue.');
+  }
+  const attributes = parseAttributes(given, fifo, 'create');
+  checkTags(tags);
+  await checkRedriveAttributes(engine, ctx, { accountId: ctx.accountId, name, fifo }, attributes);
+  const now = engine.clock.now();
+  const { queue, created } = await engine.store.createQueue({
+    accountId: ctx.accountId, name, fifo, attributes: { ...defaultAttributes(fifo), ...attributes },
+    tags, createdAt: now, modifiedAt: now, lastPurgeAt: null,
+  });
+  if (!created) {
+    for (const [k, v] of Object.entries(attributes)) {
+      const current = queue.attributes[k] ?? SETTABLE[k]?.default;
+      if (current !== v) {
+        throw sqsError('QueueNameExists', `A queue already exists with the same name and a different value for attribute ${k}`);
+      }
+    }
+  }
+  return { QueueUrl: engine.urlOf(ctx, queue) };
+}
+
+export async function getQueueUrl(engine: Engine, ctx: RequestContext, input: Input) {
+  const name = requireString(input.QueueName, 'QueueName');
+  const owner = input.QueueOwnerAWSAccountId === undefined ? ctx.accountId : String(input.QueueOwnerAWSAccountId);
+  const queue = await engine.store.getQueue(owner, name);
+  if (!queue) throw errors.queueDoesNotExist();
+  return { QueueUrl: engine.urlOf(ctx, queue) };
+}
+
+export async function listQueues(engine: Engine, ctx: RequestContext, input: Input) {
+  const prefix = input.QueueNamePrefix === undefined ? '' : String(input.QueueNamePrefix);
+  const max = intParam(input.MaxResults, 'MaxResults', 1, 1000);
+  const after = decodeToken(input.NextToken);
+  const limit = max ?? 1000;
+  const rows = await engine.store.listQueues(ctx.accountId, prefix, after, limit + 1);
+  const page = rows.slice(0, limit);
+  const out: Record<string, unknown> = {};
+  if (page.length) out.QueueUrls = page.map((q) => engine.urlOf(ctx, q));
+  // SQS pages only when MaxResults is given.
+  if (max !== undefined && rows.length > limit) out.NextToken = encodeToken(page[page.length - 1]!.name);
+  return out;
+}
+
+export function encodeToken(after: string): string {
+  return Buffer.from(JSON.stringify({ after })).toString('base64');
+}
+
+export function decodeToken(token: unknown): string | undefined {
+  if (token === undefined || token === null || token === '') return undefined;
+  try {
+    const parsed = JSON.parse(Buffer.from(String(token), 'base64').toString('utf8')) as { after?: unknown };
+    if (typeof parsed.after === 'string') return parsed.after;
+  } catch {
+    // fall through
+  }
+  throw errors.invalidParameterValue('Invalid NextToken value.');
+}
+
+export async function deleteQueue(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  await engine.store.deleteQueue(queue.id);
+  return {};
+}
+
+export async function purgeQueue(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const ok = await engine.store.purgeQueue(queue.id, engine.clock.now(), 60_000);
+  if (!ok) {
+    throw sqsError('PurgeQueueInProgress', `Only one PurgeQueue operation on ${queue.name} is allowed every 60 seconds.`);
+  }
+  return {};
+}
+
+export async function getQueueAttributes(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const names = stringList(input.AttributeNames, 'AttributeNames') ?? [];
+  for (const n of names) {
+    if (n !== 'All' && !isKnownAttribute(n)) throw sqsError('InvalidAttributeName', `Unknown Attribute ${n}.`);
+  }
+  const all = await queueAttributes(engine, queue, names);
+  const wanted = names.includes('All') ? Object.keys(all) : names;
+  const Attributes: Record<string, string> = {};
+  for (const n of wanted) if (all[n] !== undefined) Attributes[n] = all[n]!;
+  return Object.keys(Attributes).length ? { Attributes } : {};
+}
+
+async function queueAttributes(engine: Engine, queue: QueueRecord, names: string[]): Promise<Record<string, string>> {
+  const out: Record<string, string> = { ...queue.attributes };
+  const needsCounts = names.includes('All') || names.some((n) => n.startsWith('ApproximateNumber'));
+  if (needsCounts) {
+    const c = await engine.store.countMessages(queue.id, engine.clock.now());
+    out.ApproximateNumberOfMessages = String(c.visible);
+    out.ApproximateNumberOfMessagesNotVisible = String(c.inflight);
+    out.ApproximateNumberOfMessagesDelayed = String(c.delayed);
+  }
+  out.CreatedTimestamp = String(Math.floor(queue.createdAt / 1000));
+  out.LastModifiedTimestamp = String(Math.floor(queue.modifiedAt / 1000));
+  out.QueueArn = engine.arnOf(queue);
+  return out;
+}
+
+export async function setQueueAttributes(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const given = stringMap(input.Attributes, 'Attributes');
+  if (!given) throw errors.missingParameter('Attributes');
+  if (queue.fifo && given.FifoQueue !== undefined) {
+    if (String(given.FifoQueue).toLowerCase() !== 'true') {
+      throw errors.invalidAttributeValue('Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported.');
+    }
+    delete given.FifoQueue;
+  }
+  for (const n of Object.keys(given)) {
+    if ((READ_ONLY as readonly string[]).includes(n)) throw sqsError('InvalidAttributeName', `Unknown Attribute ${n}.`);
+  }
+  const attributes = parseAttributes(given, queue.fifo, 'set');
+  await checkRedriveAttributes(engine, ctx, queue, attributes);
+  // An empty Policy or RedrivePolicy removes it, as in SQS.
+  const removeAttributes = Object.keys(attributes).filter((k) => attributes[k] === '' && SETTABLE[k]?.default === undefined);
+  for (const k of removeAttributes) delete attributes[k];
+  await engine.store.updateQueue(queue.id, { setAttributes: attributes, removeAttributes, modifiedAt: engine.clock.now() });
+  return {};
+}
+
+function checkTags(tags: Record<string, string>): void {
+  const keys = Object.keys(tags);
+  if (keys.length > 50) throw errors.invalidParameterValue('Too many tags added for queue. The maximum is 50.');
+  for (const k of keys) {
+    const v = tags[k];
+    if (k.length === 0 || k.length > 128 || typeof v !== 'string' || v.length > 256) {
+      throw errors.invalidParameterValue(`Tag key or value is invalid: ${k}.`);
+    }
+  }
+}
+
+export async function tagQueue(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const tags = stringMap(input.Tags, 'Tags');
+  if (!tags) throw errors.missingParameter('Tags');
+  checkTags({ ...queue.tags, ...tags });
+  await engine.store.updateQueue(queue.id, { setTags: tags });
+  return {};
+}
+
+export async function untagQueue(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const keys = stringList(input.TagKeys, 'TagKeys');
+  if (!keys) throw errors.missingParameter('TagKeys');
+  await engine.store.updateQueue(queue.id, { removeTags: keys });
+  return {};
+}
+
+export async function listQueueTags(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  return Object.keys(queue.tags).length ? { Tags: queue.tags } : {};
+}

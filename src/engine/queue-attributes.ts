@@ -1,0 +1,120 @@
+import { errors, sqsError } from './errors.js';
+import type { QueueRecord } from './types.js';
+
+/** Settable queue attributes: their defaults and how a value is checked and normalised. */
+interface AttributeSpec {
+  default?: string;
+  fifoOnly?: boolean;
+  /** Only at creation: a later SetQueueAttributes may not change it. */
+  createOnly?: boolean;
+  /** Returns the canonical string, or throws. */
+  parse(value: string, name: string): string;
+}
+
+const invalid = (name: string) => errors.invalidAttributeValue(`Invalid value for the parameter ${name}.`);
+
+function intRange(min: number, max: number): AttributeSpec['parse'] {
+  return (value, name) => {
+    if (!/^-?\d+$/.test(value.trim())) throw invalid(name);
+    const n = Number(value);
+    if (n < min || n > max) throw invalid(name);
+    return String(n);
+  };
+}
+
+function bool(value: string, name: string): string {
+  const v = value.toLowerCase();
+  if (v !== 'true' && v !== 'false') throw invalid(name);
+  return v;
+}
+
+function oneOf(...allowed: string[]): AttributeSpec['parse'] {
+  return (value, name) => {
+    if (!allowed.includes(value)) throw invalid(name);
+    return value;
+  };
+}
+
+function jsonText(value: string, name: string): string {
+  try {
+    JSON.parse(value);
+  } catch {
+    throw invalid(name);
+  }
+  return value;
+}
+
+const text: AttributeSpec['parse'] = (value) => value;
+
+export const MAX_MESSAGE_BYTES = 1_048_576;
+
+export const SETTABLE: Record<string, AttributeSpec> = {
+  DelaySeconds: { default: '0', parse: intRange(0, 900) },
+  MaximumMessageSize: { default: String(MAX_MESSAGE_BYTES), parse: intRange(1024, MAX_MESSAGE_BYTES) },
+  MessageRetentionPeriod: { default: '345600', parse: intRange(60, 1_209_600) },
+  ReceiveMessageWaitTimeSeconds: { default: '0', parse: intRange(0, 20) },
+  VisibilityTimeout: { default: '30', parse: intRange(0, 43_200) },
+  Policy: { parse: jsonText },
+  RedrivePolicy: { parse: jsonText },
+  RedriveAllowPolicy: { parse: jsonText },
+  KmsMasterKeyId: { parse: text },
+  KmsDataKeyReusePeriodSeconds: { parse: intRange(60, 86_400) },
+  SqsManagedSseEnabled: { default: 'true', parse: bool },
+  FifoQueue: { fifoOnly: true, createOnly: true, parse: bool },
+  ContentBasedDeduplication: { fifoOnly: true, default: 'false', parse: bool },
+  DeduplicationScope: { fifoOnly: true, default: 'queue', parse: oneOf('messageGroup', 'queue') },
+  FifoThroughputLimit: { fifoOnly: true, default: 'perQueue', parse: oneOf('perQueue', 'perMessageGroupId') },
+};
+
+/** Computed attributes, returned by GetQueueAttributes but never settable. */
+export const READ_ONLY = [
+  'ApproximateNumberOfMessages',
+  'ApproximateNumberOfMessagesNotVisible',
+  'ApproximateNumberOfMessagesDelayed',
+  'CreatedTimestamp',
+  'LastModifiedTimestamp',
+  'QueueArn',
+] as const;
+
+export function isKnownAttribute(name: string): boolean {
+  return name in SETTABLE || (READ_ONLY as readonly string[]).includes(name);
+}
+
+/**
+ * Validates and normalises attributes given to CreateQueue or SetQueueAttributes.
+ * Nothing is applied by the caller until every attribute has passed.
+ */
+export function parseAttributes(
+  given: Record<string, string> | undefined,
+  fifo: boolean,
+  mode: 'create' | 'set',
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, raw] of Object.entries(given ?? {})) {
+    const spec = SETTABLE[name];
+    if (!spec || (spec.fifoOnly && !fifo && name !== 'FifoQueue')) {
+      throw sqsError('InvalidAttributeName', `Unknown Attribute ${name}.`);
+    }
+    if (typeof raw !== 'string') throw invalid(name);
+    if (mode === 'set' && spec.createOnly) {
+      throw sqsError('InvalidAttributeName', `Unknown Attribute ${name}.`);
+    }
+    out[name] = spec.parse(raw, name);
+  }
+  return out;
+}
+
+/** Settable attributes with defaults filled in, as a new queue of this type has them. */
+export function defaultAttributes(fifo: boolean): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, spec] of Object.entries(SETTABLE)) {
+    if (spec.default === undefined || (spec.fifoOnly && !fifo)) continue;
+    out[name] = spec.default;
+  }
+  if (fifo) out.FifoQueue = 'true';
+  return out;
+}
+
+export function queueNumber(queue: QueueRecord, name: string): number {
+  return Number(queue.attributes[name] ?? SETTABLE[name]?.default ?? 0);
+}

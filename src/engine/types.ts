@@ -1,0 +1,69 @@
+/** Domain types shared by the engine, the stores and the protocol adapters. */
+
+export interface MessageAttributeValue {
+  DataType: string;
+  StringValue?: string;
+  /** Base64, as both wire protocols carry it. */
+  BinaryValue?: string;
+}
+
+export type MessageAttributes = Record<string, MessageAttributeValue>;
+
+export interface QueueRecord {
+  /** Internal id: never reused, so a re-created queue is a different queue. */
+  id: number;
+  accountId: string;
+  name: string;
+  fifo: boolean;
+  /** Settable attributes in their canonical string form. */
+  attributes: Record<string, string>;
+  tags: Record<string, string>;
+  createdAt: number;
+  modifiedAt: number;
+  lastPurgeAt: number | null;
+}
+
+/** A message as the engine hands it to a store for sending. */
+export interface NewMessage {
+  messageId: string;
+  body: string;
+  attributes?: MessageAttributes;
+  systemAttributes?: MessageAttributes;
+  md5OfBody: string;
+  md5OfAttributes?: string;
+  md5OfSystemAttributes?: string;
+  senderId: string;
+  sentAt: number;
+  visibleAt: number;
+  groupId?: string;
+  dedupId?: string;
+  /** Carried over when a message is moved or redriven. */
+  deadLetterSourceArn?: string;
+  receiveCount?: number;
+}
+
+export interface StoredMessage extends NewMessage {
+  /** Store-assigned position: strictly increasing in send order within a store. */
+  seq: number;
+  queueId: number;
+  receiveCount: number;
+  firstReceivedAt: number | null;
+  /** When the current receipt was issued (for the 12-hour visibility cap). */
+  receivedAt: number | null;
+  receiptToken: string | null;
+}
+
+export interface MessageCounts {
+  visible: number;
+  inflight: number;
+  delayed: number;
+}
+
+/** Identity of the caller and how to address queues back to them. */
+export interface RequestContext {
+  accountId: string;
+  region: string;
+  /** `http://host:port` as the client addressed this server. */
+  baseUrl: string;
+  requestId: string;
+}

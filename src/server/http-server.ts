@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { Engine } from '../engine/engine.js';
+import { sqsError } from '../engine/errors.js';
+import type { RequestContext } from '../engine/types.js';
+import { handleJson, isJsonRequest, jsonError } from '../protocols/json/json-adapter.js';
+import type { WireRequest, WireResponse } from '../protocols/wire.js';
+import type { ManualClock } from '../engine/clock.js';
+
+export interface HttpOptions {
+  host: string;
+  port: number;
+  accountId: string;
+  region: string;
+  log: Logger;
+  /** Present only when the server runs on a manual clock (tests): enables /_redrive/clock. */
+  manualClock?: ManualClock;
+  /** Largest request body accepted; SQS's 1 MiB message limit plus encoding overhead. */
+  maxBodyBytes?: number;
+}
+
+// A long poll waits up to 20 s, so sockets may stay quiet that long; anything slower is cut.
+const REQUEST_TIMEOUT_MS = 30_000;
+const HEADERS_TIMEOUT_MS = 10_000;
+const SOCKET_IDLE_MS = 65_000;
+const KEEP_ALIVE_MS = 60_000;
+
+/**
+ * The HTTP front: reads a request whole (bounded in size and time), picks the protocol
+ * adapter from the request itself, and writes the adapter's answer. Plain node:http,
+ * because SQS has one route and this path is the one every message takes.
+ */
+export class HttpFront {
+  readonly server: Server;
+  private active = 0;
+  private drained?: () => void;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly opts: HttpOptions,
+  ) {
+    this.server = createServer({ keepAlive: true, requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS }, (req, res) => {
+      this.active++;
+      this.handle(req, res).finally(() => {
+        if (--this.active === 0) this.drained?.();
+      });
+    });
+    this.server.keepAliveTimeout = KEEP_ALIVE_MS;
+    this.server.timeout = SOCKET_IDLE_MS;
+  }
+
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.opts.port, this.opts.host, () => resolve());
+    });
+    const addr = this.server.address() as AddressInfo;
+    const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+    return `http://${host}:${addr.port}`;
+  }
+
+  /** Stops accepting connections and waits for the requests in flight to finish. */
+  async close(): Promise<void> {
+    this.server.close();
+    this.server.closeIdleConnections();
+    if (this.active > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    this.server.closeAllConnections();
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestId = randomUUID();
+    let response: WireResponse;
+    const abort = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    try {
+      const body = await readBody(req, this.opts.maxBodyBytes ?? 6 * 1024 * 1024);
+      const [path, query = ''] = (req.url ?? '/').split('?', 2) as [string, string?];
+      const wire: WireRequest = { method: req.method ?? 'GET', path, query, headers: req.headers, body };
+      response = await this.route(wire, requestId, abort.signal);
+    } catch (e) {
+      response = jsonError(e);
+      response.headers.connection = 'close';
+    }
+    if (response.error) this.opts.log.error({ err: response.error, requestId }, 'request failed');
+    if (res.destroyed) return;
+    res.writeHead(response.status, { ...response.headers, 'x-amzn-requestid': requestId, 'content-length': Buffer.byteLength(response.body) });
+    res.end(response.body);
+  }
+
+  private async route(req: WireRequest, requestId: string, signal: AbortSignal): Promise<WireResponse> {
+    if (req.path === '/health' && req.method === 'GET') {
+      return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"status":"ok"}' };
+    }
+    if (req.path === '/_redrive/clock' && this.opts.manualClock) return this.moveClock(req);
+    const ctx: RequestContext = {
+      accountId: this.opts.accountId,
+      region: this.opts.region,
+      baseUrl: `http://${req.headers.host ?? `${this.opts.host}:${this.opts.port}`}`,
+      requestId,
+    };
+    if (req.method === 'POST' && isJsonRequest(req)) return handleJson(this.engine, ctx, req, signal);
+    return jsonError(sqsError('InvalidAction', 'The request is not a supported SQS protocol request.'));
+  }
+
+  /** Test hook: `POST /_redrive/clock {"advanceMs": n}` moves the manual clock. */
+  private moveClock(req: WireRequest): WireResponse {
+    const clock = this.opts.manualClock!;
+    if (req.method === 'POST') {
+      const { advanceMs } = JSON.parse(req.body.toString('utf8') || '{}') as { advanceMs?: number };
+      if (typeof advanceMs === 'number' && advanceMs > 0) clock.advance(advanceMs);
+    }
+    return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ now: clock.now() }) };
+  }
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        // Stop reading; the answer goes out with `connection: close`.
+        req.pause();
+        req.removeAllListeners('data');
+        reject(sqsError('RequestEntityTooLarge', `Request body is larger than ${limit} bytes.`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}

@@ -1,0 +1,28 @@
+import type { StoredMessage } from '../engine/types.js';
+import type { DeleteRule, ReceiptOutcome, ReceiptRef, VisibilityChange } from './store.js';
+
+/**
+ * Judges a receipt against the message it names, the same way in every store: each
+ * store reads the row under its own lock, asks here, and writes what this decides.
+ */
+export function deleteOutcome(m: Pick<StoredMessage, 'receiptToken' | 'visibleAt'> | undefined, ref: ReceiptRef, rule: DeleteRule): ReceiptOutcome {
+  if (!m) return 'gone';
+  if (!rule.requireUnexpired) return 'ok';
+  if (m.receiptToken !== ref.token || m.visibleAt <= rule.now) return 'expired';
+  return 'ok';
+}
+
+export function visibilityOutcome(
+  m: Pick<StoredMessage, 'receiptToken' | 'visibleAt' | 'receivedAt'> | undefined,
+  change: VisibilityChange,
+  now: number,
+): { outcome: ReceiptOutcome; visibleAt?: number } {
+  if (!m) return { outcome: 'gone' };
+  if (m.receiptToken !== change.token) return { outcome: 'stale' };
+  // An expired receipt still works on a standard queue (SQS re-hides the message);
+  // on a FIFO queue it has expired.
+  if (m.visibleAt <= now && change.requireUnexpired) return { outcome: 'expired' };
+  const visibleAt = now + change.visibilityTimeoutMs;
+  if (m.receivedAt !== null && visibleAt > m.receivedAt + change.maxSinceReceiveMs) return { outcome: 'tooLong' };
+  return { outcome: 'ok', visibleAt };
+}

@@ -1,0 +1,94 @@
+import type { QueueRecord, StoredMessage } from '../../engine/types.js';
+
+/** Maps rows of the SQL stores to domain records. */
+export interface QueueRow {
+  id: number;
+  account_id: string;
+  name: string;
+  fifo: number | boolean;
+  attributes: string | Record<string, string>;
+  tags: string | Record<string, string>;
+  created_at: number | string;
+  modified_at: number | string;
+  last_purge_at: number | string | null;
+}
+
+const json = <T>(v: string | T): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
+const num = (v: number | string | null): number | null => (v === null ? null : Number(v));
+
+export function toQueue(r: QueueRow): QueueRecord {
+  return {
+    id: Number(r.id),
+    accountId: r.account_id,
+    name: r.name,
+    fifo: Boolean(r.fifo),
+    attributes: json(r.attributes),
+    tags: json(r.tags),
+    createdAt: Number(r.created_at),
+    modifiedAt: Number(r.modified_at),
+    lastPurgeAt: num(r.last_purge_at),
+  };
+}
+
+export interface MessageRow {
+  seq: number | string;
+  queue_id: number | string;
+  message_id: string;
+  body: string;
+  attributes: string | null;
+  system_attributes: string | null;
+  md5_body: string;
+  md5_attributes: string | null;
+  md5_system: string | null;
+  sender_id: string;
+  sent_at: number | string;
+  visible_at: number | string;
+  receive_count: number;
+  first_received_at: number | string | null;
+  received_at: number | string | null;
+  receipt_token: string | null;
+  group_id: string | null;
+  dedup_id: string | null;
+  dead_letter_source: string | null;
+}
+
+export function toMessage(r: MessageRow): StoredMessage {
+  return {
+    seq: Number(r.seq),
+    queueId: Number(r.queue_id),
+    messageId: r.message_id,
+    body: r.body,
+    attributes: r.attributes ? JSON.parse(r.attributes) : undefined,
+    systemAttributes: r.system_attributes ? JSON.parse(r.system_attributes) : undefined,
+    md5OfBody: r.md5_body,
+    md5OfAttributes: r.md5_attributes ?? undefined,
+    md5OfSystemAttributes: r.md5_system ?? undefined,
+    senderId: r.sender_id,
+    sentAt: Number(r.sent_at),
+    visibleAt: Number(r.visible_at),
+    receiveCount: r.receive_count,
+    firstReceivedAt: num(r.first_received_at),
+    receivedAt: num(r.received_at),
+    receiptToken: r.receipt_token,
+    groupId: r.group_id ?? undefined,
+    dedupId: r.dedup_id ?? undefined,
+    deadLetterSourceArn: r.dead_letter_source ?? undefined,
+  };
+}
+
+/** Column values for inserting a message, in MESSAGE_COLUMNS order. */
+export const MESSAGE_COLUMNS = [
+  'queue_id', 'message_id', 'body', 'attributes', 'system_attributes', 'md5_body', 'md5_attributes',
+  'md5_system', 'sender_id', 'sent_at', 'visible_at', 'receive_count', 'group_id', 'dedup_id', 'dead_letter_source',
+] as const;
+
+export function messageValues(queueId: number, m: Omit<StoredMessage, 'seq' | 'queueId' | 'firstReceivedAt' | 'receivedAt' | 'receiptToken' | 'receiveCount'> & { receiveCount?: number }): unknown[] {
+  return [
+    queueId, m.messageId, m.body,
+    m.attributes ? JSON.stringify(m.attributes) : null,
+    m.systemAttributes ? JSON.stringify(m.systemAttributes) : null,
+    m.md5OfBody, m.md5OfAttributes ?? null, m.md5OfSystemAttributes ?? null,
+    m.senderId, m.sentAt, m.visibleAt, m.receiveCount ?? 0,
+    m.groupId ?? null, m.dedupId ?? null, m.deadLetterSourceArn ?? null,
+  ];
+}

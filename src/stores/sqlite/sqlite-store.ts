@@ -1,0 +1,273 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { MessageCounts, NewMessage, QueueRecord, StoredMessage } from '../../engine/types.js';
+import { deleteOutcome, visibilityOutcome } from '../receipt-outcome.js';
+import type {
+  DeleteRule, QueuePatch, ReceiptOutcome, ReceiptRef, ReceiveRequest, ReceiveResult, Store, VisibilityChange,
+} from '../store.js';
+import { GroupCommit } from './group-commit.js';
+import { migrations } from './migrations.js';
+import { MESSAGE_COLUMNS, messageValues, toMessage, toQueue, type MessageRow, type QueueRow } from './rows.js';
+import { Wakeups } from '../wakeups.js';
+
+/**
+ * `process`: a write is acknowledged once it is in the WAL (survives a crash of the
+ * server process; the OS writes it out). `power`: fsync on every commit as well
+ * (survives power loss). `none`: no journal at all, for the in-memory store.
+ */
+export type Durability = 'process' | 'power' | 'none';
+
+export interface SqliteOptions {
+  /** A file path, or ':memory:'. */
+  path: string;
+  durability?: Durability;
+}
+
+const SWEEP_BATCH = 5000;
+
+export class SqliteStore implements Store {
+  readonly kind: string;
+  private readonly db: Database.Database;
+  private readonly commit: GroupCommit;
+  private readonly wakeups = new Wakeups();
+  private readonly touched = new Set<number>();
+  private readonly q: ReturnType<SqliteStore['prepare']>;
+
+  constructor(opts: SqliteOptions) {
+    const memory = opts.path === ':memory:';
+    this.kind = memory ? 'memory' : 'sqlite';
+    if (!memory) mkdirSync(dirname(opts.path), { recursive: true });
+    this.db = new Database(opts.path);
+    const durability = opts.durability ?? (memory ? 'none' : 'process');
+    if (!memory) this.db.pragma('journal_mode = WAL');
+    this.db.pragma(`synchronous = ${durability === 'power' ? 'FULL' : durability === 'process' ? 'NORMAL' : 'OFF'}`);
+    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('cache_size = -65536');
+    this.migrate();
+    this.q = this.prepare();
+    this.commit = new GroupCommit(this.db, () => this.wake());
+  }
+
+  private migrate(): void {
+    const version = this.db.pragma('user_version', { simple: true }) as number;
+    for (let v = version; v < migrations.length; v++) {
+      this.db.transaction(() => {
+        this.db.exec(migrations[v]!);
+        this.db.pragma(`user_version = ${v + 1}`);
+      })();
+    }
+  }
+
+  private prepare() {
+    const db = this.db;
+    const placeholders = MESSAGE_COLUMNS.map(() => '?').join(',');
+    return {
+      insertQueue: db.prepare(
+        `INSERT INTO queues (account_id, name, fifo, attributes, tags, created_at, modified_at, last_purge_at)
+         VALUES (?,?,?,?,?,?,?,NULL) ON CONFLICT (account_id, name) DO NOTHING`,
+      ),
+      queueByName: db.prepare('SELECT * FROM queues WHERE account_id = ? AND name = ?'),
+      queueById: db.prepare('SELECT * FROM queues WHERE id = ?'),
+      listQueues: db.prepare(
+        `SELECT * FROM queues WHERE account_id = ? AND substr(name, 1, length(?)) = ? AND name > ? ORDER BY name LIMIT ?`,
+      ),
+      updateQueue: db.prepare('UPDATE queues SET attributes = ?, tags = ?, modified_at = ? WHERE id = ?'),
+      deleteQueue: db.prepare('DELETE FROM queues WHERE id = ?'),
+      deleteQueueMessages: db.prepare('DELETE FROM messages WHERE queue_id = ?'),
+      markPurge: db.prepare('UPDATE queues SET last_purge_at = ? WHERE id = ? AND (last_purge_at IS NULL OR last_purge_at <= ?)'),
+      insertMessage: db.prepare(`INSERT INTO messages (${MESSAGE_COLUMNS.join(',')}) VALUES (${placeholders}) RETURNING seq`),
+      ready: db.prepare(
+        `SELECT * FROM messages WHERE queue_id = ? AND visible_at <= ? AND sent_at >= ? ORDER BY visible_at, seq LIMIT ?`,
+      ),
+      claim: db.prepare(
+        `UPDATE messages SET visible_at = ?, receive_count = receive_count + 1,
+           first_received_at = COALESCE(first_received_at, ?), received_at = ?, receipt_token = ? WHERE seq = ?`,
+      ),
+      deadLetter: db.prepare(
+        `UPDATE messages SET queue_id = ?, visible_at = ?, sent_at = ?, dedup_id = ?, dead_letter_source = ?,
+           receipt_token = NULL, received_at = NULL WHERE seq = ?`,
+      ),
+      receiptRow: db.prepare('SELECT receipt_token, visible_at, received_at FROM messages WHERE seq = ? AND queue_id = ?'),
+      deleteMessage: db.prepare('DELETE FROM messages WHERE seq = ?'),
+      setVisibleAt: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
+      countVisible: db.prepare('SELECT count(*) AS n FROM messages WHERE queue_id = ? AND visible_at <= ?'),
+      countHidden: db.prepare(
+        `SELECT count(*) AS n, coalesce(sum(receive_count > 0), 0) AS inflight
+           FROM messages WHERE queue_id = ? AND visible_at > ?`,
+      ),
+      nextVisible: db.prepare('SELECT min(visible_at) AS t FROM messages WHERE queue_id = ? AND visible_at > ?'),
+      allQueues: db.prepare('SELECT * FROM queues ORDER BY id'),
+      sweep: db.prepare(
+        `DELETE FROM messages WHERE seq IN (SELECT seq FROM messages WHERE queue_id = ? AND sent_at < ? LIMIT ${SWEEP_BATCH})`,
+      ),
+    };
+  }
+
+  private wake(): void {
+    if (this.touched.size === 0) return;
+    const ids = [...this.touched];
+    this.touched.clear();
+    for (const id of ids) this.wakeups.fire(id);
+  }
+
+  async createQueue(queue: Omit<QueueRecord, 'id'>): Promise<{ queue: QueueRecord; created: boolean }> {
+    return this.commit.run(() => {
+      const res = this.q.insertQueue.run(
+        queue.accountId, queue.name, queue.fifo ? 1 : 0, JSON.stringify(queue.attributes),
+        JSON.stringify(queue.tags), queue.createdAt, queue.modifiedAt,
+      );
+      const row = this.q.queueByName.get(queue.accountId, queue.name) as QueueRow;
+      return { queue: toQueue(row), created: res.changes === 1 };
+    });
+  }
+
+  async getQueue(accountId: string, name: string): Promise<QueueRecord | undefined> {
+    const row = this.q.queueByName.get(accountId, name) as QueueRow | undefined;
+    return row && toQueue(row);
+  }
+
+  async getQueueById(id: number): Promise<QueueRecord | undefined> {
+    const row = this.q.queueById.get(id) as QueueRow | undefined;
+    return row && toQueue(row);
+  }
+
+  async listQueues(accountId: string, prefix: string, after: string | undefined, limit: number): Promise<QueueRecord[]> {
+    return (this.q.listQueues.all(accountId, prefix, prefix, after ?? '', limit) as QueueRow[]).map(toQueue);
+  }
+
+  async updateQueue(id: number, patch: QueuePatch): Promise<QueueRecord | undefined> {
+    return this.commit.run(() => {
+      const row = this.q.queueById.get(id) as QueueRow | undefined;
+      if (!row) return undefined;
+      const q = toQueue(row);
+      const attributes = { ...q.attributes, ...patch.setAttributes };
+      for (const k of patch.removeAttributes ?? []) delete attributes[k];
+      const tags = { ...q.tags, ...patch.setTags };
+      for (const k of patch.removeTags ?? []) delete tags[k];
+      this.q.updateQueue.run(JSON.stringify(attributes), JSON.stringify(tags), patch.modifiedAt ?? q.modifiedAt, id);
+      return { ...q, attributes, tags, modifiedAt: patch.modifiedAt ?? q.modifiedAt };
+    });
+  }
+
+  async deleteQueue(id: number): Promise<boolean> {
+    return this.commit.run(() => {
+      this.q.deleteQueueMessages.run(id);
+      return this.q.deleteQueue.run(id).changes === 1;
+    });
+  }
+
+  async purgeQueue(id: number, now: number, cooldownMs: number): Promise<boolean> {
+    return this.commit.run(() => {
+      if (this.q.markPurge.run(now, id, now - cooldownMs).changes === 0) return false;
+      this.q.deleteQueueMessages.run(id);
+      return true;
+    });
+  }
+
+  async send(queueId: number, messages: NewMessage[]): Promise<StoredMessage[]> {
+    return this.commit.run(() => {
+      const out = messages.map((m) => {
+        const { seq } = this.q.insertMessage.get(...messageValues(queueId, m)) as { seq: number };
+        return { ...m, seq, queueId, receiveCount: m.receiveCount ?? 0, firstReceivedAt: null, receivedAt: null, receiptToken: null };
+      });
+      this.touched.add(queueId);
+      return out;
+    });
+  }
+
+  async receive(queueId: number, req: ReceiveRequest): Promise<ReceiveResult> {
+    return this.commit.run(() => {
+      const messages: StoredMessage[] = [];
+      let deadLettered = 0;
+      // Dead-lettered rows leave the range, so another pass fills the freed places.
+      for (let pass = 0; pass < 10 && messages.length < req.max; pass++) {
+        const rows = this.q.ready.all(queueId, req.now, req.retentionCutoff, req.max - messages.length) as MessageRow[];
+        if (rows.length === 0) break;
+        for (const row of rows) {
+          const m = toMessage(row);
+          const dl = req.deadLetter;
+          if (dl && m.receiveCount >= dl.maxReceiveCount) {
+            const p = dl.patch(m);
+            this.q.deadLetter.run(dl.queueId, req.now, p.sentAt, p.dedupId ?? m.dedupId ?? null, p.deadLetterSourceArn, m.seq);
+            this.touched.add(dl.queueId);
+            deadLettered++;
+            continue;
+          }
+          const token = req.newToken();
+          const visibleAt = req.now + req.visibilityTimeoutMs;
+          this.q.claim.run(visibleAt, req.now, req.now, token, m.seq);
+          messages.push({
+            ...m, visibleAt, receiveCount: m.receiveCount + 1, firstReceivedAt: m.firstReceivedAt ?? req.now,
+            receivedAt: req.now, receiptToken: token,
+          });
+        }
+      }
+      return { messages, deadLettered };
+    });
+  }
+
+  async deleteMessages(queueId: number, receipts: ReceiptRef[], rule: DeleteRule): Promise<ReceiptOutcome[]> {
+    return this.commit.run(() =>
+      receipts.map((r) => {
+        const outcome = deleteOutcome(this.receiptRow(r.seq, queueId), r, rule);
+        if (outcome === 'ok') this.q.deleteMessage.run(r.seq);
+        return outcome;
+      }),
+    );
+  }
+
+  async changeVisibility(queueId: number, changes: VisibilityChange[], now: number): Promise<ReceiptOutcome[]> {
+    return this.commit.run(() =>
+      changes.map((c) => {
+        const { outcome, visibleAt } = visibilityOutcome(this.receiptRow(c.seq, queueId), c, now);
+        if (outcome === 'ok') {
+          this.q.setVisibleAt.run(visibleAt, c.seq);
+          if (visibleAt! <= now) this.touched.add(queueId);
+        }
+        return outcome;
+      }),
+    );
+  }
+
+  private receiptRow(seq: number, queueId: number) {
+    const r = this.q.receiptRow.get(seq, queueId) as
+      | { receipt_token: string | null; visible_at: number; received_at: number | null }
+      | undefined;
+    return r && { receiptToken: r.receipt_token, visibleAt: r.visible_at, receivedAt: r.received_at };
+  }
+
+  async countMessages(queueId: number, now: number): Promise<MessageCounts> {
+    const visible = (this.q.countVisible.get(queueId, now) as { n: number }).n;
+    const hidden = this.q.countHidden.get(queueId, now) as { n: number; inflight: number };
+    return { visible, inflight: hidden.inflight, delayed: hidden.n - hidden.inflight };
+  }
+
+  async nextVisibleAt(queueId: number, now: number): Promise<number | undefined> {
+    const r = this.q.nextVisible.get(queueId, now) as { t: number | null };
+    return r.t ?? undefined;
+  }
+
+  async allQueues(): Promise<QueueRecord[]> {
+    return (this.q.allQueues.all() as QueueRow[]).map(toQueue);
+  }
+
+  async deleteSentBefore(queueId: number, cutoff: number): Promise<number> {
+    let total = 0;
+    // Batches keep each transaction short, so a large sweep never stalls requests.
+    for (;;) {
+      const n = await this.commit.run(() => this.q.sweep.run(queueId, cutoff).changes);
+      total += n;
+      if (n < SWEEP_BATCH) return total;
+    }
+  }
+
+  onAvailable(queueId: number, listener: () => void): () => void {
+    return this.wakeups.on(queueId, listener);
+  }
+
+  async close(): Promise<void> {
+    this.commit.flush();
+    if (this.db.open) this.db.close();
+  }
+}
