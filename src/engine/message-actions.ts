@@ -72,7 +72,7 @@ function failure(id: string, e: unknown) {
 
 export async function sendMessageBatch(engine: Engine, ctx: RequestContext, input: Input) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
-  const entries = checkBatchEntries<Input & { Id: string }>(input.Entries, 'Entries');
+  const entries = checkBatchEntries<Input & { Id: string }>(input.Entries, 'SendMessageBatchRequestEntry');
   let total = 0;
   const built: { id: string; message?: NewMessage; error?: unknown }[] = entries.map((e) => {
     try {
@@ -181,12 +181,12 @@ export async function deleteMessage(engine: Engine, ctx: RequestContext, input: 
 /** Runs a batch of receipt operations: per-entry validation, one store call, per-entry results. */
 async function receiptBatch<T>(
   input: Input,
-  queue: QueueRecord,
+  entryShape: string,
   prepare: (e: Input) => T,
   apply: (items: T[]) => Promise<ReceiptOutcome[]>,
   toError: (o: ReceiptOutcome, e: Input) => SqsError | undefined,
 ) {
-  const entries = checkBatchEntries<Input & { Id: string }>(input.Entries, 'Entries');
+  const entries = checkBatchEntries<Input & { Id: string }>(input.Entries, entryShape);
   const prepared: { e: Input & { Id: string }; item?: T; error?: unknown }[] = entries.map((e) => {
     try {
       return { e, item: prepare(e) };
@@ -205,14 +205,13 @@ async function receiptBatch<T>(
   const failed = prepared.filter((p) => p.error).map((p) => failure(p.e.Id, p.error));
   if (successful.length) out.Successful = successful;
   if (failed.length) out.Failed = failed;
-  void queue;
   return out;
 }
 
 export async function deleteMessageBatch(engine: Engine, ctx: RequestContext, input: Input) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   return receiptBatch(
-    input, queue,
+    input, 'DeleteMessageBatchRequestEntry',
     (e) => receiptFor(queue, e.ReceiptHandle),
     (items) => engine.store.deleteMessages(queue.id, items, { now: engine.clock.now(), requireUnexpired: queue.fifo }),
     (o, e) => deleteError(o, String(e.ReceiptHandle)),
@@ -238,7 +237,9 @@ function visibilityChange(queue: QueueRecord, e: Input) {
   const receipt = receiptFor(queue, e.ReceiptHandle);
   if (e.VisibilityTimeout === undefined || e.VisibilityTimeout === null) throw errors.missingParameter('VisibilityTimeout');
   const timeout = intParam(e.VisibilityTimeout, 'VisibilityTimeout', 0, 43_200)!;
-  return { ...receipt, visibilityTimeoutMs: timeout * 1000, maxSinceReceiveMs: TWELVE_HOURS_MS, requireUnexpired: queue.fifo };
+  // SQS counts any time since the receive, so even a change made at once may not reach
+  // the full 12 hours: 43200 right after a receive is already beyond the limit.
+  return { ...receipt, visibilityTimeoutMs: timeout * 1000, maxSinceReceiveMs: TWELVE_HOURS_MS - 1, requireUnexpired: queue.fifo };
 }
 
 export async function changeMessageVisibility(engine: Engine, ctx: RequestContext, input: Input) {
@@ -253,7 +254,7 @@ export async function changeMessageVisibility(engine: Engine, ctx: RequestContex
 export async function changeMessageVisibilityBatch(engine: Engine, ctx: RequestContext, input: Input) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   return receiptBatch(
-    input, queue,
+    input, 'ChangeMessageVisibilityBatchRequestEntry',
     (e) => visibilityChange(queue, e),
     (items) => engine.store.changeVisibility(queue.id, items, engine.clock.now()),
     (o, e) => visibilityError(o, String(e.ReceiptHandle), Number(e.VisibilityTimeout)),

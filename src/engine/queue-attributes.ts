@@ -104,6 +104,36 @@ export function parseAttributes(
   return out;
 }
 
+const KMS_ATTRIBUTES = ['KmsMasterKeyId', 'KmsDataKeyReusePeriodSeconds'];
+
+/**
+ * SSE-KMS and SSE-SQS exclude each other: asking for both is an error, and turning one
+ * on turns the other off. Returns the attributes to set (with what follows from them)
+ * and the attributes to remove, given the queue's `current` ones.
+ */
+export function applySseRules(
+  attributes: Record<string, string>,
+  current: Record<string, string>,
+): { set: Record<string, string>; remove: string[] } {
+  const kms = attributes.KmsMasterKeyId !== undefined && attributes.KmsMasterKeyId !== '';
+  if (kms && attributes.SqsManagedSseEnabled === 'true') {
+    throw sqsError(
+      'InvalidAttributeName',
+      'You can use one type of server-side encryption (SSE) at one time. You can either enable KMS SSE or SQS SSE.',
+    );
+  }
+  if (kms) {
+    const reuse = current.KmsDataKeyReusePeriodSeconds ?? '300';
+    return { set: { SqsManagedSseEnabled: 'false', KmsDataKeyReusePeriodSeconds: reuse, ...attributes }, remove: [] };
+  }
+  if (attributes.SqsManagedSseEnabled === 'true') {
+    const set = { ...attributes };
+    for (const k of KMS_ATTRIBUTES) delete set[k];
+    return { set, remove: KMS_ATTRIBUTES };
+  }
+  return { set: attributes, remove: [] };
+}
+
 /** Settable attributes with defaults filled in, as a new queue of this type has them. */
 export function defaultAttributes(fifo: boolean): Record<string, string> {
   const out: Record<string, string> = {};

@@ -76,8 +76,9 @@ export function checkMessageAttributes(attrs: unknown, kind: 'message' | 'system
         );
       }
       if (base === 'Number') checkNumberAttribute(name, v);
+      // SQS answers InvalidParameterValue here, not InvalidMessageContents as for a body.
       if (hasForbiddenCharacters(v)) {
-        throw sqsError('InvalidMessageContents', `Message (user) attribute '${name}' contains invalid characters.`);
+        throw errors.invalidParameterValue(`Message (user) attribute '${name}' contains invalid characters.`);
       }
       size += Buffer.byteLength(v, 'utf8');
     }
@@ -124,12 +125,15 @@ export function checkQueueName(name: unknown): string {
 
 const BATCH_ID = /^[A-Za-z0-9_-]{1,80}$/;
 
-/** Checks the entry list of a batch action: not empty, at most 10, ids well formed and distinct. */
-export function checkBatchEntries<T extends { Id?: unknown }>(entries: unknown, listName: string): T[] {
-  if (entries === undefined || entries === null) throw errors.missingParameter(listName);
-  if (!Array.isArray(entries)) throw errors.invalidParameterValue(`The parameter ${listName} must be a list.`);
+/**
+ * Checks the `Entries` of a batch action: not empty, at most 10, ids well formed and
+ * distinct. `entryShape` names an entry in SQS's error text, e.g. SendMessageBatchRequestEntry.
+ */
+export function checkBatchEntries<T extends { Id?: unknown }>(entries: unknown, entryShape: string): T[] {
+  if (entries === undefined || entries === null) throw errors.missingParameter('Entries');
+  if (!Array.isArray(entries)) throw errors.invalidParameterValue('The parameter Entries must be a list.');
   if (entries.length === 0) {
-    throw sqsError('EmptyBatchRequest', 'There should be at least one SendMessageBatchRequestEntry in the request.'.replace('SendMessageBatchRequestEntry', listName));
+    throw sqsError('EmptyBatchRequest', `There should be at least one ${entryShape} in the request.`);
   }
   if (entries.length > 10) {
     throw sqsError('TooManyEntriesInBatchRequest', `Maximum number of entries per request are 10. You have sent ${entries.length}.`);

@@ -180,14 +180,19 @@ export class SqliteStore implements Store {
     return this.commit.run(() => {
       const messages: StoredMessage[] = [];
       let deadLettered = 0;
-      // Dead-lettered rows leave the range, so another pass fills the freed places.
-      for (let pass = 0; pass < 10 && messages.length < req.max; pass++) {
-        const rows = this.q.ready.all(queueId, req.now, req.retentionCutoff, req.max - messages.length) as MessageRow[];
-        if (rows.length === 0) break;
+      const claimed = new Set<number>();
+      // Dead-lettered rows leave the range, so another pass fills the places they freed;
+      // a message claimed with a zero timeout is still in range and must not be taken twice.
+      for (let pass = 0, refill = true; pass < 10 && refill && messages.length < req.max; pass++) {
+        const rows = this.q.ready.all(queueId, req.now, req.retentionCutoff, req.max - messages.length + claimed.size) as MessageRow[];
+        refill = false;
         for (const row of rows) {
+          if (messages.length >= req.max) break;
           const m = toMessage(row);
+          if (claimed.has(m.seq)) continue;
           const dl = req.deadLetter;
           if (dl && m.receiveCount >= dl.maxReceiveCount) {
+            refill = true;
             const p = dl.patch(m);
             this.q.deadLetter.run(dl.queueId, req.now, p.sentAt, p.dedupId ?? m.dedupId ?? null, p.deadLetterSourceArn, m.seq);
             this.touched.add(dl.queueId);
@@ -197,6 +202,7 @@ export class SqliteStore implements Store {
           const token = req.newToken();
           const visibleAt = req.now + req.visibilityTimeoutMs;
           this.q.claim.run(visibleAt, req.now, req.now, token, m.seq);
+          claimed.add(m.seq);
           messages.push({
             ...m, visibleAt, receiveCount: m.receiveCount + 1, firstReceivedAt: m.firstReceivedAt ?? req.now,
             receivedAt: req.now, receiptToken: token,

@@ -1,0 +1,71 @@
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { config } from './config.js';
+import { processCpuSeconds, stopProcess, track } from './processes.js';
+import type { ChildMessage, LoadResult, LoadSpec } from './protocol.js';
+
+/** One run's figures, normalised per second of its window. */
+export interface Measurement {
+  /** Messages/s: sent for send workloads, consumed for cycles. */
+  rate: number;
+  requestsPerSecond: number;
+  /** CPU as a percentage of one core; 200 % is both cores of this machine. */
+  serverCpu?: number;
+  clientCpu: number;
+  latency?: LoadResult['latency'];
+  errors: number;
+  firstError?: string;
+  raw: LoadResult;
+}
+
+const loadScript = fileURLToPath(new URL('./load.js', import.meta.url));
+
+/**
+ * Forks a load child for `spec`, and reads the server's CPU time exactly when the child
+ * says its window opens and closes, so both CPU figures cover the same seconds.
+ */
+export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', serverPid?: number): Promise<Measurement> {
+  const child = track(fork(loadScript, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  const cpu = (): number | undefined => {
+    if (serverPid === undefined) return undefined;
+    try {
+      return processCpuSeconds(serverPid);
+    } catch {
+      return undefined;
+    }
+  };
+  let cpuStart: number | undefined;
+  let cpuEnd: number | undefined;
+  const result = await new Promise<LoadResult>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`load child (${spec.kind}) did not finish within ${config.childTimeoutMs} ms`));
+    }, config.childTimeoutMs);
+    child.on('message', (m: ChildMessage) => {
+      if (m.type === 'window-start') cpuStart = cpu();
+      else if (m.type === 'window-end') cpuEnd = cpu();
+      else {
+        clearTimeout(timer);
+        if (m.type === 'result') resolve(m.result);
+        else reject(new Error(`load child (${spec.kind}) failed: ${m.message}`));
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`load child (${spec.kind}) exited with code ${code} before reporting`));
+    });
+    child.send(spec);
+  }).finally(() => stopProcess(child, 2000));
+
+  const s = result.seconds;
+  return {
+    rate: (metric === 'sent' ? result.sent : result.consumed) / s,
+    requestsPerSecond: result.requests / s,
+    serverCpu: cpuStart !== undefined && cpuEnd !== undefined ? (100 * (cpuEnd - cpuStart)) / s : undefined,
+    clientCpu: (100 * result.clientCpuSeconds) / s,
+    latency: result.latency,
+    errors: result.errors,
+    firstError: result.firstError,
+    raw: result,
+  };
+}

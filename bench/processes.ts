@@ -1,0 +1,92 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+/**
+ * Every child the benchmark starts is registered here, so that no server or load
+ * generator outlives the run: not on success, not on an error, not on Ctrl-C.
+ */
+const children = new Set<ChildProcess>();
+
+export function track(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+export function killAll(): void {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+  children.clear();
+}
+
+process.once('exit', killAll);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    killAll();
+    process.exit(130);
+  });
+}
+
+export interface ServerProcess {
+  url: string;
+  pid: number;
+  /** Asks the server to shut down, and kills it if it does not within a few seconds. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `node <args>` and waits for its JSON "listening" log line (Redrive's pino
+ * line, and the canned server's imitation of it) to learn the URL.
+ */
+export function startServerProcess(args: string[], nodeArgs: string[] = []): Promise<ServerProcess> {
+  const child = track(spawn(process.execPath, [...nodeArgs, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error('server did not start within 15 s')), 15_000);
+    const fail = (err: Error) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`${err.message}\n${stderr}`));
+    };
+    child.once('exit', (code) => fail(new Error(`server exited early with code ${code}`)));
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      const m = /"url":"([^"]+)"/.exec(line);
+      if (!m || !line.includes('"listening"')) return;
+      clearTimeout(timer);
+      child.removeAllListeners('exit');
+      lines.removeAllListeners('line');
+      // Keep draining stdout so that a chatty server can never block on a full pipe.
+      child.stdout!.resume();
+      resolve({ url: m[1]!, pid: child.pid!, stop: () => stopProcess(child) });
+    });
+  });
+}
+
+export function stopProcess(child: ChildProcess, graceMs = 5000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** Linux clock ticks per second for /proc/<pid>/stat; 100 on every common kernel. */
+const CLOCK_TICKS = 100;
+
+/** CPU time (user + system, all threads) a process has used so far, in seconds. */
+export function processCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may contain spaces, so count fields after its ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return (utime + stime) / CLOCK_TICKS;
+}

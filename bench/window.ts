@@ -1,0 +1,107 @@
+import { performance } from 'node:perf_hooks';
+import type { LoadResult } from './protocol.js';
+import { percentile } from './stats.js';
+
+/**
+ * The timing of one load run, inside the load child: an unmeasured warm-up, then the
+ * measured window, then done. Workload loops check `running` and stop by themselves;
+ * counters only count what completes inside the window.
+ */
+export class Window {
+  private phase: 'warmup' | 'measure' | 'done' = 'warmup';
+  private requests = 0;
+  private sent = 0;
+  private consumed = 0;
+  private errors = 0;
+  private firstError?: string;
+  private readonly latencies: number[] = [];
+  private startedAt = 0;
+  private endedAt = 0;
+  private cpuAtStart?: NodeJS.CpuUsage;
+  private cpuUsed?: NodeJS.CpuUsage;
+  /** Resolves when the window closes. */
+  readonly closed: Promise<void>;
+
+  constructor(warmupSeconds: number, seconds: number, notify: (event: 'window-start' | 'window-end') => void) {
+    this.closed = new Promise((resolve) => {
+      setTimeout(() => {
+        this.phase = 'measure';
+        this.cpuAtStart = process.cpuUsage();
+        this.startedAt = performance.now();
+        notify('window-start');
+        setTimeout(() => {
+          this.phase = 'done';
+          this.endedAt = performance.now();
+          this.cpuUsed = process.cpuUsage(this.cpuAtStart);
+          notify('window-end');
+          resolve();
+        }, seconds * 1000);
+      }, warmupSeconds * 1000);
+    });
+  }
+
+  get running(): boolean {
+    return this.phase !== 'done';
+  }
+
+  /** One completed request that carried `sent` messages in and `consumed` out. */
+  count(sent: number, consumed = 0): void {
+    if (this.phase !== 'measure') return;
+    this.requests++;
+    this.sent += sent;
+    this.consumed += consumed;
+  }
+
+  latency(ms: number): void {
+    if (this.phase === 'measure') this.latencies.push(ms);
+  }
+
+  /** Errors count in every phase: a failure during warm-up still means something is wrong. */
+  error(e: unknown): void {
+    this.errors++;
+    this.firstError ??= e instanceof Error ? e.message : String(e);
+  }
+
+  result(): LoadResult {
+    const cpu = this.cpuUsed ?? { user: 0, system: 0 };
+    return {
+      seconds: (this.endedAt - this.startedAt) / 1000,
+      requests: this.requests,
+      sent: this.sent,
+      consumed: this.consumed,
+      errors: this.errors,
+      firstError: this.firstError,
+      clientCpuSeconds: (cpu.user + cpu.system) / 1e6,
+      latency: this.latencies.length
+        ? { p50: percentile(this.latencies, 50), p99: percentile(this.latencies, 99), count: this.latencies.length }
+        : undefined,
+    };
+  }
+}
+
+/**
+ * Spaces one sender's messages evenly to reach its share of a target rate. After a
+ * stall it does not burst to catch up, so the offered load stays close to the target.
+ */
+export class Pacer {
+  private next = performance.now();
+
+  constructor(private readonly intervalMs: number) {}
+
+  async wait(): Promise<void> {
+    const now = performance.now();
+    this.next = Math.max(this.next + this.intervalMs, now - this.intervalMs);
+    const delay = this.next - now;
+    if (delay > 1) await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}
+
+/** A body of exactly `bytes` ASCII bytes that starts with the time it was made. */
+export function stampedBody(bytes: number): string {
+  return `${performance.now().toFixed(3)} `.padEnd(bytes, 'x');
+}
+
+/** The send time stampedBody put at the start of a body. */
+export function stampOf(body: string): number {
+  return parseFloat(body);
+}

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { settle, testEngine } from './support.js';
+
+describe('long polling on the injected clock', () => {
+  const t = testEngine();
+  let QueueUrl: string;
+  before(async () => {
+    QueueUrl = (await t.call('CreateQueue', { QueueName: 'lp' })).QueueUrl;
+  });
+  after(() => t.close());
+
+  test('a waiting receive is answered by a send, not by the end of the wait', async () => {
+    let answered: Record<string, any> | undefined;
+    const pending = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 }).then((r) => (answered = r));
+    await settle();
+    assert.equal(answered, undefined, 'still waiting');
+    await t.call('SendMessage', { QueueUrl, MessageBody: 'wake' });
+    await pending;
+    assert.equal(answered!.Messages[0].Body, 'wake');
+    await t.call('DeleteMessage', { QueueUrl, ReceiptHandle: answered!.Messages[0].ReceiptHandle });
+  });
+
+  test('a waiting receive wakes when a delayed message becomes visible', async () => {
+    await t.call('SendMessage', { QueueUrl, MessageBody: 'later', DelaySeconds: 5 });
+    let answered: Record<string, any> | undefined;
+    const pending = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 }).then((r) => (answered = r));
+    await settle();
+    t.clock.advance(4000);
+    await settle();
+    assert.equal(answered, undefined);
+    t.clock.advance(1000);
+    await pending;
+    assert.equal(answered!.Messages[0].Body, 'later');
+    await t.call('DeleteMessage', { QueueUrl, ReceiptHandle: answered!.Messages[0].ReceiptHandle });
+  });
+
+  test('a waiting receive wakes when an in-flight message times out', async () => {
+    await t.call('SendMessage', { QueueUrl, MessageBody: 'again' });
+    await t.call('ReceiveMessage', { QueueUrl, VisibilityTimeout: 10 });
+    const pending = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 });
+    await settle();
+    t.clock.advance(10_000);
+    const r = await pending;
+    assert.equal(r.Messages[0].Body, 'again');
+    assert.equal(r.Messages.length, 1);
+    await t.call('DeleteMessage', { QueueUrl, ReceiptHandle: r.Messages[0].ReceiptHandle });
+  });
+
+  test('the wait ends empty when its time is up', async () => {
+    const pending = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 3 });
+    await settle();
+    t.clock.advance(3000);
+    assert.deepEqual(await pending, {});
+  });
+
+  test('ChangeMessageVisibility to 0 wakes a waiting receive', async () => {
+    await t.call('SendMessage', { QueueUrl, MessageBody: 'released' });
+    const got = await t.call('ReceiveMessage', { QueueUrl, VisibilityTimeout: 600 });
+    const pending = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 });
+    await settle();
+    await t.call('ChangeMessageVisibility', { QueueUrl, ReceiptHandle: got.Messages[0].ReceiptHandle, VisibilityTimeout: 0 });
+    const r = await pending;
+    assert.equal(r.Messages[0].Body, 'released');
+    await t.call('DeleteMessage', { QueueUrl, ReceiptHandle: r.Messages[0].ReceiptHandle });
+  });
+
+  test('an aborted request stops waiting and claims nothing', async () => {
+    const abort = new AbortController();
+    const pending = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 }, abort.signal);
+    await settle();
+    abort.abort();
+    assert.deepEqual(await pending, {});
+    await t.call('SendMessage', { QueueUrl, MessageBody: 'unclaimed' });
+    const r = await t.call('ReceiveMessage', { QueueUrl });
+    assert.equal(r.Messages[0].Body, 'unclaimed');
+    assert.equal(r.Messages[0].ReceiptHandle.length > 0, true);
+    await t.call('DeleteMessage', { QueueUrl, ReceiptHandle: r.Messages[0].ReceiptHandle });
+  });
+
+  test('close() answers every waiting receive with no messages', async () => {
+    const waits = [1, 2, 3].map(() => t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 }));
+    await settle();
+    assert.equal(t.engine.longPolls.size, 3);
+    t.engine.longPolls.releaseAll();
+    assert.deepEqual(await Promise.all(waits), [{}, {}, {}]);
+  });
+});

@@ -1,0 +1,6 @@
+import type { CaseGroup } from '../harness.js';
+import { messageCases } from './messages.js';
+import { queueCases } from './queues.js';
+
+/** Every conformance case group; add new groups here. */
+export const cases: CaseGroup[] = [queueCases, messageCases];
