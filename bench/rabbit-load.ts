@@ -16,7 +16,8 @@ function publish(ch: ConfirmChannel, queue: string, body: Buffer): Promise<void>
 }
 
 export async function runRabbit(spec: LoadSpec, w: Window): Promise<void> {
-  const conn = await amqp.connect(spec.target);
+  // amqplib leaves Nagle on by default; Node's HTTP server and undici turn it off, so do the same.
+  const conn = await amqp.connect(spec.target, { noDelay: true });
   try {
     const admin = await conn.createChannel();
     await admin.assertQueue(spec.queue, { durable: true });

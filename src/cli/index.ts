@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
 import { defaults, startServer } from '../server/app.js';
+import { dlqCommand } from './dlq.js';
 
 const program = new Command('redrive').description('An SQS-compatible message queue with dead-letter queues you can trust.');
 
@@ -31,6 +32,8 @@ program
       });
     }
   });
+
+program.addCommand(dlqCommand());
 
 program.parseAsync().catch((err) => {
   console.error(err instanceof Error ? err.message : err);

@@ -1,5 +1,7 @@
 import type { Engine } from './engine.js';
+import * as deadLetters from './dead-letter-actions.js';
 import * as messages from './message-actions.js';
+import * as moveTasks from './move-task-actions.js';
 import * as queues from './queue-actions.js';
 import type { RequestContext } from './types.js';
 
@@ -30,6 +32,12 @@ export const actions: Record<string, ActionHandler> = {
   DeleteMessageBatch: messages.deleteMessageBatch,
   ChangeMessageVisibility: messages.changeMessageVisibility,
   ChangeMessageVisibilityBatch: messages.changeMessageVisibilityBatch,
+  ListDeadLetterSourceQueues: deadLetters.listDeadLetterSourceQueues,
+  StartMessageMoveTask: moveTasks.startMessageMoveTask,
+  ListMessageMoveTasks: moveTasks.listMessageMoveTasks,
+  CancelMessageMoveTask: moveTasks.cancelMessageMoveTask,
+  // Redrive extension (not an SQS action): browse messages without receiving them.
+  PeekMessages: deadLetters.peekMessages,
 };
 
 export function hasAction(name: string): boolean {

@@ -3,6 +3,7 @@ import { parseQueueUrl, queueArn, queueUrl } from './addressing.js';
 import type { Clock } from './clock.js';
 import { errors } from './errors.js';
 import { LongPolls } from './long-poll.js';
+import { MoveTaskRunner } from './move-task-runner.js';
 import type { QueueRecord, RequestContext } from './types.js';
 
 export interface EngineOptions {
@@ -25,6 +26,7 @@ export class Engine {
   readonly region: string;
   readonly inflightLimit: number;
   readonly longPolls: LongPolls;
+  readonly moveTasks: MoveTaskRunner;
   /** Upper bounds of each standard queue's in-flight count (see message-actions.ts). */
   readonly inflightEstimates = new Map<number, number>();
   readonly log: NonNullable<EngineOptions['log']>;
@@ -37,6 +39,7 @@ export class Engine {
     this.inflightLimit = opts.inflightLimit ?? 120_000;
     this.longPolls = new LongPolls(this.store, this.clock);
     this.log = opts.log ?? { info() {}, warn() {}, error() {} };
+    this.moveTasks = new MoveTaskRunner(this);
   }
 
   async resolveQueue(ctx: RequestContext, url: unknown): Promise<QueueRecord> {
@@ -54,8 +57,9 @@ export class Engine {
     return queueUrl(ctx, queue.accountId, queue.name);
   }
 
-  /** Starts background work: the retention sweep, once a second. */
+  /** Starts background work: the retention sweep, once a second, and move tasks. */
   start(): void {
+    this.moveTasks.start();
     const tick = () => {
       this.sweepRetention()
         .catch((err) => this.log.error({ err }, 'retention sweep failed'))
@@ -71,6 +75,7 @@ export class Engine {
     for (const q of await this.store.allQueues()) {
       total += await this.store.deleteSentBefore(q.id, now - retentionMs(q));
     }
+    await this.store.sweepExpired(now);
     return total;
   }
 
@@ -78,6 +83,7 @@ export class Engine {
   async close(): Promise<void> {
     this.sweepTimer?.cancel();
     this.sweepTimer = undefined;
+    await this.moveTasks.stop();
     this.longPolls.releaseAll();
   }
 }

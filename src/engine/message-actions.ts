@@ -7,6 +7,7 @@ import { md5Hex, md5OfAttributes } from './md5.js';
 import { selectMessageAttributes, sequenceNumber, systemAttributes } from './message-attributes.js';
 import { queueNumber } from './queue-attributes.js';
 import { decodeReceipt, encodeReceipt, newReceiptToken } from './receipt.js';
+import { checkFifoParameters, DEDUP_INTERVAL_MS, FIFO_INFLIGHT_LIMIT, fifoFields, receiveAttemptId } from './fifo.js';
 import { deadLetterRule } from './redrive-policy.js';
 import type { MessageAttributes, NewMessage, QueueRecord, RequestContext, StoredMessage } from './types.js';
 import { checkBatchEntries, checkBody, checkMessageAttributes, intParam } from './validation.js';
@@ -27,7 +28,8 @@ function buildMessage(engine: Engine, ctx: RequestContext, queue: QueueRecord, e
     );
   }
   let delay = queueNumber(queue, 'DelaySeconds');
-  if (e.DelaySeconds !== undefined && e.DelaySeconds !== null) {
+  // A FIFO queue has only its queue-level delay (a per-message one was rejected earlier).
+  if (!queue.fifo && e.DelaySeconds !== undefined && e.DelaySeconds !== null) {
     delay = intParam(e.DelaySeconds, 'DelaySeconds', 0, 900)!;
   }
   const now = engine.clock.now();
@@ -44,23 +46,25 @@ function buildMessage(engine: Engine, ctx: RequestContext, queue: QueueRecord, e
     senderId: ctx.accountId,
     sentAt: now,
     visibleAt: now + delay * 1000,
+    ...fifoFields(queue, e, body, now),
   };
   return { message, size };
 }
 
-function sendResult(m: StoredMessage) {
+function sendResult(queue: QueueRecord, m: StoredMessage) {
   const out: Record<string, unknown> = { MessageId: m.messageId, MD5OfMessageBody: m.md5OfBody };
   if (m.md5OfAttributes) out.MD5OfMessageAttributes = m.md5OfAttributes;
   if (m.md5OfSystemAttributes) out.MD5OfMessageSystemAttributes = m.md5OfSystemAttributes;
-  if (m.groupId !== undefined) out.SequenceNumber = sequenceNumber(m.seq);
+  if (queue.fifo) out.SequenceNumber = sequenceNumber(m.seq);
   return out;
 }
 
 export async function sendMessage(engine: Engine, ctx: RequestContext, input: Input) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  checkFifoParameters(queue, input, false);
   const { message } = buildMessage(engine, ctx, queue, input, false);
   const [stored] = await engine.store.send(queue.id, [message]);
-  return sendResult(stored!);
+  return sendResult(queue, stored!);
 }
 
 const BATCH_LIMIT = 1_048_576;
@@ -73,6 +77,7 @@ function failure(id: string, e: unknown) {
 export async function sendMessageBatch(engine: Engine, ctx: RequestContext, input: Input) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const entries = checkBatchEntries<Input & { Id: string }>(input.Entries, 'SendMessageBatchRequestEntry');
+  for (const e of entries) checkFifoParameters(queue, e, true);
   let total = 0;
   const built: { id: string; message?: NewMessage; error?: unknown }[] = entries.map((e) => {
     try {
@@ -90,7 +95,7 @@ export async function sendMessageBatch(engine: Engine, ctx: RequestContext, inpu
   const good = built.filter((b) => b.message);
   const stored = good.length ? await engine.store.send(queue.id, good.map((b) => b.message!)) : [];
   const out: Record<string, unknown> = {};
-  if (stored.length) out.Successful = stored.map((m, i) => ({ Id: good[i]!.id, ...sendResult(m) }));
+  if (stored.length) out.Successful = stored.map((m, i) => ({ Id: good[i]!.id, ...sendResult(queue, m) }));
   const failed = built.filter((b) => b.error).map((b) => failure(b.id, b.error));
   if (failed.length) out.Failed = failed;
   return out;
@@ -105,17 +110,19 @@ export async function receiveMessage(engine: Engine, ctx: RequestContext, input:
   const wait = intParam(input.WaitTimeSeconds, 'WaitTimeSeconds', 0, 20) ?? queueNumber(queue, 'ReceiveMessageWaitTimeSeconds');
   const systemNames = new Set([...nameList(input.AttributeNames), ...nameList(input.MessageSystemAttributeNames)]);
   const userNames = nameList(input.MessageAttributeNames);
+  const attemptId = queue.fifo ? receiveAttemptId(input.ReceiveRequestAttemptId) : undefined;
   const deadLetter = await deadLetterRule(engine, queue);
 
   const attempt = async (): Promise<StoredMessage[]> => {
     const now = engine.clock.now();
-    if (!queue.fifo && (await overInflightLimit(engine, queue, now))) {
-      if (wait > 0) return [];
+    if (await overInflightLimit(engine, queue, now)) {
+      // Short polls of a standard queue are told; long polls and FIFO queues get nothing.
+      if (wait > 0 || queue.fifo) return [];
       throw sqsError('OverLimit', `Too many messages in flight for queue ${queue.name}.`);
     }
     const r = await engine.store.receive(queue.id, {
       now, max, visibilityTimeoutMs: visibility * 1000, retentionCutoff: now - retentionMs(queue),
-      newToken: newReceiptToken, deadLetter,
+      newToken: newReceiptToken, deadLetter, fifo: queue.fifo, attemptId, attemptUntil: now + DEDUP_INTERVAL_MS,
     });
     noteReceived(engine, queue, r.messages.length);
     return r.messages;
@@ -151,11 +158,12 @@ function noteReceived(engine: Engine, queue: QueueRecord, n: number): void {
 }
 
 async function overInflightLimit(engine: Engine, queue: QueueRecord, now: number): Promise<boolean> {
+  const limit = queue.fifo ? Math.min(FIFO_INFLIGHT_LIMIT, engine.inflightLimit) : engine.inflightLimit;
   const estimate = engine.inflightEstimates.get(queue.id) ?? Infinity;
-  if (estimate < engine.inflightLimit) return false;
+  if (estimate < limit) return false;
   const exact = (await engine.store.countMessages(queue.id, now)).inflight;
   engine.inflightEstimates.set(queue.id, exact);
-  return exact >= engine.inflightLimit;
+  return exact >= limit;
 }
 
 function receiptFor(queue: QueueRecord, handle: unknown) {

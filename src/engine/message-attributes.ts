@@ -15,7 +15,8 @@ export function systemAttributes(m: StoredMessage, wanted: Set<string>): Record<
     SentTimestamp: String(m.sentAt),
     ApproximateReceiveCount: String(m.receiveCount),
     ApproximateFirstReceiveTimestamp: m.firstReceivedAt === null ? undefined : String(m.firstReceivedAt),
-    SequenceNumber: m.groupId !== undefined ? sequenceNumber(m.seq) : undefined,
+    // Only FIFO messages carry a deduplication id (standard queues reject one).
+    SequenceNumber: m.dedupId !== undefined ? sequenceNumber(m.seq) : undefined,
     MessageDeduplicationId: m.dedupId,
     MessageGroupId: m.groupId,
     AWSTraceHeader: m.systemAttributes?.AWSTraceHeader?.StringValue,

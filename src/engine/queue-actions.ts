@@ -1,6 +1,7 @@
 import type { Engine } from './engine.js';
 import { errors, sqsError } from './errors.js';
-import { defaultAttributes, isKnownAttribute, parseAttributes, READ_ONLY, SETTABLE } from './queue-attributes.js';
+import { applySseRules, defaultAttributes, isKnownAttribute, parseAttributes, READ_ONLY, SETTABLE } from './queue-attributes.js';
+import { checkFifoAttributes } from './fifo.js';
 import { checkRedriveAttributes } from './redrive-policy.js';
 import type { QueueRecord, RequestContext } from './types.js';
 import { checkQueueName, intParam, requireString } from './validation.js';
@@ -34,11 +35,13 @@ export async function createQueue(engine: Engine, ctx: RequestContext, input: In
     throw sqsError('InvalidAttributeName', 'Unknown Attribute FifoQueue.');
   }
   const attributes = parseAttributes(given, fifo, 'create');
+  const sse = applySseRules(attributes, {});
   checkTags(tags);
+  if (fifo) checkFifoAttributes({ ...defaultAttributes(true), ...attributes });
   await checkRedriveAttributes(engine, ctx, { accountId: ctx.accountId, name, fifo }, attributes);
   const now = engine.clock.now();
   const { queue, created } = await engine.store.createQueue({
-    accountId: ctx.accountId, name, fifo, attributes: { ...defaultAttributes(fifo), ...attributes },
+    accountId: ctx.accountId, name, fifo, attributes: { ...defaultAttributes(fifo), ...sse.set },
     tags, createdAt: now, modifiedAt: now, lastPurgeAt: null,
   });
   if (!created) {
@@ -145,11 +148,14 @@ export async function setQueueAttributes(engine: Engine, ctx: RequestContext, in
   for (const n of Object.keys(given)) {
     if ((READ_ONLY as readonly string[]).includes(n)) throw sqsError('InvalidAttributeName', `Unknown Attribute ${n}.`);
   }
-  const attributes = parseAttributes(given, queue.fifo, 'set');
+  const parsed = parseAttributes(given, queue.fifo, 'set');
+  const { set: attributes, remove } = applySseRules(parsed, queue.attributes);
+  if (queue.fifo) checkFifoAttributes({ ...queue.attributes, ...attributes });
   await checkRedriveAttributes(engine, ctx, queue, attributes);
   // An empty Policy or RedrivePolicy removes it, as in SQS.
-  const removeAttributes = Object.keys(attributes).filter((k) => attributes[k] === '' && SETTABLE[k]?.default === undefined);
-  for (const k of removeAttributes) delete attributes[k];
+  const emptied = Object.keys(attributes).filter((k) => attributes[k] === '' && SETTABLE[k]?.default === undefined);
+  for (const k of emptied) delete attributes[k];
+  const removeAttributes = [...remove, ...emptied];
   await engine.store.updateQueue(queue.id, { setAttributes: attributes, removeAttributes, modifiedAt: engine.clock.now() });
   return {};
 }

@@ -36,6 +36,8 @@ function oneOf(...allowed: string[]): AttributeSpec['parse'] {
 }
 
 function jsonText(value: string, name: string): string {
+  // An empty value removes the attribute (SetQueueAttributes Policy="").
+  if (value === '') return value;
   try {
     JSON.parse(value);
   } catch {
@@ -55,8 +57,9 @@ export const SETTABLE: Record<string, AttributeSpec> = {
   ReceiveMessageWaitTimeSeconds: { default: '0', parse: intRange(0, 20) },
   VisibilityTimeout: { default: '30', parse: intRange(0, 43_200) },
   Policy: { parse: jsonText },
-  RedrivePolicy: { parse: jsonText },
-  RedriveAllowPolicy: { parse: jsonText },
+  // Checked in full, with SQS's messages, by redrive-policy.ts.
+  RedrivePolicy: { parse: text },
+  RedriveAllowPolicy: { parse: text },
   KmsMasterKeyId: { parse: text },
   KmsDataKeyReusePeriodSeconds: { parse: intRange(60, 86_400) },
   SqsManagedSseEnabled: { default: 'true', parse: bool },

@@ -21,7 +21,8 @@ export function encodeReceipt(r: Receipt): string {
 }
 
 export function decodeReceipt(handle: unknown): Receipt {
-  if (typeof handle !== 'string' || handle.length === 0) throw errors.missingParameter('ReceiptHandle');
+  if (handle === undefined || handle === null || handle === '') throw errors.missingParameter('ReceiptHandle');
+  if (typeof handle !== 'string') throw errors.receiptHandleIsInvalid(String(handle));
   const parts = Buffer.from(handle, 'base64').toString('latin1').split('|');
   if (parts.length !== 4 || parts[0] !== 'rd1' || !/^\d+$/.test(parts[1]!) || !/^\d+$/.test(parts[2]!) || !/^[A-Za-z0-9_-]{16}$/.test(parts[3]!)) {
     throw errors.receiptHandleIsInvalid(handle);

@@ -14,26 +14,36 @@ export interface RedriveAllowPolicy {
   sourceQueueArns?: string[];
 }
 
+// The wording follows SQS: recorded responses where they exist (an ARN that is not one:
+// "Invalid value for deadLetterTargetArn."), real SQS error texts quoted in public bug
+// reports otherwise (a missing target, a type mismatch with its doubled period).
 const invalid = (name: string, raw: string, reason: string) =>
   errors.invalidParameterValue(`Value ${raw} for parameter ${name} is invalid. Reason: ${reason}`);
 
-export function parseRedrivePolicy(raw: string): RedrivePolicy {
-  let v: Record<string, unknown>;
+const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+
+function parseJsonObject(raw: string): Record<string, unknown> | undefined {
   try {
-    v = JSON.parse(raw);
+    const v: unknown = JSON.parse(raw);
+    return isObject(v) ? v : undefined;
   } catch {
-    throw invalid('RedrivePolicy', raw, 'Invalid value for RedrivePolicy.');
+    return undefined;
   }
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw invalid('RedrivePolicy', raw, 'Invalid value for RedrivePolicy.');
-  if (v.deadLetterTargetArn === undefined) {
-    throw invalid('RedrivePolicy', raw, 'Redrive policy does not contain mandatory attribute: deadLetterTargetArn.');
-  }
-  if (typeof v.deadLetterTargetArn !== 'string' || !parseQueueArn(v.deadLetterTargetArn)) {
-    throw invalid('RedrivePolicy', raw, 'Invalid value for deadLetterTargetArn.');
-  }
+}
+
+export function parseRedrivePolicy(raw: string): RedrivePolicy {
+  const v = parseJsonObject(raw);
+  if (!v) throw errors.invalidParameterValue('Invalid value for the parameter RedrivePolicy. Reason: Redrive policy is not a valid JSON map.');
   if (v.maxReceiveCount === undefined) {
     throw invalid('RedrivePolicy', raw, 'Redrive policy does not contain mandatory attribute: maxReceiveCount.');
   }
+  if (v.deadLetterTargetArn === undefined) {
+    throw invalid('RedrivePolicy', raw, 'Redrive policy does not contain mandatory attribute: deadLetterTargetArn.');
+  }
+  if (Object.keys(v).length > 2) {
+    throw invalid('RedrivePolicy', raw, 'Only following attributes are supported: [maxReceiveCount, deadLetterTargetArn].');
+  }
+  // SQS accepts the count as a number or as a string of digits, and returns a number.
   const count = typeof v.maxReceiveCount === 'string' && /^\d+$/.test(v.maxReceiveCount) ? Number(v.maxReceiveCount) : v.maxReceiveCount;
   if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 1000) {
     throw invalid(
@@ -41,31 +51,45 @@ export function parseRedrivePolicy(raw: string): RedrivePolicy {
       `Invalid value for maxReceiveCount: ${String(v.maxReceiveCount)}, valid values are from 1 to 1000 both inclusive.`,
     );
   }
-  return { deadLetterTargetArn: v.deadLetterTargetArn, maxReceiveCount: count };
+  const arn = v.deadLetterTargetArn;
+  if (typeof arn !== 'string' || !parseQueueArn(arn)) {
+    if (typeof arn === 'string' && /^arn:[^:]+:[^:]+:/.test(arn) && !arn.startsWith('arn:aws:sqs:')) {
+      throw invalid('RedrivePolicy', raw, 'Only SQS queues are valid resources for deadLetterTargetArn.');
+    }
+    throw invalid('RedrivePolicy', raw, 'Invalid value for deadLetterTargetArn.');
+  }
+  return { deadLetterTargetArn: arn, maxReceiveCount: count };
 }
 
+const ALLOW_REASON = "Amazon SQS can't create the redrive allow policy";
+
 export function parseRedriveAllowPolicy(raw: string): RedriveAllowPolicy {
-  const unsupported = invalid('RedriveAllowPolicy', raw, "Amazon SQS can't create the redrive allow policy, as it's in an unsupported format.");
-  let v: Record<string, unknown>;
-  try {
-    v = JSON.parse(raw);
-  } catch {
-    throw unsupported;
-  }
-  if (!v || typeof v !== 'object') throw unsupported;
+  const unsupported = errors.invalidParameterValue(
+    `Invalid value for the parameter RedriveAllowPolicy. Reason: ${ALLOW_REASON}, as it’s in an unsupported format.`,
+  );
+  const v = parseJsonObject(raw);
+  if (!v) throw unsupported;
   const p = v.redrivePermission;
   const arns = v.sourceQueueArns;
-  if (p === 'byQueue') {
-    if (!Array.isArray(arns) || arns.length === 0 || arns.some((a) => typeof a !== 'string' || !parseQueueArn(a))) {
-      throw unsupported;
+  if (p !== 'allowAll' && p !== 'denyAll' && p !== 'byQueue') throw unsupported;
+  if (Object.keys(v).some((k) => k !== 'redrivePermission' && k !== 'sourceQueueArns')) throw unsupported;
+  if (arns !== undefined && (!Array.isArray(arns) || arns.some((a) => typeof a !== 'string'))) throw unsupported;
+  if (p !== 'byQueue') {
+    if (arns !== undefined) {
+      throw invalid('RedriveAllowPolicy', raw, `${ALLOW_REASON}. To specify one or more source queue ARNs, you must set redrivePermission to byQueue.`);
     }
-    if (arns.length > 10) {
-      throw invalid('RedriveAllowPolicy', raw, 'Amazon SQS can\'t create the redrive allow policy. The maximum number of source queue ARNs you can specify is 10.');
-    }
-    return { redrivePermission: p, sourceQueueArns: arns as string[] };
+    return { redrivePermission: p };
   }
-  if ((p === 'allowAll' || p === 'denyAll') && arns === undefined) return { redrivePermission: p };
-  throw unsupported;
+  if (!arns || arns.length === 0) {
+    throw invalid(
+      'RedriveAllowPolicy', raw,
+      `${ALLOW_REASON}. When you specify the byQueue permission type, you must also specify one or more sourceQueueArns values.`,
+    );
+  }
+  if (arns.length > 10) {
+    throw invalid('RedriveAllowPolicy', raw, `${ALLOW_REASON}. The maximum number of source queue ARNs you can specify is 10.`);
+  }
+  return { redrivePermission: p, sourceQueueArns: arns as string[] };
 }
 
 export function allowsSource(policy: RedriveAllowPolicy | undefined, sourceArn: string): boolean {
@@ -76,8 +100,12 @@ export function allowsSource(policy: RedriveAllowPolicy | undefined, sourceArn: 
 
 /**
  * Validates RedrivePolicy and RedriveAllowPolicy being set on `queue` (canonicalising
- * them in place): the dead-letter queue must exist, be of the same type, account and
- * region, and its RedriveAllowPolicy must admit this queue.
+ * them in place), in SQS's order: the JSON and its fields, then the target's account,
+ * existence and type, then the target's RedriveAllowPolicy. An empty value removes the
+ * attribute and is not checked.
+ *
+ * The allow policy is enforced here only, when a source attaches: a later change to it
+ * does not detach sources already pointing at the queue (see docs/dead-letter-queues.md).
  */
 export async function checkRedriveAttributes(
   engine: Engine,
@@ -85,37 +113,63 @@ export async function checkRedriveAttributes(
   queue: Pick<QueueRecord, 'accountId' | 'name' | 'fifo'>,
   attributes: Record<string, string>,
 ): Promise<void> {
+  void ctx;
   const allowRaw = attributes.RedriveAllowPolicy;
   if (allowRaw) attributes.RedriveAllowPolicy = JSON.stringify(parseRedriveAllowPolicy(allowRaw));
   const raw = attributes.RedrivePolicy;
   if (!raw) return;
   const policy = parseRedrivePolicy(raw);
   const target = parseQueueArn(policy.deadLetterTargetArn)!;
-  if (target.accountId !== queue.accountId || target.region !== engine.region) {
-    throw invalid('RedrivePolicy', raw, 'Dead-letter target must be in the same account and region as the source queue.');
+  if (target.accountId !== queue.accountId) {
+    throw invalid('RedrivePolicy', raw, 'Dead-letter target owner should be same as the source.');
   }
-  const dlq = await engine.store.getQueue(target.accountId, target.name);
-  if (!dlq) throw invalid('RedrivePolicy', raw, 'Dead-letter target does not exist.');
-  if (dlq.fifo !== queue.fifo) {
-    throw invalid('RedrivePolicy', raw, 'Dead-letter queue must be same type of queue as the source.');
-  }
+  // Another region's queue is not visible from here, as in SQS.
+  const dlq = target.region === engine.region ? await engine.store.getQueue(target.accountId, target.name) : undefined;
+  if (!dlq) throw invalid('RedrivePolicy', raw, 'Dead letter target does not exist.');
+  if (dlq.fifo !== queue.fifo) throw invalid('RedrivePolicy', raw, 'Dead-letter queue must be same type of queue as the source..');
+  if (dlq.name === queue.name) throw invalid('RedrivePolicy', raw, 'Dead-letter target must not be the source queue itself.');
   const sourceArn = engine.arnOf(queue);
-  const allow = dlq.attributes.RedriveAllowPolicy ? parseRedriveAllowPolicy(dlq.attributes.RedriveAllowPolicy) : undefined;
+  const allowText = dlq.attributes.RedriveAllowPolicy;
+  const allow = allowText ? parseRedriveAllowPolicy(allowText) : undefined;
   if (!allowsSource(allow, sourceArn)) {
-    throw invalid('RedrivePolicy', raw, `Queue ${policy.deadLetterTargetArn} does not allow this queue to use it as a dead-letter queue.`);
+    throw invalid(
+      'RedrivePolicy', raw,
+      `The RedriveAllowPolicy of ${policy.deadLetterTargetArn} does not allow this queue to use it as a dead-letter queue.`,
+    );
   }
-  void ctx;
   attributes.RedrivePolicy = JSON.stringify(policy);
 }
 
-/** How the receive path dead-letters messages of `queue`, or undefined when it does not. */
+/** The queues whose RedrivePolicy targets `dlq`, in name order. */
+export async function deadLetterSources(engine: Engine, dlq: Pick<QueueRecord, 'accountId' | 'name'>): Promise<QueueRecord[]> {
+  const arn = engine.arnOf(dlq);
+  const all = await engine.store.allQueues();
+  return all
+    .filter((q) => q.accountId === dlq.accountId && redriveTarget(q) === arn)
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+function redriveTarget(q: QueueRecord): string | undefined {
+  const raw = q.attributes.RedrivePolicy;
+  if (!raw) return undefined;
+  try {
+    return (JSON.parse(raw) as RedrivePolicy).deadLetterTargetArn;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * How the receive path dead-letters messages of `queue`, or undefined when it does not.
+ * A deleted dead-letter queue stops dead-lettering: the messages stay in the source and
+ * keep being delivered, so nothing is lost; a queue re-created under the ARN resumes it.
+ */
 export async function deadLetterRule(engine: Engine, queue: QueueRecord): Promise<DeadLetterRule | undefined> {
   const raw = queue.attributes.RedrivePolicy;
   if (!raw) return undefined;
   const policy = parseRedrivePolicy(raw);
   const target = parseQueueArn(policy.deadLetterTargetArn)!;
   const dlq = await engine.store.getQueue(target.accountId, target.name);
-  // A deleted dead-letter queue stops dead-lettering; messages stay in the source.
   if (!dlq) return undefined;
   const sourceArn = engine.arnOf(queue);
   return {

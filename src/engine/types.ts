@@ -37,6 +37,9 @@ export interface NewMessage {
   visibleAt: number;
   groupId?: string;
   dedupId?: string;
+  /** FIFO deduplication: the scope ('' for the queue, else the group) and when the id is forgotten. */
+  dedupScope?: string;
+  dedupUntil?: number;
   /** Carried over when a message is moved or redriven. */
   deadLetterSourceArn?: string;
   receiveCount?: number;
@@ -51,6 +54,10 @@ export interface StoredMessage extends NewMessage {
   /** When the current receipt was issued (for the 12-hour visibility cap). */
   receivedAt: number | null;
   receiptToken: string | null;
+  /** A FIFO send deduplicated against `messageId`: nothing new was stored. */
+  duplicate?: boolean;
+  /** When the receive path moved it into a dead-letter queue. */
+  deadLetteredAt?: number;
 }
 
 export interface MessageCounts {

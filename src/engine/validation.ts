@@ -24,7 +24,8 @@ export function checkBody(body: unknown): string {
   return body;
 }
 
-const ATTRIBUTE_NAME = /^[A-Za-z0-9_\-.]{1,256}$/;
+// "Alphanumeric" in SQS includes letters beyond ASCII: `attr.1øßä` is a valid name.
+const ATTRIBUTE_NAME = /^[\p{L}\p{N}_\-.]{1,256}$/u;
 const DATA_TYPE = /^(String|Number|Binary)(\..+)?$/;
 
 /** Validates user message attributes; returns their size in bytes as SQS counts it. */

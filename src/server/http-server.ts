@@ -6,6 +6,7 @@ import type { Engine } from '../engine/engine.js';
 import { sqsError } from '../engine/errors.js';
 import type { RequestContext } from '../engine/types.js';
 import { handleJson, isJsonRequest, jsonError } from '../protocols/json/json-adapter.js';
+import { handleQuery, queryError } from '../protocols/query/query-adapter.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import type { ManualClock } from '../engine/clock.js';
 
@@ -82,7 +83,8 @@ export class HttpFront {
       const wire: WireRequest = { method: req.method ?? 'GET', path, query, headers: req.headers, body };
       response = await this.route(wire, requestId, abort.signal);
     } catch (e) {
-      response = jsonError(e);
+      // The body was not read, but the headers already say which protocol the client speaks.
+      response = req.headers['x-amz-target'] !== undefined ? jsonError(e) : queryError(e, requestId);
       response.headers.connection = 'close';
     }
     if (response.error) this.opts.log.error({ err: response.error, requestId }, 'request failed');
@@ -103,7 +105,7 @@ export class HttpFront {
       requestId,
     };
     if (req.method === 'POST' && isJsonRequest(req)) return handleJson(this.engine, ctx, req, signal);
-    return jsonError(sqsError('InvalidAction', 'The request is not a supported SQS protocol request.'));
+    return handleQuery(this.engine, ctx, req, signal);
   }
 
   /** Test hook: `POST /_redrive/clock {"advanceMs": n}` moves the manual clock. */

@@ -1,3 +1,4 @@
+import type { QueueAddress } from '../engine/addressing.js';
 import type { MessageCounts, NewMessage, QueueRecord, StoredMessage } from '../engine/types.js';
 
 /**
@@ -33,8 +34,28 @@ export interface Store {
   nextVisibleAt(queueId: number, now: number): Promise<number | undefined>;
   /** Every queue of every account, for background work such as retention sweeps. */
   allQueues(): Promise<QueueRecord[]>;
+  /** Forgets FIFO deduplication ids and receive attempts whose interval ended before `now`. */
+  sweepExpired(now: number): Promise<number>;
   /** Deletes the queue's messages sent before `cutoff` (retention); returns how many. */
   deleteSentBefore(queueId: number, cutoff: number): Promise<number>;
+
+  // Dead letters and redrive
+  /** The queue's counters (sent, received, deleted) since it was created. */
+  queueStats(queueId: number): Promise<QueueStats>;
+  /** Messages by position after `afterSeq`, untouched: receive counts and visibility stay as they are. */
+  peekMessages(queueId: number, afterSeq: number, limit: number): Promise<StoredMessage[]>;
+  /** Inserts a RUNNING task unless the source has an active task or the account has `maxActivePerAccount`. */
+  createMoveTask(task: NewMoveTask, maxActivePerAccount: number): Promise<MoveTaskRecord | 'sourceBusy' | 'accountLimit'>;
+  getMoveTask(id: string): Promise<MoveTaskRecord | undefined>;
+  /** The source queue's tasks, newest first. */
+  listMoveTasks(sourceQueueId: number, limit: number): Promise<MoveTaskRecord[]>;
+  /** Cancels a RUNNING task; returns the task as it stands afterwards. */
+  cancelMoveTask(id: string): Promise<MoveTaskRecord | undefined>;
+  /** Leases to `owner` every RUNNING task whose lease is free, expired or already its own. */
+  leaseMoveTasks(owner: string, now: number, leaseUntil: number): Promise<MoveTaskRecord[]>;
+  releaseMoveTasks(owner: string): Promise<void>;
+  /** One atomic step of a task: moves up to `limit` messages and records the progress. */
+  runMoveBatch(taskId: string, batch: MoveBatch): Promise<MoveBatchResult>;
 
   /** Calls `listener` when messages may have become available in the queue. */
   onAvailable(queueId: number, listener: () => void): () => void;
@@ -57,6 +78,11 @@ export interface ReceiveRequest {
   retentionCutoff: number;
   newToken: () => string;
   deadLetter?: DeadLetterRule;
+  /** FIFO: receive by message group, in order, one holder per group at a time. */
+  fifo?: boolean;
+  /** FIFO ReceiveRequestAttemptId: a retry until `attemptUntil` replays the same receipts. */
+  attemptId?: string;
+  attemptUntil?: number;
 }
 
 /** Where and how a message that has been received too often is moved on its next receive. */
@@ -106,3 +132,57 @@ export interface VisibilityChange extends ReceiptRef {
  * visible. gone: the message no longer exists. tooLong: past the 12-hour cap.
  */
 export type ReceiptOutcome = 'ok' | 'stale' | 'expired' | 'notInflight' | 'gone' | 'tooLong';
+
+export interface QueueStats {
+  /** Sent by clients or by a redrive into this queue; moves into a dead-letter queue are not sends. */
+  sent: number;
+  received: number;
+  deleted: number;
+}
+
+export type MoveTaskStatus = 'RUNNING' | 'COMPLETED' | 'CANCELLING' | 'CANCELLED' | 'FAILED';
+
+export interface NewMoveTask {
+  id: string;
+  accountId: string;
+  sourceQueueId: number;
+  sourceArn: string;
+  destinationArn?: string;
+  maxPerSecond?: number;
+  /** The selective-redrive filter as JSON, kept so a resumed task applies the same one. */
+  filter?: string;
+  startedAt: number;
+}
+
+export interface MoveTaskRecord extends NewMoveTask {
+  status: MoveTaskStatus;
+  failureReason?: string;
+  /** Messages in the source when the task started. */
+  toMove: number;
+  moved: number;
+}
+
+export interface MoveBatch {
+  owner: string;
+  now: number;
+  leaseUntil: number;
+  /** At most this many messages move. */
+  limit: number;
+  /** At most this many messages are examined (a filter may skip many). */
+  scanLimit: number;
+  /** Whether the message moves at all (selective redrive). */
+  matches(m: StoredMessage): boolean;
+  /** Where the message goes. */
+  destination(m: StoredMessage): QueueAddress | undefined;
+  /** The message as it arrives in the destination: a new message id and enqueue time. */
+  rewrite(m: StoredMessage): NewMessage;
+  /** The failure reason when the source or a destination no longer exists. */
+  missingQueueReason: string;
+}
+
+export interface MoveBatchResult {
+  /** The task after the batch; `lost` when it is not RUNNING or leased to someone else. */
+  task: MoveTaskRecord;
+  lost: boolean;
+  moved: number;
+}

@@ -18,7 +18,7 @@ export const migrations: string[] = [
     UNIQUE (account_id, name)
   );
   CREATE TABLE messages (
-    seq                INTEGER PRIMARY KEY,
+    seq                INTEGER PRIMARY KEY AUTOINCREMENT,
     queue_id           INTEGER NOT NULL,
     message_id         TEXT NOT NULL,
     body               TEXT NOT NULL,
@@ -42,5 +42,116 @@ export const migrations: string[] = [
   CREATE INDEX messages_ready ON messages (queue_id, visible_at, seq);
   -- Retention sweeps and oldest-first moves walk this one.
   CREATE INDEX messages_age ON messages (queue_id, sent_at);
+  `,
+  `
+  -- When the receive path moved the message into a dead-letter queue (selective redrive).
+  ALTER TABLE messages ADD COLUMN dead_lettered_at INTEGER;
+  -- Counters for metrics, updated in the transaction of the operation they count.
+  CREATE TABLE queue_stats (
+    queue_id INTEGER PRIMARY KEY,
+    sent     INTEGER NOT NULL DEFAULT 0,
+    received INTEGER NOT NULL DEFAULT 0,
+    deleted  INTEGER NOT NULL DEFAULT 0
+  );
+  -- Message move tasks (redrive). A task is driven by the node holding its lease.
+  CREATE TABLE move_tasks (
+    id              TEXT PRIMARY KEY,
+    account_id      TEXT NOT NULL,
+    source_queue_id INTEGER NOT NULL,
+    source_arn      TEXT NOT NULL,
+    destination_arn TEXT,
+    max_per_second  INTEGER,
+    filter          TEXT,
+    status          TEXT NOT NULL,
+    failure_reason  TEXT,
+    to_move         INTEGER NOT NULL,
+    moved           INTEGER NOT NULL DEFAULT 0,
+    started_at      INTEGER NOT NULL,
+    -- Only messages at positions in (cursor, max_seq] are moved: those present at the start,
+    -- so a redriven message that dies again is not picked up by the same task.
+    cursor          INTEGER NOT NULL DEFAULT 0,
+    max_seq         INTEGER NOT NULL,
+    lease_owner     TEXT,
+    lease_until     INTEGER NOT NULL DEFAULT 0,
+    created_order   INTEGER NOT NULL
+  );
+  CREATE INDEX move_tasks_source ON move_tasks (source_queue_id, created_order);
+  CREATE INDEX move_tasks_status ON move_tasks (status);
+  `,
+  `
+  -- FIFO message groups. A group is available at the later of its head message's
+  -- visibility and the end of any receipt still held on one of its messages; triggers
+  -- keep this current on every write to messages, whichever code path makes it.
+  CREATE TABLE fifo_groups (
+    queue_id     INTEGER NOT NULL,
+    group_id     TEXT NOT NULL,
+    available_at INTEGER NOT NULL,
+    head_seq     INTEGER NOT NULL,
+    PRIMARY KEY (queue_id, group_id)
+  ) WITHOUT ROWID;
+  -- The next available group is the first entry at or before now: no scan of the backlog.
+  CREATE INDEX fifo_groups_ready ON fifo_groups (queue_id, available_at, head_seq);
+  CREATE INDEX messages_group ON messages (queue_id, group_id, seq) WHERE group_id IS NOT NULL;
+  CREATE INDEX messages_group_held ON messages (queue_id, group_id, visible_at)
+    WHERE group_id IS NOT NULL AND receipt_token IS NOT NULL;
+  CREATE TRIGGER messages_group_insert AFTER INSERT ON messages WHEN NEW.group_id IS NOT NULL BEGIN
+    DELETE FROM fifo_groups WHERE queue_id = NEW.queue_id AND group_id = NEW.group_id;
+    INSERT INTO fifo_groups (queue_id, group_id, available_at, head_seq)
+      SELECT NEW.queue_id, NEW.group_id,
+             max(h.visible_at, coalesce((SELECT max(r.visible_at) FROM messages r
+               WHERE r.queue_id = NEW.queue_id AND r.group_id = NEW.group_id AND r.receipt_token IS NOT NULL), 0)),
+             h.seq
+        FROM (SELECT seq, visible_at FROM messages WHERE queue_id = NEW.queue_id AND group_id = NEW.group_id
+              ORDER BY seq LIMIT 1) h;
+  END;
+  CREATE TRIGGER messages_group_delete AFTER DELETE ON messages WHEN OLD.group_id IS NOT NULL BEGIN
+    DELETE FROM fifo_groups WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id;
+    INSERT INTO fifo_groups (queue_id, group_id, available_at, head_seq)
+      SELECT OLD.queue_id, OLD.group_id,
+             max(h.visible_at, coalesce((SELECT max(r.visible_at) FROM messages r
+               WHERE r.queue_id = OLD.queue_id AND r.group_id = OLD.group_id AND r.receipt_token IS NOT NULL), 0)),
+             h.seq
+        FROM (SELECT seq, visible_at FROM messages WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id
+              ORDER BY seq LIMIT 1) h;
+  END;
+  CREATE TRIGGER messages_group_update AFTER UPDATE OF queue_id, group_id, visible_at, receipt_token ON messages
+    WHEN OLD.group_id IS NOT NULL OR NEW.group_id IS NOT NULL BEGIN
+    DELETE FROM fifo_groups WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id;
+    INSERT INTO fifo_groups (queue_id, group_id, available_at, head_seq)
+      SELECT OLD.queue_id, OLD.group_id,
+             max(h.visible_at, coalesce((SELECT max(r.visible_at) FROM messages r
+               WHERE r.queue_id = OLD.queue_id AND r.group_id = OLD.group_id AND r.receipt_token IS NOT NULL), 0)),
+             h.seq
+        FROM (SELECT seq, visible_at FROM messages WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id
+              ORDER BY seq LIMIT 1) h;
+    DELETE FROM fifo_groups WHERE queue_id = NEW.queue_id AND group_id = NEW.group_id;
+    INSERT INTO fifo_groups (queue_id, group_id, available_at, head_seq)
+      SELECT NEW.queue_id, NEW.group_id,
+             max(h.visible_at, coalesce((SELECT max(r.visible_at) FROM messages r
+               WHERE r.queue_id = NEW.queue_id AND r.group_id = NEW.group_id AND r.receipt_token IS NOT NULL), 0)),
+             h.seq
+        FROM (SELECT seq, visible_at FROM messages WHERE queue_id = NEW.queue_id AND group_id = NEW.group_id
+              ORDER BY seq LIMIT 1) h;
+  END;
+  -- Deduplication ids seen in the last five minutes, by queue and scope (group or queue).
+  CREATE TABLE fifo_dedup (
+    queue_id   INTEGER NOT NULL,
+    scope      TEXT NOT NULL,
+    dedup_id   TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    seq        INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (queue_id, scope, dedup_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX fifo_dedup_expiry ON fifo_dedup (expires_at);
+  -- ReceiveRequestAttemptId: what an attempt returned, so a retry returns the same.
+  CREATE TABLE receive_attempts (
+    queue_id   INTEGER NOT NULL,
+    attempt_id TEXT NOT NULL,
+    receipts   TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (queue_id, attempt_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX receive_attempts_expiry ON receive_attempts (expires_at);
   `,
 ];

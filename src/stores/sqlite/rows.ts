@@ -50,6 +50,7 @@ export interface MessageRow {
   group_id: string | null;
   dedup_id: string | null;
   dead_letter_source: string | null;
+  dead_lettered_at?: number | string | null;
 }
 
 export function toMessage(r: MessageRow): StoredMessage {
@@ -73,6 +74,7 @@ export function toMessage(r: MessageRow): StoredMessage {
     groupId: r.group_id ?? undefined,
     dedupId: r.dedup_id ?? undefined,
     deadLetterSourceArn: r.dead_letter_source ?? undefined,
+    deadLetteredAt: r.dead_lettered_at == null ? undefined : Number(r.dead_lettered_at),
   };
 }
 

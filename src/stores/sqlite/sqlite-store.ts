@@ -4,8 +4,10 @@ import { dirname } from 'node:path';
 import type { MessageCounts, NewMessage, QueueRecord, StoredMessage } from '../../engine/types.js';
 import { deleteOutcome, visibilityOutcome } from '../receipt-outcome.js';
 import type {
-  DeleteRule, QueuePatch, ReceiptOutcome, ReceiptRef, ReceiveRequest, ReceiveResult, Store, VisibilityChange,
+  DeleteRule, MoveBatch, MoveBatchResult, MoveTaskRecord, NewMoveTask, QueuePatch, QueueStats, ReceiptOutcome, ReceiptRef, ReceiveRequest, ReceiveResult, Store, VisibilityChange,
 } from '../store.js';
+import { SqliteDeadLetterOps } from './dead-letter-ops.js';
+import { SqliteFifoOps } from './fifo-ops.js';
 import { GroupCommit } from './group-commit.js';
 import { migrations } from './migrations.js';
 import { MESSAGE_COLUMNS, messageValues, toMessage, toQueue, type MessageRow, type QueueRow } from './rows.js';
@@ -32,7 +34,14 @@ export class SqliteStore implements Store {
   private readonly commit: GroupCommit;
   private readonly wakeups = new Wakeups();
   private readonly touched = new Set<number>();
+  /**
+   * Queue records by account and name. This process is the database's only writer, so
+   * the cache is exact: every write to a queue row drops its entry.
+   */
+  private readonly queueCache = new Map<string, QueueRecord>();
   private readonly q: ReturnType<SqliteStore['prepare']>;
+  private readonly dl: SqliteDeadLetterOps;
+  private readonly fifo: SqliteFifoOps;
 
   constructor(opts: SqliteOptions) {
     const memory = opts.path === ':memory:';
@@ -47,6 +56,8 @@ export class SqliteStore implements Store {
     this.migrate();
     this.q = this.prepare();
     this.commit = new GroupCommit(this.db, () => this.wake());
+    this.dl = new SqliteDeadLetterOps(this.db, this.commit, (id) => this.touched.add(id));
+    this.fifo = new SqliteFifoOps(this.db, (id) => this.touched.add(id));
   }
 
   private migrate(): void {
@@ -86,7 +97,7 @@ export class SqliteStore implements Store {
       ),
       deadLetter: db.prepare(
         `UPDATE messages SET queue_id = ?, visible_at = ?, sent_at = ?, dedup_id = ?, dead_letter_source = ?,
-           receipt_token = NULL, received_at = NULL WHERE seq = ?`,
+           dead_lettered_at = ?, receipt_token = NULL, received_at = NULL WHERE seq = ?`,
       ),
       receiptRow: db.prepare('SELECT receipt_token, visible_at, received_at FROM messages WHERE seq = ? AND queue_id = ?'),
       deleteMessage: db.prepare('DELETE FROM messages WHERE seq = ?'),
@@ -123,8 +134,21 @@ export class SqliteStore implements Store {
   }
 
   async getQueue(accountId: string, name: string): Promise<QueueRecord | undefined> {
+    const key = `${accountId}/${name}`;
+    const cached = this.queueCache.get(key);
+    if (cached) return cached;
     const row = this.q.queueByName.get(accountId, name) as QueueRow | undefined;
-    return row && toQueue(row);
+    if (!row) return undefined;
+    // Frozen, because every caller shares the cached record.
+    const queue = toQueue(row);
+    Object.freeze(queue.attributes);
+    Object.freeze(queue.tags);
+    this.queueCache.set(key, Object.freeze(queue));
+    return queue;
+  }
+
+  private forgetQueue(id: number): void {
+    for (const [key, q] of this.queueCache) if (q.id === id) this.queueCache.delete(key);
   }
 
   async getQueueById(id: number): Promise<QueueRecord | undefined> {
@@ -141,6 +165,7 @@ export class SqliteStore implements Store {
       const row = this.q.queueById.get(id) as QueueRow | undefined;
       if (!row) return undefined;
       const q = toQueue(row);
+      this.forgetQueue(id);
       const attributes = { ...q.attributes, ...patch.setAttributes };
       for (const k of patch.removeAttributes ?? []) delete attributes[k];
       const tags = { ...q.tags, ...patch.setTags };
@@ -152,7 +177,10 @@ export class SqliteStore implements Store {
 
   async deleteQueue(id: number): Promise<boolean> {
     return this.commit.run(() => {
+      this.forgetQueue(id);
       this.q.deleteQueueMessages.run(id);
+      this.dl.forgetQueue(id);
+      this.fifo.dropQueue(id);
       return this.q.deleteQueue.run(id).changes === 1;
     });
   }
@@ -160,6 +188,7 @@ export class SqliteStore implements Store {
   async purgeQueue(id: number, now: number, cooldownMs: number): Promise<boolean> {
     return this.commit.run(() => {
       if (this.q.markPurge.run(now, id, now - cooldownMs).changes === 0) return false;
+      this.forgetQueue(id);
       this.q.deleteQueueMessages.run(id);
       return true;
     });
@@ -167,60 +196,76 @@ export class SqliteStore implements Store {
 
   async send(queueId: number, messages: NewMessage[]): Promise<StoredMessage[]> {
     return this.commit.run(() => {
+      let stored = 0;
       const out = messages.map((m) => {
+        const base = { ...m, queueId, receiveCount: m.receiveCount ?? 0, firstReceivedAt: null, receivedAt: null, receiptToken: null };
+        // A FIFO duplicate succeeds with the original's id and stores nothing.
+        const dup = this.fifo.duplicateOf(queueId, m, m.sentAt);
+        if (dup) return { ...base, ...dup, duplicate: true };
         const { seq } = this.q.insertMessage.get(...messageValues(queueId, m)) as { seq: number };
-        return { ...m, seq, queueId, receiveCount: m.receiveCount ?? 0, firstReceivedAt: null, receivedAt: null, receiptToken: null };
+        this.fifo.remember(queueId, m, seq);
+        stored++;
+        return { ...base, seq };
       });
-      this.touched.add(queueId);
+      if (stored) this.touched.add(queueId);
+      this.dl.count(queueId, stored, 0, 0);
       return out;
     });
   }
 
   async receive(queueId: number, req: ReceiveRequest): Promise<ReceiveResult> {
     return this.commit.run(() => {
-      const messages: StoredMessage[] = [];
-      let deadLettered = 0;
-      const claimed = new Set<number>();
-      // Dead-lettered rows leave the range, so another pass fills the places they freed;
-      // a message claimed with a zero timeout is still in range and must not be taken twice.
-      for (let pass = 0, refill = true; pass < 10 && refill && messages.length < req.max; pass++) {
-        const rows = this.q.ready.all(queueId, req.now, req.retentionCutoff, req.max - messages.length + claimed.size) as MessageRow[];
-        refill = false;
-        for (const row of rows) {
-          if (messages.length >= req.max) break;
-          const m = toMessage(row);
-          if (claimed.has(m.seq)) continue;
-          const dl = req.deadLetter;
-          if (dl && m.receiveCount >= dl.maxReceiveCount) {
-            refill = true;
-            const p = dl.patch(m);
-            this.q.deadLetter.run(dl.queueId, req.now, p.sentAt, p.dedupId ?? m.dedupId ?? null, p.deadLetterSourceArn, m.seq);
-            this.touched.add(dl.queueId);
-            deadLettered++;
-            continue;
-          }
-          const token = req.newToken();
-          const visibleAt = req.now + req.visibilityTimeoutMs;
-          this.q.claim.run(visibleAt, req.now, req.now, token, m.seq);
-          claimed.add(m.seq);
-          messages.push({
-            ...m, visibleAt, receiveCount: m.receiveCount + 1, firstReceivedAt: m.firstReceivedAt ?? req.now,
-            receivedAt: req.now, receiptToken: token,
-          });
-        }
-      }
-      return { messages, deadLettered };
+      const result = req.fifo ? this.fifo.receive(queueId, req) : this.receiveStandard(queueId, req);
+      this.dl.count(queueId, 0, result.messages.length, 0);
+      return result;
     });
   }
 
+  private receiveStandard(queueId: number, req: ReceiveRequest): ReceiveResult {
+    const messages: StoredMessage[] = [];
+    let deadLettered = 0;
+    const claimed = new Set<number>();
+    // Dead-lettered rows leave the range, so another pass fills the places they freed;
+    // a message claimed with a zero timeout is still in range and must not be taken twice.
+    for (let pass = 0, refill = true; pass < 10 && refill && messages.length < req.max; pass++) {
+      const rows = this.q.ready.all(queueId, req.now, req.retentionCutoff, req.max - messages.length + claimed.size) as MessageRow[];
+      refill = false;
+      for (const row of rows) {
+        if (messages.length >= req.max) break;
+        const m = toMessage(row);
+        if (claimed.has(m.seq)) continue;
+        const dl = req.deadLetter;
+        if (dl && m.receiveCount >= dl.maxReceiveCount) {
+          refill = true;
+          const p = dl.patch(m);
+          this.q.deadLetter.run(dl.queueId, req.now, p.sentAt, p.dedupId ?? m.dedupId ?? null, p.deadLetterSourceArn, req.now, m.seq);
+          this.touched.add(dl.queueId);
+          deadLettered++;
+          continue;
+        }
+        const token = req.newToken();
+        const visibleAt = req.now + req.visibilityTimeoutMs;
+        this.q.claim.run(visibleAt, req.now, req.now, token, m.seq);
+        claimed.add(m.seq);
+        messages.push({
+          ...m, visibleAt, receiveCount: m.receiveCount + 1, firstReceivedAt: m.firstReceivedAt ?? req.now,
+          receivedAt: req.now, receiptToken: token,
+        });
+      }
+    }
+    return { messages, deadLettered };
+  }
+
   async deleteMessages(queueId: number, receipts: ReceiptRef[], rule: DeleteRule): Promise<ReceiptOutcome[]> {
-    return this.commit.run(() =>
-      receipts.map((r) => {
+    return this.commit.run(() => {
+      const outcomes = receipts.map((r) => {
         const outcome = deleteOutcome(this.receiptRow(r.seq, queueId), r, rule);
         if (outcome === 'ok') this.q.deleteMessage.run(r.seq);
         return outcome;
-      }),
-    );
+      });
+      this.dl.count(queueId, 0, 0, outcomes.filter((o) => o === 'ok').length);
+      return outcomes;
+    });
   }
 
   async changeVisibility(queueId: number, changes: VisibilityChange[], now: number): Promise<ReceiptOutcome[]> {
@@ -258,6 +303,10 @@ export class SqliteStore implements Store {
     return (this.q.allQueues.all() as QueueRow[]).map(toQueue);
   }
 
+  async sweepExpired(now: number): Promise<number> {
+    return this.commit.run(() => this.fifo.expire(now));
+  }
+
   async deleteSentBefore(queueId: number, cutoff: number): Promise<number> {
     let total = 0;
     // Batches keep each transaction short, so a large sweep never stalls requests.
@@ -266,6 +315,42 @@ export class SqliteStore implements Store {
       total += n;
       if (n < SWEEP_BATCH) return total;
     }
+  }
+
+  queueStats(queueId: number): Promise<QueueStats> {
+    return this.dl.queueStats(queueId);
+  }
+
+  peekMessages(queueId: number, afterSeq: number, limit: number): Promise<StoredMessage[]> {
+    return this.dl.peekMessages(queueId, afterSeq, limit);
+  }
+
+  createMoveTask(task: NewMoveTask, maxActivePerAccount: number): Promise<MoveTaskRecord | 'sourceBusy' | 'accountLimit'> {
+    return this.dl.createMoveTask(task, maxActivePerAccount);
+  }
+
+  getMoveTask(id: string): Promise<MoveTaskRecord | undefined> {
+    return this.dl.getMoveTask(id);
+  }
+
+  listMoveTasks(sourceQueueId: number, limit: number): Promise<MoveTaskRecord[]> {
+    return this.dl.listMoveTasks(sourceQueueId, limit);
+  }
+
+  cancelMoveTask(id: string): Promise<MoveTaskRecord | undefined> {
+    return this.dl.cancelMoveTask(id);
+  }
+
+  leaseMoveTasks(owner: string, now: number, leaseUntil: number): Promise<MoveTaskRecord[]> {
+    return this.dl.leaseMoveTasks(owner, now, leaseUntil);
+  }
+
+  releaseMoveTasks(owner: string): Promise<void> {
+    return this.dl.releaseMoveTasks(owner);
+  }
+
+  runMoveBatch(taskId: string, batch: MoveBatch): Promise<MoveBatchResult> {
+    return this.dl.runMoveBatch(taskId, batch);
   }
 
   onAvailable(queueId: number, listener: () => void): () => void {

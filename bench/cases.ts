@@ -1,0 +1,39 @@
+import type { LoadKind } from './protocol.js';
+import type { RedriveOptions } from './targets.js';
+
+/** Every measured case: which system, which load, and which count is the headline. */
+export interface Case {
+  id: string;
+  system: 'redrive' | 'canned' | 'rabbit';
+  redrive?: RedriveOptions;
+  kind: LoadKind;
+  producers: number;
+  consumers: number;
+  /** `sent` for send workloads, `consumed` for send→receive→delete cycles. */
+  metric: 'sent' | 'consumed';
+}
+
+const sqlite: RedriveOptions = { storage: 'sqlite', durability: 'process' };
+const send = { kind: 'send', producers: 32, consumers: 0, metric: 'sent' } as const;
+const batch = { kind: 'batch', producers: 32, consumers: 0, metric: 'sent' } as const;
+const cycle = { kind: 'cycle', producers: 16, consumers: 16, metric: 'consumed' } as const;
+
+export const cases: Case[] = [
+  { id: 'W1', system: 'redrive', redrive: sqlite, ...send },
+  { id: 'W1-memory', system: 'redrive', redrive: { storage: 'memory', durability: 'process' }, ...send },
+  { id: 'W1-power', system: 'redrive', redrive: { storage: 'sqlite', durability: 'power' }, ...send },
+  { id: 'W2', system: 'redrive', redrive: sqlite, ...batch },
+  { id: 'W3', system: 'redrive', redrive: sqlite, ...cycle },
+  { id: 'W3b', system: 'redrive', redrive: sqlite, ...cycle, kind: 'cycle-batch' },
+  { id: 'canned-send', system: 'canned', ...send },
+  { id: 'canned-batch', system: 'canned', ...batch },
+  { id: 'rabbit-publish', system: 'rabbit', ...send, kind: 'rabbit-publish' },
+  { id: 'rabbit-cycle', system: 'rabbit', ...cycle, kind: 'rabbit-cycle' },
+];
+
+/**
+ * W3 again with the producers held to half of W3's median consumed rate: the latency
+ * target (p99 ≤ 10 ms) is about a server that is busy but not saturated, where a
+ * flat-out cycle only measures how long the backlog is.
+ */
+export const halfRateCase: Case = { id: 'W3-half', system: 'redrive', redrive: sqlite, ...cycle };

@@ -1,0 +1,121 @@
+import type { Measurement } from './measure.js';
+import { median } from './stats.js';
+
+/** Medians of each figure over a case's runs, and the table and JSON built from them. */
+
+export interface Summary {
+  rate: number;
+  requestsPerSecond: number;
+  serverCpu?: number;
+  clientCpu: number;
+  latencyP50?: number;
+  latencyP99?: number;
+  errors: number;
+  runs: number;
+}
+
+export type Outcome = { runs: Measurement[]; summary?: Summary; skipped?: string };
+
+const med = (xs: (number | undefined)[]): number | undefined => {
+  const defined = xs.filter((x): x is number => x !== undefined && Number.isFinite(x));
+  return defined.length ? median(defined) : undefined;
+};
+
+export function summarise(runs: Measurement[]): Summary | undefined {
+  if (runs.length === 0) return undefined;
+  return {
+    rate: med(runs.map((r) => r.rate))!,
+    requestsPerSecond: med(runs.map((r) => r.requestsPerSecond))!,
+    serverCpu: med(runs.map((r) => r.serverCpu)),
+    clientCpu: med(runs.map((r) => r.clientCpu))!,
+    latencyP50: med(runs.map((r) => r.latency?.p50)),
+    latencyP99: med(runs.map((r) => r.latency?.p99)),
+    errors: runs.reduce((n, r) => n + r.errors, 0),
+    runs: runs.length,
+  };
+}
+
+interface Row {
+  workload: string;
+  redrive: string;
+  canned?: string;
+  rabbit?: string;
+}
+
+/** The rows of the headline table: each Redrive case beside its baselines. */
+const rows: Row[] = [
+  { workload: 'W1 SendMessage, 32 conns (sqlite, process)', redrive: 'W1', canned: 'canned-send', rabbit: 'rabbit-publish' },
+  { workload: 'W1 SendMessage, 32 conns (memory)', redrive: 'W1-memory', canned: 'canned-send', rabbit: 'rabbit-publish' },
+  { workload: 'W1 SendMessage, 32 conns (sqlite, power)', redrive: 'W1-power', canned: 'canned-send', rabbit: 'rabbit-publish' },
+  { workload: 'W2 SendMessageBatch×10, 32 conns', redrive: 'W2', canned: 'canned-batch' },
+  { workload: 'W3 cycle, single sends (consumed)', redrive: 'W3', rabbit: 'rabbit-cycle' },
+  { workload: 'W3b cycle, batched sends (consumed)', redrive: 'W3b', rabbit: 'rabbit-cycle' },
+  { workload: 'W3 cycle at 50% of W3 rate', redrive: 'W3-half' },
+];
+
+const int = (n: number | undefined) => (n === undefined ? 'n/a' : Math.round(n).toLocaleString('en-US'));
+const pct = (n: number | undefined) => (n === undefined ? 'n/a' : `${Math.round(n)}%`);
+const ms = (n: number | undefined) => (n === undefined ? 'n/a' : n < 10 ? n.toFixed(2) : n.toFixed(1));
+
+export interface TableRow {
+  workload: string;
+  redrive?: number;
+  canned?: number;
+  rabbitmq?: number;
+  ratio?: number;
+  serverCpu?: number;
+  clientCpu?: number;
+  latencyP50?: number;
+  latencyP99?: number;
+}
+
+export function tableRows(outcomes: Record<string, Outcome>): TableRow[] {
+  return rows.map((row) => {
+    const r = outcomes[row.redrive]?.summary;
+    const c = row.canned ? outcomes[row.canned]?.summary : undefined;
+    const q = row.rabbit ? outcomes[row.rabbit]?.summary : undefined;
+    return {
+      workload: row.workload,
+      redrive: r?.rate,
+      canned: c?.rate,
+      rabbitmq: q?.rate,
+      ratio: r && c ? r.rate / c.rate : undefined,
+      serverCpu: r?.serverCpu,
+      clientCpu: r?.clientCpu,
+      latencyP50: r?.latencyP50,
+      latencyP99: r?.latencyP99,
+    };
+  });
+}
+
+/** A Markdown table, so the same text goes to the terminal and into docs/performance.md. */
+export function formatTable(table: TableRow[]): string {
+  const header = ['workload', 'Redrive msg/s', 'canned ceiling', 'RabbitMQ', 'ratio', 'server CPU', 'client CPU', 'p50 / p99 ms'];
+  const lines = table.map((t) => [
+    t.workload, int(t.redrive), int(t.canned), int(t.rabbitmq),
+    t.ratio === undefined ? 'n/a' : `${Math.round(100 * t.ratio)}%`,
+    pct(t.serverCpu), pct(t.clientCpu),
+    t.latencyP50 === undefined ? '' : `${ms(t.latencyP50)} / ${ms(t.latencyP99)}`,
+  ]);
+  return markdown(header, lines);
+}
+
+/** The baselines' own CPU figures: a ceiling that is client-bound is not a server ceiling. */
+export function formatBaselines(outcomes: Record<string, Outcome>): string {
+  const ids = ['canned-send', 'canned-batch', 'rabbit-publish', 'rabbit-cycle'];
+  const lines = ids.map((id) => {
+    const o = outcomes[id];
+    const s = o?.summary;
+    return [id, s ? int(s.rate) : `n/a${o?.skipped ? ` (${o.skipped})` : ''}`, int(s?.requestsPerSecond), pct(s?.serverCpu), pct(s?.clientCpu),
+      s?.latencyP50 === undefined ? '' : `${ms(s.latencyP50)} / ${ms(s.latencyP99)}`];
+  });
+  return markdown(['baseline', 'msg/s', 'req/s', 'server CPU', 'client CPU', 'p50 / p99 ms'], lines);
+}
+
+function markdown(header: string[], lines: string[][]): string {
+  const all = [header, ...lines];
+  const widths = header.map((_, i) => Math.max(...all.map((l) => l[i]!.length)));
+  const fmt = (l: string[]) => `| ${l.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  const rule = `|${widths.map((w, i) => (i === 0 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`;
+  return [fmt(header), rule, ...lines.map(fmt)].join('\n');
+}

@@ -1,0 +1,62 @@
+import type { Engine } from './engine.js';
+import { retentionMs } from './engine.js';
+import { systemAttributes } from './message-attributes.js';
+import { decodeToken, encodeToken } from './queue-actions.js';
+import { deadLetterSources } from './redrive-policy.js';
+import type { RequestContext, StoredMessage } from './types.js';
+import { intParam } from './validation.js';
+
+type Input = Record<string, unknown>;
+
+export async function listDeadLetterSourceQueues(engine: Engine, ctx: RequestContext, input: Input) {
+  const dlq = await engine.resolveQueue(ctx, input.QueueUrl);
+  const max = intParam(input.MaxResults, 'MaxResults', 1, 1000);
+  const after = decodeToken(input.NextToken);
+  const sources = (await deadLetterSources(engine, dlq)).filter((q) => after === undefined || q.name > after);
+  const limit = max ?? 1000;
+  const page = sources.slice(0, limit);
+  // The key is lowercase `queueUrls` in SQS's model and responses.
+  const out: Record<string, unknown> = { queueUrls: page.map((q) => engine.urlOf(ctx, q)) };
+  // As in ListQueues, SQS pages only when MaxResults is given.
+  if (max !== undefined && sources.length > limit) out.NextToken = encodeToken(page[page.length - 1]!.name);
+  return out;
+}
+
+const ALL = new Set(['All']);
+
+/**
+ * PeekMessages (a Redrive extension, `X-Amz-Target: AmazonSQS.PeekMessages`): browses a
+ * queue's messages by position without receiving them. Unlike viewing messages in the
+ * SQS console, it changes no receive count and no visibility, so it can never push a
+ * message into a dead-letter queue. Input: QueueUrl, MaxResults (1-100, default 10),
+ * NextToken. Expired messages, which no receive would return, are left out.
+ */
+export async function peekMessages(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const max = intParam(input.MaxResults, 'MaxResults', 1, 100) ?? 10;
+  const token = decodeToken(input.NextToken);
+  const rows = await engine.store.peekMessages(queue.id, token === undefined ? 0 : Number(token), max + 1);
+  const page = rows.slice(0, max);
+  const now = engine.clock.now();
+  const cutoff = now - retentionMs(queue);
+  const out: Record<string, unknown> = {
+    Messages: page.filter((m) => m.sentAt >= cutoff).map((m) => peeked(m, now)),
+  };
+  if (rows.length > max) out.NextToken = encodeToken(String(page[page.length - 1]!.seq));
+  return out;
+}
+
+function peeked(m: StoredMessage, now: number) {
+  const out: Record<string, unknown> = {
+    MessageId: m.messageId,
+    Body: m.body,
+    MD5OfBody: m.md5OfBody,
+    Attributes: systemAttributes(m, ALL) ?? {},
+    Position: m.seq,
+    State: m.visibleAt <= now ? 'VISIBLE' : m.receiveCount > 0 ? 'IN_FLIGHT' : 'DELAYED',
+    VisibleTimestamp: m.visibleAt,
+  };
+  if (m.attributes) out.MessageAttributes = m.attributes;
+  if (m.deadLetteredAt !== undefined) out.DeadLetteredTimestamp = m.deadLetteredAt;
+  return out;
+}

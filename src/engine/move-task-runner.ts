@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import type { MoveBatch, MoveTaskRecord } from '../stores/store.js';
+import { parseQueueArn, type QueueAddress } from './addressing.js';
+import type { Timer } from './clock.js';
+import { retentionMs, type Engine } from './engine.js';
+import { filterPredicate, type MoveFilter } from './move-filter.js';
+import type { NewMessage, QueueRecord, StoredMessage } from './types.js';
+
+/** A node holds a task for this long without renewing; another node then takes it over. */
+export const LEASE_MS = 15_000;
+const POLL_MS = 1_000;
+const RETRY_MS = 1_000;
+/** Messages per batch without a rate limit; each batch is one transaction. */
+const FAST_BATCH = 100;
+/** With a rate limit, batches of up to this many, spaced to keep the rate. */
+const RATE_BATCH = 10;
+/** After a stall, a rate-limited task catches up by at most this much time. */
+const MAX_BURST_MS = 1_000;
+export const NON_EXISTENT_QUEUE = 'AWS.SimpleQueueService.NonExistentQueue';
+
+/** The rules of one task: which messages move, where, and what they look like there. */
+export interface MovePlan {
+  matches(m: StoredMessage, now: number): boolean;
+  destination(m: StoredMessage): QueueAddress | undefined;
+  rewrite(m: StoredMessage, now: number): NewMessage;
+}
+
+export function movePlan(source: QueueRecord, task: { destinationArn?: string; filter?: MoveFilter }): MovePlan {
+  const fixed = task.destinationArn === undefined ? undefined : parseQueueArn(task.destinationArn);
+  const filter = filterPredicate(task.filter);
+  const retention = retentionMs(source);
+  return {
+    // Without a destination a message returns to the queue it died in; one sent straight
+    // to the dead-letter queue has none, so it stays. Expired or in-flight ones stay too.
+    matches: (m, now) =>
+      m.visibleAt <= now && m.sentAt >= now - retention && (fixed !== undefined || m.deadLetterSourceArn !== undefined) && filter(m),
+    destination: (m) => fixed ?? (m.deadLetterSourceArn === undefined ? undefined : parseQueueArn(m.deadLetterSourceArn)),
+    // A redriven message is a new message (id, enqueue time, retention), as in SQS; FIFO
+    // messages keep their group and deduplication ids.
+    rewrite: (m, now) => ({
+      messageId: randomUUID(), body: m.body, attributes: m.attributes, systemAttributes: m.systemAttributes,
+      md5OfBody: m.md5OfBody, md5OfAttributes: m.md5OfAttributes, md5OfSystemAttributes: m.md5OfSystemAttributes,
+      senderId: m.senderId, sentAt: now, visibleAt: now, groupId: m.groupId, dedupId: m.dedupId, receiveCount: 0,
+    }),
+  };
+}
+
+interface Driven {
+  nextAt: number;
+  stop: boolean;
+  timer?: Timer;
+  running?: Promise<void>;
+}
+
+/**
+ * Drives move tasks in the background. Tasks are rows in the store, leased to one node
+ * at a time, so a task survives a restart and, with a shared store, a node's death.
+ * Each batch is one atomic store step that also records the task's progress.
+ */
+export class MoveTaskRunner {
+  private readonly owner = randomUUID();
+  private readonly driven = new Map<string, Driven>();
+  private pollTimer?: Timer;
+  private stopped = true;
+
+  constructor(private readonly engine: Engine) {}
+
+  start(): void {
+    this.stopped = false;
+    void this.poll();
+  }
+
+  /** Picks up new tasks now rather than at the next poll. */
+  wake(): void {
+    void this.poll();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.pollTimer?.cancel();
+    for (const d of this.driven.values()) {
+      d.stop = true;
+      d.timer?.cancel();
+    }
+    await Promise.all([...this.driven.values()].map((d) => d.running));
+    this.driven.clear();
+    // Lets the next start (or another node) resume the tasks at once.
+    await this.engine.store.releaseMoveTasks(this.owner).catch(() => undefined);
+  }
+
+  private async poll(): Promise<void> {
+    if (this.stopped) return;
+    this.pollTimer?.cancel();
+    const { clock, store, log } = this.engine;
+    try {
+      const now = clock.now();
+      for (const task of await store.leaseMoveTasks(this.owner, now, now + LEASE_MS)) {
+        if (!this.driven.has(task.id) && !this.stopped) await this.drive(task);
+      }
+    } catch (err) {
+      log.error({ err }, 'move task poll failed');
+    }
+    if (!this.stopped) this.pollTimer = clock.schedule(POLL_MS, () => void this.poll());
+  }
+
+  private async drive(task: MoveTaskRecord): Promise<void> {
+    const { clock, store, log } = this.engine;
+    const d: Driven = { nextAt: clock.now(), stop: false };
+    this.driven.set(task.id, d);
+    const source = await store.getQueueById(task.sourceQueueId);
+    const plan = source && movePlan(source, { destinationArn: task.destinationArn, filter: task.filter ? JSON.parse(task.filter) : undefined });
+    const rate = task.maxPerSecond;
+    const limit = rate ? Math.min(rate, RATE_BATCH) : FAST_BATCH;
+    const schedule = (at: number) => {
+      if (d.stop) return;
+      const wait = at - clock.now();
+      if (wait > 0) d.timer = clock.schedule(wait, step);
+      else setImmediate(step);
+    };
+    const step = () => {
+      if (d.stop) return;
+      d.running = (async () => {
+        const now = clock.now();
+        const base = Math.max(d.nextAt, now - MAX_BURST_MS);
+        const batch: MoveBatch = {
+          owner: this.owner, now, leaseUntil: now + LEASE_MS, limit, scanLimit: limit * 10,
+          matches: (m) => !!plan && plan.matches(m, now),
+          destination: (m) => plan?.destination(m),
+          rewrite: (m) => plan!.rewrite(m, now),
+          missingQueueReason: NON_EXISTENT_QUEUE,
+        };
+        try {
+          const r = await store.runMoveBatch(task.id, batch);
+          if (r.lost || r.task.status !== 'RUNNING') {
+            this.driven.delete(task.id);
+            if (r.task.status === 'FAILED') log.warn({ task: task.id, reason: r.task.failureReason }, 'move task failed');
+            return;
+          }
+          d.nextAt = rate ? base + (r.moved * 1000) / rate : now;
+          schedule(d.nextAt);
+        } catch (err) {
+          log.error({ err, task: task.id }, 'move batch failed; retrying');
+          schedule(clock.now() + RETRY_MS);
+        }
+      })();
+    };
+    step();
+  }
+}

@@ -1,0 +1,79 @@
+import { actions, hasAction } from '../../engine/actions.js';
+import type { Engine } from '../../engine/engine.js';
+import { errors, SqsError, sqsError } from '../../engine/errors.js';
+import type { RequestContext } from '../../engine/types.js';
+import type { WireRequest, WireResponse } from '../wire.js';
+import { decodeInput, type Params } from './decode.js';
+import { errorXml, successXml } from './encode.js';
+import { queryOperation } from './model.js';
+
+const CONTENT_TYPE = 'text/xml';
+/** More form fields than the largest valid request (a full SendMessageBatch) can carry. */
+const MAX_PARAMS = 2000;
+/** Recorded SQS: these are refused when sent to a queue URL rather than the root (sqs-errors.md A4). */
+const ROOT_ONLY = new Set(['CreateQueue', 'ListQueues']);
+const NON_EXISTENT_QUEUE = 'AWS.SimpleQueueService.NonExistentQueue';
+
+/**
+ * The SQS Query protocol: `Action=…` in a form-encoded POST body or a GET query string,
+ * sent to the root or to a queue URL, answered in XML. Everything that is not a JSON
+ * request comes here, so that a request without an Action gets SQS's answer to that.
+ */
+export async function handleQuery(engine: Engine, ctx: RequestContext, req: WireRequest, signal?: AbortSignal): Promise<WireResponse> {
+  try {
+    const params = readParams(req);
+    const action = params.get('Action');
+    if (action === undefined || action === '') return unknownOperation();
+    const op = queryOperation(action);
+    if (!op || !hasAction(action) || (req.path !== '/' && ROOT_ONLY.has(action))) {
+      throw sqsError('InvalidAction', `The action ${action} is not valid for this endpoint.`);
+    }
+    const input = decodeInput(op.input, params);
+    // A request sent to a queue URL is about that queue unless it names another.
+    if (op.input?.members?.QueueUrl && input.QueueUrl === undefined && req.path !== '/') {
+      input.QueueUrl = ctx.baseUrl + req.path;
+    }
+    const output = await actions[action]!(engine, ctx, input, signal);
+    return { status: 200, headers: { 'content-type': CONTENT_TYPE }, body: successXml(op, output, ctx.requestId) };
+  } catch (e) {
+    return queryError(e, ctx.requestId);
+  }
+}
+
+/** Query-string parameters, then form-body parameters, which win on a repeated name. */
+function readParams(req: WireRequest): Params {
+  const params: Params = new Map();
+  const add = (text: string) => {
+    for (const [k, v] of new URLSearchParams(text)) {
+      if (params.size >= MAX_PARAMS) {
+        throw sqsError('MalformedQueryString', `The request has more than ${MAX_PARAMS} parameters.`);
+      }
+      params.set(k, v);
+    }
+  };
+  add(req.query);
+  if (req.body.length > 0) add(req.body.toString('utf8'));
+  return params;
+}
+
+/** What SQS answers a request with no Action: a bare document, 404, even to `Accept: application/json`. */
+function unknownOperation(): WireResponse {
+  return {
+    status: 404,
+    headers: { 'content-type': CONTENT_TYPE, 'x-amzn-query-error': 'UnknownOperationException;Sender' },
+    body: '<?xml version="1.0"?><UnknownOperationException/>',
+  };
+}
+
+export function queryError(e: unknown, requestId: string): WireResponse {
+  const err = e instanceof SqsError ? e : errors.internal();
+  const fault = err.senderFault ? 'Sender' : 'Receiver';
+  // The one message recorded to differ between the protocols (sqs-errors.md A1, A4).
+  const message = err.code === NON_EXISTENT_QUEUE ? 'The specified queue does not exist for this wsdl version.' : err.message;
+  return {
+    status: err.status,
+    headers: { 'content-type': CONTENT_TYPE, 'x-amzn-query-error': `${err.code};${fault}` },
+    body: errorXml(fault, err.code, message, requestId),
+    error: e instanceof SqsError ? undefined : e,
+  };
+}

@@ -1,0 +1,202 @@
+import type Database from 'better-sqlite3';
+import type { StoredMessage } from '../../engine/types.js';
+import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStatus, NewMoveTask, QueueStats } from '../store.js';
+import type { GroupCommit } from './group-commit.js';
+import { MESSAGE_COLUMNS, messageValues, toMessage, type MessageRow } from './rows.js';
+
+interface MoveTaskRow {
+  id: string;
+  account_id: string;
+  source_queue_id: number;
+  source_arn: string;
+  destination_arn: string | null;
+  max_per_second: number | null;
+  filter: string | null;
+  status: MoveTaskStatus;
+  failure_reason: string | null;
+  to_move: number;
+  moved: number;
+  started_at: number;
+  cursor: number;
+  max_seq: number;
+  lease_owner: string | null;
+  lease_until: number;
+}
+
+function toTask(r: MoveTaskRow): MoveTaskRecord {
+  return {
+    id: r.id, accountId: r.account_id, sourceQueueId: Number(r.source_queue_id), sourceArn: r.source_arn,
+    destinationArn: r.destination_arn ?? undefined, maxPerSecond: r.max_per_second ?? undefined,
+    filter: r.filter ?? undefined, status: r.status, failureReason: r.failure_reason ?? undefined,
+    toMove: Number(r.to_move), moved: Number(r.moved), startedAt: Number(r.started_at),
+  };
+}
+
+/**
+ * The SQLite side of dead-letter work: queue counters, peeking, and move tasks. Every
+ * write runs through the store's group commit, so each is one atomic step.
+ */
+export class SqliteDeadLetterOps {
+  private readonly q: ReturnType<SqliteDeadLetterOps['prepare']>;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly commit: GroupCommit,
+    /** Marks a queue whose messages may have become available (long-poll wake-up). */
+    private readonly touch: (queueId: number) => void,
+  ) {
+    this.q = this.prepare();
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      addStats: db.prepare(
+        `INSERT INTO queue_stats (queue_id, sent, received, deleted) VALUES (?,?,?,?)
+         ON CONFLICT (queue_id) DO UPDATE SET sent = sent + excluded.sent,
+           received = received + excluded.received, deleted = deleted + excluded.deleted`,
+      ),
+      stats: db.prepare('SELECT sent, received, deleted FROM queue_stats WHERE queue_id = ?'),
+      dropStats: db.prepare('DELETE FROM queue_stats WHERE queue_id = ?'),
+      peek: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
+      depth: db.prepare('SELECT count(*) AS n, coalesce(max(seq), 0) AS maxSeq FROM messages WHERE queue_id = ?'),
+      activeForSource: db.prepare(`SELECT count(*) AS n FROM move_tasks WHERE source_queue_id = ? AND status IN ('RUNNING','CANCELLING')`),
+      activeForAccount: db.prepare(`SELECT count(*) AS n FROM move_tasks WHERE account_id = ? AND status IN ('RUNNING','CANCELLING')`),
+      nextOrder: db.prepare('SELECT coalesce(max(created_order), 0) + 1 AS n FROM move_tasks'),
+      insertTask: db.prepare(
+        `INSERT INTO move_tasks (id, account_id, source_queue_id, source_arn, destination_arn, max_per_second, filter,
+           status, to_move, started_at, max_seq, created_order) VALUES (?,?,?,?,?,?,?,'RUNNING',?,?,?,?)`,
+      ),
+      task: db.prepare('SELECT * FROM move_tasks WHERE id = ?'),
+      tasksOf: db.prepare('SELECT * FROM move_tasks WHERE source_queue_id = ? ORDER BY created_order DESC LIMIT ?'),
+      cancel: db.prepare(`UPDATE move_tasks SET status = 'CANCELLED', lease_owner = NULL WHERE id = ? AND status = 'RUNNING'`),
+      leasable: db.prepare(
+        `SELECT * FROM move_tasks WHERE status = 'RUNNING' AND (lease_owner IS NULL OR lease_owner = ? OR lease_until <= ?)`,
+      ),
+      lease: db.prepare('UPDATE move_tasks SET lease_owner = ?, lease_until = ? WHERE id = ?'),
+      release: db.prepare('UPDATE move_tasks SET lease_owner = NULL, lease_until = 0 WHERE lease_owner = ?'),
+      progress: db.prepare(
+        'UPDATE move_tasks SET moved = moved + ?, cursor = ?, status = ?, failure_reason = ?, lease_until = ? WHERE id = ?',
+      ),
+      scan: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?'),
+      queueByName: db.prepare('SELECT id FROM queues WHERE account_id = ? AND name = ?'),
+      queueExists: db.prepare('SELECT 1 AS x FROM queues WHERE id = ?'),
+      insertMessage: db.prepare(
+        `INSERT INTO messages (${MESSAGE_COLUMNS.join(',')}) VALUES (${MESSAGE_COLUMNS.map(() => '?').join(',')})`,
+      ),
+      deleteMessage: db.prepare('DELETE FROM messages WHERE seq = ?'),
+    };
+  }
+
+  /** Adds to a queue's counters; call inside the transaction of the counted operation. */
+  count(queueId: number, sent: number, received: number, deleted: number): void {
+    if (sent || received || deleted) this.q.addStats.run(queueId, sent, received, deleted);
+  }
+
+  /** Drops a deleted queue's counters; call inside the queue's delete transaction. */
+  forgetQueue(queueId: number): void {
+    this.q.dropStats.run(queueId);
+  }
+
+  async queueStats(queueId: number): Promise<QueueStats> {
+    const r = this.q.stats.get(queueId) as QueueStats | undefined;
+    return r ? { sent: Number(r.sent), received: Number(r.received), deleted: Number(r.deleted) } : { sent: 0, received: 0, deleted: 0 };
+  }
+
+  async peekMessages(queueId: number, afterSeq: number, limit: number): Promise<StoredMessage[]> {
+    return (this.q.peek.all(queueId, afterSeq, limit) as MessageRow[]).map(toMessage);
+  }
+
+  async createMoveTask(t: NewMoveTask, maxActivePerAccount: number): Promise<MoveTaskRecord | 'sourceBusy' | 'accountLimit'> {
+    return this.commit.run(() => {
+      if ((this.q.activeForSource.get(t.sourceQueueId) as { n: number }).n > 0) return 'sourceBusy' as const;
+      if ((this.q.activeForAccount.get(t.accountId) as { n: number }).n >= maxActivePerAccount) return 'accountLimit' as const;
+      const depth = this.q.depth.get(t.sourceQueueId) as { n: number; maxSeq: number };
+      const order = (this.q.nextOrder.get() as { n: number }).n;
+      this.q.insertTask.run(
+        t.id, t.accountId, t.sourceQueueId, t.sourceArn, t.destinationArn ?? null, t.maxPerSecond ?? null,
+        t.filter ?? null, depth.n, t.startedAt, depth.maxSeq, order,
+      );
+      return toTask(this.q.task.get(t.id) as MoveTaskRow);
+    });
+  }
+
+  async getMoveTask(id: string): Promise<MoveTaskRecord | undefined> {
+    const r = this.q.task.get(id) as MoveTaskRow | undefined;
+    return r && toTask(r);
+  }
+
+  async listMoveTasks(sourceQueueId: number, limit: number): Promise<MoveTaskRecord[]> {
+    return (this.q.tasksOf.all(sourceQueueId, limit) as MoveTaskRow[]).map(toTask);
+  }
+
+  async cancelMoveTask(id: string): Promise<MoveTaskRecord | undefined> {
+    return this.commit.run(() => {
+      this.q.cancel.run(id);
+      const r = this.q.task.get(id) as MoveTaskRow | undefined;
+      return r && toTask(r);
+    });
+  }
+
+  async leaseMoveTasks(owner: string, now: number, leaseUntil: number): Promise<MoveTaskRecord[]> {
+    return this.commit.run(() =>
+      (this.q.leasable.all(owner, now) as MoveTaskRow[]).map((r) => {
+        this.q.lease.run(owner, leaseUntil, r.id);
+        return toTask(r);
+      }),
+    );
+  }
+
+  async releaseMoveTasks(owner: string): Promise<void> {
+    await this.commit.run(() => this.q.release.run(owner));
+  }
+
+  async runMoveBatch(taskId: string, b: MoveBatch): Promise<MoveBatchResult> {
+    return this.commit.run(() => {
+      const row = this.q.task.get(taskId) as MoveTaskRow;
+      if (row.status !== 'RUNNING' || row.lease_owner !== b.owner) return { task: toTask(row), lost: true, moved: 0 };
+      const finish = (moved: number, cursor: number, status: MoveTaskStatus, reason: string | null) => {
+        this.q.progress.run(moved, cursor, status, reason, b.leaseUntil, taskId);
+        return { task: toTask(this.q.task.get(taskId) as MoveTaskRow), lost: false, moved };
+      };
+      if (!this.q.queueExists.get(row.source_queue_id)) return finish(0, row.cursor, 'FAILED', b.missingQueueReason);
+      const rows = this.q.scan.all(row.source_queue_id, row.cursor, row.max_seq, b.scanLimit) as MessageRow[];
+      let cursor = Number(row.cursor);
+      let moved = 0;
+      const sentTo = new Map<number, number>();
+      for (const r of rows) {
+        if (moved >= b.limit) return this.afterMoves(finish, moved, cursor, 'RUNNING', sentTo, row.source_queue_id);
+        const m = toMessage(r);
+        // In-flight or delayed messages are left where they are, as SQS's own receive would.
+        if (m.visibleAt > b.now || !b.matches(m)) {
+          cursor = m.seq;
+          continue;
+        }
+        const addr = b.destination(m);
+        const dest = addr && (this.q.queueByName.get(addr.accountId, addr.name) as { id: number } | undefined);
+        if (!dest) return this.afterMoves(finish, moved, cursor, 'FAILED', sentTo, row.source_queue_id, b.missingQueueReason);
+        this.q.insertMessage.run(...messageValues(dest.id, b.rewrite(m)));
+        this.q.deleteMessage.run(m.seq);
+        sentTo.set(dest.id, (sentTo.get(dest.id) ?? 0) + 1);
+        cursor = m.seq;
+        moved++;
+      }
+      const done = rows.length < b.scanLimit;
+      return this.afterMoves(finish, moved, cursor, done ? 'COMPLETED' : 'RUNNING', sentTo, row.source_queue_id);
+    });
+  }
+
+  /** Counts a batch's moves as the receive, delete and send SQS's own redrive makes. */
+  private afterMoves(
+    finish: (moved: number, cursor: number, status: MoveTaskStatus, reason: string | null) => MoveBatchResult,
+    moved: number, cursor: number, status: MoveTaskStatus, sentTo: Map<number, number>, sourceQueueId: number,
+    reason: string | null = null,
+  ): MoveBatchResult {
+    this.count(sourceQueueId, 0, moved, moved);
+    for (const [id, n] of sentTo) {
+      this.count(id, n, 0, 0);
+      this.touch(id);
+    }
+    return finish(moved, cursor, status, reason);
+  }
+}

@@ -1,0 +1,137 @@
+import type Database from 'better-sqlite3';
+import type { NewMessage, StoredMessage } from '../../engine/types.js';
+import type { ReceiveRequest, ReceiveResult } from '../store.js';
+import { MESSAGE_COLUMNS, messageValues, toMessage, type MessageRow } from './rows.js';
+
+/**
+ * The SQLite side of FIFO queues: receiving by message group, deduplication, and
+ * receive-attempt replay. Group availability itself is kept by triggers (migration 3),
+ * so these functions only read it. Each runs inside the caller's transaction.
+ */
+export class SqliteFifoOps {
+  private readonly q: ReturnType<SqliteFifoOps['prepare']>;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly touch: (queueId: number) => void,
+  ) {
+    this.q = this.prepare();
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      readyGroups: db.prepare(
+        'SELECT group_id FROM fifo_groups WHERE queue_id = ? AND available_at <= ? ORDER BY available_at, head_seq LIMIT ?',
+      ),
+      groupHead: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT ?'),
+      claim: db.prepare(
+        `UPDATE messages SET visible_at = ?, receive_count = receive_count + 1,
+           first_received_at = COALESCE(first_received_at, ?), received_at = ?, receipt_token = ? WHERE seq = ?`,
+      ),
+      insert: db.prepare(`INSERT INTO messages (${MESSAGE_COLUMNS.join(',')}, dead_lettered_at) VALUES (${MESSAGE_COLUMNS.map(() => '?').join(',')}, ?) RETURNING seq`),
+      remove: db.prepare('DELETE FROM messages WHERE seq = ?'),
+      seen: db.prepare('SELECT message_id, seq FROM fifo_dedup WHERE queue_id = ? AND scope = ? AND dedup_id = ? AND expires_at > ?'),
+      remember: db.prepare(
+        'INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, seq, expires_at) VALUES (?,?,?,?,?,?)',
+      ),
+      attempt: db.prepare('SELECT receipts FROM receive_attempts WHERE queue_id = ? AND attempt_id = ? AND expires_at > ?'),
+      saveAttempt: db.prepare('INSERT OR REPLACE INTO receive_attempts (queue_id, attempt_id, receipts, expires_at) VALUES (?,?,?,?)'),
+      bySeq: db.prepare('SELECT * FROM messages WHERE seq = ? AND queue_id = ?'),
+      rehide: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
+      expireDedup: db.prepare('DELETE FROM fifo_dedup WHERE expires_at <= ?'),
+      expireAttempts: db.prepare('DELETE FROM receive_attempts WHERE expires_at <= ?'),
+      dropQueue: [
+        db.prepare('DELETE FROM fifo_dedup WHERE queue_id = ?'),
+        db.prepare('DELETE FROM receive_attempts WHERE queue_id = ?'),
+      ],
+    };
+  }
+
+  /** The message already sent with this deduplication id within the interval, if any. */
+  duplicateOf(queueId: number, m: NewMessage, now: number): { messageId: string; seq: number } | undefined {
+    if (m.dedupId === undefined || m.dedupScope === undefined) return undefined;
+    const r = this.q.seen.get(queueId, m.dedupScope, m.dedupId, now) as { message_id: string; seq: number } | undefined;
+    return r && { messageId: r.message_id, seq: Number(r.seq) };
+  }
+
+  remember(queueId: number, m: NewMessage, seq: number): void {
+    if (m.dedupId === undefined || m.dedupScope === undefined || m.dedupUntil === undefined) return;
+    this.q.remember.run(queueId, m.dedupScope, m.dedupId, m.messageId, seq, m.dedupUntil);
+  }
+
+  /**
+   * Receives from available groups, oldest group first, taking as many messages of one
+   * group as possible in order. A poison message is dead-lettered (re-inserted at the
+   * end of the dead-letter queue with a new position) and its group flows on.
+   */
+  receive(queueId: number, req: ReceiveRequest): ReceiveResult {
+    const replay = req.attemptId ? this.replay(queueId, req) : undefined;
+    if (replay) return { messages: replay, deadLettered: 0 };
+    const messages: StoredMessage[] = [];
+    let deadLettered = 0;
+    const groups = this.q.readyGroups.all(queueId, req.now, req.max) as { group_id: string }[];
+    for (const { group_id } of groups) {
+      if (messages.length >= req.max) break;
+      const rows = this.q.groupHead.all(queueId, group_id, req.max - messages.length + 10) as MessageRow[];
+      for (const row of rows) {
+        if (messages.length >= req.max) break;
+        const m = toMessage(row);
+        if (m.visibleAt > req.now) break; // delayed: nothing behind it may go first
+        const dl = req.deadLetter;
+        if (dl && m.receiveCount >= dl.maxReceiveCount) {
+          const p = dl.patch(m);
+          this.q.remove.run(m.seq);
+          this.q.insert.run(
+            ...messageValues(dl.queueId, { ...m, sentAt: p.sentAt, visibleAt: req.now, dedupId: p.dedupId ?? m.dedupId, deadLetterSourceArn: p.deadLetterSourceArn }),
+            req.now,
+          );
+          this.touch(dl.queueId);
+          deadLettered++;
+          continue;
+        }
+        if (m.sentAt < req.retentionCutoff) continue; // past retention: the sweep deletes it
+        const token = req.newToken();
+        const visibleAt = req.now + req.visibilityTimeoutMs;
+        this.q.claim.run(visibleAt, req.now, req.now, token, m.seq);
+        messages.push({ ...m, visibleAt, receiveCount: m.receiveCount + 1, firstReceivedAt: m.firstReceivedAt ?? req.now, receivedAt: req.now, receiptToken: token });
+      }
+    }
+    if (req.attemptId && messages.length) {
+      this.q.saveAttempt.run(queueId, req.attemptId, JSON.stringify(messages.map((m) => [m.seq, m.receiptToken])), req.attemptUntil ?? req.now);
+    }
+    return { messages, deadLettered };
+  }
+
+  /**
+   * A retried receive with the same attempt id gets the same messages and receipts, as
+   * long as none of them was deleted or had its visibility run out or changed; the
+   * retry restarts their visibility timeout.
+   */
+  private replay(queueId: number, req: ReceiveRequest): StoredMessage[] | undefined {
+    const saved = this.q.attempt.get(queueId, req.attemptId, req.now) as { receipts: string } | undefined;
+    if (!saved) return undefined;
+    const receipts = JSON.parse(saved.receipts) as [number, string][];
+    const out: StoredMessage[] = [];
+    for (const [seq, token] of receipts) {
+      const row = this.q.bySeq.get(seq, queueId) as MessageRow | undefined;
+      if (!row || row.receipt_token !== token || Number(row.visible_at) <= req.now) return undefined;
+      out.push(toMessage(row));
+    }
+    const visibleAt = req.now + req.visibilityTimeoutMs;
+    for (const m of out) {
+      this.q.rehide.run(visibleAt, m.seq);
+      m.visibleAt = visibleAt;
+    }
+    return out;
+  }
+
+  /** Forgets deduplication ids and receive attempts past their interval. */
+  expire(now: number): number {
+    return this.q.expireDedup.run(now).changes + this.q.expireAttempts.run(now).changes;
+  }
+
+  dropQueue(queueId: number): void {
+    for (const s of this.q.dropQueue) s.run(queueId);
+  }
+}

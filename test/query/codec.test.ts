@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { actions } from '../../src/engine/actions.js';
+import { decodeInput } from '../../src/protocols/query/decode.js';
+import { escapeXml, successXml } from '../../src/protocols/query/encode.js';
+import { queryOperation } from '../../src/protocols/query/model.js';
+
+const decode = (action: string, query: string) => decodeInput(queryOperation(action)!.input, new Map(new URLSearchParams(query)));
+
+describe('query model coverage', () => {
+  it('every action the engine serves has a Query operation (add Redrive-only ones to redrive-extensions.json)', () => {
+    const missing = Object.keys(actions).filter((name) => !queryOperation(name));
+    assert.deepEqual(missing, []);
+  });
+});
+
+describe('query decoding', () => {
+  it('reads flattened batch entries with nested attribute maps, as botocore writes them', () => {
+    const input = decode(
+      'SendMessageBatch',
+      'QueueUrl=http%3A%2F%2Fh%2F1%2Fq' +
+        '&SendMessageBatchRequestEntry.1.Id=a&SendMessageBatchRequestEntry.1.MessageBody=hi+there&SendMessageBatchRequestEntry.1.DelaySeconds=5' +
+        '&SendMessageBatchRequestEntry.1.MessageAttribute.1.Name=s&SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.DataType=String' +
+        '&SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.StringValue=v' +
+        '&SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.StringListValue.1=x' +
+        '&SendMessageBatchRequestEntry.1.MessageSystemAttribute.1.Name=AWSTraceHeader' +
+        '&SendMessageBatchRequestEntry.1.MessageSystemAttribute.1.Value.DataType=String' +
+        '&SendMessageBatchRequestEntry.1.MessageSystemAttribute.1.Value.StringValue=Root%3D1' +
+        '&SendMessageBatchRequestEntry.10.Id=b&SendMessageBatchRequestEntry.10.MessageBody=second',
+    );
+    assert.deepEqual(input, {
+      QueueUrl: 'http://h/1/q',
+      Entries: [
+        {
+          Id: 'a', MessageBody: 'hi there', DelaySeconds: 5,
+          MessageAttributes: { s: { DataType: 'String', StringValue: 'v', StringListValues: ['x'] } },
+          MessageSystemAttributes: { AWSTraceHeader: { DataType: 'String', StringValue: 'Root=1' } },
+        },
+        { Id: 'b', MessageBody: 'second' },
+      ],
+    });
+  });
+
+  it('reads attribute maps, tag maps and name lists by their locationName', () => {
+    assert.deepEqual(decode('CreateQueue', 'QueueName=q&Attribute.1.Name=DelaySeconds&Attribute.1.Value=3&Tag.1.Key=k&Tag.1.Value='), {
+      QueueName: 'q', Attributes: { DelaySeconds: '3' }, tags: { k: '' },
+    });
+    assert.deepEqual(decode('TagQueue', 'Tag.1.Key=a&Tag.1.Value=b'), { Tags: { a: 'b' } });
+    assert.deepEqual(decode('UntagQueue', 'TagKey.1=a&TagKey.2=b'), { TagKeys: ['a', 'b'] });
+    assert.deepEqual(decode('ReceiveMessage', 'AttributeName.2=B&AttributeName.1=A&MessageAttributeName.1=All&MaxNumberOfMessages=10'), {
+      AttributeNames: ['A', 'B'], MessageSystemAttributeNames: ['A', 'B'], MessageAttributeNames: ['All'], MaxNumberOfMessages: 10,
+    });
+    assert.deepEqual(decode('GetQueueAttributes', 'AttributeNames='), { AttributeNames: [] });
+  });
+
+  it('leaves unparsable numbers as text for the engine to reject, and keeps odd map keys as plain data', () => {
+    assert.deepEqual(decode('ReceiveMessage', 'MaxNumberOfMessages=ten'), { MaxNumberOfMessages: 'ten' });
+    const input = decode('CreateQueue', 'QueueName=q&Attribute.1.Name=__proto__&Attribute.1.Value=x');
+    const attributes = input.Attributes as Record<string, string>;
+    assert.equal(Object.getPrototypeOf(attributes), Object.prototype);
+    assert.deepEqual(Object.keys(attributes), ['__proto__']);
+  });
+});
+
+describe('query encoding', () => {
+  it('writes flattened lists and maps under their member names inside the result wrapper', () => {
+    const xml = successXml(queryOperation('ReceiveMessage')!, {
+      Messages: [{ MessageId: 'm', Body: 'a\r\nb<&>', Attributes: { SenderId: 's' }, MessageAttributes: { n: { DataType: 'Binary', BinaryValue: 'AAE=' } } }],
+    }, 'req-1');
+    assert.equal(XMLValidator.validate(xml), true);
+    assert.match(xml, /^<\?xml version="1.0"\?><ReceiveMessageResponse xmlns="http:\/\/queue.amazonaws.com\/doc\/2012-11-05\/"><ReceiveMessageResult><Message>/);
+    assert.match(xml, /<Body>a&#xD;\nb&lt;&amp;&gt;<\/Body>/);
+    assert.match(xml, /<Attribute><Name>SenderId<\/Name><Value>s<\/Value><\/Attribute>/);
+    assert.match(xml, /<MessageAttribute><Name>n<\/Name><Value><BinaryValue>AAE=<\/BinaryValue><DataType>Binary<\/DataType><\/Value><\/MessageAttribute>/);
+    const parsed = new XMLParser().parse(xml);
+    assert.equal(parsed.ReceiveMessageResponse.ResponseMetadata.RequestId, 'req-1');
+  });
+
+  it('never emits a character XML cannot carry', () => {
+    assert.equal(escapeXml('a\u0000b\u0008c\uFFFE\uD800'), 'a\uFFFDb\uFFFDc\uFFFD\uFFFD');
+  });
+});

@@ -1,0 +1,217 @@
+import assert from 'node:assert/strict';
+import { Agent, request } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+
+/**
+ * Malformed requests on both protocols against a running server. Every answer must be a
+ * well-formed SQS answer (never a 5xx), the server must stay up, and the control queue,
+ * which the fuzzer only reaches with reads and forged receipt handles, must not change.
+ */
+const RUNS = Number(process.env.FUZZ_RUNS ?? 2000);
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+const xml = new XMLParser();
+
+interface Raw {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+function send(base: URL, r: Raw): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request({ agent, host: base.hostname, port: base.port, method: r.method, path: r.path, headers: { ...r.headers, 'content-length': r.body.length } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end(r.body);
+  });
+}
+
+// Only reads and receipt-handle actions may name the control queue; a forged handle never matches.
+const SAFE_ON_CONTROL = [
+  'GetQueueAttributes', 'ListQueueTags', 'GetQueueUrl', 'ListQueues', 'DeleteMessage', 'DeleteMessageBatch',
+  'ChangeMessageVisibility', 'ChangeMessageVisibilityBatch', 'PeekMessages', 'ListDeadLetterSourceQueues', 'ListMessageMoveTasks',
+];
+const ELSEWHERE = [
+  'SendMessage', 'SendMessageBatch', 'ReceiveMessage', 'PurgeQueue', 'DeleteQueue', 'SetQueueAttributes', 'TagQueue',
+  'UntagQueue', 'StartMessageMoveTask', 'CancelMessageMoveTask',
+];
+const JSON_FIELDS = [
+  'QueueName', 'MessageBody', 'Entries', 'Id', 'ReceiptHandle', 'VisibilityTimeout', 'MaxNumberOfMessages', 'Attributes',
+  'AttributeNames', 'MessageAttributes', 'MessageAttributeNames', 'MessageSystemAttributes', 'Tags', 'TagKeys', 'DelaySeconds',
+  'MaxResults', 'NextToken', 'SourceArn', 'DestinationArn', 'TaskHandle', 'MessageGroupId', 'MessageDeduplicationId', 'Label',
+];
+const QUERY_NAMES = [
+  'QueueName', 'MessageBody', 'ReceiptHandle', 'VisibilityTimeout', 'MaxNumberOfMessages', 'DelaySeconds', 'MaxResults', 'NextToken',
+  'Attribute.1.Name', 'Attribute.1.Value', 'AttributeName.1', 'AttributeName.0', 'MessageAttributeName.1', 'TagKey.1', 'Tag.1.Key', 'Tag.1.Value',
+  'MessageAttribute.1.Name', 'MessageAttribute.1.Value.DataType', 'MessageAttribute.1.Value.StringValue', 'MessageAttribute.1.Value.BinaryValue',
+  'MessageAttribute.1.Value.StringListValue.1', 'SendMessageBatchRequestEntry.1.Id', 'SendMessageBatchRequestEntry.1.MessageBody',
+  'SendMessageBatchRequestEntry.99999999999.Id', 'DeleteMessageBatchRequestEntry.1.Id', 'DeleteMessageBatchRequestEntry.1.ReceiptHandle',
+  'ChangeMessageVisibilityBatchRequestEntry.1.Id', 'ChangeMessageVisibilityBatchRequestEntry.1.VisibilityTimeout', 'Attribute..Name',
+  'Attribute.-1.Name', 'Version', 'SourceArn', 'TaskHandle', 'MessageGroupId',
+];
+
+const hugeNumber = fc.constantFrom('99999999999999999999999999', '-1', '1e400', '-0', '0x10', '1.5', 'NaN', '9007199254740993', '');
+const odd = fc.constantFrom('%', '%zz', '%C3%28', '%ED%A0%80', '%00', '+', '&&', '==', '\u0000', '\uFFFE', '😀', '<x>&amp;', '\r\n');
+const text = fc.oneof(fc.string({ maxLength: 40 }), hugeNumber, odd, fc.string({ unit: 'binary', maxLength: 20 }));
+const jsonScalar = fc.oneof(text, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant(1e300), fc.bigInt().map(String));
+const jsonValue = fc.oneof(
+  { depthSize: 'small' },
+  jsonScalar,
+  fc.array(jsonScalar, { maxLength: 12 }),
+  fc.dictionary(fc.string({ maxLength: 8 }), jsonScalar, { maxKeys: 4 }),
+  fc.array(fc.dictionary(fc.constantFrom('Id', 'MessageBody', 'ReceiptHandle', 'VisibilityTimeout', 'DataType', 'StringValue'), jsonScalar), { maxLength: 12 }),
+  fc.jsonValue({ maxDepth: 3 }),
+);
+/** Percent-encodes every byte; unlike encodeURIComponent it accepts lone surrogates. */
+const enc = (s: string) => Buffer.from(s, 'utf8').toString('hex').replace(/../g, '%$&');
+const bytes = fc.uint8Array({ maxLength: 200 }).map((a) => Buffer.from(a));
+
+function arbitraries(controlPath: string, missingPath: string) {
+  const safeAction = fc.constantFrom(...SAFE_ON_CONTROL);
+  const otherAction = fc.oneof(fc.constantFrom(...ELSEWHERE, 'CreateQueue'), fc.string({ maxLength: 20 }), fc.constantFrom('constructor', '__proto__', 'toString'));
+  const queueUrl = (safe: boolean) =>
+    fc.oneof(fc.constant(`http://localhost${missingPath}`), text, ...(safe ? [fc.constant(`http://localhost${controlPath}`), fc.constant(controlPath.split('/').pop()!)] : []));
+  const action = fc.oneof(safeAction.map((a) => ({ a, safe: true })), otherAction.map((a) => ({ a, safe: false })));
+
+  const jsonRequest = action.chain(({ a, safe }) =>
+    fc.record({
+      target: fc.oneof(fc.constant(`AmazonSQS.${a}`), fc.constant(a), text),
+      fields: fc.dictionary(fc.constantFrom(...JSON_FIELDS), jsonValue, { maxKeys: 5 }),
+      queueUrl: fc.option(queueUrl(safe)),
+      shape: fc.constantFrom('object', 'truncated', 'bytes', 'array', 'huge-number'),
+      cut: fc.nat(),
+      junk: bytes,
+      mode: fc.boolean(),
+    }).map(({ target, fields, queueUrl, shape, cut, junk, mode }): Raw => {
+      const payload = queueUrl === null ? fields : { ...fields, QueueUrl: queueUrl };
+      const full = JSON.stringify(payload);
+      const body =
+        shape === 'object' ? full
+        : shape === 'truncated' ? full.slice(0, cut % (full.length + 1))
+        : shape === 'array' ? `[${full}]`
+        : shape === 'huge-number' ? full.replace(/^\{/, '{"MaxNumberOfMessages":1e400,"VisibilityTimeout":-99999999999999999999,')
+        : junk;
+      const headers: Record<string, string> = { 'x-amz-target': target.replace(/[^\x20-\x7e]/g, '?'), 'content-type': 'application/x-amz-json-1.0' };
+      if (mode) headers['x-amzn-query-mode'] = 'true';
+      return { method: 'POST', path: '/', headers, body: Buffer.from(body) };
+    }),
+  );
+
+  const pair = fc.tuple(fc.oneof(fc.constantFrom(...QUERY_NAMES), fc.string({ maxLength: 12 })), fc.oneof(text, jsonScalar.map(String)), fc.boolean())
+    .map(([k, v, raw]) => (raw ? `${k}=${v}` : `${enc(k)}=${enc(v)}`).replace(/[^\x21-\x7e]/g, (c) => enc(c)));
+  const queryRequest = action.chain(({ a, safe }) =>
+    fc.record({
+      pairs: fc.array(pair, { maxLength: 8 }),
+      queueUrl: fc.option(queueUrl(safe).map((u) => `QueueUrl=${enc(u)}`)),
+      action: fc.oneof(fc.constant(`Action=${enc(a)}`), fc.constant('Action='), fc.constant('')),
+      path: fc.constantFrom('/', missingPath, ...(safe ? [controlPath] : []), '/x/y/z', '/%zz'),
+      get: fc.boolean(),
+      contentType: fc.constantFrom('application/x-www-form-urlencoded', 'text/plain', 'application/json', ''),
+      junk: fc.option(bytes),
+    }).map(({ pairs, queueUrl, action, path, get, contentType, junk }): Raw => {
+      // Without a QueueUrl an action at a queue URL is about that queue, so unsafe ones name another.
+      const params = [action, ...pairs, ...(queueUrl !== null ? [queueUrl] : safe ? [] : [`QueueUrl=${enc(`http://localhost${missingPath}`)}`])];
+      const qs = params.filter(Boolean).join('&');
+      const headers: Record<string, string> = contentType ? { 'content-type': contentType } : {};
+      if (get) return { method: 'GET', path: `${path}?${qs}`, headers, body: Buffer.alloc(0) };
+      return { method: 'POST', path, headers, body: junk ?? Buffer.from(qs) };
+    }),
+  );
+
+  const garbage = fc.record({
+    method: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'),
+    path: fc.constantFrom('/', '/console', '/000000000000', missingPath, '/a%2Fb', '/?', '/?&&=&', '/?Action'),
+    body: bytes,
+  }).map(({ method, path, body }): Raw => ({ method, path, headers: {}, body }));
+
+  return fc.oneof({ arbitrary: jsonRequest, weight: 4 }, { arbitrary: queryRequest, weight: 5 }, { arbitrary: garbage, weight: 1 });
+}
+
+/** What the answers were, reported as a test diagnostic to show how deep the fuzzer reaches. */
+const seen = new Map<string, number>();
+
+function checkAnswer(r: Raw, a: Answer): void {
+  const code = String(a.headers['x-amzn-query-error'] ?? a.status).split(';')[0]!;
+  seen.set(code, (seen.get(code) ?? 0) + 1);
+  const context = `${r.method} ${r.path} ${JSON.stringify(r.headers)} ${JSON.stringify(r.body.toString('latin1').slice(0, 300))}\n→ ${a.status} ${a.text.slice(0, 500)}`;
+  assert.ok(a.status < 500, `server error: ${context}`);
+  if (r.method === 'POST' && r.headers['x-amz-target'] !== undefined) {
+    assert.equal(a.headers['content-type'], 'application/x-amz-json-1.0', context);
+    const body = JSON.parse(a.text) as Record<string, unknown>;
+    assert.ok(body && typeof body === 'object' && !Array.isArray(body), context);
+    if (a.status !== 200) {
+      assert.match(String(body.__type), /^com\.amazonaws\.sqs#\w+$/, context);
+      assert.equal(typeof body.message, 'string', context);
+      assert.match(String(a.headers['x-amzn-query-error']), /^[\w.]+;(Sender|Receiver)$/, context);
+    }
+    return;
+  }
+  assert.equal(XMLValidator.validate(a.text), true, context);
+  const doc = xml.parse(a.text) as Record<string, any>;
+  if (a.status === 200) {
+    const root = Object.keys(doc).find((k) => k !== '?xml')!;
+    assert.match(root, /Response$/, context);
+    assert.ok(doc[root].ResponseMetadata.RequestId, context);
+    return;
+  }
+  assert.match(String(a.headers['x-amzn-query-error']), /^[\w.]+;(Sender|Receiver)$/, context);
+  if (a.status === 404 && 'UnknownOperationException' in doc) return;
+  const e = doc.ErrorResponse?.Error;
+  assert.ok(e && (e.Type === 'Sender' || e.Type === 'Receiver') && e.Code && typeof e.Message === 'string', context);
+}
+
+describe('fuzz: malformed requests on both protocols', () => {
+  let server: ServerProcess;
+  let base: URL;
+  let controlUrl: string;
+  const state = async () => {
+    const c = server.client();
+    const { GetQueueAttributesCommand, ListQueueTagsCommand, ListQueuesCommand } = await import('@aws-sdk/client-sqs');
+    const attrs = await c.send(new GetQueueAttributesCommand({ QueueUrl: controlUrl, AttributeNames: ['All'] }));
+    const tags = await c.send(new ListQueueTagsCommand({ QueueUrl: controlUrl }));
+    const queues = await c.send(new ListQueuesCommand({}));
+    return { attributes: attrs.Attributes, tags: tags.Tags, queues: queues.QueueUrls };
+  };
+
+  before(async () => {
+    server = await startServerProcess({ storage: 'memory' });
+    base = new URL(server.url);
+    const { CreateQueueCommand, SendMessageBatchCommand, ReceiveMessageCommand } = await import('@aws-sdk/client-sqs');
+    const c = server.client();
+    controlUrl = (await c.send(new CreateQueueCommand({ QueueName: 'control', Attributes: { VisibilityTimeout: '300' }, tags: { keep: 'me' } }))).QueueUrl!;
+    await c.send(new SendMessageBatchCommand({
+      QueueUrl: controlUrl, Entries: ['a', 'b', 'c', 'd'].map((Id) => ({ Id, MessageBody: `body ${Id}`, MessageAttributes: { k: { DataType: 'String', StringValue: Id } } })),
+    }));
+    // One message in flight, so forged receipt handles meet a real receipt.
+    await c.send(new ReceiveMessageCommand({ QueueUrl: controlUrl, MaxNumberOfMessages: 1 }));
+  });
+  after(async () => {
+    agent.destroy();
+    await server.stop();
+    server.cleanup();
+  });
+
+  it(`answers ${RUNS} generated requests well and changes nothing`, async (t) => {
+    const before = await state();
+    const controlPath = new URL(controlUrl).pathname;
+    await fc.assert(
+      fc.asyncProperty(arbitraries(controlPath, '/000000000000/missing-queue'), async (r) => checkAnswer(r, await send(base, r))),
+      { numRuns: RUNS, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined },
+    );
+    t.diagnostic(JSON.stringify(Object.fromEntries([...seen].sort((a, b) => b[1] - a[1]))));
+    assert.equal(server.proc.exitCode, null, 'server exited');
+    assert.deepEqual(await state(), before);
+  });
+});
