@@ -43,7 +43,7 @@ function batchBody(queue: string, bodies: () => string): string {
   return JSON.stringify({ QueueUrl: queue, Entries: Array.from({ length: BATCH }, (_, i) => ({ Id: `m${i}`, MessageBody: bodies() })) });
 }
 
-/** `n` copies of `loop`, each run until the window closes; a failed request is counted, not fatal. */
+/** `n` concurrent loops of `once`, each until the window closes; a failed request is counted, not fatal. */
 async function loops(n: number, w: Window, once: () => Promise<void>): Promise<void> {
   await Promise.all(Array.from({ length: n }, async () => {
     while (w.running) {

@@ -1,17 +1,23 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { config } from './config.js';
-import { processCpuSeconds, stopProcess, track } from './processes.js';
+import { machineBusySeconds, processCpuSeconds, stopProcess, track } from './processes.js';
 import type { ChildMessage, LoadResult, LoadSpec } from './protocol.js';
 
 /** One run's figures, normalised per second of its window. */
 export interface Measurement {
   /** Messages/s: sent for send workloads, consumed for cycles. */
   rate: number;
+  /** Messages/s accepted by the server; above `rate` in a cycle, a backlog was growing. */
+  sentRate: number;
   requestsPerSecond: number;
   /** CPU as a percentage of one core; 200 % is both cores of this machine. */
   serverCpu?: number;
   clientCpu: number;
+  /** Server CPU per message in microseconds: less sensitive to a busy machine than msg/s. */
+  serverMicrosPerMessage?: number;
+  /** CPU used by everything else on the machine during the window (% of one core): the noise. */
+  otherCpu?: number;
   latency?: LoadResult['latency'];
   errors: number;
   firstError?: string;
@@ -36,14 +42,21 @@ export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', serve
   };
   let cpuStart: number | undefined;
   let cpuEnd: number | undefined;
+  let machineStart = 0;
+  let machineEnd = 0;
   const result = await new Promise<LoadResult>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`load child (${spec.kind}) did not finish within ${config.childTimeoutMs} ms`));
     }, config.childTimeoutMs);
     child.on('message', (m: ChildMessage) => {
-      if (m.type === 'window-start') cpuStart = cpu();
-      else if (m.type === 'window-end') cpuEnd = cpu();
+      if (m.type === 'window-start') {
+        cpuStart = cpu();
+        machineStart = machineBusySeconds();
+      } else if (m.type === 'window-end') {
+        cpuEnd = cpu();
+        machineEnd = machineBusySeconds();
+      }
       else {
         clearTimeout(timer);
         if (m.type === 'result') resolve(m.result);
@@ -58,11 +71,17 @@ export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', serve
   }).finally(() => stopProcess(child, 2000));
 
   const s = result.seconds;
+  const messages = metric === 'sent' ? result.sent : result.consumed;
+  const serverSeconds = cpuStart !== undefined && cpuEnd !== undefined ? cpuEnd - cpuStart : undefined;
+  const other = machineEnd - machineStart - (serverSeconds ?? 0) - result.clientCpuSeconds;
   return {
-    rate: (metric === 'sent' ? result.sent : result.consumed) / s,
+    rate: messages / s,
+    sentRate: result.sent / s,
     requestsPerSecond: result.requests / s,
-    serverCpu: cpuStart !== undefined && cpuEnd !== undefined ? (100 * (cpuEnd - cpuStart)) / s : undefined,
+    serverCpu: serverSeconds === undefined ? undefined : (100 * serverSeconds) / s,
     clientCpu: (100 * result.clientCpuSeconds) / s,
+    serverMicrosPerMessage: serverSeconds === undefined || messages === 0 ? undefined : (1e6 * serverSeconds) / messages,
+    otherCpu: Math.max(0, (100 * other) / s),
     latency: result.latency,
     errors: result.errors,
     firstError: result.firstError,

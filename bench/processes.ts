@@ -90,3 +90,15 @@ export function processCpuSeconds(pid: number): number {
   const stime = Number(fields[12]);
   return (utime + stime) / CLOCK_TICKS;
 }
+
+/**
+ * CPU time all processes on the machine have used so far, in seconds (every core
+ * counted). Minus the server's and the client's share, it says how much other work
+ * competed with the benchmark during a window.
+ */
+export function machineBusySeconds(): number {
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/);
+  // Fields: user nice system idle iowait irq softirq steal; idle and iowait are not work.
+  const [user, nice, system, , , irq, softirq, steal] = ticks.map(Number) as number[];
+  return (user! + nice! + system! + irq! + softirq! + steal!) / CLOCK_TICKS;
+}

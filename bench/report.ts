@@ -5,9 +5,12 @@ import { median } from './stats.js';
 
 export interface Summary {
   rate: number;
+  sentRate: number;
   requestsPerSecond: number;
   serverCpu?: number;
   clientCpu: number;
+  serverMicrosPerMessage?: number;
+  otherCpu?: number;
   latencyP50?: number;
   latencyP99?: number;
   errors: number;
@@ -25,9 +28,12 @@ export function summarise(runs: Measurement[]): Summary | undefined {
   if (runs.length === 0) return undefined;
   return {
     rate: med(runs.map((r) => r.rate))!,
+    sentRate: med(runs.map((r) => r.sentRate))!,
     requestsPerSecond: med(runs.map((r) => r.requestsPerSecond))!,
     serverCpu: med(runs.map((r) => r.serverCpu)),
     clientCpu: med(runs.map((r) => r.clientCpu))!,
+    serverMicrosPerMessage: med(runs.map((r) => r.serverMicrosPerMessage)),
+    otherCpu: med(runs.map((r) => r.otherCpu)),
     latencyP50: med(runs.map((r) => r.latency?.p50)),
     latencyP99: med(runs.map((r) => r.latency?.p99)),
     errors: runs.reduce((n, r) => n + r.errors, 0),
@@ -55,6 +61,7 @@ const rows: Row[] = [
 
 const int = (n: number | undefined) => (n === undefined ? 'n/a' : Math.round(n).toLocaleString('en-US'));
 const pct = (n: number | undefined) => (n === undefined ? 'n/a' : `${Math.round(n)}%`);
+const micros = (n: number | undefined) => (n === undefined ? 'n/a' : n < 10 ? n.toFixed(1) : Math.round(n).toString());
 const ms = (n: number | undefined) => (n === undefined ? 'n/a' : n < 10 ? n.toFixed(2) : n.toFixed(1));
 
 export interface TableRow {
@@ -65,6 +72,13 @@ export interface TableRow {
   ratio?: number;
   serverCpu?: number;
   clientCpu?: number;
+  serverMicrosPerMessage?: number;
+  /**
+   * Canned server µs/msg over Redrive's: the ratio Redrive would reach if both servers were
+   * CPU-bound on a core of their own. Steadier than `ratio` on a busy machine.
+   */
+  cpuRatio?: number;
+  otherCpu?: number;
   latencyP50?: number;
   latencyP99?: number;
 }
@@ -82,6 +96,9 @@ export function tableRows(outcomes: Record<string, Outcome>): TableRow[] {
       ratio: r && c ? r.rate / c.rate : undefined,
       serverCpu: r?.serverCpu,
       clientCpu: r?.clientCpu,
+      serverMicrosPerMessage: r?.serverMicrosPerMessage,
+      cpuRatio: r?.serverMicrosPerMessage && c?.serverMicrosPerMessage ? c.serverMicrosPerMessage / r.serverMicrosPerMessage : undefined,
+      otherCpu: r?.otherCpu,
       latencyP50: r?.latencyP50,
       latencyP99: r?.latencyP99,
     };
@@ -90,11 +107,11 @@ export function tableRows(outcomes: Record<string, Outcome>): TableRow[] {
 
 /** A Markdown table, so the same text goes to the terminal and into docs/performance.md. */
 export function formatTable(table: TableRow[]): string {
-  const header = ['workload', 'Redrive msg/s', 'canned ceiling', 'RabbitMQ', 'ratio', 'server CPU', 'client CPU', 'p50 / p99 ms'];
+  const header = ['workload', 'Redrive msg/s', 'canned ceiling', 'RabbitMQ', 'ratio', 'server CPU', 'client CPU', 'server µs/msg', 'others CPU', 'p50 / p99 ms'];
   const lines = table.map((t) => [
     t.workload, int(t.redrive), int(t.canned), int(t.rabbitmq),
     t.ratio === undefined ? 'n/a' : `${Math.round(100 * t.ratio)}%`,
-    pct(t.serverCpu), pct(t.clientCpu),
+    pct(t.serverCpu), pct(t.clientCpu), micros(t.serverMicrosPerMessage), pct(t.otherCpu),
     t.latencyP50 === undefined ? '' : `${ms(t.latencyP50)} / ${ms(t.latencyP99)}`,
   ]);
   return markdown(header, lines);
@@ -107,9 +124,10 @@ export function formatBaselines(outcomes: Record<string, Outcome>): string {
     const o = outcomes[id];
     const s = o?.summary;
     return [id, s ? int(s.rate) : `n/a${o?.skipped ? ` (${o.skipped})` : ''}`, int(s?.requestsPerSecond), pct(s?.serverCpu), pct(s?.clientCpu),
+      micros(s?.serverMicrosPerMessage), pct(s?.otherCpu),
       s?.latencyP50 === undefined ? '' : `${ms(s.latencyP50)} / ${ms(s.latencyP99)}`];
   });
-  return markdown(['baseline', 'msg/s', 'req/s', 'server CPU', 'client CPU', 'p50 / p99 ms'], lines);
+  return markdown(['baseline', 'msg/s', 'req/s', 'server CPU', 'client CPU', 'server µs/msg', 'others CPU', 'p50 / p99 ms'], lines);
 }
 
 function markdown(header: string[], lines: string[][]): string {

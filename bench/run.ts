@@ -1,20 +1,16 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
-import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { loadavg } from 'node:os';
 import { cases, halfRateCase, type Case } from './cases.js';
 import { config } from './config.js';
 import { measure, type Measurement } from './measure.js';
 import { killAll } from './processes.js';
-import { formatBaselines, formatTable, summarise, tableRows, type Outcome } from './report.js';
+import { formatBaselines, formatTable, summarise, tableRows } from './report.js';
+import { resultsFile, writeResults, type CaseOutcome } from './results.js';
 import { rabbitTarget, reachable, startCanned, startRedrive, type Target } from './targets.js';
 
 /**
  * `npm run bench`: every case BENCH_RUNS times, each run on a fresh server with its
  * own load child, then medians, a table, and bench/results/latest.json.
  */
-const resultsFile = fileURLToPath(new URL('../../bench/results/latest.json', import.meta.url));
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 async function startTarget(c: Case, run: number): Promise<Target> {
@@ -39,10 +35,10 @@ function describe(m: Measurement): string {
   const lat = m.latency ? ` p50 ${m.latency.p50.toFixed(2)} ms p99 ${m.latency.p99.toFixed(2)} ms` : '';
   const cpu = m.serverCpu === undefined ? 'n/a' : `${Math.round(m.serverCpu)}%`;
   const errors = m.errors ? ` ERRORS ${m.errors}: ${m.firstError}` : '';
-  return `${Math.round(m.rate)} msg/s, ${Math.round(m.requestsPerSecond)} req/s, server CPU ${cpu}, client CPU ${Math.round(m.clientCpu)}%${lat}${errors}`;
+  const per = m.serverMicrosPerMessage === undefined ? '' : ` (${Math.round(m.serverMicrosPerMessage)} µs/msg)`;
+  const sent = m.sentRate !== m.rate ? ` (sent ${Math.round(m.sentRate)}/s)` : '';
+  return `${Math.round(m.rate)} msg/s${sent}, ${Math.round(m.requestsPerSecond)} req/s, server CPU ${cpu}${per}, client CPU ${Math.round(m.clientCpu)}%, others ${Math.round(m.otherCpu ?? 0)}%${lat}${errors}`;
 }
-
-type CaseOutcome = Outcome & { failures: string[] };
 
 async function repeat(c: Case, outcome: CaseOutcome, run: number, rate?: number): Promise<void> {
   const label = `[run ${run}/${config.runs}] ${c.id.padEnd(14)}`;
@@ -84,39 +80,6 @@ async function main(): Promise<void> {
   console.log(`\n${formatTable(table)}\n\n${formatBaselines(outcomes)}\n`);
   writeResults(outcomes, table, { halfRate, load });
   console.log(`wrote ${resultsFile}`);
-}
-
-function git(...args: string[]): string {
-  try {
-    return execFileSync('git', args, { encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
-
-function writeResults(outcomes: Record<string, CaseOutcome>, table: ReturnType<typeof tableRows>, extra: object): void {
-  const round = (n: number | undefined, digits = 0) => (n === undefined ? undefined : Number(n.toFixed(digits)));
-  const result = {
-    date: new Date().toISOString(),
-    commit: git('rev-parse', '--short', 'HEAD'),
-    // Uncommitted changes mean the figures may not match the commit exactly.
-    dirty: git('status', '--porcelain', '--', 'src') !== '',
-    machine: { cores: cpus().length, cpu: cpus()[0]?.model, memoryGiB: round(totalmem() / 2 ** 30, 1), node: process.version },
-    settings: { seconds: config.seconds, warmupSeconds: config.warmupSeconds, runs: config.runs, bodyBytes: config.bodyBytes },
-    ...extra,
-    table,
-    cases: Object.fromEntries(Object.entries(outcomes).map(([id, o]) => [id, {
-      skipped: o.skipped,
-      failures: o.failures.length ? o.failures : undefined,
-      median: o.summary,
-      runs: o.runs.map((m) => ({
-        rate: round(m.rate), requestsPerSecond: round(m.requestsPerSecond), serverCpu: round(m.serverCpu), clientCpu: round(m.clientCpu),
-        latencyP50: round(m.latency?.p50, 3), latencyP99: round(m.latency?.p99, 3), errors: m.errors, firstError: m.firstError,
-      })),
-    }])),
-  };
-  mkdirSync(dirname(resultsFile), { recursive: true });
-  writeFileSync(resultsFile, `${JSON.stringify(result, null, 2)}\n`);
 }
 
 main().then(

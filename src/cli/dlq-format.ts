@@ -20,6 +20,7 @@ export interface PeekedMessage {
   Position: number;
   State: string;
   DeadLetteredTimestamp?: number;
+  DeathHistory?: { queue: string; reason: string; count: number; firstTime: number; lastTime: number; rejectReason?: string; originalTtlSeconds?: number }[];
 }
 
 const time = (ms: number | string | undefined) => (ms === undefined ? '-' : new Date(Number(ms)).toISOString());
@@ -52,6 +53,12 @@ export function peeked(m: PeekedMessage, full: boolean): string {
   ];
   const attrs = Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => `${k}=${v.StringValue ?? `<${v.DataType}>`}`);
   if (attrs.length) lines.push(`  attributes: ${attrs.join(', ')}`);
+  // The dead-letter history, newest first: one line per {queue, reason}.
+  for (const d of m.DeathHistory ?? []) {
+    const extra = [d.rejectReason !== undefined ? `reason "${d.rejectReason}"` : '', d.originalTtlSeconds !== undefined ? `ttl ${d.originalTtlSeconds}s` : '']
+      .filter(Boolean).join(', ');
+    lines.push(`  died ${d.count}x in ${d.queue}: ${d.reason}, ${time(d.firstTime)} .. ${time(d.lastTime)}${extra ? `  (${extra})` : ''}`);
+  }
   const body = !full && m.Body.length > 200 ? `${m.Body.slice(0, 200)}… (${m.Body.length} chars)` : m.Body;
   lines.push(`  body: ${body}`);
   return lines.join('\n') + '\n';

@@ -8,7 +8,7 @@ const WATCH_INTERVAL_MS = 500;
 const out = (s: string): void => {
   process.stdout.write(s);
 };
-const endpoint = () => new Option('--endpoint <url>', 'Redrive server').default(DEFAULT_ENDPOINT);
+const endpoint = () => new Option('--endpoint <url>', 'Redrive server').env('REDRIVE_ENDPOINT').default(DEFAULT_ENDPOINT);
 const client = (opts: { endpoint: string }) => new SqsJsonClient(opts.endpoint);
 
 /** `redrive dlq ...`: inspect dead-letter queues and redrive them, against a running server. */

@@ -10,16 +10,26 @@ program
   .description('Run the Redrive server')
   .option('--host <host>', 'address to listen on', defaults.host)
   .option('--port <port>', 'port to listen on (0 picks a free one)', String(defaults.port))
-  .option('--storage <kind>', 'sqlite | memory', defaults.storage)
+  .option('--storage <kind>', 'sqlite | memory | postgres://user@host:port/db[?pool_size=N] (shared by several nodes)', defaults.storage)
   .option('--data-dir <dir>', 'where the SQLite database lives', defaults.dataDir)
   .addOption(new Option('--durability <mode>', 'process: survives a crash of the server; power: also power loss (fsync)')
     .choices(['process', 'power']).default(defaults.durability))
   .option('--region <region>', 'region in queue ARNs', defaults.region)
   .option('--account-id <id>', 'account id in queue URLs and ARNs', defaults.accountId)
+  .option('--config <file>', 'JSON config file: dead-letter policies and queues to create (SIGHUP reloads them), and storage')
+  .option('--credentials <file>', 'JSON file of access keys ({"<key id>": {"secretAccessKey", "accountId"}}): turns on SigV4 signature checking')
   .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default(defaults.logLevel))
   .addOption(new Option('--clock <clock>', 'manual: time moves only via POST /_redrive/clock (tests only)').choices(['system', 'manual']).default('system').hideHelp())
-  .action(async (opts) => {
-    const server = await startServer({ ...defaults, ...opts, port: Number(opts.port) });
+  .action(async (opts, cmd: Command) => {
+    const server = await startServer({
+      ...defaults, ...opts, port: Number(opts.port), configFile: opts.config,
+      storageFromFlag: cmd.getOptionValueSource('storage') === 'cli',
+    });
+    // Policies change without a restart: edit the file, then `kill -HUP <pid>`. A file
+    // that does not validate is logged and ignored; the policies in force stay.
+    process.on('SIGHUP', () => {
+      server.reload().catch((err: Error) => server.log.error({ err: err.message }, 'config reload failed; policies unchanged'));
+    });
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       process.once(signal, () => {
         server.stop().then(

@@ -38,6 +38,8 @@ export const actions: Record<string, ActionHandler> = {
   CancelMessageMoveTask: moveTasks.cancelMessageMoveTask,
   // Redrive extension (not an SQS action): browse messages without receiving them.
   PeekMessages: deadLetters.peekMessages,
+  // Redrive extension: dead-letter a received message now, with reason `rejected`.
+  RejectMessage: deadLetters.rejectMessage,
 };
 
 export function hasAction(name: string): boolean {

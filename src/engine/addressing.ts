@@ -28,9 +28,17 @@ export function parseQueueUrl(url: unknown, ctx: RequestContext): QueueAddress {
     path = slash < 0 ? '' : url.slice(slash);
   }
   const parts = path.split('?')[0]!.split('/').filter(Boolean);
-  if (parts.length === 2) return { accountId: parts[0]!, name: decodeURIComponent(parts[1]!) };
+  if (parts.length === 2) return { accountId: parts[0]!, name: decodeName(parts[1]!) };
   if (parts.length === 1 && scheme < 0) return { accountId: ctx.accountId, name: parts[0]! };
   throw errors.queueDoesNotExist();
+}
+
+function decodeName(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    throw errors.queueDoesNotExist();
+  }
 }
 
 export function parseQueueArn(arn: string): (QueueAddress & { region: string }) | undefined {

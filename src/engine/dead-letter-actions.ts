@@ -1,4 +1,7 @@
+import { deadLetterTarget } from './dead-lettering.js';
+import { deathAttributes, firstDeath, lastDeath } from './deaths.js';
 import type { Engine } from './engine.js';
+import { errors } from './errors.js';
 import { retentionMs } from './engine.js';
 import { systemAttributes } from './message-attributes.js';
 import { decodeToken, encodeToken } from './queue-actions.js';
@@ -51,12 +54,54 @@ function peeked(m: StoredMessage, now: number) {
     MessageId: m.messageId,
     Body: m.body,
     MD5OfBody: m.md5OfBody,
-    Attributes: systemAttributes(m, ALL) ?? {},
+    Attributes: { ...systemAttributes(m, ALL), ...deathAttributes(m, () => true) },
     Position: m.seq,
     State: m.visibleAt <= now ? 'VISIBLE' : m.receiveCount > 0 ? 'IN_FLIGHT' : 'DELAYED',
     VisibleTimestamp: m.visibleAt,
   };
   if (m.attributes) out.MessageAttributes = m.attributes;
   if (m.deadLetteredAt !== undefined) out.DeadLetteredTimestamp = m.deadLetteredAt;
+  if (m.expiresAt !== undefined) out.ExpiresTimestamp = m.expiresAt;
+  if (m.deaths?.length) {
+    out.DeathHistory = m.deaths;
+    out.FirstDeath = firstDeath(m.deaths);
+    out.LastDeath = lastDeath(m.deaths);
+  }
   return out;
+}
+
+const MAX_REASON = 1024;
+
+/**
+ * RejectMessage (a Redrive extension): the consumer gives up on a message it holds, and
+ * it is dead-lettered at once with reason `rejected` and the consumer's reason text, as
+ * an AMQP basic.reject without requeue. Letting the visibility timeout lapse is not a
+ * rejection. Input: QueueUrl, ReceiptHandle (the latest receipt, still in flight),
+ * Reason (optional, up to 1024 characters).
+ *
+ * Without a dead-letter queue RabbitMQ would drop the message; Redrive refuses instead,
+ * and the message stays in flight until its visibility timeout ends, so a reject can
+ * never lose a message.
+ */
+export async function rejectMessage(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const handle = input.ReceiptHandle;
+  if (handle === undefined || handle === null || handle === '') throw errors.missingParameter('ReceiptHandle');
+  const receipt = (await engine.receipts()).open(queue, handle);
+  const reason = input.Reason;
+  if (reason !== undefined && reason !== null && (typeof reason !== 'string' || reason.length > MAX_REASON)) {
+    throw errors.invalidValue('Reason', '(reason)', `Reason must be a string of at most ${MAX_REASON} characters.`);
+  }
+  const target = await deadLetterTarget(engine, queue, 'rejected', typeof reason === 'string' && reason !== '' ? reason : undefined);
+  if (!target) {
+    throw errors.invalidParameterValue(
+      `Queue ${queue.name} has no dead-letter queue, so the message cannot be rejected; it stays in flight until its visibility timeout ends.`,
+    );
+  }
+  const outcome = await engine.store.rejectMessage(queue.id, receipt, engine.clock.now(), target);
+  if (outcome === 'ok') return {};
+  if (outcome === 'gone') {
+    throw errors.invalidValue('ReceiptHandle', handle, 'Message does not exist or is not available for rejection.');
+  }
+  throw errors.invalidValue('ReceiptHandle', handle, 'The receipt handle has expired.');
 }

@@ -1,10 +1,21 @@
+import { randomUUID } from 'node:crypto';
 import type { Store } from '../stores/store.js';
 import { parseQueueUrl, queueArn, queueUrl } from './addressing.js';
 import type { Clock } from './clock.js';
+import { effectiveSettings, type DeadLetterSettings } from './dead-letter-settings.js';
+import { deadLetterTarget } from './dead-lettering.js';
+import { randomBytes } from 'node:crypto';
 import { errors } from './errors.js';
+import { decodeReceipt, encodeReceipt, type Receipt } from './receipt.js';
 import { LongPolls } from './long-poll.js';
 import { MoveTaskRunner } from './move-task-runner.js';
-import type { QueueRecord, RequestContext } from './types.js';
+import { PolicySet, type Policy } from './policies.js';
+import type { DeathReason, QueueRecord, RequestContext, StoredMessage } from './types.js';
+
+/** A sweeping node that stops renewing is replaced by another after this long. */
+const SWEEP_LEASE_MS = 5_000;
+/** Messages expired per transaction, so a large expiry never stalls requests. */
+const EXPIRY_BATCH = 100;
 
 export interface EngineOptions {
   store: Store;
@@ -12,6 +23,8 @@ export interface EngineOptions {
   region: string;
   /** Approximate in-flight limit of a standard queue (SQS: about 120,000). */
   inflightLimit?: number;
+  /** Dead-letter policies in force at start (see policies.ts). */
+  policies?: Policy[];
   log?: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void };
 }
 
@@ -30,7 +43,12 @@ export class Engine {
   /** Upper bounds of each standard queue's in-flight count (see message-actions.ts). */
   readonly inflightEstimates = new Map<number, number>();
   readonly log: NonNullable<EngineOptions['log']>;
+  readonly policies: PolicySet;
+  /** Messages parked in the cycles queue since start (see dead-lettering.ts). */
+  cyclesBroken = 0;
+  private readonly settingsCache = new WeakMap<QueueRecord, { generation: number; settings: DeadLetterSettings }>();
   private sweepTimer?: { cancel(): void };
+  private receiptCodec?: Promise<ReceiptCodec>;
 
   constructor(opts: EngineOptions) {
     this.store = opts.store;
@@ -40,6 +58,29 @@ export class Engine {
     this.longPolls = new LongPolls(this.store, this.clock);
     this.log = opts.log ?? { info() {}, warn() {}, error() {} };
     this.moveTasks = new MoveTaskRunner(this);
+    this.policies = new PolicySet(opts.policies);
+  }
+
+  /**
+   * The queue's dead-letter settings in force: its attributes over the matching policy.
+   * Every send and receive asks, so they are kept per queue record (a changed queue is a
+   * new record) until the policies change.
+   */
+  settingsOf(queue: QueueRecord): DeadLetterSettings {
+    const hit = this.settingsCache.get(queue);
+    if (hit && hit.generation === this.policies.generation) return hit.settings;
+    const settings = effectiveSettings(this.policies, this.region, queue);
+    this.settingsCache.set(queue, { generation: this.policies.generation, settings });
+    return settings;
+  }
+
+  /** A dead-letter cycle with no rejection was broken: the message is parked, not dropped. */
+  noteCycle(queue: QueueRecord, target: QueueRecord, m: StoredMessage, reason: DeathReason): void {
+    this.cyclesBroken++;
+    this.log.warn(
+      { queue: queue.name, target: target.name, messageId: m.messageId, reason, cyclesBroken: this.cyclesBroken },
+      'dead-letter cycle without a rejection: message parked in the cycles queue',
+    );
   }
 
   async resolveQueue(ctx: RequestContext, url: unknown): Promise<QueueRecord> {
@@ -47,6 +88,25 @@ export class Engine {
     const queue = await this.store.getQueue(addr.accountId, addr.name);
     if (!queue) throw errors.queueDoesNotExist();
     return queue;
+  }
+
+  /**
+   * Seals and opens receipt handles under the key every node on the store shares. A
+   * handle opens only if it is genuine and was given for the queue it is used with.
+   */
+  receipts(): Promise<ReceiptCodec> {
+    this.receiptCodec ??= this.store.secret('receipt-handle-key', randomBytes(32).toString('base64')).then((v) => {
+      const key = Buffer.from(v, 'base64');
+      return {
+        seal: (r) => encodeReceipt(r, key),
+        open: (queue, handle) => {
+          const r = decodeReceipt(handle, key);
+          if (r.queueId !== queue.id) throw errors.receiptHandleIsInvalid(String(handle));
+          return r;
+        },
+      };
+    });
+    return this.receiptCodec;
   }
 
   arnOf(queue: Pick<QueueRecord, 'accountId' | 'name'>): string {
@@ -60,8 +120,11 @@ export class Engine {
   /** Starts background work: the retention sweep, once a second, and move tasks. */
   start(): void {
     this.moveTasks.start();
+    // With a shared store only the holder of the lease sweeps; it renews it every tick.
+    const owner = randomUUID();
     const tick = () => {
-      this.sweepRetention()
+      this.store.tryLease('retention-sweep', owner, this.clock.now(), SWEEP_LEASE_MS)
+        .then(async (held) => (held ? (await this.sweepExpiry()) + (await this.sweepRetention()) : 0))
         .catch((err) => this.log.error({ err }, 'retention sweep failed'))
         .finally(() => { if (this.sweepTimer) this.sweepTimer = this.clock.schedule(1000, tick); });
     };
@@ -79,6 +142,24 @@ export class Engine {
     return total;
   }
 
+  /**
+   * Dead-letters messages whose time-to-live has passed (reason `expired`), in batches
+   * of one transaction each; without a dead-letter queue they are deleted, as RabbitMQ
+   * drops them. Returns how many.
+   */
+  async sweepExpiry(): Promise<number> {
+    let total = 0;
+    for (const q of await this.store.allQueues()) {
+      const target = await deadLetterTarget(this, q, 'expired');
+      for (;;) {
+        const n = await this.store.expireMessages(q.id, this.clock.now(), EXPIRY_BATCH, target);
+        total += n;
+        if (n < EXPIRY_BATCH) break;
+      }
+    }
+    return total;
+  }
+
   /** Stops background work and answers every waiting long poll with no messages. */
   async close(): Promise<void> {
     this.sweepTimer?.cancel();
@@ -86,6 +167,11 @@ export class Engine {
     await this.moveTasks.stop();
     this.longPolls.releaseAll();
   }
+}
+
+export interface ReceiptCodec {
+  seal(r: Receipt): string;
+  open(queue: Pick<QueueRecord, 'id'>, handle: unknown): Receipt;
 }
 
 export function retentionMs(q: QueueRecord): number {

@@ -1,13 +1,34 @@
 import type { Store } from '../stores/store.js';
 import type { Clock, Timer } from './clock.js';
 
+interface Waiter {
+  /** Runs one receive attempt (never two at once). */
+  poke(): void;
+  running: boolean;
+  release(): void;
+}
+
+/** The waiters of one queue, in arrival order, and the queue's single wake-up sources. */
+interface QueueWaiters {
+  list: Waiter[];
+  unsubscribe: () => void;
+  timer?: Timer;
+  timerAt?: number;
+}
+
 /**
- * Long polling without polling loops: a waiting receive sleeps until the store says
- * messages may be available (a send, a visibility change, a move) or until the next
- * moment a delayed or in-flight message becomes visible, whichever is first.
+ * Long polling without polling loops. A waiting receive sleeps until the store says
+ * messages may be available (a send, a visibility change, a move), or until the next
+ * moment a delayed or in-flight message becomes visible.
+ *
+ * A wake-up rouses one idle waiter, not all of them: a single send would otherwise cost
+ * as many receive transactions as there are waiters. A waiter whose attempt got messages
+ * passes the wake-up on to the next idle one, since more may remain; an empty attempt
+ * ends the chain.
  */
 export class LongPolls {
-  private readonly waiting = new Set<() => void>();
+  private readonly queues = new Map<number, QueueWaiters>();
+  private count = 0;
 
   constructor(
     private readonly store: Store,
@@ -15,13 +36,10 @@ export class LongPolls {
   ) {}
 
   get size(): number {
-    return this.waiting.size;
+    return this.count;
   }
 
-  /**
-   * Runs `attempt` until it returns something, the wait ends, or `signal` aborts.
-   * Attempts never overlap, and a wake-up during an attempt triggers one more.
-   */
+  /** Runs `attempt` until it returns something, the wait ends, or `signal` aborts. */
   async wait<T>(queueId: number, waitMs: number, attempt: () => Promise<T[]>, signal?: AbortSignal): Promise<T[]> {
     const first = await attempt();
     if (first.length > 0 || waitMs <= 0 || signal?.aborted) return first;
@@ -29,59 +47,105 @@ export class LongPolls {
 
     return new Promise<T[]>((resolve, reject) => {
       let done = false;
-      let running = false;
       let again = false;
-      let visibilityTimer: Timer | undefined;
       const finish = (result: T[], error?: unknown) => {
         if (done) return;
         done = true;
-        unsubscribe();
         deadlineTimer.cancel();
-        visibilityTimer?.cancel();
-        signal?.removeEventListener('abort', release);
-        this.waiting.delete(release);
+        signal?.removeEventListener('abort', waiter.release);
+        this.remove(queueId, waiter);
         if (error) reject(error);
         else resolve(result);
       };
-      const release = () => finish([]);
-      const tryAgain = async (): Promise<void> => {
-        if (done) return;
-        if (running) {
-          again = true;
-          return;
-        }
-        running = true;
-        try {
-          const got = await attempt();
-          if (got.length > 0) return finish(got);
-          await armVisibilityTimer();
-        } catch (e) {
-          return finish([], e);
-        } finally {
-          running = false;
-        }
-        if (again) {
-          again = false;
-          void tryAgain();
-        }
+      const waiter: Waiter = {
+        running: false,
+        release: () => finish([]),
+        poke: () => {
+          if (done) return;
+          if (waiter.running) {
+            again = true;
+            return;
+          }
+          waiter.running = true;
+          attempt().then(
+            (got) => {
+              waiter.running = false;
+              if (got.length > 0) {
+                finish(got);
+                this.wakeOne(queueId);
+                return;
+              }
+              if (again) {
+                again = false;
+                waiter.poke();
+              } else {
+                this.armTimer(queueId, deadline).catch(() => {});
+              }
+            },
+            (e) => {
+              waiter.running = false;
+              finish([], e);
+            },
+          );
+        },
       };
-      const armVisibilityTimer = async () => {
-        visibilityTimer?.cancel();
-        const now = this.clock.now();
-        const next = await this.store.nextVisibleAt(queueId, now);
-        if (!done && next !== undefined && next < deadline) {
-          visibilityTimer = this.clock.schedule(next - this.clock.now(), () => void tryAgain());
-        }
-      };
-      const unsubscribe = this.store.onAvailable(queueId, () => void tryAgain());
-      const deadlineTimer = this.clock.schedule(deadline - this.clock.now(), release);
-      signal?.addEventListener('abort', release);
-      this.waiting.add(release);
-      armVisibilityTimer().catch((e) => finish([], e));
+      const deadlineTimer = this.clock.schedule(deadline - this.clock.now(), waiter.release);
+      signal?.addEventListener('abort', waiter.release);
+      this.add(queueId, waiter);
+      this.armTimer(queueId, deadline).catch((e) => finish([], e));
+    });
+  }
+
+  private add(queueId: number, w: Waiter): void {
+    let q = this.queues.get(queueId);
+    if (!q) {
+      q = { list: [], unsubscribe: this.store.onAvailable(queueId, () => this.wakeOne(queueId)) };
+      this.queues.set(queueId, q);
+    }
+    q.list.push(w);
+    this.count++;
+  }
+
+  private remove(queueId: number, w: Waiter): void {
+    const q = this.queues.get(queueId);
+    if (!q) return;
+    const i = q.list.indexOf(w);
+    if (i < 0) return;
+    q.list.splice(i, 1);
+    this.count--;
+    if (q.list.length === 0) {
+      q.unsubscribe();
+      q.timer?.cancel();
+      this.queues.delete(queueId);
+    }
+  }
+
+  /** Wakes the longest-waiting idle waiter; if all are busy, one of them tries again. */
+  private wakeOne(queueId: number): void {
+    const q = this.queues.get(queueId);
+    if (!q || q.list.length === 0) return;
+    (q.list.find((w) => !w.running) ?? q.list[0]!).poke();
+  }
+
+  /**
+   * One timer per queue, at the next moment a message becomes visible (if before the
+   * caller's deadline): delayed messages and expiring receipts wake a waiter too.
+   */
+  private async armTimer(queueId: number, deadline: number): Promise<void> {
+    const next = await this.store.nextVisibleAt(queueId, this.clock.now());
+    const q = this.queues.get(queueId);
+    if (!q || next === undefined || next >= deadline) return;
+    if (q.timer && q.timerAt !== undefined && q.timerAt <= next && q.timerAt > this.clock.now()) return;
+    q.timer?.cancel();
+    q.timerAt = next;
+    q.timer = this.clock.schedule(next - this.clock.now(), () => {
+      q.timer = undefined;
+      q.timerAt = undefined;
+      this.wakeOne(queueId);
     });
   }
 
   releaseAll(): void {
-    for (const release of [...this.waiting]) release();
+    for (const q of [...this.queues.values()]) for (const w of [...q.list]) w.release();
   }
 }

@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { ReceiptOutcome } from '../stores/store.js';
 import type { Engine } from './engine.js';
-import { retentionMs } from './engine.js';
+import { retentionMs, type ReceiptCodec } from './engine.js';
 import { errors, SqsError, sqsError } from './errors.js';
 import { md5Hex, md5OfAttributes } from './md5.js';
 import { selectMessageAttributes, sequenceNumber, systemAttributes } from './message-attributes.js';
 import { queueNumber } from './queue-attributes.js';
-import { decodeReceipt, encodeReceipt, newReceiptToken } from './receipt.js';
+import { newReceiptToken } from './receipt.js';
 import { checkFifoParameters, DEDUP_INTERVAL_MS, FIFO_INFLIGHT_LIMIT, fifoFields, receiveAttemptId } from './fifo.js';
-import { deadLetterRule } from './redrive-policy.js';
-import type { MessageAttributes, NewMessage, QueueRecord, RequestContext, StoredMessage } from './types.js';
+import { deadLetterRule, deadLetterTarget } from './dead-lettering.js';
+import { MESSAGE_TTL_ATTRIBUTE } from './dead-letter-settings.js';
+import { deathAttributes } from './deaths.js';
+import type { LengthLimit } from '../stores/store.js';
+import type { NewMessage, QueueRecord, RequestContext, StoredMessage } from './types.js';
 import { checkBatchEntries, checkBody, checkMessageAttributes, intParam } from './validation.js';
 
 type Input = Record<string, unknown>;
@@ -18,9 +21,9 @@ const TWELVE_HOURS_MS = 43_200_000;
 /** Validates one message to send and builds it; `batch` changes SQS's wording of size errors. */
 function buildMessage(engine: Engine, ctx: RequestContext, queue: QueueRecord, e: Input, batch: boolean): { message: NewMessage; size: number } {
   const body = checkBody(e.MessageBody);
-  const attrBytes = checkMessageAttributes(e.MessageAttributes);
-  checkMessageAttributes(e.MessageSystemAttributes, 'system');
-  const size = Buffer.byteLength(body, 'utf8') + attrBytes;
+  const user = checkMessageAttributes(e.MessageAttributes);
+  const system = checkMessageAttributes(e.MessageSystemAttributes, 'system');
+  const size = Buffer.byteLength(body, 'utf8') + user.size;
   const max = queueNumber(queue, 'MaximumMessageSize');
   if (size > max) {
     throw errors.invalidParameterValue(
@@ -33,22 +36,51 @@ function buildMessage(engine: Engine, ctx: RequestContext, queue: QueueRecord, e
     delay = intParam(e.DelaySeconds, 'DelaySeconds', 0, 900)!;
   }
   const now = engine.clock.now();
-  const attributes = e.MessageAttributes as MessageAttributes | undefined;
-  const systemAttrs = e.MessageSystemAttributes as MessageAttributes | undefined;
+  const ttl = minTtl(engine.settingsOf(queue).messageTtlSeconds, messageTtl(system.attributes));
   const message: NewMessage = {
     messageId: randomUUID(),
     body,
-    attributes: attributes && Object.keys(attributes).length ? attributes : undefined,
-    systemAttributes: systemAttrs && Object.keys(systemAttrs).length ? systemAttrs : undefined,
+    attributes: user.attributes,
+    systemAttributes: system.attributes,
     md5OfBody: md5Hex(body),
-    md5OfAttributes: md5OfAttributes(attributes),
-    md5OfSystemAttributes: md5OfAttributes(systemAttrs),
+    md5OfAttributes: md5OfAttributes(user.attributes),
+    md5OfSystemAttributes: md5OfAttributes(system.attributes),
     senderId: ctx.accountId,
     sentAt: now,
     visibleAt: now + delay * 1000,
+    expiresAt: ttl === undefined ? undefined : now + ttl * 1000,
     ...fifoFields(queue, e, body, now),
   };
   return { message, size };
+}
+
+/** The send's own TTL (system attribute RedriveTtlSeconds): whole seconds, up to 14 days. */
+function messageTtl(system: NewMessage['systemAttributes']): number | undefined {
+  const a = system?.[MESSAGE_TTL_ATTRIBUTE];
+  if (!a) return undefined;
+  const v = a.StringValue ?? '';
+  if (!a.DataType.startsWith('Number') || !/^\d+$/.test(v) || Number(v) > 1_209_600) {
+    throw errors.invalidParameterValue(`Message system attribute ${MESSAGE_TTL_ATTRIBUTE} must be a Number from 0 to 1209600 (seconds).`);
+  }
+  return Number(v);
+}
+
+/** As in RabbitMQ, when a queue and a message both have a TTL, the lower one applies. */
+function minTtl(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+}
+
+/** The queue's length limit with where drop-head sends what it pushes out, if it has one. */
+async function lengthLimit(engine: Engine, queue: QueueRecord): Promise<LengthLimit | undefined> {
+  const s = engine.settingsOf(queue);
+  if (s.maxLength === undefined && s.maxLengthBytes === undefined) return undefined;
+  const deadLetter = s.overflow === 'drop-head' ? await deadLetterTarget(engine, queue, 'maxlen') : undefined;
+  return { maxMessages: s.maxLength, maxBytes: s.maxLengthBytes, overflow: s.overflow, deadLetter };
+}
+
+/** The error of a send refused by the queue's length limit. */
+function queueFull(queue: QueueRecord): SqsError {
+  return sqsError('OverLimit', `Queue ${queue.name} is full: it has reached its length limit, and the send was rejected (RedriveOverflow).`);
 }
 
 function sendResult(queue: QueueRecord, m: StoredMessage) {
@@ -63,7 +95,8 @@ export async function sendMessage(engine: Engine, ctx: RequestContext, input: In
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   checkFifoParameters(queue, input, false);
   const { message } = buildMessage(engine, ctx, queue, input, false);
-  const [stored] = await engine.store.send(queue.id, [message]);
+  const [stored] = await engine.store.send(queue.id, [message], await lengthLimit(engine, queue));
+  if (stored!.rejected) throw queueFull(queue);
   return sendResult(queue, stored!);
 }
 
@@ -93,9 +126,13 @@ export async function sendMessageBatch(engine: Engine, ctx: RequestContext, inpu
     throw sqsError('BatchRequestTooLong', `Batch requests cannot be longer than ${BATCH_LIMIT} bytes. You have sent ${total} bytes.`);
   }
   const good = built.filter((b) => b.message);
-  const stored = good.length ? await engine.store.send(queue.id, good.map((b) => b.message!)) : [];
+  const stored = good.length ? await engine.store.send(queue.id, good.map((b) => b.message!), await lengthLimit(engine, queue)) : [];
+  stored.forEach((m, i) => {
+    if (m.rejected) good[i]!.error = queueFull(queue);
+  });
   const out: Record<string, unknown> = {};
-  if (stored.length) out.Successful = stored.map((m, i) => ({ Id: good[i]!.id, ...sendResult(queue, m) }));
+  const successful = stored.flatMap((m, i) => (m.rejected ? [] : [{ Id: good[i]!.id, ...sendResult(queue, m) }]));
+  if (successful.length) out.Successful = successful;
   const failed = built.filter((b) => b.error).map((b) => failure(b.id, b.error));
   if (failed.length) out.Failed = failed;
   return out;
@@ -129,16 +166,17 @@ export async function receiveMessage(engine: Engine, ctx: RequestContext, input:
   };
   const messages = await engine.longPolls.wait(queue.id, wait * 1000, attempt, signal);
   if (messages.length === 0) return {};
+  const receipts = await engine.receipts();
   return {
     Messages: messages.map((m) => {
       const out: Record<string, unknown> = {
         MessageId: m.messageId,
-        ReceiptHandle: encodeReceipt({ queueId: queue.id, seq: m.seq, token: m.receiptToken! }),
+        ReceiptHandle: receipts.seal({ queueId: queue.id, seq: m.seq, token: m.receiptToken! }),
         MD5OfBody: m.md5OfBody,
         Body: m.body,
       };
-      const attrs = systemAttributes(m, systemNames);
-      if (attrs) out.Attributes = attrs;
+      const attrs = { ...systemAttributes(m, systemNames), ...deathAttributes(m, (n) => systemNames.has(n)) };
+      if (Object.keys(attrs).length) out.Attributes = attrs;
       const user = selectMessageAttributes(m.attributes, userNames);
       if (user.attributes) {
         out.MD5OfMessageAttributes = user.md5;
@@ -166,11 +204,6 @@ async function overInflightLimit(engine: Engine, queue: QueueRecord, now: number
   return exact >= limit;
 }
 
-function receiptFor(queue: QueueRecord, handle: unknown) {
-  const r = decodeReceipt(handle);
-  if (r.queueId !== queue.id) throw errors.receiptHandleIsInvalid(String(handle));
-  return r;
-}
 
 function deleteError(outcome: ReceiptOutcome, handle: string): SqsError | undefined {
   if (outcome === 'expired') return errors.invalidValue('ReceiptHandle', handle, 'The receipt handle has expired.');
@@ -179,7 +212,7 @@ function deleteError(outcome: ReceiptOutcome, handle: string): SqsError | undefi
 
 export async function deleteMessage(engine: Engine, ctx: RequestContext, input: Input) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
-  const receipt = receiptFor(queue, input.ReceiptHandle);
+  const receipt = (await engine.receipts()).open(queue, input.ReceiptHandle);
   const [outcome] = await engine.store.deleteMessages(queue.id, [receipt], { now: engine.clock.now(), requireUnexpired: queue.fifo });
   const err = deleteError(outcome!, String(input.ReceiptHandle));
   if (err) throw err;
@@ -218,9 +251,10 @@ async function receiptBatch<T>(
 
 export async function deleteMessageBatch(engine: Engine, ctx: RequestContext, input: Input) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const receipts = await engine.receipts();
   return receiptBatch(
     input, 'DeleteMessageBatchRequestEntry',
-    (e) => receiptFor(queue, e.ReceiptHandle),
+    (e) => receipts.open(queue, e.ReceiptHandle),
     (items) => engine.store.deleteMessages(queue.id, items, { now: engine.clock.now(), requireUnexpired: queue.fifo }),
     (o, e) => deleteError(o, String(e.ReceiptHandle)),
   );
@@ -241,8 +275,8 @@ function visibilityError(outcome: ReceiptOutcome, handle: string, timeout: numbe
   }
 }
 
-function visibilityChange(queue: QueueRecord, e: Input) {
-  const receipt = receiptFor(queue, e.ReceiptHandle);
+function visibilityChange(receipts: ReceiptCodec, queue: QueueRecord, e: Input) {
+  const receipt = receipts.open(queue, e.ReceiptHandle);
   if (e.VisibilityTimeout === undefined || e.VisibilityTimeout === null) throw errors.missingParameter('VisibilityTimeout');
   const timeout = intParam(e.VisibilityTimeout, 'VisibilityTimeout', 0, 43_200)!;
   // SQS counts any time since the receive, so even a change made at once may not reach
@@ -252,7 +286,7 @@ function visibilityChange(queue: QueueRecord, e: Input) {
 
 export async function changeMessageVisibility(engine: Engine, ctx: RequestContext, input: Input) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
-  const change = visibilityChange(queue, input);
+  const change = visibilityChange(await engine.receipts(), queue, input);
   const [outcome] = await engine.store.changeVisibility(queue.id, [change], engine.clock.now());
   const err = visibilityError(outcome!, String(input.ReceiptHandle), change.visibilityTimeoutMs / 1000);
   if (err) throw err;
@@ -261,9 +295,10 @@ export async function changeMessageVisibility(engine: Engine, ctx: RequestContex
 
 export async function changeMessageVisibilityBatch(engine: Engine, ctx: RequestContext, input: Input) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const receipts = await engine.receipts();
   return receiptBatch(
     input, 'ChangeMessageVisibilityBatchRequestEntry',
-    (e) => visibilityChange(queue, e),
+    (e) => visibilityChange(receipts, queue, e),
     (items) => engine.store.changeVisibility(queue.id, items, engine.clock.now()),
     (o, e) => visibilityError(o, String(e.ReceiptHandle), Number(e.VisibilityTimeout)),
   );

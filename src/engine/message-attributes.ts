@@ -46,10 +46,10 @@ export function selectMessageAttributes(
   if (!attrs || wanted.length === 0) return {};
   const all = wanted.some((w) => w === 'All' || w === '.*' || w === '*');
   const prefixes = wanted.filter((w) => w.endsWith('.*') && w.length > 2).map((w) => w.slice(0, -2));
-  const out: MessageAttributes = {};
-  for (const [name, value] of Object.entries(attrs)) {
-    if (all || wanted.includes(name) || prefixes.some((p) => name.startsWith(p))) out[name] = value;
-  }
+  // fromEntries keeps a name such as `__proto__` an ordinary key.
+  const out: MessageAttributes = Object.fromEntries(
+    Object.entries(attrs).filter(([name]) => all || wanted.includes(name) || prefixes.some((p) => name.startsWith(p))),
+  );
   if (Object.keys(out).length === 0) return {};
   return { attributes: out, md5: md5OfAttributes(out) };
 }

@@ -4,7 +4,8 @@ import { parseQueueArn } from './addressing.js';
 import type { Engine } from './engine.js';
 import { errors, sqsError } from './errors.js';
 import { parseMoveFilter, type MoveFilter } from './move-filter.js';
-import { movePlan } from './move-task-runner.js';
+import { moveRules } from './move-task-runner.js';
+import { cyclesQueueName } from './dead-lettering.js';
 import { deadLetterSources } from './redrive-policy.js';
 import type { QueueRecord, RequestContext } from './types.js';
 import { intParam, requireString } from './validation.js';
@@ -48,7 +49,8 @@ export async function startMessageMoveTask(engine: Engine, ctx: RequestContext, 
   const sourceArn = requireString(input.SourceArn, 'SourceArn');
   const source = await queueByArn(engine, ctx, sourceArn);
   if (!source) throw notFound('SourceArn');
-  if ((await deadLetterSources(engine, source)).length === 0) {
+  // The cycles queue is a dead-letter queue of any queue whose cycle was broken.
+  if (source.name !== cyclesQueueName(source.fifo) && (await deadLetterSources(engine, source)).length === 0) {
     throw errors.invalidParameterValue('Source queue must be configured as a Dead Letter Queue.');
   }
   let destinationArn: string | undefined;
@@ -63,12 +65,12 @@ export async function startMessageMoveTask(engine: Engine, ctx: RequestContext, 
   }
   const rate = intParam(input.MaxNumberOfMessagesPerSecond, 'MaxNumberOfMessagesPerSecond', 1, 500);
   const filter = parseMoveFilter(input.Filter);
-  if (input.DryRun === true) {
-    return { ApproximateNumberOfMessagesToMove: await countMatching(engine, source, destinationArn, filter) };
-  }
+  // A selective redrive expects to move the matching messages, not the whole queue.
+  const toMove = filter || input.DryRun === true ? await countMatching(engine, source, destinationArn, filter) : undefined;
+  if (input.DryRun === true) return { ApproximateNumberOfMessagesToMove: toMove };
   const task = await engine.store.createMoveTask({
     id: randomUUID(), accountId: ctx.accountId, sourceQueueId: source.id, sourceArn, destinationArn,
-    maxPerSecond: rate, filter: filter && JSON.stringify(filter), startedAt: engine.clock.now(),
+    maxPerSecond: rate, filter: filter && JSON.stringify(filter), startedAt: engine.clock.now(), toMove,
   }, MAX_ACTIVE_TASKS);
   if (task === 'sourceBusy') {
     throw errors.invalidParameterValue('There is already a task running. Only one active task is allowed for a source queue arn at a given time.');
@@ -81,12 +83,12 @@ export async function startMessageMoveTask(engine: Engine, ctx: RequestContext, 
 }
 
 async function countMatching(engine: Engine, source: QueueRecord, destinationArn: string | undefined, filter: MoveFilter | undefined): Promise<number> {
-  const plan = movePlan(source, { destinationArn, filter });
+  const rules = moveRules(source, { destinationArn, filter });
   const now = engine.clock.now();
   let n = 0;
   for (let after = 0; ;) {
     const page = await engine.store.peekMessages(source.id, after, 1000);
-    n += page.filter((m) => plan.matches(m, now)).length;
+    n += page.filter((m) => rules.matches(m, now)).length;
     if (page.length < 1000) return n;
     after = page[page.length - 1]!.seq;
   }

@@ -4,6 +4,8 @@ import { parseQueueArn, type QueueAddress } from './addressing.js';
 import type { Timer } from './clock.js';
 import { retentionMs, type Engine } from './engine.js';
 import { filterPredicate, type MoveFilter } from './move-filter.js';
+import { queueExpiry } from './dead-lettering.js';
+import { queueNumber } from './queue-attributes.js';
 import type { NewMessage, QueueRecord, StoredMessage } from './types.js';
 
 /** A node holds a task for this long without renewing; another node then takes it over. */
@@ -19,13 +21,20 @@ const MAX_BURST_MS = 1_000;
 export const NON_EXISTENT_QUEUE = 'AWS.SimpleQueueService.NonExistentQueue';
 
 /** The rules of one task: which messages move, where, and what they look like there. */
-export interface MovePlan {
+export interface MoveRules {
   matches(m: StoredMessage, now: number): boolean;
   destination(m: StoredMessage): QueueAddress | undefined;
-  rewrite(m: StoredMessage, now: number): NewMessage;
+  rewrite(m: StoredMessage, now: number, destination: QueueRecord): NewMessage;
 }
 
-export function movePlan(source: QueueRecord, task: { destinationArn?: string; filter?: MoveFilter }): MovePlan {
+/**
+ * `expiryOf` gives a redriven message the destination's own TTL, if it has one; its
+ * dead-letter history goes with it, so a message that failed three times shows it.
+ */
+export function moveRules(
+  source: QueueRecord, task: { destinationArn?: string; filter?: MoveFilter },
+  expiryOf: (destination: QueueRecord, now: number) => number | undefined = () => undefined,
+): MoveRules {
   const fixed = task.destinationArn === undefined ? undefined : parseQueueArn(task.destinationArn);
   const filter = filterPredicate(task.filter);
   const retention = retentionMs(source);
@@ -35,12 +44,15 @@ export function movePlan(source: QueueRecord, task: { destinationArn?: string; f
     matches: (m, now) =>
       m.visibleAt <= now && m.sentAt >= now - retention && (fixed !== undefined || m.deadLetterSourceArn !== undefined) && filter(m),
     destination: (m) => fixed ?? (m.deadLetterSourceArn === undefined ? undefined : parseQueueArn(m.deadLetterSourceArn)),
-    // A redriven message is a new message (id, enqueue time, retention), as in SQS; FIFO
-    // messages keep their group and deduplication ids.
-    rewrite: (m, now) => ({
+    // A redriven message is a new message (id, enqueue time, retention), sent as SQS's
+    // redrive sends it, so the destination's delay applies; FIFO messages keep their
+    // group and deduplication ids.
+    rewrite: (m, now, destination) => ({
       messageId: randomUUID(), body: m.body, attributes: m.attributes, systemAttributes: m.systemAttributes,
       md5OfBody: m.md5OfBody, md5OfAttributes: m.md5OfAttributes, md5OfSystemAttributes: m.md5OfSystemAttributes,
-      senderId: m.senderId, sentAt: now, visibleAt: now, groupId: m.groupId, dedupId: m.dedupId, receiveCount: 0,
+      senderId: m.senderId, sentAt: now, visibleAt: now + queueNumber(destination, 'DelaySeconds') * 1000,
+      groupId: m.groupId, dedupId: m.dedupId, receiveCount: 0,
+      deaths: m.deaths, expiresAt: expiryOf(destination, now),
     }),
   };
 }
@@ -100,7 +112,10 @@ export class MoveTaskRunner {
     } catch (err) {
       log.error({ err }, 'move task poll failed');
     }
-    if (!this.stopped) this.pollTimer = clock.schedule(POLL_MS, () => void this.poll());
+    if (this.stopped) return;
+    // A wake() may have polled meanwhile: keep a single timer.
+    this.pollTimer?.cancel();
+    this.pollTimer = clock.schedule(POLL_MS, () => void this.poll());
   }
 
   private async drive(task: MoveTaskRecord): Promise<void> {
@@ -108,7 +123,8 @@ export class MoveTaskRunner {
     const d: Driven = { nextAt: clock.now(), stop: false };
     this.driven.set(task.id, d);
     const source = await store.getQueueById(task.sourceQueueId);
-    const plan = source && movePlan(source, { destinationArn: task.destinationArn, filter: task.filter ? JSON.parse(task.filter) : undefined });
+    const filter = task.filter ? JSON.parse(task.filter) : undefined;
+    const rules = source && moveRules(source, { destinationArn: task.destinationArn, filter }, (q, now) => queueExpiry(this.engine, q, now));
     const rate = task.maxPerSecond;
     const limit = rate ? Math.min(rate, RATE_BATCH) : FAST_BATCH;
     const schedule = (at: number) => {
@@ -123,10 +139,11 @@ export class MoveTaskRunner {
         const now = clock.now();
         const base = Math.max(d.nextAt, now - MAX_BURST_MS);
         const batch: MoveBatch = {
-          owner: this.owner, now, leaseUntil: now + LEASE_MS, limit, scanLimit: limit * 10,
-          matches: (m) => !!plan && plan.matches(m, now),
-          destination: (m) => plan?.destination(m),
-          rewrite: (m) => plan!.rewrite(m, now),
+          // A filter may skip many messages, so a filtered batch examines more of them.
+          owner: this.owner, now, leaseUntil: now + LEASE_MS, limit, scanLimit: task.filter ? limit * 10 : limit,
+          matches: (m) => !!rules && rules.matches(m, now),
+          destination: (m) => rules?.destination(m),
+          rewrite: (m, destination) => rules!.rewrite(m, now, destination),
           missingQueueReason: NON_EXISTENT_QUEUE,
         };
         try {

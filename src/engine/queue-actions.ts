@@ -3,6 +3,9 @@ import { errors, sqsError } from './errors.js';
 import { applySseRules, defaultAttributes, isKnownAttribute, parseAttributes, READ_ONLY, SETTABLE } from './queue-attributes.js';
 import { checkFifoAttributes } from './fifo.js';
 import { checkRedriveAttributes } from './redrive-policy.js';
+import {
+  APPLIED_POLICY_ATTRIBUTE, MAX_LENGTH_ATTRIBUTE, MAX_LENGTH_BYTES_ATTRIBUTE, OVERFLOW_ATTRIBUTE, TTL_ATTRIBUTE,
+} from './dead-letter-settings.js';
 import type { QueueRecord, RequestContext } from './types.js';
 import { checkQueueName, intParam, requireString } from './validation.js';
 
@@ -132,6 +135,24 @@ async function queueAttributes(engine: Engine, queue: QueueRecord, names: string
   out.CreatedTimestamp = String(Math.floor(queue.createdAt / 1000));
   out.LastModifiedTimestamp = String(Math.floor(queue.modifiedAt / 1000));
   out.QueueArn = engine.arnOf(queue);
+  Object.assign(out, policyAttributes(engine, queue));
+  return out;
+}
+
+/**
+ * The settings a dead-letter policy gives the queue, under their attribute names, and
+ * which policy that is with what it contributes. Attributes set on the queue are not
+ * shown here: they override the policy.
+ */
+function policyAttributes(engine: Engine, queue: QueueRecord): Record<string, string> {
+  const policy = engine.settingsOf(queue).policy;
+  if (!policy) return {};
+  const d = policy.applied;
+  const out: Record<string, string> = { [APPLIED_POLICY_ATTRIBUTE]: JSON.stringify(policy) };
+  if (d.messageTtlSeconds !== undefined) out[TTL_ATTRIBUTE] = String(d.messageTtlSeconds);
+  if (d.maxLength !== undefined) out[MAX_LENGTH_ATTRIBUTE] = String(d.maxLength);
+  if (d.maxLengthBytes !== undefined) out[MAX_LENGTH_BYTES_ATTRIBUTE] = String(d.maxLengthBytes);
+  if (d.overflow !== undefined) out[OVERFLOW_ATTRIBUTE] = d.overflow;
   return out;
 }
 

@@ -1,3 +1,6 @@
+import {
+  APPLIED_POLICY_ATTRIBUTE, MAX_LENGTH_ATTRIBUTE, MAX_LENGTH_BYTES_ATTRIBUTE, OVERFLOW_ATTRIBUTE, TTL_ATTRIBUTE,
+} from './dead-letter-settings.js';
 import { errors, sqsError } from './errors.js';
 import type { QueueRecord } from './types.js';
 
@@ -48,6 +51,9 @@ function jsonText(value: string, name: string): string {
 
 const text: AttributeSpec['parse'] = (value) => value;
 
+/** An extension attribute: empty removes it, as for Policy. */
+const optional = (parse: AttributeSpec['parse']): AttributeSpec['parse'] => (value, name) => (value === '' ? '' : parse(value, name));
+
 export const MAX_MESSAGE_BYTES = 1_048_576;
 
 export const SETTABLE: Record<string, AttributeSpec> = {
@@ -67,6 +73,12 @@ export const SETTABLE: Record<string, AttributeSpec> = {
   ContentBasedDeduplication: { fifoOnly: true, default: 'false', parse: bool },
   DeduplicationScope: { fifoOnly: true, default: 'queue', parse: oneOf('messageGroup', 'queue') },
   FifoThroughputLimit: { fifoOnly: true, default: 'perQueue', parse: oneOf('perQueue', 'perMessageGroupId') },
+  // Redrive extensions (docs/extensions.md). They have no defaults, so a queue that does
+  // not set them returns none of them and a matching policy may supply them.
+  [TTL_ATTRIBUTE]: { parse: optional(intRange(0, 1_209_600)) },
+  [MAX_LENGTH_ATTRIBUTE]: { parse: optional(intRange(1, 2 ** 31 - 1)) },
+  [MAX_LENGTH_BYTES_ATTRIBUTE]: { parse: optional(intRange(1, Number.MAX_SAFE_INTEGER)) },
+  [OVERFLOW_ATTRIBUTE]: { parse: optional(oneOf('drop-head', 'reject-publish')) },
 };
 
 /** Computed attributes, returned by GetQueueAttributes but never settable. */
@@ -77,10 +89,11 @@ export const READ_ONLY = [
   'CreatedTimestamp',
   'LastModifiedTimestamp',
   'QueueArn',
+  APPLIED_POLICY_ATTRIBUTE,
 ] as const;
 
 export function isKnownAttribute(name: string): boolean {
-  return name in SETTABLE || (READ_ONLY as readonly string[]).includes(name);
+  return Object.hasOwn(SETTABLE, name) || (READ_ONLY as readonly string[]).includes(name);
 }
 
 /**
@@ -94,7 +107,8 @@ export function parseAttributes(
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, raw] of Object.entries(given ?? {})) {
-    const spec = SETTABLE[name];
+    // hasOwn: a name such as `toString` is not an attribute.
+    const spec = Object.hasOwn(SETTABLE, name) ? SETTABLE[name] : undefined;
     if (!spec || (spec.fifoOnly && !fifo && name !== 'FifoQueue')) {
       throw sqsError('InvalidAttributeName', `Unknown Attribute ${name}.`);
     }

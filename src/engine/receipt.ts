@@ -1,10 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { errors } from './errors.js';
 
 /**
  * A receipt handle names one receipt of one message: the queue, the message's store
  * position and a random token the store keeps for the current receipt. It is new on
- * every receive, and cannot be forged into another message's handle.
+ * every receive. A MAC under a server secret makes it unforgeable, so a genuine older
+ * handle can still delete its message (as in SQS) while a made-up one cannot.
  */
 export interface Receipt {
   queueId: number;
@@ -16,16 +17,27 @@ export function newReceiptToken(): string {
   return randomBytes(12).toString('base64url');
 }
 
-export function encodeReceipt(r: Receipt): string {
-  return Buffer.from(`rd1|${r.queueId}|${r.seq}|${r.token}`).toString('base64');
+function mac(key: Buffer, body: string): Buffer {
+  return createHmac('sha256', key).update(body).digest().subarray(0, 16);
 }
 
-export function decodeReceipt(handle: unknown): Receipt {
-  if (handle === undefined || handle === null || handle === '') throw errors.missingParameter('ReceiptHandle');
-  if (typeof handle !== 'string') throw errors.receiptHandleIsInvalid(String(handle));
-  const parts = Buffer.from(handle, 'base64').toString('latin1').split('|');
-  if (parts.length !== 4 || parts[0] !== 'rd1' || !/^\d+$/.test(parts[1]!) || !/^\d+$/.test(parts[2]!) || !/^[A-Za-z0-9_-]{16}$/.test(parts[3]!)) {
+export function encodeReceipt(r: Receipt, key: Buffer): string {
+  const body = `rd1|${r.queueId}|${r.seq}|${r.token}`;
+  return Buffer.from(`${body}|${mac(key, body).toString('base64url')}`).toString('base64');
+}
+
+export function decodeReceipt(handle: unknown, key: Buffer): Receipt {
+  if (typeof handle !== 'string' || handle.length === 0) {
+    if (handle === undefined || handle === null || handle === '') throw errors.missingParameter('ReceiptHandle');
+    throw errors.receiptHandleIsInvalid(String(handle));
+  }
+  const text = Buffer.from(handle, 'base64').toString('latin1');
+  const parts = text.split('|');
+  if (parts.length !== 5 || parts[0] !== 'rd1' || !/^\d+$/.test(parts[1]!) || !/^\d+$/.test(parts[2]!) || !/^[A-Za-z0-9_-]{16}$/.test(parts[3]!)) {
     throw errors.receiptHandleIsInvalid(handle);
   }
+  const given = Buffer.from(parts[4]!, 'base64url');
+  const expected = mac(key, parts.slice(0, 4).join('|'));
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw errors.receiptHandleIsInvalid(handle);
   return { queueId: Number(parts[1]), seq: Number(parts[2]), token: parts[3]! };
 }

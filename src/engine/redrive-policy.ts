@@ -1,4 +1,3 @@
-import type { DeadLetterRule } from '../stores/store.js';
 import { parseQueueArn } from './addressing.js';
 import type { Engine } from './engine.js';
 import { errors } from './errors.js';
@@ -140,47 +139,12 @@ export async function checkRedriveAttributes(
   attributes.RedrivePolicy = JSON.stringify(policy);
 }
 
-/** The queues whose RedrivePolicy targets `dlq`, in name order. */
+/** The queues that dead-letter into `dlq` (by RedrivePolicy or by a policy), in name order. */
 export async function deadLetterSources(engine: Engine, dlq: Pick<QueueRecord, 'accountId' | 'name'>): Promise<QueueRecord[]> {
   const arn = engine.arnOf(dlq);
   const all = await engine.store.allQueues();
   return all
-    .filter((q) => q.accountId === dlq.accountId && redriveTarget(q) === arn)
+    .filter((q) => q.accountId === dlq.accountId && engine.settingsOf(q).targetArn === arn)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-function redriveTarget(q: QueueRecord): string | undefined {
-  const raw = q.attributes.RedrivePolicy;
-  if (!raw) return undefined;
-  try {
-    return (JSON.parse(raw) as RedrivePolicy).deadLetterTargetArn;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * How the receive path dead-letters messages of `queue`, or undefined when it does not.
- * A deleted dead-letter queue stops dead-lettering: the messages stay in the source and
- * keep being delivered, so nothing is lost; a queue re-created under the ARN resumes it.
- */
-export async function deadLetterRule(engine: Engine, queue: QueueRecord): Promise<DeadLetterRule | undefined> {
-  const raw = queue.attributes.RedrivePolicy;
-  if (!raw) return undefined;
-  const policy = parseRedrivePolicy(raw);
-  const target = parseQueueArn(policy.deadLetterTargetArn)!;
-  const dlq = await engine.store.getQueue(target.accountId, target.name);
-  if (!dlq) return undefined;
-  const sourceArn = engine.arnOf(queue);
-  return {
-    queueId: dlq.id,
-    maxReceiveCount: policy.maxReceiveCount,
-    patch: (m) => ({
-      // Standard queues keep the original enqueue time; FIFO queues reset it and
-      // replace the deduplication id with the message id.
-      sentAt: queue.fifo ? engine.clock.now() : m.sentAt,
-      dedupId: queue.fifo ? m.messageId : m.dedupId,
-      deadLetterSourceArn: sourceArn,
-    }),
-  };
-}

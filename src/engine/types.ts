@@ -43,6 +43,10 @@ export interface NewMessage {
   /** Carried over when a message is moved or redriven. */
   deadLetterSourceArn?: string;
   receiveCount?: number;
+  /** When the message's time-to-live ends and it is dead-lettered (reason `expired`). */
+  expiresAt?: number;
+  /** Its dead-letter history, newest first (see deaths.ts); carried through redrives. */
+  deaths?: Death[];
 }
 
 export interface StoredMessage extends NewMessage {
@@ -56,8 +60,28 @@ export interface StoredMessage extends NewMessage {
   receiptToken: string | null;
   /** A FIFO send deduplicated against `messageId`: nothing new was stored. */
   duplicate?: boolean;
+  /** A send refused by the queue's length limit: nothing was stored. */
+  rejected?: boolean;
   /** When the receive path moved it into a dead-letter queue. */
   deadLetteredAt?: number;
+}
+
+/** Why a message was dead-lettered, with RabbitMQ's names. */
+export type DeathReason = 'rejected' | 'expired' | 'maxlen' | 'delivery_limit';
+
+/** One entry of a message's dead-letter history: every death from one queue for one reason. */
+export interface Death {
+  /** The name and ARN of the queue the message died in. */
+  queue: string;
+  queueArn: string;
+  reason: DeathReason;
+  count: number;
+  firstTime: number;
+  lastTime: number;
+  /** `rejected`: the text the consumer gave with its latest rejection. */
+  rejectReason?: string;
+  /** The message's own TTL, removed when it first died (RabbitMQ's original-expiration). */
+  originalTtlSeconds?: number;
 }
 
 export interface MessageCounts {

@@ -1,5 +1,6 @@
+import { MESSAGE_TTL_ATTRIBUTE } from './dead-letter-settings.js';
 import { errors, sqsError } from './errors.js';
-import type { MessageAttributes } from './types.js';
+import type { MessageAttributes, MessageAttributeValue } from './types.js';
 
 // SQS's allowed set: #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF.
 // With the u flag a lone surrogate is its own code point, so it is caught too.
@@ -26,11 +27,18 @@ export function checkBody(body: unknown): string {
 
 // "Alphanumeric" in SQS includes letters beyond ASCII: `attr.1øßä` is a valid name.
 const ATTRIBUTE_NAME = /^[\p{L}\p{N}_\-.]{1,256}$/u;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const DATA_TYPE = /^(String|Number|Binary)(\..+)?$/;
 
-/** Validates user message attributes; returns their size in bytes as SQS counts it. */
-export function checkMessageAttributes(attrs: unknown, kind: 'message' | 'system' = 'message'): number {
-  if (attrs === undefined || attrs === null) return 0;
+/**
+ * Validates message attributes. Returns their size in bytes as SQS counts it, and a clean
+ * copy that keeps only the value its DataType uses (undefined when there are none).
+ */
+export function checkMessageAttributes(
+  attrs: unknown,
+  kind: 'message' | 'system' = 'message',
+): { size: number; attributes?: MessageAttributes } {
+  if (attrs === undefined || attrs === null) return { size: 0 };
   if (typeof attrs !== 'object' || Array.isArray(attrs)) {
     throw errors.invalidParameterValue('The message attributes must be a map.');
   }
@@ -41,9 +49,10 @@ export function checkMessageAttributes(attrs: unknown, kind: 'message' | 'system
     );
   }
   let size = 0;
+  const clean: [string, MessageAttributeValue][] = [];
   for (const [name, value] of entries) {
     if (kind === 'system') {
-      if (name !== 'AWSTraceHeader') {
+      if (name !== 'AWSTraceHeader' && name !== MESSAGE_TTL_ATTRIBUTE) {
         throw errors.invalidParameterValue(`Message system attribute name '${name}' is invalid.`);
       }
     } else {
@@ -68,7 +77,12 @@ export function checkMessageAttributes(attrs: unknown, kind: 'message' | 'system
           `Message (user) attribute '${name}' must contain a non-empty value of type 'Binary'.`,
         );
       }
+      // Both wire protocols carry blobs as base64; anything else cannot be a blob.
+      if (!BASE64.test(value.BinaryValue)) {
+        throw errors.invalidParameterValue(`Message (user) attribute '${name}' has an invalid binary value.`);
+      }
       size += Buffer.byteLength(value.BinaryValue, 'base64');
+      clean.push([name, { DataType: type, BinaryValue: value.BinaryValue }]);
     } else {
       const v = value.StringValue;
       if (typeof v !== 'string' || v.length === 0) {
@@ -82,10 +96,12 @@ export function checkMessageAttributes(attrs: unknown, kind: 'message' | 'system
         throw errors.invalidParameterValue(`Message (user) attribute '${name}' contains invalid characters.`);
       }
       size += Buffer.byteLength(v, 'utf8');
+      clean.push([name, { DataType: type, StringValue: v }]);
     }
     size += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(type, 'utf8');
   }
-  return size;
+  // fromEntries keeps a name such as `__proto__` an ordinary key.
+  return { size, attributes: clean.length ? Object.fromEntries(clean) : undefined };
 }
 
 function checkAttributeName(name: string): void {

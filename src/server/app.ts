@@ -2,21 +2,31 @@ import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { ManualClock, SystemClock, type Clock } from '../engine/clock.js';
 import { Engine } from '../engine/engine.js';
+import { PostgresStore } from '../stores/postgres/postgres-store.js';
 import { SqliteStore, type Durability } from '../stores/sqlite/sqlite-store.js';
 import type { Store } from '../stores/store.js';
+import { loadCredentials } from './auth/caller.js';
+import { loadConfigFile } from './config-file.js';
+import { declareQueues } from './declare-queues.js';
 import { HttpFront } from './http-server.js';
 
 export interface ServerConfig {
   host: string;
   port: number;
-  /** `sqlite` (default), `memory`, or later a `postgres://` URL. */
+  /** `sqlite` (default), `memory`, or a `postgres://user@host:port/db[?pool_size=N]` URL. */
   storage: string;
+  /** Whether `storage` came from the command line, and so overrides the config file's. */
+  storageFromFlag?: boolean;
   dataDir: string;
   durability: Durability;
   region: string;
   accountId: string;
   logLevel: string;
   clock: 'system' | 'manual';
+  /** A JSON file of access keys: when given, every SQS request must be SigV4-signed by one of them. */
+  credentials?: string;
+  /** The config file with dead-letter policies (config-file.ts), reloaded by `reload()`. */
+  configFile?: string;
 }
 
 export const defaults: ServerConfig = {
@@ -31,18 +41,23 @@ export const defaults: ServerConfig = {
   clock: 'system',
 };
 
-export function openStore(config: ServerConfig): Store {
+export async function openStore(config: ServerConfig, log?: Logger): Promise<Store> {
   if (config.storage === 'memory') return new SqliteStore({ path: ':memory:' });
   if (config.storage === 'sqlite') {
     return new SqliteStore({ path: join(config.dataDir, 'redrive.db'), durability: config.durability });
   }
-  throw new Error(`unknown storage "${config.storage}": use sqlite or memory`);
+  if (/^postgres(ql)?:\/\//.test(config.storage)) {
+    return PostgresStore.open({ url: config.storage, log: (msg, err) => log?.warn({ err }, msg) });
+  }
+  throw new Error(`unknown storage "${config.storage}": use sqlite, memory or a postgres:// URL`);
 }
 
 export interface RunningServer {
   url: string;
   engine: Engine;
   log: Logger;
+  /** Re-reads the config file: applies its policies to every queue at once, declares its queues. */
+  reload(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -50,18 +65,36 @@ export interface RunningServer {
 export async function startServer(config: ServerConfig): Promise<RunningServer> {
   const log = pino({ level: config.logLevel, base: undefined });
   const clock: Clock = config.clock === 'manual' ? new ManualClock() : new SystemClock();
-  const store = openStore(config);
-  const engine = new Engine({ store, clock, region: config.region, log });
+  const file = config.configFile ? await loadConfigFile(config.configFile) : undefined;
+  const policies = file?.policies ?? [];
+  // The config file names the storage unless --storage did.
+  const storage = config.storageFromFlag || !file?.storage ? config.storage : file.storage;
+  const store = await openStore({ ...config, storage }, log);
+  const engine = new Engine({ store, clock, region: config.region, log, policies });
+  if (file) {
+    await declareQueues(engine, file.queues, config.accountId).catch(async (e) => {
+      await store.close();
+      throw e;
+    });
+  }
   engine.start();
   const front = new HttpFront(engine, {
     host: config.host, port: config.port, accountId: config.accountId, region: config.region, log,
     manualClock: clock instanceof ManualClock ? clock : undefined,
+    credentials: config.credentials ? loadCredentials(config.credentials) : undefined,
   });
   const url = await front.listen();
   log.info({ url, storage: store.kind, durability: config.durability }, 'listening');
   let stopping: Promise<void> | undefined;
   return {
     url, engine, log,
+    reload: async () => {
+      if (!config.configFile) return;
+      const next = await loadConfigFile(config.configFile);
+      engine.policies.replace(next.policies);
+      await declareQueues(engine, next.queues, config.accountId);
+      log.info({ policies: next.policies.map((p) => p.name), queues: next.queues.length }, 'policies reloaded');
+    },
     stop: () =>
       (stopping ??= (async () => {
         log.info('shutting down');

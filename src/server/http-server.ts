@@ -7,6 +7,7 @@ import { sqsError } from '../engine/errors.js';
 import type { RequestContext } from '../engine/types.js';
 import { handleJson, isJsonRequest, jsonError } from '../protocols/json/json-adapter.js';
 import { handleQuery, queryError } from '../protocols/query/query-adapter.js';
+import { callerAccount, type Credentials } from './auth/caller.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import type { ManualClock } from '../engine/clock.js';
 
@@ -20,6 +21,8 @@ export interface HttpOptions {
   manualClock?: ManualClock;
   /** Largest request body accepted; SQS's 1 MiB message limit plus encoding overhead. */
   maxBodyBytes?: number;
+  /** When set, SQS requests must be SigV4-signed by one of these keys (see auth/caller.ts). */
+  credentials?: Credentials;
 }
 
 // A long poll waits up to 20 s, so sockets may stay quiet that long; anything slower is cut.
@@ -98,13 +101,20 @@ export class HttpFront {
       return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"status":"ok"}' };
     }
     if (req.path === '/_redrive/clock' && this.opts.manualClock) return this.moveClock(req);
+    const json = req.method === 'POST' && isJsonRequest(req);
+    let accountId: string;
+    try {
+      accountId = callerAccount(req, this.opts.credentials, this.opts.accountId, Date.now());
+    } catch (e) {
+      return json ? jsonError(e) : queryError(e, requestId);
+    }
     const ctx: RequestContext = {
-      accountId: this.opts.accountId,
+      accountId,
       region: this.opts.region,
       baseUrl: `http://${req.headers.host ?? `${this.opts.host}:${this.opts.port}`}`,
       requestId,
     };
-    if (req.method === 'POST' && isJsonRequest(req)) return handleJson(this.engine, ctx, req, signal);
+    if (json) return handleJson(this.engine, ctx, req, signal);
     return handleQuery(this.engine, ctx, req, signal);
   }
 

@@ -1,5 +1,5 @@
 import type { QueueAddress } from '../engine/addressing.js';
-import type { MessageCounts, NewMessage, QueueRecord, StoredMessage } from '../engine/types.js';
+import type { Death, MessageCounts, NewMessage, QueueRecord, StoredMessage } from '../engine/types.js';
 
 /**
  * What the engine needs from storage: a small set of atomic operations. Every rule of
@@ -25,7 +25,13 @@ export interface Store {
   purgeQueue(id: number, now: number, cooldownMs: number): Promise<boolean>;
 
   // Messages
-  send(queueId: number, messages: NewMessage[]): Promise<StoredMessage[]>;
+  /**
+   * Stores the messages. With `limit`, the queue's length is kept within it in the same
+   * transaction: the oldest ready messages are dead-lettered (drop-head), or a message
+   * that does not fit is not stored and comes back with `rejected` (reject-publish, or
+   * drop-head with nothing ready to drop).
+   */
+  send(queueId: number, messages: NewMessage[], limit?: LengthLimit): Promise<StoredMessage[]>;
   receive(queueId: number, request: ReceiveRequest): Promise<ReceiveResult>;
   deleteMessages(queueId: number, receipts: ReceiptRef[], rule: DeleteRule): Promise<ReceiptOutcome[]>;
   changeVisibility(queueId: number, changes: VisibilityChange[], now: number): Promise<ReceiptOutcome[]>;
@@ -38,6 +44,23 @@ export interface Store {
   sweepExpired(now: number): Promise<number>;
   /** Deletes the queue's messages sent before `cutoff` (retention); returns how many. */
   deleteSentBefore(queueId: number, cutoff: number): Promise<number>;
+  /**
+   * One atomic batch of expiry: up to `limit` ready messages of the queue whose
+   * `expiresAt` has passed are dead-lettered to `target`, or deleted without one.
+   * Returns how many.
+   */
+  expireMessages(queueId: number, now: number, limit: number, target: DeadLetterTarget | undefined): Promise<number>;
+  /**
+   * Dead-letters the message of a current receipt (still in flight, latest token) to
+   * `target` in one step: 'ok', or why not ('stale', 'expired', 'gone').
+   */
+  rejectMessage(queueId: number, receipt: ReceiptRef, now: number, target: DeadLetterTarget): Promise<ReceiptOutcome>;
+  /**
+   * Takes or renews the named lease for `owner` until `now + ttlMs`, if it is free,
+   * expired or already `owner`'s. Background work shared by several servers on one store
+   * (retention sweeps) runs only on the holder.
+   */
+  tryLease(name: string, owner: string, now: number, ttlMs: number): Promise<boolean>;
 
   // Dead letters and redrive
   /** The queue's counters (sent, received, deleted) since it was created. */
@@ -56,6 +79,12 @@ export interface Store {
   releaseMoveTasks(owner: string): Promise<void>;
   /** One atomic step of a task: moves up to `limit` messages and records the progress. */
   runMoveBatch(taskId: string, batch: MoveBatch): Promise<MoveBatchResult>;
+
+  /**
+   * The secret of that name, storing `fresh` first if there is none. Every process on
+   * the same database gets the same value (the receipt-handle signing key).
+   */
+  secret(name: string, fresh: string): Promise<string>;
 
   /** Calls `listener` when messages may have become available in the queue. */
   onAvailable(queueId: number, listener: () => void): () => void;
@@ -85,18 +114,38 @@ export interface ReceiveRequest {
   attemptUntil?: number;
 }
 
-/** Where and how a message that has been received too often is moved on its next receive. */
-export interface DeadLetterRule {
+/** Where a dead-lettered message goes and how dead-lettering changes it. */
+export interface DeadLetterTarget {
   queueId: number;
-  maxReceiveCount: number;
-  /** The changes dead-lettering makes to the message (timestamps, ids, source). */
+  /** The changes dead-lettering makes to the message (timestamps, ids, source, history). */
   patch(message: StoredMessage): DeadLetterPatch;
+}
+
+/** Where and how a message that has been received too often is moved on its next receive. */
+export interface DeadLetterRule extends DeadLetterTarget {
+  maxReceiveCount: number;
 }
 
 export interface DeadLetterPatch {
   sentAt: number;
   dedupId?: string;
   deadLetterSourceArn: string;
+  /** The message's history with this death recorded; undefined leaves it as it is. */
+  deaths?: Death[];
+  /** Its new expiry (the target's own TTL); undefined: none, the old TTL is removed. */
+  expiresAt?: number;
+  /** Another destination for this message than the target's (a broken dead-letter cycle). */
+  queueId?: number;
+}
+
+/** A queue length limit applied by a send (see Store.send). */
+export interface LengthLimit {
+  maxMessages?: number;
+  /** Bytes of message bodies, as RabbitMQ's max-length-bytes counts them. */
+  maxBytes?: number;
+  overflow: 'drop-head' | 'reject-publish';
+  /** Where drop-head sends the messages it pushes out; without one they are deleted. */
+  deadLetter?: DeadLetterTarget;
 }
 
 export interface ReceiveResult {
@@ -152,12 +201,13 @@ export interface NewMoveTask {
   /** The selective-redrive filter as JSON, kept so a resumed task applies the same one. */
   filter?: string;
   startedAt: number;
+  /** How many messages the task expects to move; the source's depth when not given. */
+  toMove?: number;
 }
 
 export interface MoveTaskRecord extends NewMoveTask {
   status: MoveTaskStatus;
   failureReason?: string;
-  /** Messages in the source when the task started. */
   toMove: number;
   moved: number;
 }
@@ -174,8 +224,8 @@ export interface MoveBatch {
   matches(m: StoredMessage): boolean;
   /** Where the message goes. */
   destination(m: StoredMessage): QueueAddress | undefined;
-  /** The message as it arrives in the destination: a new message id and enqueue time. */
-  rewrite(m: StoredMessage): NewMessage;
+  /** The message as it arrives in `destination`: a new message id and enqueue time. */
+  rewrite(m: StoredMessage, destination: QueueRecord): NewMessage;
   /** The failure reason when the source or a destination no longer exists. */
   missingQueueReason: string;
 }

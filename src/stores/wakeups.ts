@@ -12,6 +12,11 @@ export class Wakeups {
     };
   }
 
+  /** Queues with at least one listener. */
+  queueIds(): number[] {
+    return [...this.listeners.keys()];
+  }
+
   fire(queueId: number): void {
     const set = this.listeners.get(queueId);
     if (!set) return;

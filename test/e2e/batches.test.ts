@@ -12,7 +12,7 @@ let server: ServerProcess;
 let sqs: SQSClient;
 
 before(async () => {
-  server = await startServerProcess({ storage: 'memory', manualClock: true });
+  server = await startServerProcess({ storage: 'sqlite', manualClock: true });
   sqs = server.client();
 });
 after(async () => {

@@ -49,6 +49,7 @@ test('peek shows messages without receiving them', async () => {
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /received 1x/);
   assert.match(r.stdout, /dead-lettered .* from orders/);
+  assert.match(r.stdout, /died 1x in orders: delivery_limit, \S+ \.\. \S+/, 'the death history');
   assert.match(r.stdout, /body: \{"type":"order","id":1\}/);
   assert.match(r.stdout, /more: --from \S+/);
   const [m] = await receive(sqs, `${server.url}/000000000000/orders-dlq`, { VisibilityTimeout: 0, MessageSystemAttributeNames: ['ApproximateReceiveCount'] });
@@ -66,17 +67,18 @@ test('redrive --dry-run with a filter counts; redrive --watch shows progress to 
   const r = await cli('redrive', 'orders-dlq', '--to', 'replay', '--watch', '--json-path', '$.type', '--equals', 'order');
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^started task \S+/);
-  assert.match(r.stdout, /COMPLETED {2}moved 2\/3 \(66%\)/);
+  assert.match(r.stdout, /COMPLETED {2}moved 2\/2 \(100%\)/);
   assert.equal((await counts(sqs, `${server.url}/000000000000/replay`)).visible, 2);
 });
 
 test('tasks lists a running task; cancel stops it', async () => {
+  await deadLetter(sqs, `${server.url}/000000000000/orders`, ['late1', 'late2', 'late3']);
   const start = await cli('redrive', 'orders-dlq', '--rate', '1');
   assert.equal(start.code, 0, start.stderr);
   const handle = /started task (\S+)/.exec(start.stdout)![1]!;
   await waitFor(() => latestTask(sqs, arn('orders-dlq')), (t) => t?.ApproximateNumberOfMessagesMoved === 1, 'first message');
   const listed = await cli('tasks', 'orders-dlq');
-  assert.match(listed.stdout, new RegExp(`RUNNING\\s+1/1\\s+\\(sources\\)\\s+${handle.replace(/[+/=]/g, '\\$&')}`));
+  assert.match(listed.stdout, new RegExp(`RUNNING\\s+1/4\\s+\\(sources\\)\\s+${handle.replace(/[+/=]/g, '\\$&')}`));
   const cancelled = await cli('cancel', handle);
   assert.equal(cancelled.code, 0, cancelled.stderr);
   assert.equal(cancelled.stdout, 'cancelled; 1 messages had moved\n');

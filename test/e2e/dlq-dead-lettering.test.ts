@@ -91,6 +91,27 @@ describe('a dead-lettered message', () => {
   });
 });
 
+describe('a dead-lettered FIFO message', () => {
+  test('gets a new enqueue time and its message id as deduplication id, and keeps its group', async () => {
+    const dlq = await createQueue(sqs, 'fifo-dlq.fifo', { FifoQueue: 'true' });
+    const src = await createQueue(sqs, 'fifo-src.fifo', { FifoQueue: 'true', RedrivePolicy: policy(arn('fifo-dlq.fifo'), 1) });
+    const sentAt = await server.advanceClock(0);
+    const { MessageId } = await sqs.send(new SendMessageCommand({
+      QueueUrl: src, MessageBody: 'fifo poison', MessageGroupId: 'g1', MessageDeduplicationId: 'd1',
+    }));
+    await receive(sqs, src, { VisibilityTimeout: 0 });
+    const movedAt = await server.advanceClock(7_000);
+    assert.deepEqual(await receive(sqs, src, { VisibilityTimeout: 0 }), []);
+    const [m] = await receive(sqs, dlq, { MessageSystemAttributeNames: ['All'] });
+    assert.equal(m!.MessageId, MessageId);
+    assert.equal(m!.Attributes!.MessageGroupId, 'g1');
+    assert.equal(m!.Attributes!.MessageDeduplicationId, MessageId);
+    assert.equal(m!.Attributes!.DeadLetterQueueSourceArn, arn('fifo-src.fifo'));
+    assert.equal(m!.Attributes!.SentTimestamp, String(movedAt));
+    assert.notEqual(m!.Attributes!.SentTimestamp, String(sentAt));
+  });
+});
+
 describe('PeekMessages (extension)', () => {
   test('shows body, attributes, receive count, timestamps and source, and changes nothing', async () => {
     const { dlq, src } = await pair('peek', 2);

@@ -2,8 +2,8 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  CancelMessageMoveTaskCommand, CreateQueueCommand, DeleteQueueCommand, ListMessageMoveTasksCommand, StartMessageMoveTaskCommand,
-  type SQSClient,
+  CancelMessageMoveTaskCommand, CreateQueueCommand, DeleteQueueCommand, ListMessageMoveTasksCommand, ReceiveMessageCommand,
+  SendMessageCommand, StartMessageMoveTaskCommand, type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { assertSqsError, counts, createQueue, invalidParameterValue, rawJson } from './helpers.js';
@@ -114,6 +114,46 @@ describe('moving messages', () => {
   });
 });
 
+describe('the destination’s delay', () => {
+  test('applies to redriven messages, as to any send', async () => {
+    const src = await sourceOf(sqs, 'delay-src', 'delay-dlq');
+    const dest = await createQueue(sqs, 'delay-dest', { DelaySeconds: '30' });
+    await deadLetter(sqs, src, ['late']);
+    await start(arn('delay-dlq'), { DestinationArn: arn('delay-dest') });
+    await waitFor(() => latestTask(sqs, arn('delay-dlq')), (t) => t?.Status === 'COMPLETED', 'completion');
+    assert.deepEqual(await counts(sqs, dest), { visible: 0, inflight: 0, delayed: 1 });
+    await server.advanceClock(30_000);
+    assert.deepEqual((await drain(sqs, dest)).map((m) => m.Body), ['late']);
+  });
+});
+
+describe('FIFO', () => {
+  test('redriven messages are new messages that keep their group and deduplication ids', async () => {
+    await createQueue(sqs, 'ff-dlq.fifo', { FifoQueue: 'true' });
+    const src = await createQueue(sqs, 'ff-src.fifo', {
+      FifoQueue: 'true', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn('ff-dlq.fifo'), maxReceiveCount: 1 }),
+    });
+    const ids: string[] = [];
+    for (const g of ['g1', 'g2']) {
+      const out = await sqs.send(new SendMessageCommand({ QueueUrl: src, MessageBody: `body-${g}`, MessageGroupId: g, MessageDeduplicationId: `d-${g}` }));
+      ids.push(out.MessageId!);
+    }
+    for (let i = 0; i < 4; i++) await sqs.send(new ReceiveMessageCommand({ QueueUrl: src, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }));
+    assert.equal((await counts(sqs, `${server.url}/000000000000/ff-dlq.fifo`)).visible, 2);
+    await start(arn('ff-dlq.fifo'));
+    await waitFor(() => latestTask(sqs, arn('ff-dlq.fifo')), (t) => t?.Status === 'COMPLETED', 'completion');
+    const back = await drain(sqs, src);
+    assert.deepEqual(back.map((m) => m.Body).sort(), ['body-g1', 'body-g2']);
+    for (const m of back) {
+      const g = m.Body!.slice(5);
+      assert.equal(m.Attributes!.MessageGroupId, g);
+      // The dead-letter move made the message id its deduplication id; the redrive keeps it.
+      assert.equal(m.Attributes!.MessageDeduplicationId, ids[g === 'g1' ? 0 : 1]);
+      assert.ok(!ids.includes(m.MessageId!), 'a new message id');
+    }
+  });
+});
+
 describe('rate limit, cancel and one active task', () => {
   test('MaxNumberOfMessagesPerSecond holds on the server clock', async () => {
     const src = await sourceOf(sqs, 'rate-src', 'rate-dlq');
@@ -205,6 +245,7 @@ describe('selective redrive (extension)', () => {
     assert.equal(res.status, 200, res.text);
     const t = await waitFor(() => latestTask(sqs, arn('sel-dlq')), (x) => x?.Status === 'COMPLETED', 'completion');
     assert.equal(t!.ApproximateNumberOfMessagesMoved, 2);
+    assert.equal(t!.ApproximateNumberOfMessagesToMove, 2, 'the matching messages, not the whole queue');
     assert.deepEqual((await drain(sqs, a)).map((m) => m.Body), ['{"type":"order","n":1}']);
     assert.deepEqual((await drain(sqs, b)).map((m) => m.Body), ['{"type":"order","n":3}']);
     assert.equal((await counts(sqs, `${server.url}/000000000000/sel-dlq`)).visible, 2);
@@ -212,7 +253,6 @@ describe('selective redrive (extension)', () => {
 
   test('filter by message attribute', async () => {
     const src = await sourceOf(sqs, 'attr-src', 'attr-dlq');
-    const { SendMessageCommand, ReceiveMessageCommand } = await import('@aws-sdk/client-sqs');
     for (const tenant of ['acme', 'globex', 'acme']) {
       await sqs.send(new SendMessageCommand({ QueueUrl: src, MessageBody: tenant, MessageAttributes: { tenant: { DataType: 'String', StringValue: tenant } } }));
     }

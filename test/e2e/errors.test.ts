@@ -117,6 +117,40 @@ describe('malformed requests', () => {
     assert.equal((await rawJson(server.url, 'AmazonSQS.GetQueueUrl', '{"QueueName": "typed"}')).status, 400);
   });
 
+  test('names of object properties are not attributes', async () => {
+    for (const name of ['toString', '__proto__', 'constructor']) {
+      const attrs = `{"${name}": "1"}`;
+      await assertWireError('AmazonSQS.CreateQueue', `{"QueueName": "proto", "Attributes": ${attrs}}`, {
+        status: 400, type: 'InvalidAttributeName', code: 'InvalidAttributeName', message: `Unknown Attribute ${name}.`,
+      });
+      await assertWireError('AmazonSQS.SetQueueAttributes', `{"QueueUrl": ${JSON.stringify(queueUrl)}, "Attributes": ${attrs}}`, {
+        status: 400, type: 'InvalidAttributeName', code: 'InvalidAttributeName', message: `Unknown Attribute ${name}.`,
+      });
+      await assertWireError('AmazonSQS.GetQueueAttributes', JSON.stringify({ QueueUrl: queueUrl, AttributeNames: [name] }), {
+        status: 400, type: 'InvalidAttributeName', code: 'InvalidAttributeName', message: `Unknown Attribute ${name}.`,
+      });
+    }
+  });
+
+  test('an attribute value that its DataType does not use is dropped', async () => {
+    const q = await createQueue(sqs, 'stray-values');
+    const sent = await rawJson(server.url, 'AmazonSQS.SendMessage', JSON.stringify({
+      QueueUrl: q, MessageBody: 'x',
+      MessageAttributes: { s: { DataType: 'String', StringValue: 'v', BinaryValue: 'AAAA' } },
+    }));
+    assert.equal(sent.status, 200, sent.text);
+    const got = await rawJson(server.url, 'AmazonSQS.ReceiveMessage', JSON.stringify({ QueueUrl: q, MessageAttributeNames: ['All'] }));
+    const [m] = got.json.Messages as { MessageAttributes: unknown; MD5OfMessageAttributes: string }[];
+    assert.deepEqual(m!.MessageAttributes, { s: { DataType: 'String', StringValue: 'v' } });
+    assert.equal(m!.MD5OfMessageAttributes, sent.json.MD5OfMessageAttributes);
+  });
+
+  test('a queue URL with broken percent-encoding names no queue', async () => {
+    await assertWireError('AmazonSQS.SendMessage', JSON.stringify({ QueueUrl: `${server.url}/000000000000/%E0%A4%A`, MessageBody: 'x' }), {
+      status: 400, type: 'QueueDoesNotExist', code: 'AWS.SimpleQueueService.NonExistentQueue',
+    });
+  });
+
   test('a missing queue', async () => {
     await assertWireError('AmazonSQS.GetQueueUrl', '{"QueueName": "nope"}', {
       status: 400, type: 'QueueDoesNotExist', code: 'AWS.SimpleQueueService.NonExistentQueue', message: 'The specified queue does not exist.',

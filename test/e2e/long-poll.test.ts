@@ -96,6 +96,33 @@ describe('long polling', () => {
     await server.advanceClock(10_000);
     assert.deepEqual((await poll.result).messages.map((x) => x.Body), ['expires']);
   });
+
+  test('one message wakes one of two waiting receives; the other keeps waiting', async () => {
+    const url = await createQueue(sqs, 'lp-two');
+    const first = pending(sqs, { QueueUrl: url, WaitTimeSeconds: 20 });
+    const second = pending(sqs, { QueueUrl: url, WaitTimeSeconds: 20 });
+    await parked();
+    await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'only one' }));
+    const winner = await Promise.race([first.result, second.result]);
+    assert.deepEqual(winner.messages.map((m) => m.Body), ['only one']);
+    await parked();
+    const loser = first.isSettled() && second.isSettled() ? undefined : first.isSettled() ? second : first;
+    assert.ok(loser, 'the second receive must still be waiting');
+    await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'second' }));
+    assert.deepEqual((await loser.result).messages.map((m) => m.Body), ['second']);
+  });
+
+  test('a receive whose client went away does not take a later message', async () => {
+    const url = await createQueue(sqs, 'lp-abort');
+    const abort = new AbortController();
+    const gone = sqs.send(new ReceiveMessageCommand({ QueueUrl: url, WaitTimeSeconds: 20 }), { abortSignal: abort.signal });
+    await parked();
+    abort.abort();
+    await assert.rejects(gone);
+    await parked();
+    await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'for the living' }));
+    assert.deepEqual((await receive(sqs, url)).map((m) => m.Body), ['for the living']);
+  });
 });
 
 test('graceful shutdown answers a waiting long poll with no messages and exits 0', async () => {

@@ -11,7 +11,7 @@ let server: ServerProcess;
 let sqs: SQSClient;
 
 before(async () => {
-  server = await startServerProcess({ storage: 'memory', manualClock: true });
+  server = await startServerProcess({ storage: 'sqlite', manualClock: true });
   sqs = server.client();
 });
 after(async () => {
@@ -86,6 +86,29 @@ describe('SendMessage', () => {
     assert.deepEqual(m!.Attributes, { AWSTraceHeader });
     const plain = await send(url, 'untraced');
     assert.equal(plain.MD5OfMessageSystemAttributes, undefined);
+  });
+
+  test('a Binary attribute matches the MD5 SQS recorded for it', async () => {
+    const url = await createQueue(sqs, 'send-binary-md5');
+    const BinaryValue = Buffer.from('traceparent\x1e00-774062d6c37081a5a0b9b5b88e30627c-2d2482211f6489da-01', 'latin1');
+    const out = await send(url, 'test', { MessageAttributes: { attr1: { DataType: 'Binary', BinaryValue } } });
+    assert.equal(out.MD5OfMessageAttributes, '8cbe4db156db8a94db8b801b7addb984');
+    const [m] = await receive(sqs, url, { MessageAttributeNames: ['All'] });
+    assert.equal(m!.MD5OfMessageAttributes, '8cbe4db156db8a94db8b801b7addb984');
+    assert.deepEqual(Buffer.from(m!.MessageAttributes!.attr1!.BinaryValue!), BinaryValue);
+  });
+
+  test('an attribute named like an object property round-trips', async () => {
+    const url = await createQueue(sqs, 'send-proto-names');
+    // A computed key makes `__proto__` an own property of the literal, not its prototype.
+    const MessageAttributes = {
+      ['__proto__']: { DataType: 'String', StringValue: 'p' },
+      constructor: { DataType: 'String', StringValue: 'c' },
+    };
+    const out = await send(url, 'x', { MessageAttributes });
+    const [m] = await receive(sqs, url, { MessageAttributeNames: ['All'] });
+    assert.deepEqual(Object.keys(m!.MessageAttributes ?? {}).sort(), ['__proto__', 'constructor']);
+    assert.equal(m!.MD5OfMessageAttributes, out.MD5OfMessageAttributes);
   });
 
   test('at most 10 message attributes', async () => {
@@ -242,10 +265,24 @@ describe('ReceiveMessage', () => {
   test('MessageAttributeNames: All, .*, prefix.*, exact names; unknown names match nothing', async () => {
     const url = await createQueue(sqs, 'recv-userattrs');
     const str = (StringValue: string) => ({ DataType: 'String', StringValue });
-    await send(url, 'x', { MessageAttributes: { General: str('g'), Hello: str('h'), 'Help.Me': str('hm') } });
+    const sent = await send(url, 'x', { MessageAttributes: { 'Help.Me': str('Me'), Hello: str('There'), General: str('Kenobi') } });
+    // Digests recorded from SQS for these attributes: the MD5 covers the returned subset.
+    const recordedMd5: Record<string, string> = {
+      'General,Hello,Help.Me': '4c360f3fdafd970e05fae2f149d997f5',
+      'General,Hello': 'fca026605781cb4126a1e9044df24232',
+      Hello: 'a311262e065454b75da111d535b8dacd',
+      'Hello,Help.Me': '83fee93c1bcd8b9a5a923ffacdc636c7',
+    };
+    assert.equal(sent.MD5OfMessageAttributes, recordedMd5['General,Hello,Help.Me']);
     const names = async (MessageAttributeNames: string[]) => {
       const [m] = await receive(sqs, url, { MessageAttributeNames, VisibilityTimeout: 0 });
-      return m!.MessageAttributes ? Object.keys(m!.MessageAttributes).sort() : [];
+      if (!m!.MessageAttributes) {
+        assert.equal(m!.MD5OfMessageAttributes, undefined);
+        return [];
+      }
+      const keys = Object.keys(m!.MessageAttributes).sort();
+      assert.equal(m!.MD5OfMessageAttributes, recordedMd5[keys.join(',')]);
+      return keys;
     };
     assert.deepEqual(await names(['All']), ['General', 'Hello', 'Help.Me']);
     assert.deepEqual(await names(['.*']), ['General', 'Hello', 'Help.Me']);

@@ -78,6 +78,32 @@ describe('long polling on the injected clock', () => {
     await t.call('DeleteMessage', { QueueUrl, ReceiptHandle: r.Messages[0].ReceiptHandle });
   });
 
+  test('one send wakes one waiter, not the whole herd', async () => {
+    const store = t.engine.store;
+    const original = store.receive.bind(store);
+    let attempts = 0;
+    store.receive = (id, req) => {
+      attempts++;
+      return original(id, req);
+    };
+    try {
+      const waits = [1, 2, 3, 4, 5, 6].map(() => t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 }));
+      await settle();
+      attempts = 0;
+      await t.call('SendMessage', { QueueUrl, MessageBody: 'one' });
+      await settle(20);
+      // The woken waiter gets the message and passes the wake-up on once; that attempt is empty.
+      assert.ok(attempts <= 2, `${attempts} receive attempts for one message`);
+      t.engine.longPolls.releaseAll();
+      const results = await Promise.all(waits);
+      assert.equal(results.filter((r) => r.Messages?.length).length, 1);
+      const got = results.find((r) => r.Messages)!;
+      await t.call('DeleteMessage', { QueueUrl, ReceiptHandle: got.Messages[0].ReceiptHandle });
+    } finally {
+      store.receive = original;
+    }
+  });
+
   test('close() answers every waiting receive with no messages', async () => {
     const waits = [1, 2, 3].map(() => t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 }));
     await settle();

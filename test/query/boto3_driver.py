@@ -1,5 +1,6 @@
 """Runs SQS calls through boto3 for the Query tests: one JSON request per stdin line
 ({"op": "SendMessage", "input": {...}}), one JSON answer per stdout line.
+Arguments: endpoint URL, then optionally the access key id and secret to sign with.
 Blobs travel as base64 in both directions, as in the JSON protocol."""
 import base64
 import json
@@ -12,7 +13,7 @@ from botocore.exceptions import ClientError
 
 client = boto3.client(
     "sqs", endpoint_url=sys.argv[1], region_name="us-east-1",
-    aws_access_key_id="x", aws_secret_access_key="y",
+    aws_access_key_id=(sys.argv[2:3] or ["x"])[0], aws_secret_access_key=(sys.argv[3:4] or ["y"])[0],
     config=Config(retries={"max_attempts": 1}),
 )
 
@@ -34,8 +35,12 @@ def blob_out(value):
 print(json.dumps({"ready": {"botocore": botocore.__version__, "protocol": client.meta.service_model.protocol}}), flush=True)
 for line in sys.stdin:
     request = json.loads(line)
+    method = getattr(client, botocore.xform_name(request["op"]), None)
+    if method is None:
+        print(json.dumps({"error": {"code": "ClientLacksOperation", "message": request["op"]}}), flush=True)
+        continue
     try:
-        output = getattr(client, botocore.xform_name(request["op"]))(**blobs_in(request["input"]))
+        output = method(**blobs_in(request["input"]))
         output.pop("ResponseMetadata", None)
         answer = {"output": output}
     except ClientError as e:

@@ -18,6 +18,9 @@ export interface Driver {
   close(): Promise<void>;
 }
 
+/** The code a driver throws when its client predates an action (Debian's boto3 1.26 has no move tasks). */
+export const CLIENT_LACKS_OPERATION = 'ClientLacksOperation';
+
 export class ApiError extends Error {
   constructor(readonly code: string, message: string, readonly status?: number) {
     super(message);
@@ -28,8 +31,7 @@ export class ApiError extends Error {
 export const AWS_CLI = '/usr/bin/aws';
 export const PYTHON = '/usr/bin/python3';
 
-export function jsonSdkDriver(url: string): Driver {
-  const client = sqsClient(url);
+export function jsonSdkDriver(url: string, client: sdk.SQSClient = sqsClient(url)): Driver {
   return {
     name: '@aws-sdk/client-sqs',
     protocol: 'json',
@@ -50,18 +52,23 @@ export function jsonSdkDriver(url: string): Driver {
   };
 }
 
-export async function boto3Driver(url: string): Promise<Driver & { botocore: string; wire: string }> {
+export interface Keys {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+/** boto3 in a long-lived Python process; `python` picks which installation. */
+export async function boto3Driver(url: string, python = PYTHON, keys?: Keys): Promise<Driver & { botocore: string }> {
   const script = fileURLToPath(new URL('../../../test/query/boto3_driver.py', import.meta.url));
-  const proc = spawn(PYTHON, [script, url], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, HOME: tmpdir() } });
+  const proc = spawn(python, [script, url, ...(keys ? [keys.accessKeyId, keys.secretAccessKey] : [])], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, HOME: tmpdir() } });
   const lines = createInterface({ input: proc.stdout! })[Symbol.asyncIterator]();
   const next = async () => JSON.parse((await lines.next()).value as string);
   const { ready } = await next();
   let queue = Promise.resolve();
   return {
     name: `boto3 (botocore ${ready.botocore})`,
-    protocol: 'query',
+    protocol: ready.protocol === 'query' ? 'query' : 'json',
     botocore: ready.botocore,
-    wire: ready.protocol,
     call(op, input = {}) {
       // One request at a time on the pipe.
       const answer = queue.then(async () => {
@@ -96,6 +103,7 @@ export function awsCliDriver(url: string): Driver {
       return new Promise((resolve, reject) => {
         execFile(AWS_CLI, args, { env }, (err, stdout, stderr) => {
           if (!err) return resolve(stdout.trim() ? JSON.parse(stdout) : {});
+          if (/Invalid choice/.test(stderr)) return reject(new ApiError(CLIENT_LACKS_OPERATION, op));
           const m = /An error occurred \(([^)]+)\) when calling the \w+ operation(?: \(reached max retries: \d+\))?: (.*)/s.exec(stderr);
           reject(m ? new ApiError(m[1]!, m[2]!.trim()) : new ApiError('ClientFailure', stderr || String(err)));
         });

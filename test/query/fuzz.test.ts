@@ -39,14 +39,36 @@ function send(base: URL, r: Raw): Promise<Answer> {
 }
 
 // Only reads and receipt-handle actions may name the control queue; a forged handle never matches.
-const SAFE_ON_CONTROL = [
+const ON_CONTROL = [
   'GetQueueAttributes', 'ListQueueTags', 'GetQueueUrl', 'ListQueues', 'DeleteMessage', 'DeleteMessageBatch',
   'ChangeMessageVisibility', 'ChangeMessageVisibilityBatch', 'PeekMessages', 'ListDeadLetterSourceQueues', 'ListMessageMoveTasks',
 ];
-const ELSEWHERE = [
-  'SendMessage', 'SendMessageBatch', 'ReceiveMessage', 'PurgeQueue', 'DeleteQueue', 'SetQueueAttributes', 'TagQueue',
-  'UntagQueue', 'StartMessageMoveTask', 'CancelMessageMoveTask',
-];
+// Writes go to a sandbox queue, which may change; deleting it or long-polling it would only slow the run.
+const ON_SANDBOX = ['SendMessage', 'SendMessageBatch', 'PurgeQueue', 'SetQueueAttributes', 'TagQueue', 'UntagQueue', 'StartMessageMoveTask', 'CancelMessageMoveTask'];
+const ON_MISSING = ['ReceiveMessage', 'DeleteQueue', 'CreateQueue'];
+/**
+ * A valid-looking core per action, which the generated fields then override, so requests get
+ * past presence checks. `h` is a forged receipt handle: a real queue id and position, a wrong token.
+ */
+const BASE: Record<string, (h: string) => [json: Record<string, unknown>, query: string]> = {
+  SendMessage: () => [{ MessageBody: 'x' }, 'MessageBody=x'],
+  SendMessageBatch: () => [{ Entries: [{ Id: 'a', MessageBody: 'x' }] }, 'SendMessageBatchRequestEntry.1.Id=a&SendMessageBatchRequestEntry.1.MessageBody=x'],
+  SetQueueAttributes: () => [{ Attributes: { DelaySeconds: '1' } }, 'Attribute.1.Name=DelaySeconds&Attribute.1.Value=1'],
+  TagQueue: () => [{ Tags: { a: 'b' } }, 'Tag.1.Key=a&Tag.1.Value=b'],
+  UntagQueue: () => [{ TagKeys: ['a'] }, 'TagKey.1=a'],
+  DeleteMessage: (h) => [{ ReceiptHandle: h }, `ReceiptHandle=${enc(h)}`],
+  ChangeMessageVisibility: (h) => [{ ReceiptHandle: h, VisibilityTimeout: 0 }, `ReceiptHandle=${enc(h)}&VisibilityTimeout=0`],
+  DeleteMessageBatch: (h) => [
+    { Entries: [{ Id: 'a', ReceiptHandle: h }] },
+    `DeleteMessageBatchRequestEntry.1.Id=a&DeleteMessageBatchRequestEntry.1.ReceiptHandle=${enc(h)}`,
+  ],
+  ChangeMessageVisibilityBatch: (h) => [
+    { Entries: [{ Id: 'a', ReceiptHandle: h, VisibilityTimeout: 0 }] },
+    `ChangeMessageVisibilityBatchRequestEntry.1.Id=a&ChangeMessageVisibilityBatchRequestEntry.1.ReceiptHandle=${enc(h)}&ChangeMessageVisibilityBatchRequestEntry.1.VisibilityTimeout=0`,
+  ],
+  GetQueueAttributes: () => [{ AttributeNames: ['All'] }, 'AttributeName.1=All'],
+  CreateQueue: () => [{ QueueName: '' }, 'QueueName='],
+};
 const JSON_FIELDS = [
   'QueueName', 'MessageBody', 'Entries', 'Id', 'ReceiptHandle', 'VisibilityTimeout', 'MaxNumberOfMessages', 'Attributes',
   'AttributeNames', 'MessageAttributes', 'MessageAttributeNames', 'MessageSystemAttributes', 'Tags', 'TagKeys', 'DelaySeconds',
@@ -77,25 +99,45 @@ const jsonValue = fc.oneof(
 /** Percent-encodes every byte; unlike encodeURIComponent it accepts lone surrogates. */
 const enc = (s: string) => Buffer.from(s, 'utf8').toString('hex').replace(/../g, '%$&');
 const bytes = fc.uint8Array({ maxLength: 200 }).map((a) => Buffer.from(a));
+const baseFor = (action: string, handle: string) => (Object.hasOwn(BASE, action) ? BASE[action]!(handle) : undefined);
+/**
+ * Handles of the Redrive format with a real-looking queue id and position (the control
+ * queue's included) but a made-up token and seal: none may delete or change anything.
+ */
+const forgedHandles = (_controlQueueId: number) =>
+  fc
+    .record({ queueId: fc.integer({ min: 1, max: 4 }), seq: fc.integer({ min: 1, max: 5 }), token: fc.stringMatching(/^[A-Za-z0-9_-]{16}$/), mac: fc.stringMatching(/^[A-Za-z0-9_-]{22}$/) })
+    .map(({ queueId, seq, token, mac }) => Buffer.from(`rd1|${queueId}|${seq}|${token}|${mac}`).toString('base64'));
 
-function arbitraries(controlPath: string, missingPath: string) {
-  const safeAction = fc.constantFrom(...SAFE_ON_CONTROL);
-  const otherAction = fc.oneof(fc.constantFrom(...ELSEWHERE, 'CreateQueue'), fc.string({ maxLength: 20 }), fc.constantFrom('constructor', '__proto__', 'toString'));
-  const queueUrl = (safe: boolean) =>
-    fc.oneof(fc.constant(`http://localhost${missingPath}`), text, ...(safe ? [fc.constant(`http://localhost${controlPath}`), fc.constant(controlPath.split('/').pop()!)] : []));
-  const action = fc.oneof(safeAction.map((a) => ({ a, safe: true })), otherAction.map((a) => ({ a, safe: false })));
+function arbitraries(controlPath: string, controlQueueId: number, sandboxPath: string, missingPath: string) {
+  const forgedHandle = forgedHandles(controlQueueId);
+  // Each action with the one queue (as a URL path) it may reach.
+  const action = fc.oneof(
+    { arbitrary: fc.constantFrom(...ON_CONTROL).map((a) => ({ a, home: controlPath })), weight: 4 },
+    { arbitrary: fc.constantFrom(...ON_SANDBOX).map((a) => ({ a, home: sandboxPath })), weight: 4 },
+    { arbitrary: fc.constantFrom(...ON_MISSING).map((a) => ({ a, home: missingPath })), weight: 1 },
+    { arbitrary: fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom('constructor', '__proto__', 'toString')).map((a) => ({ a, home: missingPath })), weight: 1 },
+  );
+  const queueUrl = (home: string) =>
+    fc.oneof(
+      fc.constant(`http://localhost${missingPath}`),
+      text,
+      { arbitrary: fc.constant(`http://localhost${home}`), weight: 4 },
+      fc.constant(home.split('/').pop()!),
+    );
 
-  const jsonRequest = action.chain(({ a, safe }) =>
+  const jsonRequest = action.chain(({ a, home }) =>
     fc.record({
-      target: fc.oneof(fc.constant(`AmazonSQS.${a}`), fc.constant(a), text),
+      target: fc.oneof({ arbitrary: fc.constant(`AmazonSQS.${a}`), weight: 16 }, fc.constant(a), text),
       fields: fc.dictionary(fc.constantFrom(...JSON_FIELDS), jsonValue, { maxKeys: 5 }),
-      queueUrl: fc.option(queueUrl(safe)),
-      shape: fc.constantFrom('object', 'truncated', 'bytes', 'array', 'huge-number'),
+      queueUrl: fc.option(queueUrl(home)),
+      shape: fc.constantFrom('object', 'object', 'object', 'object', 'truncated', 'bytes', 'array', 'huge-number'),
       cut: fc.nat(),
       junk: bytes,
       mode: fc.boolean(),
-    }).map(({ target, fields, queueUrl, shape, cut, junk, mode }): Raw => {
-      const payload = queueUrl === null ? fields : { ...fields, QueueUrl: queueUrl };
+      handle: forgedHandle,
+    }).map(({ target, fields, queueUrl, shape, cut, junk, mode, handle }): Raw => {
+      const payload = { ...baseFor(a, handle)?.[0], ...fields, ...(queueUrl === null ? {} : { QueueUrl: queueUrl }) };
       const full = JSON.stringify(payload);
       const body =
         shape === 'object' ? full
@@ -111,19 +153,18 @@ function arbitraries(controlPath: string, missingPath: string) {
 
   const pair = fc.tuple(fc.oneof(fc.constantFrom(...QUERY_NAMES), fc.string({ maxLength: 12 })), fc.oneof(text, jsonScalar.map(String)), fc.boolean())
     .map(([k, v, raw]) => (raw ? `${k}=${v}` : `${enc(k)}=${enc(v)}`).replace(/[^\x21-\x7e]/g, (c) => enc(c)));
-  const queryRequest = action.chain(({ a, safe }) =>
+  const queryRequest = action.chain(({ a, home }) =>
     fc.record({
       pairs: fc.array(pair, { maxLength: 8 }),
-      queueUrl: fc.option(queueUrl(safe).map((u) => `QueueUrl=${enc(u)}`)),
-      action: fc.oneof(fc.constant(`Action=${enc(a)}`), fc.constant('Action='), fc.constant('')),
-      path: fc.constantFrom('/', missingPath, ...(safe ? [controlPath] : []), '/x/y/z', '/%zz'),
+      queueUrl: fc.option(queueUrl(home).map((u) => `QueueUrl=${enc(u)}`)),
+      action: fc.oneof({ arbitrary: fc.constant(`Action=${enc(a)}`), weight: 16 }, fc.constant('Action='), fc.constant('')),
+      path: fc.constantFrom('/', missingPath, home, '/x/y/z', '/%zz', '/000000000000/%zz', '/000000000000/a/b'),
       get: fc.boolean(),
       contentType: fc.constantFrom('application/x-www-form-urlencoded', 'text/plain', 'application/json', ''),
-      junk: fc.option(bytes),
-    }).map(({ pairs, queueUrl, action, path, get, contentType, junk }): Raw => {
-      // Without a QueueUrl an action at a queue URL is about that queue, so unsafe ones name another.
-      const params = [action, ...pairs, ...(queueUrl !== null ? [queueUrl] : safe ? [] : [`QueueUrl=${enc(`http://localhost${missingPath}`)}`])];
-      const qs = params.filter(Boolean).join('&');
+      junk: fc.oneof({ arbitrary: fc.constant(null), weight: 7 }, bytes),
+      handle: forgedHandle,
+    }).map(({ pairs, queueUrl, action, path, get, contentType, junk, handle }): Raw => {
+      const qs = [action, baseFor(a, handle)?.[1], ...pairs, queueUrl].filter(Boolean).join('&');
       const headers: Record<string, string> = contentType ? { 'content-type': contentType } : {};
       if (get) return { method: 'GET', path: `${path}?${qs}`, headers, body: Buffer.alloc(0) };
       return { method: 'POST', path, headers, body: junk ?? Buffer.from(qs) };
@@ -143,7 +184,8 @@ function arbitraries(controlPath: string, missingPath: string) {
 const seen = new Map<string, number>();
 
 function checkAnswer(r: Raw, a: Answer): void {
-  const code = String(a.headers['x-amzn-query-error'] ?? a.status).split(';')[0]!;
+  const protocol = r.headers['x-amz-target'] !== undefined ? 'json' : 'query';
+  const code = `${protocol} ${String(a.headers['x-amzn-query-error'] ?? a.status).split(';')[0]}`;
   seen.set(code, (seen.get(code) ?? 0) + 1);
   const context = `${r.method} ${r.path} ${JSON.stringify(r.headers)} ${JSON.stringify(r.body.toString('latin1').slice(0, 300))}\n→ ${a.status} ${a.text.slice(0, 500)}`;
   assert.ok(a.status < 500, `server error: ${context}`);
@@ -176,13 +218,14 @@ describe('fuzz: malformed requests on both protocols', () => {
   let server: ServerProcess;
   let base: URL;
   let controlUrl: string;
+  let controlQueueId: number;
   const state = async () => {
     const c = server.client();
     const { GetQueueAttributesCommand, ListQueueTagsCommand, ListQueuesCommand } = await import('@aws-sdk/client-sqs');
     const attrs = await c.send(new GetQueueAttributesCommand({ QueueUrl: controlUrl, AttributeNames: ['All'] }));
     const tags = await c.send(new ListQueueTagsCommand({ QueueUrl: controlUrl }));
     const queues = await c.send(new ListQueuesCommand({}));
-    return { attributes: attrs.Attributes, tags: tags.Tags, queues: queues.QueueUrls };
+    return { attributes: attrs.Attributes, tags: tags.Tags, listed: queues.QueueUrls?.includes(controlUrl) };
   };
 
   before(async () => {
@@ -190,12 +233,14 @@ describe('fuzz: malformed requests on both protocols', () => {
     base = new URL(server.url);
     const { CreateQueueCommand, SendMessageBatchCommand, ReceiveMessageCommand } = await import('@aws-sdk/client-sqs');
     const c = server.client();
+    await c.send(new CreateQueueCommand({ QueueName: 'sandbox' }));
     controlUrl = (await c.send(new CreateQueueCommand({ QueueName: 'control', Attributes: { VisibilityTimeout: '300' }, tags: { keep: 'me' } }))).QueueUrl!;
     await c.send(new SendMessageBatchCommand({
       QueueUrl: controlUrl, Entries: ['a', 'b', 'c', 'd'].map((Id) => ({ Id, MessageBody: `body ${Id}`, MessageAttributes: { k: { DataType: 'String', StringValue: Id } } })),
     }));
     // One message in flight, so forged receipt handles meet a real receipt.
-    await c.send(new ReceiveMessageCommand({ QueueUrl: controlUrl, MaxNumberOfMessages: 1 }));
+    const { Messages } = await c.send(new ReceiveMessageCommand({ QueueUrl: controlUrl, MaxNumberOfMessages: 1 }));
+    controlQueueId = Number(Buffer.from(Messages![0]!.ReceiptHandle!, 'base64').toString().split('|')[1]);
   });
   after(async () => {
     agent.destroy();
@@ -207,7 +252,7 @@ describe('fuzz: malformed requests on both protocols', () => {
     const before = await state();
     const controlPath = new URL(controlUrl).pathname;
     await fc.assert(
-      fc.asyncProperty(arbitraries(controlPath, '/000000000000/missing-queue'), async (r) => checkAnswer(r, await send(base, r))),
+      fc.asyncProperty(arbitraries(controlPath, controlQueueId, '/000000000000/sandbox', '/000000000000/missing-queue'), async (r) => checkAnswer(r, await send(base, r))),
       { numRuns: RUNS, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined },
     );
     t.diagnostic(JSON.stringify(Object.fromEntries([...seen].sort((a, b) => b[1] - a[1]))));

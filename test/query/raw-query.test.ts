@@ -105,9 +105,67 @@ describe('Query protocol over raw HTTP', () => {
     assert.ok(text.includes('<Body>a&#xD;\nb&#xD;c &amp; &lt;d&gt;</Body>'), text);
   });
 
+  it('serves the Redrive-only PeekMessages through its extension shapes', async () => {
+    const created = await post(`${server.url}/`, { Action: 'CreateQueue', QueueName: 'raw-peek' });
+    const url = xml.parse(created.text).CreateQueueResponse.CreateQueueResult.QueueUrl;
+    await query(url, { Action: 'SendMessage', MessageBody: 'look, do not touch' });
+    const { res, text } = await query(url, { Action: 'PeekMessages' });
+    assert.equal(res.status, 200, text);
+    const message = xml.parse(text).PeekMessagesResponse.PeekMessagesResult.Message;
+    assert.equal(message.Body, 'look, do not touch');
+    assert.equal(message.State, 'VISIBLE');
+  });
+
+  it('serves RejectMessage, and PeekMessages shows the death history (one <Death> element per entry)', async () => {
+    const create = async (params: Record<string, string>) =>
+      xml.parse((await post(`${server.url}/`, { Action: 'CreateQueue', ...params })).text).CreateQueueResponse.CreateQueueResult.QueueUrl as string;
+    const dlq = await create({ QueueName: 'raw-dlq' });
+    const source = await create({
+      QueueName: 'raw-source', 'Attribute.1.Name': 'RedrivePolicy',
+      'Attribute.1.Value': JSON.stringify({ deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:raw-dlq', maxReceiveCount: 5 }),
+    });
+    await query(source, { Action: 'SendMessage', MessageBody: 'unprocessable' });
+    const received = await query(source, { Action: 'ReceiveMessage' });
+    const handle = xml.parse(received.text).ReceiveMessageResponse.ReceiveMessageResult.Message.ReceiptHandle;
+    const rejected = await query(source, { Action: 'RejectMessage', ReceiptHandle: handle, Reason: 'bad <input> & more' });
+    assert.equal(rejected.res.status, 200, rejected.text);
+    const { text } = await query(dlq, { Action: 'PeekMessages' });
+    const message = xml.parse(text).PeekMessagesResponse.PeekMessagesResult.Message;
+    assert.equal(message.Body, 'unprocessable');
+    assert.equal(message.Death.reason, 'rejected');
+    assert.equal(message.Death.rejectReason, 'bad <input> & more');
+    assert.equal(message.Death.count, 1);
+    assert.equal(message.LastDeath.queue, 'raw-source');
+  });
+
+  // Receipt handles are sealed with a server key: one with a made-up token (or a made-up
+  // queue id and position) is not a genuine handle and deletes nothing.
+  it('does not let a forged receipt handle delete a message', async () => {
+    const created = await post(`${server.url}/`, { Action: 'CreateQueue', QueueName: 'raw-forge' });
+    const url = xml.parse(created.text).CreateQueueResponse.CreateQueueResult.QueueUrl;
+    await query(url, { Action: 'SendMessage', MessageBody: 'keep me' });
+    const received = xml.parse((await query(url, { Action: 'ReceiveMessage' })).text).ReceiveMessageResponse.ReceiveMessageResult;
+    // The real handle's queue id and position, with a token of our own.
+    const [, queueId, seq, , mac] = Buffer.from(received.Message.ReceiptHandle, 'base64').toString().split('|');
+    const forged = Buffer.from(`rd1|${queueId}|${seq}|AAAAAAAAAAAAAAAA|${mac}`).toString('base64');
+    const { res } = await query(url, { Action: 'DeleteMessage', ReceiptHandle: forged });
+    assert.notEqual(res.status, 200);
+    const { text } = await query(url, { Action: 'GetQueueAttributes', 'AttributeName.1': 'ApproximateNumberOfMessagesNotVisible' });
+    assert.equal(xml.parse(text).GetQueueAttributesResponse.GetQueueAttributesResult.Attribute.Value, 1);
+  });
+
   it('answers an empty result with an empty result element', async () => {
     const { text } = await post(`${server.url}/`, { Action: 'ListQueues', QueueNamePrefix: 'none' });
     assert.match(text, /<ListQueuesResponse [^>]+><ListQueuesResult><\/ListQueuesResult><ResponseMetadata>/);
+  });
+
+  it('refuses more form fields than any valid request has, and oversized headers, cleanly', async () => {
+    const many = Object.fromEntries(Array.from({ length: 2001 }, (_, i) => [`AttributeName.${i + 1}`, 'All']));
+    const { res, text } = await post(`${server.url}/`, { Action: 'ListQueues', ...many });
+    assert.equal(res.status, 400);
+    assert.equal(errorOf(text).Code, 'MalformedQueryString');
+    const big = await fetch(`${server.url}/?Action=ListQueues`, { headers: { 'x-padding': 'a'.repeat(64 * 1024) } });
+    assert.equal(big.status, 431);
   });
 
   it('answers an oversized body in XML for Query and in JSON for JSON', async () => {

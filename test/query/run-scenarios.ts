@@ -23,6 +23,6 @@ export function runScenarios(
       await server?.stop();
       server?.cleanup();
     });
-    for (const s of scenarios) it(s.name, { todo: s.todo }, () => s.run(driver));
+    for (const s of scenarios) it(s.name, () => s.run(driver));
   });
 }

@@ -1,36 +1,9 @@
 import type Database from 'better-sqlite3';
 import type { StoredMessage } from '../../engine/types.js';
 import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStatus, NewMoveTask, QueueStats } from '../store.js';
+import { planMoveBatch } from '../move-plan.js';
 import type { GroupCommit } from './group-commit.js';
-import { MESSAGE_COLUMNS, messageValues, toMessage, type MessageRow } from './rows.js';
-
-interface MoveTaskRow {
-  id: string;
-  account_id: string;
-  source_queue_id: number;
-  source_arn: string;
-  destination_arn: string | null;
-  max_per_second: number | null;
-  filter: string | null;
-  status: MoveTaskStatus;
-  failure_reason: string | null;
-  to_move: number;
-  moved: number;
-  started_at: number;
-  cursor: number;
-  max_seq: number;
-  lease_owner: string | null;
-  lease_until: number;
-}
-
-function toTask(r: MoveTaskRow): MoveTaskRecord {
-  return {
-    id: r.id, accountId: r.account_id, sourceQueueId: Number(r.source_queue_id), sourceArn: r.source_arn,
-    destinationArn: r.destination_arn ?? undefined, maxPerSecond: r.max_per_second ?? undefined,
-    filter: r.filter ?? undefined, status: r.status, failureReason: r.failure_reason ?? undefined,
-    toMove: Number(r.to_move), moved: Number(r.moved), startedAt: Number(r.started_at),
-  };
-}
+import { MESSAGE_COLUMNS, messageValues, toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from './rows.js';
 
 /**
  * The SQLite side of dead-letter work: queue counters, peeking, and move tasks. Every
@@ -79,7 +52,7 @@ export class SqliteDeadLetterOps {
         'UPDATE move_tasks SET moved = moved + ?, cursor = ?, status = ?, failure_reason = ?, lease_until = ? WHERE id = ?',
       ),
       scan: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?'),
-      queueByName: db.prepare('SELECT id FROM queues WHERE account_id = ? AND name = ?'),
+      queueByName: db.prepare('SELECT * FROM queues WHERE account_id = ? AND name = ?'),
       queueExists: db.prepare('SELECT 1 AS x FROM queues WHERE id = ?'),
       insertMessage: db.prepare(
         `INSERT INTO messages (${MESSAGE_COLUMNS.join(',')}) VALUES (${MESSAGE_COLUMNS.map(() => '?').join(',')})`,
@@ -115,7 +88,7 @@ export class SqliteDeadLetterOps {
       const order = (this.q.nextOrder.get() as { n: number }).n;
       this.q.insertTask.run(
         t.id, t.accountId, t.sourceQueueId, t.sourceArn, t.destinationArn ?? null, t.maxPerSecond ?? null,
-        t.filter ?? null, depth.n, t.startedAt, depth.maxSeq, order,
+        t.filter ?? null, t.toMove ?? depth.n, t.startedAt, depth.maxSeq, order,
       );
       return toTask(this.q.task.get(t.id) as MoveTaskRow);
     });
@@ -155,48 +128,31 @@ export class SqliteDeadLetterOps {
     return this.commit.run(() => {
       const row = this.q.task.get(taskId) as MoveTaskRow;
       if (row.status !== 'RUNNING' || row.lease_owner !== b.owner) return { task: toTask(row), lost: true, moved: 0 };
+      const sourceId = Number(row.source_queue_id);
       const finish = (moved: number, cursor: number, status: MoveTaskStatus, reason: string | null) => {
         this.q.progress.run(moved, cursor, status, reason, b.leaseUntil, taskId);
         return { task: toTask(this.q.task.get(taskId) as MoveTaskRow), lost: false, moved };
       };
-      if (!this.q.queueExists.get(row.source_queue_id)) return finish(0, row.cursor, 'FAILED', b.missingQueueReason);
-      const rows = this.q.scan.all(row.source_queue_id, row.cursor, row.max_seq, b.scanLimit) as MessageRow[];
-      let cursor = Number(row.cursor);
-      let moved = 0;
+      if (!this.q.queueExists.get(sourceId)) return finish(0, Number(row.cursor), 'FAILED', b.missingQueueReason);
+      const rows = (this.q.scan.all(sourceId, row.cursor, row.max_seq, b.scanLimit) as MessageRow[]).map(toMessage);
+      const plan = planMoveBatch(rows, Number(row.cursor), b, (m) => {
+        const a = b.destination(m);
+        const q = a && (this.q.queueByName.get(a.accountId, a.name) as QueueRow | undefined);
+        return q && toQueue(q);
+      });
       const sentTo = new Map<number, number>();
-      for (const r of rows) {
-        if (moved >= b.limit) return this.afterMoves(finish, moved, cursor, 'RUNNING', sentTo, row.source_queue_id);
-        const m = toMessage(r);
-        // In-flight or delayed messages are left where they are, as SQS's own receive would.
-        if (m.visibleAt > b.now || !b.matches(m)) {
-          cursor = m.seq;
-          continue;
-        }
-        const addr = b.destination(m);
-        const dest = addr && (this.q.queueByName.get(addr.accountId, addr.name) as { id: number } | undefined);
-        if (!dest) return this.afterMoves(finish, moved, cursor, 'FAILED', sentTo, row.source_queue_id, b.missingQueueReason);
-        this.q.insertMessage.run(...messageValues(dest.id, b.rewrite(m)));
-        this.q.deleteMessage.run(m.seq);
-        sentTo.set(dest.id, (sentTo.get(dest.id) ?? 0) + 1);
-        cursor = m.seq;
-        moved++;
+      for (const { message, destination } of plan.moves) {
+        this.q.insertMessage.run(...messageValues(destination.id, b.rewrite(message, destination)));
+        this.q.deleteMessage.run(message.seq);
+        sentTo.set(destination.id, (sentTo.get(destination.id) ?? 0) + 1);
       }
-      const done = rows.length < b.scanLimit;
-      return this.afterMoves(finish, moved, cursor, done ? 'COMPLETED' : 'RUNNING', sentTo, row.source_queue_id);
+      // Counted as the receive, delete and send SQS's own redrive makes.
+      this.count(sourceId, 0, plan.moves.length, plan.moves.length);
+      for (const [id, n] of sentTo) {
+        this.count(id, n, 0, 0);
+        this.touch(id);
+      }
+      return finish(plan.moves.length, plan.cursor, plan.status, plan.failureReason);
     });
-  }
-
-  /** Counts a batch's moves as the receive, delete and send SQS's own redrive makes. */
-  private afterMoves(
-    finish: (moved: number, cursor: number, status: MoveTaskStatus, reason: string | null) => MoveBatchResult,
-    moved: number, cursor: number, status: MoveTaskStatus, sentTo: Map<number, number>, sourceQueueId: number,
-    reason: string | null = null,
-  ): MoveBatchResult {
-    this.count(sourceQueueId, 0, moved, moved);
-    for (const [id, n] of sentTo) {
-      this.count(id, n, 0, 0);
-      this.touch(id);
-    }
-    return finish(moved, cursor, status, reason);
   }
 }

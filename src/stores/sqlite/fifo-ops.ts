@@ -1,7 +1,9 @@
 import type Database from 'better-sqlite3';
 import type { NewMessage, StoredMessage } from '../../engine/types.js';
+import { planFifoReceive } from '../fifo-plan.js';
 import type { ReceiveRequest, ReceiveResult } from '../store.js';
-import { MESSAGE_COLUMNS, messageValues, toMessage, type MessageRow } from './rows.js';
+import type { SqliteDeathOps } from './death-ops.js';
+import { toMessage, type MessageRow } from './rows.js';
 
 /**
  * The SQLite side of FIFO queues: receiving by message group, deduplication, and
@@ -13,7 +15,7 @@ export class SqliteFifoOps {
 
   constructor(
     private readonly db: Database.Database,
-    private readonly touch: (queueId: number) => void,
+    private readonly deaths: SqliteDeathOps,
   ) {
     this.q = this.prepare();
   }
@@ -29,8 +31,6 @@ export class SqliteFifoOps {
         `UPDATE messages SET visible_at = ?, receive_count = receive_count + 1,
            first_received_at = COALESCE(first_received_at, ?), received_at = ?, receipt_token = ? WHERE seq = ?`,
       ),
-      insert: db.prepare(`INSERT INTO messages (${MESSAGE_COLUMNS.join(',')}, dead_lettered_at) VALUES (${MESSAGE_COLUMNS.map(() => '?').join(',')}, ?) RETURNING seq`),
-      remove: db.prepare('DELETE FROM messages WHERE seq = ?'),
       seen: db.prepare('SELECT message_id, seq FROM fifo_dedup WHERE queue_id = ? AND scope = ? AND dedup_id = ? AND expires_at > ?'),
       remember: db.prepare(
         'INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, seq, expires_at) VALUES (?,?,?,?,?,?)',
@@ -61,42 +61,25 @@ export class SqliteFifoOps {
   }
 
   /**
-   * Receives from available groups, oldest group first, taking as many messages of one
-   * group as possible in order. A poison message is dead-lettered (re-inserted at the
-   * end of the dead-letter queue with a new position) and its group flows on.
+   * Receives from available groups as the shared planner decides (fifo-plan.ts). A
+   * poison message is dead-lettered (re-inserted at the end of the dead-letter queue
+   * with a new position) and its group flows on.
    */
   receive(queueId: number, req: ReceiveRequest): ReceiveResult {
     const replay = req.attemptId ? this.replay(queueId, req) : undefined;
     if (replay) return { messages: replay, deadLettered: 0 };
-    const messages: StoredMessage[] = [];
-    let deadLettered = 0;
-    const groups = this.q.readyGroups.all(queueId, req.now, req.max) as { group_id: string }[];
-    for (const { group_id } of groups) {
-      if (messages.length >= req.max) break;
-      const rows = this.q.groupHead.all(queueId, group_id, req.max - messages.length + 10) as MessageRow[];
-      for (const row of rows) {
-        if (messages.length >= req.max) break;
-        const m = toMessage(row);
-        if (m.visibleAt > req.now) break; // delayed: nothing behind it may go first
-        const dl = req.deadLetter;
-        if (dl && m.receiveCount >= dl.maxReceiveCount) {
-          const p = dl.patch(m);
-          this.q.remove.run(m.seq);
-          this.q.insert.run(
-            ...messageValues(dl.queueId, { ...m, sentAt: p.sentAt, visibleAt: req.now, dedupId: p.dedupId ?? m.dedupId, deadLetterSourceArn: p.deadLetterSourceArn }),
-            req.now,
-          );
-          this.touch(dl.queueId);
-          deadLettered++;
-          continue;
-        }
-        if (m.sentAt < req.retentionCutoff) continue; // past retention: the sweep deletes it
-        const token = req.newToken();
-        const visibleAt = req.now + req.visibilityTimeoutMs;
-        this.q.claim.run(visibleAt, req.now, req.now, token, m.seq);
-        messages.push({ ...m, visibleAt, receiveCount: m.receiveCount + 1, firstReceivedAt: m.firstReceivedAt ?? req.now, receivedAt: req.now, receiptToken: token });
-      }
-    }
+    const groups = (this.q.readyGroups.all(queueId, req.now, req.max) as { group_id: string }[]).map(({ group_id }) =>
+      (this.q.groupHead.all(queueId, group_id, req.max + 10) as MessageRow[]).map(toMessage),
+    );
+    const plan = planFifoReceive(groups, req, req.max);
+    for (const m of plan.deadLetter) this.deaths.deadLetter(m, req.deadLetter!, req.now);
+    const messages = plan.claim.map((m) => {
+      const token = req.newToken();
+      const visibleAt = req.now + req.visibilityTimeoutMs;
+      this.q.claim.run(visibleAt, req.now, req.now, token, m.seq);
+      return { ...m, visibleAt, receiveCount: m.receiveCount + 1, firstReceivedAt: m.firstReceivedAt ?? req.now, receivedAt: req.now, receiptToken: token };
+    });
+    const deadLettered = plan.deadLetter.length;
     if (req.attemptId && messages.length) {
       this.q.saveAttempt.run(queueId, req.attemptId, JSON.stringify(messages.map((m) => [m.seq, m.receiptToken])), req.attemptUntil ?? req.now);
     }

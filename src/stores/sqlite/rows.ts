@@ -1,4 +1,5 @@
 import type { QueueRecord, StoredMessage } from '../../engine/types.js';
+import type { MoveTaskRecord, MoveTaskStatus } from '../store.js';
 
 /** Maps rows of the SQL stores to domain records. */
 export interface QueueRow {
@@ -51,6 +52,8 @@ export interface MessageRow {
   dedup_id: string | null;
   dead_letter_source: string | null;
   dead_lettered_at?: number | string | null;
+  deaths?: string | null;
+  expires_at?: number | string | null;
 }
 
 export function toMessage(r: MessageRow): StoredMessage {
@@ -75,6 +78,8 @@ export function toMessage(r: MessageRow): StoredMessage {
     dedupId: r.dedup_id ?? undefined,
     deadLetterSourceArn: r.dead_letter_source ?? undefined,
     deadLetteredAt: r.dead_lettered_at == null ? undefined : Number(r.dead_lettered_at),
+    expiresAt: r.expires_at == null ? undefined : Number(r.expires_at),
+    deaths: r.deaths ? JSON.parse(r.deaths) : undefined,
   };
 }
 
@@ -82,6 +87,7 @@ export function toMessage(r: MessageRow): StoredMessage {
 export const MESSAGE_COLUMNS = [
   'queue_id', 'message_id', 'body', 'attributes', 'system_attributes', 'md5_body', 'md5_attributes',
   'md5_system', 'sender_id', 'sent_at', 'visible_at', 'receive_count', 'group_id', 'dedup_id', 'dead_letter_source',
+  'deaths', 'expires_at',
 ] as const;
 
 export function messageValues(queueId: number, m: Omit<StoredMessage, 'seq' | 'queueId' | 'firstReceivedAt' | 'receivedAt' | 'receiptToken' | 'receiveCount'> & { receiveCount?: number }): unknown[] {
@@ -92,5 +98,34 @@ export function messageValues(queueId: number, m: Omit<StoredMessage, 'seq' | 'q
     m.md5OfBody, m.md5OfAttributes ?? null, m.md5OfSystemAttributes ?? null,
     m.senderId, m.sentAt, m.visibleAt, m.receiveCount ?? 0,
     m.groupId ?? null, m.dedupId ?? null, m.deadLetterSourceArn ?? null,
+    m.deaths?.length ? JSON.stringify(m.deaths) : null, m.expiresAt ?? null,
   ];
+}
+
+export interface MoveTaskRow {
+  id: string;
+  account_id: string;
+  source_queue_id: number | string;
+  source_arn: string;
+  destination_arn: string | null;
+  max_per_second: number | null;
+  filter: string | null;
+  status: MoveTaskStatus;
+  failure_reason: string | null;
+  to_move: number | string;
+  moved: number | string;
+  started_at: number | string;
+  cursor: number | string;
+  max_seq: number | string;
+  lease_owner: string | null;
+  lease_until: number | string;
+}
+
+export function toTask(r: MoveTaskRow): MoveTaskRecord {
+  return {
+    id: r.id, accountId: r.account_id, sourceQueueId: Number(r.source_queue_id), sourceArn: r.source_arn,
+    destinationArn: r.destination_arn ?? undefined, maxPerSecond: r.max_per_second ?? undefined,
+    filter: r.filter ?? undefined, status: r.status, failureReason: r.failure_reason ?? undefined,
+    toMove: Number(r.to_move), moved: Number(r.moved), startedAt: Number(r.started_at),
+  };
 }

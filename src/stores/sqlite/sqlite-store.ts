@@ -4,9 +4,11 @@ import { dirname } from 'node:path';
 import type { MessageCounts, NewMessage, QueueRecord, StoredMessage } from '../../engine/types.js';
 import { deleteOutcome, visibilityOutcome } from '../receipt-outcome.js';
 import type {
-  DeleteRule, MoveBatch, MoveBatchResult, MoveTaskRecord, NewMoveTask, QueuePatch, QueueStats, ReceiptOutcome, ReceiptRef, ReceiveRequest, ReceiveResult, Store, VisibilityChange,
+  DeadLetterTarget, DeleteRule, LengthLimit, MoveBatch, MoveBatchResult, MoveTaskRecord, NewMoveTask, QueuePatch, QueueStats, ReceiptOutcome,
+  ReceiptRef, ReceiveRequest, ReceiveResult, Store, VisibilityChange,
 } from '../store.js';
 import { SqliteDeadLetterOps } from './dead-letter-ops.js';
+import { SqliteDeathOps } from './death-ops.js';
 import { SqliteFifoOps } from './fifo-ops.js';
 import { GroupCommit } from './group-commit.js';
 import { migrations } from './migrations.js';
@@ -42,6 +44,7 @@ export class SqliteStore implements Store {
   private readonly q: ReturnType<SqliteStore['prepare']>;
   private readonly dl: SqliteDeadLetterOps;
   private readonly fifo: SqliteFifoOps;
+  private readonly deaths: SqliteDeathOps;
 
   constructor(opts: SqliteOptions) {
     const memory = opts.path === ':memory:';
@@ -57,7 +60,8 @@ export class SqliteStore implements Store {
     this.q = this.prepare();
     this.commit = new GroupCommit(this.db, () => this.wake());
     this.dl = new SqliteDeadLetterOps(this.db, this.commit, (id) => this.touched.add(id));
-    this.fifo = new SqliteFifoOps(this.db, (id) => this.touched.add(id));
+    this.deaths = new SqliteDeathOps(this.db, (id) => this.touched.add(id));
+    this.fifo = new SqliteFifoOps(this.db, this.deaths);
   }
 
   private migrate(): void {
@@ -94,10 +98,6 @@ export class SqliteStore implements Store {
       claim: db.prepare(
         `UPDATE messages SET visible_at = ?, receive_count = receive_count + 1,
            first_received_at = COALESCE(first_received_at, ?), received_at = ?, receipt_token = ? WHERE seq = ?`,
-      ),
-      deadLetter: db.prepare(
-        `UPDATE messages SET queue_id = ?, visible_at = ?, sent_at = ?, dedup_id = ?, dead_letter_source = ?,
-           dead_lettered_at = ?, receipt_token = NULL, received_at = NULL WHERE seq = ?`,
       ),
       receiptRow: db.prepare('SELECT receipt_token, visible_at, received_at FROM messages WHERE seq = ? AND queue_id = ?'),
       deleteMessage: db.prepare('DELETE FROM messages WHERE seq = ?'),
@@ -181,6 +181,7 @@ export class SqliteStore implements Store {
       this.q.deleteQueueMessages.run(id);
       this.dl.forgetQueue(id);
       this.fifo.dropQueue(id);
+      this.deaths.dropQueue(id);
       return this.q.deleteQueue.run(id).changes === 1;
     });
   }
@@ -194,7 +195,7 @@ export class SqliteStore implements Store {
     });
   }
 
-  async send(queueId: number, messages: NewMessage[]): Promise<StoredMessage[]> {
+  async send(queueId: number, messages: NewMessage[], limit?: LengthLimit): Promise<StoredMessage[]> {
     return this.commit.run(() => {
       let stored = 0;
       const out = messages.map((m) => {
@@ -202,6 +203,7 @@ export class SqliteStore implements Store {
         // A FIFO duplicate succeeds with the original's id and stores nothing.
         const dup = this.fifo.duplicateOf(queueId, m, m.sentAt);
         if (dup) return { ...base, ...dup, duplicate: true };
+        if (limit && !this.deaths.admit(queueId, m, limit)) return { ...base, seq: 0, rejected: true };
         const { seq } = this.q.insertMessage.get(...messageValues(queueId, m)) as { seq: number };
         this.fifo.remember(queueId, m, seq);
         stored++;
@@ -237,9 +239,7 @@ export class SqliteStore implements Store {
         const dl = req.deadLetter;
         if (dl && m.receiveCount >= dl.maxReceiveCount) {
           refill = true;
-          const p = dl.patch(m);
-          this.q.deadLetter.run(dl.queueId, req.now, p.sentAt, p.dedupId ?? m.dedupId ?? null, p.deadLetterSourceArn, req.now, m.seq);
-          this.touched.add(dl.queueId);
+          this.deaths.deadLetter(m, dl, req.now);
           deadLettered++;
           continue;
         }
@@ -317,6 +317,19 @@ export class SqliteStore implements Store {
     }
   }
 
+  async expireMessages(queueId: number, now: number, limit: number, target: DeadLetterTarget | undefined): Promise<number> {
+    return this.commit.run(() => this.deaths.expire(queueId, now, limit, target));
+  }
+
+  async rejectMessage(queueId: number, receipt: ReceiptRef, now: number, target: DeadLetterTarget): Promise<ReceiptOutcome> {
+    return this.commit.run(() => this.deaths.reject(queueId, receipt, now, target));
+  }
+
+  /** One process owns the database file, so it always holds every lease. */
+  async tryLease(): Promise<boolean> {
+    return true;
+  }
+
   queueStats(queueId: number): Promise<QueueStats> {
     return this.dl.queueStats(queueId);
   }
@@ -351,6 +364,13 @@ export class SqliteStore implements Store {
 
   runMoveBatch(taskId: string, batch: MoveBatch): Promise<MoveBatchResult> {
     return this.dl.runMoveBatch(taskId, batch);
+  }
+
+  async secret(name: string, fresh: string): Promise<string> {
+    return this.commit.run(() => {
+      this.db.prepare('INSERT OR IGNORE INTO secrets (name, value) VALUES (?, ?)').run(name, fresh);
+      return (this.db.prepare('SELECT value FROM secrets WHERE name = ?').get(name) as { value: string }).value;
+    });
   }
 
   onAvailable(queueId: number, listener: () => void): () => void {

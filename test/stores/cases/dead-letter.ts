@@ -27,8 +27,8 @@ function batch(owner: string, now: number, dest: QueueRecord | undefined, overri
   };
 }
 
-async function newTask(store: Store, source: QueueRecord, maxActive = 100) {
-  return store.createMoveTask({ id: randomUUID(), accountId: source.accountId, sourceQueueId: source.id, sourceArn: `arn:${source.name}`, startedAt: T }, maxActive);
+async function newTask(store: Store, source: QueueRecord, maxActive = 100, toMove?: number) {
+  return store.createMoveTask({ id: randomUUID(), accountId: source.accountId, sourceQueueId: source.id, sourceArn: `arn:${source.name}`, startedAt: T, toMove }, maxActive);
 }
 
 async function bodies(store: Store, q: QueueRecord): Promise<string[]> {
@@ -97,7 +97,9 @@ export const deadLetterCases: CaseGroup = (open) => {
       assert.equal(await newTask(store(), dlq, 2), 'sourceBusy');
       assert.equal(await newTask(store(), other, 1), 'accountLimit');
       await store().cancelMoveTask(task.id);
-      assert.ok(typeof (await newTask(store(), dlq, 2)) === 'object', 'a cancelled task is not active');
+      const next = await newTask(store(), dlq, 2, 1);
+      assert.ok(typeof next === 'object', 'a cancelled task is not active');
+      assert.equal(next.toMove, 1, 'a selective redrive says how many it expects');
       const listed = await store().listMoveTasks(dlq.id, 10);
       assert.deepEqual(listed.map((t) => t.status), ['RUNNING', 'CANCELLED'], 'newest first');
     });

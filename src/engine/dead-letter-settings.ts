@@ -1,0 +1,66 @@
+import { queueArn } from './addressing.js';
+import type { Overflow, PolicyDefinition, PolicySet } from './policies.js';
+import type { RedrivePolicy } from './redrive-policy.js';
+import type { QueueRecord } from './types.js';
+
+/** The extension queue attributes (documented in docs/extensions.md). */
+export const TTL_ATTRIBUTE = 'RedriveMessageTtlSeconds';
+export const MAX_LENGTH_ATTRIBUTE = 'RedriveMaxLength';
+export const MAX_LENGTH_BYTES_ATTRIBUTE = 'RedriveMaxLengthBytes';
+export const OVERFLOW_ATTRIBUTE = 'RedriveOverflow';
+/** The message system attribute that gives one message its own time-to-live. */
+export const MESSAGE_TTL_ATTRIBUTE = 'RedriveTtlSeconds';
+/** Read-only: the policy that applies to the queue and the settings it contributes. */
+export const APPLIED_POLICY_ATTRIBUTE = 'RedriveAppliedPolicy';
+
+/** A queue's dead-letter settings in force: its own attributes over the matching policy. */
+export interface DeadLetterSettings {
+  targetArn?: string;
+  maxReceiveCount?: number;
+  messageTtlSeconds?: number;
+  maxLength?: number;
+  maxLengthBytes?: number;
+  overflow: Overflow;
+  /** The matching policy and what of it is in force (not overridden by the queue). */
+  policy?: { name: string; applied: PolicyDefinition };
+}
+
+const num = (v: string | undefined): number | undefined => (v === undefined || v === '' ? undefined : Number(v));
+
+/**
+ * Resolves the settings of `queue`. As RabbitMQ's queue arguments win over policies, an
+ * attribute set on the queue wins over the policy's value for that setting. The
+ * RedrivePolicy attribute holds the target and maxReceiveCount together, so a queue
+ * that has one takes both from it.
+ */
+export function effectiveSettings(policies: PolicySet, region: string, queue: QueueRecord): DeadLetterSettings {
+  const a = queue.attributes;
+  const own = a.RedrivePolicy ? (JSON.parse(a.RedrivePolicy) as RedrivePolicy) : undefined;
+  const policy = policies.match(queue.name);
+  const d = policy?.definition ?? {};
+  const applied: PolicyDefinition = {};
+  const pick = <K extends keyof PolicyDefinition>(key: K, mine: PolicyDefinition[K] | undefined): PolicyDefinition[K] | undefined => {
+    if (mine !== undefined) return mine;
+    if (d[key] !== undefined) applied[key] = d[key];
+    return d[key];
+  };
+  let targetArn = own?.deadLetterTargetArn;
+  let maxReceiveCount = own?.maxReceiveCount;
+  if (!own) {
+    targetArn = pick('deadLetterTargetArn', undefined);
+    const byName = pick('deadLetterTargetName', undefined);
+    if (byName !== undefined) targetArn = queueArn(region, queue.accountId, byName);
+    maxReceiveCount = pick('maxReceiveCount', undefined);
+  }
+  const settings: DeadLetterSettings = {
+    targetArn,
+    maxReceiveCount,
+    messageTtlSeconds: pick('messageTtlSeconds', num(a[TTL_ATTRIBUTE])),
+    maxLength: pick('maxLength', num(a[MAX_LENGTH_ATTRIBUTE])),
+    maxLengthBytes: pick('maxLengthBytes', num(a[MAX_LENGTH_BYTES_ATTRIBUTE])),
+    // RabbitMQ's default overflow behaviour is drop-head.
+    overflow: pick('overflow', (a[OVERFLOW_ATTRIBUTE] || undefined) as Overflow | undefined) ?? 'drop-head',
+  };
+  if (policy && Object.keys(applied).length) settings.policy = { name: policy.name, applied };
+  return settings;
+}

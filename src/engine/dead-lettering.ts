@@ -1,0 +1,98 @@
+import type { DeadLetterPatch, DeadLetterRule, DeadLetterTarget } from '../stores/store.js';
+import { parseQueueArn } from './addressing.js';
+import { closesCycle, recordDeath } from './deaths.js';
+import { MESSAGE_TTL_ATTRIBUTE } from './dead-letter-settings.js';
+import type { Engine } from './engine.js';
+import { defaultAttributes } from './queue-attributes.js';
+import type { DeathReason, QueueRecord, StoredMessage } from './types.js';
+
+/** Where messages go whose dead-lettering would close a cycle with no rejection in it. */
+export const CYCLES_QUEUE = 'redrive-cycles';
+export const cyclesQueueName = (fifo: boolean) => (fifo ? `${CYCLES_QUEUE}.fifo` : CYCLES_QUEUE);
+
+/** The queue that `queue` dead-letters into, if it has one that exists and fits. */
+async function targetQueue(engine: Engine, queue: QueueRecord): Promise<QueueRecord | undefined> {
+  const arn = engine.settingsOf(queue).targetArn;
+  const addr = arn && parseQueueArn(arn);
+  if (!addr || addr.region !== engine.region) return undefined;
+  const dlq = await engine.store.getQueue(addr.accountId, addr.name);
+  // A deleted target stops dead-lettering, so nothing is lost (docs/dead-letter-queues.md);
+  // a policy that names a queue of the other type or the queue itself is ignored likewise.
+  if (!dlq || dlq.fifo !== queue.fifo || dlq.id === queue.id) return undefined;
+  return dlq;
+}
+
+/**
+ * The parking queue for broken cycles, created on first need. It is only needed when the
+ * target can itself dead-letter onwards: a target that cannot is where any loop ends.
+ */
+async function cyclesQueue(engine: Engine, dlq: QueueRecord): Promise<QueueRecord | undefined> {
+  if (!engine.settingsOf(dlq).targetArn) return undefined;
+  const name = cyclesQueueName(dlq.fifo);
+  const existing = await engine.store.getQueue(dlq.accountId, name);
+  if (existing) return existing;
+  const now = engine.clock.now();
+  const { queue } = await engine.store.createQueue({
+    accountId: dlq.accountId, name, fifo: dlq.fifo,
+    attributes: { ...defaultAttributes(dlq.fifo), MessageRetentionPeriod: '1209600' },
+    tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
+  });
+  return queue;
+}
+
+/** The message's own TTL (send attribute), which applies only until its first death. */
+export function messageTtlSeconds(m: Pick<StoredMessage, 'systemAttributes' | 'deaths'>): number | undefined {
+  const v = m.systemAttributes?.[MESSAGE_TTL_ATTRIBUTE]?.StringValue;
+  return v === undefined || m.deaths?.length ? undefined : Number(v);
+}
+
+/** When a message arriving now in `queue` expires under the queue's TTL, if it has one. */
+export function queueExpiry(engine: Engine, queue: QueueRecord, now: number): number | undefined {
+  const ttl = engine.settingsOf(queue).messageTtlSeconds;
+  return ttl === undefined ? undefined : now + ttl * 1000;
+}
+
+/**
+ * How messages of `queue` are dead-lettered for `reason`, or undefined when the queue has
+ * no usable dead-letter queue. The patch records the death in the message's history,
+ * removes its TTL (the target's own TTL applies from arrival), and breaks cycles.
+ */
+export async function deadLetterTarget(
+  engine: Engine, queue: QueueRecord, reason: DeathReason, rejectReason?: string,
+): Promise<DeadLetterTarget | undefined> {
+  const dlq = await targetQueue(engine, queue);
+  if (!dlq) return undefined;
+  const parking = await cyclesQueue(engine, dlq);
+  const sourceArn = engine.arnOf(queue);
+  const dlqArn = engine.arnOf(dlq);
+  return {
+    queueId: dlq.id,
+    patch: (m): DeadLetterPatch => {
+      const now = engine.clock.now();
+      const deaths = recordDeath(m.deaths, {
+        queue: queue.name, queueArn: sourceArn, reason, time: now, rejectReason, originalTtlSeconds: messageTtlSeconds(m),
+      });
+      const parked = parking !== undefined && closesCycle(deaths, dlqArn);
+      if (parked) engine.noteCycle(queue, dlq, m, reason);
+      const dest = parked ? parking : dlq;
+      return {
+        // Standard queues keep the original enqueue time; FIFO queues reset it and
+        // replace the deduplication id with the message id.
+        sentAt: queue.fifo ? now : m.sentAt,
+        dedupId: queue.fifo ? m.messageId : m.dedupId,
+        deadLetterSourceArn: sourceArn,
+        deaths,
+        expiresAt: queueExpiry(engine, dest, now),
+        queueId: parked ? parking.id : undefined,
+      };
+    },
+  };
+}
+
+/** How the receive path dead-letters messages received more than maxReceiveCount times. */
+export async function deadLetterRule(engine: Engine, queue: QueueRecord): Promise<DeadLetterRule | undefined> {
+  const max = engine.settingsOf(queue).maxReceiveCount;
+  if (max === undefined) return undefined;
+  const target = await deadLetterTarget(engine, queue, 'delivery_limit');
+  return target && { ...target, maxReceiveCount: max };
+}

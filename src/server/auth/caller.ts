@@ -1,0 +1,46 @@
+import { readFileSync } from 'node:fs';
+import type { WireRequest } from '../../protocols/wire.js';
+import { accessKeyOf, authErrors, readSignature, verifySignature } from './sigv4.js';
+
+export interface Credential {
+  secretAccessKey: string;
+  /** The account a caller with this key acts as. */
+  accountId: string;
+}
+
+/** Access key id → credential. */
+export type Credentials = Map<string, Credential>;
+
+/**
+ * The caller's account. With credentials configured, every SQS request must carry a valid
+ * SigV4 signature by one of them. Without, Redrive follows the convention of local SQS
+ * emulators that multi-account tests rely on: an access key id of exactly 12 digits names
+ * the account, and any other key means the default account.
+ */
+export function callerAccount(req: WireRequest, credentials: Credentials | undefined, defaultAccount: string, now: number): string {
+  if (!credentials) {
+    const key = accessKeyOf(req);
+    return key !== undefined && /^\d{12}$/.test(key) ? key : defaultAccount;
+  }
+  const signature = readSignature(req);
+  if (!signature) throw authErrors.missing();
+  const credential = credentials.get(signature.accessKeyId);
+  if (!credential) throw authErrors.unknownKey();
+  verifySignature(req, signature, credential.secretAccessKey, now);
+  return credential.accountId;
+}
+
+/** Reads `{"<access key id>": {"secretAccessKey": "...", "accountId": "<12 digits>"}, ...}`. */
+export function loadCredentials(path: string): Credentials {
+  const raw = JSON.parse(readFileSync(path, 'utf8')) as unknown;
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new Error(`${path}: expected an object of access key ids`);
+  const credentials: Credentials = new Map();
+  for (const [key, value] of Object.entries(raw)) {
+    const c = value as Partial<Credential> | null;
+    if (typeof c?.secretAccessKey !== 'string' || typeof c.accountId !== 'string' || !/^\d{12}$/.test(c.accountId)) {
+      throw new Error(`${path}: ${key} needs a secretAccessKey and a 12-digit accountId`);
+    }
+    credentials.set(key, { secretAccessKey: c.secretAccessKey, accountId: c.accountId });
+  }
+  return credentials;
+}

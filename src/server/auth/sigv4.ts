@@ -1,0 +1,141 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { SqsError } from '../../engine/errors.js';
+import type { WireRequest } from '../../protocols/wire.js';
+
+/**
+ * AWS Signature Version 4, as SQS checks it: in the Authorization header or in a presigned
+ * query string. The canonical request is rebuilt from the raw request, so anything a client
+ * signed (path, query, signed headers, body) cannot change without the signature failing.
+ */
+const ALGORITHM = 'AWS4-HMAC-SHA256';
+const MAX_SKEW_MS = 15 * 60_000;
+const MAX_PRESIGNED_SECONDS = 7 * 24 * 3600;
+
+export interface Signature {
+  accessKeyId: string;
+  /** `<yyyymmdd>/<region>/<service>/aws4_request` */
+  scope: string;
+  signedHeaders: string[];
+  signature: string;
+  amzDate: string;
+  /** Seconds a presigned URL stays valid; absent for the header form. */
+  expires?: number;
+}
+
+// Not in SQS's model; the codes are AWS's common errors, the texts AWS's usual wording.
+export const authErrors = {
+  missing: () => new SqsError('MissingAuthenticationToken', 'MissingAuthenticationToken', 403, 'Request is missing Authentication Token'),
+  incomplete: (what: string) => new SqsError('IncompleteSignature', 'IncompleteSignature', 400, what),
+  unknownKey: () => new SqsError('InvalidClientTokenId', 'InvalidClientTokenId', 403, 'The security token included in the request is invalid.'),
+  mismatch: () =>
+    new SqsError('SignatureDoesNotMatch', 'SignatureDoesNotMatch', 403,
+      'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.'),
+  expired: () => new SqsError('RequestExpired', 'RequestExpired', 400, 'Request has expired.'),
+};
+
+/** The signature a request carries, if any; throws IncompleteSignature when it is malformed. */
+export function readSignature(req: WireRequest): Signature | undefined {
+  const auth = req.headers.authorization;
+  if (typeof auth === 'string' && auth.startsWith(`${ALGORITHM} `)) {
+    const fields = Object.fromEntries(auth.slice(ALGORITHM.length + 1).split(',').map((f) => f.trim().split('=', 2) as [string, string]));
+    const amzDate = header(req, 'x-amz-date');
+    if (!fields.Credential || !fields.SignedHeaders || !fields.Signature || !amzDate) {
+      throw authErrors.incomplete('Authorization header requires Credential, SignedHeaders and Signature, and the request an X-Amz-Date header.');
+    }
+    return { ...credential(fields.Credential), signedHeaders: fields.SignedHeaders.split(';'), signature: fields.Signature, amzDate };
+  }
+  const params = new URLSearchParams(req.query);
+  if (params.get('X-Amz-Algorithm') !== ALGORITHM) return undefined;
+  const [cred, signedHeaders, signature, amzDate, expires] = ['Credential', 'SignedHeaders', 'Signature', 'Date', 'Expires'].map((n) => params.get(`X-Amz-${n}`));
+  if (!cred || !signedHeaders || !signature || !amzDate || !expires || !/^\d+$/.test(expires)) {
+    throw authErrors.incomplete('A presigned URL requires X-Amz-Credential, X-Amz-Date, X-Amz-Expires, X-Amz-SignedHeaders and X-Amz-Signature.');
+  }
+  return { ...credential(cred), signedHeaders: signedHeaders.split(';'), signature, amzDate, expires: Number(expires) };
+}
+
+/** The access key id a request names, signed or not (for the unsigned account convention). */
+export function accessKeyOf(req: WireRequest): string | undefined {
+  const auth = req.headers.authorization;
+  const cred = (typeof auth === 'string' && /Credential=([^/,\s]+)/.exec(auth)?.[1]) || new URLSearchParams(req.query).get('X-Amz-Credential')?.split('/')[0];
+  return cred || undefined;
+}
+
+export function verifySignature(req: WireRequest, sig: Signature, secretAccessKey: string, now: number): void {
+  const signedAt = parseAmzDate(sig.amzDate);
+  if (signedAt === undefined) throw authErrors.incomplete(`Invalid X-Amz-Date ${sig.amzDate}.`);
+  if (sig.expires !== undefined) {
+    if (sig.expires > MAX_PRESIGNED_SECONDS || now > signedAt + sig.expires * 1000 || signedAt > now + MAX_SKEW_MS) throw authErrors.expired();
+  } else if (Math.abs(now - signedAt) > MAX_SKEW_MS) {
+    throw authErrors.expired();
+  }
+  const stringToSign = [ALGORITHM, sig.amzDate, sig.scope, sha256(canonicalRequest(req, sig))].join('\n');
+  const [date, region, service] = sig.scope.split('/') as [string, string, string];
+  let key = hmac(`AWS4${secretAccessKey}`, date);
+  for (const part of [region, service, 'aws4_request']) key = hmac(key, part);
+  const expected = Buffer.from(createHmac('sha256', key).update(stringToSign).digest('hex'));
+  const given = Buffer.from(sig.signature);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw authErrors.mismatch();
+}
+
+function canonicalRequest(req: WireRequest, sig: Signature): string {
+  if (!sig.signedHeaders.includes('host')) throw authErrors.incomplete('The host header must be signed.');
+  const headers = sig.signedHeaders.map((name) => `${name}:${(header(req, name) ?? '').trim().replace(/\s+/g, ' ')}\n`).join('');
+  // The raw path is encoded once more, as non-S3 SigV4 requires.
+  const path = encode(req.path).replace(/%2F/g, '/');
+  return [req.method, path, canonicalQuery(req.query), headers, sig.signedHeaders.join(';'), sha256(req.body)].join('\n');
+}
+
+/** Every parameter but the signature, decoded, RFC 3986-encoded, sorted by name then value. */
+function canonicalQuery(query: string): string {
+  return query
+    .split('&')
+    .filter((p) => p && !p.startsWith('X-Amz-Signature='))
+    .map((p) => {
+      const eq = p.indexOf('=');
+      const [k, v] = eq < 0 ? [p, ''] : [p.slice(0, eq), p.slice(eq + 1)];
+      return [encode(decode(k)), encode(decode(v))] as const;
+    })
+    .sort(([ak, av], [bk, bv]) => (ak < bk ? -1 : ak > bk ? 1 : av < bv ? -1 : av > bv ? 1 : 0))
+    .map(([k, v]) => `${k}=${v}`)
+    .join('&');
+}
+
+function credential(value: string): Pick<Signature, 'accessKeyId' | 'scope'> {
+  const parts = value.split('/');
+  if (parts.length !== 5 || parts[4] !== 'aws4_request' || !/^\d{8}$/.test(parts[1]!)) {
+    throw authErrors.incomplete(`Credential should be scoped to a valid region and service: ${value}.`);
+  }
+  return { accessKeyId: parts[0]!, scope: parts.slice(1).join('/') };
+}
+
+function header(req: WireRequest, name: string): string | undefined {
+  // Signed header names come from the client: `__proto__` must not reach the prototype.
+  const v = Object.hasOwn(req.headers, name) ? req.headers[name] : undefined;
+  return Array.isArray(v) ? v.join(',') : v;
+}
+
+function parseAmzDate(s: string): number | undefined {
+  const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(s);
+  return m ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!) : undefined;
+}
+
+/** RFC 3986: everything but unreserved characters percent-encoded. */
+function encode(s: string): string {
+  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+function decode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+function sha256(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+function hmac(key: string | Buffer, data: string): Buffer {
+  return createHmac('sha256', key).update(data).digest();
+}

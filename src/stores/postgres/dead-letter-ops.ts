@@ -1,0 +1,158 @@
+import type pg from 'pg';
+import type { QueueRecord, StoredMessage } from '../../engine/types.js';
+import { planMoveBatch } from '../move-plan.js';
+import type { MoveBatch, MoveBatchResult, MoveTaskRecord, NewMoveTask, QueueStats } from '../store.js';
+import { toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../sqlite/rows.js';
+import { countSql, inTransaction, insertMessages, query, STATS_SHARD } from './sql.js';
+
+const ACTIVE = `status IN ('RUNNING', 'CANCELLING')`;
+
+/**
+ * The PostgreSQL side of dead-letter work: queue counters, peeking, and move tasks.
+ * A task is a row; the node holding its lease drives it, and each batch is one
+ * transaction that moves messages and records progress together, so a node that dies
+ * mid-task leaves the task exactly where its last batch left it.
+ */
+export class PgDeadLetterOps {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly touch: (queueId: number) => void,
+  ) {}
+
+  async queueStats(queueId: number): Promise<QueueStats> {
+    const { rows } = await this.pool.query<{ sent: string | null; received: string | null; deleted: string | null }>(
+      'SELECT sum(sent) AS sent, sum(received) AS received, sum(deleted) AS deleted FROM queue_stats WHERE queue_id = $1',
+      [queueId],
+    );
+    const r = rows[0]!;
+    return { sent: Number(r.sent ?? 0), received: Number(r.received ?? 0), deleted: Number(r.deleted ?? 0) };
+  }
+
+  async peekMessages(queueId: number, afterSeq: number, limit: number): Promise<StoredMessage[]> {
+    const { rows } = await this.pool.query<MessageRow>(
+      'SELECT * FROM messages WHERE queue_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+      [queueId, afterSeq, limit],
+    );
+    return rows.map(toMessage);
+  }
+
+  async createMoveTask(t: NewMoveTask, maxActivePerAccount: number): Promise<MoveTaskRecord | 'sourceBusy' | 'accountLimit'> {
+    return inTransaction(this.pool, async (c) => {
+      // Serialises task creation per account across nodes, so the limit holds; one active
+      // task per source is also a unique index.
+      await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`move-tasks:${t.accountId}`]);
+      const { rows: busy } = await c.query(`SELECT 1 FROM move_tasks WHERE source_queue_id = $1 AND ${ACTIVE}`, [t.sourceQueueId]);
+      if (busy.length) return 'sourceBusy' as const;
+      const { rows: active } = await c.query<{ n: string }>(`SELECT count(*) AS n FROM move_tasks WHERE account_id = $1 AND ${ACTIVE}`, [t.accountId]);
+      if (Number(active[0]!.n) >= maxActivePerAccount) return 'accountLimit' as const;
+      const { rows } = await c.query<MoveTaskRow>(
+        `INSERT INTO move_tasks (id, account_id, source_queue_id, source_arn, destination_arn, max_per_second, filter,
+           status, to_move, started_at, max_seq)
+         SELECT $1, $2, $3, $4, $5, $6, $7, 'RUNNING', coalesce($9, count(*)), $8, coalesce(max(seq), 0) FROM messages WHERE queue_id = $3
+         ON CONFLICT DO NOTHING RETURNING *`,
+        [t.id, t.accountId, t.sourceQueueId, t.sourceArn, t.destinationArn ?? null, t.maxPerSecond ?? null, t.filter ?? null, t.startedAt, t.toMove ?? null],
+      );
+      return rows[0] ? toTask(rows[0]) : ('sourceBusy' as const);
+    });
+  }
+
+  async getMoveTask(id: string): Promise<MoveTaskRecord | undefined> {
+    const { rows } = await this.pool.query<MoveTaskRow>('SELECT * FROM move_tasks WHERE id = $1', [id]);
+    return rows[0] && toTask(rows[0]);
+  }
+
+  async listMoveTasks(sourceQueueId: number, limit: number): Promise<MoveTaskRecord[]> {
+    const { rows } = await this.pool.query<MoveTaskRow>(
+      'SELECT * FROM move_tasks WHERE source_queue_id = $1 ORDER BY created_order DESC LIMIT $2',
+      [sourceQueueId, limit],
+    );
+    return rows.map(toTask);
+  }
+
+  async cancelMoveTask(id: string): Promise<MoveTaskRecord | undefined> {
+    await query(this.pool, `UPDATE move_tasks SET status = 'CANCELLED', lease_owner = NULL WHERE id = $1 AND status = 'RUNNING'`, [id]);
+    return this.getMoveTask(id);
+  }
+
+  async leaseMoveTasks(owner: string, now: number, leaseUntil: number): Promise<MoveTaskRecord[]> {
+    // One statement: two nodes asking at once cannot both get a task.
+    const { rows } = await query<MoveTaskRow>(this.pool,
+      `UPDATE move_tasks SET lease_owner = $1, lease_until = $3
+        WHERE status = 'RUNNING' AND (lease_owner IS NULL OR lease_owner = $1 OR lease_until <= $2)
+       RETURNING *`,
+      [owner, now, leaseUntil],
+    );
+    return rows.map(toTask);
+  }
+
+  async releaseMoveTasks(owner: string): Promise<void> {
+    await query(this.pool, 'UPDATE move_tasks SET lease_owner = NULL, lease_until = 0 WHERE lease_owner = $1', [owner]);
+  }
+
+  async runMoveBatch(taskId: string, b: MoveBatch): Promise<MoveBatchResult> {
+    const touched: number[] = [];
+    const result = await inTransaction(this.pool, async (c) => {
+      touched.length = 0;
+      const { rows: [row] } = await c.query<MoveTaskRow>('SELECT * FROM move_tasks WHERE id = $1 FOR UPDATE', [taskId]);
+      if (!row || row.status !== 'RUNNING' || row.lease_owner !== b.owner) {
+        return { task: row ? toTask(row) : undefined!, lost: true, moved: 0 };
+      }
+      const finish = async (moved: number, cursor: number, status: string, reason: string | null): Promise<MoveBatchResult> => {
+        const { rows: [after] } = await c.query<MoveTaskRow>(
+          `UPDATE move_tasks SET moved = moved + $1, cursor = $2, status = $3, failure_reason = $4, lease_until = $5
+            WHERE id = $6 RETURNING *`,
+          [moved, cursor, status, reason, b.leaseUntil, taskId],
+        );
+        return { task: toTask(after!), lost: false, moved };
+      };
+      const sourceId = Number(row.source_queue_id);
+      const { rows: source } = await c.query('SELECT 1 FROM queues WHERE id = $1', [sourceId]);
+      if (!source.length) return finish(0, Number(row.cursor), 'FAILED', b.missingQueueReason);
+      // Plain FOR UPDATE, not SKIP LOCKED: a message a receive holds for a moment is
+      // waited for, not skipped past the cursor and left behind.
+      const { rows } = await c.query<MessageRow>(
+        'SELECT * FROM messages WHERE queue_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4 FOR UPDATE',
+        [sourceId, row.cursor, row.max_seq, b.scanLimit],
+      );
+      const messages = rows.map(toMessage);
+      const queues = await this.destinations(c, messages.map((m) => b.destination(m)));
+      const plan = planMoveBatch(messages, Number(row.cursor), b, (m) => {
+        const a = b.destination(m);
+        return a && queues.get(`${a.accountId}/${a.name}`);
+      });
+      const moves = plan.moves;
+      if (moves.length) {
+        await insertMessages(c, moves.map((mv) => ({ queueId: mv.destination.id, message: b.rewrite(mv.message, mv.destination) })));
+        await c.query('DELETE FROM messages WHERE seq = ANY($1::bigint[])', [moves.map((mv) => mv.message.seq)]);
+        // Counted as the receive, delete and send SQS's own redrive makes.
+        const sentTo = new Map<number, number>();
+        for (const mv of moves) sentTo.set(mv.destination.id, (sentTo.get(mv.destination.id) ?? 0) + 1);
+        await c.query(
+          `INSERT INTO queue_stats (queue_id, shard, received, deleted) VALUES ($1, ${STATS_SHARD}, $2, $2)
+           ON CONFLICT (queue_id, shard) DO UPDATE
+             SET received = queue_stats.received + excluded.received, deleted = queue_stats.deleted + excluded.deleted`,
+          [sourceId, moves.length],
+        );
+        await c.query(countSql('sent', 'd.id', 'd.n', 'unnest($1::bigint[], $2::bigint[]) AS d(id, n) ORDER BY d.id'), [[...sentTo.keys()], [...sentTo.values()]]);
+        touched.push(...sentTo.keys());
+      }
+      return finish(moves.length, plan.cursor, plan.status, plan.failureReason);
+    });
+    for (const id of touched) this.touch(id);
+    return result;
+  }
+
+  /** The queues at the given addresses, by "account/name". */
+  private async destinations(c: pg.PoolClient, addrs: ({ accountId: string; name: string } | undefined)[]): Promise<Map<string, QueueRecord>> {
+    const wanted = new Map<string, { accountId: string; name: string }>();
+    for (const a of addrs) if (a) wanted.set(`${a.accountId}/${a.name}`, a);
+    if (wanted.size === 0) return new Map();
+    const list = [...wanted.values()];
+    const { rows } = await c.query<QueueRow>(
+      `SELECT q.* FROM queues q
+         JOIN unnest($1::text[], $2::text[]) AS a(account_id, name) ON q.account_id = a.account_id AND q.name = a.name`,
+      [list.map((a) => a.accountId), list.map((a) => a.name)],
+    );
+    return new Map(rows.map((r) => [`${r.account_id}/${r.name}`, toQueue(r)]));
+  }
+}

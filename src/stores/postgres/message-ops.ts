@@ -1,0 +1,295 @@
+import type pg from 'pg';
+import type { NewMessage, StoredMessage } from '../../engine/types.js';
+import { deleteOutcome, visibilityOutcome } from '../receipt-outcome.js';
+import type { DeleteRule, LengthLimit, ReceiptOutcome, ReceiptRef, ReceiveRequest, ReceiveResult, VisibilityChange } from '../store.js';
+import type { PgDeathOps } from './death-ops.js';
+import { toMessage, type MessageRow } from '../sqlite/rows.js';
+import { countSql, INSERT_COLUMNS, inTransaction, insertArrays, messageColumns, query, unnestInsert } from './sql.js';
+
+/** No dead-letter rule: no receive count is too high. */
+export const NO_LIMIT = 2 ** 31 - 1;
+
+/**
+ * A send in one statement. FIFO deduplication claims each id in fifo_dedup with
+ * INSERT ... ON CONFLICT, which makes concurrent sends of one id from different nodes
+ * queue on the key: exactly one stores a message, the others get its id back.
+ */
+const SEND_EXTRA = [{ name: 'dedup_scope', type: 'text' }, { name: 'dedup_until', type: 'bigint' }, { name: 'first_of_id', type: 'bool' }];
+const SEND_NOW = `$${INSERT_COLUMNS.length + SEND_EXTRA.length + 1}`;
+const SEND_QUEUE = `$${INSERT_COLUMNS.length + SEND_EXTRA.length + 2}::bigint`;
+const SEND_SQL = `
+  WITH input AS MATERIALIZED (
+    SELECT nextval('messages_seq') AS seq, t.*
+      FROM ${unnestInsert(1, 't', SEND_EXTRA)}
+  ),
+  won AS (
+    INSERT INTO fifo_dedup AS d (queue_id, scope, dedup_id, message_id, seq, expires_at)
+    SELECT queue_id, dedup_scope, dedup_id, message_id, seq, coalesce(dedup_until, 0) FROM input
+     WHERE dedup_scope IS NOT NULL AND first_of_id ORDER BY dedup_scope, dedup_id
+    ON CONFLICT (queue_id, scope, dedup_id) DO UPDATE
+      SET message_id = excluded.message_id, seq = excluded.seq, expires_at = excluded.expires_at
+      WHERE d.expires_at <= ${SEND_NOW}
+    RETURNING scope, dedup_id
+  ),
+  stored AS (
+    INSERT INTO messages (seq, ${INSERT_COLUMNS.join(', ')})
+    SELECT seq, ${INSERT_COLUMNS.join(', ')} FROM input i
+     WHERE i.dedup_scope IS NULL
+        OR (i.first_of_id AND EXISTS (SELECT 1 FROM won w WHERE w.scope = i.dedup_scope AND w.dedup_id = i.dedup_id))
+     ORDER BY group_id NULLS FIRST, seq
+    RETURNING seq
+  ),
+  counted AS (${countSql('sent', SEND_QUEUE, 'count(*)', 'stored HAVING count(*) > 0')})
+  SELECT i.seq, (s.seq IS NOT NULL) AS stored, d.message_id AS dup_message_id, d.seq AS dup_seq
+    FROM input i LEFT JOIN stored s ON s.seq = i.seq
+    LEFT JOIN fifo_dedup d ON s.seq IS NULL AND d.queue_id = i.queue_id AND d.scope = i.dedup_scope AND d.dedup_id = i.dedup_id
+   ORDER BY i.ord`;
+
+/**
+ * A standard receive in one statement: lock the oldest visible messages, skipping any a
+ * concurrent receive (on any node) holds, and claim them. Messages received too often
+ * are returned unclaimed (poison = true) for the caller to dead-letter.
+ */
+const RECEIVE_SQL = `
+  WITH picked AS (
+    -- "IS TRUE" keeps the retention test off the index on sent_at: a planner with stale
+    -- statistics (a new table) would otherwise walk the whole queue by age and sort it,
+    -- instead of reading the first entries of messages_ready.
+    SELECT seq, visible_at, receive_count FROM messages
+     WHERE queue_id = $1 AND visible_at <= $2 AND (sent_at >= $3) IS TRUE AND seq <> ALL($8::bigint[])
+     ORDER BY visible_at, seq LIMIT $4
+     FOR UPDATE SKIP LOCKED
+  ),
+  numbered AS (
+    SELECT seq, row_number() OVER (ORDER BY visible_at, seq) AS n FROM picked WHERE receive_count < $5
+  ),
+  claimed AS (
+    UPDATE messages m SET visible_at = $6, receive_count = m.receive_count + 1,
+      first_received_at = coalesce(m.first_received_at, $2), received_at = $2, receipt_token = ($7::text[])[x.n]
+      FROM numbered x WHERE m.seq = x.seq
+    RETURNING m.*, x.n
+  ),
+  counted AS (${countSql('received', '$1::bigint', 'count(*)', 'claimed HAVING count(*) > 0')})
+  SELECT false AS poison, ${messageColumns('c')}, c.n FROM claimed c
+  UNION ALL
+  SELECT true, ${messageColumns('m')}, 0 FROM picked p JOIN messages m ON m.seq = p.seq WHERE p.receive_count >= $5
+  ORDER BY n`;
+
+export type ReceiveRow = MessageRow & { poison: boolean };
+
+/** Sends, standard receives, deletes and visibility changes of the PostgreSQL store. */
+export class PgMessageOps {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly deaths: PgDeathOps,
+    /** Marks a queue whose messages may have become available; call after commit. */
+    private readonly touch: (queueId: number) => void,
+  ) {}
+
+  async send(queueId: number, messages: NewMessage[], limit?: LengthLimit): Promise<StoredMessage[]> {
+    if (messages.length === 0) return [];
+    if (limit) return this.sendLimited(queueId, messages, limit);
+    const out = await this.insert(this.pool, queueId, messages);
+    if (out.some((m) => !m.duplicate)) this.touch(queueId);
+    return out;
+  }
+
+  /**
+   * A send to a queue with a length limit: one transaction holding the queue's depth
+   * lock, deciding message by message as SQLite does (a duplicate takes no room; a
+   * message that does not fit pushes out the head or is refused).
+   */
+  private async sendLimited(queueId: number, messages: NewMessage[], limit: LengthLimit): Promise<StoredMessage[]> {
+    const touched = new Set<number>();
+    const out = await inTransaction(this.pool, async (c) => {
+      touched.clear();
+      await this.deaths.lockDepth(c, queueId);
+      const result: StoredMessage[] = [];
+      for (const m of messages) {
+        const base: StoredMessage = { ...m, queueId, receiveCount: m.receiveCount ?? 0, firstReceivedAt: null, receivedAt: null, receiptToken: null, seq: 0 };
+        const dup = m.dedupScope !== undefined && m.dedupId !== undefined && (await c.query<{ message_id: string; seq: string }>(
+          'SELECT message_id, seq FROM fifo_dedup WHERE queue_id = $1 AND scope = $2 AND dedup_id = $3 AND expires_at > $4',
+          [queueId, m.dedupScope, m.dedupId, m.sentAt],
+        )).rows[0];
+        if (dup) result.push({ ...base, messageId: dup.message_id, seq: Number(dup.seq), duplicate: true });
+        else if (!(await this.deaths.admit(c, queueId, m, limit, touched))) result.push({ ...base, rejected: true });
+        else result.push(...(await this.insert(c, queueId, [m])));
+      }
+      return result;
+    });
+    for (const id of touched) this.touch(id);
+    if (out.some((m) => !m.duplicate && !m.rejected)) this.touch(queueId);
+    return out;
+  }
+
+  /** Inserts a batch in one statement (SEND_SQL); duplicates come back marked. */
+  private async insert(db: pg.Pool | pg.PoolClient, queueId: number, messages: NewMessage[]): Promise<StoredMessage[]> {
+    const firstOfId = new Map<string, number>();
+    const first = messages.map((m, i) => {
+      if (m.dedupScope === undefined || m.dedupId === undefined) return true;
+      const key = `${m.dedupScope}\u0000${m.dedupId}`;
+      if (firstOfId.has(key)) return false;
+      firstOfId.set(key, i);
+      return true;
+    });
+    const values = [
+      ...insertArrays(messages.map((message) => ({ queueId, message }))),
+      messages.map((m) => (m.dedupId === undefined ? null : m.dedupScope ?? null)),
+      messages.map((m) => m.dedupUntil ?? null),
+      first,
+      messages[0]!.sentAt,
+      queueId,
+    ];
+    type Row = { seq: string; stored: boolean; dup_message_id: string | null; dup_seq: string | null };
+    const { rows } = await query<Row>(db, SEND_SQL, values, 'redrive-send');
+    const out: StoredMessage[] = [];
+    for (const [i, m] of messages.entries()) {
+      const r = rows[i]!;
+      const base: StoredMessage = { ...m, queueId, receiveCount: m.receiveCount ?? 0, firstReceivedAt: null, receivedAt: null, receiptToken: null, seq: Number(r.seq) };
+      if (r.stored) {
+        out.push(base);
+        continue;
+      }
+      // A duplicate succeeds with the original's id and stores nothing.
+      const original = first[i] ? await this.original(db, queueId, m, r) : out[firstOfId.get(`${m.dedupScope}\u0000${m.dedupId}`)!]!;
+      out.push({ ...base, messageId: original.messageId, seq: original.seq, duplicate: true });
+    }
+    return out;
+  }
+
+  /** The message a duplicate stands for: from the statement, or, if a concurrent send committed it meanwhile, read now. */
+  private async original(db: pg.Pool | pg.PoolClient, queueId: number, m: NewMessage, r: { dup_message_id: string | null; dup_seq: string | null }) {
+    if (r.dup_message_id !== null) return { messageId: r.dup_message_id, seq: Number(r.dup_seq) };
+    const { rows } = await db.query<{ message_id: string; seq: string }>(
+      'SELECT message_id, seq FROM fifo_dedup WHERE queue_id = $1 AND scope = $2 AND dedup_id = $3',
+      [queueId, m.dedupScope, m.dedupId],
+    );
+    return rows[0] ? { messageId: rows[0].message_id, seq: Number(rows[0].seq) } : { messageId: m.messageId, seq: 0 };
+  }
+
+  /**
+   * Claims up to `max` messages; poison ones found on the way are moved to the
+   * dead-letter queue (in one transaction per pass) and their places filled.
+   */
+  async receiveStandard(queueId: number, req: ReceiveRequest): Promise<ReceiveResult> {
+    const messages: StoredMessage[] = [];
+    let deadLettered = 0;
+    const dl = req.deadLetter;
+    // A message claimed with a zero timeout is still visible: it must not come twice.
+    for (let pass = 0; pass < 10 && messages.length < req.max; pass++) {
+      const room = req.max - messages.length;
+      const tokens = Array.from({ length: room }, () => req.newToken());
+      const { rows } = await query<ReceiveRow>(this.pool, RECEIVE_SQL, [
+        queueId, req.now, req.retentionCutoff, room, dl?.maxReceiveCount ?? NO_LIMIT,
+        req.now + req.visibilityTimeoutMs, tokens, messages.map((m) => m.seq),
+      ], 'redrive-receive');
+      const poison = rows.filter((r) => r.poison).map(toMessage);
+      messages.push(...rows.filter((r) => !r.poison).map(toMessage));
+      if (!dl || poison.length === 0) break;
+      // Each poison message is locked and checked again (another node may have moved or
+      // claimed it since), then moved, in one transaction.
+      const moved = await inTransaction(this.pool, async (c) => {
+        const { rows: locked } = await c.query<MessageRow>(
+          `SELECT * FROM messages WHERE seq = ANY($1::bigint[]) AND queue_id = $2 AND visible_at <= $3 AND receive_count >= $4
+            ORDER BY seq FOR UPDATE SKIP LOCKED`,
+          [poison.map((m) => m.seq), queueId, req.now, dl.maxReceiveCount],
+        );
+        const due = locked.map(toMessage);
+        return { n: due.length, touched: await this.deaths.deadLetter(c, due, dl, req.now) };
+      });
+      deadLettered += moved.n;
+      for (const id of moved.touched) this.touch(id);
+    }
+    return { messages, deadLettered };
+  }
+
+  async deleteMessages(queueId: number, receipts: ReceiptRef[], rule: DeleteRule): Promise<ReceiptOutcome[]> {
+    if (receipts.length === 0) return [];
+    const seqs = receipts.map((r) => r.seq);
+    let released = false;
+    let outcomes: ReceiptOutcome[];
+    if (!rule.requireUnexpired) {
+      // Any receipt deletes: one statement; whatever it removed was there to be removed.
+      const { rows } = await query<{ seq: string; receipt_token: string | null; visible_at: string; group_id: string | null }>(this.pool, `
+        WITH gone AS (DELETE FROM messages WHERE queue_id = $1 AND seq = ANY($2::bigint[]) RETURNING seq, receipt_token, visible_at, group_id),
+        counted AS (${countSql('deleted', '$1::bigint', 'count(*)', 'gone HAVING count(*) > 0')})
+        SELECT * FROM gone`, [queueId, seqs], 'redrive-delete');
+      const found = new Map(rows.map((r) => [Number(r.seq), r]));
+      released = rows.some((r) => r.group_id !== null);
+      outcomes = receipts.map((ref) => {
+        const row = found.get(ref.seq);
+        found.delete(ref.seq); // a second receipt of one message finds it gone
+        return deleteOutcome(row && { receiptToken: row.receipt_token, visibleAt: Number(row.visible_at) }, ref, rule);
+      });
+    } else {
+      outcomes = await inTransaction(this.pool, async (c) => {
+        const rows = await lockReceipts(c, queueId, seqs);
+        const ok: number[] = [];
+        const out = receipts.map((ref) => {
+          const outcome = deleteOutcome(rows.get(ref.seq), ref, rule);
+          if (outcome === 'ok') {
+            ok.push(ref.seq);
+            if (rows.get(ref.seq)!.groupId !== null) released = true;
+            rows.delete(ref.seq);
+          }
+          return outcome;
+        });
+        if (ok.length) {
+          await c.query(`
+            WITH gone AS (DELETE FROM messages WHERE seq = ANY($2::bigint[]) RETURNING 1),
+            counted AS (${countSql('deleted', '$1::bigint', 'count(*)', 'gone HAVING count(*) > 0')})
+            SELECT 1`, [queueId, ok]);
+        }
+        return out;
+      });
+    }
+    // Deleting a FIFO message may release its group to the next receiver.
+    if (released) this.touch(queueId);
+    return outcomes;
+  }
+
+  async changeVisibility(queueId: number, changes: VisibilityChange[], now: number): Promise<ReceiptOutcome[]> {
+    if (changes.length === 0) return [];
+    let wake = false;
+    const outcomes = await inTransaction(this.pool, async (c) => {
+      const rows = await lockReceipts(c, queueId, changes.map((ch) => ch.seq));
+      const updates = new Map<number, number>();
+      const out = changes.map((ch) => {
+        const row = rows.get(ch.seq);
+        const { outcome, visibleAt } = visibilityOutcome(row, ch, now);
+        if (outcome === 'ok') {
+          row!.visibleAt = visibleAt!;
+          updates.set(ch.seq, visibleAt!);
+        }
+        return outcome;
+      });
+      if (updates.size) {
+        await c.query('UPDATE messages m SET visible_at = u.v FROM unnest($1::bigint[], $2::bigint[]) AS u(seq, v) WHERE m.seq = u.seq', [
+          [...updates.keys()], [...updates.values()],
+        ]);
+        wake = [...updates.values()].some((v) => v <= now);
+      }
+      return out;
+    });
+    if (wake) this.touch(queueId);
+    return outcomes;
+  }
+}
+
+interface ReceiptState {
+  receiptToken: string | null;
+  visibleAt: number;
+  receivedAt: number | null;
+  groupId: string | null;
+}
+
+/** Locks the named messages of a queue for the rest of the transaction. */
+async function lockReceipts(c: pg.PoolClient, queueId: number, seqs: number[]): Promise<Map<number, ReceiptState>> {
+  const { rows } = await c.query<{ seq: string; receipt_token: string | null; visible_at: string; received_at: string | null; group_id: string | null }>(
+    'SELECT seq, receipt_token, visible_at, received_at, group_id FROM messages WHERE queue_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq FOR UPDATE',
+    [queueId, seqs],
+  );
+  return new Map(rows.map((r) => [Number(r.seq), {
+    receiptToken: r.receipt_token, visibleAt: Number(r.visible_at), receivedAt: r.received_at === null ? null : Number(r.received_at), groupId: r.group_id,
+  }]));
+}

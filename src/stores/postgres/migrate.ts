@@ -1,0 +1,35 @@
+import type pg from 'pg';
+import { migrations } from './schema.js';
+
+/** Any fixed number: the advisory lock every Redrive node takes to migrate. */
+const MIGRATION_LOCK = 0x7265_6472;
+
+/**
+ * Brings the schema up to date in one transaction. Several nodes starting at once queue
+ * on the transaction-scoped advisory lock: the first migrates, the others then find
+ * nothing left to do. DDL is transactional in PostgreSQL, so a failed step leaves the
+ * database as it was.
+ */
+export async function migrate(pool: pg.Pool): Promise<number> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await client.query(`CREATE TABLE IF NOT EXISTS redrive_migrations (
+      version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
+    const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM redrive_migrations');
+    const from = rows[0]!.v ?? 0;
+    if (from > migrations.length) throw new Error(`database schema version ${from} is newer than this Redrive (${migrations.length})`);
+    for (let v = from; v < migrations.length; v++) {
+      await client.query(migrations[v]!);
+      await client.query('INSERT INTO redrive_migrations (version) VALUES ($1)', [v + 1]);
+    }
+    await client.query('COMMIT');
+    return migrations.length - from;
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  } finally {
+    client.release();
+  }
+}

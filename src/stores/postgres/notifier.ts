@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { Wakeups } from '../wakeups.js';
+import type { QueueCache } from './queue-cache.js';
+
+export const AVAILABLE_CHANNEL = 'redrive_available';
+export const QUEUES_CHANNEL = 'redrive_queues';
+/** NOTIFY payloads must stay under 8000 bytes. */
+const MAX_IDS_PER_NOTIFY = 500;
+
+export interface NotifierOptions {
+  /** How often queues with waiting receives are checked, in case a notification was lost. */
+  fallbackPollMs: number;
+  log?: (msg: string, err?: unknown) => void;
+}
+
+/**
+ * Wake-ups across nodes. Each node keeps one dedicated connection that LISTENs; a write
+ * that made messages available calls `touch`, which wakes this node's waiting receives
+ * at once and tells the other nodes with one NOTIFY per event-loop turn.
+ *
+ * The NOTIFY is sent after the write committed, in a transaction of its own with
+ * synchronous_commit off, rather than inside the write: PostgreSQL serialises the commits
+ * of all transactions that NOTIFY behind one database-wide lock, held across their WAL
+ * flush, which would serialise every send in the cluster. Sent afterwards, it costs no
+ * flush, and a receiver woken by it always finds the committed messages. A node that dies
+ * between the commit and the NOTIFY loses the wake-up; the fallback poll covers that.
+ */
+export class Notifier {
+  readonly nodeId = randomUUID().slice(0, 8);
+  private readonly wakeups = new Wakeups();
+  private readonly pending = new Set<number>();
+  private flushScheduled = false;
+  private client?: pg.Client;
+  private closed = false;
+  private reconnectDelay = 100;
+  private pollTimer?: NodeJS.Timeout;
+  private reconnectTimer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly clientConfig: pg.ClientConfig,
+    private readonly cache: QueueCache,
+    private readonly opts: NotifierOptions,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.connect();
+    this.pollTimer = setInterval(() => void this.poll(), this.opts.fallbackPollMs);
+    this.pollTimer.unref();
+  }
+
+  on(queueId: number, listener: () => void): () => void {
+    return this.wakeups.on(queueId, listener);
+  }
+
+  /** Call after the commit that made messages of `queueId` available. */
+  touch(queueId: number): void {
+    this.wakeups.fire(queueId);
+    this.pending.add(queueId);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => void this.flush());
+    }
+  }
+
+  private async flush(): Promise<void> {
+    this.flushScheduled = false;
+    const ids = [...this.pending];
+    this.pending.clear();
+    for (let i = 0; i < ids.length; i += MAX_IDS_PER_NOTIFY) {
+      // Only hex digits, numbers, ':' and ',': safe to inline.
+      const payload = `'${this.nodeId}:${ids.slice(i, i + MAX_IDS_PER_NOTIFY).join(',')}'`;
+      try {
+        await this.pool.query(`BEGIN; SET LOCAL synchronous_commit = off; SELECT pg_notify('${AVAILABLE_CHANNEL}', ${payload}); COMMIT`);
+      } catch (err) {
+        this.opts.log?.('NOTIFY failed; other nodes will see the messages at their next fallback poll', err);
+      }
+    }
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client(this.clientConfig);
+    client.on('notification', (n) => this.onNotification(n));
+    client.on('error', (err) => this.lost(client, err));
+    client.on('end', () => this.lost(client));
+    await client.connect();
+    await client.query(`LISTEN ${AVAILABLE_CHANNEL}; LISTEN ${QUEUES_CHANNEL}`);
+    this.client = client;
+    this.reconnectDelay = 100;
+    // Whatever changed while no one listened: forget cached queues, re-check waiters.
+    this.cache.clear();
+    this.cache.enabled = true;
+    for (const id of this.wakeups.queueIds()) this.wakeups.fire(id);
+  }
+
+  private lost(client: pg.Client, err?: unknown): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    this.cache.enabled = false;
+    this.cache.clear();
+    client.end().catch(() => undefined);
+    if (this.closed) return;
+    this.opts.log?.('LISTEN connection lost; reconnecting', err);
+    const retry = () => {
+      this.reconnectTimer = undefined;
+      if (this.closed) return;
+      this.connect().catch((e) => {
+        this.opts.log?.('LISTEN reconnect failed', e);
+        this.reconnectDelay = Math.min(this.reconnectDelay * 2, 5000);
+        this.reconnectTimer = setTimeout(retry, this.reconnectDelay);
+      });
+    };
+    this.reconnectTimer = setTimeout(retry, this.reconnectDelay);
+  }
+
+  private onNotification(n: pg.Notification): void {
+    if (n.channel === QUEUES_CHANNEL) {
+      this.cache.forget(Number(n.payload));
+      return;
+    }
+    const [from, list] = (n.payload ?? '').split(':');
+    if (from === this.nodeId || !list) return; // already fired locally by touch()
+    for (const id of list.split(',')) this.wakeups.fire(Number(id));
+  }
+
+  /** The slow path: queues with waiting receives that hold visible messages. */
+  private async poll(): Promise<void> {
+    const ids = this.wakeups.queueIds();
+    if (ids.length === 0 || this.closed) return;
+    try {
+      const { rows } = await this.pool.query<{ q: string }>(
+        `SELECT q FROM unnest($1::bigint[]) AS q
+          WHERE EXISTS (SELECT 1 FROM messages WHERE queue_id = q AND visible_at <= $2)`,
+        [ids, Date.now()],
+      );
+      for (const r of rows) this.wakeups.fire(Number(r.q));
+    } catch (err) {
+      this.opts.log?.('fallback poll failed', err);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    this.closed = true;
+    clearInterval(this.pollTimer);
+    clearTimeout(this.reconnectTimer);
+    const client = this.client;
+    this.client = undefined;
+    this.cache.enabled = false;
+    await client?.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,108 @@
+/** Dead-letter policies from `redrive serve --config`: matching, override order, live reload. */
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { ListDeadLetterSourceQueuesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { waitFor } from './dlq-helpers.js';
+import { assertSqsError, attributes, receive } from './helpers.js';
+import { create, entries, receiveWithHistory, redrivePolicy } from './death-helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'redrive-policies-'));
+const configFile = join(dir, 'redrive.json');
+const writeConfig = (policies: unknown) => writeFileSync(configFile, JSON.stringify({ policies }));
+const policy = (definition: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+  ({ name: 'pol', pattern: '^pol-', priority: 1, definition, ...extra });
+
+let server: ServerProcess;
+let sqs: SQSClient;
+
+before(async () => {
+  writeConfig([
+    policy({ deadLetterTargetName: 'policy-dlq', maxReceiveCount: 1, maxLength: 1, overflow: 'reject-publish' }),
+    // Lower priority: never applies while `pol` matches.
+    { name: 'weaker', pattern: '.*', priority: 0, definition: { maxLength: 100 } },
+  ]);
+  server = await startServerProcess({ storage: 'memory', manualClock: true, args: ['--config', configFile] });
+  sqs = server.client();
+});
+after(async () => {
+  await server.stop();
+  server.cleanup();
+});
+
+const send = (QueueUrl: string, MessageBody: string) => sqs.send(new SendMessageCommand({ QueueUrl, MessageBody }));
+const overLimit = { name: 'OverLimit', status: 403 };
+
+/** Rewrites the config file and sends SIGHUP; resolves once the server logged the outcome. */
+async function reload(policies: unknown, expect = 'policies reloaded') {
+  const seen = server.output().split(expect).length;
+  writeConfig(policies);
+  server.proc.kill('SIGHUP');
+  await waitFor(async () => server.output().split(expect).length, (n) => n > seen, `"${expect}" in the log`);
+}
+
+describe('dead-letter policies', () => {
+  test('a matching policy applies to a queue that sets nothing, and GetQueueAttributes says so', async () => {
+    await create(sqs, 'policy-dlq');
+    const q = await create(sqs, 'pol-a');
+    const a = await attributes(sqs, q);
+    assert.equal(a.RedriveMaxLength, '1');
+    assert.equal(a.RedriveOverflow, 'reject-publish');
+    assert.deepEqual(JSON.parse(a.RedriveAppliedPolicy!), {
+      name: 'pol', applied: { deadLetterTargetName: 'policy-dlq', maxReceiveCount: 1, maxLength: 1, overflow: 'reject-publish' },
+    });
+    await send(q, 'one');
+    await assertSqsError(send(q, 'two'), overLimit);
+    // delivery_limit through the policy's target and maxReceiveCount.
+    await receive(sqs, q, { VisibilityTimeout: 0 });
+    await receive(sqs, q);
+    const dead = await receiveWithHistory(sqs, `${server.url}/000000000000/policy-dlq`);
+    assert.deepEqual(entries(dead), [['pol-a', 'delivery_limit', 1]]);
+    const sources = await sqs.send(new ListDeadLetterSourceQueuesCommand({ QueueUrl: `${server.url}/000000000000/policy-dlq` }));
+    assert.deepEqual(sources.queueUrls, [`${server.url}/000000000000/pol-a`]);
+  });
+
+  test("the queue's own attributes win over the policy, setting by setting", async () => {
+    await create(sqs, 'own-dlq');
+    const q = await create(sqs, 'pol-b', { RedriveMaxLength: '3', RedrivePolicy: redrivePolicy('own-dlq', 2) });
+    const a = await attributes(sqs, q);
+    assert.equal(a.RedriveMaxLength, '3');
+    assert.equal(a.RedriveOverflow, 'reject-publish', 'not set on the queue: from the policy');
+    assert.deepEqual(JSON.parse(a.RedriveAppliedPolicy!).applied, { overflow: 'reject-publish' });
+    for (const b of ['1', '2', '3']) await send(q, b);
+    await assertSqsError(send(q, '4'), overLimit);
+    // RedrivePolicy carries the target and maxReceiveCount together.
+    for (let i = 0; i < 3; i++) await receive(sqs, q, { VisibilityTimeout: 0, MaxNumberOfMessages: 10 });
+    const dead = await receiveWithHistory(sqs, `${server.url}/000000000000/own-dlq`);
+    assert.deepEqual(entries(dead), [['pol-b', 'delivery_limit', 1]]);
+  });
+
+  test('SIGHUP applies a changed policy to existing queues at once; a bad file changes nothing', async () => {
+    const q = await create(sqs, 'pol-c');
+    await send(q, 'x');
+    await assertSqsError(send(q, 'y'), overLimit);
+    await reload([policy({ deadLetterTargetName: 'policy-dlq', maxLength: 2, overflow: 'drop-head' })]);
+    assert.equal((await attributes(sqs, q)).RedriveMaxLength, '2');
+    await send(q, 'y');
+    await send(q, 'z');
+    const dead = await receiveWithHistory(sqs, `${server.url}/000000000000/policy-dlq`, { MaxNumberOfMessages: 10 });
+    assert.deepEqual([dead.Body, ...entries(dead)], ['x', ['pol-c', 'maxlen', 1]]);
+    await reload([{ name: 'broken', pattern: '(', definition: {} }], 'config reload failed');
+    assert.match(server.output(), /policies\[0\]\.pattern: not a valid regular expression/);
+    assert.equal((await attributes(sqs, q)).RedriveMaxLength, '2', 'the policies in force stay');
+    await reload([]);
+    assert.equal((await attributes(sqs, q)).RedriveMaxLength, undefined, 'no policy, no limit');
+  });
+
+  test('a config file that does not validate stops the server at start with the offending field', async () => {
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ policies: [{ name: 'p', pattern: 'x', definition: { overflow: 'sideways' } }] }));
+    await assert.rejects(
+      startServerProcess({ storage: 'memory', args: ['--config', bad] }),
+      /policies\[0\]\.definition\.overflow: must be "drop-head" or "reject-publish"/,
+    );
+  });
+});
