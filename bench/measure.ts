@@ -56,8 +56,7 @@ export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', serve
       } else if (m.type === 'window-end') {
         cpuEnd = cpu();
         machineEnd = machineBusySeconds();
-      }
-      else {
+      } else {
         clearTimeout(timer);
         if (m.type === 'result') resolve(m.result);
         else reject(new Error(`load child (${spec.kind}) failed: ${m.message}`));

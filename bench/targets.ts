@@ -21,6 +21,12 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const ACCOUNT = '000000000000';
 const QUEUE = 'bench';
 
+// Data directories still in use; an interrupted run removes them on its way out too.
+const dataDirs = new Set<() => void>();
+process.once('exit', () => {
+  for (const remove of [...dataDirs]) remove();
+});
+
 export interface RedriveOptions {
   storage: 'sqlite' | 'memory';
   durability: 'process' | 'power';
@@ -33,6 +39,11 @@ export interface RedriveOptions {
  */
 export async function startRedrive(opts: RedriveOptions): Promise<Target> {
   const dataDir = mkdtempSync(join(tmpdir(), 'redrive-bench-'));
+  const removeDir = () => {
+    rmSync(dataDir, { recursive: true, force: true });
+    dataDirs.delete(removeDir);
+  };
+  dataDirs.add(removeDir);
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   try {
     const server = await startServerProcess([
@@ -43,7 +54,7 @@ export async function startRedrive(opts: RedriveOptions): Promise<Target> {
     ], nodeArgs);
     const stop = async () => {
       await server.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      removeDir();
     };
     try {
       return { url: server.url, queue: await createQueue(server.url), pid: server.pid, stop };
@@ -52,7 +63,7 @@ export async function startRedrive(opts: RedriveOptions): Promise<Target> {
       throw e;
     }
   } catch (e) {
-    rmSync(dataDir, { recursive: true, force: true });
+    removeDir();
     throw e;
   }
 }

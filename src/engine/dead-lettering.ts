@@ -1,10 +1,11 @@
-import type { DeadLetterPatch, DeadLetterRule, DeadLetterTarget } from '../stores/store.js';
+import type { DeadLetterPatch, DeadLetterRule, DeadLetterTarget, LengthLimit } from '../stores/store.js';
 import { parseQueueArn } from './addressing.js';
 import { closesCycle, recordDeath } from './deaths.js';
 import { MESSAGE_TTL_ATTRIBUTE } from './dead-letter-settings.js';
 import type { Engine } from './engine.js';
+import { errors, sqsError, type SqsError } from './errors.js';
 import { defaultAttributes } from './queue-attributes.js';
-import type { DeathReason, QueueRecord, StoredMessage } from './types.js';
+import type { DeathReason, MessageAttributes, QueueRecord, StoredMessage } from './types.js';
 
 /** Where messages go whose dead-lettering would close a cycle with no rejection in it. */
 export const CYCLES_QUEUE = 'redrive-cycles';
@@ -95,4 +96,36 @@ export async function deadLetterRule(engine: Engine, queue: QueueRecord): Promis
   if (max === undefined) return undefined;
   const target = await deadLetterTarget(engine, queue, 'delivery_limit');
   return target && { ...target, maxReceiveCount: max };
+}
+
+/** The send's own TTL (system attribute RedriveTtlSeconds): whole seconds, up to 14 days. */
+function sendTtl(system: MessageAttributes | undefined): number | undefined {
+  const a = system?.[MESSAGE_TTL_ATTRIBUTE];
+  if (!a) return undefined;
+  const v = a.StringValue ?? '';
+  if (!a.DataType.startsWith('Number') || !/^\d+$/.test(v) || Number(v) > 1_209_600) {
+    throw errors.invalidParameterValue(`Message system attribute ${MESSAGE_TTL_ATTRIBUTE} must be a Number from 0 to 1209600 (seconds).`);
+  }
+  return Number(v);
+}
+
+/** When a message sent now expires. As in RabbitMQ, with a queue and a message TTL the lower applies. */
+export function sendExpiry(engine: Engine, queue: QueueRecord, system: MessageAttributes | undefined, now: number): number | undefined {
+  const a = engine.settingsOf(queue).messageTtlSeconds;
+  const b = sendTtl(system);
+  const ttl = a === undefined ? b : b === undefined ? a : Math.min(a, b);
+  return ttl === undefined ? undefined : now + ttl * 1000;
+}
+
+/** The queue's length limit with where drop-head sends what it pushes out, if it has one. */
+export async function lengthLimit(engine: Engine, queue: QueueRecord): Promise<LengthLimit | undefined> {
+  const s = engine.settingsOf(queue);
+  if (s.maxLength === undefined && s.maxLengthBytes === undefined) return undefined;
+  const deadLetter = s.overflow === 'drop-head' ? await deadLetterTarget(engine, queue, 'maxlen') : undefined;
+  return { maxMessages: s.maxLength, maxBytes: s.maxLengthBytes, overflow: s.overflow, deadLetter };
+}
+
+/** The error of a send refused by the queue's length limit. */
+export function queueFull(queue: QueueRecord): SqsError {
+  return sqsError('OverLimit', `Queue ${queue.name} is full: it has reached its length limit, and the send was rejected (RedriveOverflow).`);
 }

@@ -8,10 +8,8 @@ import { selectMessageAttributes, sequenceNumber, systemAttributes } from './mes
 import { queueNumber } from './queue-attributes.js';
 import { newReceiptToken } from './receipt.js';
 import { checkFifoParameters, DEDUP_INTERVAL_MS, FIFO_INFLIGHT_LIMIT, fifoFields, receiveAttemptId } from './fifo.js';
-import { deadLetterRule, deadLetterTarget } from './dead-lettering.js';
-import { MESSAGE_TTL_ATTRIBUTE } from './dead-letter-settings.js';
+import { deadLetterRule, lengthLimit, queueFull, sendExpiry } from './dead-lettering.js';
 import { deathAttributes } from './deaths.js';
-import type { LengthLimit } from '../stores/store.js';
 import type { NewMessage, QueueRecord, RequestContext, StoredMessage } from './types.js';
 import { checkBatchEntries, checkBody, checkMessageAttributes, intParam } from './validation.js';
 
@@ -36,7 +34,6 @@ function buildMessage(engine: Engine, ctx: RequestContext, queue: QueueRecord, e
     delay = intParam(e.DelaySeconds, 'DelaySeconds', 0, 900)!;
   }
   const now = engine.clock.now();
-  const ttl = minTtl(engine.settingsOf(queue).messageTtlSeconds, messageTtl(system.attributes));
   const message: NewMessage = {
     messageId: randomUUID(),
     body,
@@ -48,39 +45,10 @@ function buildMessage(engine: Engine, ctx: RequestContext, queue: QueueRecord, e
     senderId: ctx.accountId,
     sentAt: now,
     visibleAt: now + delay * 1000,
-    expiresAt: ttl === undefined ? undefined : now + ttl * 1000,
+    expiresAt: sendExpiry(engine, queue, system.attributes, now),
     ...fifoFields(queue, e, body, now),
   };
   return { message, size };
-}
-
-/** The send's own TTL (system attribute RedriveTtlSeconds): whole seconds, up to 14 days. */
-function messageTtl(system: NewMessage['systemAttributes']): number | undefined {
-  const a = system?.[MESSAGE_TTL_ATTRIBUTE];
-  if (!a) return undefined;
-  const v = a.StringValue ?? '';
-  if (!a.DataType.startsWith('Number') || !/^\d+$/.test(v) || Number(v) > 1_209_600) {
-    throw errors.invalidParameterValue(`Message system attribute ${MESSAGE_TTL_ATTRIBUTE} must be a Number from 0 to 1209600 (seconds).`);
-  }
-  return Number(v);
-}
-
-/** As in RabbitMQ, when a queue and a message both have a TTL, the lower one applies. */
-function minTtl(a: number | undefined, b: number | undefined): number | undefined {
-  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
-}
-
-/** The queue's length limit with where drop-head sends what it pushes out, if it has one. */
-async function lengthLimit(engine: Engine, queue: QueueRecord): Promise<LengthLimit | undefined> {
-  const s = engine.settingsOf(queue);
-  if (s.maxLength === undefined && s.maxLengthBytes === undefined) return undefined;
-  const deadLetter = s.overflow === 'drop-head' ? await deadLetterTarget(engine, queue, 'maxlen') : undefined;
-  return { maxMessages: s.maxLength, maxBytes: s.maxLengthBytes, overflow: s.overflow, deadLetter };
-}
-
-/** The error of a send refused by the queue's length limit. */
-function queueFull(queue: QueueRecord): SqsError {
-  return sqsError('OverLimit', `Queue ${queue.name} is full: it has reached its length limit, and the send was rejected (RedriveOverflow).`);
 }
 
 function sendResult(queue: QueueRecord, m: StoredMessage) {

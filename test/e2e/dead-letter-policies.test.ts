@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ListDeadLetterSourceQueuesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { ListDeadLetterSourceQueuesCommand, ListQueueTagsCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { waitFor } from './dlq-helpers.js';
 import { assertSqsError, attributes, receive } from './helpers.js';
@@ -104,5 +104,48 @@ describe('dead-letter policies', () => {
       startServerProcess({ storage: 'memory', args: ['--config', bad] }),
       /policies\[0\]\.definition\.overflow: must be "drop-head" or "reject-publish"/,
     );
+  });
+});
+
+describe('queues declared in the config file', () => {
+  const declared = (visibility: number) => ({
+    queues: [
+      { name: 'decl-in', attributes: { VisibilityTimeout: visibility }, tags: { team: 'shop' }, deadLetterQueue: { name: 'decl-dlq', maxReceiveCount: 3 } },
+      { name: 'decl-dlq', attributes: { RedriveAllowPolicy: JSON.stringify({ redrivePermission: 'byQueue', sourceQueueArns: ['arn:aws:sqs:us-east-1:000000000000:decl-in'] }) } },
+      { name: 'decl.fifo' },
+    ],
+  });
+
+  test('are created at start, idempotently: a restart keeps their messages and applies edits', async () => {
+    const file = join(dir, 'queues.json');
+    writeFileSync(file, JSON.stringify(declared(45)));
+    const first = await startServerProcess({ storage: 'sqlite', args: ['--config', file] });
+    const url = `${first.url}/000000000000/decl-in`;
+    let c = first.client();
+    let a = await attributes(c, url);
+    assert.equal(a.VisibilityTimeout, '45');
+    assert.deepEqual(JSON.parse(a.RedrivePolicy!), { deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:decl-dlq', maxReceiveCount: 3 });
+    assert.deepEqual((await c.send(new ListQueueTagsCommand({ QueueUrl: url }))).Tags, { team: 'shop' });
+    assert.equal((await attributes(c, `${first.url}/000000000000/decl.fifo`)).FifoQueue, 'true');
+    await c.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'kept' }));
+    await first.stop();
+    writeFileSync(file, JSON.stringify(declared(90)));
+    const second = await startServerProcess({ storage: 'sqlite', dataDir: first.dataDir, args: ['--config', file] });
+    try {
+      c = second.client();
+      const again = `${second.url}/000000000000/decl-in`;
+      a = await attributes(c, again);
+      assert.equal(a.VisibilityTimeout, '90');
+      assert.equal(a.ApproximateNumberOfMessages, '1');
+    } finally {
+      await second.stop();
+      first.cleanup();
+    }
+  });
+
+  test('a declaration SQS would refuse stops the server with its reason', async () => {
+    const file = join(dir, 'bad-queue.json');
+    writeFileSync(file, JSON.stringify({ queues: [{ name: 'oops', attributes: { VisibilityTimeout: 99999 } }] }));
+    await assert.rejects(startServerProcess({ storage: 'memory', args: ['--config', file] }), /queues\[0\] \(oops\): Invalid value for the parameter VisibilityTimeout/);
   });
 });

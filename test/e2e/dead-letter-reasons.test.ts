@@ -8,7 +8,7 @@ import { startServerProcess, type ServerProcess } from '../support/server-proces
 import { runToEnd, waitFor } from './dlq-helpers.js';
 import { assertSqsError, receive } from './helpers.js';
 import {
-  arn, attr, create, entries, history, peek, receiveWithHistory, redrivePolicy, reject, waitForDepth,
+  advanceUntilDepth, arn, attr, create, entries, history, peek, receiveWithHistory, redrivePolicy, reject,
 } from './death-helpers.js';
 
 let server: ServerProcess;
@@ -97,8 +97,7 @@ describe('history across several queues', () => {
     await sqs.send(new SetQueueAttributesCommand({ QueueUrl: a, Attributes: { RedrivePolicy: redrivePolicy('ring-b') } }));
     await send(a, 'wanderer');
     // 1: expired in ring-a. Then rejected in ring-b, ring-a, ring-b, ring-a, in turn.
-    await server.advanceClock(2_000);
-    await waitForDepth(server, b, 1);
+    await advanceUntilDepth(server, b, 1);
     const hops: [string, string][] = [[b, 'b1'], [a, 'a1'], [b, 'b2'], [a, 'a2']];
     for (const [url, why] of hops) {
       const m = await receiveWithHistory(sqs, url);
@@ -126,8 +125,7 @@ describe('expired', () => {
     await send(src, 'perishable');
     await server.advanceClock(4_000);
     assert.equal((await peek(server, dlq)).length, 0, 'not yet');
-    await server.advanceClock(2_000);
-    const [dead] = await waitForDepth(server, dlq, 1);
+    const [dead] = await advanceUntilDepth(server, dlq, 1);
     assert.equal(dead!.ExpiresTimestamp, undefined, 'no TTL in the dead-letter queue');
     assert.deepEqual(dead!.DeathHistory.map((d: any) => [d.queue, d.reason, d.count]), [['ttl', 'expired', 1]]);
     await server.advanceClock(60_000);
@@ -140,8 +138,7 @@ describe('expired', () => {
     const src = await create(sqs, 'mttl', { RedrivePolicy: redrivePolicy('mttl-dlq'), RedriveMessageTtlSeconds: '100' });
     await send(src, 'short', { MessageSystemAttributes: { RedriveTtlSeconds: { DataType: 'Number', StringValue: '2' } } });
     await send(src, 'long');
-    await server.advanceClock(3_000);
-    const [dead] = await waitForDepth(server, dlq, 1);
+    const [dead] = await advanceUntilDepth(server, dlq, 1, 10);
     assert.equal(dead!.Body, 'short', 'the lower of the queue and message TTLs applies');
     assert.equal(dead!.DeathHistory[0].originalTtlSeconds, 2);
     await assertSqsError(send(src, 'bad', { MessageSystemAttributes: { RedriveTtlSeconds: { DataType: 'Number', StringValue: '-1' } } }), {
@@ -154,11 +151,10 @@ describe('expired', () => {
     await create(sqs, 'chain-b', { RedrivePolicy: redrivePolicy('chain-c'), RedriveMessageTtlSeconds: '10' });
     const a = await create(sqs, 'chain-a', { RedrivePolicy: redrivePolicy('chain-b'), RedriveMessageTtlSeconds: '1' });
     await send(a, 'hop');
-    await server.advanceClock(2_000);
-    const [inB] = await waitForDepth(server, `${server.url}/000000000000/chain-b`, 1);
-    assert.ok(inB!.ExpiresTimestamp > Date.now() - 60_000, 'a fresh expiry');
-    await server.advanceClock(11_000);
-    const [inC] = await waitForDepth(server, `${server.url}/000000000000/chain-c`, 1);
+    const [inB] = await advanceUntilDepth(server, `${server.url}/000000000000/chain-b`, 1);
+    assert.ok(inB!.ExpiresTimestamp > inB!.DeadLetteredTimestamp, 'a fresh expiry from arrival');
+    assert.equal(inB!.ExpiresTimestamp, inB!.DeadLetteredTimestamp + 10_000);
+    const [inC] = await advanceUntilDepth(server, `${server.url}/000000000000/chain-c`, 1);
     assert.deepEqual(inC!.DeathHistory.map((d: any) => [d.queue, d.reason]), [['chain-b', 'expired'], ['chain-a', 'expired']]);
   });
 
@@ -202,11 +198,9 @@ describe('cycles', () => {
     const b = await create(sqs, 'cyc-b', { RedriveMessageTtlSeconds: '1', RedrivePolicy: redrivePolicy('cyc-a') });
     await sqs.send(new SetQueueAttributesCommand({ QueueUrl: a, Attributes: { RedrivePolicy: redrivePolicy('cyc-b') } }));
     await send(a, 'round and round');
-    await server.advanceClock(2_000);
-    await waitForDepth(server, b, 1);
-    await server.advanceClock(2_000);
+    // Expired in cyc-a into cyc-b, then in cyc-b, where going back to cyc-a closes the cycle.
     const cycles = `${server.url}/000000000000/redrive-cycles`;
-    const [parked] = await waitForDepth(server, cycles, 1);
+    const [parked] = await advanceUntilDepth(server, cycles, 1);
     assert.deepEqual(parked!.DeathHistory.map((d: any) => [d.queue, d.reason, d.count]), [['cyc-b', 'expired', 1], ['cyc-a', 'expired', 1]]);
     assert.equal(parked!.Attributes.DeadLetterQueueSourceArn, arn('cyc-b'));
     assert.equal((await peek(server, a)).length + (await peek(server, b)).length, 0);
@@ -222,8 +216,7 @@ describe('cycles', () => {
     await send(a, 'again');
     const [m] = await receive(sqs, a);
     await reject(server, a, m!.ReceiptHandle!);
-    await server.advanceClock(2_000);
-    const [back] = await waitForDepth(server, a, 1);
+    const [back] = await advanceUntilDepth(server, a, 1);
     assert.deepEqual(back!.DeathHistory.map((d: any) => [d.queue, d.reason]), [['cycr-b', 'expired'], ['cycr-a', 'rejected']]);
   });
 });

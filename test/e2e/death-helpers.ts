@@ -33,6 +33,21 @@ export async function waitForDepth(server: ServerProcess, QueueUrl: string, n: n
   return waitFor(() => peek(server, QueueUrl), (ms) => ms.length === n, `${n} messages in ${QueueUrl}`);
 }
 
+/**
+ * Moves the server clock a second at a time until the queue holds `n` messages. One
+ * big jump would not do: the expiry sweep schedules its next run only when the previous
+ * one has finished, which on a slower store may be after the jump.
+ */
+export async function advanceUntilDepth(server: ServerProcess, QueueUrl: string, n: number, maxSeconds = 60): Promise<Record<string, any>[]> {
+  for (let i = 0; i < maxSeconds; i++) {
+    const ms = await peek(server, QueueUrl);
+    if (ms.length === n) return ms;
+    await server.advanceClock(1_000);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return waitForDepth(server, QueueUrl, n);
+}
+
 /** Receives one message with its history attributes. */
 export async function receiveWithHistory(sqs: SQSClient, QueueUrl: string, extra: Record<string, unknown> = {}): Promise<Message> {
   const [m] = await receive(sqs, QueueUrl, { MessageSystemAttributeNames: DEATH_NAMES as never, ...extra });

@@ -168,8 +168,11 @@ export class RedriveBroker implements Broker {
   }
 
   async pass(ms: number): Promise<void> {
-    // The expiry sweep runs every second of the server's clock.
-    for (let t = 0; t < ms + 1000; t += 1000) await this.server.advanceClock(1000);
+    // The expiry sweep runs every second of the server's clock; each one is let finish.
+    for (let t = 0; t < ms + 1000; t += 1000) {
+      await this.server.advanceClock(1000);
+      await pause(50);
+    }
   }
 
   async close(): Promise<void> {

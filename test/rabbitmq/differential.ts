@@ -82,6 +82,33 @@ const scenarios: Scenario[] = [
       return b.get('mix-end');
     },
   },
+  {
+    name: 'repeated expiry with a rejection between',
+    async run(b) {
+      await b.declare('rex-a', { deadLetterTo: 'rex-b', ttlMs: 1000 });
+      await b.declare('rex-b', { deadLetterTo: 'rex-a' });
+      await b.publish('rex-a', 'e');
+      await b.pass(1000);
+      await b.reject((await b.get('rex-b'))!);
+      await b.pass(1000);
+      return b.get('rex-b');
+    },
+  },
+  {
+    // RabbitMQ drops the message; Redrive parks it in redrive-cycles. Either way it is in
+    // neither queue of the cycle, and the loop has stopped.
+    name: 'ttl cycle without a rejection is broken',
+    async run(b) {
+      await b.declare('cyc-a', { deadLetterTo: 'cyc-b', ttlMs: 1000 });
+      await b.declare('cyc-b', { deadLetterTo: 'cyc-a', ttlMs: 1000 });
+      await b.publish('cyc-a', 'c');
+      await b.pass(1000);
+      await b.pass(1000);
+      await b.pass(1000);
+      const [a, c] = [await b.get('cyc-a', 500), await b.get('cyc-b', 500)];
+      return { body: `cyc-a: ${a?.body ?? '-'}, cyc-b: ${c?.body ?? '-'}`, history: [], handle: undefined, queue: '' };
+    },
+  },
 ];
 
 const show = (g: Got | undefined) => (g ? `${g.body} ${JSON.stringify(g.history.map((e) => [e.queue, e.reason, e.count]))}` : '(nothing)');

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { createTestDatabase, type TestDatabase } from './postgres.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/index.js', import.meta.url));
 
@@ -36,9 +37,10 @@ export interface ServerProcess {
 export async function startServerProcess(opts: ServerProcessOptions = {}): Promise<ServerProcess> {
   const owned = !opts.dataDir;
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'redrive-test-'));
+  const storage = await storageFor(opts.storage ?? 'sqlite', dataDir);
   const args = [
     '--enable-source-maps', CLI, 'serve', '--port', '0', '--host', '127.0.0.1',
-    '--storage', opts.storage ?? 'sqlite', '--data-dir', dataDir, '--log-level', 'info',
+    '--storage', storage, '--data-dir', dataDir, '--log-level', 'info',
     ...(opts.manualClock ? ['--clock', 'manual'] : []),
     ...(opts.args ?? []),
   ];
@@ -84,9 +86,26 @@ export async function startServerProcess(opts: ServerProcessOptions = {}): Promi
       await exited;
     },
     cleanup: () => {
-      if (owned) rmSync(dataDir, { recursive: true, force: true });
+      if (!owned) return;
+      rmSync(dataDir, { recursive: true, force: true });
+      void postgresByDataDir.get(dataDir)?.drop().catch(() => undefined);
+      postgresByDataDir.delete(dataDir);
     },
   };
+}
+
+/**
+ * REDRIVE_TEST_STORAGE=postgres runs every test server that would use SQLite on a fresh
+ * PostgreSQL database instead, one per data directory (so a restarted server finds its
+ * data), to check the PostgreSQL store end to end with the same tests.
+ */
+const postgresByDataDir = new Map<string, TestDatabase>();
+
+async function storageFor(storage: string, dataDir: string): Promise<string> {
+  if (process.env.REDRIVE_TEST_STORAGE !== 'postgres' || storage !== 'sqlite') return storage;
+  let db = postgresByDataDir.get(dataDir);
+  if (!db) postgresByDataDir.set(dataDir, (db = await createTestDatabase()));
+  return db.url;
 }
 
 export function sqsClient(url: string): SQSClient {

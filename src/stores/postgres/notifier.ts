@@ -31,6 +31,7 @@ export class Notifier {
   private readonly wakeups = new Wakeups();
   private readonly pending = new Set<number>();
   private flushScheduled = false;
+  private flushing?: Promise<void>;
   private client?: pg.Client;
   private closed = false;
   private reconnectDelay = 100;
@@ -58,14 +59,27 @@ export class Notifier {
   touch(queueId: number): void {
     this.wakeups.fire(queueId);
     this.pending.add(queueId);
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(() => void this.flush());
-    }
+    this.scheduleFlush();
+  }
+
+  /**
+   * One NOTIFY at a time per node: what is touched while one is on its way goes out in
+   * the next, so under load many writes share one notification.
+   */
+  private scheduleFlush(): void {
+    if (this.flushScheduled || this.flushing || this.pending.size === 0 || this.closed) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      if (this.closed) return; // close() sends what is pending
+      this.flushing = this.flush().finally(() => {
+        this.flushing = undefined;
+        this.scheduleFlush();
+      });
+    });
   }
 
   private async flush(): Promise<void> {
-    this.flushScheduled = false;
     const ids = [...this.pending];
     this.pending.clear();
     for (let i = 0; i < ids.length; i += MAX_IDS_PER_NOTIFY) {
@@ -141,8 +155,9 @@ export class Notifier {
   }
 
   async close(): Promise<void> {
-    await this.flush();
     this.closed = true;
+    await this.flushing;
+    await this.flush();
     clearInterval(this.pollTimer);
     clearTimeout(this.reconnectTimer);
     const client = this.client;

@@ -223,4 +223,17 @@ export const migrations: string[] = [
     value TEXT NOT NULL
   );
   `,
+  // A purge or a queue deletion sets redrive.bulk_delete for its transaction and rebuilds
+  // the queue's groups and depth once (postgres-store.ts), instead of a trigger call per
+  // deleted message.
+  `
+  DROP TRIGGER messages_depth_delete ON messages;
+  CREATE TRIGGER messages_depth_delete AFTER DELETE ON messages
+    FOR EACH ROW WHEN (current_setting('redrive.bulk_delete', true) IS DISTINCT FROM 'on')
+    EXECUTE FUNCTION redrive_depth_removed();
+  DROP TRIGGER messages_group_delete ON messages;
+  CREATE TRIGGER messages_group_delete AFTER DELETE ON messages
+    FOR EACH ROW WHEN (OLD.group_id IS NOT NULL AND current_setting('redrive.bulk_delete', true) IS DISTINCT FROM 'on')
+    EXECUTE FUNCTION redrive_group_deleted();
+  `,
 ];
