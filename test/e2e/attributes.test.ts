@@ -1,22 +1,18 @@
 /** GetQueueAttributes and SetQueueAttributes over the JSON protocol. */
-import { test, describe, before, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   DeleteQueueCommand, GetQueueAttributesCommand, SendMessageCommand, SetQueueAttributesCommand, type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { assertSqsError, attributes, counts, createQueue, queueDoesNotExist, receive } from './helpers.js';
 
 let server: ServerProcess;
 let sqs: SQSClient;
 
-before(async () => {
-  server = await startServerProcess({ storage: 'memory', manualClock: true });
-  sqs = server.client();
-});
-after(async () => {
-  await server.stop();
-  server.cleanup();
+useServerProcess({ storage: 'memory', manualClock: true }, (s) => {
+  server = s;
+  sqs = s.client();
 });
 
 const set = (QueueUrl: string, Attributes: Record<string, string>) =>

@@ -1,23 +1,19 @@
 /** SendMessageBatch, DeleteMessageBatch and ChangeMessageVisibilityBatch on standard queues. */
-import { test, describe, before, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, SendMessageBatchCommand, SendMessageCommand,
   type SendMessageBatchRequestEntry, type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { assertSqsError, counts, createQueue, queueDoesNotExist, receive, type ExpectedError } from './helpers.js';
 
 let server: ServerProcess;
 let sqs: SQSClient;
 
-before(async () => {
-  server = await startServerProcess({ storage: 'sqlite', manualClock: true });
-  sqs = server.client();
-});
-after(async () => {
-  await server.stop();
-  server.cleanup();
+useServerProcess({ storage: 'sqlite', manualClock: true }, (s) => {
+  server = s;
+  sqs = s.client();
 });
 
 const sendBatch = (QueueUrl: string, Entries: SendMessageBatchRequestEntry[]) =>

@@ -1,10 +1,10 @@
 /** The four dead-letter reasons, the death history, TTL, length limits and cycles, through the AWS SDK. */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import {
   DeleteQueueCommand, SendMessageBatchCommand, SendMessageCommand, SetQueueAttributesCommand, StartMessageMoveTaskCommand, type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { runToEnd, waitFor } from './dlq-helpers.js';
 import { assertSqsError, receive } from './helpers.js';
 import {
@@ -14,13 +14,9 @@ import {
 let server: ServerProcess;
 let sqs: SQSClient;
 
-before(async () => {
-  server = await startServerProcess({ storage: 'memory', manualClock: true });
-  sqs = server.client();
-});
-after(async () => {
-  await server.stop();
-  server.cleanup();
+useServerProcess({ storage: 'memory', manualClock: true }, (s) => {
+  server = s;
+  sqs = s.client();
 });
 
 const send = (QueueUrl: string, MessageBody: string, extra: Record<string, unknown> = {}) =>

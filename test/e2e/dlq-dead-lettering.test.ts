@@ -1,20 +1,16 @@
 /** When and how messages are dead-lettered, and the PeekMessages extension. */
-import { test, describe, before, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { counts, createQueue, rawJson, receive } from './helpers.js';
 
 let server: ServerProcess;
 let sqs: SQSClient;
 
-before(async () => {
-  server = await startServerProcess({ storage: 'memory', manualClock: true });
-  sqs = server.client();
-});
-after(async () => {
-  await server.stop();
-  server.cleanup();
+useServerProcess({ storage: 'memory', manualClock: true }, (s) => {
+  server = s;
+  sqs = s.client();
 });
 
 const arn = (name: string) => `arn:aws:sqs:us-east-1:000000000000:${name}`;

@@ -1,24 +1,20 @@
 /** StartMessageMoveTask, ListMessageMoveTasks and CancelMessageMoveTask, on a manual clock. */
-import { test, describe, before, after } from 'node:test';
+import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   CancelMessageMoveTaskCommand, CreateQueueCommand, DeleteQueueCommand, ListMessageMoveTasksCommand, ReceiveMessageCommand,
   SendMessageCommand, StartMessageMoveTaskCommand, type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { assertSqsError, counts, createQueue, invalidParameterValue, rawJson } from './helpers.js';
 import { arn, deadLetter, drain, latestTask, runToEnd, sourceOf, waitFor } from './dlq-helpers.js';
 
 let server: ServerProcess;
 let sqs: SQSClient;
 
-before(async () => {
-  server = await startServerProcess({ storage: 'memory', manualClock: true });
-  sqs = server.client();
-});
-after(async () => {
-  await server.stop();
-  server.cleanup();
+useServerProcess({ storage: 'memory', manualClock: true }, (s) => {
+  server = s;
+  sqs = s.client();
 });
 
 const start = (SourceArn: string, extra: { DestinationArn?: string; MaxNumberOfMessagesPerSecond?: number } = {}) =>

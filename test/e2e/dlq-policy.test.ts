@@ -1,22 +1,18 @@
 /** RedrivePolicy and RedriveAllowPolicy: validation, enforcement, and ListDeadLetterSourceQueues. */
-import { test, describe, before, after } from 'node:test';
+import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   CreateQueueCommand, DeleteQueueCommand, ListDeadLetterSourceQueuesCommand, SendMessageCommand, SetQueueAttributesCommand, type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { assertSqsError, attributes, counts, createQueue, invalidParameterValue, queueDoesNotExist, receive } from './helpers.js';
 
 let server: ServerProcess;
 let sqs: SQSClient;
 
-before(async () => {
-  server = await startServerProcess({ storage: 'memory', manualClock: true });
-  sqs = server.client();
-});
-after(async () => {
-  await server.stop();
-  server.cleanup();
+useServerProcess({ storage: 'memory', manualClock: true }, (s) => {
+  server = s;
+  sqs = s.client();
 });
 
 const arn = (name: string, account = '000000000000', region = 'us-east-1') => `arn:aws:sqs:${region}:${account}:${name}`;

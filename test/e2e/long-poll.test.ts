@@ -1,23 +1,19 @@
 /** Long polling over the JSON protocol, and a long poll across a graceful shutdown. */
-import { test, describe, before, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   ChangeMessageVisibilityCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { sqsClient, startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { sqsClient, startServerProcess, useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { createQueue, receive } from './helpers.js';
 
 let server: ServerProcess;
 let sqs: SQSClient;
 
-before(async () => {
-  server = await startServerProcess({ storage: 'memory', manualClock: true });
-  sqs = server.client();
-});
-after(async () => {
-  await server.stop();
-  server.cleanup();
+useServerProcess({ storage: 'memory', manualClock: true }, (s) => {
+  server = s;
+  sqs = s.client();
 });
 
 /** Starts a receive and reports whether it has answered yet. */

@@ -1,23 +1,19 @@
 /** Queue lifecycle over the JSON protocol: create, look up, list, delete, purge, tags. */
-import { test, describe, before, after } from 'node:test';
+import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   CreateQueueCommand, DeleteQueueCommand, GetQueueUrlCommand, ListQueuesCommand, ListQueueTagsCommand,
   PurgeQueueCommand, SendMessageCommand, SetQueueAttributesCommand, TagQueueCommand, UntagQueueCommand, type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { assertSqsError, attributes, counts, createQueue, invalidParameterValue, queueDoesNotExist } from './helpers.js';
 
 let server: ServerProcess;
 let sqs: SQSClient;
 
-before(async () => {
-  server = await startServerProcess({ storage: 'memory', manualClock: true });
-  sqs = server.client();
-});
-after(async () => {
-  await server.stop();
-  server.cleanup();
+useServerProcess({ storage: 'memory', manualClock: true }, (s) => {
+  server = s;
+  sqs = s.client();
 });
 
 const alreadyExists = (attr: string) => ({

@@ -1,22 +1,18 @@
 /** Visibility timeouts, ChangeMessageVisibility, DeleteMessage and retention on standard queues. */
-import { test, describe, before, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   ChangeMessageVisibilityCommand, DeleteMessageCommand, SendMessageCommand, type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { assertSqsError, counts, createQueue, invalidParameterValue, queueDoesNotExist, receive } from './helpers.js';
 
 let server: ServerProcess;
 let sqs: SQSClient;
 
-before(async () => {
-  server = await startServerProcess({ storage: 'sqlite', manualClock: true });
-  sqs = server.client();
-});
-after(async () => {
-  await server.stop();
-  server.cleanup();
+useServerProcess({ storage: 'sqlite', manualClock: true }, (s) => {
+  server = s;
+  sqs = s.client();
 });
 
 /** Sends one message and receives it; returns its receipt handle. */

@@ -1,21 +1,17 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import {
   ChangeMessageVisibilityCommand, CreateQueueCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand,
   SendMessageBatchCommand, SendMessageCommand, SetQueueAttributesCommand, type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 
 let server: ServerProcess;
 let sqs: SQSClient;
 let n = 0;
-before(async () => {
-  server = await startServerProcess({ storage: 'sqlite', manualClock: true });
-  sqs = server.client();
-});
-after(async () => {
-  await server.stop();
-  server.cleanup();
+useServerProcess({ storage: 'sqlite', manualClock: true }, (s) => {
+  server = s;
+  sqs = s.client();
 });
 
 async function fifoQueue(attributes: Record<string, string> = {}): Promise<string> {

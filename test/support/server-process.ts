@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { after, before } from 'node:test';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { createTestDatabase, type TestDatabase } from './postgres.js';
 
@@ -114,5 +115,22 @@ export function sqsClient(url: string): SQSClient {
     region: 'us-east-1',
     credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
     maxAttempts: 1,
+  });
+}
+
+/**
+ * Starts a server process before the enclosing file's (or suite's) tests and stops it,
+ * removing its data, after them. `onStart` receives the running server.
+ */
+export function useServerProcess(opts: ServerProcessOptions, onStart: (server: ServerProcess) => void): void {
+  let server: ServerProcess | undefined;
+  before(async () => {
+    server = await startServerProcess(opts);
+    onStart(server);
+  });
+  after(async () => {
+    if (!server) return;
+    await server.stop();
+    server.cleanup();
   });
 }
