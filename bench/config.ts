@@ -20,6 +20,17 @@ export const config = {
   /** Every message body is this many bytes. */
   bodyBytes: 256,
   rabbitUrl: process.env.BENCH_RABBIT_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
+  /**
+   * A PostgreSQL server's maintenance database (loopback only). Each Postgres run creates
+   * its own database there (redrive_bench_<pid>_<random>) and drops it afterwards.
+   */
+  postgresUrl: process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+  /** W4: messages preloaded, then drained (1,000,000 by default; less for a quick run). */
+  backlog: Math.round(envNumber('BENCH_BACKLOG', 1_000_000)),
+  /** W4's comparison drain: the same procedure on a queue this small. */
+  backlogSmall: Math.round(envNumber('BENCH_BACKLOG_SMALL', 50_000)),
+  /** The most a preload or a drain may take before it is cut short (and reported as incomplete). */
+  backlogLimitSeconds: envNumber('BENCH_BACKLOG_LIMIT_SECONDS', 300),
   /** A child that has not answered by then is killed: no loop may run forever. */
   childTimeoutMs: 60_000,
 };

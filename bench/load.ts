@@ -1,4 +1,4 @@
-import { runCycle, runSends } from './http-load.js';
+import { runCycle, runDrain, runPreload, runSends } from './http-load.js';
 import type { ChildMessage, LoadSpec } from './protocol.js';
 import { runRabbit } from './rabbit-load.js';
 import { Window } from './window.js';
@@ -18,7 +18,9 @@ process.once('message', async (spec: LoadSpec) => {
   try {
     const w = new Window(spec.warmupSeconds, spec.seconds, (event) => void send({ type: event }));
     if (spec.kind === 'send' || spec.kind === 'batch') await runSends(spec, w);
-    else if (spec.kind === 'cycle' || spec.kind === 'cycle-batch') await runCycle(spec, w);
+    else if (spec.kind === 'cycle' || spec.kind === 'cycle-batch' || spec.kind === 'fifo-cycle') await runCycle(spec, w);
+    else if (spec.kind === 'preload') await runPreload(spec, w);
+    else if (spec.kind === 'drain') await runDrain(spec, w);
     else await runRabbit(spec, w);
     await send({ type: 'result', result: w.result() });
     process.exit(0);

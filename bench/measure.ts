@@ -2,6 +2,7 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { config } from './config.js';
 import { machineBusySeconds, processCpuSeconds, stopProcess, track } from './processes.js';
+import { postgresCpu, postgresCpuBetween } from './postgres.js';
 import type { ChildMessage, LoadResult, LoadSpec } from './protocol.js';
 
 /** One run's figures, normalised per second of its window. */
@@ -16,8 +17,12 @@ export interface Measurement {
   clientCpu: number;
   /** Server CPU per message in microseconds: less sensitive to a busy machine than msg/s. */
   serverMicrosPerMessage?: number;
+  /** CPU of every `postgres` process during the window (% of one core), for Postgres runs. */
+  databaseCpu?: number;
   /** CPU used by everything else on the machine during the window (% of one core): the noise. */
   otherCpu?: number;
+  /** Length of the measured window in seconds (a preload or drain ends when its work is done). */
+  seconds: number;
   latency?: LoadResult['latency'];
   errors: number;
   firstError?: string;
@@ -26,16 +31,24 @@ export interface Measurement {
 
 const loadScript = fileURLToPath(new URL('./load.js', import.meta.url));
 
+export interface MeasureOptions {
+  /** Processes whose CPU is the server's (several for a multi-node run). */
+  serverPids?: number[];
+  /** Also measure the CPU of the machine's PostgreSQL server. */
+  database?: boolean;
+}
+
 /**
  * Forks a load child for `spec`, and reads the server's CPU time exactly when the child
  * says its window opens and closes, so both CPU figures cover the same seconds.
  */
-export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', serverPid?: number): Promise<Measurement> {
+export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', opts: MeasureOptions = {}): Promise<Measurement> {
   const child = track(fork(loadScript, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  const pids = opts.serverPids ?? [];
   const cpu = (): number | undefined => {
-    if (serverPid === undefined) return undefined;
+    if (pids.length === 0) return undefined;
     try {
-      return processCpuSeconds(serverPid);
+      return pids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
     } catch {
       return undefined;
     }
@@ -44,18 +57,24 @@ export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', serve
   let cpuEnd: number | undefined;
   let machineStart = 0;
   let machineEnd = 0;
+  let dbStart: Map<number, number> | undefined;
+  let dbEnd: Map<number, number> | undefined;
+  // A preload or drain may need far longer than a timed window; it is bounded all the same.
+  const timeoutMs = Math.max(config.childTimeoutMs, (spec.warmupSeconds + spec.seconds) * 1000 + 30_000);
   const result = await new Promise<LoadResult>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`load child (${spec.kind}) did not finish within ${config.childTimeoutMs} ms`));
-    }, config.childTimeoutMs);
+      reject(new Error(`load child (${spec.kind}) did not finish within ${timeoutMs} ms`));
+    }, timeoutMs);
     child.on('message', (m: ChildMessage) => {
       if (m.type === 'window-start') {
         cpuStart = cpu();
         machineStart = machineBusySeconds();
+        if (opts.database) dbStart = postgresCpu();
       } else if (m.type === 'window-end') {
         cpuEnd = cpu();
         machineEnd = machineBusySeconds();
+        if (opts.database) dbEnd = postgresCpu();
       } else {
         clearTimeout(timer);
         if (m.type === 'result') resolve(m.result);
@@ -72,7 +91,8 @@ export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', serve
   const s = result.seconds;
   const messages = metric === 'sent' ? result.sent : result.consumed;
   const serverSeconds = cpuStart !== undefined && cpuEnd !== undefined ? cpuEnd - cpuStart : undefined;
-  const other = machineEnd - machineStart - (serverSeconds ?? 0) - result.clientCpuSeconds;
+  const dbSeconds = dbStart && dbEnd ? postgresCpuBetween(dbStart, dbEnd) : undefined;
+  const other = machineEnd - machineStart - (serverSeconds ?? 0) - result.clientCpuSeconds - (dbSeconds ?? 0);
   return {
     rate: messages / s,
     sentRate: result.sent / s,
@@ -80,7 +100,9 @@ export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', serve
     serverCpu: serverSeconds === undefined ? undefined : (100 * serverSeconds) / s,
     clientCpu: (100 * result.clientCpuSeconds) / s,
     serverMicrosPerMessage: serverSeconds === undefined || messages === 0 ? undefined : (1e6 * serverSeconds) / messages,
+    databaseCpu: dbSeconds === undefined ? undefined : (100 * dbSeconds) / s,
     otherCpu: Math.max(0, (100 * other) / s),
+    seconds: s,
     latency: result.latency,
     errors: result.errors,
     firstError: result.firstError,

@@ -21,11 +21,31 @@ export function killAll(): void {
   children.clear();
 }
 
+/**
+ * Asynchronous clean-ups (dropping a benchmark database) that an interrupted run must
+ * still do. Each is registered while its resource exists and removed once it is gone.
+ */
+const cleanups = new Set<() => Promise<void>>();
+
+export function atInterrupt(cleanup: () => Promise<void>): () => void {
+  cleanups.add(cleanup);
+  return () => cleanups.delete(cleanup);
+}
+
+/** Runs every pending clean-up, for at most `ms`. */
+export async function runCleanups(ms = 5000): Promise<void> {
+  const all = Promise.allSettled([...cleanups].map((c) => c()));
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([all, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
 process.once('exit', killAll);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
+    // Servers first, so nothing holds a database the clean-ups drop.
     killAll();
-    process.exit(130);
+    void runCleanups().finally(() => process.exit(130));
   });
 }
 
@@ -76,6 +96,16 @@ export function stopProcess(child: ChildProcess, graceMs = 5000): Promise<void> 
     });
     child.kill('SIGTERM');
   });
+}
+
+/** Resident set size of a process in bytes (VmRSS in /proc/<pid>/status); undefined once it is gone. */
+export function processRssBytes(pid: number): number | undefined {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Linux clock ticks per second for /proc/<pid>/stat; 100 on every common kernel. */

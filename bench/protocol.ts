@@ -1,22 +1,33 @@
 /** What the orchestrator (run.ts) and a load child (load.ts) say to each other over IPC. */
 
-export type LoadKind = 'send' | 'batch' | 'cycle' | 'cycle-batch' | 'rabbit-publish' | 'rabbit-cycle';
+export type LoadKind =
+  | 'send' | 'batch' | 'cycle' | 'cycle-batch' | 'fifo-cycle' | 'preload' | 'drain' | 'rabbit-publish' | 'rabbit-cycle';
 
 export interface LoadSpec {
   kind: LoadKind;
   /** Server base URL for HTTP kinds, amqp:// URL for RabbitMQ kinds. */
   target: string;
+  /**
+   * Every node's base URL when several servers share one store (Postgres); the load is
+   * split evenly over them, connection by connection. Absent: `target` alone.
+   */
+  targets?: string[];
   /** SQS queue URL (HTTP kinds) or queue name (RabbitMQ kinds). */
   queue: string;
   /** Concurrent senders: HTTP connections / publishers. */
   producers: number;
-  /** Concurrent receivers (cycle kinds only). */
+  /** Concurrent receivers (cycle and drain kinds). */
   consumers: number;
   bodyBytes: number;
   warmupSeconds: number;
+  /** The measured window; for `preload` and `drain`, the most it may last (they end when done). */
   seconds: number;
   /** Caps the total send rate in messages/s (the latency-at-half-rate run); absent = flat out. */
   rate?: number;
+  /** `preload`: messages to send; `drain`: messages to receive and delete. */
+  total?: number;
+  /** `fifo-cycle`: message groups the producers pick from at random. */
+  groups?: number;
 }
 
 export interface LoadResult {
@@ -35,6 +46,8 @@ export interface LoadResult {
   clientCpuSeconds: number;
   /** Send→receive latency in ms, for messages received in the window (cycle kinds). */
   latency?: { p50: number; p99: number; count: number };
+  /** `preload`/`drain`: whether `total` was reached before the window's limit. */
+  complete?: boolean;
 }
 
 /** Child → parent messages. `window-*` let the parent sample the server's CPU at the same moments. */

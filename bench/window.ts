@@ -21,23 +21,49 @@ export class Window {
   private cpuUsed?: NodeJS.CpuUsage;
   /** Resolves when the window closes. */
   readonly closed: Promise<void>;
+  /** Resolves when the measured window opens (after the warm-up). */
+  readonly opened: Promise<void>;
+  private open?: () => void;
+
+  /** Set by a fixed-amount workload (preload, drain) that did all its work in time. */
+  complete?: boolean;
+  private timer?: NodeJS.Timeout;
+  private close?: () => void;
 
   constructor(warmupSeconds: number, seconds: number, notify: (event: 'window-start' | 'window-end') => void) {
+    this.opened = new Promise((resolve) => (this.open = resolve));
     this.closed = new Promise((resolve) => {
-      setTimeout(() => {
+      this.close = () => {
+        if (this.phase === 'done') return;
+        clearTimeout(this.timer);
+        this.phase = 'done';
+        this.endedAt = performance.now();
+        this.cpuUsed = process.cpuUsage(this.cpuAtStart);
+        notify('window-end');
+        resolve();
+      };
+      this.timer = setTimeout(() => {
         this.phase = 'measure';
         this.cpuAtStart = process.cpuUsage();
         this.startedAt = performance.now();
         notify('window-start');
-        setTimeout(() => {
-          this.phase = 'done';
-          this.endedAt = performance.now();
-          this.cpuUsed = process.cpuUsage(this.cpuAtStart);
-          notify('window-end');
-          resolve();
-        }, seconds * 1000);
+        this.open!();
+        this.timer = setTimeout(() => this.close!(), seconds * 1000);
       }, warmupSeconds * 1000);
     });
+  }
+
+  /**
+   * Closes the window now: a workload with a fixed amount of work (preload, drain) ends
+   * when the work is done, and `seconds` is only its limit.
+   */
+  stop(): void {
+    if (this.phase === 'measure') this.close!();
+  }
+
+  /** Messages consumed so far in the window. */
+  get consumedSoFar(): number {
+    return this.consumed;
   }
 
   get running(): boolean {
@@ -75,6 +101,7 @@ export class Window {
       latency: this.latencies.length
         ? { p50: percentile(this.latencies, 50), p99: percentile(this.latencies, 99), count: this.latencies.length }
         : undefined,
+      complete: this.complete,
     };
   }
 }

@@ -1,4 +1,5 @@
 import type { Engine } from './engine.js';
+import type { Cancellation } from './long-poll.js';
 import * as deadLetters from './dead-letter-actions.js';
 import * as messages from './message-actions.js';
 import * as moveTasks from './move-task-actions.js';
@@ -10,7 +11,7 @@ export type ActionHandler = (
   engine: Engine,
   ctx: RequestContext,
   input: ActionInput,
-  signal?: AbortSignal,
+  signal?: Cancellation,
 ) => Promise<Record<string, unknown>>;
 
 /** Every SQS action Redrive serves, by its API name. Both protocol adapters dispatch here. */

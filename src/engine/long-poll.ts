@@ -1,6 +1,16 @@
 import type { Store } from '../stores/store.js';
 import type { Clock, Timer } from './clock.js';
 
+/**
+ * What a long poll needs to know of the request it serves: whether the client went
+ * away. AbortSignal has this shape; the HTTP front gives a cheaper one.
+ */
+export interface Cancellation {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 interface Waiter {
   /** Runs one receive attempt (never two at once). */
   poke(): void;
@@ -22,9 +32,9 @@ interface QueueWaiters {
  * moment a delayed or in-flight message becomes visible.
  *
  * A wake-up rouses one idle waiter, not all of them: a single send would otherwise cost
- * as many receive transactions as there are waiters. A waiter whose attempt got messages
- * passes the wake-up on to the next idle one, since more may remain; an empty attempt
- * ends the chain.
+ * as many receive transactions as there are waiters. A waiter whose attempt filled
+ * its batch passes the wake-up on to the next idle one, since more may remain; a
+ * partial or empty attempt ends the chain.
  */
 export class LongPolls {
   private readonly queues = new Map<number, QueueWaiters>();
@@ -40,7 +50,7 @@ export class LongPolls {
   }
 
   /** Runs `attempt` until it returns something, the wait ends, or `signal` aborts. */
-  async wait<T>(queueId: number, waitMs: number, attempt: () => Promise<T[]>, signal?: AbortSignal): Promise<T[]> {
+  async wait<T>(queueId: number, waitMs: number, attempt: () => Promise<T[]>, signal?: Cancellation, max = 1): Promise<T[]> {
     const first = await attempt();
     if (first.length > 0 || waitMs <= 0 || signal?.aborted) return first;
     const deadline = this.clock.now() + waitMs;
@@ -72,7 +82,8 @@ export class LongPolls {
               waiter.running = false;
               if (got.length > 0) {
                 finish(got);
-                this.wakeOne(queueId);
+                // A full batch means more may be waiting: pass the wake-up on.
+                if (got.length >= max) this.wakeOne(queueId);
                 return;
               }
               if (again) {

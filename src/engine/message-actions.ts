@@ -6,6 +6,7 @@ import { errors, SqsError, sqsError } from './errors.js';
 import { md5Hex, md5OfAttributes } from './md5.js';
 import { selectMessageAttributes, sequenceNumber, systemAttributes } from './message-attributes.js';
 import { queueNumber } from './queue-attributes.js';
+import type { Cancellation } from './long-poll.js';
 import { newReceiptToken } from './receipt.js';
 import { checkFifoParameters, DEDUP_INTERVAL_MS, FIFO_INFLIGHT_LIMIT, fifoFields, receiveAttemptId } from './fifo.js';
 import { deadLetterRule, lengthLimit, queueFull, sendExpiry } from './dead-lettering.js';
@@ -108,7 +109,7 @@ export async function sendMessageBatch(engine: Engine, ctx: RequestContext, inpu
 
 const nameList = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
-export async function receiveMessage(engine: Engine, ctx: RequestContext, input: Input, signal?: AbortSignal) {
+export async function receiveMessage(engine: Engine, ctx: RequestContext, input: Input, signal?: Cancellation) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const max = intParam(input.MaxNumberOfMessages, 'MaxNumberOfMessages', 1, 10) ?? 1;
   const visibility = intParam(input.VisibilityTimeout, 'VisibilityTimeout', 0, 43_200) ?? queueNumber(queue, 'VisibilityTimeout');
@@ -132,7 +133,7 @@ export async function receiveMessage(engine: Engine, ctx: RequestContext, input:
     noteReceived(engine, queue, r.messages.length);
     return r.messages;
   };
-  const messages = await engine.longPolls.wait(queue.id, wait * 1000, attempt, signal);
+  const messages = await engine.longPolls.wait(queue.id, wait * 1000, attempt, signal, max);
   if (messages.length === 0) return {};
   const receipts = await engine.receipts();
   return {

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Engine } from '../engine/engine.js';
+import type { Cancellation } from '../engine/long-poll.js';
 import { sqsError } from '../engine/errors.js';
 import type { RequestContext } from '../engine/types.js';
 import { handleJson, isJsonRequest, jsonError } from '../protocols/json/json-adapter.js';
@@ -76,15 +77,11 @@ export class HttpFront {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = randomUUID();
     let response: WireResponse;
-    const abort = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) abort.abort();
-    });
     try {
       const body = await readBody(req, this.opts.maxBodyBytes ?? 6 * 1024 * 1024);
       const [path, query = ''] = (req.url ?? '/').split('?', 2) as [string, string?];
       const wire: WireRequest = { method: req.method ?? 'GET', path, query, headers: req.headers, body };
-      response = await this.route(wire, requestId, abort.signal);
+      response = await this.route(wire, requestId, new ClientGone(res));
     } catch (e) {
       // The body was not read, but the headers already say which protocol the client speaks.
       response = req.headers['x-amz-target'] !== undefined ? jsonError(e) : queryError(e, requestId);
@@ -96,7 +93,7 @@ export class HttpFront {
     res.end(response.body);
   }
 
-  private async route(req: WireRequest, requestId: string, signal: AbortSignal): Promise<WireResponse> {
+  private async route(req: WireRequest, requestId: string, signal: Cancellation): Promise<WireResponse> {
     if (req.path === '/health' && req.method === 'GET') {
       return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"status":"ok"}' };
     }
@@ -147,4 +144,34 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
     req.on('error', reject);
   });
+}
+
+/**
+ * Tells a long poll that its client went away. It listens for the response's `close`
+ * only when a poll actually waits: an AbortController and a listener on every request
+ * were a measurable share of a plain send.
+ */
+class ClientGone implements Cancellation {
+  private listeners?: Set<() => void>;
+
+  constructor(private readonly res: ServerResponse) {}
+
+  get aborted(): boolean {
+    return this.res.destroyed && !this.res.writableFinished;
+  }
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    if (!this.listeners) {
+      this.listeners = new Set();
+      this.res.once('close', () => {
+        if (this.res.writableFinished) return;
+        for (const l of [...this.listeners!]) l();
+      });
+    }
+    this.listeners.add(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    this.listeners?.delete(listener);
+  }
 }

@@ -1,4 +1,5 @@
 import { hasAction, actions } from '../../engine/actions.js';
+import type { Cancellation } from '../../engine/long-poll.js';
 import type { Engine } from '../../engine/engine.js';
 import { SqsError, sqsError } from '../../engine/errors.js';
 import type { RequestContext } from '../../engine/types.js';
@@ -12,7 +13,7 @@ export function isJsonRequest(req: WireRequest): boolean {
   return typeof req.headers['x-amz-target'] === 'string';
 }
 
-export async function handleJson(engine: Engine, ctx: RequestContext, req: WireRequest, signal?: AbortSignal): Promise<WireResponse> {
+export async function handleJson(engine: Engine, ctx: RequestContext, req: WireRequest, signal?: Cancellation): Promise<WireResponse> {
   try {
     const target = String(req.headers['x-amz-target']);
     const action = target.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : '';

@@ -1,4 +1,5 @@
 import { actions, hasAction } from '../../engine/actions.js';
+import type { Cancellation } from '../../engine/long-poll.js';
 import type { Engine } from '../../engine/engine.js';
 import { errors, SqsError, sqsError } from '../../engine/errors.js';
 import type { RequestContext } from '../../engine/types.js';
@@ -19,7 +20,7 @@ const NON_EXISTENT_QUEUE = 'AWS.SimpleQueueService.NonExistentQueue';
  * sent to the root or to a queue URL, answered in XML. Everything that is not a JSON
  * request comes here, so that a request without an Action gets SQS's answer to that.
  */
-export async function handleQuery(engine: Engine, ctx: RequestContext, req: WireRequest, signal?: AbortSignal): Promise<WireResponse> {
+export async function handleQuery(engine: Engine, ctx: RequestContext, req: WireRequest, signal?: Cancellation): Promise<WireResponse> {
   try {
     const params = readParams(req);
     const action = params.get('Action');

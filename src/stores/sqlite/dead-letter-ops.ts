@@ -61,9 +61,35 @@ export class SqliteDeadLetterOps {
     };
   }
 
-  /** Adds to a queue's counters; call inside the transaction of the counted operation. */
+  /**
+   * Counts of the running job, then of the whole group commit: a counter upsert per
+   * request would cost as much as the request's own write, so they are summed in memory
+   * and written once, in the same transaction, just before it commits.
+   */
+  private jobCounts = new Map<number, [number, number, number]>();
+  private batchCounts = new Map<number, [number, number, number]>();
+
+  /** Adds to a queue's counters; call inside the job of the counted operation. */
   count(queueId: number, sent: number, received: number, deleted: number): void {
-    if (sent || received || deleted) this.q.addStats.run(queueId, sent, received, deleted);
+    if (sent || received || deleted) add(this.jobCounts, queueId, sent, received, deleted);
+  }
+
+  /** A job ended: its counts join the batch if it committed its savepoint, else vanish. */
+  jobDone(ok: boolean): void {
+    if (ok) for (const [id, [s, r, d]] of this.jobCounts) add(this.batchCounts, id, s, r, d);
+    this.jobCounts.clear();
+  }
+
+  /** Writes the batch's counts; runs inside the transaction, after the last job. */
+  flushCounts(): void {
+    for (const [id, [s, r, d]] of this.batchCounts) this.q.addStats.run(id, s, r, d);
+    this.batchCounts.clear();
+  }
+
+  /** The transaction was rolled back: nothing counted in it happened. */
+  discardCounts(): void {
+    this.jobCounts.clear();
+    this.batchCounts.clear();
   }
 
   /** Drops a deleted queue's counters; call inside the queue's delete transaction. */
@@ -155,4 +181,13 @@ export class SqliteDeadLetterOps {
       return finish(plan.moves.length, plan.cursor, plan.status, plan.failureReason);
     });
   }
+}
+
+function add(m: Map<number, [number, number, number]>, id: number, s: number, r: number, d: number): void {
+  const c = m.get(id);
+  if (c) {
+    c[0] += s;
+    c[1] += r;
+    c[2] += d;
+  } else m.set(id, [s, r, d]);
 }

@@ -9,32 +9,63 @@ interface Job {
   failed?: boolean;
 }
 
+export interface CommitHooks {
+  /** Inside the transaction, after every job: write what the jobs accumulated. */
+  beforeCommit?(): void;
+  /** After a successful commit, before the callers are answered. */
+  afterCommit?(): void;
+  /** After a job ended: `ok` false means its effects were rolled back. */
+  jobDone?(ok: boolean): void;
+  /** The whole transaction was rolled back (to be retried, or failed). */
+  rolledBack?(): void;
+}
+
+/** A job failed on the fast path: the batch is retried with one savepoint per job. */
+class JobFailed extends Error {}
+
 /**
  * Group commit: every write that arrives while the event loop is busy joins one
- * transaction, committed once on the next turn. Each write runs in its own savepoint,
- * so one failing write is rolled back alone, and its promise settles only after the
+ * transaction, committed once on the next turn, and each promise settles only after the
  * commit returned, so a caller never acknowledges data that is not yet written.
+ *
+ * Jobs first run back to back with no savepoints (the common case: nothing fails). If
+ * one throws, the whole transaction is rolled back and the batch runs again with each
+ * job in its own savepoint, so a failing write is undone alone.
  */
 export class GroupCommit {
   private jobs: Job[] = [];
   private scheduled = false;
-  private readonly outer: Database.Transaction<(jobs: Job[]) => void>;
-  private readonly savepoint: Database.Transaction<(fn: () => unknown) => unknown>;
+  private readonly fast: Database.Transaction<(jobs: Job[]) => void>;
+  private readonly safe: Database.Transaction<(jobs: Job[]) => void>;
 
   constructor(
     db: Database.Database,
-    private readonly afterCommit: () => void,
+    private readonly hooks: CommitHooks,
   ) {
-    this.savepoint = db.transaction((fn: () => unknown) => fn());
-    this.outer = db.transaction((jobs: Job[]) => {
+    const savepoint = db.transaction((fn: () => unknown) => fn());
+    this.fast = db.transaction((jobs: Job[]) => {
       for (const job of jobs) {
         try {
-          job.result = this.savepoint(job.run);
+          job.result = job.run();
+        } catch (e) {
+          throw new JobFailed();
+        }
+        this.hooks.jobDone?.(true);
+      }
+      this.hooks.beforeCommit?.();
+    });
+    this.safe = db.transaction((jobs: Job[]) => {
+      for (const job of jobs) {
+        try {
+          job.result = savepoint(job.run);
+          this.hooks.jobDone?.(true);
         } catch (e) {
           job.failed = true;
           job.error = e;
+          this.hooks.jobDone?.(false);
         }
       }
+      this.hooks.beforeCommit?.();
     });
   }
 
@@ -55,15 +86,22 @@ export class GroupCommit {
     this.jobs = [];
     if (jobs.length === 0) return;
     try {
-      this.outer(jobs);
+      try {
+        this.fast(jobs);
+      } catch (e) {
+        if (!(e instanceof JobFailed)) throw e;
+        this.hooks.rolledBack?.();
+        this.safe(jobs);
+      }
     } catch (e) {
+      this.hooks.rolledBack?.();
       for (const job of jobs) job.reject(e);
       return;
     }
+    this.hooks.afterCommit?.();
     for (const job of jobs) {
       if (job.failed) job.reject(job.error);
       else job.resolve(job.result);
     }
-    this.afterCommit();
   }
 }

@@ -58,7 +58,12 @@ export class SqliteStore implements Store {
     this.db.pragma('cache_size = -65536');
     this.migrate();
     this.q = this.prepare();
-    this.commit = new GroupCommit(this.db, () => this.wake());
+    this.commit = new GroupCommit(this.db, {
+      afterCommit: () => this.wake(),
+      jobDone: (ok) => this.dl.jobDone(ok),
+      beforeCommit: () => this.dl.flushCounts(),
+      rolledBack: () => this.dl.discardCounts(),
+    });
     this.dl = new SqliteDeadLetterOps(this.db, this.commit, (id) => this.touched.add(id));
     this.deaths = new SqliteDeathOps(this.db, (id) => this.touched.add(id));
     this.fifo = new SqliteFifoOps(this.db, this.deaths);
@@ -91,7 +96,7 @@ export class SqliteStore implements Store {
       deleteQueue: db.prepare('DELETE FROM queues WHERE id = ?'),
       deleteQueueMessages: db.prepare('DELETE FROM messages WHERE queue_id = ?'),
       markPurge: db.prepare('UPDATE queues SET last_purge_at = ? WHERE id = ? AND (last_purge_at IS NULL OR last_purge_at <= ?)'),
-      insertMessage: db.prepare(`INSERT INTO messages (${MESSAGE_COLUMNS.join(',')}) VALUES (${placeholders}) RETURNING seq`),
+      insertMessage: db.prepare(`INSERT INTO messages (${MESSAGE_COLUMNS.join(',')}) VALUES (${placeholders})`),
       ready: db.prepare(
         `SELECT * FROM messages WHERE queue_id = ? AND visible_at <= ? AND sent_at >= ? ORDER BY visible_at, seq LIMIT ?`,
       ),
@@ -198,17 +203,31 @@ export class SqliteStore implements Store {
   async send(queueId: number, messages: NewMessage[], limit?: LengthLimit): Promise<StoredMessage[]> {
     return this.commit.run(() => {
       let stored = 0;
-      const out = messages.map((m) => {
-        const base = { ...m, queueId, receiveCount: m.receiveCount ?? 0, firstReceivedAt: null, receivedAt: null, receiptToken: null };
-        // A FIFO duplicate succeeds with the original's id and stores nothing.
+      const out: StoredMessage[] = [];
+      for (const m of messages) {
+        const s = m as StoredMessage;
+        // The message becomes the stored record in place: this is the hottest loop of a send.
+        s.queueId = queueId;
+        s.receiveCount = m.receiveCount ?? 0;
+        s.firstReceivedAt = null;
+        s.receivedAt = null;
+        s.receiptToken = null;
+        // A FIFO duplicate succeeds with the original's id and stores nothing. (The rare
+        // outcomes get their own objects, so a retried batch starts from the message as given.)
         const dup = this.fifo.duplicateOf(queueId, m, m.sentAt);
-        if (dup) return { ...base, ...dup, duplicate: true };
-        if (limit && !this.deaths.admit(queueId, m, limit)) return { ...base, seq: 0, rejected: true };
-        const { seq } = this.q.insertMessage.get(...messageValues(queueId, m)) as { seq: number };
-        this.fifo.remember(queueId, m, seq);
+        if (dup) {
+          out.push({ ...s, messageId: dup.messageId, seq: dup.seq, duplicate: true });
+          continue;
+        }
+        if (limit && !this.deaths.admit(queueId, m, limit)) {
+          out.push({ ...s, seq: 0, rejected: true });
+          continue;
+        }
+        out.push(s);
+        s.seq = Number(this.q.insertMessage.run(...messageValues(queueId, m)).lastInsertRowid);
+        this.fifo.remember(queueId, m, s.seq);
         stored++;
-        return { ...base, seq };
-      });
+      }
       if (stored) this.touched.add(queueId);
       this.dl.count(queueId, stored, 0, 0);
       return out;
