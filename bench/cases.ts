@@ -11,6 +11,8 @@ export interface Case {
   consumers: number;
   /** `sent` for send workloads, `consumed` for send→receive→delete cycles. */
   metric: 'sent' | 'consumed';
+  /** `fifo-cycle`: message groups the producers pick from. */
+  groups?: number;
 }
 
 const sqlite: RedriveOptions = { storage: 'sqlite', durability: 'process' };
@@ -25,6 +27,11 @@ export const cases: Case[] = [
   { id: 'W2', system: 'redrive', redrive: sqlite, ...batch },
   { id: 'W3', system: 'redrive', redrive: sqlite, ...cycle },
   { id: 'W3b', system: 'redrive', redrive: sqlite, ...cycle, kind: 'cycle-batch' },
+  // W5: W3's 32 clients (16 producers, 16 consumers) on a FIFO queue, 100 message groups.
+  { id: 'W5', system: 'redrive', redrive: { ...sqlite, fifo: true }, ...cycle, kind: 'fifo-cycle', groups: 100 },
+  // W3 on PostgreSQL: one node, then two server processes on the same database.
+  { id: 'W3-pg', system: 'redrive', redrive: { storage: 'postgres', durability: 'process' }, ...cycle },
+  { id: 'W3-pg-2', system: 'redrive', redrive: { storage: 'postgres', durability: 'process', nodes: 2 }, ...cycle },
   { id: 'canned-send', system: 'canned', ...send },
   { id: 'canned-batch', system: 'canned', ...batch },
   { id: 'rabbit-publish', system: 'rabbit', ...send, kind: 'rabbit-publish' },

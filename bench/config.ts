@@ -31,6 +31,11 @@ export const config = {
   backlogSmall: Math.round(envNumber('BENCH_BACKLOG_SMALL', 50_000)),
   /** The most a preload or a drain may take before it is cut short (and reported as incomplete). */
   backlogLimitSeconds: envNumber('BENCH_BACKLOG_LIMIT_SECONDS', 300),
+  /**
+   * BENCH_ONLY=W5,W3-pg,W4: run only these cases (ids as in cases.ts; W4 is the backlog,
+   * W3-half needs W3). For quick checks while working on the benchmark; not for the table.
+   */
+  only: process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined,
   /** A child that has not answered by then is killed: no loop may run forever. */
   childTimeoutMs: 60_000,
 };

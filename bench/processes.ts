@@ -54,6 +54,8 @@ export interface ServerProcess {
   pid: number;
   /** Asks the server to shut down, and kills it if it does not within a few seconds. */
   stop(): Promise<void>;
+  /** SIGKILL, as a crash would; resolves once the process is gone. */
+  kill(): Promise<void>;
 }
 
 /**
@@ -81,8 +83,16 @@ export function startServerProcess(args: string[], nodeArgs: string[] = []): Pro
       lines.removeAllListeners('line');
       // Keep draining stdout so that a chatty server can never block on a full pipe.
       child.stdout!.resume();
-      resolve({ url: m[1]!, pid: child.pid!, stop: () => stopProcess(child) });
+      resolve({ url: m[1]!, pid: child.pid!, stop: () => stopProcess(child), kill: () => killProcess(child) });
     });
+  });
+}
+
+export function killProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
   });
 }
 

@@ -1,3 +1,4 @@
+import type { BacklogFigures } from './backlog.js';
 import type { Measurement } from './measure.js';
 import { median } from './stats.js';
 
@@ -10,6 +11,7 @@ export interface Summary {
   serverCpu?: number;
   clientCpu: number;
   serverMicrosPerMessage?: number;
+  databaseCpu?: number;
   otherCpu?: number;
   latencyP50?: number;
   latencyP99?: number;
@@ -33,6 +35,7 @@ export function summarise(runs: Measurement[]): Summary | undefined {
     serverCpu: med(runs.map((r) => r.serverCpu)),
     clientCpu: med(runs.map((r) => r.clientCpu))!,
     serverMicrosPerMessage: med(runs.map((r) => r.serverMicrosPerMessage)),
+    databaseCpu: med(runs.map((r) => r.databaseCpu)),
     otherCpu: med(runs.map((r) => r.otherCpu)),
     latencyP50: med(runs.map((r) => r.latency?.p50)),
     latencyP99: med(runs.map((r) => r.latency?.p99)),
@@ -46,6 +49,8 @@ interface Row {
   redrive: string;
   canned?: string;
   rabbit?: string;
+  /** The ratio is to this Redrive case instead of the canned server (W5 against W3). */
+  ratioTo?: string;
 }
 
 /** The rows of the headline table: each Redrive case beside its baselines. */
@@ -57,6 +62,9 @@ const rows: Row[] = [
   { workload: 'W3 cycle, single sends (consumed)', redrive: 'W3', rabbit: 'rabbit-cycle' },
   { workload: 'W3b cycle, batched sends (consumed)', redrive: 'W3b', rabbit: 'rabbit-cycle' },
   { workload: 'W3 cycle at 50% of W3 rate', redrive: 'W3-half' },
+  { workload: 'W5 FIFO cycle, 100 groups (consumed)', redrive: 'W5', rabbit: 'rabbit-cycle', ratioTo: 'W3' },
+  { workload: 'W3 cycle, postgres, 1 node (consumed)', redrive: 'W3-pg', rabbit: 'rabbit-cycle', ratioTo: 'W3' },
+  { workload: 'W3 cycle, postgres, 2 nodes (consumed)', redrive: 'W3-pg-2', rabbit: 'rabbit-cycle', ratioTo: 'W3' },
 ];
 
 const int = (n: number | undefined) => (n === undefined ? 'n/a' : Math.round(n).toLocaleString('en-US'));
@@ -70,6 +78,8 @@ export interface TableRow {
   canned?: number;
   rabbitmq?: number;
   ratio?: number;
+  /** What `ratio` divides by when it is not the canned server: `W3`, or the small backlog's drain. */
+  ratioTo?: string;
   serverCpu?: number;
   clientCpu?: number;
   serverMicrosPerMessage?: number;
@@ -78,40 +88,76 @@ export interface TableRow {
    * CPU-bound on a core of their own. Steadier than `ratio` on a busy machine.
    */
   cpuRatio?: number;
+  /** CPU of the PostgreSQL server (all its processes), for the Postgres rows. */
+  databaseCpu?: number;
   otherCpu?: number;
   latencyP50?: number;
   latencyP99?: number;
 }
 
-export function tableRows(outcomes: Record<string, Outcome>): TableRow[] {
-  return rows.map((row) => {
+export function tableRows(outcomes: Record<string, Outcome>, backlog: BacklogFigures[] = []): TableRow[] {
+  const out: TableRow[] = rows.map((row) => {
     const r = outcomes[row.redrive]?.summary;
     const c = row.canned ? outcomes[row.canned]?.summary : undefined;
     const q = row.rabbit ? outcomes[row.rabbit]?.summary : undefined;
+    const base = row.ratioTo ? outcomes[row.ratioTo]?.summary : undefined;
     return {
       workload: row.workload,
       redrive: r?.rate,
       canned: c?.rate,
       rabbitmq: q?.rate,
-      ratio: r && c ? r.rate / c.rate : undefined,
+      ratio: r && c ? r.rate / c.rate : r && base ? r.rate / base.rate : undefined,
+      ratioTo: row.ratioTo,
       serverCpu: r?.serverCpu,
       clientCpu: r?.clientCpu,
       serverMicrosPerMessage: r?.serverMicrosPerMessage,
       cpuRatio: r?.serverMicrosPerMessage && c?.serverMicrosPerMessage ? c.serverMicrosPerMessage / r.serverMicrosPerMessage : undefined,
+      databaseCpu: r?.databaseCpu,
       otherCpu: r?.otherCpu,
       latencyP50: r?.latencyP50,
       latencyP99: r?.latencyP99,
     };
   });
+  // W4: the drains, the largest compared with the smallest; one run each, no medians.
+  const smallest = backlog.length > 1 ? backlog.reduce((a, b) => (a.messages <= b.messages ? a : b)) : undefined;
+  for (const b of [...backlog].sort((x, y) => y.messages - x.messages)) {
+    const d = b.drain;
+    out.push({
+      workload: `W4 drain of ${int(b.messages)}${d.complete ? '' : ' (INCOMPLETE)'}`,
+      redrive: d.rate,
+      ratio: smallest && smallest !== b ? d.rate / smallest.drain.rate : undefined,
+      ratioTo: smallest && smallest !== b ? `${Math.round(smallest.messages / 1000)}k drain` : undefined,
+      serverCpu: d.serverCpu, clientCpu: d.clientCpu, serverMicrosPerMessage: d.serverMicrosPerMessage, otherCpu: d.otherCpu,
+    });
+  }
+  return out;
+}
+
+/** W4's own figures: preload, restarts, memory. */
+export function formatBacklog(backlog: BacklogFigures[]): string {
+  const mib = (n: number | undefined) => (n === undefined ? 'n/a' : `${Math.round(n / 2 ** 20)} MiB`);
+  const lines = backlog.map((b) => [
+    int(b.messages),
+    `${int(b.preload.rate)} msg/s (${b.preload.seconds.toFixed(1)} s)${b.preload.complete ? '' : ' INCOMPLETE'}`,
+    `${int(b.drain.rate)} msg/s (${b.drain.seconds.toFixed(1)} s)${b.drain.complete ? '' : ' INCOMPLETE'}`,
+    `${b.restartAfterSigterm.startSeconds.toFixed(2)} s`,
+    `${b.restartAfterSigkill.startSeconds.toFixed(2)} s`,
+    `${b.restartAfterSigterm.shutdownSeconds.toFixed(2)} s`,
+    mib(b.maxRssBytes.preload), mib(b.maxRssBytes.restart), mib(b.maxRssBytes.drain), mib(b.maxRssBytes.all),
+    mib(b.dataBytes),
+    b.depthAfterRestart === undefined ? 'n/a' : int(b.depthAfterRestart),
+  ]);
+  return markdown(['backlog', 'preload', 'drain', 'restart (SIGTERM)', 'restart (SIGKILL)', 'shutdown', 'max RSS preload', 'restart', 'drain',
+    'max RSS', 'data on disk', 'depth after restart'], lines);
 }
 
 /** A Markdown table, so the same text goes to the terminal and into docs/performance.md. */
 export function formatTable(table: TableRow[]): string {
-  const header = ['workload', 'Redrive msg/s', 'canned ceiling', 'RabbitMQ', 'ratio', 'server CPU', 'client CPU', 'server µs/msg', 'others CPU', 'p50 / p99 ms'];
+  const header = ['workload', 'Redrive msg/s', 'canned ceiling', 'RabbitMQ', 'ratio', 'server CPU', 'client CPU', 'server µs/msg', 'db CPU', 'others CPU', 'p50 / p99 ms'];
   const lines = table.map((t) => [
     t.workload, int(t.redrive), int(t.canned), int(t.rabbitmq),
-    t.ratio === undefined ? 'n/a' : `${Math.round(100 * t.ratio)}%`,
-    pct(t.serverCpu), pct(t.clientCpu), micros(t.serverMicrosPerMessage), pct(t.otherCpu),
+    t.ratio === undefined ? 'n/a' : `${Math.round(100 * t.ratio)}%${t.ratioTo ? ` of ${t.ratioTo}` : ''}`,
+    pct(t.serverCpu), pct(t.clientCpu), micros(t.serverMicrosPerMessage), t.databaseCpu === undefined ? '' : pct(t.databaseCpu), pct(t.otherCpu),
     t.latencyP50 === undefined ? '' : `${ms(t.latencyP50)} / ${ms(t.latencyP99)}`,
   ]);
   return markdown(header, lines);

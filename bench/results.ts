@@ -32,7 +32,10 @@ export function writeResults(outcomes: Record<string, CaseOutcome>, table: Table
     // Uncommitted changes under src/ mean the figures may not match the commit exactly.
     dirty: process.env.BENCH_COMMIT ? false : git('status', '--porcelain', '--', 'src') !== '',
     machine: { cores: cpus().length, cpu: cpus()[0]?.model, memoryGiB: round(totalmem() / 2 ** 30, 1), node: process.version },
-    settings: { seconds: config.seconds, warmupSeconds: config.warmupSeconds, runs: config.runs, bodyBytes: config.bodyBytes },
+    settings: {
+      seconds: config.seconds, warmupSeconds: config.warmupSeconds, runs: config.runs, bodyBytes: config.bodyBytes,
+      backlog: config.backlog, backlogSmall: config.backlogSmall,
+    },
     ...extra,
     table,
     cases: Object.fromEntries(Object.entries(outcomes).map(([id, o]) => [id, {
@@ -50,7 +53,7 @@ function runRecord(m: Measurement) {
   return {
     rate: round(m.rate), sentRate: round(m.sentRate), requestsPerSecond: round(m.requestsPerSecond),
     serverCpu: round(m.serverCpu), clientCpu: round(m.clientCpu), serverMicrosPerMessage: round(m.serverMicrosPerMessage, 1),
-    otherCpu: round(m.otherCpu), latencyP50: round(m.latency?.p50, 3), latencyP99: round(m.latency?.p99, 3),
+    databaseCpu: round(m.databaseCpu), otherCpu: round(m.otherCpu), seconds: round(m.seconds, 2), latencyP50: round(m.latency?.p50, 3), latencyP99: round(m.latency?.p99, 3),
     errors: m.errors, firstError: m.firstError,
   };
 }

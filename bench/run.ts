@@ -1,9 +1,11 @@
 import { loadavg } from 'node:os';
+import { runBacklog, type BacklogFigures } from './backlog.js';
 import { cases, halfRateCase, type Case } from './cases.js';
 import { config } from './config.js';
 import { measure, type Measurement } from './measure.js';
-import { killAll } from './processes.js';
-import { formatBaselines, formatTable, summarise, tableRows } from './report.js';
+import { postgresReachable } from './postgres.js';
+import { killAll, runCleanups } from './processes.js';
+import { formatBacklog, formatBaselines, formatTable, summarise, tableRows } from './report.js';
 import { resultsFile, writeResults, type CaseOutcome } from './results.js';
 import { rabbitTarget, reachable, startCanned, startRedrive, type Target } from './targets.js';
 
@@ -23,21 +25,22 @@ async function runCase(c: Case, run: number, rate?: number): Promise<Measurement
   const target = await startTarget(c, run);
   try {
     return await measure({
-      kind: c.kind, target: target.url, queue: target.queue, producers: c.producers, consumers: c.consumers,
-      bodyBytes: config.bodyBytes, warmupSeconds: config.warmupSeconds, seconds: config.seconds, rate,
-    }, c.metric, target.pid);
+      kind: c.kind, target: target.url, targets: target.urls, queue: target.queue, producers: c.producers, consumers: c.consumers,
+      bodyBytes: config.bodyBytes, warmupSeconds: config.warmupSeconds, seconds: config.seconds, rate, groups: c.groups,
+    }, c.metric, { serverPids: target.pids, database: target.database });
   } finally {
     await target.stop();
   }
 }
 
 function describe(m: Measurement): string {
+  const db = m.databaseCpu === undefined ? '' : `, db CPU ${Math.round(m.databaseCpu)}%`;
   const lat = m.latency ? ` p50 ${m.latency.p50.toFixed(2)} ms p99 ${m.latency.p99.toFixed(2)} ms` : '';
   const cpu = m.serverCpu === undefined ? 'n/a' : `${Math.round(m.serverCpu)}%`;
   const errors = m.errors ? ` ERRORS ${m.errors}: ${m.firstError}` : '';
   const per = m.serverMicrosPerMessage === undefined ? '' : ` (${Math.round(m.serverMicrosPerMessage)} µs/msg)`;
   const sent = m.sentRate !== m.rate ? ` (sent ${Math.round(m.sentRate)}/s)` : '';
-  return `${Math.round(m.rate)} msg/s${sent}, ${Math.round(m.requestsPerSecond)} req/s, server CPU ${cpu}${per}, client CPU ${Math.round(m.clientCpu)}%, others ${Math.round(m.otherCpu ?? 0)}%${lat}${errors}`;
+  return `${Math.round(m.rate)} msg/s${sent}, ${Math.round(m.requestsPerSecond)} req/s, server CPU ${cpu}${per}, client CPU ${Math.round(m.clientCpu)}%${db}, others ${Math.round(m.otherCpu ?? 0)}%${lat}${errors}`;
 }
 
 async function repeat(c: Case, outcome: CaseOutcome, run: number, rate?: number): Promise<void> {
@@ -54,16 +57,22 @@ async function repeat(c: Case, outcome: CaseOutcome, run: number, rate?: number)
 
 async function main(): Promise<void> {
   if (!LOOPBACK.has(new URL(config.rabbitUrl).hostname)) throw new Error('BENCH_RABBIT_URL must point at a loopback address');
+  if (!LOOPBACK.has(new URL(config.postgresUrl).hostname)) throw new Error('BENCH_POSTGRES_URL must point at a loopback address');
   const rabbitUp = await reachable(config.rabbitUrl);
+  const postgresUp = await postgresReachable();
   const outcomes: Record<string, CaseOutcome> = {};
   for (const c of [...cases, halfRateCase]) {
-    outcomes[c.id] = { runs: [], failures: [], skipped: c.system === 'rabbit' && !rabbitUp ? 'RabbitMQ unreachable' : undefined };
+    const skipped = config.only && !config.only.has(c.id) ? 'not in BENCH_ONLY'
+      : c.system === 'rabbit' && !rabbitUp ? 'RabbitMQ unreachable'
+      : c.redrive?.storage === 'postgres' && !postgresUp ? 'PostgreSQL unreachable' : undefined;
+    outcomes[c.id] = { runs: [], failures: [], skipped };
   }
   // Load averages before and after: a rough record of how busy the shared machine was.
   const load: { before: number[]; after?: number[] } = { before: loadavg() };
   const perRun = config.warmupSeconds + config.seconds + 1.5;
   console.log(`Redrive benchmark: ${config.runs} runs × ${cases.length + 1} cases × ~${perRun} s ≈ ${Math.ceil((config.runs * (cases.length + 1) * perRun) / 60)} min`
-    + `${rabbitUp ? '' : ' (RabbitMQ unreachable: its figures are n/a)'}`);
+    + `, then W4 with backlogs of ${config.backlogSmall.toLocaleString('en-US')} and ${config.backlog.toLocaleString('en-US')}`
+    + `${rabbitUp ? '' : ' (RabbitMQ unreachable: its figures are n/a)'}${postgresUp ? '' : ' (PostgreSQL unreachable: its figures are n/a)'}`);
 
   // Round-robin rather than case after case: a burst of noise from other work on the
   // machine then spreads over several cases instead of sinking all runs of one.
@@ -72,21 +81,37 @@ async function main(): Promise<void> {
   }
   const w3 = summarise(outcomes.W3!.runs);
   const halfRate = w3 ? w3.rate / 2 : undefined;
-  for (let run = 1; run <= config.runs && halfRate; run++) await repeat(halfRateCase, outcomes[halfRateCase.id]!, run, halfRate);
+  for (let run = 1; run <= config.runs && halfRate && !outcomes[halfRateCase.id]!.skipped; run++) await repeat(halfRateCase, outcomes[halfRateCase.id]!, run, halfRate);
+
+  // W4 once per size (a million-message preload and drain take minutes): small first.
+  const backlog: BacklogFigures[] = [];
+  const backlogFailures: string[] = [];
+  const sizes = config.only && !config.only.has('W4') ? [] : [...new Set([config.backlogSmall, config.backlog])].sort((a, b) => a - b);
+  for (const size of sizes) {
+    console.log(`[W4] backlog of ${size.toLocaleString('en-US')}`);
+    try {
+      backlog.push(await runBacklog(size, (line) => console.log(line)));
+    } catch (e) {
+      backlogFailures.push(e instanceof Error ? e.message : String(e));
+      console.log(`[W4] backlog of ${size} FAILED: ${e instanceof Error ? e.message : e}`);
+    }
+  }
   load.after = loadavg();
 
   for (const o of Object.values(outcomes)) o.summary = summarise(o.runs);
-  const table = tableRows(outcomes);
+  const table = tableRows(outcomes, backlog);
   console.log(`\n${formatTable(table)}\n\n${formatBaselines(outcomes)}\n`);
-  writeResults(outcomes, table, { halfRate, load });
+  if (backlog.length) console.log(`${formatBacklog(backlog)}\n`);
+  writeResults(outcomes, table, { halfRate, load, backlog, backlogFailures: backlogFailures.length ? backlogFailures : undefined });
   console.log(`wrote ${resultsFile}`);
 }
 
 main().then(
   () => process.exit(0),
-  (e) => {
+  async (e) => {
     console.error(e);
     killAll();
+    await runCleanups();
     process.exit(1);
   },
 );

@@ -3,7 +3,8 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startServerProcess } from './processes.js';
+import { createDatabase } from './postgres.js';
+import { startServerProcess, type ServerProcess } from './processes.js';
 
 /** The systems under test: a fresh Redrive per run, the canned ceiling, RabbitMQ. */
 
@@ -12,8 +13,12 @@ export interface Target {
   url: string;
   /** Queue URL (HTTP) or queue name (AMQP). */
   queue: string;
-  /** Process whose CPU is charged to the server, when known. */
-  pid?: number;
+  /** Every node's base URL, when several servers share one store; else just `url`. */
+  urls?: string[];
+  /** Processes whose CPU is charged to the server, when known (one per node). */
+  pids?: number[];
+  /** Whether the store is the machine's PostgreSQL, whose CPU is then measured too. */
+  database?: boolean;
   stop(): Promise<void>;
 }
 
@@ -28,65 +33,103 @@ process.once('exit', () => {
 });
 
 export interface RedriveOptions {
-  storage: 'sqlite' | 'memory';
+  /** `postgres`: a fresh database on BENCH_POSTGRES_URL's server, dropped after the run. */
+  storage: 'sqlite' | 'memory' | 'postgres';
   durability: 'process' | 'power';
+  /** Server processes on the one store (Postgres only); the load is split over them. */
+  nodes?: number;
+  /** A FIFO queue (`bench.fifo`) instead of a standard one. */
+  fifo?: boolean;
+}
+
+export const nodeArgs = () => (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
+/** The `redrive serve` command line for one node. */
+export function serveArgs(storage: string, dataDir: string, durability: string, port = 0): string[] {
+  return [
+    here('../src/cli/index.js'), 'serve', '--port', String(port), '--host', '127.0.0.1',
+    '--storage', storage, '--data-dir', dataDir, '--durability', durability,
+    // info, because the "listening" line is an info line; nothing is logged per request.
+    '--log-level', 'info',
+  ];
+}
+
+/** A temporary data directory, removed by the returned function (or when the run exits). */
+export function tempDataDir(): { dir: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'redrive-bench-'));
+  const remove = () => {
+    rmSync(dir, { recursive: true, force: true });
+    dataDirs.delete(remove);
+  };
+  dataDirs.add(remove);
+  return { dir, remove };
 }
 
 /**
- * A new server on a new temporary data directory, so no run inherits another's data,
- * WAL or page cache. BENCH_SERVER_NODE_ARGS passes flags to the server's node, for
- * example `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it under load.
+ * A new server on a new temporary data directory (or a new Postgres database), so no
+ * run inherits another's data, WAL or page cache. BENCH_SERVER_NODE_ARGS passes flags to
+ * the server's node, for example `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it
+ * under load.
  */
 export async function startRedrive(opts: RedriveOptions): Promise<Target> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'redrive-bench-'));
-  const removeDir = () => {
-    rmSync(dataDir, { recursive: true, force: true });
-    dataDirs.delete(removeDir);
+  const data = tempDataDir();
+  const servers: ServerProcess[] = [];
+  let dropDatabase: (() => Promise<void>) | undefined;
+  const stop = async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    data.remove();
+    await dropDatabase?.();
   };
-  dataDirs.add(removeDir);
-  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   try {
-    const server = await startServerProcess([
-      here('../src/cli/index.js'), 'serve', '--port', '0', '--host', '127.0.0.1',
-      '--storage', opts.storage, '--data-dir', dataDir, '--durability', opts.durability,
-      // info, because the "listening" line is an info line; nothing is logged per request.
-      '--log-level', 'info',
-    ], nodeArgs);
-    const stop = async () => {
-      await server.stop();
-      removeDir();
-    };
-    try {
-      return { url: server.url, queue: await createQueue(server.url), pid: server.pid, stop };
-    } catch (e) {
-      await stop();
-      throw e;
+    let storage: string = opts.storage;
+    if (opts.storage === 'postgres') {
+      const db = await createDatabase();
+      dropDatabase = db.drop;
+      storage = db.url;
     }
+    // One after the other: the first node applies the schema, the others find it done.
+    for (let i = 0; i < (opts.nodes ?? 1); i++) {
+      servers.push(await startServerProcess(serveArgs(storage, data.dir, opts.durability), nodeArgs()));
+    }
+    const urls = servers.map((s) => s.url);
+    return {
+      url: urls[0]!, urls, queue: await createQueue(urls[0]!, opts.fifo), pids: servers.map((s) => s.pid),
+      database: opts.storage === 'postgres', stop,
+    };
   } catch (e) {
-    removeDir();
+    await stop();
     throw e;
   }
 }
 
-async function createQueue(url: string): Promise<string> {
+/** One SQS JSON-protocol request from the orchestrator (set-up and checks, not load). */
+export async function sqsCall(url: string, action: string, body: object): Promise<Record<string, unknown>> {
   const res = await fetch(`${url}/`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.CreateQueue' },
-    body: JSON.stringify({ QueueName: QUEUE }),
+    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${action}` },
+    body: JSON.stringify(body),
   });
-  const body = (await res.json()) as { QueueUrl?: string };
-  if (!res.ok || !body.QueueUrl) throw new Error(`CreateQueue failed: ${res.status} ${JSON.stringify(body)}`);
-  return body.QueueUrl;
+  const json = (await res.json()) as Record<string, unknown>;
+  if (!res.ok) throw new Error(`${action} failed: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+export async function createQueue(url: string, fifo = false): Promise<string> {
+  const body = fifo ? { QueueName: `${QUEUE}.fifo`, Attributes: { FifoQueue: 'true' } } : { QueueName: QUEUE };
+  const { QueueUrl } = (await sqsCall(url, 'CreateQueue', body)) as { QueueUrl?: string };
+  if (!QueueUrl) throw new Error('CreateQueue returned no QueueUrl');
+  return QueueUrl;
 }
 
 export async function startCanned(): Promise<Target> {
   const server = await startServerProcess([here('./canned-server.js')]);
-  return { url: server.url, queue: `${server.url}/${ACCOUNT}/${QUEUE}`, pid: server.pid, stop: server.stop };
+  return { url: server.url, queue: `${server.url}/${ACCOUNT}/${QUEUE}`, pids: [server.pid], stop: server.stop };
 }
 
 /** RabbitMQ is someone else's process: nothing to start or stop, only a fresh queue name. */
 export function rabbitTarget(url: string, run: number): Target {
-  return { url, queue: `redrive-bench-${process.pid}-${run}`, pid: findRabbitPid(), stop: async () => {} };
+  const pid = findRabbitPid();
+  return { url, queue: `redrive-bench-${process.pid}-${run}`, pids: pid === undefined ? undefined : [pid], stop: async () => {} };
 }
 
 /** The broker's Erlang VM, if it runs on this machine and /proc shows it. */

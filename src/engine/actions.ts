@@ -1,4 +1,5 @@
 import type { Engine } from './engine.js';
+import * as permissions from './permissions.js';
 import type { Cancellation } from './long-poll.js';
 import * as deadLetters from './dead-letter-actions.js';
 import * as messages from './message-actions.js';
@@ -16,6 +17,8 @@ export type ActionHandler = (
 
 /** Every SQS action Redrive serves, by its API name. Both protocol adapters dispatch here. */
 export const actions: Record<string, ActionHandler> = {
+  AddPermission: permissions.addPermission,
+  RemovePermission: permissions.removePermission,
   CreateQueue: queues.createQueue,
   GetQueueUrl: queues.getQueueUrl,
   ListQueues: queues.listQueues,
@@ -45,4 +48,10 @@ export const actions: Record<string, ActionHandler> = {
 
 export function hasAction(name: string): boolean {
   return Object.prototype.hasOwnProperty.call(actions, name);
+}
+
+/** Runs an action for a protocol adapter (which has checked `hasAction`). */
+export function dispatch(engine: Engine, ctx: RequestContext, action: string, input: ActionInput, signal?: Cancellation) {
+  ctx.action = action;
+  return actions[action]!(engine, ctx, input, signal);
 }

@@ -6,6 +6,7 @@ import { effectiveSettings, type DeadLetterSettings } from './dead-letter-settin
 import { deadLetterTarget } from './dead-lettering.js';
 import { randomBytes } from 'node:crypto';
 import { errors } from './errors.js';
+import { accessDenied, policyAllows } from './permissions.js';
 import { decodeReceipt, encodeReceipt, type Receipt } from './receipt.js';
 import { LongPolls } from './long-poll.js';
 import { MoveTaskRunner } from './move-task-runner.js';
@@ -87,7 +88,16 @@ export class Engine {
     const addr = parseQueueUrl(url, ctx);
     const queue = await this.store.getQueue(addr.accountId, addr.name);
     if (!queue) throw errors.queueDoesNotExist();
+    this.checkAccess(ctx, queue);
     return queue;
+  }
+
+  /** A caller from another account needs the queue's policy to allow the action. */
+  checkAccess(ctx: RequestContext, queue: QueueRecord): void {
+    if (queue.accountId === ctx.accountId) return;
+    if (!ctx.action || !policyAllows(queue, this.arnOf(queue), ctx.accountId, ctx.action)) {
+      throw accessDenied(this, ctx, queue);
+    }
   }
 
   /**

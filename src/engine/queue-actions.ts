@@ -63,6 +63,7 @@ export async function getQueueUrl(engine: Engine, ctx: RequestContext, input: In
   const owner = input.QueueOwnerAWSAccountId === undefined ? ctx.accountId : String(input.QueueOwnerAWSAccountId);
   const queue = await engine.store.getQueue(owner, name);
   if (!queue) throw errors.queueDoesNotExist();
+  engine.checkAccess(ctx, queue);
   return { QueueUrl: engine.urlOf(ctx, queue) };
 }
 

@@ -97,4 +97,6 @@ export interface RequestContext {
   /** `http://host:port` as the client addressed this server. */
   baseUrl: string;
   requestId: string;
+  /** The SQS action being served (set by dispatch), for queue-policy checks. */
+  action?: string;
 }

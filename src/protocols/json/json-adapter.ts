@@ -1,4 +1,4 @@
-import { hasAction, actions } from '../../engine/actions.js';
+import { dispatch, hasAction } from '../../engine/actions.js';
 import type { Cancellation } from '../../engine/long-poll.js';
 import type { Engine } from '../../engine/engine.js';
 import { SqsError, sqsError } from '../../engine/errors.js';
@@ -21,7 +21,7 @@ export async function handleJson(engine: Engine, ctx: RequestContext, req: WireR
       throw sqsError('UnknownOperationException', `The action or operation ${action || target} is not valid.`);
     }
     const input = parseBody(req.body);
-    const output = await actions[action]!(engine, ctx, input, signal);
+    const output = await dispatch(engine, ctx, action, input, signal);
     return { status: 200, headers: { 'content-type': CONTENT_TYPE }, body: JSON.stringify(output) };
   } catch (e) {
     return jsonError(e);

@@ -1,4 +1,4 @@
-import { actions, hasAction } from '../../engine/actions.js';
+import { dispatch, hasAction } from '../../engine/actions.js';
 import type { Cancellation } from '../../engine/long-poll.js';
 import type { Engine } from '../../engine/engine.js';
 import { errors, SqsError, sqsError } from '../../engine/errors.js';
@@ -34,7 +34,7 @@ export async function handleQuery(engine: Engine, ctx: RequestContext, req: Wire
     if (op.input?.members?.QueueUrl && input.QueueUrl === undefined && req.path !== '/') {
       input.QueueUrl = ctx.baseUrl + req.path;
     }
-    const output = await actions[action]!(engine, ctx, input, signal);
+    const output = await dispatch(engine, ctx, action, input, signal);
     return { status: 200, headers: { 'content-type': CONTENT_TYPE }, body: successXml(op, output, ctx.requestId) };
   } catch (e) {
     return queryError(e, ctx.requestId);
