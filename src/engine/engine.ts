@@ -24,6 +24,8 @@ export interface EngineOptions {
   region: string;
   /** Approximate in-flight limit of a standard queue (SQS: about 120,000). */
   inflightLimit?: number;
+  /** Long polls allowed to wait at once; past it a receive that would wait gets a 503 (see message-actions.ts). */
+  maxLongPolls?: number;
   /** Dead-letter policies in force at start (see policies.ts). */
   policies?: Policy[];
   log?: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void };
@@ -39,6 +41,7 @@ export class Engine {
   readonly clock: Clock;
   readonly region: string;
   readonly inflightLimit: number;
+  readonly maxLongPolls: number;
   readonly longPolls: LongPolls;
   readonly moveTasks: MoveTaskRunner;
   /** Upper bounds of each standard queue's in-flight count (see message-actions.ts). */
@@ -56,6 +59,7 @@ export class Engine {
     this.clock = opts.clock;
     this.region = opts.region;
     this.inflightLimit = opts.inflightLimit ?? 120_000;
+    this.maxLongPolls = opts.maxLongPolls ?? 10_000;
     this.longPolls = new LongPolls(this.store, this.clock);
     this.log = opts.log ?? { info() {}, warn() {}, error() {} };
     this.moveTasks = new MoveTaskRunner(this);

@@ -133,7 +133,14 @@ export async function receiveMessage(engine: Engine, ctx: RequestContext, input:
     noteReceived(engine, queue, r.messages.length);
     return r.messages;
   };
-  const messages = await engine.longPolls.wait(queue.id, wait * 1000, attempt, signal, max);
+  // Each waiting long poll holds a connection and its memory for up to 20 s. Past the cap a
+  // receive still gets what is there, but does not wait: an empty answer would make the
+  // client poll again at once, so it gets a 503, which SDKs retry with back-off.
+  const capped = wait > 0 && engine.longPolls.size >= engine.maxLongPolls;
+  const messages = await engine.longPolls.wait(queue.id, capped ? 0 : wait * 1000, attempt, signal, max);
+  if (capped && messages.length === 0) {
+    throw sqsError('ServiceUnavailable', 'Too many long polls are waiting; the server is shedding load. Retry with back-off.');
+  }
   if (messages.length === 0) return {};
   const receipts = await engine.receipts();
   return {

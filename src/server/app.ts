@@ -8,6 +8,7 @@ import type { Store } from '../stores/store.js';
 import { loadCredentials } from './auth/caller.js';
 import { loadConfigFile } from './config-file.js';
 import { declareQueues } from './declare-queues.js';
+import { admissionLimits } from './admission.js';
 import { HttpFront } from './http-server.js';
 
 export interface ServerConfig {
@@ -70,7 +71,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   // The config file names the storage unless --storage did.
   const storage = config.storageFromFlag || !file?.storage ? config.storage : file.storage;
   const store = await openStore({ ...config, storage }, log);
-  const engine = new Engine({ store, clock, region: config.region, log, policies });
+  const engine = new Engine({ store, clock, region: config.region, log, policies, maxLongPolls: admissionLimits().maxLongPolls });
   if (file) {
     await declareQueues(engine, file.queues, config.accountId).catch(async (e) => {
       await store.close();

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Engine } from '../engine/engine.js';
+import { Admission } from './admission.js';
 import type { Cancellation } from '../engine/long-poll.js';
 import { sqsError } from '../engine/errors.js';
 import type { RequestContext } from '../engine/types.js';
@@ -40,6 +41,8 @@ const KEEP_ALIVE_MS = 60_000;
 export class HttpFront {
   readonly server: Server;
   private active = 0;
+  /** Load shedding at the door (see admission.ts). */
+  private readonly admission = new Admission();
   private drained?: () => void;
 
   constructor(
@@ -47,8 +50,10 @@ export class HttpFront {
     private readonly opts: HttpOptions,
   ) {
     this.server = createServer({ keepAlive: true, requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS }, (req, res) => {
+      if (this.admission.refuse(req, res)) return;
       this.active++;
       this.handle(req, res).finally(() => {
+        this.admission.done(req);
         if (--this.active === 0) this.drained?.();
       });
     });

@@ -16,6 +16,8 @@ export interface ServerProcessOptions {
   /** A manual clock, moved with advanceClock(). */
   manualClock?: boolean;
   args?: string[];
+  /** A command the server runs under, e.g. `['prlimit', '--nofile=1024:1024']`; it must exec the server. */
+  prefix?: string[];
 }
 
 export interface ServerProcess {
@@ -45,7 +47,8 @@ export async function startServerProcess(opts: ServerProcessOptions = {}): Promi
     ...(opts.manualClock ? ['--clock', 'manual'] : []),
     ...(opts.args ?? []),
   ];
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const [command, ...before] = [...(opts.prefix ?? []), process.execPath];
+  const proc = spawn(command!, [...before, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));

@@ -37,12 +37,14 @@ export class GroupCommit {
   private scheduled = false;
   private readonly fast: Database.Transaction<(jobs: Job[]) => void>;
   private readonly safe: Database.Transaction<(jobs: Job[]) => void>;
+  private readonly db: Database.Database;
 
   constructor(
     db: Database.Database,
     private readonly hooks: CommitHooks,
   ) {
     const savepoint = db.transaction((fn: () => unknown) => fn());
+    this.db = db;
     this.fast = db.transaction((jobs: Job[]) => {
       for (const job of jobs) {
         try {
@@ -60,6 +62,10 @@ export class GroupCommit {
           job.result = savepoint(job.run);
           this.hooks.jobDone?.(true);
         } catch (e) {
+          // SQLITE_FULL, IOERR, NOMEM or BUSY may roll back the whole transaction, not
+          // just the savepoint: then later jobs would run (and commit) on their own, so
+          // the batch stops here and is rejected as a whole.
+          if (!this.db.inTransaction) throw e;
           job.failed = true;
           job.error = e;
           this.hooks.jobDone?.(false);
