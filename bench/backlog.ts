@@ -11,7 +11,8 @@ import { createQueue, nodeArgs, serveArgs, sqsCall, tempDataDir } from './target
  * W4, the backlog: preload `total` messages with SendMessageBatch from several
  * connections, restart the server on that data twice (after SIGTERM, then after
  * SIGKILL) and time each restart from spawn to the first successful request, then
- * drain the queue with ReceiveMessage(10) + DeleteMessageBatch. The server's RSS is
+ * warm the new process up for two seconds on another queue, and drain the backlog with
+ * ReceiveMessage(10) + DeleteMessageBatch on 32 connections. The server's RSS is
  * sampled from /proc throughout. SQLite store, durability `process`, as in W1–W3.
  */
 
@@ -20,6 +21,8 @@ const CONSUMERS = 32;
 const RSS_SAMPLE_MS = 100;
 /** Longest a restart may take before the run gives up on it. */
 const RESTART_LIMIT_MS = 60_000;
+/** Unmeasured cycle on another queue between the restarts and the drain. */
+const WARMUP_SECONDS = 2;
 
 export interface BacklogPhase {
   seconds: number;
@@ -49,6 +52,8 @@ export interface BacklogFigures {
   drain: BacklogPhase;
   /** Highest RSS sampled in each phase, and overall. */
   maxRssBytes: { preload?: number; restart?: number; drain?: number; all?: number };
+  /** One RSS sample a second (MiB, seconds since the preload began), to show any growth trend. */
+  rssTimeline: { phase: string; t: number; mib: number }[];
 }
 
 function phase(m: Measurement, messages: number): BacklogPhase {
@@ -63,6 +68,9 @@ class RssSampler {
   pid?: number;
   phase: 'preload' | 'restart' | 'drain' = 'preload';
   readonly max: BacklogFigures['maxRssBytes'] = {};
+  readonly timeline: BacklogFigures['rssTimeline'] = [];
+  private readonly started = performance.now();
+  private lastKept = -Infinity;
   private readonly timer = setInterval(() => this.sample(), RSS_SAMPLE_MS);
 
   sample(): void {
@@ -70,6 +78,11 @@ class RssSampler {
     if (rss === undefined) return;
     this.max[this.phase] = Math.max(this.max[this.phase] ?? 0, rss);
     this.max.all = Math.max(this.max.all ?? 0, rss);
+    const now = performance.now();
+    if (now - this.lastKept >= 1000) {
+      this.lastKept = now;
+      this.timeline.push({ phase: this.phase, t: Math.round((now - this.started) / 100) / 10, mib: Math.round(rss / 2 ** 20) });
+    }
   }
 
   stop(): void {
@@ -169,6 +182,11 @@ export async function runBacklog(total: number, log: (line: string) => void): Pr
     rss.sample();
     log(`  depth after restarts: ${depth} (GetQueueAttributes took ${(depthQuerySeconds * 1000).toFixed(0)} ms)`);
 
+    // The restarted process is cold (no JIT, empty SQLite cache): two seconds of W3's cycle
+    // on another queue warm it up, so that a short drain is not mostly warm-up.
+    const warmQueue = await createQueue(server.url, false, 'bench-warmup');
+    await measure({ ...spec, queue: warmQueue, kind: 'cycle', producers: 8, consumers: 8, seconds: WARMUP_SECONDS }, 'consumed');
+
     rss.phase = 'drain';
     const toDrain = Number.isFinite(depth) ? depth : preloaded;
     const drain = await measure({ ...spec, total: toDrain, kind: 'drain', producers: 0, consumers: CONSUMERS }, 'consumed', { serverPids: [server.pid] });
@@ -185,6 +203,7 @@ export async function runBacklog(total: number, log: (line: string) => void): Pr
       depthQuerySeconds,
       drain: phase(drain, drain.raw.consumed),
       maxRssBytes: rss.max,
+      rssTimeline: rss.timeline,
     };
   } finally {
     rss.stop();

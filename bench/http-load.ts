@@ -155,6 +155,7 @@ async function receiveAndDelete(client: SqsClient, queue: string, receiveBody: s
   const got = JSON.parse(await client.call('ReceiveMessage', receiveBody)) as Received;
   const messages = got.Messages ?? [];
   w.count(0);
+  w.received(messages.length);
   if (messages.length === 0) return 0;
   if (latency) {
     const now = performance.now();

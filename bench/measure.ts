@@ -2,7 +2,7 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { config } from './config.js';
 import { machineBusySeconds, processCpuSeconds, stopProcess, track } from './processes.js';
-import { postgresCpu, postgresCpuBetween } from './postgres.js';
+import { foreignPostgresPids, postgresCpu, postgresCpuBetween } from './postgres.js';
 import type { ChildMessage, LoadResult, LoadSpec } from './protocol.js';
 
 /** One run's figures, normalised per second of its window. */
@@ -34,8 +34,8 @@ const loadScript = fileURLToPath(new URL('./load.js', import.meta.url));
 export interface MeasureOptions {
   /** Processes whose CPU is the server's (several for a multi-node run). */
   serverPids?: number[];
-  /** Also measure the CPU of the machine's PostgreSQL server. */
-  database?: boolean;
+  /** The Postgres database the servers use: the machine's PostgreSQL server's CPU is measured too. */
+  database?: string;
 }
 
 /**
@@ -59,6 +59,7 @@ export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', opts:
   let machineEnd = 0;
   let dbStart: Map<number, number> | undefined;
   let dbEnd: Map<number, number> | undefined;
+  let foreign: Promise<Set<number>> | undefined;
   // A preload or drain may need far longer than a timed window; it is bounded all the same.
   const timeoutMs = Math.max(config.childTimeoutMs, (spec.warmupSeconds + spec.seconds) * 1000 + 30_000);
   const result = await new Promise<LoadResult>((resolve, reject) => {
@@ -74,7 +75,10 @@ export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', opts:
       } else if (m.type === 'window-end') {
         cpuEnd = cpu();
         machineEnd = machineBusySeconds();
-        if (opts.database) dbEnd = postgresCpu();
+        if (opts.database) {
+          dbEnd = postgresCpu();
+          foreign = foreignPostgresPids(opts.database).catch(() => new Set<number>());
+        }
       } else {
         clearTimeout(timer);
         if (m.type === 'result') resolve(m.result);
@@ -91,7 +95,7 @@ export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', opts:
   const s = result.seconds;
   const messages = metric === 'sent' ? result.sent : result.consumed;
   const serverSeconds = cpuStart !== undefined && cpuEnd !== undefined ? cpuEnd - cpuStart : undefined;
-  const dbSeconds = dbStart && dbEnd ? postgresCpuBetween(dbStart, dbEnd) : undefined;
+  const dbSeconds = dbStart && dbEnd ? postgresCpuBetween(dbStart, dbEnd, await foreign) : undefined;
   const other = machineEnd - machineStart - (serverSeconds ?? 0) - result.clientCpuSeconds - (dbSeconds ?? 0);
   return {
     rate: messages / s,

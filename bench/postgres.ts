@@ -9,11 +9,11 @@ import { atInterrupt, processCpuSeconds } from './processes.js';
  * afterwards (also when the run is interrupted), and the CPU the database server uses.
  */
 
-async function admin(sql: string): Promise<void> {
+async function admin<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, values?: unknown[]): Promise<R[]> {
   const client = new pg.Client({ connectionString: config.postgresUrl, connectionTimeoutMillis: 3000 });
   await client.connect();
   try {
-    await client.query(sql);
+    return (await client.query<R>(sql, values)).rows;
   } finally {
     await client.end();
   }
@@ -31,6 +31,7 @@ export async function postgresReachable(): Promise<boolean> {
 export interface BenchDatabase {
   /** Connection URL of the new database, for `redrive serve --storage`. */
   url: string;
+  name: string;
   drop(): Promise<void>;
 }
 
@@ -49,7 +50,7 @@ export async function createDatabase(): Promise<BenchDatabase> {
   const forget = atInterrupt(drop);
   const url = new URL(config.postgresUrl);
   url.pathname = `/${name}`;
-  return { url: url.toString(), drop };
+  return { url: url.toString(), name, drop };
 }
 
 /**
@@ -71,11 +72,23 @@ export function postgresCpu(): Map<number, number> {
 }
 
 /**
- * CPU the database used between two samples. A backend started in between counts from
- * zero; one that ended in between is missed (the bench's servers keep theirs open).
+ * Processes of the PostgreSQL server that work for another database than `database`
+ * (another engineer's tests, the orchestrator's own maintenance connection): their CPU is
+ * not the benchmark's. The postmaster and the server-wide background processes
+ * (checkpointer, WAL writer, …) have no database and are counted.
  */
-export function postgresCpuBetween(start: Map<number, number>, end: Map<number, number>): number {
+export async function foreignPostgresPids(database: string): Promise<Set<number>> {
+  const rows = await admin<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname IS NOT NULL AND datname <> $1', [database]);
+  return new Set(rows.map((r) => r.pid));
+}
+
+/**
+ * CPU the database used between two samples, leaving out `exclude`. A backend started in
+ * between counts from zero; one that ended in between is missed (the bench's servers keep
+ * theirs open).
+ */
+export function postgresCpuBetween(start: Map<number, number>, end: Map<number, number>, exclude = new Set<number>()): number {
   let total = 0;
-  for (const [pid, cpu] of end) total += cpu - (start.get(pid) ?? 0);
+  for (const [pid, cpu] of end) if (!exclude.has(pid)) total += cpu - (start.get(pid) ?? 0);
   return total;
 }

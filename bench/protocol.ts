@@ -39,6 +39,9 @@ export interface LoadResult {
   sent: number;
   /** Messages received and deleted/acked in the window (cycle kinds). */
   consumed: number;
+  /** ReceiveMessage calls completed in the window, and how many of them returned nothing. */
+  receives: number;
+  emptyReceives: number;
   /** Failed requests; any at all makes the figure suspect. */
   errors: number;
   firstError?: string;

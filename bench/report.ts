@@ -15,6 +15,9 @@ export interface Summary {
   otherCpu?: number;
   latencyP50?: number;
   latencyP99?: number;
+  /** ReceiveMessage calls per consumed message, and the share of them that came back empty. */
+  receivesPerMessage?: number;
+  emptyReceiveShare?: number;
   errors: number;
   runs: number;
 }
@@ -36,6 +39,8 @@ export function summarise(runs: Measurement[]): Summary | undefined {
     clientCpu: med(runs.map((r) => r.clientCpu))!,
     serverMicrosPerMessage: med(runs.map((r) => r.serverMicrosPerMessage)),
     databaseCpu: med(runs.map((r) => r.databaseCpu)),
+    receivesPerMessage: med(runs.map((r) => (r.raw.receives && r.raw.consumed ? r.raw.receives / r.raw.consumed : undefined))),
+    emptyReceiveShare: med(runs.map((r) => (r.raw.receives ? r.raw.emptyReceives / r.raw.receives : undefined))),
     otherCpu: med(runs.map((r) => r.otherCpu)),
     latencyP50: med(runs.map((r) => r.latency?.p50)),
     latencyP99: med(runs.map((r) => r.latency?.p99)),
@@ -84,8 +89,9 @@ export interface TableRow {
   clientCpu?: number;
   serverMicrosPerMessage?: number;
   /**
-   * Canned server µs/msg over Redrive's: the ratio Redrive would reach if both servers were
-   * CPU-bound on a core of their own. Steadier than `ratio` on a busy machine.
+   * Canned server µs/msg over Redrive's (or the `ratioTo` case's over this one's): the ratio
+   * Redrive would reach if both servers were CPU-bound on a core of their own. Steadier than
+   * `ratio` on a busy machine.
    */
   cpuRatio?: number;
   /** CPU of the PostgreSQL server (all its processes), for the Postgres rows. */
@@ -111,7 +117,8 @@ export function tableRows(outcomes: Record<string, Outcome>, backlog: BacklogFig
       serverCpu: r?.serverCpu,
       clientCpu: r?.clientCpu,
       serverMicrosPerMessage: r?.serverMicrosPerMessage,
-      cpuRatio: r?.serverMicrosPerMessage && c?.serverMicrosPerMessage ? c.serverMicrosPerMessage / r.serverMicrosPerMessage : undefined,
+      cpuRatio: r?.serverMicrosPerMessage && c?.serverMicrosPerMessage ? c.serverMicrosPerMessage / r.serverMicrosPerMessage
+        : r?.serverMicrosPerMessage && base?.serverMicrosPerMessage ? base.serverMicrosPerMessage / r.serverMicrosPerMessage : undefined,
       databaseCpu: r?.databaseCpu,
       otherCpu: r?.otherCpu,
       latencyP50: r?.latencyP50,
@@ -127,6 +134,8 @@ export function tableRows(outcomes: Record<string, Outcome>, backlog: BacklogFig
       redrive: d.rate,
       ratio: smallest && smallest !== b ? d.rate / smallest.drain.rate : undefined,
       ratioTo: smallest && smallest !== b ? `${Math.round(smallest.messages / 1000)}k drain` : undefined,
+      cpuRatio: smallest && smallest !== b && d.serverMicrosPerMessage && smallest.drain.serverMicrosPerMessage
+        ? smallest.drain.serverMicrosPerMessage / d.serverMicrosPerMessage : undefined,
       serverCpu: d.serverCpu, clientCpu: d.clientCpu, serverMicrosPerMessage: d.serverMicrosPerMessage, otherCpu: d.otherCpu,
     });
   }

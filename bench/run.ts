@@ -34,13 +34,14 @@ async function runCase(c: Case, run: number, rate?: number): Promise<Measurement
 }
 
 function describe(m: Measurement): string {
+  const r = m.raw.receives ? `, ${(m.raw.receives / Math.max(1, m.raw.consumed)).toFixed(2)} receives/msg (${Math.round((100 * m.raw.emptyReceives) / m.raw.receives)}% empty)` : '';
   const db = m.databaseCpu === undefined ? '' : `, db CPU ${Math.round(m.databaseCpu)}%`;
   const lat = m.latency ? ` p50 ${m.latency.p50.toFixed(2)} ms p99 ${m.latency.p99.toFixed(2)} ms` : '';
   const cpu = m.serverCpu === undefined ? 'n/a' : `${Math.round(m.serverCpu)}%`;
   const errors = m.errors ? ` ERRORS ${m.errors}: ${m.firstError}` : '';
   const per = m.serverMicrosPerMessage === undefined ? '' : ` (${Math.round(m.serverMicrosPerMessage)} µs/msg)`;
   const sent = m.sentRate !== m.rate ? ` (sent ${Math.round(m.sentRate)}/s)` : '';
-  return `${Math.round(m.rate)} msg/s${sent}, ${Math.round(m.requestsPerSecond)} req/s, server CPU ${cpu}${per}, client CPU ${Math.round(m.clientCpu)}%${db}, others ${Math.round(m.otherCpu ?? 0)}%${lat}${errors}`;
+  return `${Math.round(m.rate)} msg/s${sent}, ${Math.round(m.requestsPerSecond)} req/s, server CPU ${cpu}${per}, client CPU ${Math.round(m.clientCpu)}%${db}, others ${Math.round(m.otherCpu ?? 0)}%${lat}${r}${errors}`;
 }
 
 async function repeat(c: Case, outcome: CaseOutcome, run: number, rate?: number): Promise<void> {

@@ -17,8 +17,8 @@ export interface Target {
   urls?: string[];
   /** Processes whose CPU is charged to the server, when known (one per node). */
   pids?: number[];
-  /** Whether the store is the machine's PostgreSQL, whose CPU is then measured too. */
-  database?: boolean;
+  /** The Postgres database of the run, if the store is the machine's PostgreSQL (its CPU is measured too). */
+  database?: string;
   stop(): Promise<void>;
 }
 
@@ -75,6 +75,7 @@ export async function startRedrive(opts: RedriveOptions): Promise<Target> {
   const data = tempDataDir();
   const servers: ServerProcess[] = [];
   let dropDatabase: (() => Promise<void>) | undefined;
+  let database: string | undefined;
   const stop = async () => {
     await Promise.all(servers.map((s) => s.stop()));
     data.remove();
@@ -85,6 +86,7 @@ export async function startRedrive(opts: RedriveOptions): Promise<Target> {
     if (opts.storage === 'postgres') {
       const db = await createDatabase();
       dropDatabase = db.drop;
+      database = db.name;
       storage = db.url;
     }
     // One after the other: the first node applies the schema, the others find it done.
@@ -94,7 +96,7 @@ export async function startRedrive(opts: RedriveOptions): Promise<Target> {
     const urls = servers.map((s) => s.url);
     return {
       url: urls[0]!, urls, queue: await createQueue(urls[0]!, opts.fifo), pids: servers.map((s) => s.pid),
-      database: opts.storage === 'postgres', stop,
+      database, stop,
     };
   } catch (e) {
     await stop();
@@ -114,8 +116,8 @@ export async function sqsCall(url: string, action: string, body: object): Promis
   return json;
 }
 
-export async function createQueue(url: string, fifo = false): Promise<string> {
-  const body = fifo ? { QueueName: `${QUEUE}.fifo`, Attributes: { FifoQueue: 'true' } } : { QueueName: QUEUE };
+export async function createQueue(url: string, fifo = false, name = QUEUE): Promise<string> {
+  const body = fifo ? { QueueName: `${name}.fifo`, Attributes: { FifoQueue: 'true' } } : { QueueName: name };
   const { QueueUrl } = (await sqsCall(url, 'CreateQueue', body)) as { QueueUrl?: string };
   if (!QueueUrl) throw new Error('CreateQueue returned no QueueUrl');
   return QueueUrl;

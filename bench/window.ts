@@ -13,6 +13,8 @@ export class Window {
   private sent = 0;
   private consumed = 0;
   private errors = 0;
+  private receives = 0;
+  private emptyReceives = 0;
   private firstError?: string;
   private readonly latencies: number[] = [];
   private startedAt = 0;
@@ -78,6 +80,13 @@ export class Window {
     this.consumed += consumed;
   }
 
+  /** One completed ReceiveMessage that returned `n` messages (the count of empty ones shows wasted polls). */
+  received(n: number): void {
+    if (this.phase !== 'measure') return;
+    this.receives++;
+    if (n === 0) this.emptyReceives++;
+  }
+
   latency(ms: number): void {
     if (this.phase === 'measure') this.latencies.push(ms);
   }
@@ -96,6 +105,8 @@ export class Window {
       sent: this.sent,
       consumed: this.consumed,
       errors: this.errors,
+      receives: this.receives,
+      emptyReceives: this.emptyReceives,
       firstError: this.firstError,
       clientCpuSeconds: (cpu.user + cpu.system) / 1e6,
       latency: this.latencies.length
