@@ -16,6 +16,8 @@ export class SqliteFifoOps {
   constructor(
     private readonly db: Database.Database,
     private readonly deaths: SqliteDeathOps,
+    /** The store's one claim step, shared with standard receives. */
+    private readonly claim: (m: StoredMessage, req: ReceiveRequest) => StoredMessage,
   ) {
     this.q = this.prepare();
   }
@@ -27,10 +29,6 @@ export class SqliteFifoOps {
         'SELECT group_id FROM fifo_groups WHERE queue_id = ? AND available_at <= ? ORDER BY available_at, head_seq LIMIT ?',
       ),
       groupHead: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT ?'),
-      claim: db.prepare(
-        `UPDATE messages SET visible_at = ?, receive_count = receive_count + 1,
-           first_received_at = COALESCE(first_received_at, ?), received_at = ?, receipt_token = ? WHERE seq = ?`,
-      ),
       seen: db.prepare('SELECT message_id, seq FROM fifo_dedup WHERE queue_id = ? AND scope = ? AND dedup_id = ? AND expires_at > ?'),
       remember: db.prepare(
         'INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, seq, expires_at) VALUES (?,?,?,?,?,?)',
@@ -73,12 +71,7 @@ export class SqliteFifoOps {
     );
     const plan = planFifoReceive(groups, req, req.max);
     for (const m of plan.deadLetter) this.deaths.deadLetter(m, req.deadLetter!, req.now);
-    const messages = plan.claim.map((m) => {
-      const token = req.newToken();
-      const visibleAt = req.now + req.visibilityTimeoutMs;
-      this.q.claim.run(visibleAt, req.now, req.now, token, m.seq);
-      return { ...m, visibleAt, receiveCount: m.receiveCount + 1, firstReceivedAt: m.firstReceivedAt ?? req.now, receivedAt: req.now, receiptToken: token };
-    });
+    const messages = plan.claim.map((m) => this.claim(m, req));
     const deadLettered = plan.deadLetter.length;
     if (req.attemptId && messages.length) {
       this.q.saveAttempt.run(queueId, req.attemptId, JSON.stringify(messages.map((m) => [m.seq, m.receiptToken])), req.attemptUntil ?? req.now);

@@ -66,7 +66,7 @@ export class SqliteStore implements Store {
     });
     this.dl = new SqliteDeadLetterOps(this.db, this.commit, (id) => this.touched.add(id));
     this.deaths = new SqliteDeathOps(this.db, (id) => this.touched.add(id));
-    this.fifo = new SqliteFifoOps(this.db, this.deaths);
+    this.fifo = new SqliteFifoOps(this.db, this.deaths, (m, req) => this.claim(m, req));
   }
 
   private migrate(): void {
@@ -262,17 +262,22 @@ export class SqliteStore implements Store {
           deadLettered++;
           continue;
         }
-        const token = req.newToken();
-        const visibleAt = req.now + req.visibilityTimeoutMs;
-        this.q.claim.run(visibleAt, req.now, req.now, token, m.seq);
         claimed.add(m.seq);
-        messages.push({
-          ...m, visibleAt, receiveCount: m.receiveCount + 1, firstReceivedAt: m.firstReceivedAt ?? req.now,
-          receivedAt: req.now, receiptToken: token,
-        });
+        messages.push(this.claim(m, req));
       }
     }
     return { messages, deadLettered };
+  }
+
+  /** Gives the message a new receipt: hidden for the visibility timeout, counted as received. */
+  private claim(m: StoredMessage, req: ReceiveRequest): StoredMessage {
+    const token = req.newToken();
+    const visibleAt = req.now + req.visibilityTimeoutMs;
+    this.q.claim.run(visibleAt, req.now, req.now, token, m.seq);
+    return {
+      ...m, visibleAt, receiveCount: m.receiveCount + 1, firstReceivedAt: m.firstReceivedAt ?? req.now,
+      receivedAt: req.now, receiptToken: token,
+    };
   }
 
   async deleteMessages(queueId: number, receipts: ReceiptRef[], rule: DeleteRule): Promise<ReceiptOutcome[]> {
