@@ -175,7 +175,7 @@ async function overInflightLimit(engine: Engine, queue: QueueRecord, now: number
   const limit = queue.fifo ? Math.min(FIFO_INFLIGHT_LIMIT, engine.inflightLimit) : engine.inflightLimit;
   const estimate = engine.inflightEstimates.get(queue.id) ?? Infinity;
   if (estimate < limit) return false;
-  const exact = (await engine.store.countMessages(queue.id, now)).inflight;
+  const exact = await engine.store.countInflight(queue.id, now);
   engine.inflightEstimates.set(queue.id, exact);
   return exact >= limit;
 }

@@ -36,6 +36,8 @@ export interface Store {
   deleteMessages(queueId: number, receipts: ReceiptRef[], rule: DeleteRule): Promise<ReceiptOutcome[]>;
   changeVisibility(queueId: number, changes: VisibilityChange[], now: number): Promise<ReceiptOutcome[]>;
   countMessages(queueId: number, now: number): Promise<MessageCounts>;
+  /** In-flight messages only: reads the hidden range, never the visible backlog. */
+  countInflight(queueId: number, now: number): Promise<number>;
   /** The earliest time after `now` at which a message of the queue becomes visible. */
   nextVisibleAt(queueId: number, now: number): Promise<number | undefined>;
   /** Every queue of every account, for background work such as retention sweeps. */

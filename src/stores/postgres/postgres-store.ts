@@ -209,6 +209,15 @@ export class PostgresStore implements Store {
     return this.messages.changeVisibility(queueId, changes, now);
   }
 
+  async countInflight(queueId: number, now: number): Promise<number> {
+    // The range condition on visible_at lets messages_ready skip the visible backlog.
+    const { rows } = await this.pool.query<{ n: string }>(
+      'SELECT count(*) AS n FROM messages WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0',
+      [queueId, now],
+    );
+    return Number(rows[0]!.n);
+  }
+
   async countMessages(queueId: number, now: number): Promise<MessageCounts> {
     const { rows } = await this.pool.query<{ visible: string; inflight: string; delayed: string }>(
       `SELECT count(*) FILTER (WHERE visible_at <= $2) AS visible,

@@ -312,6 +312,10 @@ export class SqliteStore implements Store {
     return r && { receiptToken: r.receipt_token, visibleAt: r.visible_at, receivedAt: r.received_at };
   }
 
+  async countInflight(queueId: number, now: number): Promise<number> {
+    return (this.q.countHidden.get(queueId, now) as { inflight: number }).inflight;
+  }
+
   async countMessages(queueId: number, now: number): Promise<MessageCounts> {
     const visible = (this.q.countVisible.get(queueId, now) as { n: number }).n;
     const hidden = this.q.countHidden.get(queueId, now) as { n: number; inflight: number };

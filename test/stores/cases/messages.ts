@@ -66,6 +66,7 @@ export const messageCases: CaseGroup = (open) => {
       await store().send(q.id, [newMessage(T), newMessage(T), newMessage(T, { visibleAt: T + 9000 })]);
       await store().receive(q.id, receiveRequest(T, { max: 1 }));
       assert.deepEqual(await store().countMessages(q.id, T), { visible: 1, inflight: 1, delayed: 1 });
+      assert.equal(await store().countInflight(q.id, T), 1);
     });
 
     test('delete: any receipt deletes on standard queues; only the current unexpired one on FIFO', async () => {
