@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { MessageAttributeValue } from './types.js';
 
+// One-shot hash (Node >= 20.12): less than half the cost of createHash for a message body.
 export function md5Hex(data: string | Buffer): string {
-  return createHash('md5').update(data).digest('hex');
+  return hash('md5', data, 'hex');
 }
 
 function lengthPrefixed(bytes: Buffer): Buffer[] {

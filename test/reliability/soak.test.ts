@@ -18,7 +18,7 @@ import { after, test } from 'node:test';
 import { startServerProcess } from '../support/server-process.js';
 import { arn, mean, must, peekAll, percentile, queueUrl, sampleProcess, setting, sleep, sqs, summary, type SqsAnswer } from './support.js';
 
-const SECONDS = setting('soak_seconds', 60, 1800);
+const SECONDS = setting('soak_seconds', 120, 1800);
 const SAMPLE_MS = setting('soak_sample_ms', 3_000, 10_000);
 
 interface Sample {

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { NewMessage, StoredMessage } from '../../engine/types.js';
-import { planFifoReceive } from '../fifo-plan.js';
+import { planFifoReceive, type GroupHead } from '../fifo-plan.js';
 import type { ReceiveRequest, ReceiveResult } from '../store.js';
 import type { SqliteDeathOps } from './death-ops.js';
 import { toMessage, type MessageRow } from './rows.js';
@@ -17,7 +17,8 @@ export class SqliteFifoOps {
     private readonly db: Database.Database,
     private readonly deaths: SqliteDeathOps,
     /** The store's one claim step, shared with standard receives. */
-    private readonly claim: (m: StoredMessage, req: ReceiveRequest) => StoredMessage,
+    private readonly claim: (seqs: number[], req: ReceiveRequest) => StoredMessage[],
+    private readonly messageAt: (seq: number, queueId: number) => StoredMessage | undefined,
   ) {
     this.q = this.prepare();
   }
@@ -27,8 +28,11 @@ export class SqliteFifoOps {
     return {
       readyGroups: db.prepare(
         'SELECT group_id FROM fifo_groups WHERE queue_id = ? AND available_at <= ? ORDER BY available_at, head_seq LIMIT ?',
-      ),
-      groupHead: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT ?'),
+      ).pluck(),
+      // What the planner decides on; the claim reads the chosen rows whole.
+      groupHead: db.prepare(
+        'SELECT seq, visible_at, receive_count, sent_at FROM messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT ?',
+      ).raw(true),
       seen: db.prepare('SELECT message_id, seq FROM fifo_dedup WHERE queue_id = ? AND scope = ? AND dedup_id = ? AND expires_at > ?'),
       remember: db.prepare(
         'INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, seq, expires_at) VALUES (?,?,?,?,?,?)',
@@ -66,17 +70,22 @@ export class SqliteFifoOps {
   receive(queueId: number, req: ReceiveRequest): ReceiveResult {
     const replay = req.attemptId ? this.replay(queueId, req) : undefined;
     if (replay) return { messages: replay, deadLettered: 0 };
-    const groups = (this.q.readyGroups.all(queueId, req.now, req.max) as { group_id: string }[]).map(({ group_id }) =>
-      (this.q.groupHead.all(queueId, group_id, req.max + 10) as MessageRow[]).map(toMessage),
-    );
-    const plan = planFifoReceive(groups, req, req.max);
-    for (const m of plan.deadLetter) this.deaths.deadLetter(m, req.deadLetter!, req.now);
-    const messages = plan.claim.map((m) => this.claim(m, req));
+    const plan = planFifoReceive(this.heads(queueId, req), req, req.max);
+    for (const m of plan.deadLetter) this.deaths.deadLetter(this.messageAt(m.seq, queueId)!, req.deadLetter!, req.now);
+    const messages = this.claim(plan.claim.map((m) => m.seq), req);
     const deadLettered = plan.deadLetter.length;
     if (req.attemptId && messages.length) {
       this.q.saveAttempt.run(queueId, req.attemptId, JSON.stringify(messages.map((m) => [m.seq, m.receiptToken])), req.attemptUntil ?? req.now);
     }
     return { messages, deadLettered };
+  }
+
+  /** The available groups' first messages, read only as far as the planner goes. */
+  private *heads(queueId: number, req: ReceiveRequest): Generator<GroupHead[]> {
+    for (const group of this.q.readyGroups.all(queueId, req.now, req.max) as string[]) {
+      const rows = this.q.groupHead.all(queueId, group, req.max + 10) as number[][];
+      yield rows.map(([seq, visibleAt, receiveCount, sentAt]) => ({ seq: seq!, visibleAt: visibleAt!, receiveCount: receiveCount!, sentAt: sentAt! }));
+    }
   }
 
   /**

@@ -3,6 +3,21 @@
  * edited once released; a new change is a new entry. PRAGMA user_version records where
  * a database stands.
  */
+/**
+ * Trigger statements that recompute one FIFO group's row in fifo_groups from its
+ * messages: available at the later of its head's visibility and the end of any receipt
+ * held on one of its messages. `side` is the trigger's OLD or NEW row.
+ */
+const recomputeGroup = (side: 'OLD' | 'NEW') => `
+    DELETE FROM fifo_groups WHERE queue_id = ${side}.queue_id AND group_id = ${side}.group_id;
+    INSERT INTO fifo_groups (queue_id, group_id, available_at, head_seq)
+      SELECT ${side}.queue_id, ${side}.group_id,
+             max(h.visible_at, coalesce((SELECT max(r.visible_at) FROM messages r
+               WHERE r.queue_id = ${side}.queue_id AND r.group_id = ${side}.group_id AND r.receipt_token IS NOT NULL), 0)),
+             h.seq
+        FROM (SELECT seq, visible_at FROM messages WHERE queue_id = ${side}.queue_id AND group_id = ${side}.group_id
+              ORDER BY seq LIMIT 1) h;`;
+
 export const migrations: string[] = [
   `
   CREATE TABLE queues (
@@ -95,43 +110,15 @@ export const migrations: string[] = [
   CREATE INDEX messages_group_held ON messages (queue_id, group_id, visible_at)
     WHERE group_id IS NOT NULL AND receipt_token IS NOT NULL;
   CREATE TRIGGER messages_group_insert AFTER INSERT ON messages WHEN NEW.group_id IS NOT NULL BEGIN
-    DELETE FROM fifo_groups WHERE queue_id = NEW.queue_id AND group_id = NEW.group_id;
-    INSERT INTO fifo_groups (queue_id, group_id, available_at, head_seq)
-      SELECT NEW.queue_id, NEW.group_id,
-             max(h.visible_at, coalesce((SELECT max(r.visible_at) FROM messages r
-               WHERE r.queue_id = NEW.queue_id AND r.group_id = NEW.group_id AND r.receipt_token IS NOT NULL), 0)),
-             h.seq
-        FROM (SELECT seq, visible_at FROM messages WHERE queue_id = NEW.queue_id AND group_id = NEW.group_id
-              ORDER BY seq LIMIT 1) h;
+${recomputeGroup('NEW')}
   END;
   CREATE TRIGGER messages_group_delete AFTER DELETE ON messages WHEN OLD.group_id IS NOT NULL BEGIN
-    DELETE FROM fifo_groups WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id;
-    INSERT INTO fifo_groups (queue_id, group_id, available_at, head_seq)
-      SELECT OLD.queue_id, OLD.group_id,
-             max(h.visible_at, coalesce((SELECT max(r.visible_at) FROM messages r
-               WHERE r.queue_id = OLD.queue_id AND r.group_id = OLD.group_id AND r.receipt_token IS NOT NULL), 0)),
-             h.seq
-        FROM (SELECT seq, visible_at FROM messages WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id
-              ORDER BY seq LIMIT 1) h;
+${recomputeGroup('OLD')}
   END;
   CREATE TRIGGER messages_group_update AFTER UPDATE OF queue_id, group_id, visible_at, receipt_token ON messages
     WHEN OLD.group_id IS NOT NULL OR NEW.group_id IS NOT NULL BEGIN
-    DELETE FROM fifo_groups WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id;
-    INSERT INTO fifo_groups (queue_id, group_id, available_at, head_seq)
-      SELECT OLD.queue_id, OLD.group_id,
-             max(h.visible_at, coalesce((SELECT max(r.visible_at) FROM messages r
-               WHERE r.queue_id = OLD.queue_id AND r.group_id = OLD.group_id AND r.receipt_token IS NOT NULL), 0)),
-             h.seq
-        FROM (SELECT seq, visible_at FROM messages WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id
-              ORDER BY seq LIMIT 1) h;
-    DELETE FROM fifo_groups WHERE queue_id = NEW.queue_id AND group_id = NEW.group_id;
-    INSERT INTO fifo_groups (queue_id, group_id, available_at, head_seq)
-      SELECT NEW.queue_id, NEW.group_id,
-             max(h.visible_at, coalesce((SELECT max(r.visible_at) FROM messages r
-               WHERE r.queue_id = NEW.queue_id AND r.group_id = NEW.group_id AND r.receipt_token IS NOT NULL), 0)),
-             h.seq
-        FROM (SELECT seq, visible_at FROM messages WHERE queue_id = NEW.queue_id AND group_id = NEW.group_id
-              ORDER BY seq LIMIT 1) h;
+${recomputeGroup('OLD')}
+${recomputeGroup('NEW')}
   END;
   -- Deduplication ids seen in the last five minutes, by queue and scope (group or queue).
   CREATE TABLE fifo_dedup (
@@ -185,5 +172,20 @@ export const migrations: string[] = [
     name  TEXT PRIMARY KEY,
     value TEXT NOT NULL
   );
+  `,
+  `
+  -- A receive or a visibility change keeps a message in its group: recompute that group
+  -- once, not twice as messages_group_update did for its old and new group alike.
+  DROP TRIGGER messages_group_update;
+  CREATE TRIGGER messages_group_update AFTER UPDATE OF queue_id, group_id, visible_at, receipt_token ON messages
+    WHEN NEW.group_id IS NOT NULL AND OLD.queue_id = NEW.queue_id AND OLD.group_id = NEW.group_id BEGIN
+${recomputeGroup('NEW')}
+  END;
+  CREATE TRIGGER messages_group_move AFTER UPDATE OF queue_id, group_id ON messages
+    WHEN (OLD.group_id IS NOT NULL OR NEW.group_id IS NOT NULL)
+      AND (OLD.queue_id <> NEW.queue_id OR OLD.group_id IS NOT NEW.group_id) BEGIN
+${recomputeGroup('OLD')}
+${recomputeGroup('NEW')}
+  END;
   `,
 ];

@@ -83,6 +83,49 @@ export function toMessage(r: MessageRow): StoredMessage {
   };
 }
 
+/**
+ * Every column of a message in the order `fromColumns` reads them. The hot reads
+ * (receives) fetch rows as arrays (`raw`): better-sqlite3 builds a row object several
+ * times slower than an array, which was a third of a receive's cost.
+ */
+export const READ_COLUMNS = [
+  'seq', 'queue_id', 'message_id', 'body', 'attributes', 'system_attributes', 'md5_body', 'md5_attributes',
+  'md5_system', 'sender_id', 'sent_at', 'visible_at', 'receive_count', 'first_received_at', 'received_at',
+  'receipt_token', 'group_id', 'dedup_id', 'dead_letter_source', 'dead_lettered_at', 'deaths', 'expires_at',
+].join(', ');
+
+type Cell = string | number | null;
+
+/** A raw row of READ_COLUMNS as a message (SQLite: integers come back as numbers). */
+export function fromColumns(r: Cell[]): StoredMessage {
+  const [seq, queueId, messageId, body, attributes, systemAttributes, md5Body, md5Attributes, md5System, senderId, sentAt,
+    visibleAt, receiveCount, firstReceivedAt, receivedAt, receiptToken, groupId, dedupId, source, deadLetteredAt, deaths, expiresAt] = r;
+  return {
+    seq: seq as number,
+    queueId: queueId as number,
+    messageId: messageId as string,
+    body: body as string,
+    attributes: attributes === null ? undefined : JSON.parse(attributes as string),
+    systemAttributes: systemAttributes === null ? undefined : JSON.parse(systemAttributes as string),
+    md5OfBody: md5Body as string,
+    md5OfAttributes: (md5Attributes as string | null) ?? undefined,
+    md5OfSystemAttributes: (md5System as string | null) ?? undefined,
+    senderId: senderId as string,
+    sentAt: sentAt as number,
+    visibleAt: visibleAt as number,
+    receiveCount: receiveCount as number,
+    firstReceivedAt: firstReceivedAt as number | null,
+    receivedAt: receivedAt as number | null,
+    receiptToken: receiptToken as string | null,
+    groupId: (groupId as string | null) ?? undefined,
+    dedupId: (dedupId as string | null) ?? undefined,
+    deadLetterSourceArn: (source as string | null) ?? undefined,
+    deadLetteredAt: (deadLetteredAt as number | null) ?? undefined,
+    expiresAt: (expiresAt as number | null) ?? undefined,
+    deaths: deaths === null ? undefined : JSON.parse(deaths as string),
+  };
+}
+
 /** Column values for inserting a message, in MESSAGE_COLUMNS order. */
 export const MESSAGE_COLUMNS = [
   'queue_id', 'message_id', 'body', 'attributes', 'system_attributes', 'md5_body', 'md5_attributes',

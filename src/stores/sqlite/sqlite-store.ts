@@ -10,9 +10,10 @@ import type {
 import { SqliteDeadLetterOps } from './dead-letter-ops.js';
 import { SqliteDeathOps } from './death-ops.js';
 import { SqliteFifoOps } from './fifo-ops.js';
+import { Checkpointer, FALLBACK_CHECKPOINT_PAGES } from './checkpointer.js';
 import { GroupCommit } from './group-commit.js';
 import { migrations } from './migrations.js';
-import { MESSAGE_COLUMNS, messageValues, toMessage, toQueue, type MessageRow, type QueueRow } from './rows.js';
+import { fromColumns, MESSAGE_COLUMNS, messageValues, READ_COLUMNS, toQueue, type QueueRow } from './rows.js';
 import { Wakeups } from '../wakeups.js';
 
 /**
@@ -45,6 +46,7 @@ export class SqliteStore implements Store {
   private readonly dl: SqliteDeadLetterOps;
   private readonly fifo: SqliteFifoOps;
   private readonly deaths: SqliteDeathOps;
+  private readonly checkpointer?: Checkpointer;
 
   constructor(opts: SqliteOptions) {
     const memory = opts.path === ':memory:';
@@ -53,10 +55,15 @@ export class SqliteStore implements Store {
     this.db = new Database(opts.path);
     const durability = opts.durability ?? (memory ? 'none' : 'process');
     if (!memory) this.db.pragma('journal_mode = WAL');
-    this.db.pragma(`synchronous = ${durability === 'power' ? 'FULL' : durability === 'process' ? 'NORMAL' : 'OFF'}`);
+    const synchronous = durability === 'power' ? 'FULL' : durability === 'process' ? 'NORMAL' : 'OFF';
+    this.db.pragma(`synchronous = ${synchronous}`);
     this.db.pragma('busy_timeout = 5000');
     this.db.pragma('cache_size = -65536');
     this.migrate();
+    if (!memory) {
+      this.db.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_PAGES}`);
+      this.checkpointer = new Checkpointer(opts.path, synchronous);
+    }
     this.q = this.prepare();
     this.commit = new GroupCommit(this.db, {
       afterCommit: () => this.wake(),
@@ -66,7 +73,7 @@ export class SqliteStore implements Store {
     });
     this.dl = new SqliteDeadLetterOps(this.db, this.commit, (id) => this.touched.add(id));
     this.deaths = new SqliteDeathOps(this.db, (id) => this.touched.add(id));
-    this.fifo = new SqliteFifoOps(this.db, this.deaths, (m, req) => this.claim(m, req));
+    this.fifo = new SqliteFifoOps(this.db, this.deaths, (seqs, req) => this.claim(seqs, req), (seq, queueId) => this.messageAt(seq, queueId));
   }
 
   private migrate(): void {
@@ -97,15 +104,20 @@ export class SqliteStore implements Store {
       deleteQueueMessages: db.prepare('DELETE FROM messages WHERE queue_id = ?'),
       markPurge: db.prepare('UPDATE queues SET last_purge_at = ? WHERE id = ? AND (last_purge_at IS NULL OR last_purge_at <= ?)'),
       insertMessage: db.prepare(`INSERT INTO messages (${MESSAGE_COLUMNS.join(',')}) VALUES (${placeholders})`),
+      // Only what deciding needs: the chosen rows are read whole by the claim's RETURNING.
       ready: db.prepare(
-        `SELECT * FROM messages WHERE queue_id = ? AND visible_at <= ? AND sent_at >= ? ORDER BY visible_at, seq LIMIT ?`,
-      ),
+        `SELECT seq, receive_count FROM messages WHERE queue_id = ? AND visible_at <= ? AND sent_at >= ?
+         ORDER BY visible_at, seq LIMIT ?`,
+      ).raw(true),
+      // One statement claims a whole receive: the positions come as a JSON array.
       claim: db.prepare(
         `UPDATE messages SET visible_at = ?, receive_count = receive_count + 1,
-           first_received_at = COALESCE(first_received_at, ?), received_at = ?, receipt_token = ? WHERE seq = ?`,
-      ),
+           first_received_at = COALESCE(first_received_at, ?), received_at = ?, receipt_token = ?
+         WHERE seq IN (SELECT value FROM json_each(?)) RETURNING ${READ_COLUMNS}`,
+      ).raw(true),
+      messageAt: db.prepare(`SELECT ${READ_COLUMNS} FROM messages WHERE seq = ? AND queue_id = ?`).raw(true),
       receiptRow: db.prepare('SELECT receipt_token, visible_at, received_at FROM messages WHERE seq = ? AND queue_id = ?'),
-      deleteMessage: db.prepare('DELETE FROM messages WHERE seq = ?'),
+      deleteMessage: db.prepare('DELETE FROM messages WHERE seq = ? AND queue_id = ?'),
       setVisibleAt: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
       countVisible: db.prepare('SELECT count(*) AS n FROM messages WHERE queue_id = ? AND visible_at <= ?'),
       countHidden: db.prepare(
@@ -243,48 +255,53 @@ export class SqliteStore implements Store {
   }
 
   private receiveStandard(queueId: number, req: ReceiveRequest): ReceiveResult {
-    const messages: StoredMessage[] = [];
+    const chosen: number[] = [];
     let deadLettered = 0;
-    const claimed = new Set<number>();
     // Dead-lettered rows leave the range, so another pass fills the places they freed;
-    // a message claimed with a zero timeout is still in range and must not be taken twice.
-    for (let pass = 0, refill = true; pass < 10 && refill && messages.length < req.max; pass++) {
-      const rows = this.q.ready.all(queueId, req.now, req.retentionCutoff, req.max - messages.length + claimed.size) as MessageRow[];
+    // the rows already chosen are still in range until the claim and are skipped.
+    for (let pass = 0, refill = true; pass < 10 && refill && chosen.length < req.max; pass++) {
+      const rows = this.q.ready.all(queueId, req.now, req.retentionCutoff, req.max) as [number, number][];
       refill = false;
-      for (const row of rows) {
-        if (messages.length >= req.max) break;
-        const m = toMessage(row);
-        if (claimed.has(m.seq)) continue;
+      for (const [seq, receiveCount] of rows) {
+        if (chosen.length >= req.max) break;
+        if (chosen.includes(seq)) continue;
         const dl = req.deadLetter;
-        if (dl && m.receiveCount >= dl.maxReceiveCount) {
+        if (dl && receiveCount >= dl.maxReceiveCount) {
           refill = true;
-          this.deaths.deadLetter(m, dl, req.now);
+          this.deaths.deadLetter(this.messageAt(seq, queueId)!, dl, req.now);
           deadLettered++;
           continue;
         }
-        claimed.add(m.seq);
-        messages.push(this.claim(m, req));
+        chosen.push(seq);
       }
     }
-    return { messages, deadLettered };
+    return { messages: this.claim(chosen, req), deadLettered };
   }
 
-  /** Gives the message a new receipt: hidden for the visibility timeout, counted as received. */
-  private claim(m: StoredMessage, req: ReceiveRequest): StoredMessage {
-    const token = req.newToken();
-    const visibleAt = req.now + req.visibilityTimeoutMs;
-    this.q.claim.run(visibleAt, req.now, req.now, token, m.seq);
-    return {
-      ...m, visibleAt, receiveCount: m.receiveCount + 1, firstReceivedAt: m.firstReceivedAt ?? req.now,
-      receivedAt: req.now, receiptToken: token,
-    };
+  /**
+   * Gives the messages at `seqs` a new receipt, in one statement: hidden for the
+   * visibility timeout, counted as received. They share one token (a handle names the
+   * position too, so each stays unique). Returned in the order of `seqs`.
+   */
+  private claim(seqs: number[], req: ReceiveRequest): StoredMessage[] {
+    if (seqs.length === 0) return [];
+    const rows = this.q.claim.all(req.now + req.visibilityTimeoutMs, req.now, req.now, req.newToken(), JSON.stringify(seqs)) as [number][];
+    const messages = rows.map((r) => fromColumns(r));
+    return messages.sort((a, b) => seqs.indexOf(a.seq) - seqs.indexOf(b.seq));
+  }
+
+  private messageAt(seq: number, queueId: number): StoredMessage | undefined {
+    const row = this.q.messageAt.get(seq, queueId) as [number] | undefined;
+    return row && fromColumns(row);
   }
 
   async deleteMessages(queueId: number, receipts: ReceiptRef[], rule: DeleteRule): Promise<ReceiptOutcome[]> {
     return this.commit.run(() => {
       const outcomes = receipts.map((r) => {
+        // Any receipt deletes a standard message, so there is nothing to read first.
+        if (!rule.requireUnexpired) return this.q.deleteMessage.run(r.seq, queueId).changes ? 'ok' : 'gone';
         const outcome = deleteOutcome(this.receiptRow(r.seq, queueId), r, rule);
-        if (outcome === 'ok') this.q.deleteMessage.run(r.seq);
+        if (outcome === 'ok') this.q.deleteMessage.run(r.seq, queueId);
         return outcome;
       });
       this.dl.count(queueId, 0, 0, outcomes.filter((o) => o === 'ok').length);
@@ -407,6 +424,7 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     this.commit.flush();
+    await this.checkpointer?.close();
     if (this.db.open) this.db.close();
   }
 }
