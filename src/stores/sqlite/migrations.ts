@@ -174,6 +174,14 @@ ${recomputeGroup('NEW')}
   );
   `,
   `
+  -- A new message goes to the end of its group (positions only grow), so it changes
+  -- nothing of a group that has messages; an empty group has no receipts either, so the
+  -- new message alone makes its row.
+  DROP TRIGGER messages_group_insert;
+  CREATE TRIGGER messages_group_insert AFTER INSERT ON messages WHEN NEW.group_id IS NOT NULL BEGIN
+    INSERT OR IGNORE INTO fifo_groups (queue_id, group_id, available_at, head_seq)
+      VALUES (NEW.queue_id, NEW.group_id, NEW.visible_at, NEW.seq);
+  END;
   -- A receive or a visibility change keeps a message in its group: recompute that group
   -- once, not twice as messages_group_update did for its old and new group alike.
   DROP TRIGGER messages_group_update;

@@ -118,6 +118,7 @@ export class SqliteStore implements Store {
       messageAt: db.prepare(`SELECT ${READ_COLUMNS} FROM messages WHERE seq = ? AND queue_id = ?`).raw(true),
       receiptRow: db.prepare('SELECT receipt_token, visible_at, received_at FROM messages WHERE seq = ? AND queue_id = ?'),
       deleteMessage: db.prepare('DELETE FROM messages WHERE seq = ? AND queue_id = ?'),
+      deleteHeld: db.prepare('DELETE FROM messages WHERE seq = ? AND queue_id = ? AND receipt_token = ? AND visible_at > ?'),
       setVisibleAt: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
       countVisible: db.prepare('SELECT count(*) AS n FROM messages WHERE queue_id = ? AND visible_at <= ?'),
       countHidden: db.prepare(
@@ -298,11 +299,13 @@ export class SqliteStore implements Store {
   async deleteMessages(queueId: number, receipts: ReceiptRef[], rule: DeleteRule): Promise<ReceiptOutcome[]> {
     return this.commit.run(() => {
       const outcomes = receipts.map((r) => {
-        // Any receipt deletes a standard message, so there is nothing to read first.
-        if (!rule.requireUnexpired) return this.q.deleteMessage.run(r.seq, queueId).changes ? 'ok' : 'gone';
-        const outcome = deleteOutcome(this.receiptRow(r.seq, queueId), r, rule);
-        if (outcome === 'ok') this.q.deleteMessage.run(r.seq, queueId);
-        return outcome;
+        // One statement deletes in the common case: with any receipt on a standard queue,
+        // with the current unexpired one on a FIFO queue (deleteOutcome's rule). Only a
+        // receipt that deleted nothing needs the row read, to say why.
+        const deleted = rule.requireUnexpired
+          ? this.q.deleteHeld.run(r.seq, queueId, r.token, rule.now).changes
+          : this.q.deleteMessage.run(r.seq, queueId).changes;
+        return deleted ? 'ok' : deleteOutcome(this.receiptRow(r.seq, queueId), r, rule);
       });
       this.dl.count(queueId, 0, 0, outcomes.filter((o) => o === 'ok').length);
       return outcomes;
