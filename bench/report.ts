@@ -4,15 +4,9 @@ import { median } from './stats.js';
 
 /** Medians of each figure over a case's runs, and the table and JSON built from them. */
 
-export interface Summary {
-  rate: number;
-  sentRate: number;
-  requestsPerSecond: number;
-  serverCpu?: number;
-  clientCpu: number;
-  serverMicrosPerMessage?: number;
-  databaseCpu?: number;
-  otherCpu?: number;
+/** The medians of a run's own figures, and a few more drawn from its raw counts. */
+export interface Summary
+  extends Pick<Measurement, 'rate' | 'sentRate' | 'requestsPerSecond' | 'serverCpu' | 'clientCpu' | 'serverMicrosPerMessage' | 'databaseCpu' | 'otherCpu'> {
   latencyP50?: number;
   latencyP99?: number;
   /** ReceiveMessage calls per consumed message, and the share of them that came back empty. */

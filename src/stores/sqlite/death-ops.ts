@@ -14,6 +14,7 @@ export class SqliteDeathOps {
   constructor(
     private readonly db: Database.Database,
     private readonly touch: (queueId: number) => void,
+    private readonly messageAt: (seq: number, queueId: number) => StoredMessage | undefined,
   ) {
     this.q = this.prepare();
   }
@@ -29,7 +30,6 @@ export class SqliteDeathOps {
         `INSERT INTO messages (${MESSAGE_COLUMNS.join(',')}, dead_lettered_at) VALUES (${MESSAGE_COLUMNS.map(() => '?').join(',')}, ?)`,
       ),
       remove: db.prepare('DELETE FROM messages WHERE seq = ?'),
-      bySeq: db.prepare('SELECT * FROM messages WHERE seq = ? AND queue_id = ?'),
       due: db.prepare(
         'SELECT * FROM messages WHERE queue_id = ? AND expires_at <= ? AND visible_at <= ? ORDER BY expires_at, seq LIMIT ?',
       ),
@@ -74,9 +74,8 @@ export class SqliteDeathOps {
   }
 
   reject(queueId: number, receipt: ReceiptRef, now: number, target: DeadLetterTarget): ReceiptOutcome {
-    const row = this.q.bySeq.get(receipt.seq, queueId) as MessageRow | undefined;
-    if (!row) return 'gone';
-    const m = toMessage(row);
+    const m = this.messageAt(receipt.seq, queueId);
+    if (!m) return 'gone';
     if (m.receiptToken !== receipt.token) return 'stale';
     if (m.visibleAt <= now) return 'expired';
     this.deadLetter(m, target, now);

@@ -3,7 +3,6 @@ import type { NewMessage, StoredMessage } from '../../engine/types.js';
 import { planFifoReceive, type GroupHead } from '../fifo-plan.js';
 import type { ReceiveRequest, ReceiveResult } from '../store.js';
 import type { SqliteDeathOps } from './death-ops.js';
-import { toMessage, type MessageRow } from './rows.js';
 
 /**
  * The SQLite side of FIFO queues: receiving by message group, deduplication, and
@@ -39,7 +38,6 @@ export class SqliteFifoOps {
       ),
       attempt: db.prepare('SELECT receipts FROM receive_attempts WHERE queue_id = ? AND attempt_id = ? AND expires_at > ?'),
       saveAttempt: db.prepare('INSERT OR REPLACE INTO receive_attempts (queue_id, attempt_id, receipts, expires_at) VALUES (?,?,?,?)'),
-      bySeq: db.prepare('SELECT * FROM messages WHERE seq = ? AND queue_id = ?'),
       rehide: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
       expireDedup: db.prepare('DELETE FROM fifo_dedup WHERE expires_at <= ?'),
       expireAttempts: db.prepare('DELETE FROM receive_attempts WHERE expires_at <= ?'),
@@ -99,9 +97,9 @@ export class SqliteFifoOps {
     const receipts = JSON.parse(saved.receipts) as [number, string][];
     const out: StoredMessage[] = [];
     for (const [seq, token] of receipts) {
-      const row = this.q.bySeq.get(seq, queueId) as MessageRow | undefined;
-      if (!row || row.receipt_token !== token || Number(row.visible_at) <= req.now) return undefined;
-      out.push(toMessage(row));
+      const m = this.messageAt(seq, queueId);
+      if (!m || m.receiptToken !== token || m.visibleAt <= req.now) return undefined;
+      out.push(m);
     }
     const visibleAt = req.now + req.visibilityTimeoutMs;
     for (const m of out) {

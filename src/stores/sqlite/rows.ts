@@ -1,3 +1,4 @@
+import type Database from 'better-sqlite3';
 import type { QueueRecord, StoredMessage } from '../../engine/types.js';
 import type { MoveTaskRecord, MoveTaskStatus } from '../store.js';
 
@@ -56,73 +57,64 @@ export interface MessageRow {
   expires_at?: number | string | null;
 }
 
-export function toMessage(r: MessageRow): StoredMessage {
-  return {
-    seq: Number(r.seq),
-    queueId: Number(r.queue_id),
-    messageId: r.message_id,
-    body: r.body,
-    attributes: r.attributes ? JSON.parse(r.attributes) : undefined,
-    systemAttributes: r.system_attributes ? JSON.parse(r.system_attributes) : undefined,
-    md5OfBody: r.md5_body,
-    md5OfAttributes: r.md5_attributes ?? undefined,
-    md5OfSystemAttributes: r.md5_system ?? undefined,
-    senderId: r.sender_id,
-    sentAt: Number(r.sent_at),
-    visibleAt: Number(r.visible_at),
-    receiveCount: r.receive_count,
-    firstReceivedAt: num(r.first_received_at),
-    receivedAt: num(r.received_at),
-    receiptToken: r.receipt_token,
-    groupId: r.group_id ?? undefined,
-    dedupId: r.dedup_id ?? undefined,
-    deadLetterSourceArn: r.dead_letter_source ?? undefined,
-    deadLetteredAt: r.dead_lettered_at == null ? undefined : Number(r.dead_lettered_at),
-    expiresAt: r.expires_at == null ? undefined : Number(r.expires_at),
-    deaths: r.deaths ? JSON.parse(r.deaths) : undefined,
-  };
-}
-
 /**
- * Every column of a message in the order `fromColumns` reads them. The hot reads
+ * Every column of a message, in the order `fromColumns` reads them. The hot reads
  * (receives) fetch rows as arrays (`raw`): better-sqlite3 builds a row object several
  * times slower than an array, which was a third of a receive's cost.
  */
-export const READ_COLUMNS = [
+const READ_COLUMN_NAMES = [
   'seq', 'queue_id', 'message_id', 'body', 'attributes', 'system_attributes', 'md5_body', 'md5_attributes',
   'md5_system', 'sender_id', 'sent_at', 'visible_at', 'receive_count', 'first_received_at', 'received_at',
   'receipt_token', 'group_id', 'dedup_id', 'dead_letter_source', 'dead_lettered_at', 'deaths', 'expires_at',
-].join(', ');
+] as const satisfies readonly (keyof MessageRow)[];
+export const READ_COLUMNS = READ_COLUMN_NAMES.join(', ');
 
-type Cell = string | number | null;
+type Cell = string | number | null | undefined;
 
-/** A raw row of READ_COLUMNS as a message (SQLite: integers come back as numbers). */
+/** A row object of either SQL store as a message. */
+export function toMessage(r: MessageRow): StoredMessage {
+  return fromColumns(READ_COLUMN_NAMES.map((c) => r[c]));
+}
+
+/**
+ * The values of READ_COLUMNS as a message: the one mapping of both stores' rows.
+ * Postgres returns BIGINT columns as strings, hence the conversions.
+ */
 export function fromColumns(r: Cell[]): StoredMessage {
   const [seq, queueId, messageId, body, attributes, systemAttributes, md5Body, md5Attributes, md5System, senderId, sentAt,
     visibleAt, receiveCount, firstReceivedAt, receivedAt, receiptToken, groupId, dedupId, source, deadLetteredAt, deaths, expiresAt] = r;
   return {
-    seq: seq as number,
-    queueId: queueId as number,
+    seq: Number(seq),
+    queueId: Number(queueId),
     messageId: messageId as string,
     body: body as string,
-    attributes: attributes === null ? undefined : JSON.parse(attributes as string),
-    systemAttributes: systemAttributes === null ? undefined : JSON.parse(systemAttributes as string),
+    attributes: attributes ? JSON.parse(attributes as string) : undefined,
+    systemAttributes: systemAttributes ? JSON.parse(systemAttributes as string) : undefined,
     md5OfBody: md5Body as string,
     md5OfAttributes: (md5Attributes as string | null) ?? undefined,
     md5OfSystemAttributes: (md5System as string | null) ?? undefined,
     senderId: senderId as string,
-    sentAt: sentAt as number,
-    visibleAt: visibleAt as number,
+    sentAt: Number(sentAt),
+    visibleAt: Number(visibleAt),
     receiveCount: receiveCount as number,
-    firstReceivedAt: firstReceivedAt as number | null,
-    receivedAt: receivedAt as number | null,
-    receiptToken: receiptToken as string | null,
+    firstReceivedAt: num(firstReceivedAt ?? null),
+    receivedAt: num(receivedAt ?? null),
+    receiptToken: (receiptToken as string | null) ?? null,
     groupId: (groupId as string | null) ?? undefined,
     dedupId: (dedupId as string | null) ?? undefined,
     deadLetterSourceArn: (source as string | null) ?? undefined,
-    deadLetteredAt: (deadLetteredAt as number | null) ?? undefined,
-    expiresAt: (expiresAt as number | null) ?? undefined,
-    deaths: deaths === null ? undefined : JSON.parse(deaths as string),
+    deadLetteredAt: deadLetteredAt == null ? undefined : Number(deadLetteredAt),
+    expiresAt: expiresAt == null ? undefined : Number(expiresAt),
+    deaths: deaths ? JSON.parse(deaths as string) : undefined,
+  };
+}
+
+/** The message at a position in a queue (SQLite), read whole with one prepared statement. */
+export function messageReader(db: Database.Database): (seq: number, queueId: number) => StoredMessage | undefined {
+  const read = db.prepare(`SELECT ${READ_COLUMNS} FROM messages WHERE seq = ? AND queue_id = ?`).raw(true);
+  return (seq, queueId) => {
+    const row = read.get(seq, queueId) as Cell[] | undefined;
+    return row && fromColumns(row);
   };
 }
 

@@ -13,7 +13,7 @@ import { SqliteFifoOps } from './fifo-ops.js';
 import { Checkpointer, FALLBACK_CHECKPOINT_PAGES } from './checkpointer.js';
 import { GroupCommit } from './group-commit.js';
 import { migrations } from './migrations.js';
-import { fromColumns, MESSAGE_COLUMNS, messageValues, READ_COLUMNS, toQueue, type QueueRow } from './rows.js';
+import { fromColumns, MESSAGE_COLUMNS, messageReader, messageValues, READ_COLUMNS, toQueue, type QueueRow } from './rows.js';
 import { Wakeups } from '../wakeups.js';
 
 /**
@@ -47,6 +47,7 @@ export class SqliteStore implements Store {
   private readonly fifo: SqliteFifoOps;
   private readonly deaths: SqliteDeathOps;
   private readonly checkpointer?: Checkpointer;
+  private readonly messageAt: ReturnType<typeof messageReader>;
 
   constructor(opts: SqliteOptions) {
     const memory = opts.path === ':memory:';
@@ -71,9 +72,10 @@ export class SqliteStore implements Store {
       beforeCommit: () => this.dl.flushCounts(),
       rolledBack: () => this.dl.discardCounts(),
     });
+    this.messageAt = messageReader(this.db);
     this.dl = new SqliteDeadLetterOps(this.db, this.commit, (id) => this.touched.add(id));
-    this.deaths = new SqliteDeathOps(this.db, (id) => this.touched.add(id));
-    this.fifo = new SqliteFifoOps(this.db, this.deaths, (seqs, req) => this.claim(seqs, req), (seq, queueId) => this.messageAt(seq, queueId));
+    this.deaths = new SqliteDeathOps(this.db, (id) => this.touched.add(id), this.messageAt);
+    this.fifo = new SqliteFifoOps(this.db, this.deaths, (seqs, req) => this.claim(seqs, req), this.messageAt);
   }
 
   private migrate(): void {
@@ -115,7 +117,6 @@ export class SqliteStore implements Store {
            first_received_at = COALESCE(first_received_at, ?), received_at = ?, receipt_token = ?
          WHERE seq IN (SELECT value FROM json_each(?)) RETURNING ${READ_COLUMNS}`,
       ).raw(true),
-      messageAt: db.prepare(`SELECT ${READ_COLUMNS} FROM messages WHERE seq = ? AND queue_id = ?`).raw(true),
       receiptRow: db.prepare('SELECT receipt_token, visible_at, received_at FROM messages WHERE seq = ? AND queue_id = ?'),
       deleteMessage: db.prepare('DELETE FROM messages WHERE seq = ? AND queue_id = ?'),
       deleteHeld: db.prepare('DELETE FROM messages WHERE seq = ? AND queue_id = ? AND receipt_token = ? AND visible_at > ?'),
@@ -289,11 +290,6 @@ export class SqliteStore implements Store {
     const rows = this.q.claim.all(req.now + req.visibilityTimeoutMs, req.now, req.now, req.newToken(), JSON.stringify(seqs)) as [number][];
     const messages = rows.map((r) => fromColumns(r));
     return messages.sort((a, b) => seqs.indexOf(a.seq) - seqs.indexOf(b.seq));
-  }
-
-  private messageAt(seq: number, queueId: number): StoredMessage | undefined {
-    const row = this.q.messageAt.get(seq, queueId) as [number] | undefined;
-    return row && fromColumns(row);
   }
 
   async deleteMessages(queueId: number, receipts: ReceiptRef[], rule: DeleteRule): Promise<ReceiptOutcome[]> {
