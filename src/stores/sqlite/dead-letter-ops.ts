@@ -3,7 +3,7 @@ import type { StoredMessage } from '../../engine/types.js';
 import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStatus, NewMoveTask, QueueStats } from '../store.js';
 import { planMoveBatch } from '../move-plan.js';
 import type { GroupCommit } from './group-commit.js';
-import { MESSAGE_COLUMNS, messageValues, toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from './rows.js';
+import { BOUND_LIMIT, MESSAGE_COLUMNS, messageValues, toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from './rows.js';
 
 /**
  * The SQLite side of dead-letter work: queue counters, peeking, and move tasks. Every
@@ -31,7 +31,7 @@ export class SqliteDeadLetterOps {
       ),
       stats: db.prepare('SELECT sent, received, deleted FROM queue_stats WHERE queue_id = ?'),
       dropStats: db.prepare('DELETE FROM queue_stats WHERE queue_id = ?'),
-      peek: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
+      peek: db.prepare(`SELECT * FROM messages WHERE queue_id = ? AND seq > ? ORDER BY seq ${BOUND_LIMIT}`),
       depth: db.prepare('SELECT count(*) AS n, coalesce(max(seq), 0) AS maxSeq FROM messages WHERE queue_id = ?'),
       activeForSource: db.prepare(`SELECT count(*) AS n FROM move_tasks WHERE source_queue_id = ? AND status IN ('RUNNING','CANCELLING')`),
       activeForAccount: db.prepare(`SELECT count(*) AS n FROM move_tasks WHERE account_id = ? AND status IN ('RUNNING','CANCELLING')`),
@@ -41,7 +41,7 @@ export class SqliteDeadLetterOps {
            status, to_move, started_at, max_seq, created_order) VALUES (?,?,?,?,?,?,?,'RUNNING',?,?,?,?)`,
       ),
       task: db.prepare('SELECT * FROM move_tasks WHERE id = ?'),
-      tasksOf: db.prepare('SELECT * FROM move_tasks WHERE source_queue_id = ? ORDER BY created_order DESC LIMIT ?'),
+      tasksOf: db.prepare(`SELECT * FROM move_tasks WHERE source_queue_id = ? ORDER BY created_order DESC ${BOUND_LIMIT}`),
       cancel: db.prepare(`UPDATE move_tasks SET status = 'CANCELLED', lease_owner = NULL WHERE id = ? AND status = 'RUNNING'`),
       leasable: db.prepare(
         `SELECT * FROM move_tasks WHERE status = 'RUNNING' AND (lease_owner IS NULL OR lease_owner = ? OR lease_until <= ?)`,
@@ -51,7 +51,7 @@ export class SqliteDeadLetterOps {
       progress: db.prepare(
         'UPDATE move_tasks SET moved = moved + ?, cursor = ?, status = ?, failure_reason = ?, lease_until = ? WHERE id = ?',
       ),
-      scan: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?'),
+      scan: db.prepare(`SELECT * FROM messages WHERE queue_id = ? AND seq > ? AND seq <= ? ORDER BY seq ${BOUND_LIMIT}`),
       queueByName: db.prepare('SELECT * FROM queues WHERE account_id = ? AND name = ?'),
       queueExists: db.prepare('SELECT 1 AS x FROM queues WHERE id = ?'),
       insertMessage: db.prepare(

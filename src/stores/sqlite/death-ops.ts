@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { NewMessage, StoredMessage } from '../../engine/types.js';
 import type { DeadLetterTarget, LengthLimit, ReceiptOutcome, ReceiptRef } from '../store.js';
-import { MESSAGE_COLUMNS, messageValues, toMessage, type MessageRow } from './rows.js';
+import { BOUND_LIMIT, MESSAGE_COLUMNS, messageValues, toMessage, type MessageRow } from './rows.js';
 
 /**
  * The SQLite side of dead-lettering for every reason: the move itself (shared by the
@@ -31,7 +31,7 @@ export class SqliteDeathOps {
       ),
       remove: db.prepare('DELETE FROM messages WHERE seq = ?'),
       due: db.prepare(
-        'SELECT * FROM messages WHERE queue_id = ? AND expires_at <= ? AND visible_at <= ? ORDER BY expires_at, seq LIMIT ?',
+        `SELECT * FROM messages WHERE queue_id = ? AND expires_at <= ? AND visible_at <= ? ORDER BY expires_at, seq ${BOUND_LIMIT}`,
       ),
       head: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND visible_at <= ? ORDER BY visible_at, seq LIMIT 1'),
       depth: db.prepare('SELECT messages, bytes FROM queue_depth WHERE queue_id = ?'),

@@ -3,6 +3,7 @@ import type { NewMessage, StoredMessage } from '../../engine/types.js';
 import { planFifoReceive, type GroupHead } from '../fifo-plan.js';
 import type { ReceiveRequest, ReceiveResult } from '../store.js';
 import type { SqliteDeathOps } from './death-ops.js';
+import { BOUND_LIMIT } from './rows.js';
 
 /**
  * The SQLite side of FIFO queues: receiving by message group, deduplication, and
@@ -26,11 +27,11 @@ export class SqliteFifoOps {
     const db = this.db;
     return {
       readyGroups: db.prepare(
-        'SELECT group_id FROM fifo_groups WHERE queue_id = ? AND available_at <= ? ORDER BY available_at, head_seq LIMIT ?',
+        `SELECT group_id FROM fifo_groups WHERE queue_id = ? AND available_at <= ? ORDER BY available_at, head_seq ${BOUND_LIMIT}`,
       ).pluck(),
       // What the planner decides on; the claim reads the chosen rows whole.
       groupHead: db.prepare(
-        'SELECT seq, visible_at, receive_count, sent_at FROM messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT ?',
+        `SELECT seq, visible_at, receive_count, sent_at FROM messages WHERE queue_id = ? AND group_id = ? ORDER BY seq ${BOUND_LIMIT}`,
       ).raw(true),
       seen: db.prepare('SELECT message_id, seq FROM fifo_dedup WHERE queue_id = ? AND scope = ? AND dedup_id = ? AND expires_at > ?'),
       remember: db.prepare(

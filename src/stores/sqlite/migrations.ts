@@ -196,4 +196,21 @@ ${recomputeGroup('OLD')}
 ${recomputeGroup('NEW')}
   END;
   `,
+  `
+  -- A receive (or a longer visibility) holds a message for longer: its group keeps its
+  -- head and is available no sooner than that message is, so one row update does. Only
+  -- a shorter visibility needs the group recomputed from its messages.
+  DROP TRIGGER messages_group_update;
+  CREATE TRIGGER messages_group_hold AFTER UPDATE OF visible_at, receipt_token ON messages
+    WHEN NEW.group_id IS NOT NULL AND OLD.queue_id = NEW.queue_id AND OLD.group_id = NEW.group_id
+      AND NEW.receipt_token IS NOT NULL AND NEW.visible_at >= OLD.visible_at BEGIN
+    UPDATE fifo_groups SET available_at = max(available_at, NEW.visible_at)
+      WHERE queue_id = NEW.queue_id AND group_id = NEW.group_id;
+  END;
+  CREATE TRIGGER messages_group_update AFTER UPDATE OF queue_id, group_id, visible_at, receipt_token ON messages
+    WHEN NEW.group_id IS NOT NULL AND OLD.queue_id = NEW.queue_id AND OLD.group_id = NEW.group_id
+      AND NOT (NEW.receipt_token IS NOT NULL AND NEW.visible_at >= OLD.visible_at) BEGIN
+${recomputeGroup('NEW')}
+  END;
+  `,
 ];

@@ -13,7 +13,7 @@ import { SqliteFifoOps } from './fifo-ops.js';
 import { Checkpointer, FALLBACK_CHECKPOINT_PAGES } from './checkpointer.js';
 import { GroupCommit } from './group-commit.js';
 import { migrations } from './migrations.js';
-import { fromColumns, MESSAGE_COLUMNS, messageReader, messageValues, READ_COLUMNS, toQueue, type QueueRow } from './rows.js';
+import { BOUND_LIMIT, fromColumns, MESSAGE_COLUMNS, messageReader, messageValues, READ_COLUMNS, toQueue, type QueueRow } from './rows.js';
 import { Wakeups } from '../wakeups.js';
 
 /**
@@ -99,7 +99,7 @@ export class SqliteStore implements Store {
       queueByName: db.prepare('SELECT * FROM queues WHERE account_id = ? AND name = ?'),
       queueById: db.prepare('SELECT * FROM queues WHERE id = ?'),
       listQueues: db.prepare(
-        `SELECT * FROM queues WHERE account_id = ? AND substr(name, 1, length(?)) = ? AND name > ? ORDER BY name LIMIT ?`,
+        `SELECT * FROM queues WHERE account_id = ? AND substr(name, 1, length(?)) = ? AND name > ? ORDER BY name ${BOUND_LIMIT}`,
       ),
       updateQueue: db.prepare('UPDATE queues SET attributes = ?, tags = ?, modified_at = ? WHERE id = ?'),
       deleteQueue: db.prepare('DELETE FROM queues WHERE id = ?'),
@@ -109,7 +109,7 @@ export class SqliteStore implements Store {
       // Only what deciding needs: the chosen rows are read whole by the claim's RETURNING.
       ready: db.prepare(
         `SELECT seq, receive_count FROM messages WHERE queue_id = ? AND visible_at <= ? AND sent_at >= ?
-         ORDER BY visible_at, seq LIMIT ?`,
+         ORDER BY visible_at, seq ${BOUND_LIMIT}`,
       ).raw(true),
       // One statement claims a whole receive: the positions come as a JSON array.
       claim: db.prepare(

@@ -51,6 +51,19 @@ export const fifoCases: CaseGroup = (open) => {
       assert.deepEqual((await store().receive(q.id, fifoReceive(T + 2))).messages.map((m) => m.body), ['h1', 'h2', 'h3']);
     });
 
+    test('a longer visibility holds the group longer, a shorter one releases it sooner', async () => {
+      const q = await makeQueue(store(), { fifo: true });
+      await store().send(q.id, [inGroup('v', 1), inGroup('v', 2)]);
+      const [m] = (await store().receive(q.id, fifoReceive(T, { max: 1, visibilityTimeoutMs: 1000 }))).messages;
+      const change = (visibilityTimeoutMs: number) => ({ seq: m!.seq, token: m!.receiptToken!, visibilityTimeoutMs, maxSinceReceiveMs: 43_200_000, requireUnexpired: true });
+      assert.deepEqual(await store().changeVisibility(q.id, [change(5000)], T + 500), ['ok']);
+      assert.equal((await store().receive(q.id, fifoReceive(T + 1000))).messages.length, 0, 'held past the first timeout');
+      assert.deepEqual(await store().changeVisibility(q.id, [change(2000)], T + 1500), ['ok']);
+      assert.equal((await store().receive(q.id, fifoReceive(T + 3499))).messages.length, 0, 'held until the shorter timeout ends');
+      const again = await store().receive(q.id, fifoReceive(T + 3500));
+      assert.deepEqual(again.messages.map((x) => [x.body, x.receiveCount]), [['v1', 2], ['v2', 1]]);
+    });
+
     test('a delayed message holds back the messages behind it in its group', async () => {
       const q = await makeQueue(store(), { fifo: true });
       await store().send(q.id, [inGroup('d', 1, { visibleAt: T + 500 }), inGroup('d', 2)]);
