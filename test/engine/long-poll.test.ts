@@ -104,6 +104,22 @@ describe('long polling on the injected clock', () => {
     }
   });
 
+  test('on a FIFO queue, deleting a message wakes a waiter for the next one in its group', async () => {
+    const FifoUrl = (await t.call('CreateQueue', { QueueName: 'lp.fifo', Attributes: { FifoQueue: 'true' } })).QueueUrl;
+    const send = (body: string) => t.call('SendMessage', { QueueUrl: FifoUrl, MessageBody: body, MessageGroupId: 'g', MessageDeduplicationId: body });
+    await send('first');
+    await send('second');
+    const first = await t.call('ReceiveMessage', { QueueUrl: FifoUrl, MaxNumberOfMessages: 1 });
+    const answered: Record<string, any>[] = [];
+    const pending = t.call('ReceiveMessage', { QueueUrl: FifoUrl, WaitTimeSeconds: 20 }).then((r) => answered.push(r));
+    await settle();
+    assert.equal(answered.length, 0, 'the group is held');
+    await t.call('DeleteMessage', { QueueUrl: FifoUrl, ReceiptHandle: first.Messages[0].ReceiptHandle });
+    await settle(20);
+    assert.equal(answered[0]?.Messages?.[0]?.Body, 'second', 'answered without the clock moving');
+    await pending;
+  });
+
   test('close() answers every waiting receive with no messages', async () => {
     const waits = [1, 2, 3].map(() => t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 }));
     await settle();

@@ -303,7 +303,10 @@ export class SqliteStore implements Store {
           : this.q.deleteMessage.run(r.seq, queueId).changes;
         return deleted ? 'ok' : deleteOutcome(this.receiptRow(r.seq, queueId), r, rule);
       });
-      this.dl.count(queueId, 0, 0, outcomes.filter((o) => o === 'ok').length);
+      const ok = outcomes.filter((o) => o === 'ok').length;
+      this.dl.count(queueId, 0, 0, ok);
+      // A FIFO delete releases its group: wake a waiter if that left a message to hand out.
+      if (ok && rule.requireUnexpired && this.fifo.anyAvailable(queueId, rule.now)) this.touched.add(queueId);
       return outcomes;
     });
   }

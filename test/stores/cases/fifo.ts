@@ -64,6 +64,21 @@ export const fifoCases: CaseGroup = (open) => {
       assert.deepEqual(again.messages.map((x) => [x.body, x.receiveCount]), [['v1', 2], ['v2', 1]]);
     });
 
+    test('deleting a held message signals that its group has a next message', async () => {
+      const q = await makeQueue(store(), { fifo: true });
+      await store().send(q.id, [inGroup('n', 1), inGroup('n', 2)]);
+      const [m] = (await store().receive(q.id, fifoReceive(T, { max: 1 }))).messages;
+      let calls = 0;
+      const off = store().onAvailable(q.id, () => calls++);
+      try {
+        await store().deleteMessages(q.id, [{ seq: m!.seq, token: m!.receiptToken! }], { now: T + 1, requireUnexpired: true });
+        await new Promise((r) => setImmediate(r));
+        assert.ok(calls >= 1, 'n2 is available now');
+      } finally {
+        off();
+      }
+    });
+
     test('a delayed message holds back the messages behind it in its group', async () => {
       const q = await makeQueue(store(), { fifo: true });
       await store().send(q.id, [inGroup('d', 1, { visibleAt: T + 500 }), inGroup('d', 2)]);
