@@ -110,10 +110,10 @@ export function fromColumns(r: Cell[]): StoredMessage {
 }
 
 /**
- * A LIMIT taken from a parameter, for SQLite statements. SQLite plans `LIMIT ?` with the
- * value bound to it, so every new binding expires the statement and the next run parses
- * and plans it again: 5 to 10 µs a run, which was most of a FIFO receive. The unary plus
- * keeps the value out of the planner; the limit applies the same.
+ * A LIMIT taken from a parameter, for SQLite statements. SQLite plans a LIMIT that is a
+ * bare parameter with the value bound to it, so every new binding expires the statement
+ * and its next run parses and plans it again: 5 to 10 µs a run, which was most of a FIFO
+ * receive. The unary plus keeps the value out of the planner; the limit applies the same.
  */
 export const BOUND_LIMIT = 'LIMIT +?';
 
