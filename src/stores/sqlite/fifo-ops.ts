@@ -29,7 +29,6 @@ export class SqliteFifoOps {
       readyGroups: db.prepare(
         `SELECT group_id FROM fifo_groups WHERE queue_id = ? AND available_at <= ? ORDER BY available_at, head_seq ${BOUND_LIMIT}`,
       ).pluck(),
-      anyReady: db.prepare('SELECT 1 FROM fifo_groups WHERE queue_id = ? AND available_at <= ? LIMIT 1').pluck(),
       // What the planner decides on; the claim reads the chosen rows whole.
       groupHead: db.prepare(
         `SELECT seq, visible_at, receive_count, sent_at FROM messages WHERE queue_id = ? AND group_id = ? ORDER BY seq ${BOUND_LIMIT}`,
@@ -82,7 +81,7 @@ export class SqliteFifoOps {
 
   /** Whether any group of the queue has a message to hand out at `now`. */
   anyAvailable(queueId: number, now: number): boolean {
-    return this.q.anyReady.get(queueId, now) !== undefined;
+    return this.q.readyGroups.get(queueId, now, 1) !== undefined;
   }
 
   /** The available groups' first messages, read only as far as the planner goes. */
