@@ -1,5 +1,5 @@
 import type { Engine } from './engine.js';
-import * as permissions from './permissions.js';
+import * as permissions from './permission-actions.js';
 import type { Cancellation } from './long-poll.js';
 import * as deadLetters from './dead-letter-actions.js';
 import * as messages from './message-actions.js';

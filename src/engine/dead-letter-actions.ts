@@ -2,8 +2,8 @@ import { deadLetterTarget } from './dead-lettering.js';
 import { deathAttributes, firstDeath, lastDeath } from './deaths.js';
 import type { Engine } from './engine.js';
 import { errors } from './errors.js';
-import { retentionMs } from './engine.js';
 import { systemAttributes } from './message-attributes.js';
+import { retentionMs } from './queue-attributes.js';
 import { decodeToken, encodeToken } from './queue-actions.js';
 import { deadLetterSources } from './redrive-policy.js';
 import type { RequestContext, StoredMessage } from './types.js';
@@ -38,7 +38,7 @@ export async function peekMessages(engine: Engine, ctx: RequestContext, input: I
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const max = intParam(input.MaxResults, 'MaxResults', 1, 100) ?? 10;
   const token = decodeToken(input.NextToken);
-  const rows = await engine.store.peekMessages(queue.id, token === undefined ? 0 : Number(token), max + 1);
+  const rows = await engine.store.messages.peek(queue.id, token === undefined ? 0 : Number(token), max + 1);
   const page = rows.slice(0, max);
   const now = engine.clock.now();
   const cutoff = now - retentionMs(queue);
@@ -98,7 +98,8 @@ export async function rejectMessage(engine: Engine, ctx: RequestContext, input: 
       `Queue ${queue.name} has no dead-letter queue, so the message cannot be rejected; it stays in flight until its visibility timeout ends.`,
     );
   }
-  const outcome = await engine.store.rejectMessage(queue.id, receipt, engine.clock.now(), target);
+  const { outcome, deadLettered } = await engine.store.deadLetters.reject(queue.id, receipt, engine.clock.now(), target);
+  engine.deadLettered(queue, deadLettered);
   if (outcome === 'ok') return {};
   if (outcome === 'gone') {
     throw errors.invalidValue('ReceiptHandle', handle, 'Message does not exist or is not available for rejection.');

@@ -1,7 +1,6 @@
 import { queueArn } from './addressing.js';
 import type { Overflow, PolicyDefinition, PolicySet } from './policies.js';
-import type { RedrivePolicy } from './redrive-policy.js';
-import type { QueueRecord } from './types.js';
+import type { QueueRecord, RedrivePolicy } from './types.js';
 
 /** The extension queue attributes (documented in docs/extensions.md). */
 export const TTL_ATTRIBUTE = 'RedriveMessageTtlSeconds';
@@ -33,7 +32,7 @@ const num = (v: string | undefined): number | undefined => (v === undefined || v
  * RedrivePolicy attribute holds the target and maxReceiveCount together, so a queue
  * that has one takes both from it.
  */
-export function effectiveSettings(policies: PolicySet, region: string, queue: QueueRecord): DeadLetterSettings {
+export function effectiveSettings(policies: PolicySet, region: string, queue: Omit<QueueRecord, 'id'>): DeadLetterSettings {
   const a = queue.attributes;
   const own = a.RedrivePolicy ? (JSON.parse(a.RedrivePolicy) as RedrivePolicy) : undefined;
   const policy = policies.match(queue.name);

@@ -1,8 +1,9 @@
-import type { DeadLetterPatch, DeadLetterRule, DeadLetterTarget, LengthLimit } from '../stores/store.js';
 import { parseQueueArn } from './addressing.js';
+import type { EngineContext } from './context.js';
 import { closesCycle, recordDeath } from './deaths.js';
 import { MESSAGE_TTL_ATTRIBUTE } from './dead-letter-settings.js';
-import type { Engine } from './engine.js';
+import type { DeadLetterArrival, DeadLetterRule, DeadLetterTarget, LengthLimit } from './store/dead-letters.js';
+import type { NewQueue } from './store/queues.js';
 import { errors, sqsError, type SqsError } from './errors.js';
 import { defaultAttributes } from './queue-attributes.js';
 import type { DeathReason, MessageAttributes, QueueRecord, StoredMessage } from './types.js';
@@ -12,11 +13,11 @@ export const CYCLES_QUEUE = 'redrive-cycles';
 export const cyclesQueueName = (fifo: boolean) => (fifo ? `${CYCLES_QUEUE}.fifo` : CYCLES_QUEUE);
 
 /** The queue that `queue` dead-letters into, if it has one that exists and fits. */
-async function targetQueue(engine: Engine, queue: QueueRecord): Promise<QueueRecord | undefined> {
+async function targetQueue(engine: EngineContext, queue: QueueRecord): Promise<QueueRecord | undefined> {
   const arn = engine.settingsOf(queue).targetArn;
   const addr = arn && parseQueueArn(arn);
   if (!addr || addr.region !== engine.region) return undefined;
-  const dlq = await engine.store.getQueue(addr.accountId, addr.name);
+  const dlq = await engine.store.queues.get(addr.accountId, addr.name);
   // A deleted target stops dead-lettering, so nothing is lost (docs/dead-letter-queues.md);
   // a policy that names a queue of the other type or the queue itself is ignored likewise.
   if (!dlq || dlq.fifo !== queue.fifo || dlq.id === queue.id) return undefined;
@@ -27,13 +28,13 @@ async function targetQueue(engine: Engine, queue: QueueRecord): Promise<QueueRec
  * The parking queue for broken cycles, created on first need. It is only needed when the
  * target can itself dead-letter onwards: a target that cannot is where any loop ends.
  */
-async function cyclesQueue(engine: Engine, dlq: QueueRecord): Promise<QueueRecord | undefined> {
+async function cyclesQueue(engine: EngineContext, dlq: QueueRecord): Promise<QueueRecord | undefined> {
   if (!engine.settingsOf(dlq).targetArn) return undefined;
   const name = cyclesQueueName(dlq.fifo);
-  const existing = await engine.store.getQueue(dlq.accountId, name);
+  const existing = await engine.store.queues.get(dlq.accountId, name);
   if (existing) return existing;
   const now = engine.clock.now();
-  const { queue } = await engine.store.createQueue({
+  const { queue } = await engine.store.queues.create({
     accountId: dlq.accountId, name, fifo: dlq.fifo,
     attributes: { ...defaultAttributes(dlq.fifo), MessageRetentionPeriod: '1209600' },
     tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
@@ -48,18 +49,19 @@ export function messageTtlSeconds(m: Pick<StoredMessage, 'systemAttributes' | 'd
 }
 
 /** When a message arriving now in `queue` expires under the queue's TTL, if it has one. */
-export function queueExpiry(engine: Engine, queue: QueueRecord, now: number): number | undefined {
+export function queueExpiry(engine: EngineContext, queue: QueueRecord | NewQueue, now: number): number | undefined {
   const ttl = engine.settingsOf(queue).messageTtlSeconds;
   return ttl === undefined ? undefined : now + ttl * 1000;
 }
 
 /**
  * How messages of `queue` are dead-lettered for `reason`, or undefined when the queue has
- * no usable dead-letter queue. The patch records the death in the message's history,
- * removes its TTL (the target's own TTL applies from arrival), and breaks cycles.
+ * no usable dead-letter queue. The arrival records the death in the message's history,
+ * removes its TTL (the target's own TTL applies from arrival), and breaks cycles. It is
+ * pure: the engine logs what was parked once the store's operation has committed.
  */
 export async function deadLetterTarget(
-  engine: Engine, queue: QueueRecord, reason: DeathReason, rejectReason?: string,
+  engine: EngineContext, queue: QueueRecord, reason: DeathReason, rejectReason?: string,
 ): Promise<DeadLetterTarget | undefined> {
   const dlq = await targetQueue(engine, queue);
   if (!dlq) return undefined;
@@ -68,13 +70,14 @@ export async function deadLetterTarget(
   const dlqArn = engine.arnOf(dlq);
   return {
     queueId: dlq.id,
-    patch: (m): DeadLetterPatch => {
+    reason,
+    cyclesQueue: parking,
+    arrival: (m): DeadLetterArrival => {
       const now = engine.clock.now();
       const deaths = recordDeath(m.deaths, {
         queue: queue.name, queueArn: sourceArn, reason, time: now, rejectReason, originalTtlSeconds: messageTtlSeconds(m),
       });
       const parked = parking !== undefined && closesCycle(deaths, dlqArn);
-      if (parked) engine.noteCycle(queue, dlq, m, reason);
       const dest = parked ? parking : dlq;
       return {
         // Standard queues keep the original enqueue time; FIFO queues reset it and
@@ -84,14 +87,14 @@ export async function deadLetterTarget(
         deadLetterSourceArn: sourceArn,
         deaths,
         expiresAt: queueExpiry(engine, dest, now),
-        queueId: parked ? parking.id : undefined,
+        parked,
       };
     },
   };
 }
 
 /** How the receive path dead-letters messages received more than maxReceiveCount times. */
-export async function deadLetterRule(engine: Engine, queue: QueueRecord): Promise<DeadLetterRule | undefined> {
+export async function deadLetterRule(engine: EngineContext, queue: QueueRecord): Promise<DeadLetterRule | undefined> {
   const max = engine.settingsOf(queue).maxReceiveCount;
   if (max === undefined) return undefined;
   const target = await deadLetterTarget(engine, queue, 'delivery_limit');
@@ -110,7 +113,7 @@ function sendTtl(system: MessageAttributes | undefined): number | undefined {
 }
 
 /** When a message sent now expires. As in RabbitMQ, with a queue and a message TTL the lower applies. */
-export function sendExpiry(engine: Engine, queue: QueueRecord, system: MessageAttributes | undefined, now: number): number | undefined {
+export function sendExpiry(engine: EngineContext, queue: QueueRecord, system: MessageAttributes | undefined, now: number): number | undefined {
   const a = engine.settingsOf(queue).messageTtlSeconds;
   const b = sendTtl(system);
   const ttl = a === undefined ? b : b === undefined ? a : Math.min(a, b);
@@ -118,7 +121,7 @@ export function sendExpiry(engine: Engine, queue: QueueRecord, system: MessageAt
 }
 
 /** The queue's length limit with where drop-head sends what it pushes out, if it has one. */
-export async function lengthLimit(engine: Engine, queue: QueueRecord): Promise<LengthLimit | undefined> {
+export async function lengthLimit(engine: EngineContext, queue: QueueRecord): Promise<LengthLimit | undefined> {
   const s = engine.settingsOf(queue);
   if (s.maxLength === undefined && s.maxLengthBytes === undefined) return undefined;
   const deadLetter = s.overflow === 'drop-head' ? await deadLetterTarget(engine, queue, 'maxlen') : undefined;

@@ -1,17 +1,19 @@
-import { randomUUID } from 'node:crypto';
-import type { Store } from '../stores/store.js';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { accessDenied, policyAllows } from './access-policy.js';
 import { parseQueueUrl, queueArn, queueUrl } from './addressing.js';
 import type { Clock } from './clock.js';
+import type { EngineContext, Log } from './context.js';
 import { effectiveSettings, type DeadLetterSettings } from './dead-letter-settings.js';
 import { deadLetterTarget } from './dead-lettering.js';
-import { randomBytes } from 'node:crypto';
 import { errors } from './errors.js';
-import { accessDenied, policyAllows } from './permissions.js';
-import { decodeReceipt, encodeReceipt, type Receipt } from './receipt.js';
 import { LongPolls } from './long-poll.js';
 import { MoveTaskRunner } from './move-task-runner.js';
 import { PolicySet, type Policy } from './policies.js';
-import type { DeathReason, QueueRecord, RequestContext, StoredMessage } from './types.js';
+import { decodeReceipt, encodeReceipt, type Receipt } from './receipt.js';
+import type { DeadLettered } from './store/dead-letters.js';
+import type { Store } from './store/store.js';
+import { retentionMs } from './queue-attributes.js';
+import type { QueueRecord, RequestContext } from './types.js';
 
 /** A sweeping node that stops renewing is replaced by another after this long. */
 const SWEEP_LEASE_MS = 5_000;
@@ -28,7 +30,7 @@ export interface EngineOptions {
   maxLongPolls?: number;
   /** Dead-letter policies in force at start (see policies.ts). */
   policies?: Policy[];
-  log?: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void };
+  log?: Log;
 }
 
 /**
@@ -36,7 +38,7 @@ export interface EngineOptions {
  * in queue-actions.ts and message-actions.ts; they take and return the shapes of the
  * SQS API, so each protocol adapter only translates the wire format.
  */
-export class Engine {
+export class Engine implements EngineContext {
   readonly store: Store;
   readonly clock: Clock;
   readonly region: string;
@@ -46,11 +48,13 @@ export class Engine {
   readonly moveTasks: MoveTaskRunner;
   /** Upper bounds of each standard queue's in-flight count (see message-actions.ts). */
   readonly inflightEstimates = new Map<number, number>();
-  readonly log: NonNullable<EngineOptions['log']>;
+  readonly log: Log;
   readonly policies: PolicySet;
   /** Messages parked in the cycles queue since start (see dead-lettering.ts). */
   cyclesBroken = 0;
-  private readonly settingsCache = new WeakMap<QueueRecord, { generation: number; settings: DeadLetterSettings }>();
+  /** Messages dropped since start because they had no dead-letter queue to go to. */
+  dropped = 0;
+  private readonly settingsCache = new WeakMap<Omit<QueueRecord, 'id'>, { generation: number; settings: DeadLetterSettings }>();
   private sweepTimer?: { cancel(): void };
   private receiptCodec?: Promise<ReceiptCodec>;
 
@@ -71,7 +75,7 @@ export class Engine {
    * Every send and receive asks, so they are kept per queue record (a changed queue is a
    * new record) until the policies change.
    */
-  settingsOf(queue: QueueRecord): DeadLetterSettings {
+  settingsOf(queue: Omit<QueueRecord, 'id'>): DeadLetterSettings {
     const hit = this.settingsCache.get(queue);
     if (hit && hit.generation === this.policies.generation) return hit.settings;
     const settings = effectiveSettings(this.policies, this.region, queue);
@@ -79,18 +83,32 @@ export class Engine {
     return settings;
   }
 
-  /** A dead-letter cycle with no rejection was broken: the message is parked, not dropped. */
-  noteCycle(queue: QueueRecord, target: QueueRecord, m: StoredMessage, reason: DeathReason): void {
-    this.cyclesBroken++;
-    this.log.warn(
-      { queue: queue.name, target: target.name, messageId: m.messageId, reason, cyclesBroken: this.cyclesBroken },
-      'dead-letter cycle without a rejection: message parked in the cycles queue',
-    );
+  /**
+   * Logs and counts what an operation on `queue` dead-lettered, once it has committed
+   * (stores may run a transaction again, so nothing is logged from inside one): a
+   * broken cycle, parked in the cycles queue, or a message dropped with nowhere to go.
+   */
+  deadLettered(queue: QueueRecord, moves: DeadLettered[]): void {
+    for (const d of moves) {
+      if (d.parked) {
+        this.cyclesBroken++;
+        this.log.warn(
+          { queue: queue.name, messageId: d.messageId, reason: d.reason, cyclesBroken: this.cyclesBroken },
+          'dead-letter cycle without a rejection: message parked in the cycles queue',
+        );
+      } else if (d.to === undefined) {
+        this.dropped++;
+        this.log.warn(
+          { queue: queue.name, messageId: d.messageId, reason: d.reason, dropped: this.dropped },
+          'message dropped: its queue has no dead-letter queue',
+        );
+      }
+    }
   }
 
   async resolveQueue(ctx: RequestContext, url: unknown): Promise<QueueRecord> {
     const addr = parseQueueUrl(url, ctx);
-    const queue = await this.store.getQueue(addr.accountId, addr.name);
+    const queue = await this.store.queues.get(addr.accountId, addr.name);
     if (!queue) throw errors.queueDoesNotExist();
     this.checkAccess(ctx, queue);
     return queue;
@@ -100,7 +118,7 @@ export class Engine {
   checkAccess(ctx: RequestContext, queue: QueueRecord): void {
     if (queue.accountId === ctx.accountId) return;
     if (!ctx.action || !policyAllows(queue, this.arnOf(queue), ctx.accountId, ctx.action)) {
-      throw accessDenied(this, ctx, queue);
+      throw accessDenied(this.urlOf(ctx, queue));
     }
   }
 
@@ -109,7 +127,7 @@ export class Engine {
    * handle opens only if it is genuine and was given for the queue it is used with.
    */
   receipts(): Promise<ReceiptCodec> {
-    this.receiptCodec ??= this.store.secret('receipt-handle-key', randomBytes(32).toString('base64')).then((v) => {
+    this.receiptCodec ??= this.store.maintenance.secret('receipt-handle-key', randomBytes(32).toString('base64')).then((v) => {
       const key = Buffer.from(v, 'base64');
       return {
         seal: (r) => encodeReceipt(r, key),
@@ -137,7 +155,7 @@ export class Engine {
     // With a shared store only the holder of the lease sweeps; it renews it every tick.
     const owner = randomUUID();
     const tick = () => {
-      this.store.tryLease('retention-sweep', owner, this.clock.now(), SWEEP_LEASE_MS)
+      this.store.maintenance.tryLease('retention-sweep', owner, this.clock.now(), SWEEP_LEASE_MS)
         .then(async (held) => (held ? (await this.sweepExpiry()) + (await this.sweepRetention()) : 0))
         .catch((err) => this.log.error({ err }, 'retention sweep failed'))
         .finally(() => { if (this.sweepTimer) this.sweepTimer = this.clock.schedule(1000, tick); });
@@ -149,10 +167,10 @@ export class Engine {
   async sweepRetention(): Promise<number> {
     let total = 0;
     const now = this.clock.now();
-    for (const q of await this.store.allQueues()) {
-      total += await this.store.deleteSentBefore(q.id, now - retentionMs(q));
+    for (const q of await this.store.queues.all()) {
+      total += await this.store.maintenance.deleteSentBefore(q.id, now - retentionMs(q));
     }
-    await this.store.sweepExpired(now);
+    await this.store.maintenance.forgetDeduplication(now);
     return total;
   }
 
@@ -163,12 +181,13 @@ export class Engine {
    */
   async sweepExpiry(): Promise<number> {
     let total = 0;
-    for (const q of await this.store.allQueues()) {
+    for (const q of await this.store.queues.all()) {
       const target = await deadLetterTarget(this, q, 'expired');
       for (;;) {
-        const n = await this.store.expireMessages(q.id, this.clock.now(), EXPIRY_BATCH, target);
-        total += n;
-        if (n < EXPIRY_BATCH) break;
+        const moves = await this.store.deadLetters.expire(q.id, this.clock.now(), EXPIRY_BATCH, target);
+        this.deadLettered(q, moves);
+        total += moves.length;
+        if (moves.length < EXPIRY_BATCH) break;
       }
     }
     return total;
@@ -186,8 +205,4 @@ export class Engine {
 export interface ReceiptCodec {
   seal(r: Receipt): string;
   open(queue: Pick<QueueRecord, 'id'>, handle: unknown): Receipt;
-}
-
-export function retentionMs(q: QueueRecord): number {
-  return Number(q.attributes.MessageRetentionPeriod ?? 345600) * 1000;
 }

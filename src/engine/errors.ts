@@ -83,4 +83,12 @@ export const errors = {
   receiptHandleIsInvalid: (handle: string) =>
     sqsError('ReceiptHandleIsInvalid', `The input receipt handle "${handle}" is not a valid receipt handle.`),
   internal: () => sqsError('InternalFailure', 'We encountered an internal error. Please try again.'),
+  /**
+   * The storage itself failed (a full disk, a read-only data directory, a database that
+   * is down): a 503 that names the cause, so the request can succeed once the operator
+   * has fixed it, and SDKs retry it with back-off. Each store maps its driver's errors
+   * to this (see src/stores/<name>/storage-errors.ts); the protocols only know this one.
+   */
+  storageUnavailable: (reason: string, code: string) =>
+    sqsError('ServiceUnavailable', `Storage unavailable: ${reason} (${code}). Try again later.`),
 };

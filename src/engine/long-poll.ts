@@ -1,4 +1,4 @@
-import type { Store } from '../stores/store.js';
+import type { Store } from './store/store.js';
 import type { Clock, Timer } from './clock.js';
 
 /**
@@ -110,7 +110,7 @@ export class LongPolls {
   private add(queueId: number, w: Waiter): void {
     let q = this.queues.get(queueId);
     if (!q) {
-      q = { list: [], unsubscribe: this.store.onAvailable(queueId, () => this.wakeOne(queueId)) };
+      q = { list: [], unsubscribe: this.store.wakeups.subscribe(queueId, () => this.wakeOne(queueId)) };
       this.queues.set(queueId, q);
     }
     q.list.push(w);
@@ -143,7 +143,7 @@ export class LongPolls {
    * caller's deadline): delayed messages and expiring receipts wake a waiter too.
    */
   private async armTimer(queueId: number, deadline: number): Promise<void> {
-    const next = await this.store.nextVisibleAt(queueId, this.clock.now());
+    const next = await this.store.messages.nextVisibleAt(queueId, this.clock.now());
     const q = this.queues.get(queueId);
     if (!q || next === undefined || next >= deadline) return;
     if (q.timer && q.timerAt !== undefined && q.timerAt <= next && q.timerAt > this.clock.now()) return;

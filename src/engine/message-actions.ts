@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { ReceiptOutcome } from '../stores/store.js';
+import type { ReceiptOutcome } from './store/store.js';
 import type { Engine } from './engine.js';
-import { retentionMs, type ReceiptCodec } from './engine.js';
+import type { ReceiptCodec } from './engine.js';
 import { errors, SqsError, sqsError } from './errors.js';
 import { md5Hex, md5OfAttributes } from './md5.js';
 import { selectMessageAttributes, sequenceNumber, systemAttributes } from './message-attributes.js';
-import { queueNumber } from './queue-attributes.js';
+import { queueNumber, retentionMs } from './queue-attributes.js';
 import type { Cancellation } from './long-poll.js';
 import { newReceiptToken } from './receipt.js';
 import { checkFifoParameters, DEDUP_INTERVAL_MS, FIFO_INFLIGHT_LIMIT, fifoFields, receiveAttemptId } from './fifo.js';
@@ -64,7 +64,8 @@ export async function sendMessage(engine: Engine, ctx: RequestContext, input: In
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   checkFifoParameters(queue, input, false);
   const { message } = buildMessage(engine, ctx, queue, input, false);
-  const [stored] = await engine.store.send(queue.id, [message], await lengthLimit(engine, queue));
+  const { messages: [stored], deadLettered } = await engine.store.messages.send(queue.id, [message], await lengthLimit(engine, queue));
+  engine.deadLettered(queue, deadLettered);
   if (stored!.rejected) throw queueFull(queue);
   return sendResult(queue, stored!);
 }
@@ -95,7 +96,10 @@ export async function sendMessageBatch(engine: Engine, ctx: RequestContext, inpu
     throw sqsError('BatchRequestTooLong', `Batch requests cannot be longer than ${BATCH_LIMIT} bytes. You have sent ${total} bytes.`);
   }
   const good = built.filter((b) => b.message);
-  const stored = good.length ? await engine.store.send(queue.id, good.map((b) => b.message!), await lengthLimit(engine, queue)) : [];
+  const { messages: stored, deadLettered } = good.length
+    ? await engine.store.messages.send(queue.id, good.map((b) => b.message!), await lengthLimit(engine, queue))
+    : { messages: [], deadLettered: [] };
+  engine.deadLettered(queue, deadLettered);
   stored.forEach((m, i) => {
     if (m.rejected) good[i]!.error = queueFull(queue);
   });
@@ -126,10 +130,11 @@ export async function receiveMessage(engine: Engine, ctx: RequestContext, input:
       if (wait > 0 || queue.fifo) return [];
       throw sqsError('OverLimit', `Too many messages in flight for queue ${queue.name}.`);
     }
-    const r = await engine.store.receive(queue.id, {
+    const r = await engine.store.messages.receive(queue.id, {
       now, max, visibilityTimeoutMs: visibility * 1000, retentionCutoff: now - retentionMs(queue),
       newToken: newReceiptToken, deadLetter, fifo: queue.fifo, attemptId, attemptUntil: now + DEDUP_INTERVAL_MS,
     });
+    engine.deadLettered(queue, r.deadLettered);
     noteReceived(engine, queue, r.messages.length);
     return r.messages;
   };
@@ -175,21 +180,21 @@ async function overInflightLimit(engine: Engine, queue: QueueRecord, now: number
   const limit = queue.fifo ? Math.min(FIFO_INFLIGHT_LIMIT, engine.inflightLimit) : engine.inflightLimit;
   const estimate = engine.inflightEstimates.get(queue.id) ?? Infinity;
   if (estimate < limit) return false;
-  const exact = await engine.store.countInflight(queue.id, now);
+  const exact = await engine.store.messages.countInflight(queue.id, now);
   engine.inflightEstimates.set(queue.id, exact);
   return exact >= limit;
 }
 
 
 function deleteError(outcome: ReceiptOutcome, handle: string): SqsError | undefined {
-  if (outcome === 'expired') return errors.invalidValue('ReceiptHandle', handle, 'The receipt handle has expired.');
+  if (outcome === 'lapsed') return errors.invalidValue('ReceiptHandle', handle, 'The receipt handle has expired.');
   return undefined;
 }
 
 export async function deleteMessage(engine: Engine, ctx: RequestContext, input: Input) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const receipt = (await engine.receipts()).open(queue, input.ReceiptHandle);
-  const [outcome] = await engine.store.deleteMessages(queue.id, [receipt], { now: engine.clock.now(), requireUnexpired: queue.fifo });
+  const [outcome] = await engine.store.messages.delete(queue.id, [receipt], { now: engine.clock.now(), requireCurrent: queue.fifo });
   const err = deleteError(outcome!, String(input.ReceiptHandle));
   if (err) throw err;
   return {};
@@ -231,7 +236,7 @@ export async function deleteMessageBatch(engine: Engine, ctx: RequestContext, in
   return receiptBatch(
     input, 'DeleteMessageBatchRequestEntry',
     (e) => receipts.open(queue, e.ReceiptHandle),
-    (items) => engine.store.deleteMessages(queue.id, items, { now: engine.clock.now(), requireUnexpired: queue.fifo }),
+    (items) => engine.store.messages.delete(queue.id, items, { now: engine.clock.now(), requireCurrent: queue.fifo }),
     (o, e) => deleteError(o, String(e.ReceiptHandle)),
   );
 }
@@ -242,7 +247,7 @@ function visibilityError(outcome: ReceiptOutcome, handle: string, timeout: numbe
       return undefined;
     case 'tooLong':
       return errors.invalidValue('VisibilityTimeout', timeout, 'Total VisibilityTimeout for the message is beyond the limit [43200 seconds]');
-    case 'expired':
+    case 'lapsed':
       return errors.invalidValue('ReceiptHandle', handle, 'The receipt handle has expired.');
     case 'notInflight':
       return sqsError('MessageNotInflight', 'The message referred to is not in flight.');
@@ -257,13 +262,13 @@ function visibilityChange(receipts: ReceiptCodec, queue: QueueRecord, e: Input) 
   const timeout = intParam(e.VisibilityTimeout, 'VisibilityTimeout', 0, 43_200)!;
   // SQS counts any time since the receive, so even a change made at once may not reach
   // the full 12 hours: 43200 right after a receive is already beyond the limit.
-  return { ...receipt, visibilityTimeoutMs: timeout * 1000, maxSinceReceiveMs: TWELVE_HOURS_MS - 1, requireUnexpired: queue.fifo };
+  return { ...receipt, visibilityTimeoutMs: timeout * 1000, maxSinceReceiveMs: TWELVE_HOURS_MS - 1, requireCurrent: queue.fifo };
 }
 
 export async function changeMessageVisibility(engine: Engine, ctx: RequestContext, input: Input) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const change = visibilityChange(await engine.receipts(), queue, input);
-  const [outcome] = await engine.store.changeVisibility(queue.id, [change], engine.clock.now());
+  const [outcome] = await engine.store.messages.changeVisibility(queue.id, [change], engine.clock.now());
   const err = visibilityError(outcome!, String(input.ReceiptHandle), change.visibilityTimeoutMs / 1000);
   if (err) throw err;
   return {};
@@ -275,7 +280,7 @@ export async function changeMessageVisibilityBatch(engine: Engine, ctx: RequestC
   return receiptBatch(
     input, 'ChangeMessageVisibilityBatchRequestEntry',
     (e) => visibilityChange(receipts, queue, e),
-    (items) => engine.store.changeVisibility(queue.id, items, engine.clock.now()),
+    (items) => engine.store.messages.changeVisibility(queue.id, items, engine.clock.now()),
     (o, e) => visibilityError(o, String(e.ReceiptHandle), Number(e.VisibilityTimeout)),
   );
 }

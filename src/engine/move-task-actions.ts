@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { MoveTaskRecord } from '../stores/store.js';
+import type { MoveTaskRecord } from './store/store.js';
 import { parseQueueArn } from './addressing.js';
 import type { Engine } from './engine.js';
 import { errors, sqsError } from './errors.js';
@@ -22,7 +22,7 @@ const notFound = (parameter: string) =>
 export async function queueByArn(engine: Engine, ctx: RequestContext, arn: string): Promise<QueueRecord | undefined> {
   const a = parseQueueArn(arn);
   if (!a || a.region !== engine.region || a.accountId !== ctx.accountId) return undefined;
-  return engine.store.getQueue(a.accountId, a.name);
+  return engine.store.queues.get(a.accountId, a.name);
 }
 
 /** As SQS makes it: base64 of `{"taskId":"<uuid>","sourceArn":"<arn>"}`. */
@@ -68,7 +68,7 @@ export async function startMessageMoveTask(engine: Engine, ctx: RequestContext, 
   // A selective redrive expects to move the matching messages, not the whole queue.
   const toMove = filter || input.DryRun === true ? await countMatching(engine, source, destinationArn, filter) : undefined;
   if (input.DryRun === true) return { ApproximateNumberOfMessagesToMove: toMove };
-  const task = await engine.store.createMoveTask({
+  const task = await engine.store.moveTasks.create({
     id: randomUUID(), accountId: ctx.accountId, sourceQueueId: source.id, sourceArn, destinationArn,
     maxPerSecond: rate, filter: filter && JSON.stringify(filter), startedAt: engine.clock.now(), toMove,
   }, MAX_ACTIVE_TASKS);
@@ -87,7 +87,7 @@ async function countMatching(engine: Engine, source: QueueRecord, destinationArn
   const now = engine.clock.now();
   let n = 0;
   for (let after = 0; ;) {
-    const page = await engine.store.peekMessages(source.id, after, 1000);
+    const page = await engine.store.messages.peek(source.id, after, 1000);
     n += page.filter((m) => rules.matches(m, now)).length;
     if (page.length < 1000) return n;
     after = page[page.length - 1]!.seq;
@@ -99,7 +99,7 @@ export async function listMessageMoveTasks(engine: Engine, ctx: RequestContext, 
   const source = await queueByArn(engine, ctx, sourceArn);
   if (!source) throw notFound('SourceArn');
   const max = intParam(input.MaxResults, 'MaxResults', 1, 10) ?? 1;
-  const tasks = await engine.store.listMoveTasks(source.id, max);
+  const tasks = await engine.store.moveTasks.list(source.id, max);
   return tasks.length ? { Results: tasks.map(resultEntry) } : {};
 }
 
@@ -124,10 +124,10 @@ export async function cancelMessageMoveTask(engine: Engine, ctx: RequestContext,
   const { taskId, sourceArn } = decodeTaskHandle(requireString(input.TaskHandle, 'TaskHandle'));
   const source = await queueByArn(engine, ctx, sourceArn);
   if (!source) throw notFound('SourceArn');
-  const task = await engine.store.getMoveTask(taskId);
+  const task = await engine.store.moveTasks.get(taskId);
   if (!task || task.sourceQueueId !== source.id) throw sqsError('ResourceNotFoundException', 'Task does not exist.');
   // The store cancels only a RUNNING task, so a task finishing meanwhile is not cancelled.
-  const after = task.status === 'RUNNING' ? await engine.store.cancelMoveTask(taskId) : undefined;
+  const after = task.status === 'RUNNING' ? await engine.store.moveTasks.cancel(taskId) : undefined;
   if (after?.status !== 'CANCELLED') {
     throw errors.invalidParameterValue(`Only a task in RUNNING status can be cancelled; this task is ${after?.status ?? task.status}.`);
   }

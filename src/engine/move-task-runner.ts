@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { MoveBatch, MoveTaskRecord } from '../stores/store.js';
+import type { MoveBatch, MoveTaskRecord } from './store/store.js';
 import { parseQueueArn, type QueueAddress } from './addressing.js';
 import type { Timer } from './clock.js';
-import { retentionMs, type Engine } from './engine.js';
+import type { EngineContext } from './context.js';
 import { filterPredicate, type MoveFilter } from './move-filter.js';
 import { queueExpiry } from './dead-lettering.js';
-import { queueNumber } from './queue-attributes.js';
+import { queueNumber, retentionMs } from './queue-attributes.js';
 import type { NewMessage, QueueRecord, StoredMessage } from './types.js';
 
 /** A node holds a task for this long without renewing; another node then takes it over. */
@@ -75,7 +75,7 @@ export class MoveTaskRunner {
   private pollTimer?: Timer;
   private stopped = true;
 
-  constructor(private readonly engine: Engine) {}
+  constructor(private readonly engine: EngineContext) {}
 
   start(): void {
     this.stopped = false;
@@ -97,7 +97,7 @@ export class MoveTaskRunner {
     await Promise.all([...this.driven.values()].map((d) => d.running));
     this.driven.clear();
     // Lets the next start (or another node) resume the tasks at once.
-    await this.engine.store.releaseMoveTasks(this.owner).catch(() => undefined);
+    await this.engine.store.moveTasks.release(this.owner).catch(() => undefined);
   }
 
   private async poll(): Promise<void> {
@@ -106,7 +106,7 @@ export class MoveTaskRunner {
     const { clock, store, log } = this.engine;
     try {
       const now = clock.now();
-      for (const task of await store.leaseMoveTasks(this.owner, now, now + LEASE_MS)) {
+      for (const task of await store.moveTasks.lease(this.owner, now, now + LEASE_MS)) {
         if (!this.driven.has(task.id) && !this.stopped) await this.drive(task);
       }
     } catch (err) {
@@ -122,7 +122,7 @@ export class MoveTaskRunner {
     const { clock, store, log } = this.engine;
     const d: Driven = { nextAt: clock.now(), stop: false };
     this.driven.set(task.id, d);
-    const source = await store.getQueueById(task.sourceQueueId);
+    const source = await store.queues.byId(task.sourceQueueId);
     const filter = task.filter ? JSON.parse(task.filter) : undefined;
     const rules = source && moveRules(source, { destinationArn: task.destinationArn, filter }, (q, now) => queueExpiry(this.engine, q, now));
     const rate = task.maxPerSecond;
@@ -147,7 +147,7 @@ export class MoveTaskRunner {
           missingQueueReason: NON_EXISTENT_QUEUE,
         };
         try {
-          const r = await store.runMoveBatch(task.id, batch);
+          const r = await store.moveTasks.runBatch(task.id, batch);
           if (r.lost || r.task.status !== 'RUNNING') {
             this.driven.delete(task.id);
             if (r.task.status === 'FAILED') log.warn({ task: task.id, reason: r.task.failureReason }, 'move task failed');

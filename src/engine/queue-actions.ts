@@ -43,7 +43,7 @@ export async function createQueue(engine: Engine, ctx: RequestContext, input: In
   if (fifo) checkFifoAttributes({ ...defaultAttributes(true), ...attributes });
   await checkRedriveAttributes(engine, ctx, { accountId: ctx.accountId, name, fifo }, attributes);
   const now = engine.clock.now();
-  const { queue, created } = await engine.store.createQueue({
+  const { queue, created } = await engine.store.queues.create({
     accountId: ctx.accountId, name, fifo, attributes: { ...defaultAttributes(fifo), ...sse.set },
     tags, createdAt: now, modifiedAt: now, lastPurgeAt: null,
   });
@@ -61,7 +61,7 @@ export async function createQueue(engine: Engine, ctx: RequestContext, input: In
 export async function getQueueUrl(engine: Engine, ctx: RequestContext, input: Input) {
   const name = requireString(input.QueueName, 'QueueName');
   const owner = input.QueueOwnerAWSAccountId === undefined ? ctx.accountId : String(input.QueueOwnerAWSAccountId);
-  const queue = await engine.store.getQueue(owner, name);
+  const queue = await engine.store.queues.get(owner, name);
   if (!queue) throw errors.queueDoesNotExist();
   engine.checkAccess(ctx, queue);
   return { QueueUrl: engine.urlOf(ctx, queue) };
@@ -72,7 +72,7 @@ export async function listQueues(engine: Engine, ctx: RequestContext, input: Inp
   const max = intParam(input.MaxResults, 'MaxResults', 1, 1000);
   const after = decodeToken(input.NextToken);
   const limit = max ?? 1000;
-  const rows = await engine.store.listQueues(ctx.accountId, prefix, after, limit + 1);
+  const rows = await engine.store.queues.list(ctx.accountId, prefix, after, limit + 1);
   const page = rows.slice(0, limit);
   const out: Record<string, unknown> = {};
   if (page.length) out.QueueUrls = page.map((q) => engine.urlOf(ctx, q));
@@ -98,13 +98,13 @@ export function decodeToken(token: unknown): string | undefined {
 
 export async function deleteQueue(engine: Engine, ctx: RequestContext, input: Input) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
-  await engine.store.deleteQueue(queue.id);
+  await engine.store.queues.delete(queue.id);
   return {};
 }
 
 export async function purgeQueue(engine: Engine, ctx: RequestContext, input: Input) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
-  const ok = await engine.store.purgeQueue(queue.id, engine.clock.now(), 60_000);
+  const ok = await engine.store.queues.purge(queue.id, engine.clock.now(), 60_000);
   if (!ok) {
     throw sqsError('PurgeQueueInProgress', `Only one PurgeQueue operation on ${queue.name} is allowed every 60 seconds.`);
   }
@@ -128,7 +128,7 @@ async function queueAttributes(engine: Engine, queue: QueueRecord, names: string
   const out: Record<string, string> = { ...queue.attributes };
   const needsCounts = names.includes('All') || names.some((n) => n.startsWith('ApproximateNumber'));
   if (needsCounts) {
-    const c = await engine.store.countMessages(queue.id, engine.clock.now());
+    const c = await engine.store.messages.count(queue.id, engine.clock.now());
     out.ApproximateNumberOfMessages = String(c.visible);
     out.ApproximateNumberOfMessagesNotVisible = String(c.inflight);
     out.ApproximateNumberOfMessagesDelayed = String(c.delayed);
@@ -178,7 +178,7 @@ export async function setQueueAttributes(engine: Engine, ctx: RequestContext, in
   const emptied = Object.keys(attributes).filter((k) => attributes[k] === '' && SETTABLE[k]?.default === undefined);
   for (const k of emptied) delete attributes[k];
   const removeAttributes = [...remove, ...emptied];
-  await engine.store.updateQueue(queue.id, { setAttributes: attributes, removeAttributes, modifiedAt: engine.clock.now() });
+  await engine.store.queues.update(queue.id, { setAttributes: attributes, removeAttributes, modifiedAt: engine.clock.now() });
   return {};
 }
 
@@ -198,7 +198,7 @@ export async function tagQueue(engine: Engine, ctx: RequestContext, input: Input
   const tags = stringMap(input.Tags, 'Tags');
   if (!tags) throw errors.missingParameter('Tags');
   checkTags({ ...queue.tags, ...tags });
-  await engine.store.updateQueue(queue.id, { setTags: tags });
+  await engine.store.queues.update(queue.id, { setTags: tags });
   return {};
 }
 
@@ -206,7 +206,7 @@ export async function untagQueue(engine: Engine, ctx: RequestContext, input: Inp
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const keys = stringList(input.TagKeys, 'TagKeys');
   if (!keys) throw errors.missingParameter('TagKeys');
-  await engine.store.updateQueue(queue.id, { removeTags: keys });
+  await engine.store.queues.update(queue.id, { removeTags: keys });
   return {};
 }
 

@@ -165,3 +165,8 @@ export function defaultAttributes(fifo: boolean): Record<string, string> {
 export function queueNumber(queue: QueueRecord, name: string): number {
   return Number(queue.attributes[name] ?? SETTABLE[name]?.default ?? 0);
 }
+
+/** How long the queue keeps a message (MessageRetentionPeriod), in milliseconds. */
+export function retentionMs(q: QueueRecord): number {
+  return queueNumber(q, 'MessageRetentionPeriod') * 1000;
+}

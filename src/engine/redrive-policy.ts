@@ -1,17 +1,9 @@
 import { parseQueueArn } from './addressing.js';
-import type { Engine } from './engine.js';
+import type { EngineContext } from './context.js';
 import { errors } from './errors.js';
-import type { QueueRecord, RequestContext } from './types.js';
+import type { QueueRecord, RedriveAllowPolicy, RedrivePolicy, RequestContext } from './types.js';
 
-export interface RedrivePolicy {
-  deadLetterTargetArn: string;
-  maxReceiveCount: number;
-}
-
-export interface RedriveAllowPolicy {
-  redrivePermission: 'allowAll' | 'denyAll' | 'byQueue';
-  sourceQueueArns?: string[];
-}
+export type { RedriveAllowPolicy, RedrivePolicy } from './types.js';
 
 // The wording follows SQS: recorded responses where they exist (an ARN that is not one:
 // "Invalid value for deadLetterTargetArn."), real SQS error texts quoted in public bug
@@ -107,7 +99,7 @@ export function allowsSource(policy: RedriveAllowPolicy | undefined, sourceArn: 
  * does not detach sources already pointing at the queue (see docs/dead-letter-queues.md).
  */
 export async function checkRedriveAttributes(
-  engine: Engine,
+  engine: EngineContext,
   ctx: RequestContext,
   queue: Pick<QueueRecord, 'accountId' | 'name' | 'fifo'>,
   attributes: Record<string, string>,
@@ -123,7 +115,7 @@ export async function checkRedriveAttributes(
     throw invalid('RedrivePolicy', raw, 'Dead-letter target owner should be same as the source.');
   }
   // Another region's queue is not visible from here, as in SQS.
-  const dlq = target.region === engine.region ? await engine.store.getQueue(target.accountId, target.name) : undefined;
+  const dlq = target.region === engine.region ? await engine.store.queues.get(target.accountId, target.name) : undefined;
   if (!dlq) throw invalid('RedrivePolicy', raw, 'Dead letter target does not exist.');
   if (dlq.fifo !== queue.fifo) throw invalid('RedrivePolicy', raw, 'Dead-letter queue must be same type of queue as the source..');
   if (dlq.name === queue.name) throw invalid('RedrivePolicy', raw, 'Dead-letter target must not be the source queue itself.');
@@ -140,9 +132,9 @@ export async function checkRedriveAttributes(
 }
 
 /** The queues that dead-letter into `dlq` (by RedrivePolicy or by a policy), in name order. */
-export async function deadLetterSources(engine: Engine, dlq: Pick<QueueRecord, 'accountId' | 'name'>): Promise<QueueRecord[]> {
+export async function deadLetterSources(engine: EngineContext, dlq: Pick<QueueRecord, 'accountId' | 'name'>): Promise<QueueRecord[]> {
   const arn = engine.arnOf(dlq);
-  const all = await engine.store.allQueues();
+  const all = await engine.store.queues.all();
   return all
     .filter((q) => q.accountId === dlq.accountId && engine.settingsOf(q).targetArn === arn)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -100,3 +100,15 @@ export interface RequestContext {
   /** The SQS action being served (set by dispatch), for queue-policy checks. */
   action?: string;
 }
+
+/** SQS's RedrivePolicy queue attribute, parsed (redrive-policy.ts). */
+export interface RedrivePolicy {
+  deadLetterTargetArn: string;
+  maxReceiveCount: number;
+}
+
+/** SQS's RedriveAllowPolicy queue attribute, parsed (redrive-policy.ts). */
+export interface RedriveAllowPolicy {
+  redrivePermission: 'allowAll' | 'denyAll' | 'byQueue';
+  sourceQueueArns?: string[];
+}

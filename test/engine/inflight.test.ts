@@ -9,7 +9,7 @@ import { ManualClock } from '../../src/engine/clock.js';
 import { Engine } from '../../src/engine/engine.js';
 import { SqsError } from '../../src/engine/errors.js';
 import type { RequestContext } from '../../src/engine/types.js';
-import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
+import { SqliteStore } from '../../src/stores/sqlite/store.js';
 
 const ctx: RequestContext = { accountId: '000000000000', region: 'us-east-1', baseUrl: 'http://localhost:9324', requestId: 't' };
 
@@ -60,7 +60,7 @@ describe('in-flight limit of a standard queue', () => {
       return true;
     });
     // Nothing was received by the refused call.
-    const counts = await engine.store.countMessages((await engine.store.getQueue('000000000000', 'limited'))!.id, clock.now());
+    const counts = await engine.store.messages.count((await engine.store.queues.get('000000000000', 'limited'))!.id, clock.now());
     assert.deepEqual(counts, { visible: 3, inflight: 5, delayed: 0 });
   });
 

@@ -79,7 +79,7 @@ describe('long polling on the injected clock', () => {
   });
 
   test('one send wakes one waiter, not the whole herd', async () => {
-    const store = t.engine.store;
+    const store = t.engine.store.messages;
     const original = store.receive.bind(store);
     let attempts = 0;
     store.receive = (id, req) => {

@@ -2,7 +2,7 @@ import { actions } from '../../src/engine/actions.js';
 import { ManualClock } from '../../src/engine/clock.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { RequestContext } from '../../src/engine/types.js';
-import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
+import { SqliteStore } from '../../src/stores/sqlite/store.js';
 
 export const ctx: RequestContext = { accountId: '000000000000', region: 'us-east-1', baseUrl: 'http://localhost:9324', requestId: 'r' };
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { PostgresStore } from '../../src/stores/postgres/postgres-store.js';
+import { PostgresStore } from '../../src/stores/postgres/store.js';
 import { makeQueue, newMessage, receiveRequest } from '../stores/harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
 
@@ -53,7 +53,7 @@ describe('several stores on one database', () => {
     const perGroup = 30;
     const now = Date.now();
     for (let i = 0; i < perGroup; i++) {
-      await stores[i % NODES]!.send(q.id, Array.from({ length: groups }, (_, g) => newMessage(now, { groupId: `g${g}`, body: `g${g}:${i}` })));
+      await stores[i % NODES]!.messages.send(q.id, Array.from({ length: groups }, (_, g) => newMessage(now, { groupId: `g${g}`, body: `g${g}:${i}` })));
     }
     const holder = new Map<string, number>();
     const seen = new Map<string, number[]>();
@@ -62,7 +62,7 @@ describe('several stores on one database', () => {
       const store = stores[r % NODES]!;
       let idle = 0;
       while (left > 0 && idle < 200) {
-        const { messages } = await store.receive(q.id, receiveRequest(Date.now(), { fifo: true, max: 1 + (r % 10), visibilityTimeoutMs: 60_000 }));
+        const { messages } = await store.messages.receive(q.id, receiveRequest(Date.now(), { fifo: true, max: 1 + (r % 10), visibilityTimeoutMs: 60_000 }));
         if (messages.length === 0) {
           idle++;
           await pause(1);
@@ -80,7 +80,7 @@ describe('several stores on one database', () => {
         }
         await pause(Math.random() * 3);
         for (const g of mine) holder.delete(g);
-        const outcomes = await store.deleteMessages(q.id, messages.map((m) => ({ seq: m.seq, token: m.receiptToken! })), { now: Date.now(), requireUnexpired: true });
+        const outcomes = await store.messages.delete(q.id, messages.map((m) => ({ seq: m.seq, token: m.receiptToken! })), { now: Date.now(), requireCurrent: true });
         assert.ok(outcomes.every((o) => o === 'ok'));
         left -= messages.length;
       }
@@ -93,8 +93,8 @@ describe('several stores on one database', () => {
   test('FIFO: a group another node is receiving from is skipped, not shared or waited for', async () => {
     const q = await makeQueue(stores[0]!, { fifo: true });
     const now = Date.now();
-    await stores[0]!.send(q.id, [1, 2, 3].map((i) => newMessage(now, { groupId: 'busy', body: `b${i}` })));
-    await stores[0]!.send(q.id, [newMessage(now, { groupId: 'free', body: 'f1' })]);
+    await stores[0]!.messages.send(q.id, [1, 2, 3].map((i) => newMessage(now, { groupId: 'busy', body: `b${i}` })));
+    await stores[0]!.messages.send(q.id, [newMessage(now, { groupId: 'free', body: 'f1' })]);
     // Another node, mid-receive, holds the group's row lock.
     const other = new pg.Client({ connectionString: db.url });
     await other.connect();
@@ -103,12 +103,12 @@ describe('several stores on one database', () => {
       await other.query(`SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND group_id = 'busy' FOR UPDATE`, [q.id]);
       const started = Date.now();
       for (const s of stores) {
-        const { messages } = await s.receive(q.id, receiveRequest(now, { fifo: true, max: 10, visibilityTimeoutMs: 0 }));
+        const { messages } = await s.messages.receive(q.id, receiveRequest(now, { fifo: true, max: 10, visibilityTimeoutMs: 0 }));
         assert.deepEqual(messages.map((m) => m.body), ['f1']);
       }
       assert.ok(Date.now() - started < 1000, 'nobody waited for the lock');
       await other.query('ROLLBACK');
-      const { messages } = await stores[1]!.receive(q.id, receiveRequest(now, { fifo: true, max: 10, visibilityTimeoutMs: 60_000 }));
+      const { messages } = await stores[1]!.messages.receive(q.id, receiveRequest(now, { fifo: true, max: 10, visibilityTimeoutMs: 60_000 }));
       assert.deepEqual(messages.map((m) => m.body), ['b1', 'b2', 'b3', 'f1']);
     } finally {
       await other.end();
@@ -118,20 +118,20 @@ describe('several stores on one database', () => {
   test('a FIFO purge racing sends through other stores leaves every surviving message receivable', async () => {
     const q = await makeQueue(stores[0]!, { fifo: true });
     const now = Date.now();
-    await stores[0]!.send(q.id, Array.from({ length: 300 }, (_, i) => newMessage(now, { groupId: `g${i % 7}` })));
+    await stores[0]!.messages.send(q.id, Array.from({ length: 300 }, (_, i) => newMessage(now, { groupId: `g${i % 7}` })));
     await Promise.all([
-      stores[1]!.purgeQueue(q.id, now, 60_000),
+      stores[1]!.queues.purge(q.id, now, 60_000),
       ...[2, 3].map((n) => (async () => {
-        for (let i = 0; i < 20; i++) await stores[n]!.send(q.id, [newMessage(now, { groupId: `g${i % 7}`, body: `after${n}-${i}` })]);
+        for (let i = 0; i < 20; i++) await stores[n]!.messages.send(q.id, [newMessage(now, { groupId: `g${i % 7}`, body: `after${n}-${i}` })]);
       })()),
     ]);
-    const left = (await stores[0]!.countMessages(q.id, now)).visible;
+    const left = (await stores[0]!.messages.count(q.id, now)).visible;
     let received = 0;
     for (;;) {
-      const { messages } = await stores[0]!.receive(q.id, receiveRequest(now, { fifo: true, max: 10, visibilityTimeoutMs: 0 }));
+      const { messages } = await stores[0]!.messages.receive(q.id, receiveRequest(now, { fifo: true, max: 10, visibilityTimeoutMs: 0 }));
       if (messages.length === 0) break;
       received += messages.length;
-      await stores[0]!.deleteMessages(q.id, messages.map((m) => ({ seq: m.seq, token: m.receiptToken! })), { now, requireUnexpired: false });
+      await stores[0]!.messages.delete(q.id, messages.map((m) => ({ seq: m.seq, token: m.receiptToken! })), { now, requireCurrent: false });
     }
     assert.ok(left >= 0 && left <= 340);
     assert.equal(received, left, 'no message is stranded without its group');
@@ -140,11 +140,11 @@ describe('several stores on one database', () => {
   test('standard: concurrent receivers on different stores never get one message twice', async () => {
     const q = await makeQueue(stores[0]!);
     const now = Date.now();
-    await stores[1]!.send(q.id, Array.from({ length: 500 }, (_, i) => newMessage(now, { body: `s${i}` })));
+    await stores[1]!.messages.send(q.id, Array.from({ length: 500 }, (_, i) => newMessage(now, { body: `s${i}` })));
     const got: string[] = [];
     await Promise.all(Array.from({ length: 12 }, async (_, r) => {
       for (;;) {
-        const { messages } = await stores[r % NODES]!.receive(q.id, receiveRequest(Date.now(), { max: 10, visibilityTimeoutMs: 60_000 }));
+        const { messages } = await stores[r % NODES]!.messages.receive(q.id, receiveRequest(Date.now(), { max: 10, visibilityTimeoutMs: 60_000 }));
         if (messages.length === 0) return;
         got.push(...messages.map((m) => m.body));
       }
@@ -156,18 +156,18 @@ describe('several stores on one database', () => {
   test('one deduplication id sent through every store at once stores one message', async () => {
     const q = await makeQueue(stores[0]!, { fifo: true });
     const now = Date.now();
-    const sends = Array.from({ length: 40 }, (_, i) => stores[i % NODES]!.send(q.id, [
+    const sends = Array.from({ length: 40 }, (_, i) => stores[i % NODES]!.messages.send(q.id, [
       newMessage(now, { groupId: 'd', dedupId: 'same', dedupScope: 'queue', dedupUntil: now + 300_000, body: `try${i}` }),
     ]));
-    const results = (await Promise.all(sends)).map(([m]) => m!);
+    const results = (await Promise.all(sends)).map(({ messages: [m] }) => m!);
     assert.equal(results.filter((m) => !m.duplicate).length, 1);
     assert.equal(new Set(results.map((m) => m.messageId)).size, 1, 'every duplicate names the stored message');
-    assert.equal((await stores[0]!.countMessages(q.id, now)).visible, 1);
+    assert.equal((await stores[0]!.messages.count(q.id, now)).visible, 1);
   });
 
   test('one move task per source even when every store starts one at once', async () => {
     const q = await makeQueue(stores[0]!, { accountId: 'race-acct' });
-    const results = await Promise.all(stores.map((s) => s.createMoveTask({
+    const results = await Promise.all(stores.map((s) => s.moveTasks.create({
       id: randomUUID(), accountId: 'race-acct', sourceQueueId: q.id, sourceArn: 'arn:q', startedAt: Date.now(),
     }, 100)));
     assert.equal(results.filter((r) => typeof r === 'object').length, 1);
@@ -176,31 +176,31 @@ describe('several stores on one database', () => {
 
   test('a lease is held by one store at a time and passes on when it expires', async () => {
     const now = Date.now();
-    const won = await Promise.all(stores.map((s, i) => s.tryLease('sweep', `n${i}`, now, 1000)));
+    const won = await Promise.all(stores.map((s, i) => s.maintenance.tryLease('sweep', `n${i}`, now, 1000)));
     assert.equal(won.filter(Boolean).length, 1);
     const owner = won.indexOf(true);
     const other = (owner + 1) % NODES;
-    assert.equal(await stores[owner]!.tryLease('sweep', `n${owner}`, now + 500, 1000), true, 'the holder renews');
-    assert.equal(await stores[other]!.tryLease('sweep', `n${other}`, now + 1400, 1000), false, 'renewed until now + 1500');
-    assert.equal(await stores[other]!.tryLease('sweep', `n${other}`, now + 1500, 1000), true, 'expired: taken over');
+    assert.equal(await stores[owner]!.maintenance.tryLease('sweep', `n${owner}`, now + 500, 1000), true, 'the holder renews');
+    assert.equal(await stores[other]!.maintenance.tryLease('sweep', `n${other}`, now + 1400, 1000), false, 'renewed until now + 1500');
+    assert.equal(await stores[other]!.maintenance.tryLease('sweep', `n${other}`, now + 1500, 1000), true, 'expired: taken over');
   });
 
   test('a queue changed through one store is seen by the others', async () => {
     const q = await makeQueue(stores[0]!);
-    assert.equal((await stores[2]!.getQueue(q.accountId, q.name))?.attributes.DelaySeconds, undefined);
-    await stores[1]!.updateQueue(q.id, { setAttributes: { DelaySeconds: '7' } });
-    const ms = await eventually(async () => (await stores[2]!.getQueue(q.accountId, q.name))?.attributes.DelaySeconds === '7', 'the cached queue to be dropped');
+    assert.equal((await stores[2]!.queues.get(q.accountId, q.name))?.attributes.DelaySeconds, undefined);
+    await stores[1]!.queues.update(q.id, { setAttributes: { DelaySeconds: '7' } });
+    const ms = await eventually(async () => (await stores[2]!.queues.get(q.accountId, q.name))?.attributes.DelaySeconds === '7', 'the cached queue to be dropped');
     assert.ok(ms < 1000);
-    await stores[3]!.deleteQueue(q.id);
-    await eventually(async () => (await stores[2]!.getQueue(q.accountId, q.name)) === undefined, 'the deleted queue to be forgotten');
+    await stores[3]!.queues.delete(q.id);
+    await eventually(async () => (await stores[2]!.queues.get(q.accountId, q.name)) === undefined, 'the deleted queue to be forgotten');
   });
 
   test('a send through one store wakes listeners of the others', async () => {
     const q = await makeQueue(stores[0]!);
     const woken = new Set<number>();
-    const offs = stores.map((s, i) => s.onAvailable(q.id, () => woken.add(i)));
+    const offs = stores.map((s, i) => s.wakeups.subscribe(q.id, () => woken.add(i)));
     const started = Date.now();
-    await stores[0]!.send(q.id, [newMessage(Date.now())]);
+    await stores[0]!.messages.send(q.id, [newMessage(Date.now())]);
     const ms = await eventually(() => woken.size === NODES, 'every store to be woken', 1000);
     offs.forEach((off) => off());
     assert.ok(Date.now() - started < 1000, `woken in ${ms} ms`);
@@ -209,14 +209,14 @@ describe('several stores on one database', () => {
   test('a lost LISTEN connection is re-established, and no wake-up is lost meanwhile', async () => {
     const q = await makeQueue(stores[0]!);
     let woken = 0;
-    const off = stores[1]!.onAvailable(q.id, () => woken++);
+    const off = stores[1]!.wakeups.subscribe(q.id, () => woken++);
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
     try {
       // Ends every LISTEN connection; the stores' pools are untouched.
       await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                           WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()`);
-      await stores[0]!.send(q.id, [newMessage(Date.now())]);
+      await stores[0]!.messages.send(q.id, [newMessage(Date.now())]);
       await eventually(() => woken > 0, 'the waiting listener to be woken (reconnect or fallback poll)', 5000);
       // Once reconnected, NOTIFY works again: wait for the LISTEN to be back, then send.
       await eventually(async () => {
@@ -224,7 +224,7 @@ describe('several stores on one database', () => {
         return rows[0].n >= NODES;
       }, 'every store to listen again', 5000);
       woken = 0;
-      await stores[2]!.send(q.id, [newMessage(Date.now())]);
+      await stores[2]!.messages.send(q.id, [newMessage(Date.now())]);
       // Well within the 2 s fallback poll: the notification did it.
       assert.ok((await eventually(() => woken > 0, 'a wake-up by NOTIFY', 1000)) < 1000);
     } finally {

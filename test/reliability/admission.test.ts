@@ -11,7 +11,7 @@ import { SqsError } from '../../src/engine/errors.js';
 import { actions } from '../../src/engine/actions.js';
 import { ManualClock } from '../../src/engine/clock.js';
 import { Engine } from '../../src/engine/engine.js';
-import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
+import { SqliteStore } from '../../src/stores/sqlite/store.js';
 import { ctx, settle } from '../engine/support.js';
 import { sleep, sqs } from './support.js';
 

@@ -3,8 +3,8 @@
  * passes only if it passes all of them. To add a store, add it to `stores` below.
  */
 import { after, describe } from 'node:test';
-import { PostgresStore } from '../../src/stores/postgres/postgres-store.js';
-import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
+import { PostgresStore } from '../../src/stores/postgres/store.js';
+import { SqliteStore } from '../../src/stores/sqlite/store.js';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
 import { cases } from './cases/index.js';
 import { tempFile, type StoreFactory } from './harness.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { newReceiptToken } from '../../src/engine/receipt.js';
 import type { NewMessage, QueueRecord } from '../../src/engine/types.js';
-import type { ReceiveRequest, Store } from '../../src/stores/store.js';
+import type { ReceiveRequest, Store } from '../../src/engine/store/store.js';
 
 export type StoreFactory = () => Promise<Store>;
 /** A group of conformance cases, written once against the Store interface. */
@@ -29,7 +29,7 @@ export function useStore(open: StoreFactory): () => Store {
 let queueCounter = 0;
 export async function makeQueue(store: Store, overrides: Partial<QueueRecord> = {}): Promise<QueueRecord> {
   const now = 1_700_000_000_000;
-  const { queue } = await store.createQueue({
+  const { queue } = await store.queues.create({
     accountId: '000000000000', name: `q${++queueCounter}-${Date.now()}`, fifo: false,
     attributes: { VisibilityTimeout: '30' }, tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
     ...overrides,

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { BOUND_LIMIT } from '../../src/stores/sqlite/rows.js';
+import { BOUND_LIMIT } from '../../src/stores/sqlite/sql.js';
 
 // Compiled to dist/test/stores: the sources are three levels up.
 const dir = new URL('../../../src/stores/sqlite/', import.meta.url);

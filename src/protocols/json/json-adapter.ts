@@ -3,7 +3,6 @@ import type { Cancellation } from '../../engine/long-poll.js';
 import type { Engine } from '../../engine/engine.js';
 import { SqsError, sqsError } from '../../engine/errors.js';
 import type { RequestContext } from '../../engine/types.js';
-import { storageError } from '../../stores/storage-errors.js';
 import type { WireRequest, WireResponse } from '../wire.js';
 
 const CONTENT_TYPE = 'application/x-amz-json-1.0';
@@ -44,7 +43,7 @@ function parseBody(body: Buffer): Record<string, unknown> {
 }
 
 export function jsonError(e: unknown): WireResponse {
-  const err = e instanceof SqsError ? e : storageError(e) ?? sqsError('InternalFailure', 'We encountered an internal error. Please try again.');
+  const err = e instanceof SqsError ? e : sqsError('InternalFailure', 'We encountered an internal error. Please try again.');
   return {
     status: err.status,
     headers: {

@@ -7,7 +7,6 @@ import type { WireRequest, WireResponse } from '../wire.js';
 import { decodeInput, type Params } from './decode.js';
 import { errorXml, successXml } from './encode.js';
 import { queryOperation } from './model.js';
-import { storageError } from '../../stores/storage-errors.js';
 
 const CONTENT_TYPE = 'text/xml';
 /** More form fields than the largest valid request (a full SendMessageBatch) can carry. */
@@ -68,7 +67,7 @@ function unknownOperation(): WireResponse {
 }
 
 export function queryError(e: unknown, requestId: string): WireResponse {
-  const err = e instanceof SqsError ? e : storageError(e) ?? errors.internal();
+  const err = e instanceof SqsError ? e : errors.internal();
   const fault = err.senderFault ? 'Sender' : 'Receiver';
   // The one message recorded to differ between the protocols (sqs-errors.md A1, A4).
   const message = err.code === NON_EXISTENT_QUEUE ? 'The specified queue does not exist for this wsdl version.' : err.message;

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { migrations } from './schema.js';
+import { migrations } from './migrations.js';
 
 /** Any fixed number: the advisory lock every Redrive node takes to migrate. */
 const MIGRATION_LOCK = 0x7265_6472;

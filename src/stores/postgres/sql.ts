@@ -1,6 +1,12 @@
 import type pg from 'pg';
 import type { NewMessage } from '../../engine/types.js';
-import { MESSAGE_COLUMNS, messageValues } from '../sqlite/rows.js';
+import { MESSAGE_COLUMNS, messageValues, type MessageRow } from '../rows.js';
+
+/** No dead-letter rule: no receive count is too high. */
+export const NO_LIMIT = 2 ** 31 - 1;
+
+/** A row of a receive statement: `poison` rows were received too often and are not claimed. */
+export type ReceiveRow = MessageRow & { poison: boolean };
 
 const ALL_COLUMNS = ['seq', ...MESSAGE_COLUMNS, 'first_received_at', 'received_at', 'receipt_token', 'dead_lettered_at'];
 

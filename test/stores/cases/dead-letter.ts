@@ -2,16 +2,16 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import type { QueueRecord, StoredMessage } from '../../../src/engine/types.js';
-import type { MoveBatch, Store } from '../../../src/stores/store.js';
+import type { DeadLetterRule, MoveBatch, Store } from '../../../src/engine/store/store.js';
 import { makeQueue, newMessage, receiveRequest, useStore, type CaseGroup } from '../harness.js';
 
 const T = 1_700_000_000_000;
 const LEASE = 15_000;
 
-function deadLetterTo(dlq: QueueRecord, maxReceiveCount: number) {
+function deadLetterTo(dlq: QueueRecord, maxReceiveCount: number): DeadLetterRule {
   return {
-    queueId: dlq.id, maxReceiveCount,
-    patch: (m: StoredMessage) => ({ sentAt: m.sentAt, dedupId: m.dedupId, deadLetterSourceArn: `arn:source:${m.queueId}` }),
+    queueId: dlq.id, maxReceiveCount, reason: 'delivery_limit',
+    arrival: (m: StoredMessage) => ({ sentAt: m.sentAt, dedupId: m.dedupId, deadLetterSourceArn: `arn:source:${m.queueId}` }),
   };
 }
 
@@ -28,11 +28,11 @@ function batch(owner: string, now: number, dest: QueueRecord | undefined, overri
 }
 
 async function newTask(store: Store, source: QueueRecord, maxActive = 100, toMove?: number) {
-  return store.createMoveTask({ id: randomUUID(), accountId: source.accountId, sourceQueueId: source.id, sourceArn: `arn:${source.name}`, startedAt: T, toMove }, maxActive);
+  return store.moveTasks.create({ id: randomUUID(), accountId: source.accountId, sourceQueueId: source.id, sourceArn: `arn:${source.name}`, startedAt: T, toMove }, maxActive);
 }
 
 async function bodies(store: Store, q: QueueRecord): Promise<string[]> {
-  return (await store.peekMessages(q.id, 0, 1000)).map((m) => m.body);
+  return (await store.messages.peek(q.id, 0, 1000)).map((m) => m.body);
 }
 
 export const deadLetterCases: CaseGroup = (open) => {
@@ -42,14 +42,14 @@ export const deadLetterCases: CaseGroup = (open) => {
     test('receive moves a message past maxReceiveCount into the DLQ in the same step', async () => {
       const src = await makeQueue(store());
       const dlq = await makeQueue(store());
-      const [m] = await store().send(src.id, [newMessage(T, { body: 'poison', dedupId: 'd' })]);
+      const { messages: [m] } = await store().messages.send(src.id, [newMessage(T, { body: 'poison', dedupId: 'd' })]);
       const rule = deadLetterTo(dlq, 2);
-      for (let i = 0; i < 2; i++) await store().receive(src.id, receiveRequest(T + 10 + i, { max: 1, visibilityTimeoutMs: 0, deadLetter: rule }));
-      await store().send(src.id, [newMessage(T + 15, { body: 'fine' })]);
-      const r = await store().receive(src.id, receiveRequest(T + 20, { max: 1, visibilityTimeoutMs: 0, deadLetter: rule }));
-      assert.equal(r.deadLettered, 1);
+      for (let i = 0; i < 2; i++) await store().messages.receive(src.id, receiveRequest(T + 10 + i, { max: 1, visibilityTimeoutMs: 0, deadLetter: rule }));
+      await store().messages.send(src.id, [newMessage(T + 15, { body: 'fine' })]);
+      const r = await store().messages.receive(src.id, receiveRequest(T + 20, { max: 1, visibilityTimeoutMs: 0, deadLetter: rule }));
+      assert.deepEqual(r.deadLettered, [{ messageId: m!.messageId, from: src.id, to: dlq.id, reason: 'delivery_limit', parked: undefined }]);
       assert.deepEqual(r.messages.map((x) => x.body), ['fine'], 'the freed place is filled');
-      const [moved] = await store().peekMessages(dlq.id, 0, 10);
+      const [moved] = await store().messages.peek(dlq.id, 0, 10);
       assert.equal(moved!.messageId, m!.messageId);
       assert.equal(moved!.sentAt, T);
       assert.equal(moved!.deadLetterSourceArn, `arn:source:${src.id}`);
@@ -62,33 +62,33 @@ export const deadLetterCases: CaseGroup = (open) => {
     test('counters: sends, receives and deletes; a move into a DLQ is not a send', async () => {
       const src = await makeQueue(store());
       const dlq = await makeQueue(store());
-      await store().send(src.id, [newMessage(T), newMessage(T), newMessage(T)]);
-      const got = await store().receive(src.id, receiveRequest(T, { max: 2, visibilityTimeoutMs: 0 }));
+      await store().messages.send(src.id, [newMessage(T), newMessage(T), newMessage(T)]);
+      const got = await store().messages.receive(src.id, receiveRequest(T, { max: 2, visibilityTimeoutMs: 0 }));
       const receipts = got.messages.map((x) => ({ seq: x.seq, token: x.receiptToken! }));
-      await store().deleteMessages(src.id, [receipts[0]!], { now: T, requireUnexpired: false });
-      await store().deleteMessages(src.id, [receipts[0]!], { now: T, requireUnexpired: false });
-      assert.deepEqual(await store().queueStats(src.id), { sent: 3, received: 2, deleted: 1 });
-      await store().receive(src.id, receiveRequest(T + 1, { visibilityTimeoutMs: 0, deadLetter: deadLetterTo(dlq, 1) }));
-      assert.deepEqual(await store().queueStats(dlq.id), { sent: 0, received: 0, deleted: 0 });
-      assert.equal((await store().queueStats(src.id)).received, 3, 'only the message never received before was returned');
-      await store().deleteQueue(src.id);
-      assert.deepEqual(await store().queueStats(src.id), { sent: 0, received: 0, deleted: 0 });
+      await store().messages.delete(src.id, [receipts[0]!], { now: T, requireCurrent: false });
+      await store().messages.delete(src.id, [receipts[0]!], { now: T, requireCurrent: false });
+      assert.deepEqual(await store().queues.stats(src.id), { sent: 3, received: 2, deleted: 1 });
+      await store().messages.receive(src.id, receiveRequest(T + 1, { visibilityTimeoutMs: 0, deadLetter: deadLetterTo(dlq, 1) }));
+      assert.deepEqual(await store().queues.stats(dlq.id), { sent: 0, received: 0, deleted: 0 });
+      assert.equal((await store().queues.stats(src.id)).received, 3, 'only the message never received before was returned');
+      await store().queues.delete(src.id);
+      assert.deepEqual(await store().queues.stats(src.id), { sent: 0, received: 0, deleted: 0 });
     });
 
     test('peekMessages pages by position and changes nothing', async () => {
       const q = await makeQueue(store());
-      await store().send(q.id, [1, 2, 3].map((i) => newMessage(T, { body: `p${i}` })));
-      const first = await store().peekMessages(q.id, 0, 2);
+      await store().messages.send(q.id, [1, 2, 3].map((i) => newMessage(T, { body: `p${i}` })));
+      const first = await store().messages.peek(q.id, 0, 2);
       assert.deepEqual(first.map((m) => m.body), ['p1', 'p2']);
-      assert.deepEqual((await store().peekMessages(q.id, first[1]!.seq, 2)).map((m) => m.body), ['p3']);
-      const r = await store().receive(q.id, receiveRequest(T));
+      assert.deepEqual((await store().messages.peek(q.id, first[1]!.seq, 2)).map((m) => m.body), ['p3']);
+      const r = await store().messages.receive(q.id, receiveRequest(T));
       assert.ok(r.messages.every((m) => m.receiveCount === 1), 'peeking did not count as receiving');
     });
 
     test('one active task per source, and a limit per account', async () => {
       const dlq = await makeQueue(store(), { accountId: 'acct-limit' });
       const other = await makeQueue(store(), { accountId: 'acct-limit' });
-      await store().send(dlq.id, [newMessage(T), newMessage(T)]);
+      await store().messages.send(dlq.id, [newMessage(T), newMessage(T)]);
       const task = await newTask(store(), dlq, 2);
       assert.ok(typeof task === 'object');
       assert.equal(task.status, 'RUNNING');
@@ -96,36 +96,36 @@ export const deadLetterCases: CaseGroup = (open) => {
       assert.equal(task.moved, 0);
       assert.equal(await newTask(store(), dlq, 2), 'sourceBusy');
       assert.equal(await newTask(store(), other, 1), 'accountLimit');
-      await store().cancelMoveTask(task.id);
+      await store().moveTasks.cancel(task.id);
       const next = await newTask(store(), dlq, 2, 1);
       assert.ok(typeof next === 'object', 'a cancelled task is not active');
       assert.equal(next.toMove, 1, 'a selective redrive says how many it expects');
-      const listed = await store().listMoveTasks(dlq.id, 10);
+      const listed = await store().moveTasks.list(dlq.id, 10);
       assert.deepEqual(listed.map((t) => t.status), ['RUNNING', 'CANCELLED'], 'newest first');
     });
 
     test('a batch moves the oldest messages as new ones and records progress; then the task completes', async () => {
       const dlq = await makeQueue(store());
       const dest = await makeQueue(store());
-      await store().send(dlq.id, [1, 2, 3].map((i) => newMessage(T + i, { body: `m${i}` })));
+      await store().messages.send(dlq.id, [1, 2, 3].map((i) => newMessage(T + i, { body: `m${i}` })));
       const task = (await newTask(store(), dlq)) as Exclude<Awaited<ReturnType<typeof newTask>>, string>;
-      await store().leaseMoveTasks('a', T, T + LEASE);
-      const r1 = await store().runMoveBatch(task.id, batch('a', T + 100, dest, { limit: 2 }));
+      await store().moveTasks.lease('a', T, T + LEASE);
+      const r1 = await store().moveTasks.runBatch(task.id, batch('a', T + 100, dest, { limit: 2 }));
       assert.equal(r1.moved, 2);
       assert.equal(r1.task.moved, 2);
       assert.equal(r1.task.status, 'RUNNING');
       assert.deepEqual(await bodies(store(), dest), ['m1', 'm2']);
       assert.deepEqual(await bodies(store(), dlq), ['m3']);
       // Sent after the task started: not part of it.
-      await store().send(dlq.id, [newMessage(T + 200, { body: 'late' })]);
-      const r2 = await store().runMoveBatch(task.id, batch('a', T + 300, dest, { limit: 2 }));
+      await store().messages.send(dlq.id, [newMessage(T + 200, { body: 'late' })]);
+      const r2 = await store().moveTasks.runBatch(task.id, batch('a', T + 300, dest, { limit: 2 }));
       assert.equal(r2.task.status, 'COMPLETED');
       assert.equal(r2.task.moved, 3);
       assert.deepEqual(await bodies(store(), dlq), ['late']);
-      const moved = await store().peekMessages(dest.id, 0, 10);
+      const moved = await store().messages.peek(dest.id, 0, 10);
       assert.ok(moved.every((m) => m.receiveCount === 0 && m.sentAt >= T + 100));
-      assert.deepEqual(await store().queueStats(dest.id), { sent: 3, received: 0, deleted: 0 });
-      const dlqStats = await store().queueStats(dlq.id);
+      assert.deepEqual(await store().queues.stats(dest.id), { sent: 3, received: 0, deleted: 0 });
+      const dlqStats = await store().queues.stats(dlq.id);
       assert.equal(dlqStats.received, 3);
       assert.equal(dlqStats.deleted, 3);
     });
@@ -133,10 +133,10 @@ export const deadLetterCases: CaseGroup = (open) => {
     test('a batch skips messages the filter rejects and those in flight, leaving them in place', async () => {
       const dlq = await makeQueue(store());
       const dest = await makeQueue(store());
-      await store().send(dlq.id, ['keep', 'move', 'hidden'].map((b) => newMessage(T, { body: b, visibleAt: b === 'hidden' ? T + 1e9 : T })));
+      await store().messages.send(dlq.id, ['keep', 'move', 'hidden'].map((b) => newMessage(T, { body: b, visibleAt: b === 'hidden' ? T + 1e9 : T })));
       const task = (await newTask(store(), dlq)) as Exclude<Awaited<ReturnType<typeof newTask>>, string>;
-      await store().leaseMoveTasks('a', T, T + LEASE);
-      const r = await store().runMoveBatch(task.id, batch('a', T + 1, dest, { matches: (m) => m.body !== 'keep' }));
+      await store().moveTasks.lease('a', T, T + LEASE);
+      const r = await store().moveTasks.runBatch(task.id, batch('a', T + 1, dest, { matches: (m) => m.body !== 'keep' }));
       assert.equal(r.task.status, 'COMPLETED');
       assert.deepEqual(await bodies(store(), dest), ['move']);
       assert.deepEqual(await bodies(store(), dlq), ['keep', 'hidden']);
@@ -144,10 +144,10 @@ export const deadLetterCases: CaseGroup = (open) => {
 
     test('a missing destination fails the task and leaves the message where it is', async () => {
       const dlq = await makeQueue(store());
-      await store().send(dlq.id, [newMessage(T, { body: 'stay' })]);
+      await store().messages.send(dlq.id, [newMessage(T, { body: 'stay' })]);
       const task = (await newTask(store(), dlq)) as Exclude<Awaited<ReturnType<typeof newTask>>, string>;
-      await store().leaseMoveTasks('a', T, T + LEASE);
-      const r = await store().runMoveBatch(task.id, batch('a', T + 1, undefined));
+      await store().moveTasks.lease('a', T, T + LEASE);
+      const r = await store().moveTasks.runBatch(task.id, batch('a', T + 1, undefined));
       assert.equal(r.task.status, 'FAILED');
       assert.equal(r.task.failureReason, 'gone');
       assert.equal(r.moved, 0);
@@ -157,17 +157,17 @@ export const deadLetterCases: CaseGroup = (open) => {
     test('leases: one node drives a task; another takes it over only after the lease expires', async () => {
       const dlq = await makeQueue(store());
       const dest = await makeQueue(store());
-      await store().send(dlq.id, [newMessage(T), newMessage(T)]);
+      await store().messages.send(dlq.id, [newMessage(T), newMessage(T)]);
       const task = (await newTask(store(), dlq)) as Exclude<Awaited<ReturnType<typeof newTask>>, string>;
-      assert.ok((await store().leaseMoveTasks('a', T, T + LEASE)).some((t) => t.id === task.id));
-      assert.ok(!(await store().leaseMoveTasks('b', T + 1, T + 1 + LEASE)).some((t) => t.id === task.id));
-      assert.equal((await store().runMoveBatch(task.id, batch('b', T + 2, dest, { limit: 1 }))).lost, true);
-      assert.ok((await store().leaseMoveTasks('b', T + LEASE, T + 2 * LEASE)).some((t) => t.id === task.id));
-      assert.equal((await store().runMoveBatch(task.id, batch('a', T + LEASE, dest, { limit: 1 }))).lost, true);
-      assert.equal((await store().runMoveBatch(task.id, batch('b', T + LEASE, dest, { limit: 1 }))).moved, 1);
-      await store().cancelMoveTask(task.id);
-      assert.equal((await store().runMoveBatch(task.id, batch('b', T + LEASE, dest))).lost, true, 'a cancelled task moves nothing');
-      assert.equal((await store().getMoveTask(task.id))!.moved, 1);
+      assert.ok((await store().moveTasks.lease('a', T, T + LEASE)).some((t) => t.id === task.id));
+      assert.ok(!(await store().moveTasks.lease('b', T + 1, T + 1 + LEASE)).some((t) => t.id === task.id));
+      assert.equal((await store().moveTasks.runBatch(task.id, batch('b', T + 2, dest, { limit: 1 }))).lost, true);
+      assert.ok((await store().moveTasks.lease('b', T + LEASE, T + 2 * LEASE)).some((t) => t.id === task.id));
+      assert.equal((await store().moveTasks.runBatch(task.id, batch('a', T + LEASE, dest, { limit: 1 }))).lost, true);
+      assert.equal((await store().moveTasks.runBatch(task.id, batch('b', T + LEASE, dest, { limit: 1 }))).moved, 1);
+      await store().moveTasks.cancel(task.id);
+      assert.equal((await store().moveTasks.runBatch(task.id, batch('b', T + LEASE, dest))).lost, true, 'a cancelled task moves nothing');
+      assert.equal((await store().moveTasks.get(task.id))!.moved, 1);
     });
   });
 };

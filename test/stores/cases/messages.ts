@@ -10,12 +10,12 @@ export const messageCases: CaseGroup = (open) => {
 
     test('send assigns increasing positions and keeps every field', async () => {
       const q = await makeQueue(store());
-      const sent = await store().send(q.id, [
+      const { messages: sent } = await store().messages.send(q.id, [
         newMessage(T, { attributes: { a: { DataType: 'String', StringValue: 'x' } }, md5OfAttributes: 'm' }),
         newMessage(T, { groupId: 'g', dedupId: 'd' }),
       ]);
       assert.ok(sent[1]!.seq > sent[0]!.seq);
-      const { messages } = await store().receive(q.id, receiveRequest(T));
+      const { messages } = await store().messages.receive(q.id, receiveRequest(T));
       assert.equal(messages.length, 2);
       assert.deepEqual(messages[0]!.attributes, { a: { DataType: 'String', StringValue: 'x' } });
       assert.equal(messages[0]!.md5OfAttributes, 'm');
@@ -25,136 +25,136 @@ export const messageCases: CaseGroup = (open) => {
 
     test('receive returns visible messages oldest first, up to max, and hides them', async () => {
       const q = await makeQueue(store());
-      await store().send(q.id, [1, 2, 3].map((i) => newMessage(T + i)));
-      const first = await store().receive(q.id, receiveRequest(T + 10, { max: 2, visibilityTimeoutMs: 1000 }));
+      await store().messages.send(q.id, [1, 2, 3].map((i) => newMessage(T + i)));
+      const first = await store().messages.receive(q.id, receiveRequest(T + 10, { max: 2, visibilityTimeoutMs: 1000 }));
       assert.deepEqual(first.messages.map((m) => m.sentAt), [T + 1, T + 2]);
       assert.ok(first.messages.every((m) => m.receiveCount === 1 && m.receiptToken && m.firstReceivedAt === T + 10));
-      const second = await store().receive(q.id, receiveRequest(T + 10));
+      const second = await store().messages.receive(q.id, receiveRequest(T + 10));
       assert.deepEqual(second.messages.map((m) => m.sentAt), [T + 3]);
-      const later = await store().receive(q.id, receiveRequest(T + 1010));
+      const later = await store().messages.receive(q.id, receiveRequest(T + 1010));
       assert.equal(later.messages.length, 2, 'visible again after the timeout');
       assert.ok(later.messages.every((m) => m.receiveCount === 2 && m.firstReceivedAt === T + 10));
     });
 
     test('a zero visibility timeout never returns one message twice in one receive', async () => {
       const q = await makeQueue(store());
-      await store().send(q.id, [newMessage(T), newMessage(T)]);
-      const r = await store().receive(q.id, receiveRequest(T, { visibilityTimeoutMs: 0 }));
+      await store().messages.send(q.id, [newMessage(T), newMessage(T)]);
+      const r = await store().messages.receive(q.id, receiveRequest(T, { visibilityTimeoutMs: 0 }));
       assert.equal(r.messages.length, 2);
       assert.equal(new Set(r.messages.map((m) => m.seq)).size, 2);
     });
 
     test('delayed messages are not received before their time', async () => {
       const q = await makeQueue(store());
-      await store().send(q.id, [newMessage(T, { visibleAt: T + 5000 })]);
-      assert.equal((await store().receive(q.id, receiveRequest(T + 4999))).messages.length, 0);
-      assert.equal(await store().nextVisibleAt(q.id, T), T + 5000);
-      assert.equal((await store().receive(q.id, receiveRequest(T + 5000))).messages.length, 1);
+      await store().messages.send(q.id, [newMessage(T, { visibleAt: T + 5000 })]);
+      assert.equal((await store().messages.receive(q.id, receiveRequest(T + 4999))).messages.length, 0);
+      assert.equal(await store().messages.nextVisibleAt(q.id, T), T + 5000);
+      assert.equal((await store().messages.receive(q.id, receiveRequest(T + 5000))).messages.length, 1);
     });
 
     test('messages past the retention cutoff are never received and are swept', async () => {
       const q = await makeQueue(store());
-      await store().send(q.id, [newMessage(T), newMessage(T + 100)]);
-      const r = await store().receive(q.id, receiveRequest(T + 200, { retentionCutoff: T + 50 }));
+      await store().messages.send(q.id, [newMessage(T), newMessage(T + 100)]);
+      const r = await store().messages.receive(q.id, receiveRequest(T + 200, { retentionCutoff: T + 50 }));
       assert.deepEqual(r.messages.map((m) => m.sentAt), [T + 100]);
-      assert.equal(await store().deleteSentBefore(q.id, T + 50), 1);
-      assert.equal((await store().countMessages(q.id, T + 200)).inflight, 1);
+      assert.equal(await store().maintenance.deleteSentBefore(q.id, T + 50), 1);
+      assert.equal((await store().messages.count(q.id, T + 200)).inflight, 1);
     });
 
     test('counts distinguish visible, in flight and delayed', async () => {
       const q = await makeQueue(store());
-      await store().send(q.id, [newMessage(T), newMessage(T), newMessage(T, { visibleAt: T + 9000 })]);
-      await store().receive(q.id, receiveRequest(T, { max: 1 }));
-      assert.deepEqual(await store().countMessages(q.id, T), { visible: 1, inflight: 1, delayed: 1 });
-      assert.equal(await store().countInflight(q.id, T), 1);
+      await store().messages.send(q.id, [newMessage(T), newMessage(T), newMessage(T, { visibleAt: T + 9000 })]);
+      await store().messages.receive(q.id, receiveRequest(T, { max: 1 }));
+      assert.deepEqual(await store().messages.count(q.id, T), { visible: 1, inflight: 1, delayed: 1 });
+      assert.equal(await store().messages.countInflight(q.id, T), 1);
     });
 
-    test('delete: any receipt deletes on standard queues; only the current unexpired one on FIFO', async () => {
+    test('delete: any receipt deletes on standard queues; only the current unlapsed one on FIFO', async () => {
       const q = await makeQueue(store());
-      await store().send(q.id, [newMessage(T)]);
-      const a = (await store().receive(q.id, receiveRequest(T, { visibilityTimeoutMs: 0 }))).messages[0]!;
-      const b = (await store().receive(q.id, receiveRequest(T + 1, { visibilityTimeoutMs: 1000 }))).messages[0]!;
+      await store().messages.send(q.id, [newMessage(T)]);
+      const a = (await store().messages.receive(q.id, receiveRequest(T, { visibilityTimeoutMs: 0 }))).messages[0]!;
+      const b = (await store().messages.receive(q.id, receiveRequest(T + 1, { visibilityTimeoutMs: 1000 }))).messages[0]!;
       assert.notEqual(a.receiptToken, b.receiptToken);
-      const fifoRule = { now: T + 2, requireUnexpired: true };
-      assert.deepEqual(await store().deleteMessages(q.id, [{ seq: a.seq, token: a.receiptToken! }], fifoRule), ['expired']);
-      assert.deepEqual(await store().deleteMessages(q.id, [{ seq: b.seq, token: b.receiptToken! }], { now: T + 5000, requireUnexpired: true }), ['expired']);
-      assert.deepEqual(await store().deleteMessages(q.id, [{ seq: a.seq, token: a.receiptToken! }], { now: T + 2, requireUnexpired: false }), ['ok']);
-      assert.deepEqual(await store().deleteMessages(q.id, [{ seq: a.seq, token: a.receiptToken! }], { now: T + 2, requireUnexpired: false }), ['gone']);
-      assert.deepEqual(await store().countMessages(q.id, T + 2), { visible: 0, inflight: 0, delayed: 0 });
+      const fifoRule = { now: T + 2, requireCurrent: true };
+      assert.deepEqual(await store().messages.delete(q.id, [{ seq: a.seq, token: a.receiptToken! }], fifoRule), ['lapsed']);
+      assert.deepEqual(await store().messages.delete(q.id, [{ seq: b.seq, token: b.receiptToken! }], { now: T + 5000, requireCurrent: true }), ['lapsed']);
+      assert.deepEqual(await store().messages.delete(q.id, [{ seq: a.seq, token: a.receiptToken! }], { now: T + 2, requireCurrent: false }), ['ok']);
+      assert.deepEqual(await store().messages.delete(q.id, [{ seq: a.seq, token: a.receiptToken! }], { now: T + 2, requireCurrent: false }), ['gone']);
+      assert.deepEqual(await store().messages.count(q.id, T + 2), { visible: 0, inflight: 0, delayed: 0 });
     });
 
     test('a delete names its queue: the same position in another queue is not touched', async () => {
       const q1 = await makeQueue(store());
       const q2 = await makeQueue(store());
-      const [m] = await store().send(q1.id, [newMessage(T)]);
-      assert.deepEqual(await store().deleteMessages(q2.id, [{ seq: m!.seq, token: 'x' }], { now: T, requireUnexpired: false }), ['gone']);
-      assert.equal((await store().countMessages(q1.id, T)).visible, 1);
+      const { messages: [m] } = await store().messages.send(q1.id, [newMessage(T)]);
+      assert.deepEqual(await store().messages.delete(q2.id, [{ seq: m!.seq, token: 'x' }], { now: T, requireCurrent: false }), ['gone']);
+      assert.equal((await store().messages.count(q1.id, T)).visible, 1);
     });
 
     test('changeVisibility counts from the call, applies to the current receipt, and caps at the limit', async () => {
       const q = await makeQueue(store());
-      await store().send(q.id, [newMessage(T)]);
-      const m = (await store().receive(q.id, receiveRequest(T, { visibilityTimeoutMs: 10_000 }))).messages[0]!;
-      const ref = { seq: m.seq, token: m.receiptToken!, maxSinceReceiveMs: 43_200_000, requireUnexpired: false };
-      assert.deepEqual(await store().changeVisibility(q.id, [{ ...ref, visibilityTimeoutMs: 5000 }], T + 1000), ['ok']);
-      assert.equal((await store().receive(q.id, receiveRequest(T + 5999))).messages.length, 0);
-      assert.deepEqual(await store().changeVisibility(q.id, [{ ...ref, visibilityTimeoutMs: 43_200_000 }], T + 1000), ['tooLong']);
-      assert.deepEqual(await store().changeVisibility(q.id, [{ ...ref, visibilityTimeoutMs: 0 }], T + 2000), ['ok']);
-      const again = (await store().receive(q.id, receiveRequest(T + 2000))).messages[0]!;
+      await store().messages.send(q.id, [newMessage(T)]);
+      const m = (await store().messages.receive(q.id, receiveRequest(T, { visibilityTimeoutMs: 10_000 }))).messages[0]!;
+      const ref = { seq: m.seq, token: m.receiptToken!, maxSinceReceiveMs: 43_200_000, requireCurrent: false };
+      assert.deepEqual(await store().messages.changeVisibility(q.id, [{ ...ref, visibilityTimeoutMs: 5000 }], T + 1000), ['ok']);
+      assert.equal((await store().messages.receive(q.id, receiveRequest(T + 5999))).messages.length, 0);
+      assert.deepEqual(await store().messages.changeVisibility(q.id, [{ ...ref, visibilityTimeoutMs: 43_200_000 }], T + 1000), ['tooLong']);
+      assert.deepEqual(await store().messages.changeVisibility(q.id, [{ ...ref, visibilityTimeoutMs: 0 }], T + 2000), ['ok']);
+      const again = (await store().messages.receive(q.id, receiveRequest(T + 2000))).messages[0]!;
       assert.equal(again.receiveCount, 2);
-      assert.deepEqual(await store().changeVisibility(q.id, [{ ...ref, visibilityTimeoutMs: 100 }], T + 2001), ['stale']);
-      await store().deleteMessages(q.id, [{ seq: again.seq, token: again.receiptToken! }], { now: T, requireUnexpired: false });
-      assert.deepEqual(await store().changeVisibility(q.id, [{ ...ref, visibilityTimeoutMs: 100 }], T + 2001), ['gone']);
+      assert.deepEqual(await store().messages.changeVisibility(q.id, [{ ...ref, visibilityTimeoutMs: 100 }], T + 2001), ['stale']);
+      await store().messages.delete(q.id, [{ seq: again.seq, token: again.receiptToken! }], { now: T, requireCurrent: false });
+      assert.deepEqual(await store().messages.changeVisibility(q.id, [{ ...ref, visibilityTimeoutMs: 100 }], T + 2001), ['gone']);
     });
 
-    test('an expired receipt re-hides a standard message but has expired on FIFO', async () => {
+    test('a lapsed receipt re-hides a standard message but no longer works on FIFO', async () => {
       const q = await makeQueue(store());
-      await store().send(q.id, [newMessage(T)]);
-      const m = (await store().receive(q.id, receiveRequest(T, { visibilityTimeoutMs: 1000 }))).messages[0]!;
+      await store().messages.send(q.id, [newMessage(T)]);
+      const m = (await store().messages.receive(q.id, receiveRequest(T, { visibilityTimeoutMs: 1000 }))).messages[0]!;
       const ref = { seq: m.seq, token: m.receiptToken!, maxSinceReceiveMs: 43_200_000, visibilityTimeoutMs: 5000 };
-      assert.deepEqual(await store().changeVisibility(q.id, [{ ...ref, requireUnexpired: true }], T + 2000), ['expired']);
-      assert.deepEqual(await store().changeVisibility(q.id, [{ ...ref, requireUnexpired: false }], T + 2000), ['ok']);
-      assert.equal((await store().receive(q.id, receiveRequest(T + 6999))).messages.length, 0);
+      assert.deepEqual(await store().messages.changeVisibility(q.id, [{ ...ref, requireCurrent: true }], T + 2000), ['lapsed']);
+      assert.deepEqual(await store().messages.changeVisibility(q.id, [{ ...ref, requireCurrent: false }], T + 2000), ['ok']);
+      assert.equal((await store().messages.receive(q.id, receiveRequest(T + 6999))).messages.length, 0);
     });
 
     test('purge deletes every message; deleting a queue deletes its messages', async () => {
       const q = await makeQueue(store());
-      await store().send(q.id, [newMessage(T), newMessage(T)]);
-      await store().purgeQueue(q.id, T, 60_000);
-      assert.deepEqual(await store().countMessages(q.id, T), { visible: 0, inflight: 0, delayed: 0 });
-      await store().send(q.id, [newMessage(T)]);
-      await store().deleteQueue(q.id);
-      assert.deepEqual(await store().countMessages(q.id, T), { visible: 0, inflight: 0, delayed: 0 });
+      await store().messages.send(q.id, [newMessage(T), newMessage(T)]);
+      await store().queues.purge(q.id, T, 60_000);
+      assert.deepEqual(await store().messages.count(q.id, T), { visible: 0, inflight: 0, delayed: 0 });
+      await store().messages.send(q.id, [newMessage(T)]);
+      await store().queues.delete(q.id);
+      assert.deepEqual(await store().messages.count(q.id, T), { visible: 0, inflight: 0, delayed: 0 });
     });
 
     test('onAvailable fires after a send is committed, and stops after unsubscribe', async () => {
       const q = await makeQueue(store());
       let calls = 0;
-      const off = store().onAvailable(q.id, () => calls++);
-      await store().send(q.id, [newMessage(T)]);
+      const off = store().wakeups.subscribe(q.id, () => calls++);
+      await store().messages.send(q.id, [newMessage(T)]);
       await new Promise((r) => setImmediate(r));
       assert.ok(calls >= 1);
       off();
       const before = calls;
-      await store().send(q.id, [newMessage(T)]);
+      await store().messages.send(q.id, [newMessage(T)]);
       await new Promise((r) => setImmediate(r));
       assert.equal(calls, before);
     });
 
     test('concurrent writes in one turn all commit and each gets its own result', async () => {
       const q = await makeQueue(store());
-      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => store().send(q.id, [newMessage(T + i)])));
-      assert.equal(new Set(results.map((r) => r[0]!.seq)).size, 50);
-      assert.equal((await store().countMessages(q.id, T + 100)).visible, 50);
+      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => store().messages.send(q.id, [newMessage(T + i)])));
+      assert.equal(new Set(results.map((r) => r.messages[0]!.seq)).size, 50);
+      assert.equal((await store().messages.count(q.id, T + 100)).visible, 50);
     });
 
     test('one failing write in a group commit does not undo the others', async () => {
       const q = await makeQueue(store());
-      const bad = store().send(q.id, [newMessage(T, { body: null as unknown as string })]);
-      const good = store().send(q.id, [newMessage(T)]);
+      const bad = store().messages.send(q.id, [newMessage(T, { body: null as unknown as string })]);
+      const good = store().messages.send(q.id, [newMessage(T)]);
       await assert.rejects(bad);
       await good;
-      assert.equal((await store().countMessages(q.id, T)).visible, 1);
+      assert.equal((await store().messages.count(q.id, T)).visible, 1);
     });
   });
 };

@@ -1,13 +1,17 @@
 import type pg from 'pg';
-import type { NewMessage, StoredMessage } from '../../engine/types.js';
-import { deleteOutcome, visibilityOutcome } from '../receipt-outcome.js';
-import type { DeleteRule, LengthLimit, ReceiptOutcome, ReceiptRef, ReceiveRequest, ReceiveResult, VisibilityChange } from '../store.js';
-import type { PgDeathOps } from './death-ops.js';
-import { toMessage, type MessageRow } from '../sqlite/rows.js';
-import { countSql, INSERT_COLUMNS, inTransaction, insertArrays, messageColumns, query, unnestInsert } from './sql.js';
-
-/** No dead-letter rule: no receive count is too high. */
-export const NO_LIMIT = 2 ** 31 - 1;
+import type { DeadLettered, LengthLimit } from '../../engine/store/dead-letters.js';
+import type {
+  DeleteRule, MessageStore, ReceiptOutcome, ReceiptRef, ReceiveRequest, ReceiveResult, SendResult, VisibilityChange,
+} from '../../engine/store/messages.js';
+import { deleteOutcome, visibilityOutcome } from '../../engine/store/receipt-outcome.js';
+import type { MessageCounts, NewMessage, StoredMessage } from '../../engine/types.js';
+import { toMessage, type MessageRow } from '../rows.js';
+import type { PgDeadLetters } from './dead-letters.js';
+import { PgFifo } from './fifo.js';
+import {
+  countSql, INSERT_COLUMNS, inTransaction, insertArrays, messageColumns, NO_LIMIT, query, unnestInsert, type ReceiveRow,
+} from './sql.js';
+import type { PgWakeups } from './wakeups.js';
 
 /**
  * A send in one statement. FIFO deduplication claims each id in fifo_dedup with
@@ -75,23 +79,24 @@ const RECEIVE_SQL = `
   SELECT true, ${messageColumns('m')}, 0 FROM picked p JOIN messages m ON m.seq = p.seq WHERE p.receive_count >= $5
   ORDER BY n`;
 
-export type ReceiveRow = MessageRow & { poison: boolean };
+/** Sending, receiving, deleting and counting messages; FIFO receives through fifo.ts. */
+export class PgMessages implements MessageStore {
+  private readonly fifo: PgFifo;
 
-/** Sends, standard receives, deletes and visibility changes of the PostgreSQL store. */
-export class PgMessageOps {
   constructor(
     private readonly pool: pg.Pool,
-    private readonly deaths: PgDeathOps,
-    /** Marks a queue whose messages may have become available; call after commit. */
-    private readonly touch: (queueId: number) => void,
-  ) {}
+    private readonly deadLetters: PgDeadLetters,
+    private readonly wakeups: PgWakeups,
+  ) {
+    this.fifo = new PgFifo(pool, deadLetters, wakeups);
+  }
 
-  async send(queueId: number, messages: NewMessage[], limit?: LengthLimit): Promise<StoredMessage[]> {
-    if (messages.length === 0) return [];
+  async send(queueId: number, messages: NewMessage[], limit?: LengthLimit): Promise<SendResult> {
+    if (messages.length === 0) return { messages: [], deadLettered: [] };
     if (limit) return this.sendLimited(queueId, messages, limit);
     const out = await this.insert(this.pool, queueId, messages);
-    if (out.some((m) => !m.duplicate)) this.touch(queueId);
-    return out;
+    if (out.some((m) => !m.duplicate)) this.wakeups.wake(queueId);
+    return { messages: out, deadLettered: [] };
   }
 
   /**
@@ -99,11 +104,10 @@ export class PgMessageOps {
    * lock, deciding message by message as SQLite does (a duplicate takes no room; a
    * message that does not fit pushes out the head or is refused).
    */
-  private async sendLimited(queueId: number, messages: NewMessage[], limit: LengthLimit): Promise<StoredMessage[]> {
-    const touched = new Set<number>();
-    const out = await inTransaction(this.pool, async (c) => {
-      touched.clear();
-      await this.deaths.lockDepth(c, queueId);
+  private async sendLimited(queueId: number, messages: NewMessage[], limit: LengthLimit): Promise<SendResult> {
+    const out = await inTransaction(this.pool, async (c): Promise<SendResult> => {
+      const deadLettered: DeadLettered[] = [];
+      await this.deadLetters.lockDepth(c, queueId);
       const result: StoredMessage[] = [];
       for (const m of messages) {
         const base: StoredMessage = { ...m, queueId, receiveCount: m.receiveCount ?? 0, firstReceivedAt: null, receivedAt: null, receiptToken: null, seq: 0 };
@@ -112,13 +116,13 @@ export class PgMessageOps {
           [queueId, m.dedupScope, m.dedupId, m.sentAt],
         )).rows[0];
         if (dup) result.push({ ...base, messageId: dup.message_id, seq: Number(dup.seq), duplicate: true });
-        else if (!(await this.deaths.admit(c, queueId, m, limit, touched))) result.push({ ...base, rejected: true });
+        else if (!(await this.deadLetters.admit(c, queueId, m, limit, deadLettered))) result.push({ ...base, rejected: true });
         else result.push(...(await this.insert(c, queueId, [m])));
       }
-      return result;
+      return { messages: result, deadLettered };
     });
-    for (const id of touched) this.touch(id);
-    if (out.some((m) => !m.duplicate && !m.rejected)) this.touch(queueId);
+    this.wakeups.wakeDestinations(out.deadLettered);
+    if (out.messages.some((m) => !m.duplicate && !m.rejected)) this.wakeups.wake(queueId);
     return out;
   }
 
@@ -167,13 +171,17 @@ export class PgMessageOps {
     return rows[0] ? { messageId: rows[0].message_id, seq: Number(rows[0].seq) } : { messageId: m.messageId, seq: 0 };
   }
 
+  receive(queueId: number, req: ReceiveRequest): Promise<ReceiveResult> {
+    return req.fifo ? this.fifo.receive(queueId, req) : this.receiveStandard(queueId, req);
+  }
+
   /**
    * Claims up to `max` messages; poison ones found on the way are moved to the
    * dead-letter queue (in one transaction per pass) and their places filled.
    */
-  async receiveStandard(queueId: number, req: ReceiveRequest): Promise<ReceiveResult> {
+  private async receiveStandard(queueId: number, req: ReceiveRequest): Promise<ReceiveResult> {
     const messages: StoredMessage[] = [];
-    let deadLettered = 0;
+    const deadLettered: DeadLettered[] = [];
     const dl = req.deadLetter;
     // A message claimed with a zero timeout is still visible: it must not come twice.
     for (let pass = 0; pass < 10 && messages.length < req.max; pass++) {
@@ -194,21 +202,22 @@ export class PgMessageOps {
             ORDER BY seq FOR UPDATE SKIP LOCKED`,
           [poison.map((m) => m.seq), queueId, req.now, dl.maxReceiveCount],
         );
-        const due = locked.map(toMessage);
-        return { n: due.length, touched: await this.deaths.deadLetter(c, due, dl, req.now) };
+        const out: DeadLettered[] = [];
+        await this.deadLetters.move(c, locked.map(toMessage), dl, req.now, out);
+        return out;
       });
-      deadLettered += moved.n;
-      for (const id of moved.touched) this.touch(id);
+      deadLettered.push(...moved);
+      this.wakeups.wakeDestinations(moved);
     }
     return { messages, deadLettered };
   }
 
-  async deleteMessages(queueId: number, receipts: ReceiptRef[], rule: DeleteRule): Promise<ReceiptOutcome[]> {
+  async delete(queueId: number, receipts: ReceiptRef[], rule: DeleteRule): Promise<ReceiptOutcome[]> {
     if (receipts.length === 0) return [];
     const seqs = receipts.map((r) => r.seq);
     let released = false;
     let outcomes: ReceiptOutcome[];
-    if (!rule.requireUnexpired) {
+    if (!rule.requireCurrent) {
       // Any receipt deletes: one statement; whatever it removed was there to be removed.
       const { rows } = await query<{ seq: string; receipt_token: string | null; visible_at: string; group_id: string | null }>(this.pool, `
         WITH gone AS (DELETE FROM messages WHERE queue_id = $1 AND seq = ANY($2::bigint[]) RETURNING seq, receipt_token, visible_at, group_id),
@@ -244,7 +253,7 @@ export class PgMessageOps {
       });
     }
     // Deleting a FIFO message may release its group to the next receiver.
-    if (released) this.touch(queueId);
+    if (released) this.wakeups.wake(queueId);
     return outcomes;
   }
 
@@ -271,9 +280,47 @@ export class PgMessageOps {
       }
       return out;
     });
-    if (wake) this.touch(queueId);
+    if (wake) this.wakeups.wake(queueId);
     return outcomes;
   }
+
+  async count(queueId: number, now: number): Promise<MessageCounts> {
+    const { rows } = await this.pool.query<{ visible: string; inflight: string; delayed: string }>(
+      `SELECT count(*) FILTER (WHERE visible_at <= $2) AS visible,
+              count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0) AS inflight,
+              count(*) FILTER (WHERE visible_at > $2 AND receive_count = 0) AS delayed
+         FROM messages WHERE queue_id = $1`,
+      [queueId, now],
+    );
+    const r = rows[0]!;
+    return { visible: Number(r.visible), inflight: Number(r.inflight), delayed: Number(r.delayed) };
+  }
+
+  async countInflight(queueId: number, now: number): Promise<number> {
+    // The range condition on visible_at lets messages_ready skip the visible backlog.
+    const { rows } = await this.pool.query<{ n: string }>(
+      'SELECT count(*) AS n FROM messages WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0',
+      [queueId, now],
+    );
+    return Number(rows[0]!.n);
+  }
+
+  async nextVisibleAt(queueId: number, now: number): Promise<number | undefined> {
+    const { rows } = await this.pool.query<{ t: string | null }>(
+      'SELECT min(visible_at) AS t FROM messages WHERE queue_id = $1 AND visible_at > $2',
+      [queueId, now],
+    );
+    return rows[0]!.t === null ? undefined : Number(rows[0]!.t);
+  }
+
+  async peek(queueId: number, afterSeq: number, limit: number): Promise<StoredMessage[]> {
+    const { rows } = await this.pool.query<MessageRow>(
+      'SELECT * FROM messages WHERE queue_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+      [queueId, afterSeq, limit],
+    );
+    return rows.map(toMessage);
+  }
+
 }
 
 interface ReceiptState {

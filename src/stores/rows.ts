@@ -1,8 +1,7 @@
-import type Database from 'better-sqlite3';
-import type { QueueRecord, StoredMessage } from '../../engine/types.js';
-import type { MoveTaskRecord, MoveTaskStatus } from '../store.js';
+import type { MoveTaskRecord, MoveTaskStatus } from '../engine/store/move-tasks.js';
+import type { QueueRecord, StoredMessage } from '../engine/types.js';
 
-/** Maps rows of the SQL stores to domain records. */
+/** Maps rows of both SQL stores (SQLite and PostgreSQL) to domain records. */
 export interface QueueRow {
   id: number;
   account_id: string;
@@ -69,7 +68,7 @@ const READ_COLUMN_NAMES = [
 ] as const satisfies readonly (keyof MessageRow)[];
 export const READ_COLUMNS = READ_COLUMN_NAMES.join(', ');
 
-type Cell = string | number | null | undefined;
+export type Cell = string | number | null | undefined;
 
 /** A row object of either SQL store as a message. */
 export function toMessage(r: MessageRow): StoredMessage {
@@ -106,23 +105,6 @@ export function fromColumns(r: Cell[]): StoredMessage {
     deadLetteredAt: deadLetteredAt == null ? undefined : Number(deadLetteredAt),
     expiresAt: expiresAt == null ? undefined : Number(expiresAt),
     deaths: deaths ? JSON.parse(deaths as string) : undefined,
-  };
-}
-
-/**
- * A LIMIT taken from a parameter, for SQLite statements. SQLite plans a LIMIT that is a
- * bare parameter with the value bound to it, so every new binding expires the statement
- * and its next run parses and plans it again: 5 to 10 µs a run, which was most of a FIFO
- * receive. The unary plus keeps the value out of the planner; the limit applies the same.
- */
-export const BOUND_LIMIT = 'LIMIT +?';
-
-/** The message at a position in a queue (SQLite), read whole with one prepared statement. */
-export function messageReader(db: Database.Database): (seq: number, queueId: number) => StoredMessage | undefined {
-  const read = db.prepare(`SELECT ${READ_COLUMNS} FROM messages WHERE seq = ? AND queue_id = ?`).raw(true);
-  return (seq, queueId) => {
-    const row = read.get(seq, queueId) as Cell[] | undefined;
-    return row && fromColumns(row);
   };
 }
 

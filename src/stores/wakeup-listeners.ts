@@ -1,8 +1,12 @@
-/** In-process wake-up channel: listeners per queue, called when messages may be available. */
-export class Wakeups {
+/**
+ * This process's long-poll listeners per queue: `wake` calls every listener of a queue.
+ * Each store's wakeups.ts decides when to wake (after the commit that made messages
+ * available) and, for a shared store, carries wake-ups to other nodes.
+ */
+export class WakeupListeners {
   private readonly listeners = new Map<number, Set<() => void>>();
 
-  on(queueId: number, listener: () => void): () => void {
+  subscribe(queueId: number, listener: () => void): () => void {
     let set = this.listeners.get(queueId);
     if (!set) this.listeners.set(queueId, (set = new Set()));
     set.add(listener);
@@ -17,7 +21,7 @@ export class Wakeups {
     return [...this.listeners.keys()];
   }
 
-  fire(queueId: number): void {
+  wake(queueId: number): void {
     const set = this.listeners.get(queueId);
     if (!set) return;
     for (const l of [...set]) l();

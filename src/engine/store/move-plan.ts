@@ -1,5 +1,5 @@
-import type { QueueRecord, StoredMessage } from '../engine/types.js';
-import type { MoveBatch, MoveTaskStatus } from './store.js';
+import type { QueueRecord, StoredMessage } from '../types.js';
+import type { MoveBatch, MoveTaskStatus } from './move-tasks.js';
 
 export interface MovePlan {
   /** Messages to move, each with its destination queue. */

@@ -1,26 +1,27 @@
 import type Database from 'better-sqlite3';
+import { planFifoReceive, type GroupHead } from '../../engine/store/fifo-plan.js';
+import type { DeadLettered } from '../../engine/store/dead-letters.js';
+import type { ReceiveRequest, ReceiveResult } from '../../engine/store/messages.js';
 import type { NewMessage, StoredMessage } from '../../engine/types.js';
-import { planFifoReceive, type GroupHead } from '../fifo-plan.js';
-import type { ReceiveRequest, ReceiveResult } from '../store.js';
-import type { SqliteDeathOps } from './death-ops.js';
-import { BOUND_LIMIT } from './rows.js';
+import type { SqliteDeadLetters } from './dead-letters.js';
+import { BOUND_LIMIT } from './sql.js';
 
 /**
  * The SQLite side of FIFO queues: receiving by message group, deduplication, and
  * receive-attempt replay. Group availability itself is kept by triggers (migration 3),
  * so these functions only read it. Each runs inside the caller's transaction.
  */
-export class SqliteFifoOps {
-  private readonly q: ReturnType<SqliteFifoOps['prepare']>;
+export class SqliteFifo {
+  private readonly sql: ReturnType<SqliteFifo['prepare']>;
 
   constructor(
     private readonly db: Database.Database,
-    private readonly deaths: SqliteDeathOps,
+    private readonly deadLetters: SqliteDeadLetters,
     /** The store's one claim step, shared with standard receives. */
     private readonly claim: (seqs: number[], req: ReceiveRequest) => StoredMessage[],
-    private readonly messageAt: (seq: number, queueId: number) => StoredMessage | undefined,
+    private readonly readMessage: (seq: number, queueId: number) => StoredMessage | undefined,
   ) {
-    this.q = this.prepare();
+    this.sql = this.prepare();
   }
 
   private prepare() {
@@ -40,25 +41,19 @@ export class SqliteFifoOps {
       attempt: db.prepare('SELECT receipts FROM receive_attempts WHERE queue_id = ? AND attempt_id = ? AND expires_at > ?'),
       saveAttempt: db.prepare('INSERT OR REPLACE INTO receive_attempts (queue_id, attempt_id, receipts, expires_at) VALUES (?,?,?,?)'),
       rehide: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
-      expireDedup: db.prepare('DELETE FROM fifo_dedup WHERE expires_at <= ?'),
-      expireAttempts: db.prepare('DELETE FROM receive_attempts WHERE expires_at <= ?'),
-      dropQueue: [
-        db.prepare('DELETE FROM fifo_dedup WHERE queue_id = ?'),
-        db.prepare('DELETE FROM receive_attempts WHERE queue_id = ?'),
-      ],
     };
   }
 
   /** The message already sent with this deduplication id within the interval, if any. */
   duplicateOf(queueId: number, m: NewMessage, now: number): { messageId: string; seq: number } | undefined {
     if (m.dedupId === undefined || m.dedupScope === undefined) return undefined;
-    const r = this.q.seen.get(queueId, m.dedupScope, m.dedupId, now) as { message_id: string; seq: number } | undefined;
+    const r = this.sql.seen.get(queueId, m.dedupScope, m.dedupId, now) as { message_id: string; seq: number } | undefined;
     return r && { messageId: r.message_id, seq: Number(r.seq) };
   }
 
   remember(queueId: number, m: NewMessage, seq: number): void {
     if (m.dedupId === undefined || m.dedupScope === undefined || m.dedupUntil === undefined) return;
-    this.q.remember.run(queueId, m.dedupScope, m.dedupId, m.messageId, seq, m.dedupUntil);
+    this.sql.remember.run(queueId, m.dedupScope, m.dedupId, m.messageId, seq, m.dedupUntil);
   }
 
   /**
@@ -68,26 +63,26 @@ export class SqliteFifoOps {
    */
   receive(queueId: number, req: ReceiveRequest): ReceiveResult {
     const replay = req.attemptId ? this.replay(queueId, req) : undefined;
-    if (replay) return { messages: replay, deadLettered: 0 };
+    const deadLettered: DeadLettered[] = [];
+    if (replay) return { messages: replay, deadLettered };
     const plan = planFifoReceive(this.heads(queueId, req), req, req.max);
-    for (const m of plan.deadLetter) this.deaths.deadLetter(this.messageAt(m.seq, queueId)!, req.deadLetter!, req.now);
+    for (const m of plan.deadLetter) this.deadLetters.move(this.readMessage(m.seq, queueId)!, req.deadLetter!, req.now, deadLettered);
     const messages = this.claim(plan.claim.map((m) => m.seq), req);
-    const deadLettered = plan.deadLetter.length;
     if (req.attemptId && messages.length) {
-      this.q.saveAttempt.run(queueId, req.attemptId, JSON.stringify(messages.map((m) => [m.seq, m.receiptToken])), req.attemptUntil ?? req.now);
+      this.sql.saveAttempt.run(queueId, req.attemptId, JSON.stringify(messages.map((m) => [m.seq, m.receiptToken])), req.attemptUntil ?? req.now);
     }
     return { messages, deadLettered };
   }
 
   /** Whether any group of the queue has a message to hand out at `now`. */
   anyAvailable(queueId: number, now: number): boolean {
-    return this.q.readyGroups.get(queueId, now, 1) !== undefined;
+    return this.sql.readyGroups.get(queueId, now, 1) !== undefined;
   }
 
   /** The available groups' first messages, read only as far as the planner goes. */
   private *heads(queueId: number, req: ReceiveRequest): Generator<GroupHead[]> {
-    for (const group of this.q.readyGroups.all(queueId, req.now, req.max) as string[]) {
-      const rows = this.q.groupHead.all(queueId, group, req.max + 10) as number[][];
+    for (const group of this.sql.readyGroups.all(queueId, req.now, req.max) as string[]) {
+      const rows = this.sql.groupHead.all(queueId, group, req.max + 10) as number[][];
       yield rows.map(([seq, visibleAt, receiveCount, sentAt]) => ({ seq: seq!, visibleAt: visibleAt!, receiveCount: receiveCount!, sentAt: sentAt! }));
     }
   }
@@ -98,29 +93,20 @@ export class SqliteFifoOps {
    * retry restarts their visibility timeout.
    */
   private replay(queueId: number, req: ReceiveRequest): StoredMessage[] | undefined {
-    const saved = this.q.attempt.get(queueId, req.attemptId, req.now) as { receipts: string } | undefined;
+    const saved = this.sql.attempt.get(queueId, req.attemptId, req.now) as { receipts: string } | undefined;
     if (!saved) return undefined;
     const receipts = JSON.parse(saved.receipts) as [number, string][];
     const out: StoredMessage[] = [];
     for (const [seq, token] of receipts) {
-      const m = this.messageAt(seq, queueId);
+      const m = this.readMessage(seq, queueId);
       if (!m || m.receiptToken !== token || m.visibleAt <= req.now) return undefined;
       out.push(m);
     }
     const visibleAt = req.now + req.visibilityTimeoutMs;
     for (const m of out) {
-      this.q.rehide.run(visibleAt, m.seq);
+      this.sql.rehide.run(visibleAt, m.seq);
       m.visibleAt = visibleAt;
     }
     return out;
-  }
-
-  /** Forgets deduplication ids and receive attempts past their interval. */
-  expire(now: number): number {
-    return this.q.expireDedup.run(now).changes + this.q.expireAttempts.run(now).changes;
-  }
-
-  dropQueue(queueId: number): void {
-    for (const s of this.q.dropQueue) s.run(queueId);
   }
 }

@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { Wakeups } from '../wakeups.js';
-import type { QueueCache } from './queue-cache.js';
+import type { DeadLettered } from '../../engine/store/dead-letters.js';
+import type { WakeupStore } from '../../engine/store/wakeups.js';
+import type { QueueCache } from '../queue-cache.js';
+import { WakeupListeners } from '../wakeup-listeners.js';
 
 export const AVAILABLE_CHANNEL = 'redrive_available';
 export const QUEUES_CHANNEL = 'redrive_queues';
 /** NOTIFY payloads must stay under 8000 bytes. */
 const MAX_IDS_PER_NOTIFY = 500;
 
-export interface NotifierOptions {
+export interface PgWakeupOptions {
   /** How often queues with waiting receives are checked, in case a notification was lost. */
   fallbackPollMs: number;
   log?: (msg: string, err?: unknown) => void;
@@ -16,7 +18,7 @@ export interface NotifierOptions {
 
 /**
  * Wake-ups across nodes. Each node keeps one dedicated connection that LISTENs; a write
- * that made messages available calls `touch`, which wakes this node's waiting receives
+ * that made messages available calls `wake`, which wakes this node's waiting receives
  * at once and tells the other nodes with one NOTIFY per event-loop turn.
  *
  * The NOTIFY is sent after the write committed, in a transaction of its own with
@@ -26,9 +28,9 @@ export interface NotifierOptions {
  * flush, and a receiver woken by it always finds the committed messages. A node that dies
  * between the commit and the NOTIFY loses the wake-up; the fallback poll covers that.
  */
-export class Notifier {
+export class PgWakeups implements WakeupStore {
   readonly nodeId = randomUUID().slice(0, 8);
-  private readonly wakeups = new Wakeups();
+  private readonly listeners = new WakeupListeners();
   private readonly pending = new Set<number>();
   private flushScheduled = false;
   private flushing?: Promise<void>;
@@ -42,7 +44,7 @@ export class Notifier {
     private readonly pool: pg.Pool,
     private readonly clientConfig: pg.ClientConfig,
     private readonly cache: QueueCache,
-    private readonly opts: NotifierOptions,
+    private readonly opts: PgWakeupOptions,
   ) {}
 
   async start(): Promise<void> {
@@ -51,19 +53,24 @@ export class Notifier {
     this.pollTimer.unref();
   }
 
-  on(queueId: number, listener: () => void): () => void {
-    return this.wakeups.on(queueId, listener);
+  subscribe(queueId: number, listener: () => void): () => void {
+    return this.listeners.subscribe(queueId, listener);
+  }
+
+  /** The destinations of what an operation dead-lettered; call after its commit. */
+  wakeDestinations(deadLettered: DeadLettered[]): void {
+    for (const id of new Set(deadLettered.map((d) => d.to))) if (id !== undefined) this.wake(id);
   }
 
   /** Call after the commit that made messages of `queueId` available. */
-  touch(queueId: number): void {
-    this.wakeups.fire(queueId);
+  wake(queueId: number): void {
+    this.listeners.wake(queueId);
     this.pending.add(queueId);
     this.scheduleFlush();
   }
 
   /**
-   * One NOTIFY at a time per node: what is touched while one is on its way goes out in
+   * One NOTIFY at a time per node: what is woken while one is on its way goes out in
    * the next, so under load many writes share one notification.
    */
   private scheduleFlush(): void {
@@ -105,7 +112,7 @@ export class Notifier {
     // Whatever changed while no one listened: forget cached queues, re-check waiters.
     this.cache.clear();
     this.cache.enabled = true;
-    for (const id of this.wakeups.queueIds()) this.wakeups.fire(id);
+    for (const id of this.listeners.queueIds()) this.listeners.wake(id);
   }
 
   private lost(client: pg.Client, err?: unknown): void {
@@ -134,13 +141,13 @@ export class Notifier {
       return;
     }
     const [from, list] = (n.payload ?? '').split(':');
-    if (from === this.nodeId || !list) return; // already fired locally by touch()
-    for (const id of list.split(',')) this.wakeups.fire(Number(id));
+    if (from === this.nodeId || !list) return; // already woken locally by wake()
+    for (const id of list.split(',')) this.listeners.wake(Number(id));
   }
 
   /** The slow path: queues with waiting receives that hold visible messages. */
   private async poll(): Promise<void> {
-    const ids = this.wakeups.queueIds();
+    const ids = this.listeners.queueIds();
     if (ids.length === 0 || this.closed) return;
     try {
       const { rows } = await this.pool.query<{ q: string }>(
@@ -148,7 +155,7 @@ export class Notifier {
           WHERE EXISTS (SELECT 1 FROM messages WHERE queue_id = q AND visible_at <= $2)`,
         [ids, Date.now()],
       );
-      for (const r of rows) this.wakeups.fire(Number(r.q));
+      for (const r of rows) this.listeners.wake(Number(r.q));
     } catch (err) {
       this.opts.log?.('fallback poll failed', err);
     }

@@ -1,18 +1,20 @@
-import type { QueueRecord } from '../../engine/types.js';
+import type { QueueRecord } from '../engine/types.js';
 
 /**
  * Queue records by account and name, so that resolving a queue URL, which every request
- * does, costs no round trip. Another node may change a queue at any time, so the cache
- * is only used while the node's LISTEN connection is up: every change to a queue row
- * sends a NOTIFY in its own transaction (see PostgresStore), and the entry is dropped
- * when it arrives. A reconnect clears everything, since notifications may have been
- * missed meanwhile.
+ * does, costs no round trip. Every write to a queue row drops its entry.
+ *
+ * SQLite: this process is the database's only writer, so the cache is always exact.
+ * PostgreSQL: another node may change a queue at any time, so the cache is only used
+ * while the node's LISTEN connection is up (`enabled`): every change to a queue row
+ * sends a NOTIFY, and the entry is dropped when it arrives. A reconnect clears
+ * everything, since notifications may have been missed meanwhile.
  */
 export class QueueCache {
   private readonly byName = new Map<string, QueueRecord>();
   /** Bumped on every invalidation, so a read that raced one is not cached. */
   private generation = 0;
-  enabled = false;
+  constructor(public enabled: boolean) {}
 
   async get(key: string, load: () => Promise<QueueRecord | undefined>): Promise<QueueRecord | undefined> {
     if (this.enabled) {

@@ -1,5 +1,5 @@
-import type { StoredMessage } from '../engine/types.js';
-import type { DeleteRule, ReceiptOutcome, ReceiptRef, VisibilityChange } from './store.js';
+import type { StoredMessage } from '../types.js';
+import type { DeleteRule, ReceiptOutcome, ReceiptRef, VisibilityChange } from './messages.js';
 
 /**
  * Judges a receipt against the message it names, the same way in every store: each
@@ -7,8 +7,8 @@ import type { DeleteRule, ReceiptOutcome, ReceiptRef, VisibilityChange } from '.
  */
 export function deleteOutcome(m: Pick<StoredMessage, 'receiptToken' | 'visibleAt'> | undefined, ref: ReceiptRef, rule: DeleteRule): ReceiptOutcome {
   if (!m) return 'gone';
-  if (!rule.requireUnexpired) return 'ok';
-  if (m.receiptToken !== ref.token || m.visibleAt <= rule.now) return 'expired';
+  if (!rule.requireCurrent) return 'ok';
+  if (m.receiptToken !== ref.token || m.visibleAt <= rule.now) return 'lapsed';
   return 'ok';
 }
 
@@ -19,9 +19,9 @@ export function visibilityOutcome(
 ): { outcome: ReceiptOutcome; visibleAt?: number } {
   if (!m) return { outcome: 'gone' };
   if (m.receiptToken !== change.token) return { outcome: 'stale' };
-  // An expired receipt still works on a standard queue (SQS re-hides the message);
-  // on a FIFO queue it has expired.
-  if (m.visibleAt <= now && change.requireUnexpired) return { outcome: 'expired' };
+  // A lapsed receipt still works on a standard queue (SQS re-hides the message);
+  // on a FIFO queue it no longer does.
+  if (m.visibleAt <= now && change.requireCurrent) return { outcome: 'lapsed' };
   const visibleAt = now + change.visibilityTimeoutMs;
   if (m.receivedAt !== null && visibleAt > m.receivedAt + change.maxSinceReceiveMs) return { outcome: 'tooLong' };
   return { outcome: 'ok', visibleAt };

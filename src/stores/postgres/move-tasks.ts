@@ -1,42 +1,25 @@
 import type pg from 'pg';
-import type { QueueRecord, StoredMessage } from '../../engine/types.js';
-import { planMoveBatch } from '../move-plan.js';
-import type { MoveBatch, MoveBatchResult, MoveTaskRecord, NewMoveTask, QueueStats } from '../store.js';
-import { toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../sqlite/rows.js';
+import { planMoveBatch } from '../../engine/store/move-plan.js';
+import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
+import type { QueueRecord } from '../../engine/types.js';
+import { toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
 import { countSql, inTransaction, insertMessages, query, STATS_SHARD } from './sql.js';
+import type { PgWakeups } from './wakeups.js';
 
 const ACTIVE = `status IN ('RUNNING', 'CANCELLING')`;
 
 /**
- * The PostgreSQL side of dead-letter work: queue counters, peeking, and move tasks.
- * A task is a row; the node holding its lease drives it, and each batch is one
+ * Redrive move tasks. A task is a row; the node holding its lease drives it, and each batch is one
  * transaction that moves messages and records progress together, so a node that dies
  * mid-task leaves the task exactly where its last batch left it.
  */
-export class PgDeadLetterOps {
+export class PgMoveTasks implements MoveTaskStore {
   constructor(
     private readonly pool: pg.Pool,
-    private readonly touch: (queueId: number) => void,
+    private readonly wakeups: PgWakeups,
   ) {}
 
-  async queueStats(queueId: number): Promise<QueueStats> {
-    const { rows } = await this.pool.query<{ sent: string | null; received: string | null; deleted: string | null }>(
-      'SELECT sum(sent) AS sent, sum(received) AS received, sum(deleted) AS deleted FROM queue_stats WHERE queue_id = $1',
-      [queueId],
-    );
-    const r = rows[0]!;
-    return { sent: Number(r.sent ?? 0), received: Number(r.received ?? 0), deleted: Number(r.deleted ?? 0) };
-  }
-
-  async peekMessages(queueId: number, afterSeq: number, limit: number): Promise<StoredMessage[]> {
-    const { rows } = await this.pool.query<MessageRow>(
-      'SELECT * FROM messages WHERE queue_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
-      [queueId, afterSeq, limit],
-    );
-    return rows.map(toMessage);
-  }
-
-  async createMoveTask(t: NewMoveTask, maxActivePerAccount: number): Promise<MoveTaskRecord | 'sourceBusy' | 'accountLimit'> {
+  async create(t: NewMoveTask, maxActivePerAccount: number): Promise<MoveTaskRecord | 'sourceBusy' | 'accountLimit'> {
     return inTransaction(this.pool, async (c) => {
       // Serialises task creation per account across nodes, so the limit holds; one active
       // task per source is also a unique index.
@@ -56,12 +39,12 @@ export class PgDeadLetterOps {
     });
   }
 
-  async getMoveTask(id: string): Promise<MoveTaskRecord | undefined> {
+  async get(id: string): Promise<MoveTaskRecord | undefined> {
     const { rows } = await this.pool.query<MoveTaskRow>('SELECT * FROM move_tasks WHERE id = $1', [id]);
     return rows[0] && toTask(rows[0]);
   }
 
-  async listMoveTasks(sourceQueueId: number, limit: number): Promise<MoveTaskRecord[]> {
+  async list(sourceQueueId: number, limit: number): Promise<MoveTaskRecord[]> {
     const { rows } = await this.pool.query<MoveTaskRow>(
       'SELECT * FROM move_tasks WHERE source_queue_id = $1 ORDER BY created_order DESC LIMIT $2',
       [sourceQueueId, limit],
@@ -69,12 +52,12 @@ export class PgDeadLetterOps {
     return rows.map(toTask);
   }
 
-  async cancelMoveTask(id: string): Promise<MoveTaskRecord | undefined> {
+  async cancel(id: string): Promise<MoveTaskRecord | undefined> {
     await query(this.pool, `UPDATE move_tasks SET status = 'CANCELLED', lease_owner = NULL WHERE id = $1 AND status = 'RUNNING'`, [id]);
-    return this.getMoveTask(id);
+    return this.get(id);
   }
 
-  async leaseMoveTasks(owner: string, now: number, leaseUntil: number): Promise<MoveTaskRecord[]> {
+  async lease(owner: string, now: number, leaseUntil: number): Promise<MoveTaskRecord[]> {
     // One statement: two nodes asking at once cannot both get a task.
     const { rows } = await query<MoveTaskRow>(this.pool,
       `UPDATE move_tasks SET lease_owner = $1, lease_until = $3
@@ -85,11 +68,11 @@ export class PgDeadLetterOps {
     return rows.map(toTask);
   }
 
-  async releaseMoveTasks(owner: string): Promise<void> {
+  async release(owner: string): Promise<void> {
     await query(this.pool, 'UPDATE move_tasks SET lease_owner = NULL, lease_until = 0 WHERE lease_owner = $1', [owner]);
   }
 
-  async runMoveBatch(taskId: string, b: MoveBatch): Promise<MoveBatchResult> {
+  async runBatch(taskId: string, b: MoveBatch): Promise<MoveBatchResult> {
     const touched: number[] = [];
     const result = await inTransaction(this.pool, async (c) => {
       touched.length = 0;
@@ -138,7 +121,7 @@ export class PgDeadLetterOps {
       }
       return finish(moves.length, plan.cursor, plan.status, plan.failureReason);
     });
-    for (const id of touched) this.touch(id);
+    for (const id of touched) this.wakeups.wake(id);
     return result;
   }
 

@@ -1,12 +1,12 @@
 import type pg from 'pg';
+import type { DeadLettered } from '../../engine/store/dead-letters.js';
+import { planFifoReceive } from '../../engine/store/fifo-plan.js';
+import type { ReceiveRequest, ReceiveResult } from '../../engine/store/messages.js';
 import type { StoredMessage } from '../../engine/types.js';
-import { planFifoReceive } from '../fifo-plan.js';
-import type { ReceiveRequest, ReceiveResult } from '../store.js';
-import { toMessage, type MessageRow } from '../sqlite/rows.js';
-import type { ReceiveRow } from './message-ops.js';
-import { NO_LIMIT } from './message-ops.js';
-import type { PgDeathOps } from './death-ops.js';
-import { countSql, inTransaction, messageColumns, query } from './sql.js';
+import { toMessage, type MessageRow } from '../rows.js';
+import type { PgDeadLetters } from './dead-letters.js';
+import { countSql, inTransaction, messageColumns, NO_LIMIT, query, type ReceiveRow } from './sql.js';
+import type { PgWakeups } from './wakeups.js';
 
 /**
  * A FIFO receive in one statement. Groups are locked with FOR UPDATE SKIP LOCKED, so
@@ -49,33 +49,32 @@ const FIFO_RECEIVE_SQL = `
   ORDER BY n`;
 
 /** The FIFO side of the PostgreSQL store: receive by group, dead-lettering, attempt replay. */
-export class PgFifoOps {
+export class PgFifo {
   constructor(
     private readonly pool: pg.Pool,
-    private readonly deaths: PgDeathOps,
-    private readonly touch: (queueId: number) => void,
+    private readonly deadLetters: PgDeadLetters,
+    private readonly wakeups: PgWakeups,
   ) {}
 
   async receive(queueId: number, req: ReceiveRequest): Promise<ReceiveResult> {
-    const touched = new Set<number>();
-    const slowly = (c: pg.PoolClient, room: number) => {
-      touched.clear();
-      return this.receiveSlowly(c, queueId, req, room, touched);
-    };
+    const result = await this.receiveCommitted(queueId, req);
+    this.wakeups.wakeDestinations(result.deadLettered);
+    return result;
+  }
+
+  private async receiveCommitted(queueId: number, req: ReceiveRequest): Promise<ReceiveResult> {
     // The common case, no attempt id to record, is one statement outside a transaction.
     if (!req.attemptId) {
       const fast = await this.claim(this.pool, queueId, req);
-      if (!fast.poison) return { messages: fast.messages, deadLettered: 0 };
-      const rest = await inTransaction(this.pool, (c) => slowly(c, req.max - fast.messages.length));
-      for (const id of touched) this.touch(id);
+      if (!fast.poison) return { messages: fast.messages, deadLettered: [] };
+      const rest = await inTransaction(this.pool, (c) => this.receiveSlowly(c, queueId, req, req.max - fast.messages.length));
       return { messages: [...fast.messages, ...rest.messages], deadLettered: rest.deadLettered };
     }
-    const result = await inTransaction(this.pool, async (c) => {
-      touched.clear();
+    return inTransaction(this.pool, async (c) => {
       const replayed = await this.replay(c, queueId, req);
-      if (replayed) return { messages: replayed, deadLettered: 0 };
+      if (replayed) return { messages: replayed, deadLettered: [] };
       const fast = await this.claim(c, queueId, req);
-      const rest = fast.poison ? await slowly(c, req.max - fast.messages.length) : { messages: [], deadLettered: 0 };
+      const rest = fast.poison ? await this.receiveSlowly(c, queueId, req, req.max - fast.messages.length) : { messages: [], deadLettered: [] };
       const messages = [...fast.messages, ...rest.messages];
       if (messages.length) {
         await c.query(
@@ -86,8 +85,6 @@ export class PgFifoOps {
       }
       return { messages, deadLettered: rest.deadLettered };
     });
-    for (const id of touched) this.touch(id);
-    return result;
   }
 
   private async claim(db: pg.Pool | pg.PoolClient, queueId: number, req: ReceiveRequest): Promise<{ messages: StoredMessage[]; poison: boolean }> {
@@ -103,16 +100,17 @@ export class PgFifoOps {
   /**
    * The path for groups stopped by a poison message, in the caller's transaction: lock
    * the available groups, read their heads, decide with the shared planner, then move
-   * the poison messages (death-ops.ts) and claim the rest.
+   * the poison messages (dead-letters.ts) and claim the rest.
    */
-  private async receiveSlowly(c: pg.PoolClient, queueId: number, req: ReceiveRequest, room: number, touched: Set<number>): Promise<ReceiveResult> {
-    if (room <= 0) return { messages: [], deadLettered: 0 };
+  private async receiveSlowly(c: pg.PoolClient, queueId: number, req: ReceiveRequest, room: number): Promise<ReceiveResult> {
+    const deadLettered: DeadLettered[] = [];
+    if (room <= 0) return { messages: [], deadLettered };
     const { rows: groups } = await c.query<{ group_id: string }>(
       `SELECT group_id FROM fifo_groups WHERE queue_id = $1 AND available_at <= $2
         ORDER BY available_at, head_seq LIMIT $3 FOR UPDATE SKIP LOCKED`,
       [queueId, req.now, room],
     );
-    if (groups.length === 0) return { messages: [], deadLettered: 0 };
+    if (groups.length === 0) return { messages: [], deadLettered };
     const { rows } = await c.query<MessageRow & { ord: string }>(
       `SELECT g.ord, m.* FROM unnest($2::text[]) WITH ORDINALITY AS g(group_id, ord)
          CROSS JOIN LATERAL (SELECT * FROM messages WHERE queue_id = $1 AND group_id = g.group_id ORDER BY seq LIMIT $3::int + 10) m
@@ -122,9 +120,9 @@ export class PgFifoOps {
     const heads = groups.map((_, i) => rows.filter((r) => Number(r.ord) === i + 1).map(toMessage));
     const plan = planFifoReceive(heads, req, room);
     if (req.deadLetter && plan.deadLetter.length) {
-      for (const id of await this.deaths.deadLetter(c, plan.deadLetter, req.deadLetter, req.now)) touched.add(id);
+      await this.deadLetters.move(c, plan.deadLetter, req.deadLetter, req.now, deadLettered);
     }
-    if (plan.claim.length === 0) return { messages: [], deadLettered: plan.deadLetter.length };
+    if (plan.claim.length === 0) return { messages: [], deadLettered };
     const tokens = plan.claim.map(() => req.newToken());
     const { rows: claimed } = await c.query<MessageRow & { n: string }>(
       `WITH claimed AS (
@@ -136,7 +134,7 @@ export class PgFifoOps {
        SELECT * FROM claimed ORDER BY n`,
       [queueId, req.now + req.visibilityTimeoutMs, req.now, plan.claim.map((m) => m.seq), tokens],
     );
-    return { messages: claimed.map(toMessage), deadLettered: plan.deadLetter.length };
+    return { messages: claimed.map(toMessage), deadLettered };
   }
 
   /**

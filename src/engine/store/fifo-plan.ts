@@ -1,5 +1,5 @@
-import type { StoredMessage } from '../engine/types.js';
-import type { ReceiveRequest } from './store.js';
+import type { StoredMessage } from '../types.js';
+import type { ReceiveRequest } from './messages.js';
 
 /** What the planner reads of a message: a store may pass whole messages or just this. */
 export type GroupHead = Pick<StoredMessage, 'seq' | 'visibleAt' | 'receiveCount' | 'sentAt'>;

@@ -1,0 +1,25 @@
+import type { Clock } from './clock.js';
+import type { DeadLetterSettings } from './dead-letter-settings.js';
+import type { Store } from './store/store.js';
+import type { QueueRecord } from './types.js';
+
+export interface Log {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/**
+ * What the engine's helpers (dead-lettering, redrive policies, permissions, move tasks)
+ * need of it. They take this rather than the Engine class, which wires them together
+ * and imports them, so no helper imports engine.ts.
+ */
+export interface EngineContext {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly region: string;
+  readonly log: Log;
+  /** The queue's dead-letter settings in force: its attributes over the matching policy. */
+  settingsOf(queue: Omit<QueueRecord, 'id'>): DeadLetterSettings;
+  arnOf(queue: Pick<QueueRecord, 'accountId' | 'name'>): string;
+}

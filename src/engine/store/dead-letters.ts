@@ -1,0 +1,82 @@
+import type { Death, DeathReason, StoredMessage } from '../types.js';
+import type { ReceiptOutcome, ReceiptRef } from './messages.js';
+import type { NewQueue } from './queues.js';
+
+/**
+ * Dead-lettering for the reasons that are not a receive: rejection and expiry (a
+ * message's time-to-live). A receive dead-letters through ReceiveRequest.deadLetter and
+ * a limited send through LengthLimit.deadLetter, with the same target.
+ */
+export interface DeadLetterStore {
+  /**
+   * Dead-letters the message of a current receipt (still in flight, latest token) to
+   * `target` in one step: 'ok', or why not ('stale', 'lapsed', 'gone').
+   */
+  reject(queueId: number, receipt: ReceiptRef, now: number, target: DeadLetterTarget): Promise<RejectResult>;
+  /**
+   * One atomic batch of expiry: up to `limit` ready messages of the queue whose
+   * `expiresAt` has passed are dead-lettered to `target`, or dropped without one.
+   */
+  expire(queueId: number, now: number, limit: number, target: DeadLetterTarget | undefined): Promise<DeadLettered[]>;
+}
+
+/**
+ * Where a dead-lettered message goes and how dead-lettering changes it. `arrival` is
+ * pure: a store may run it again when it retries a transaction, so anything to log or
+ * count is done by the engine with what the operation returns (DeadLettered).
+ */
+export interface DeadLetterTarget {
+  queueId: number;
+  reason: DeathReason;
+  /** The message as it arrives (timestamps, ids, source, history), or that it closes a cycle. */
+  arrival(message: StoredMessage): DeadLetterArrival;
+  /**
+   * Where a message that would close a dead-letter cycle with no rejection in it is
+   * parked. The store creates this queue, if it does not exist, in the same transaction.
+   */
+  cyclesQueue?: NewQueue;
+}
+
+/** Where and how a message that has been received too often is moved on its next receive. */
+export interface DeadLetterRule extends DeadLetterTarget {
+  maxReceiveCount: number;
+}
+
+export interface DeadLetterArrival {
+  sentAt: number;
+  dedupId?: string;
+  deadLetterSourceArn: string;
+  /** The message's history with this death recorded; undefined leaves it as it is. */
+  deaths?: Death[];
+  /** Its new expiry (the target's own TTL); undefined: none, the old TTL is removed. */
+  expiresAt?: number;
+  /** It closes a cycle: it goes to the target's cyclesQueue instead. */
+  parked?: boolean;
+}
+
+/** A queue length limit applied by a send (see MessageStore.send). */
+export interface LengthLimit {
+  maxMessages?: number;
+  /** Bytes of message bodies, as RabbitMQ's max-length-bytes counts them. */
+  maxBytes?: number;
+  overflow: 'drop-head' | 'reject-publish';
+  /** Where drop-head sends the messages it pushes out; without one they are dropped. */
+  deadLetter?: DeadLetterTarget;
+}
+
+/** One message that an operation dead-lettered, or dropped for want of a target. */
+export interface DeadLettered {
+  messageId: string;
+  /** The queue it left. */
+  from: number;
+  /** The queue it went to; undefined: dropped. */
+  to?: number;
+  reason: DeathReason;
+  /** It closed a cycle and was parked in the target's cycles queue. */
+  parked?: boolean;
+}
+
+export interface RejectResult {
+  outcome: ReceiptOutcome;
+  deadLettered: DeadLettered[];
+}

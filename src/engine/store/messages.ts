@@ -1,0 +1,79 @@
+import type { MessageCounts, NewMessage, StoredMessage } from '../types.js';
+import type { DeadLettered, DeadLetterRule, LengthLimit } from './dead-letters.js';
+
+export interface MessageStore {
+  /**
+   * Stores the messages. With `limit`, the queue's length is kept within it in the same
+   * transaction: the oldest ready messages are dead-lettered (drop-head), or a message
+   * that does not fit is not stored and comes back with `rejected` (reject-publish, or
+   * drop-head with nothing ready to drop).
+   */
+  send(queueId: number, messages: NewMessage[], limit?: LengthLimit): Promise<SendResult>;
+  receive(queueId: number, request: ReceiveRequest): Promise<ReceiveResult>;
+  delete(queueId: number, receipts: ReceiptRef[], rule: DeleteRule): Promise<ReceiptOutcome[]>;
+  changeVisibility(queueId: number, changes: VisibilityChange[], now: number): Promise<ReceiptOutcome[]>;
+  count(queueId: number, now: number): Promise<MessageCounts>;
+  /** In-flight messages only: reads the hidden range, never the visible backlog. */
+  countInflight(queueId: number, now: number): Promise<number>;
+  /** The earliest time after `now` at which a message of the queue becomes visible. */
+  nextVisibleAt(queueId: number, now: number): Promise<number | undefined>;
+  /** Messages by position after `afterSeq`, untouched: receive counts and visibility stay as they are. */
+  peek(queueId: number, afterSeq: number, limit: number): Promise<StoredMessage[]>;
+}
+
+export interface SendResult {
+  /** One per message sent, in order (see StoredMessage.duplicate and .rejected). */
+  messages: StoredMessage[];
+  /** What drop-head pushed out to make room. */
+  deadLettered: DeadLettered[];
+}
+
+export interface ReceiveRequest {
+  now: number;
+  max: number;
+  visibilityTimeoutMs: number;
+  /** Messages sent before this are past retention and never returned. */
+  retentionCutoff: number;
+  newToken: () => string;
+  deadLetter?: DeadLetterRule;
+  /** FIFO: receive by message group, in order, one holder per group at a time. */
+  fifo?: boolean;
+  /** FIFO ReceiveRequestAttemptId: a retry until `attemptUntil` replays the same receipts. */
+  attemptId?: string;
+  attemptUntil?: number;
+}
+
+export interface ReceiveResult {
+  messages: StoredMessage[];
+  /** Messages received too often, moved to the dead-letter queue instead of returned. */
+  deadLettered: DeadLettered[];
+}
+
+export interface ReceiptRef {
+  seq: number;
+  token: string;
+}
+
+export interface DeleteRule {
+  now: number;
+  /**
+   * FIFO: only the current, unlapsed receipt deletes. Standard: any receipt of the
+   * message deletes it, as SQS does with an old receipt handle.
+   */
+  requireCurrent: boolean;
+}
+
+export interface VisibilityChange extends ReceiptRef {
+  visibilityTimeoutMs: number;
+  /** A receipt may not keep the message invisible past receivedAt + this. */
+  maxSinceReceiveMs: number;
+  /** FIFO: a receipt whose visibility window has passed can no longer change it. */
+  requireCurrent: boolean;
+}
+
+/**
+ * ok: applied. stale: a later receipt superseded this one (nothing done).
+ * lapsed: the receipt's visibility window has passed. notInflight: the message is
+ * visible. gone: the message no longer exists. tooLong: past the 12-hour cap.
+ */
+export type ReceiptOutcome = 'ok' | 'stale' | 'lapsed' | 'notInflight' | 'gone' | 'tooLong';

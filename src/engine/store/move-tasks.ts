@@ -1,0 +1,66 @@
+import type { QueueAddress } from '../addressing.js';
+import type { NewMessage, QueueRecord, StoredMessage } from '../types.js';
+
+/** Redrive move tasks: each step is one atomic batch, leased so one node runs a task. */
+export interface MoveTaskStore {
+  /** Inserts a RUNNING task unless the source has an active task or the account has `maxActivePerAccount`. */
+  create(task: NewMoveTask, maxActivePerAccount: number): Promise<MoveTaskRecord | 'sourceBusy' | 'accountLimit'>;
+  get(id: string): Promise<MoveTaskRecord | undefined>;
+  /** The source queue's tasks, newest first. */
+  list(sourceQueueId: number, limit: number): Promise<MoveTaskRecord[]>;
+  /** Cancels a RUNNING task; returns the task as it stands afterwards. */
+  cancel(id: string): Promise<MoveTaskRecord | undefined>;
+  /** Leases to `owner` every RUNNING task whose lease is free, lapsed or already its own. */
+  lease(owner: string, now: number, leaseUntil: number): Promise<MoveTaskRecord[]>;
+  release(owner: string): Promise<void>;
+  /** One atomic step of a task: moves up to `limit` messages and records the progress. */
+  runBatch(taskId: string, batch: MoveBatch): Promise<MoveBatchResult>;
+}
+
+export type MoveTaskStatus = 'RUNNING' | 'COMPLETED' | 'CANCELLING' | 'CANCELLED' | 'FAILED';
+
+export interface NewMoveTask {
+  id: string;
+  accountId: string;
+  sourceQueueId: number;
+  sourceArn: string;
+  destinationArn?: string;
+  maxPerSecond?: number;
+  /** The selective-redrive filter as JSON, kept so a resumed task applies the same one. */
+  filter?: string;
+  startedAt: number;
+  /** How many messages the task expects to move; the source's depth when not given. */
+  toMove?: number;
+}
+
+export interface MoveTaskRecord extends NewMoveTask {
+  status: MoveTaskStatus;
+  failureReason?: string;
+  toMove: number;
+  moved: number;
+}
+
+export interface MoveBatch {
+  owner: string;
+  now: number;
+  leaseUntil: number;
+  /** At most this many messages move. */
+  limit: number;
+  /** At most this many messages are examined (a filter may skip many). */
+  scanLimit: number;
+  /** Whether the message moves at all (selective redrive). */
+  matches(m: StoredMessage): boolean;
+  /** Where the message goes. */
+  destination(m: StoredMessage): QueueAddress | undefined;
+  /** The message as it arrives in `destination`: a new message id and enqueue time. */
+  rewrite(m: StoredMessage, destination: QueueRecord): NewMessage;
+  /** The failure reason when the source or a destination no longer exists. */
+  missingQueueReason: string;
+}
+
+export interface MoveBatchResult {
+  /** The task after the batch; `lost` when it is not RUNNING or leased to someone else. */
+  task: MoveTaskRecord;
+  lost: boolean;
+  moved: number;
+}

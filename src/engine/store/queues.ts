@@ -1,0 +1,37 @@
+import type { QueueRecord } from '../types.js';
+
+/** A queue as it is created: everything but the id the store assigns. */
+export type NewQueue = Omit<QueueRecord, 'id'>;
+
+export interface QueueStore {
+  /** Inserts the queue unless one of that name exists; returns whichever is stored. */
+  create(queue: NewQueue): Promise<{ queue: QueueRecord; created: boolean }>;
+  get(accountId: string, name: string): Promise<QueueRecord | undefined>;
+  byId(id: number): Promise<QueueRecord | undefined>;
+  /** The account's queues in name order, starting after `after`, at most `limit`. */
+  list(accountId: string, prefix: string, after: string | undefined, limit: number): Promise<QueueRecord[]>;
+  /** Every queue of every account, for background work. */
+  all(): Promise<QueueRecord[]>;
+  update(id: number, patch: QueuePatch): Promise<QueueRecord | undefined>;
+  /** Deletes the queue with its messages, counters and FIFO state. */
+  delete(id: number): Promise<boolean>;
+  /** Deletes every message if no purge happened within `cooldownMs`; false otherwise. */
+  purge(id: number, now: number, cooldownMs: number): Promise<boolean>;
+  /** The queue's counters since it was created. */
+  stats(id: number): Promise<QueueStats>;
+}
+
+export interface QueuePatch {
+  setAttributes?: Record<string, string>;
+  removeAttributes?: string[];
+  setTags?: Record<string, string>;
+  removeTags?: string[];
+  modifiedAt?: number;
+}
+
+export interface QueueStats {
+  /** Sent by clients or by a redrive into this queue; moves into a dead-letter queue are not sends. */
+  sent: number;
+  received: number;
+  deleted: number;
+}

@@ -1,0 +1,28 @@
+import { errors, SqsError } from '../../engine/errors.js';
+
+/**
+ * PostgreSQL SQLSTATEs that mean the database itself failed (53: insufficient resources;
+ * 25006: read-only; 57P: shutdown; 08: connection), and the socket error of a database
+ * server that is down.
+ */
+const reasons: Record<string, string> = {
+  '53100': 'the database server’s disk is full',
+  '53200': 'the database server is out of memory',
+  '53300': 'the database server has too many connections',
+  '25006': 'the database is read-only',
+  '57P01': 'the database server is shutting down',
+  '57P03': 'the database server is not accepting connections yet',
+  '08000': 'the connection to the database server failed',
+  '08001': 'the connection to the database server failed',
+  '08003': 'the connection to the database server failed',
+  '08006': 'the connection to the database server failed',
+  ECONNREFUSED: 'the database server cannot be reached',
+};
+
+/** The engine's storage-unavailable error for a PostgreSQL failure; anything else as it is. */
+export function postgresStorageError(e: unknown): unknown {
+  if (e instanceof SqsError || !(e instanceof Error)) return e;
+  const code = String((e as { code?: unknown }).code ?? '');
+  const reason = reasons[code];
+  return reason ? errors.storageUnavailable(reason, code) : e;
+}

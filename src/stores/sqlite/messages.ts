@@ -1,0 +1,192 @@
+import type Database from 'better-sqlite3';
+import type { DeadLettered, LengthLimit } from '../../engine/store/dead-letters.js';
+import type {
+  DeleteRule, MessageStore, ReceiptOutcome, ReceiptRef, ReceiveRequest, ReceiveResult, SendResult, VisibilityChange,
+} from '../../engine/store/messages.js';
+import { deleteOutcome, visibilityOutcome } from '../../engine/store/receipt-outcome.js';
+import type { MessageCounts, NewMessage, StoredMessage } from '../../engine/types.js';
+import { fromColumns, messageValues, READ_COLUMNS, toMessage, type MessageRow } from '../rows.js';
+import type { SqliteCounters } from './counters.js';
+import type { SqliteDeadLetters } from './dead-letters.js';
+import { SqliteFifo } from './fifo.js';
+import type { GroupCommit } from './group-commit.js';
+import { BOUND_LIMIT, insertMessageSql } from './sql.js';
+import type { SqliteWakeups } from './wakeups.js';
+
+/** Sending, receiving, deleting and counting messages; FIFO queues through fifo.ts. */
+export class SqliteMessages implements MessageStore {
+  private readonly sql;
+  private readonly fifo: SqliteFifo;
+
+  constructor(
+    db: Database.Database,
+    private readonly commit: GroupCommit,
+    private readonly counters: SqliteCounters,
+    private readonly wakeups: SqliteWakeups,
+    private readonly deadLetters: SqliteDeadLetters,
+    private readonly readMessage: (seq: number, queueId: number) => StoredMessage | undefined,
+  ) {
+    this.sql = {
+      insert: db.prepare(insertMessageSql()),
+      // Only what deciding needs: the chosen rows are read whole by the claim's RETURNING.
+      ready: db.prepare(
+        `SELECT seq, receive_count FROM messages WHERE queue_id = ? AND visible_at <= ? AND sent_at >= ?
+         ORDER BY visible_at, seq ${BOUND_LIMIT}`,
+      ).raw(true),
+      // One statement claims a whole receive: the positions come as a JSON array.
+      claim: db.prepare(
+        `UPDATE messages SET visible_at = ?, receive_count = receive_count + 1,
+           first_received_at = COALESCE(first_received_at, ?), received_at = ?, receipt_token = ?
+         WHERE seq IN (SELECT value FROM json_each(?)) RETURNING ${READ_COLUMNS}`,
+      ).raw(true),
+      receiptRow: db.prepare('SELECT receipt_token, visible_at, received_at FROM messages WHERE seq = ? AND queue_id = ?'),
+      delete: db.prepare('DELETE FROM messages WHERE seq = ? AND queue_id = ?'),
+      deleteHeld: db.prepare('DELETE FROM messages WHERE seq = ? AND queue_id = ? AND receipt_token = ? AND visible_at > ?'),
+      setVisibleAt: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
+      countVisible: db.prepare('SELECT count(*) AS n FROM messages WHERE queue_id = ? AND visible_at <= ?'),
+      countHidden: db.prepare(
+        `SELECT count(*) AS n, coalesce(sum(receive_count > 0), 0) AS inflight
+           FROM messages WHERE queue_id = ? AND visible_at > ?`,
+      ),
+      nextVisible: db.prepare('SELECT min(visible_at) AS t FROM messages WHERE queue_id = ? AND visible_at > ?'),
+      peek: db.prepare(`SELECT * FROM messages WHERE queue_id = ? AND seq > ? ORDER BY seq ${BOUND_LIMIT}`),
+    };
+    this.fifo = new SqliteFifo(db, deadLetters, (seqs, req) => this.claim(seqs, req), readMessage);
+  }
+
+  send(queueId: number, messages: NewMessage[], limit?: LengthLimit): Promise<SendResult> {
+    return this.commit.run(() => {
+      let stored = 0;
+      const out: StoredMessage[] = [];
+      const deadLettered: DeadLettered[] = [];
+      for (const m of messages) {
+        const s = m as StoredMessage;
+        // The message becomes the stored record in place: this is the hottest loop of a send.
+        s.queueId = queueId;
+        s.receiveCount = m.receiveCount ?? 0;
+        s.firstReceivedAt = null;
+        s.receivedAt = null;
+        s.receiptToken = null;
+        // A FIFO duplicate succeeds with the original's id and stores nothing. (The rare
+        // outcomes get their own objects, so a retried batch starts from the message as given.)
+        const dup = this.fifo.duplicateOf(queueId, m, m.sentAt);
+        if (dup) {
+          out.push({ ...s, messageId: dup.messageId, seq: dup.seq, duplicate: true });
+          continue;
+        }
+        if (limit && !this.deadLetters.admit(queueId, m, limit, deadLettered)) {
+          out.push({ ...s, seq: 0, rejected: true });
+          continue;
+        }
+        out.push(s);
+        s.seq = Number(this.sql.insert.run(...messageValues(queueId, m)).lastInsertRowid);
+        this.fifo.remember(queueId, m, s.seq);
+        stored++;
+      }
+      if (stored) this.wakeups.wakeAfterCommit(queueId);
+      this.counters.count(queueId, stored, 0, 0);
+      return { messages: out, deadLettered };
+    });
+  }
+
+  receive(queueId: number, req: ReceiveRequest): Promise<ReceiveResult> {
+    return this.commit.run(() => {
+      const result = req.fifo ? this.fifo.receive(queueId, req) : this.receiveStandard(queueId, req);
+      this.counters.count(queueId, 0, result.messages.length, 0);
+      return result;
+    });
+  }
+
+  private receiveStandard(queueId: number, req: ReceiveRequest): ReceiveResult {
+    const chosen: number[] = [];
+    const deadLettered: DeadLettered[] = [];
+    // Dead-lettered rows leave the range, so another pass fills the places they freed;
+    // the rows already chosen are still in range until the claim and are skipped.
+    for (let pass = 0, refill = true; pass < 10 && refill && chosen.length < req.max; pass++) {
+      const rows = this.sql.ready.all(queueId, req.now, req.retentionCutoff, req.max) as [number, number][];
+      refill = false;
+      for (const [seq, receiveCount] of rows) {
+        if (chosen.length >= req.max) break;
+        if (chosen.includes(seq)) continue;
+        const rule = req.deadLetter;
+        if (rule && receiveCount >= rule.maxReceiveCount) {
+          refill = true;
+          this.deadLetters.move(this.readMessage(seq, queueId)!, rule, req.now, deadLettered);
+          continue;
+        }
+        chosen.push(seq);
+      }
+    }
+    return { messages: this.claim(chosen, req), deadLettered };
+  }
+
+  /**
+   * Gives the messages at `seqs` a new receipt, in one statement: hidden for the
+   * visibility timeout, counted as received. They share one token (a handle names the
+   * position too, so each stays unique). Returned in the order of `seqs`.
+   */
+  private claim(seqs: number[], req: ReceiveRequest): StoredMessage[] {
+    if (seqs.length === 0) return [];
+    const rows = this.sql.claim.all(req.now + req.visibilityTimeoutMs, req.now, req.now, req.newToken(), JSON.stringify(seqs)) as [number][];
+    const messages = rows.map((r) => fromColumns(r));
+    return messages.sort((a, b) => seqs.indexOf(a.seq) - seqs.indexOf(b.seq));
+  }
+
+  delete(queueId: number, receipts: ReceiptRef[], rule: DeleteRule): Promise<ReceiptOutcome[]> {
+    return this.commit.run(() => {
+      const outcomes = receipts.map((r) => {
+        // One statement deletes in the common case: with any receipt on a standard queue,
+        // with the current one on a FIFO queue (deleteOutcome's rule). Only a receipt
+        // that deleted nothing needs the row read, to say why.
+        const deleted = rule.requireCurrent
+          ? this.sql.deleteHeld.run(r.seq, queueId, r.token, rule.now).changes
+          : this.sql.delete.run(r.seq, queueId).changes;
+        return deleted ? 'ok' : deleteOutcome(this.receiptRow(r.seq, queueId), r, rule);
+      });
+      const ok = outcomes.filter((o) => o === 'ok').length;
+      this.counters.count(queueId, 0, 0, ok);
+      // A FIFO delete releases its group: wake a waiter if that left a message to hand out.
+      if (ok && rule.requireCurrent && this.fifo.anyAvailable(queueId, rule.now)) this.wakeups.wakeAfterCommit(queueId);
+      return outcomes;
+    });
+  }
+
+  changeVisibility(queueId: number, changes: VisibilityChange[], now: number): Promise<ReceiptOutcome[]> {
+    return this.commit.run(() =>
+      changes.map((c) => {
+        const { outcome, visibleAt } = visibilityOutcome(this.receiptRow(c.seq, queueId), c, now);
+        if (outcome === 'ok') {
+          this.sql.setVisibleAt.run(visibleAt, c.seq);
+          if (visibleAt! <= now) this.wakeups.wakeAfterCommit(queueId);
+        }
+        return outcome;
+      }),
+    );
+  }
+
+  private receiptRow(seq: number, queueId: number) {
+    const r = this.sql.receiptRow.get(seq, queueId) as
+      | { receipt_token: string | null; visible_at: number; received_at: number | null }
+      | undefined;
+    return r && { receiptToken: r.receipt_token, visibleAt: r.visible_at, receivedAt: r.received_at };
+  }
+
+  async count(queueId: number, now: number): Promise<MessageCounts> {
+    const visible = (this.sql.countVisible.get(queueId, now) as { n: number }).n;
+    const hidden = this.sql.countHidden.get(queueId, now) as { n: number; inflight: number };
+    return { visible, inflight: hidden.inflight, delayed: hidden.n - hidden.inflight };
+  }
+
+  async countInflight(queueId: number, now: number): Promise<number> {
+    return (this.sql.countHidden.get(queueId, now) as { inflight: number }).inflight;
+  }
+
+  async nextVisibleAt(queueId: number, now: number): Promise<number | undefined> {
+    const r = this.sql.nextVisible.get(queueId, now) as { t: number | null };
+    return r.t ?? undefined;
+  }
+
+  async peek(queueId: number, afterSeq: number, limit: number): Promise<StoredMessage[]> {
+    return (this.sql.peek.all(queueId, afterSeq, limit) as MessageRow[]).map(toMessage);
+  }
+}

@@ -1,0 +1,128 @@
+import type Database from 'better-sqlite3';
+import { planMoveBatch } from '../../engine/store/move-plan.js';
+import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStatus, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
+import { messageValues, toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
+import type { SqliteCounters } from './counters.js';
+import type { GroupCommit } from './group-commit.js';
+import { BOUND_LIMIT, insertMessageSql } from './sql.js';
+import type { SqliteWakeups } from './wakeups.js';
+
+/** Redrive move tasks. Every write runs through the group commit, so each step is atomic. */
+export class SqliteMoveTasks implements MoveTaskStore {
+  private readonly sql: ReturnType<SqliteMoveTasks['prepare']>;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly commit: GroupCommit,
+    private readonly counters: SqliteCounters,
+    private readonly wakeups: SqliteWakeups,
+  ) {
+    this.sql = this.prepare();
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      depth: db.prepare('SELECT count(*) AS n, coalesce(max(seq), 0) AS maxSeq FROM messages WHERE queue_id = ?'),
+      activeForSource: db.prepare(`SELECT count(*) AS n FROM move_tasks WHERE source_queue_id = ? AND status IN ('RUNNING','CANCELLING')`),
+      activeForAccount: db.prepare(`SELECT count(*) AS n FROM move_tasks WHERE account_id = ? AND status IN ('RUNNING','CANCELLING')`),
+      nextOrder: db.prepare('SELECT coalesce(max(created_order), 0) + 1 AS n FROM move_tasks'),
+      insertTask: db.prepare(
+        `INSERT INTO move_tasks (id, account_id, source_queue_id, source_arn, destination_arn, max_per_second, filter,
+           status, to_move, started_at, max_seq, created_order) VALUES (?,?,?,?,?,?,?,'RUNNING',?,?,?,?)`,
+      ),
+      task: db.prepare('SELECT * FROM move_tasks WHERE id = ?'),
+      tasksOf: db.prepare(`SELECT * FROM move_tasks WHERE source_queue_id = ? ORDER BY created_order DESC ${BOUND_LIMIT}`),
+      cancel: db.prepare(`UPDATE move_tasks SET status = 'CANCELLED', lease_owner = NULL WHERE id = ? AND status = 'RUNNING'`),
+      leasable: db.prepare(
+        `SELECT * FROM move_tasks WHERE status = 'RUNNING' AND (lease_owner IS NULL OR lease_owner = ? OR lease_until <= ?)`,
+      ),
+      lease: db.prepare('UPDATE move_tasks SET lease_owner = ?, lease_until = ? WHERE id = ?'),
+      release: db.prepare('UPDATE move_tasks SET lease_owner = NULL, lease_until = 0 WHERE lease_owner = ?'),
+      progress: db.prepare(
+        'UPDATE move_tasks SET moved = moved + ?, cursor = ?, status = ?, failure_reason = ?, lease_until = ? WHERE id = ?',
+      ),
+      scan: db.prepare(`SELECT * FROM messages WHERE queue_id = ? AND seq > ? AND seq <= ? ORDER BY seq ${BOUND_LIMIT}`),
+      queueByName: db.prepare('SELECT * FROM queues WHERE account_id = ? AND name = ?'),
+      queueExists: db.prepare('SELECT 1 AS x FROM queues WHERE id = ?'),
+      insertMessage: db.prepare(insertMessageSql()),
+      deleteMessage: db.prepare('DELETE FROM messages WHERE seq = ?'),
+    };
+  }
+
+  create(t: NewMoveTask, maxActivePerAccount: number): Promise<MoveTaskRecord | 'sourceBusy' | 'accountLimit'> {
+    return this.commit.run(() => {
+      if ((this.sql.activeForSource.get(t.sourceQueueId) as { n: number }).n > 0) return 'sourceBusy' as const;
+      if ((this.sql.activeForAccount.get(t.accountId) as { n: number }).n >= maxActivePerAccount) return 'accountLimit' as const;
+      const depth = this.sql.depth.get(t.sourceQueueId) as { n: number; maxSeq: number };
+      const order = (this.sql.nextOrder.get() as { n: number }).n;
+      this.sql.insertTask.run(
+        t.id, t.accountId, t.sourceQueueId, t.sourceArn, t.destinationArn ?? null, t.maxPerSecond ?? null,
+        t.filter ?? null, t.toMove ?? depth.n, t.startedAt, depth.maxSeq, order,
+      );
+      return toTask(this.sql.task.get(t.id) as MoveTaskRow);
+    });
+  }
+
+  async get(id: string): Promise<MoveTaskRecord | undefined> {
+    const r = this.sql.task.get(id) as MoveTaskRow | undefined;
+    return r && toTask(r);
+  }
+
+  async list(sourceQueueId: number, limit: number): Promise<MoveTaskRecord[]> {
+    return (this.sql.tasksOf.all(sourceQueueId, limit) as MoveTaskRow[]).map(toTask);
+  }
+
+  cancel(id: string): Promise<MoveTaskRecord | undefined> {
+    return this.commit.run(() => {
+      this.sql.cancel.run(id);
+      const r = this.sql.task.get(id) as MoveTaskRow | undefined;
+      return r && toTask(r);
+    });
+  }
+
+  lease(owner: string, now: number, leaseUntil: number): Promise<MoveTaskRecord[]> {
+    return this.commit.run(() =>
+      (this.sql.leasable.all(owner, now) as MoveTaskRow[]).map((r) => {
+        this.sql.lease.run(owner, leaseUntil, r.id);
+        return toTask(r);
+      }),
+    );
+  }
+
+  async release(owner: string): Promise<void> {
+    await this.commit.run(() => this.sql.release.run(owner));
+  }
+
+  runBatch(taskId: string, b: MoveBatch): Promise<MoveBatchResult> {
+    return this.commit.run(() => {
+      const row = this.sql.task.get(taskId) as MoveTaskRow;
+      if (row.status !== 'RUNNING' || row.lease_owner !== b.owner) return { task: toTask(row), lost: true, moved: 0 };
+      const sourceId = Number(row.source_queue_id);
+      const finish = (moved: number, cursor: number, status: MoveTaskStatus, reason: string | null) => {
+        this.sql.progress.run(moved, cursor, status, reason, b.leaseUntil, taskId);
+        return { task: toTask(this.sql.task.get(taskId) as MoveTaskRow), lost: false, moved };
+      };
+      if (!this.sql.queueExists.get(sourceId)) return finish(0, Number(row.cursor), 'FAILED', b.missingQueueReason);
+      const rows = (this.sql.scan.all(sourceId, row.cursor, row.max_seq, b.scanLimit) as MessageRow[]).map(toMessage);
+      const plan = planMoveBatch(rows, Number(row.cursor), b, (m) => {
+        const a = b.destination(m);
+        const q = a && (this.sql.queueByName.get(a.accountId, a.name) as QueueRow | undefined);
+        return q && toQueue(q);
+      });
+      const sentTo = new Map<number, number>();
+      for (const { message, destination } of plan.moves) {
+        this.sql.insertMessage.run(...messageValues(destination.id, b.rewrite(message, destination)));
+        this.sql.deleteMessage.run(message.seq);
+        sentTo.set(destination.id, (sentTo.get(destination.id) ?? 0) + 1);
+      }
+      // Counted as the receive, delete and send SQS's own redrive makes.
+      this.counters.count(sourceId, 0, plan.moves.length, plan.moves.length);
+      for (const [id, n] of sentTo) {
+        this.counters.count(id, n, 0, 0);
+        this.wakeups.wakeAfterCommit(id);
+      }
+      return finish(plan.moves.length, plan.cursor, plan.status, plan.failureReason);
+    });
+  }
+}

@@ -1,0 +1,93 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Store } from '../../engine/store/store.js';
+import { guardStorage } from '../storage-guard.js';
+import { Checkpointer, FALLBACK_CHECKPOINT_PAGES } from './checkpointer.js';
+import { SqliteCounters } from './counters.js';
+import { SqliteDeadLetters } from './dead-letters.js';
+import { GroupCommit } from './group-commit.js';
+import { SqliteMaintenance } from './maintenance.js';
+import { SqliteMessages } from './messages.js';
+import { migrate } from './migrate.js';
+import { SqliteMoveTasks } from './move-tasks.js';
+import { SqliteQueues } from './queues.js';
+import { messageReader } from './sql.js';
+import { sqliteStorageError } from './storage-errors.js';
+import { SqliteWakeups } from './wakeups.js';
+
+/**
+ * `process`: a write is acknowledged once it is in the WAL (survives a crash of the
+ * server process; the OS writes it out). `power`: fsync on every commit as well
+ * (survives power loss). `none`: no journal at all, for the in-memory store.
+ */
+export type Durability = 'process' | 'power' | 'none';
+
+export interface SqliteOptions {
+  /** A file path, or ':memory:'. */
+  path: string;
+  durability?: Durability;
+}
+
+/**
+ * The embedded store: one SQLite file in WAL mode (or an in-memory database, the memory
+ * store), written by this process alone through one group commit.
+ */
+export class SqliteStore implements Store {
+  readonly kind: string;
+  readonly queues: SqliteQueues;
+  readonly messages: SqliteMessages;
+  readonly deadLetters: SqliteDeadLetters;
+  readonly moveTasks: SqliteMoveTasks;
+  readonly maintenance: SqliteMaintenance;
+  readonly wakeups = new SqliteWakeups();
+  private readonly db: Database.Database;
+  private readonly commit: GroupCommit;
+  private readonly checkpointer?: Checkpointer;
+
+  constructor(opts: SqliteOptions) {
+    const memory = opts.path === ':memory:';
+    this.kind = memory ? 'memory' : 'sqlite';
+    if (!memory) mkdirSync(dirname(opts.path), { recursive: true });
+    this.db = new Database(opts.path);
+    const durability = opts.durability ?? (memory ? 'none' : 'process');
+    if (!memory) this.db.pragma('journal_mode = WAL');
+    const synchronous = durability === 'power' ? 'FULL' : durability === 'process' ? 'NORMAL' : 'OFF';
+    this.db.pragma(`synchronous = ${synchronous}`);
+    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('cache_size = -65536');
+    try {
+      migrate(this.db, opts.path);
+    } catch (e) {
+      this.db.close();
+      throw e;
+    }
+    if (!memory) {
+      this.db.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_PAGES}`);
+      this.checkpointer = new Checkpointer(opts.path, synchronous);
+    }
+    const counters = new SqliteCounters(this.db);
+    this.commit = new GroupCommit(this.db, {
+      afterCommit: () => this.wakeups.committed(),
+      jobDone: (ok) => counters.jobDone(ok),
+      beforeCommit: () => counters.flush(),
+      rolledBack: () => counters.discard(),
+    });
+    const readMessage = messageReader(this.db);
+    const queues = new SqliteQueues(this.db, this.commit, counters);
+    const deadLetters = new SqliteDeadLetters(this.db, this.commit, this.wakeups, readMessage, (q) => queues.insert(q).queue.id);
+    this.queues = guardStorage(queues, sqliteStorageError);
+    this.deadLetters = guardStorage(deadLetters, sqliteStorageError);
+    this.messages = guardStorage(
+      new SqliteMessages(this.db, this.commit, counters, this.wakeups, deadLetters, readMessage), sqliteStorageError,
+    );
+    this.moveTasks = guardStorage(new SqliteMoveTasks(this.db, this.commit, counters, this.wakeups), sqliteStorageError);
+    this.maintenance = guardStorage(new SqliteMaintenance(this.db, this.commit), sqliteStorageError);
+  }
+
+  async close(): Promise<void> {
+    this.commit.flush();
+    await this.checkpointer?.close();
+    if (this.db.open) this.db.close();
+  }
+}

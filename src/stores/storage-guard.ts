@@ -1,0 +1,33 @@
+/**
+ * Wraps a store role so that every failure of its asynchronous methods passes through
+ * `mapError` (the store's translation of driver errors into the engine's
+ * storage-unavailable error). One wrapper per role object, made once at open, so no
+ * operation can forget the mapping.
+ */
+export function guardStorage<T extends object>(role: T, mapError: (e: unknown) => unknown): T {
+  const guarded = Object.create(role) as Record<string, unknown>;
+  const rethrow = (e: unknown) => {
+    throw mapError(e);
+  };
+  for (const name of methodNames(role)) {
+    const method = (role as Record<string, unknown>)[name] as (...args: unknown[]) => unknown;
+    guarded[name] = function (...args: unknown[]) {
+      let result: unknown;
+      try {
+        result = method.apply(role, args);
+      } catch (e) {
+        return Promise.reject(mapError(e));
+      }
+      return result instanceof Promise ? result.catch(rethrow) : result;
+    };
+  }
+  return guarded as T;
+}
+
+function methodNames(o: object): string[] {
+  const names = new Set<string>();
+  for (let p = Object.getPrototypeOf(o); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+    for (const n of Object.getOwnPropertyNames(p)) if (n !== 'constructor' && typeof (o as Record<string, unknown>)[n] === 'function') names.add(n);
+  }
+  return [...names];
+}
