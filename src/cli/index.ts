@@ -16,7 +16,7 @@ program
     .choices(['process', 'power']).default(defaults.durability))
   .option('--region <region>', 'region in queue ARNs', defaults.region)
   .option('--account-id <id>', 'account id in queue URLs and ARNs', defaults.accountId)
-  .option('--config <file>', 'JSON config file: dead-letter policies and queues to create (SIGHUP reloads them), and storage')
+  .option('--config <file>', 'config file, JSON or YAML (.yaml, .yml): dead-letter policies and queues to create (SIGHUP reloads them), and storage')
   .option('--credentials <file>', 'JSON file of access keys ({"<key id>": {"secretAccessKey", "accountId"}}): turns on SigV4 signature checking')
   .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default(defaults.logLevel))
   .addOption(new Option('--clock <clock>', 'manual: time moves only via POST /_redrive/clock (tests only)').choices(['system', 'manual']).default('system').hideHelp())

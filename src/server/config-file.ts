@@ -1,8 +1,12 @@
 import { readFile } from 'node:fs/promises';
-import { parsePolicies, type Policy } from '../engine/policies.js';
+import { parseDocument } from 'yaml';
+import * as z from 'zod';
+import type { Policy } from '../engine/policies.js';
+import { arrayOf, intFrom, issueLines, must, nonEmptyString, policiesSchema, strictObject } from '../engine/policy-schema.js';
 
 /**
- * The server's config file (`redrive serve --config FILE`), JSON:
+ * The server's config file (`redrive serve --config FILE`): YAML when its name ends in
+ * `.yaml` or `.yml`, JSON otherwise.
  *
  *   { "policies": [ { "name": "orders", "pattern": "^orders-", "priority": 0,
  *                     "definition": { "deadLetterTargetName": "orders-dlq", "maxReceiveCount": 5 } } ],
@@ -12,8 +16,8 @@ import { parsePolicies, type Policy } from '../engine/policies.js';
  *     "storage":  "postgres://redrive@db:5432/redrive" }
  *
  * It is read at start and again on SIGHUP. A file that does not validate is refused with
- * an error naming the offending field: the server does not start, or on reload keeps
- * what is in force.
+ * an error naming the file and each offending field (or the line of a syntax error): the
+ * server does not start, or on reload keeps what is in force.
  */
 export interface ConfigFile {
   policies: Policy[];
@@ -34,69 +38,80 @@ export interface QueueDeclaration {
 
 export class ConfigError extends Error {}
 
-const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
-
-function only(o: Record<string, unknown>, path: string, known: string[]): void {
-  for (const k of Object.keys(o)) if (!known.includes(k)) throw new ConfigError(`${path}.${k}: unknown field (known: ${known.join(', ')})`);
-}
-
+const accountIdError = must('a string of 12 digits');
+const scalar = z.union([z.string(), z.number(), z.boolean()], { error: must('a string, number or boolean') });
 /** A map of strings; numbers and booleans are written as SQS expects them, as strings. */
-function stringMap(v: unknown, path: string): Record<string, string> {
-  if (v === undefined) return {};
-  if (!isObject(v)) throw new ConfigError(`${path}: must be an object`);
-  const out: Record<string, string> = {};
-  for (const [k, x] of Object.entries(v)) {
-    if (typeof x !== 'string' && typeof x !== 'number' && typeof x !== 'boolean') throw new ConfigError(`${path}.${k}: must be a string, number or boolean`);
-    out[k] = String(x);
+const stringMap = () => z.record(z.string(), scalar.transform(String), { error: must('an object') }).default(() => ({}));
+
+const queueSchema = strictObject({
+  name: nonEmptyString(),
+  accountId: z.string({ error: accountIdError }).regex(/^\d{12}$/, { error: accountIdError }).optional(),
+  attributes: stringMap(),
+  tags: stringMap(),
+  deadLetterQueue: strictObject({ name: nonEmptyString(), maxReceiveCount: intFrom(1, 1000) }).optional(),
+}).superRefine((q, ctx) => {
+  if (q.deadLetterQueue && q.attributes?.RedrivePolicy !== undefined) {
+    ctx.addIssue({ code: 'custom', message: 'give deadLetterQueue or attributes.RedrivePolicy, not both' });
   }
-  return out;
+});
+
+const fileSchema = strictObject({
+  policies: policiesSchema.default(() => []),
+  queues: arrayOf(queueSchema).superRefine((queues, ctx) => {
+    const seen = new Set<string>();
+    queues.forEach(({ name, accountId }, i) => {
+      const key = `${accountId ?? ''}/${name}`;
+      if (seen.has(key)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `"${name}" is declared twice` });
+      seen.add(key);
+    });
+  }).default(() => []),
+  storage: nonEmptyString().optional(),
+});
+
+/** The line and column of a character, counted from 1. */
+function lineColumn(text: string, offset: number): string {
+  const lines = text.slice(0, offset).split('\n');
+  return `line ${lines.length}, column ${lines.at(-1)!.length + 1}`;
 }
 
-function parseQueues(v: unknown): QueueDeclaration[] {
-  if (v === undefined) return [];
-  if (!Array.isArray(v)) throw new ConfigError('queues: must be an array');
-  const seen = new Set<string>();
-  return v.map((q, i) => {
-    const at = `queues[${i}]`;
-    if (!isObject(q)) throw new ConfigError(`${at}: must be an object`);
-    only(q, at, ['name', 'accountId', 'attributes', 'tags', 'deadLetterQueue']);
-    if (typeof q.name !== 'string' || q.name === '') throw new ConfigError(`${at}.name: must be a non-empty string`);
-    if (q.accountId !== undefined && (typeof q.accountId !== 'string' || !/^\d{12}$/.test(q.accountId))) {
-      throw new ConfigError(`${at}.accountId: must be 12 digits`);
-    }
-    const key = `${q.accountId ?? ''}/${q.name}`;
-    if (seen.has(key)) throw new ConfigError(`${at}.name: "${q.name}" is declared twice`);
-    seen.add(key);
-    const decl: QueueDeclaration = {
-      name: q.name, accountId: q.accountId as string | undefined,
-      attributes: stringMap(q.attributes, `${at}.attributes`), tags: stringMap(q.tags, `${at}.tags`),
-    };
-    if (q.deadLetterQueue !== undefined) {
-      const d = q.deadLetterQueue;
-      if (!isObject(d)) throw new ConfigError(`${at}.deadLetterQueue: must be an object`);
-      only(d, `${at}.deadLetterQueue`, ['name', 'maxReceiveCount']);
-      if (typeof d.name !== 'string' || d.name === '') throw new ConfigError(`${at}.deadLetterQueue.name: must be a non-empty string`);
-      if (typeof d.maxReceiveCount !== 'number' || !Number.isInteger(d.maxReceiveCount) || d.maxReceiveCount < 1 || d.maxReceiveCount > 1000) {
-        throw new ConfigError(`${at}.deadLetterQueue.maxReceiveCount: must be an integer from 1 to 1000`);
-      }
-      if (decl.attributes.RedrivePolicy !== undefined) throw new ConfigError(`${at}: give deadLetterQueue or attributes.RedrivePolicy, not both`);
-      decl.deadLetterQueue = { name: d.name, maxReceiveCount: d.maxReceiveCount };
-    }
-    return decl;
-  });
-}
-
-export async function loadConfigFile(path: string): Promise<ConfigFile> {
+/** Node 20's JSON.parse gives a position for some syntax errors, not all. */
+function parseJson(text: string): unknown {
   try {
-    const raw: unknown = JSON.parse(await readFile(path, 'utf8'));
-    if (!isObject(raw)) throw new ConfigError('must be a JSON object');
-    only(raw, '(file)', ['policies', 'queues', 'storage']);
-    if (raw.storage !== undefined && (typeof raw.storage !== 'string' || raw.storage === '')) throw new ConfigError('storage: must be a non-empty string');
-    return {
-      policies: raw.policies === undefined ? [] : parsePolicies(raw.policies), queues: parseQueues(raw.queues),
-      storage: raw.storage as string | undefined,
-    };
+    return JSON.parse(text);
   } catch (e) {
-    throw new ConfigError(`${path}: ${(e as Error).message}`);
+    const { message } = e as Error;
+    const at = /at position (\d+)/.exec(message);
+    throw new ConfigError(`invalid JSON${at ? ` at ${lineColumn(text, Number(at[1]))}` : ''}: ${message}`);
   }
+}
+
+/**
+ * YAML 1.2 (the core schema: `yes` is a string, `0123` a number). A warning, such as an
+ * unknown tag, is refused too: the file would not mean what it says.
+ */
+function parseYaml(text: string): unknown {
+  // Plain messages: pretty ones add an excerpt of the file over several lines.
+  const doc = parseDocument(text, { prettyErrors: false });
+  const problem = doc.errors[0] ?? doc.warnings[0];
+  if (problem) throw new ConfigError(`invalid YAML at ${lineColumn(text, problem.pos[0])}: ${problem.message}`);
+  try {
+    return doc.toJS();
+  } catch (e) {
+    throw new ConfigError(`invalid YAML: ${(e as Error).message}`); // an unresolved alias, or too many
+  }
+}
+
+async function readConfig(path: string): Promise<unknown> {
+  const text = await readFile(path, 'utf8');
+  return /\.ya?ml$/i.test(path) ? parseYaml(text) : parseJson(text);
+}
+
+/** Reads and validates the file; every error names the file, and the field or the line. */
+export async function loadConfigFile(path: string): Promise<ConfigFile> {
+  const raw = await readConfig(path).catch((e: Error) => {
+    throw new ConfigError(`${path}: ${e.message}`);
+  });
+  const result = fileSchema.safeParse(raw);
+  if (!result.success) throw new ConfigError(issueLines(result.error).map((line) => `${path}: ${line}`).join('\n'));
+  return result.data;
 }

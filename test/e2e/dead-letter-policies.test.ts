@@ -36,13 +36,14 @@ after(async () => {
 const send = (QueueUrl: string, MessageBody: string) => sqs.send(new SendMessageCommand({ QueueUrl, MessageBody }));
 const overLimit = { name: 'OverLimit', status: 403 };
 
-/** Rewrites the config file and sends SIGHUP; resolves once the server logged the outcome. */
-async function reload(policies: unknown, expect = 'policies reloaded') {
-  const seen = server.output().split(expect).length;
-  writeConfig(policies);
-  server.proc.kill('SIGHUP');
-  await waitFor(async () => server.output().split(expect).length, (n) => n > seen, `"${expect}" in the log`);
+/** Rewrites a config file and sends SIGHUP; resolves once the server logged the outcome. */
+async function signalReload(target: ServerProcess, write: () => void, expect: string) {
+  const seen = target.output().split(expect).length;
+  write();
+  target.proc.kill('SIGHUP');
+  await waitFor(async () => target.output().split(expect).length, (n) => n > seen, `"${expect}" in the log`);
 }
+const reload = (policies: unknown, expect = 'policies reloaded') => signalReload(server, () => writeConfig(policies), expect);
 
 describe('dead-letter policies', () => {
   test('a matching policy applies to a queue that sets nothing, and GetQueueAttributes says so', async () => {
@@ -147,5 +148,28 @@ describe('queues declared in the config file', () => {
     const file = join(dir, 'bad-queue.json');
     writeFileSync(file, JSON.stringify({ queues: [{ name: 'oops', attributes: { VisibilityTimeout: 99999 } }] }));
     await assert.rejects(startServerProcess({ storage: 'memory', args: ['--config', file] }), /queues\[0\] \(oops\): Invalid value for the parameter VisibilityTimeout/);
+  });
+});
+
+describe('a YAML config file', () => {
+  test('is read at start; a reload with a syntax error logs the file and line, and the policies in force stay', async () => {
+    const file = join(dir, 'redrive.yaml');
+    const policies = (maxLength: number) => `policies:\n  - name: yaml\n    pattern: ^yaml-\n    definition: { maxLength: ${maxLength} }\n`;
+    writeFileSync(file, policies(3));
+    const yaml = await startServerProcess({ storage: 'memory', args: ['--config', file] });
+    try {
+      const c = yaml.client();
+      const q = await create(c, 'yaml-a');
+      assert.equal((await attributes(c, q)).RedriveMaxLength, '3');
+      await signalReload(yaml, () => writeFileSync(file, `${policies(4)}  - name: [\n`), 'config reload failed');
+      const logged = yaml.output().split('\n').find((line) => line.includes('config reload failed'))!;
+      assert.equal(JSON.parse(logged).err, `${file}: invalid YAML at line 6, column 1: Flow sequence in block collection must be sufficiently indented and end with a ]`);
+      assert.equal((await attributes(c, q)).RedriveMaxLength, '3', 'the policies in force stay');
+      await signalReload(yaml, () => writeFileSync(file, policies(4)), 'policies reloaded');
+      assert.equal((await attributes(c, q)).RedriveMaxLength, '4');
+    } finally {
+      await yaml.stop();
+      yaml.cleanup();
+    }
   });
 });

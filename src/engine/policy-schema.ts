@@ -1,0 +1,92 @@
+import * as z from 'zod';
+
+/**
+ * The schema of dead-letter policies (policies.ts), and the helpers that word its errors
+ * the way the config file reports them: `<field path>: must be <what>, not <value>`, e.g.
+ * `policies[1].definition.maxReceiveCount: must be an integer from 1 to 1000, not 0`.
+ * Every schema carries its own message, so no message depends on zod's wording, and
+ * config-file.ts builds the rest of the file's schema from the same helpers.
+ */
+
+const shown = (v: unknown): string => (typeof v === 'number' ? String(v) : JSON.stringify(v));
+
+/** The message of a value that is not what a field expects, with the value it has. */
+export const must = (what: string) => (issue: { input?: unknown }): string =>
+  `must be ${what}${issue.input === undefined ? ', and is missing' : `, not ${shown(issue.input)}`}`;
+
+export const nonEmptyString = () => {
+  const error = must('a non-empty string');
+  return z.string({ error }).min(1, { error, abort: true });
+};
+
+export const intFrom = (min: number, max: number) => {
+  const error = must(`an integer from ${min} to ${max}`);
+  return z.int({ error }).min(min, { error }).max(max, { error });
+};
+
+/** An object that refuses keys it does not know, naming them and the known ones. */
+export const strictObject = <T extends z.ZodRawShape>(shape: T, unknown = 'unknown field') => {
+  const known = Object.keys(shape).join(', ');
+  return z.strictObject(shape, {
+    error: (issue) => (issue.code === 'unrecognized_keys' ? `${unknown} (known: ${known})` : must('an object')(issue)),
+  });
+};
+
+export const arrayOf = <T extends z.ZodType>(item: T) => z.array(item, { error: must('an array') });
+
+/**
+ * One line per problem, `<path>: <message>`, the path written as in the file
+ * (`queues[0].attributes.VisibilityTimeout`) after `prefix`. An unknown key is reported at
+ * its own path. Zod reports some range errors twice; each line is given once.
+ */
+export function issueLines(error: z.ZodError, prefix = ''): string[] {
+  const pathOf = (keys: readonly PropertyKey[]) =>
+    keys.reduce<string>((at, k) => (typeof k === 'number' ? `${at}[${k}]` : at ? `${at}.${String(k)}` : String(k)), prefix);
+  const line = (keys: readonly PropertyKey[], message: string) => {
+    const at = pathOf(keys);
+    return at ? `${at}: ${message}` : message;
+  };
+  const lines = error.issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys' ? issue.keys.map((k) => line([...issue.path, k], issue.message)) : [line(issue.path, issue.message)],
+  );
+  return [...new Set(lines)];
+}
+
+const QUEUE_ARN = /^arn:aws:sqs:[^:]+:[^:]+:[^:]+$/;
+const arnError = must('an SQS queue ARN (arn:aws:sqs:<region>:<account>:<name>)');
+
+const definitionSchema = strictObject({
+  deadLetterTargetArn: z.string({ error: arnError }).regex(QUEUE_ARN, { error: arnError }).optional(),
+  deadLetterTargetName: nonEmptyString().optional(),
+  maxReceiveCount: intFrom(1, 1000).optional(),
+  messageTtlSeconds: intFrom(0, 1_209_600).optional(),
+  maxLength: intFrom(1, 2 ** 31 - 1).optional(),
+  maxLengthBytes: intFrom(1, Number.MAX_SAFE_INTEGER).optional(),
+  overflow: z.enum(['drop-head', 'reject-publish'], { error: must('"drop-head" or "reject-publish"') }).optional(),
+}, 'unknown setting').superRefine((d, ctx) => {
+  if (d.deadLetterTargetArn !== undefined && d.deadLetterTargetName !== undefined) {
+    ctx.addIssue({ code: 'custom', message: 'give deadLetterTargetArn or deadLetterTargetName, not both' });
+  }
+});
+
+const patternSchema = nonEmptyString().superRefine((pattern, ctx) => {
+  try {
+    new RegExp(pattern);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: `not a valid regular expression (${(e as Error).message})` });
+  }
+});
+
+export const policiesSchema = arrayOf(strictObject({
+  name: nonEmptyString(),
+  pattern: patternSchema,
+  priority: intFrom(-1_000_000, 1_000_000).default(0),
+  definition: definitionSchema,
+})).superRefine((policies, ctx) => {
+  const names = new Set<string>();
+  policies.forEach(({ name }, i) => {
+    if (names.has(name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate policy name "${name}"` });
+    names.add(name);
+  });
+});
+
