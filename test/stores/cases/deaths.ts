@@ -24,7 +24,12 @@ async function peek(store: Store, q: QueueRecord): Promise<StoredMessage[]> {
 }
 
 const bodies = async (store: Store, q: QueueRecord) => (await peek(store, q)).map((m) => m.body);
+const reasons = (m: StoredMessage | undefined) => m?.deaths?.map((d) => d.reason);
 
+/**
+ * Dead-letter reasons: rejection, expiry and length limits each dead-letter in one atomic
+ * step, and every path records the death in the message's history.
+ */
 export const deathCases: CaseGroup = (open) => {
   describe('dead-letter reasons and history', () => {
     const store = useStore(open);
@@ -38,42 +43,49 @@ export const deathCases: CaseGroup = (open) => {
       assert.equal(m!.expiresAt, T + 5000);
     });
 
-    test('rejectMessage dead-letters the message of the current receipt, and only that', async () => {
+    test('rejectMessage dead-letters the message of the current receipt, and only that, recording the death', async () => {
       const src = await makeQueue(store());
       const dlq = await makeQueue(store());
       await store().send(src.id, [newMessage(T, { body: 'r', expiresAt: T + 60_000 })]);
-      const [got] = (await store().receive(src.id, receiveRequest(T, { max: 1 }))).messages;
+      const [got] = (await store().receive(src.id, receiveRequest(T, { max: 1, visibilityTimeoutMs: 1000 }))).messages;
+      const ref = { seq: got!.seq, token: got!.receiptToken! };
       const t = target(dlq, src, 'rejected', { text: 'no good' });
-      assert.equal(await store().rejectMessage(src.id, { seq: got!.seq, token: 'other' }, T + 1, t), 'stale');
-      assert.equal(await store().rejectMessage(src.id, { seq: got!.seq, token: got!.receiptToken! }, T + 40_000, t), 'expired');
-      assert.equal(await store().rejectMessage(src.id, { seq: got!.seq, token: got!.receiptToken! }, T + 1, t), 'ok');
-      assert.equal(await store().rejectMessage(src.id, { seq: got!.seq, token: got!.receiptToken! }, T + 1, t), 'gone');
+      assert.equal(await store().rejectMessage(src.id, { ...ref, token: 'other' }, T + 1, t), 'stale');
+      assert.equal(await store().rejectMessage(src.id, { ...ref, token: 'x'.repeat(16) }, T + 1, t), 'stale');
+      assert.equal(await store().rejectMessage(src.id, ref, T + 1000, t), 'expired', 'the receipt ends when the message is visible again');
+      assert.equal(await store().rejectMessage(src.id, ref, T + 40_000, t), 'expired');
+      assert.equal(await store().rejectMessage(src.id, ref, T + 1, t), 'ok');
+      assert.equal(await store().rejectMessage(src.id, ref, T + 2, t), 'gone');
       const [moved] = await peek(store(), dlq);
       assert.equal(moved!.body, 'r');
       assert.equal(moved!.receiptToken, null);
       assert.equal(moved!.visibleAt, T + 1);
+      assert.equal(moved!.deadLetteredAt, T + 1);
       assert.equal(moved!.expiresAt, undefined, 'the TTL is removed');
       assert.deepEqual(moved!.deaths!.map((d) => [d.reason, d.count, d.rejectReason]), [['rejected', 1, 'no good']]);
       assert.deepEqual(await bodies(store(), src), []);
     });
 
-    test('a rejected FIFO message goes to the end of the dead-letter queue', async () => {
+    test('a rejected FIFO message goes to the end of the dead-letter queue, behind what it holds', async () => {
       const src = await makeQueue(store(), { name: `f${Date.now()}a.fifo`, fifo: true });
       const dlq = await makeQueue(store(), { name: `f${Date.now()}b.fifo`, fifo: true });
       await store().send(dlq.id, [newMessage(T, { body: 'already', groupId: 'g', dedupId: 'x' })]);
       await store().send(src.id, [newMessage(T, { body: 'fifo', groupId: 'g', dedupId: 'y' })]);
-      const [got] = (await store().receive(src.id, receiveRequest(T, { max: 1, fifo: true }))).messages;
+      const [got] = (await store().receive(src.id, receiveRequest(T, { max: 1, fifo: true, visibilityTimeoutMs: 1000 }))).messages;
       assert.equal(await store().rejectMessage(src.id, { seq: got!.seq, token: got!.receiptToken! }, T + 1, target(dlq, src, 'rejected')), 'ok');
       const inDlq = await peek(store(), dlq);
       assert.deepEqual(inDlq.map((m) => m.body), ['already', 'fifo']);
       assert.ok(inDlq[1]!.seq > got!.seq, 'a new position');
-      assert.equal(inDlq[1]!.deaths![0]!.reason, 'rejected');
+      // A receive hands the group out in that order too.
+      const received = await store().receive(dlq.id, receiveRequest(T + 2, { fifo: true }));
+      assert.deepEqual(received.messages.map((m) => m.body), ['already', 'fifo']);
+      assert.deepEqual(reasons(received.messages[1]), ['rejected']);
     });
 
-    test('expireMessages moves due, ready messages in bounded batches and leaves the rest', async () => {
+    test('expireMessages moves due, ready messages in bounded batches, leaves the rest, and deletes without a target', async () => {
       const src = await makeQueue(store());
       const dlq = await makeQueue(store());
-      // An in-flight message is expired only once it is back.
+      // An in-flight message is expired only once it is back; a delayed one once it is visible.
       await store().send(src.id, [newMessage(T, { body: 'held', expiresAt: T + 1000 })]);
       await store().receive(src.id, receiveRequest(T, { max: 1, visibilityTimeoutMs: 60_000 }));
       await store().send(src.id, [
@@ -81,6 +93,7 @@ export const deathCases: CaseGroup = (open) => {
         newMessage(T, { body: 'first', expiresAt: T + 1000 }),
         newMessage(T, { body: 'second', expiresAt: T + 2000 }),
         newMessage(T, { body: 'forever' }),
+        newMessage(T, { body: 'delayed', expiresAt: T + 10, visibleAt: T + 5000 }),
       ]);
       const t = target(dlq, src, 'expired', { expiresAt: T + 99_000 });
       assert.equal(await store().expireMessages(src.id, T + 2500, 1, t), 1);
@@ -89,15 +102,12 @@ export const deathCases: CaseGroup = (open) => {
       assert.deepEqual((await bodies(store(), dlq)).sort(), ['first', 'second']);
       const moved = await peek(store(), dlq);
       assert.ok(moved.every((m) => m.expiresAt === T + 99_000), "the target's own TTL applies from arrival");
-      assert.ok(moved.every((m) => m.deaths?.[0]?.reason === 'expired'));
-      assert.deepEqual((await bodies(store(), src)).sort(), ['forever', 'held', 'late']);
-    });
-
-    test('expireMessages without a target deletes what expired', async () => {
-      const q = await makeQueue(store());
-      await store().send(q.id, [newMessage(T, { body: 'gone', expiresAt: T + 10 }), newMessage(T, { body: 'stays' })]);
-      assert.equal(await store().expireMessages(q.id, T + 10, 10, undefined), 1);
-      assert.deepEqual(await bodies(store(), q), ['stays']);
+      for (const m of moved) assert.deepEqual(reasons(m), ['expired']);
+      assert.deepEqual((await bodies(store(), src)).sort(), ['delayed', 'forever', 'held', 'late']);
+      // Without a target, what expired is deleted.
+      assert.equal(await store().expireMessages(src.id, T + 3000, 10, undefined), 1);
+      assert.deepEqual(await bodies(store(), src), ['held', 'forever', 'delayed']);
+      assert.deepEqual((await bodies(store(), dlq)).sort(), ['first', 'second']);
     });
 
     test('a patch may divert a message to another queue (a broken cycle)', async () => {
@@ -144,20 +154,21 @@ export const deathCases: CaseGroup = (open) => {
       assert.equal(sent!.rejected, undefined);
       assert.deepEqual(await bodies(store(), src), ['m2', 'm3']);
       assert.deepEqual(await bodies(store(), dlq), ['m1']);
-      assert.equal((await peek(store(), dlq))[0]!.deaths![0]!.reason, 'maxlen');
+      assert.deepEqual(reasons((await peek(store(), dlq))[0]), ['maxlen']);
       // A batch pushes out as many as it needs.
       await store().send(src.id, [newMessage(T + 3, { body: 'm4' }), newMessage(T + 3, { body: 'm5' })], limit);
       assert.deepEqual(await bodies(store(), src), ['m4', 'm5']);
       assert.deepEqual(await bodies(store(), dlq), ['m1', 'm2', 'm3']);
     });
 
-    test('drop-head never drops a message in flight: with none ready, the send is rejected', async () => {
+    test('drop-head never drops a message in flight or delayed: with none ready, the send is rejected', async () => {
       const q = await makeQueue(store());
       await store().send(q.id, [newMessage(T, { body: 'busy' })]);
       await store().receive(q.id, receiveRequest(T, { visibilityTimeoutMs: 30_000 }));
-      const [r] = await store().send(q.id, [newMessage(T + 1, { body: 'new' })], { maxMessages: 1, overflow: 'drop-head' });
+      await store().send(q.id, [newMessage(T, { body: 'hidden', visibleAt: T + 10_000 })]);
+      const [r] = await store().send(q.id, [newMessage(T + 1, { body: 'new' })], { maxMessages: 2, overflow: 'drop-head' });
       assert.equal(r!.rejected, true);
-      assert.deepEqual(await bodies(store(), q), ['busy']);
+      assert.deepEqual(await bodies(store(), q), ['busy', 'hidden']);
     });
 
     test('reject-publish refuses what does not fit, by count or bytes, and the depth follows deletes', async () => {
@@ -172,6 +183,26 @@ export const deathCases: CaseGroup = (open) => {
       const [small] = await store().send(q.id, [newMessage(T, { body: 'éé' })], limit);
       assert.equal(small!.rejected, undefined);
       assert.equal((await peek(store(), q)).length, 2);
+    });
+
+    test('limits of different kinds on one queue share its depth: reject-publish, then drop-head, then bytes after a delete', async () => {
+      const q = await makeQueue(store());
+      const dlq = await makeQueue(store());
+      const reject = { maxMessages: 2, overflow: 'reject-publish' as const };
+      const sent = await store().send(q.id, [1, 2, 3].map((i) => newMessage(T + i, { body: `r${i}` })), reject);
+      assert.deepEqual(sent.map((m) => m.rejected ?? false), [false, false, true]);
+      assert.deepEqual(await bodies(store(), q), ['r1', 'r2']);
+      const dropHead = { maxMessages: 2, overflow: 'drop-head' as const, deadLetter: target(dlq, q, 'maxlen') };
+      const more = await store().send(q.id, [newMessage(T + 10, { body: 'd1' })], dropHead);
+      assert.equal(more[0]!.rejected, undefined);
+      assert.deepEqual(await bodies(store(), q), ['r2', 'd1']);
+      assert.deepEqual(await bodies(store(), dlq), ['r1']);
+      assert.deepEqual(reasons((await peek(store(), dlq))[0]), ['maxlen']);
+      // Bytes count too, and a deleted message frees its room.
+      const [r2] = (await store().receive(q.id, receiveRequest(T + 20, { max: 1 }))).messages;
+      await store().deleteMessages(q.id, [{ seq: r2!.seq, token: r2!.receiptToken! }], { now: T + 20, requireUnexpired: false });
+      const bytes = await store().send(q.id, [newMessage(T + 30, { body: 'xx' }), newMessage(T + 30, { body: 'yyyy' })], { maxBytes: 6, overflow: 'reject-publish' });
+      assert.deepEqual(bytes.map((m) => m.rejected ?? false), [false, true], 'd1 (2 bytes) + xx fit in 6; yyyy does not');
     });
 
     test('a message moved into a limited queue counts towards its depth', async () => {
