@@ -120,10 +120,15 @@ describe('RedriveAllowPolicy enforcement', () => {
   const denied = /does not allow this queue to use it as a dead-letter queue/;
 
   test('allowAll, the default, admits any source of the account', async () => {
-    await createQueue(sqs, 'e-all', { RedriveAllowPolicy: '{"redrivePermission":"allowAll"}' });
-    await createQueue(sqs, 'e-src1', { RedrivePolicy: policy(arn('e-all')) });
-    await createQueue(sqs, 'e-none');
-    await createQueue(sqs, 'e-src2', { RedrivePolicy: policy(arn('e-none')) });
+    const all = await createQueue(sqs, 'e-all', { RedriveAllowPolicy: '{"redrivePermission":"allowAll"}' });
+    const src1 = await createQueue(sqs, 'e-src1', { RedrivePolicy: policy(arn('e-all')) });
+    const none = await createQueue(sqs, 'e-none');
+    const src2 = await createQueue(sqs, 'e-src2', { RedrivePolicy: policy(arn('e-none')) });
+    for (const [dlq, src, name] of [[all, src1, 'e-all'], [none, src2, 'e-none']]) {
+      assert.deepEqual(JSON.parse((await attributes(sqs, src)).RedrivePolicy!), { deadLetterTargetArn: arn(name), maxReceiveCount: 3 });
+      const sources = await sqs.send(new ListDeadLetterSourceQueuesCommand({ QueueUrl: dlq }));
+      assert.deepEqual(sources.queueUrls, [src], `${name} lists its source`);
+    }
   });
 
   test('denyAll admits none, on CreateQueue and SetQueueAttributes', async () => {

@@ -1,7 +1,7 @@
 /**
  * The flooding client of the overload proof, run as a separate process so that it loads
  * the server and not the proof's own event loop. Started by overload.test.ts with
- * REDRIVE_FLOOD_URL set; does nothing when imported otherwise (the test runner loads it).
+ * REDRIVE_FLOOD_URL set; does nothing when imported otherwise.
  * Sends 10-message batches from `REDRIVE_FLOOD_CONCURRENCY` loops as fast as the server
  * answers, until it receives 'stop' over IPC, then reports its counts and exits.
  */

@@ -2,13 +2,17 @@
  * Differential check of dead-letter histories against real RabbitMQ (3.10+, on
  * 127.0.0.1:5672, guest/guest, or REDRIVE_TEST_AMQP_URL): the same scenarios run on both
  * brokers, and the dead message's body and the reason, count and order of its history
- * entries must be the same. Run with `node dist/test/rabbitmq/differential.js`; it exits
- * 1 on a mismatch and 0 (with a message) when RabbitMQ is unreachable.
+ * entries must be the same. When RabbitMQ is unreachable the scenarios fail under CI=true
+ * (CI must compare) and are skipped, with the reason, everywhere else.
  */
+import assert from 'node:assert/strict';
+import { after, before, describe, test, type TestContext } from 'node:test';
 import { startServerProcess } from '../support/server-process.js';
 import { RabbitBroker, RedriveBroker, type Broker, type Got } from './brokers.js';
 
 const AMQP_URL = process.env.REDRIVE_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+/** The broker's address without its credentials, for messages. */
+const AMQP_ADDRESS = AMQP_URL.replace(/^amqps?:\/\/([^@/]*@)?/, '').replace(/\/.*$/, '');
 
 interface Scenario {
   name: string;
@@ -113,34 +117,43 @@ const scenarios: Scenario[] = [
 
 const show = (g: Got | undefined) => (g ? `${g.body} ${JSON.stringify(g.history.map((e) => [e.queue, e.reason, e.count]))}` : '(nothing)');
 
-async function main(): Promise<number> {
-  let rabbit: RabbitBroker;
-  try {
-    rabbit = await RabbitBroker.connect(AMQP_URL);
-  } catch (e) {
-    console.log(`differential: skipped, RabbitMQ is unreachable at ${AMQP_URL.replace(/\/\/[^@]*@/, '//')} (${(e as Error).message})`);
-    return 0;
-  }
-  const redrive = new RedriveBroker(await startServerProcess({ storage: 'memory', manualClock: true }));
-  let mismatches = 0;
-  try {
-    for (const s of scenarios) {
-      const [want, got] = [await s.run(rabbit), await s.run(redrive)];
-      const same = want !== undefined && show(want) === show(got);
-      if (!same) mismatches++;
-      console.log(`${same ? 'ok    ' : 'DIFFER'} ${s.name}: ${rabbit.name}: ${show(want)}${same ? '' : `  Redrive: ${show(got)}`}`);
-    }
-  } finally {
-    await Promise.allSettled([rabbit.close(), redrive.close()]);
-  }
-  console.log(`differential: ${scenarios.length - mismatches}/${scenarios.length} scenarios match ${rabbit.name}`);
-  return mismatches ? 1 : 0;
-}
+describe('dead-letter histories match RabbitMQ', () => {
+  let rabbit: RabbitBroker | undefined;
+  let unreachable = '';
+  let redrive: RedriveBroker | undefined;
 
-// node --test runs every file under test/; this is a script of its own, not a test file.
-if (!process.env.NODE_TEST_CONTEXT) {
-  main().then((code) => process.exit(code), (err) => {
-    console.error('differential: failed:', err);
-    process.exit(1);
+  before(async () => {
+    try {
+      rabbit = await RabbitBroker.connect(AMQP_URL);
+    } catch (e) {
+      unreachable = `RabbitMQ is not reachable at ${AMQP_ADDRESS} (${(e as Error).message})`;
+      return;
+    }
+    redrive = new RedriveBroker(await startServerProcess({ storage: 'memory', manualClock: true }));
   });
-}
+
+  after(async () => {
+    await Promise.allSettled([rabbit?.close(), redrive?.close()]);
+  });
+
+  /** Both brokers, or undefined after skipping the test (failing it under CI=true). */
+  function brokers(t: TestContext): [RabbitBroker, RedriveBroker] | undefined {
+    if (rabbit && redrive) return [rabbit, redrive];
+    if (process.env.CI === 'true') {
+      assert.fail(`RabbitMQ at ${AMQP_ADDRESS} is needed when CI=true (guest/guest, or another broker in REDRIVE_TEST_AMQP_URL): ${unreachable}`);
+    }
+    t.skip(unreachable);
+    return undefined;
+  }
+
+  for (const s of scenarios) {
+    test(s.name, async (t) => {
+      const both = brokers(t);
+      if (!both) return;
+      const [want, got] = [await s.run(both[0]), await s.run(both[1])];
+      assert.ok(want !== undefined, `${both[0].name} dead-lettered nothing: the scenario is broken`);
+      t.diagnostic(`${both[0].name}: ${show(want)}`);
+      assert.equal(show(got), show(want), `Redrive differs from ${both[0].name}`);
+    });
+  }
+});

@@ -1,0 +1,41 @@
+#!/usr/bin/env node
+/**
+ * Runs the compiled test files, and only those: each `*.test.ts` under test/, as its
+ * `*.test.js` under dist/test/. Given a directory, `node --test` would run every .js file
+ * under a folder named `test`, so each helper module (harness, support, cases, ...)
+ * would count as a passing test; and Node 20 has no globs in `--test`.
+ *
+ * The list comes from the sources, so a stale compiled test whose source was renamed or
+ * deleted is not run. Extra arguments (`npm test -- --test-name-pattern=fifo`) go to
+ * node before the file list.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** Every *.test.ts below `dir`, as paths relative to the repository, in a stable order. */
+function testSources(dir) {
+  const found = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...testSources(path));
+    else if (entry.name.endsWith('.test.ts')) found.push(relative(root, path));
+  }
+  return found.sort();
+}
+
+const files = testSources(join(root, 'test')).map((source) => join('dist', source.replace(/\.ts$/, '.js')));
+const missing = files.filter((file) => !existsSync(join(root, file)));
+if (files.length === 0 || missing.length > 0) {
+  console.error(files.length === 0 ? 'run-tests: no test/**/*.test.ts found' : `run-tests: not compiled (run tsc -p tsconfig.json): ${missing.join(', ')}`);
+  process.exit(1);
+}
+
+const args = ['--enable-source-maps', '--test', '--test-concurrency=2', ...process.argv.slice(2), ...files];
+const run = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+if (run.error) throw run.error;
+if (run.signal) process.kill(process.pid, run.signal);
+process.exit(run.status ?? 1);

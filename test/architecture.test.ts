@@ -1,0 +1,201 @@
+/**
+ * The layout of src/ keeps the architecture of docs/architecture.md: the engine depends
+ * on no other folder (it declares the store interfaces, the stores implement them),
+ * protocol adapters reach the stores only through the engine, the two SQL stores do not
+ * borrow from each other, no module takes part in an import cycle, and files stay short.
+ * Every relative import and re-export of every .ts file under src/ counts, `import type`
+ * included.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const MAX_LINES = 400;
+
+// Compiled to dist/test/: the repository is two levels up.
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const SRC = join(ROOT, 'src');
+if (!existsSync(SRC)) throw new Error(`no src/ at ${SRC}: this test runs compiled, as dist/test/architecture.test.js`);
+
+interface Import {
+  /** Repository-relative, with forward slashes: `src/engine/engine.ts`. */
+  from: string;
+  to: string;
+  line: number;
+  specifier: string;
+}
+
+/** `src/a/b.ts` for an absolute path, whatever the platform's separator. */
+const repoPath = (abs: string) => relative(ROOT, abs).split(sep).join('/');
+
+function sourceFiles(dir: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...sourceFiles(path));
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) found.push(path);
+  }
+  return found.sort();
+}
+
+/**
+ * Static imports and re-exports at the start of a line or after a `;`: `import x from '…'`,
+ * `import type { X } from '…'`, `import '…'`, `export { x } from '…'`, `export * from '…'`,
+ * written on one line or several. The anchor keeps out examples in comments.
+ */
+const STATIC = /(?:^|;)[ \t]*(?:import|export)\s+(?:type\s+)?(?:[\w$*{},\s]*?\s*from\s*)?['"]([^'"\n]+)['"]/gm;
+const DYNAMIC = /\bimport\(\s*['"]([^'"\n]+)['"]\s*\)/g;
+
+/** The file a relative specifier names: `./x.js` is `./x.ts` in the sources. */
+function target(fromAbs: string, specifier: string): string {
+  const abs = resolve(dirname(fromAbs), specifier);
+  const ts = abs.replace(/\.js$/, '.ts');
+  return existsSync(ts) ? ts : abs;
+}
+
+function importsOf(abs: string, text: string): Import[] {
+  const found: Import[] = [];
+  for (const pattern of [STATIC, DYNAMIC]) {
+    for (const m of text.matchAll(pattern)) {
+      const specifier = m[1]!;
+      if (!specifier.startsWith('.')) continue;
+      const at = m.index! + m[0].lastIndexOf(specifier);
+      found.push({ from: repoPath(abs), to: repoPath(target(abs, specifier)), line: text.slice(0, at).split('\n').length, specifier });
+    }
+  }
+  return found;
+}
+
+const files = sourceFiles(SRC).map((abs) => ({ path: repoPath(abs), text: readFileSync(abs, 'utf8') }));
+const imports = files.flatMap((f) => importsOf(join(ROOT, f.path), f.text));
+
+const under = (path: string, folder: string) => path.startsWith(`${folder}/`);
+const show = (i: Import) => `  ${i.from}:${i.line} imports ${i.to} ('${i.specifier}')`;
+
+/** Fails, listing them, if any import is `bad`. */
+function assertNoImports(what: string, why: string, bad: (i: Import) => boolean): void {
+  const found = imports.filter(bad);
+  assert.ok(found.length === 0, `${what}; ${why}. ${found.length} import(s) break this:\n${found.map(show).join('\n')}`);
+}
+
+test('the sources are found, and their relative imports parsed', () => {
+  assert.ok(files.length > 20, `expected the TypeScript sources under ${SRC}, found ${files.length} files`);
+  assert.ok(imports.length > 20, `expected the relative imports of ${files.length} files, parsed ${imports.length}`);
+  const unresolved = imports.filter((i) => !existsSync(join(ROOT, i.to)));
+  assert.ok(unresolved.length === 0, `relative imports that name no file:\n${unresolved.map(show).join('\n')}`);
+});
+
+test('src/engine imports nothing from any other folder of src/', () => {
+  assertNoImports(
+    'src/engine/ must not import from outside src/engine/',
+    'the engine owns the rules and declares the interfaces the stores implement, so it depends on nothing else',
+    (i) => under(i.from, 'src/engine') && !under(i.to, 'src/engine'),
+  );
+});
+
+test('src/protocols imports nothing from src/stores', () => {
+  assertNoImports(
+    'src/protocols/ must not import from src/stores/',
+    'a protocol adapter only translates the wire format and reaches the stores through the engine',
+    (i) => under(i.from, 'src/protocols') && under(i.to, 'src/stores'),
+  );
+});
+
+test('src/stores/postgres imports nothing from src/stores/sqlite', () => {
+  assertNoImports(
+    'src/stores/postgres/ must not import from src/stores/sqlite/',
+    'what both SQL stores share belongs in src/stores/ (or the engine), not in one of them',
+    (i) => under(i.from, 'src/stores/postgres') && under(i.to, 'src/stores/sqlite'),
+  );
+});
+
+/** Strongly connected components of the import graph that hold a cycle (Tarjan). */
+function cycles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v)!, index.get(w)!));
+      }
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1 || graph.get(v)?.includes(v)) found.push(component.sort());
+    }
+  };
+  for (const v of [...graph.keys()].sort()) if (!index.has(v)) visit(v);
+  return found.sort((a, b) => a[0]!.localeCompare(b[0]!));
+}
+
+/** A shortest cycle through `start` inside `component`, as its files in import order. */
+function shortestCycle(graph: Map<string, string[]>, component: string[], start: string): string[] {
+  const inside = new Set(component);
+  const previous = new Map<string, string>();
+  const queue = [start];
+  while (queue.length) {
+    const v = queue.shift()!;
+    for (const w of graph.get(v) ?? []) {
+      if (!inside.has(w)) continue;
+      if (w === start) {
+        const path = [v];
+        while (path[0] !== start) path.unshift(previous.get(path[0]!)!);
+        return path;
+      }
+      if (!previous.has(w)) {
+        previous.set(w, v);
+        queue.push(w);
+      }
+    }
+  }
+  return [start];
+}
+
+/** The shortest cycle through each file of the component, each listed once, as `a → b → a`. */
+function cyclesThrough(graph: Map<string, string[]>, component: string[]): string[] {
+  const seen = new Set<string>();
+  for (const file of component) {
+    const cycle = shortestCycle(graph, component, file);
+    const first = cycle.indexOf([...cycle].sort()[0]!);
+    const rotated = [...cycle.slice(first), ...cycle.slice(0, first)];
+    seen.add([...rotated, rotated[0]].join(' → '));
+  }
+  return [...seen].sort();
+}
+
+test('no import cycle in src/', () => {
+  const graph = new Map<string, string[]>(files.map((f) => [f.path, []]));
+  for (const i of imports) if (graph.has(i.to) && !graph.get(i.from)!.includes(i.to)) graph.get(i.from)!.push(i.to);
+  const found = cycles(graph);
+  const report = found.map((c, n) => [
+    `  ${n + 1}. ${c.length === 1 ? 'a file imports itself' : `${c.length} files import each other in a circle`}: ${c.join(', ')}`,
+    '     the shortest cycle through each of them:',
+    ...cyclesThrough(graph, c).map((cycle) => `       ${cycle}`),
+  ].join('\n'));
+  assert.ok(found.length === 0, `src/ must have no import cycle (type-only imports count); ${found.length} group(s) of files in cycles:\n${report.join('\n')}`);
+});
+
+test(`no file in src/ is over ${MAX_LINES} lines`, () => {
+  const long = files
+    .map((f) => ({ path: f.path, lines: f.text.endsWith('\n') ? f.text.split('\n').length - 1 : f.text.split('\n').length }))
+    .filter((f) => f.lines > MAX_LINES);
+  assert.ok(long.length === 0, `files stay short: ${long.length} file(s) in src/ are over ${MAX_LINES} lines:\n${long.map((f) => `  ${f.path}: ${f.lines} lines`).join('\n')}`);
+});
