@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { peeked, progress, table, taskLine, type MoveTask, type PeekedMessage } from './dlq-format.js';
 import { queueName, SqsJsonClient } from './sqs-client.js';
+import { cyclesQueueName } from '../engine/dead-lettering.js';
 
 const DEFAULT_ENDPOINT = 'http://127.0.0.1:9324';
 const WATCH_INTERVAL_MS = 500;
@@ -66,11 +67,13 @@ async function list(sqs: SqsJsonClient, json: boolean): Promise<void> {
   const rows: { queue: string; visible: number; inflight: number; sources: string[] }[] = [];
   for (const url of await sqs.allQueueUrls()) {
     const { queueUrls } = await sqs.call<{ queueUrls: string[] }>('ListDeadLetterSourceQueues', { QueueUrl: url });
-    if (!queueUrls.length) continue;
+    // The cycles queue has no source by RedrivePolicy, but holds dead letters all the same.
+    const cycles = [cyclesQueueName(false), cyclesQueueName(true)].includes(queueName(url));
+    if (!queueUrls.length && !cycles) continue;
     const a = await sqs.attributes(url, ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible']);
     rows.push({
       queue: queueName(url), visible: Number(a.ApproximateNumberOfMessages), inflight: Number(a.ApproximateNumberOfMessagesNotVisible),
-      sources: queueUrls.map(queueName),
+      sources: cycles ? ['(broken dead-letter cycles)'] : queueUrls.map(queueName),
     });
   }
   if (json) return out(JSON.stringify(rows, null, 2) + '\n');

@@ -1,5 +1,5 @@
 import { queueArn } from './addressing.js';
-import type { Overflow, PolicyDefinition, PolicySet } from './policies.js';
+import type { Overflow, ServerPolicyDefinition, ServerPolicySet } from './server-policies.js';
 import type { QueueRecord, RedrivePolicy } from './types.js';
 
 /** The extension queue attributes (documented in docs/extensions.md). */
@@ -21,7 +21,7 @@ export interface DeadLetterSettings {
   maxLengthBytes?: number;
   overflow: Overflow;
   /** The matching policy and what of it is in force (not overridden by the queue). */
-  policy?: { name: string; applied: PolicyDefinition };
+  policy?: { name: string; applied: ServerPolicyDefinition };
 }
 
 const num = (v: string | undefined): number | undefined => (v === undefined || v === '' ? undefined : Number(v));
@@ -32,13 +32,13 @@ const num = (v: string | undefined): number | undefined => (v === undefined || v
  * RedrivePolicy attribute holds the target and maxReceiveCount together, so a queue
  * that has one takes both from it.
  */
-export function effectiveSettings(policies: PolicySet, region: string, queue: Omit<QueueRecord, 'id'>): DeadLetterSettings {
+export function effectiveSettings(policies: ServerPolicySet, region: string, queue: Omit<QueueRecord, 'id'>): DeadLetterSettings {
   const a = queue.attributes;
   const own = a.RedrivePolicy ? (JSON.parse(a.RedrivePolicy) as RedrivePolicy) : undefined;
   const policy = policies.match(queue.name);
   const d = policy?.definition ?? {};
-  const applied: PolicyDefinition = {};
-  const pick = <K extends keyof PolicyDefinition>(key: K, mine: PolicyDefinition[K] | undefined): PolicyDefinition[K] | undefined => {
+  const applied: ServerPolicyDefinition = {};
+  const pick = <K extends keyof ServerPolicyDefinition>(key: K, mine: ServerPolicyDefinition[K] | undefined): ServerPolicyDefinition[K] | undefined => {
     if (mine !== undefined) return mine;
     if (d[key] !== undefined) applied[key] = d[key];
     return d[key];

@@ -25,21 +25,22 @@ async function targetQueue(engine: EngineContext, queue: QueueRecord): Promise<Q
 }
 
 /**
- * The parking queue for broken cycles, created on first need. It is only needed when the
- * target can itself dead-letter onwards: a target that cannot is where any loop ends.
+ * The parking queue for broken cycles: the queue itself if it exists, else how to create
+ * it, which the store does in the transaction of the first message parked there. It is
+ * only needed when the target can itself dead-letter onwards: a target that cannot is
+ * where any loop ends.
  */
-async function cyclesQueue(engine: EngineContext, dlq: QueueRecord): Promise<QueueRecord | undefined> {
+async function cyclesQueue(engine: EngineContext, dlq: QueueRecord): Promise<NewQueue | undefined> {
   if (!engine.settingsOf(dlq).targetArn) return undefined;
   const name = cyclesQueueName(dlq.fifo);
   const existing = await engine.store.queues.get(dlq.accountId, name);
   if (existing) return existing;
   const now = engine.clock.now();
-  const { queue } = await engine.store.queues.create({
+  return {
     accountId: dlq.accountId, name, fifo: dlq.fifo,
     attributes: { ...defaultAttributes(dlq.fifo), MessageRetentionPeriod: '1209600' },
     tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
-  });
-  return queue;
+  };
 }
 
 /** The message's own TTL (send attribute), which applies only until its first death. */

@@ -8,7 +8,7 @@ import { deadLetterTarget } from './dead-lettering.js';
 import { errors } from './errors.js';
 import { LongPolls } from './long-poll.js';
 import { MoveTaskRunner } from './move-task-runner.js';
-import { PolicySet, type Policy } from './policies.js';
+import { ServerPolicySet, type ServerPolicy } from './server-policies.js';
 import { decodeReceipt, encodeReceipt, type Receipt } from './receipt.js';
 import type { DeadLettered } from './store/dead-letters.js';
 import type { Store } from './store/store.js';
@@ -29,7 +29,7 @@ export interface EngineOptions {
   /** Long polls allowed to wait at once; past it a receive that would wait gets a 503 (see message-actions.ts). */
   maxLongPolls?: number;
   /** Dead-letter policies in force at start (see policies.ts). */
-  policies?: Policy[];
+  policies?: ServerPolicy[];
   log?: Log;
 }
 
@@ -49,7 +49,7 @@ export class Engine implements EngineContext {
   /** Upper bounds of each standard queue's in-flight count (see message-actions.ts). */
   readonly inflightEstimates = new Map<number, number>();
   readonly log: Log;
-  readonly policies: PolicySet;
+  readonly policies: ServerPolicySet;
   /** Messages parked in the cycles queue since start (see dead-lettering.ts). */
   cyclesBroken = 0;
   /** Messages dropped since start because they had no dead-letter queue to go to. */
@@ -67,7 +67,7 @@ export class Engine implements EngineContext {
     this.longPolls = new LongPolls(this.store, this.clock);
     this.log = opts.log ?? { info() {}, warn() {}, error() {} };
     this.moveTasks = new MoveTaskRunner(this);
-    this.policies = new PolicySet(opts.policies);
+    this.policies = new ServerPolicySet(opts.policies);
   }
 
   /**

@@ -37,7 +37,7 @@ export interface NewMessage {
   visibleAt: number;
   groupId?: string;
   dedupId?: string;
-  /** FIFO deduplication: the scope ('' for the queue, else the group) and when the id is forgotten. */
+  /** FIFO deduplication: the scope (`queue`, or `group:<group id>` with DeduplicationScope messageGroup) and when the id is forgotten. */
   dedupScope?: string;
   dedupUntil?: number;
   /** Carried over when a message is moved or redriven. */

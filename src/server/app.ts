@@ -9,7 +9,7 @@ import { loadCredentials } from './auth/caller.js';
 import { loadConfigFile } from './config-file.js';
 import { declareQueues } from './declare-queues.js';
 import { admissionLimits } from './admission.js';
-import { HttpFront } from './http-server.js';
+import { HttpServer } from './http-server.js';
 
 export interface ServerConfig {
   host: string;
@@ -79,12 +79,12 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     });
   }
   engine.start();
-  const front = new HttpFront(engine, {
+  const http = new HttpServer(engine, {
     host: config.host, port: config.port, accountId: config.accountId, region: config.region, log,
     manualClock: clock instanceof ManualClock ? clock : undefined,
     credentials: config.credentials ? loadCredentials(config.credentials) : undefined,
   });
-  const url = await front.listen();
+  const url = await http.listen();
   log.info({ url, storage: store.kind, durability: config.durability }, 'listening');
   let stopping: Promise<void> | undefined;
   return {
@@ -99,7 +99,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     stop: () =>
       (stopping ??= (async () => {
         log.info('shutting down');
-        const closing = front.close();
+        const closing = http.close();
         await engine.close();
         await closing;
         await store.close();

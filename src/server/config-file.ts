@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'yaml';
 import * as z from 'zod';
-import type { Policy } from '../engine/policies.js';
-import { arrayOf, intFrom, issueLines, must, nonEmptyString, policiesSchema, strictObject } from '../engine/policy-schema.js';
+import type { ServerPolicy } from '../engine/server-policies.js';
+import { arrayOf, intFrom, issueLines, must, nonEmptyString, policiesSchema, strictObject } from '../engine/server-policy-schema.js';
 
 /**
  * The server's config file (`redrive serve --config FILE`): YAML when its name ends in
@@ -20,7 +20,7 @@ import { arrayOf, intFrom, issueLines, must, nonEmptyString, policiesSchema, str
  * server does not start, or on reload keeps what is in force.
  */
 export interface ConfigFile {
-  policies: Policy[];
+  policies: ServerPolicy[];
   queues: QueueDeclaration[];
   /** The storage, as --storage takes it; the flag wins when given. */
   storage?: string;

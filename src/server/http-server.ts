@@ -38,7 +38,7 @@ const KEEP_ALIVE_MS = 60_000;
  * adapter from the request itself, and writes the adapter's answer. Plain node:http,
  * because SQS has one route and this path is the one every message takes.
  */
-export class HttpFront {
+export class HttpServer {
   readonly server: Server;
   private active = 0;
   /** Load shedding at the door (see admission.ts). */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { effectiveSettings } from '../../src/engine/dead-letter-settings.js';
 import { closesCycle, firstDeath, lastDeath, recordDeath, type DeathEvent } from '../../src/engine/deaths.js';
-import { parsePolicies, PolicySet } from '../../src/engine/policies.js';
+import { parsePolicies, ServerPolicySet } from '../../src/engine/server-policies.js';
 import type { Death, QueueRecord } from '../../src/engine/types.js';
 
 const ev = (queue: string, reason: DeathEvent['reason'], time: number, rejectReason?: string): DeathEvent =>
@@ -36,7 +36,7 @@ const queue = (name: string, attributes: Record<string, string> = {}): QueueReco
   ({ id: 1, accountId: '000000000000', name, fifo: false, attributes, tags: {}, createdAt: 0, modifiedAt: 0, lastPurgeAt: null });
 
 test('the highest-priority matching policy applies; queue attributes win setting by setting', () => {
-  const set = new PolicySet(parsePolicies([
+  const set = new ServerPolicySet(parsePolicies([
     { name: 'low', pattern: '.*', definition: { maxLength: 1 } },
     { name: 'high', pattern: '^orders', priority: 5, definition: { deadLetterTargetName: 'dlq', maxReceiveCount: 4, maxLength: 10, overflow: 'reject-publish' } },
   ]));

@@ -154,7 +154,8 @@ test('disk full and read-only data directory: clean errors, nothing acknowledged
     const final = new Set(finalBodies);
     const lost = [...acked].filter((b) => !final.has(b)).length;
     assert.equal(lost, 0);
-    assert.equal((await sqs(server.url, 'SendMessage', { QueueUrl: queueUrl(server.url, 'full'), MessageBody: 'writable again' })).status, 200);
+    const again = await sqs(server.url, 'SendMessage', { QueueUrl: queueUrl(server.url, 'full'), MessageBody: 'writable again' });
+    assert.equal(again.status, 200, JSON.stringify(again.body));
     summary('disk-full', {
       sent, acknowledged: acked.size, received: [...acked].filter((b) => final.has(b)).length, lost,
       duplicated: finalBodies.length - final.size,

@@ -1,5 +1,5 @@
 import type { Death, DeathReason, StoredMessage } from '../types.js';
-import type { ReceiptOutcome, ReceiptRef } from './messages.js';
+import type { ReceiptOutcome, ReceiptRef } from './receipts.js';
 import type { NewQueue } from './queues.js';
 
 /**

@@ -1,5 +1,8 @@
 import type { MessageCounts, NewMessage, StoredMessage } from '../types.js';
 import type { DeadLettered, DeadLetterRule, LengthLimit } from './dead-letters.js';
+import type { DeleteRule, ReceiptOutcome, ReceiptRef, VisibilityChange } from './receipts.js';
+
+export type { DeleteRule, ReceiptOutcome, ReceiptRef, VisibilityChange } from './receipts.js';
 
 export interface MessageStore {
   /**
@@ -48,32 +51,3 @@ export interface ReceiveResult {
   /** Messages received too often, moved to the dead-letter queue instead of returned. */
   deadLettered: DeadLettered[];
 }
-
-export interface ReceiptRef {
-  seq: number;
-  token: string;
-}
-
-export interface DeleteRule {
-  now: number;
-  /**
-   * FIFO: only the current, unlapsed receipt deletes. Standard: any receipt of the
-   * message deletes it, as SQS does with an old receipt handle.
-   */
-  requireCurrent: boolean;
-}
-
-export interface VisibilityChange extends ReceiptRef {
-  visibilityTimeoutMs: number;
-  /** A receipt may not keep the message invisible past receivedAt + this. */
-  maxSinceReceiveMs: number;
-  /** FIFO: a receipt whose visibility window has passed can no longer change it. */
-  requireCurrent: boolean;
-}
-
-/**
- * ok: applied. stale: a later receipt superseded this one (nothing done).
- * lapsed: the receipt's visibility window has passed. notInflight: the message is
- * visible. gone: the message no longer exists. tooLong: past the 12-hour cap.
- */
-export type ReceiptOutcome = 'ok' | 'stale' | 'lapsed' | 'notInflight' | 'gone' | 'tooLong';

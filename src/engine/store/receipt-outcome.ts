@@ -1,5 +1,5 @@
 import type { StoredMessage } from '../types.js';
-import type { DeleteRule, ReceiptOutcome, ReceiptRef, VisibilityChange } from './messages.js';
+import type { DeleteRule, ReceiptOutcome, ReceiptRef, VisibilityChange } from './receipts.js';
 
 /**
  * Judges a receipt against the message it names, the same way in every store: each

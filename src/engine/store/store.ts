@@ -10,6 +10,7 @@ export type * from './maintenance.js';
 export type * from './messages.js';
 export type * from './move-tasks.js';
 export type * from './queues.js';
+export type * from './receipts.js';
 export type * from './wakeups.js';
 
 /**

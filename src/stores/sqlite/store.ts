@@ -29,6 +29,9 @@ export interface SqliteOptions {
   durability?: Durability;
 }
 
+/** The size the WAL file is truncated back to after a checkpoint, once it grew past it. */
+const WAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024;
+
 /**
  * The embedded store: one SQLite file in WAL mode (or an in-memory database, the memory
  * store), written by this process alone through one group commit.
@@ -64,6 +67,10 @@ export class SqliteStore implements Store {
     }
     if (!memory) {
       this.db.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_PAGES}`);
+      // The WAL file keeps its largest size unless told otherwise: after a burst (or a
+      // disk that filled up) it would hold that space for good. Past this size it is
+      // truncated once it has been checkpointed and starts over.
+      this.db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       this.checkpointer = new Checkpointer(opts.path, synchronous);
     }
     const counters = new SqliteCounters(this.db);

@@ -1,15 +1,15 @@
 /**
- * Dead-letter policies: server-side rules that give every queue whose name matches a
+ * Server policies (the config file's `policies`): server-side rules that give every queue whose name matches a
  * pattern dead-letter settings, as RabbitMQ policies do, so they can change without
  * redeploying the applications that declare the queues. Of the policies that match a
  * queue, the one with the highest priority applies (then the first by name); a queue's
  * own attributes override it setting by setting (see dead-letter-settings.ts).
  */
-import { issueLines, policiesSchema } from './policy-schema.js';
+import { issueLines, policiesSchema } from './server-policy-schema.js';
 
 export type Overflow = 'drop-head' | 'reject-publish';
 
-export interface PolicyDefinition {
+export interface ServerPolicyDefinition {
   /** The dead-letter queue, by ARN or by name in the queue's own account. */
   deadLetterTargetArn?: string;
   deadLetterTargetName?: string;
@@ -20,49 +20,49 @@ export interface PolicyDefinition {
   overflow?: Overflow;
 }
 
-export interface Policy {
+export interface ServerPolicy {
   name: string;
   /** A regular expression tested against queue names. */
   pattern: string;
   priority: number;
-  definition: PolicyDefinition;
+  definition: ServerPolicyDefinition;
 }
 
-export class PolicyError extends Error {}
+export class ServerPolicyError extends Error {}
 
 /**
  * Validates a list of policies (policy-schema.ts); the error has a line per offending
  * field, named by its path, e.g. `policies[1].pattern: must be a non-empty string, not 3`.
  */
-export function parsePolicies(v: unknown, path = 'policies'): Policy[] {
+export function parsePolicies(v: unknown, path = 'policies'): ServerPolicy[] {
   const result = policiesSchema.safeParse(v);
-  if (!result.success) throw new PolicyError(issueLines(result.error, path).join('\n'));
+  if (!result.success) throw new ServerPolicyError(issueLines(result.error, path).join('\n'));
   return result.data;
 }
 
 /** The policies in force; replaced as a whole on reload, so a reader never sees half of one. */
-export class PolicySet {
-  private compiled: { policy: Policy; re: RegExp }[] = [];
+export class ServerPolicySet {
+  private compiled: { policy: ServerPolicy; re: RegExp }[] = [];
   /** Bumped on every replace, so settings derived from older policies are recomputed. */
   generation = 0;
 
-  constructor(policies: Policy[] = []) {
+  constructor(policies: ServerPolicy[] = []) {
     this.replace(policies);
   }
 
-  replace(policies: Policy[]): void {
+  replace(policies: ServerPolicy[]): void {
     this.generation++;
     this.compiled = [...policies]
       .sort((a, b) => b.priority - a.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
       .map((policy) => ({ policy, re: new RegExp(policy.pattern) }));
   }
 
-  list(): Policy[] {
+  list(): ServerPolicy[] {
     return this.compiled.map((c) => c.policy);
   }
 
   /** The policy that applies to a queue of this name, if any. */
-  match(queueName: string): Policy | undefined {
+  match(queueName: string): ServerPolicy | undefined {
     return this.compiled.find((c) => c.re.test(queueName))?.policy;
   }
 }
