@@ -133,8 +133,10 @@ function renderTasks(section: HTMLElement, list: MoveTask[], changed: () => void
     : h('ol', { class: 'tasks' }, list.map((t) => {
       const total = t.ApproximateNumberOfMessagesToMove;
       const moved = t.ApproximateNumberOfMessagesMoved;
-      const elapsed = Math.max(0.001, (Date.now() - t.StartedTimestamp) / 1000);
-      const rate = moved / elapsed;
+      // The first batch goes at once, so a young task's average overstates its rate; the
+      // server never goes faster than the limit.
+      const elapsed = Math.max(1, (Date.now() - t.StartedTimestamp) / 1000);
+      const rate = Math.min(moved / elapsed, t.MaxNumberOfMessagesPerSecond ?? Infinity);
       const left = total !== undefined && rate > 0 ? (total - moved) / rate : undefined;
       const pct = total ? Math.min(100, Math.round((moved / total) * 100)) : t.Status === 'COMPLETED' ? 100 : 0;
       return h('li', { class: `task ${t.Status.toLowerCase()}`, 'data-status': t.Status },
