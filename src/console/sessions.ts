@@ -63,7 +63,7 @@ export function sessionIdOf(cookieHeader: string | undefined): string | undefine
 }
 
 export function sessionCookie(session: Session, now = Date.now()): string {
-  const maxAge = Math.max(0, Math.floor((session.expiresAt - now) / 1000));
+  const maxAge = Math.max(0, Math.ceil((session.expiresAt - now) / 1000));
   return `${SESSION_COOKIE}=${session.id}; Path=/console; HttpOnly; SameSite=Strict; Max-Age=${maxAge}`;
 }
 
