@@ -10,6 +10,7 @@ import { loadConfigFile } from './config-file.js';
 import { declareQueues } from './declare-queues.js';
 import { admissionLimits } from './admission.js';
 import { HttpServer } from './http-server.js';
+import { ConsoleRoutes } from '../console/console-routes.js';
 
 export interface ServerConfig {
   host: string;
@@ -28,6 +29,8 @@ export interface ServerConfig {
   credentials?: string;
   /** The config file with dead-letter policies (config-file.ts), reloaded by `reload()`. */
   configFile?: string;
+  /** The web console under /console (docs/console.md): `on` (default) or `off`. */
+  console: 'on' | 'off';
 }
 
 export const defaults: ServerConfig = {
@@ -40,6 +43,7 @@ export const defaults: ServerConfig = {
   accountId: '000000000000',
   logLevel: 'info',
   clock: 'system',
+  console: 'on',
 };
 
 export async function openStore(config: ServerConfig, log?: Logger): Promise<Store> {
@@ -79,13 +83,18 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     });
   }
   engine.start();
+  const credentials = config.credentials ? loadCredentials(config.credentials) : undefined;
   const http = new HttpServer(engine, {
     host: config.host, port: config.port, accountId: config.accountId, region: config.region, log,
     manualClock: clock instanceof ManualClock ? clock : undefined,
-    credentials: config.credentials ? loadCredentials(config.credentials) : undefined,
+    credentials,
+    console: config.console === 'off' ? undefined : new ConsoleRoutes({ engine, region: config.region, accountId: config.accountId, credentials }),
   });
   const url = await http.listen();
   log.info({ url, storage: store.kind, durability: config.durability }, 'listening');
+  if (config.console !== 'off') {
+    log.info(credentials ? `console at ${url}/console (sign in with an access key)` : `console open without sign-in at ${url}/console`);
+  }
   let stopping: Promise<void> | undefined;
   return {
     url, engine, log,

@@ -12,6 +12,7 @@ import { handleQuery, queryError } from '../protocols/query/query-adapter.js';
 import { callerAccount, type Credentials } from './auth/caller.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import type { ManualClock } from '../engine/clock.js';
+import type { ConsoleRoutes } from '../console/console-routes.js';
 
 export interface HttpOptions {
   host: string;
@@ -25,6 +26,8 @@ export interface HttpOptions {
   maxBodyBytes?: number;
   /** When set, SQS requests must be SigV4-signed by one of these keys (see auth/caller.ts). */
   credentials?: Credentials;
+  /** The web console under /console; absent with `--console off` (everything there is a 404). */
+  console?: ConsoleRoutes;
 }
 
 // A long poll waits up to 20 s, so sockets may stay quiet that long; anything slower is cut.
@@ -86,7 +89,9 @@ export class HttpServer {
       const body = await readBody(req, this.opts.maxBodyBytes ?? 6 * 1024 * 1024);
       const [path, query = ''] = (req.url ?? '/').split('?', 2) as [string, string?];
       const wire: WireRequest = { method: req.method ?? 'GET', path, query, headers: req.headers, body };
-      response = await this.route(wire, requestId, new ClientGone(res));
+      response = path === '/console' || path.startsWith('/console/')
+        ? await this.consoleRoute(wire, req.socket.remoteAddress ?? '', requestId)
+        : await this.route(wire, requestId, new ClientGone(res));
     } catch (e) {
       // The body was not read, but the headers already say which protocol the client speaks.
       response = req.headers['x-amz-target'] !== undefined ? jsonError(e) : queryError(e, requestId);
@@ -118,6 +123,11 @@ export class HttpServer {
     };
     if (json) return handleJson(this.engine, ctx, req, signal);
     return handleQuery(this.engine, ctx, req, signal);
+  }
+
+  private consoleRoute(req: WireRequest, client: string, requestId: string): Promise<WireResponse> | WireResponse {
+    if (this.opts.console) return this.opts.console.handle(req, client, requestId);
+    return { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'Not found' };
   }
 
   /** Test hook: `POST /_redrive/clock {"advanceMs": n}` moves the manual clock. */

@@ -1,0 +1,46 @@
+import type { ActivityMinute } from './extensions.js';
+
+const NS = 'http://www.w3.org/2000/svg';
+
+function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>, text?: string): SVGElementTagNameMap[K] {
+  const el = document.createElementNS(NS, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  if (text !== undefined) el.textContent = text;
+  return el;
+}
+
+const SERIES: [keyof ActivityMinute, string][] = [['Sent', 'sent'], ['Received', 'received'], ['Deleted', 'deleted'], ['DeadLettered', 'dead-lettered']];
+
+/** The last hour per minute as an inline SVG line chart: no chart library, nothing to load. */
+export function activityChart(minutes: ActivityMinute[]): SVGSVGElement {
+  const width = 640;
+  const height = 160;
+  const pad = { left: 36, right: 8, top: 8, bottom: 20 };
+  const max = Math.max(1, ...minutes.flatMap((m) => SERIES.map(([k]) => Number(m[k]))));
+  const x = (i: number) => pad.left + (i / Math.max(1, minutes.length - 1)) * (width - pad.left - pad.right);
+  const y = (v: number) => height - pad.bottom - (v / max) * (height - pad.top - pad.bottom);
+  const root = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'chart', role: 'img', 'aria-label': 'Messages per minute over the last hour' });
+  for (const v of [0, max]) {
+    root.append(svg('line', { x1: pad.left, x2: width - pad.right, y1: y(v), y2: y(v), class: 'grid' }));
+    root.append(svg('text', { x: pad.left - 6, y: y(v) + 4, 'text-anchor': 'end', class: 'axis' }, String(v)));
+  }
+  root.append(svg('text', { x: pad.left, y: height - 4, class: 'axis' }, '60 min ago'));
+  root.append(svg('text', { x: width - pad.right, y: height - 4, 'text-anchor': 'end', class: 'axis' }, 'now'));
+  for (const [key, cls] of SERIES) {
+    const points = minutes.map((m, i) => `${x(i).toFixed(1)},${y(Number(m[key])).toFixed(1)}`).join(' ');
+    root.append(svg('polyline', { points, class: `series ${cls}` }));
+  }
+  return root;
+}
+
+export function chartLegend(): HTMLElement {
+  const el = document.createElement('p');
+  el.className = 'legend';
+  for (const [key, cls] of SERIES) {
+    const item = document.createElement('span');
+    item.className = `key ${cls}`;
+    item.textContent = key === 'DeadLettered' ? 'Dead-lettered' : key;
+    el.append(item);
+  }
+  return el;
+}

@@ -1,0 +1,37 @@
+import type { MoveTask as CliMoveTask } from '../../cli/dlq-format.js';
+import type { MoveFilter } from '../../engine/move-filter.js';
+import { call } from './api.js';
+
+export type { MoveFilter };
+
+/** StartMessageMoveTask with Redrive's Filter and DryRun, ListMessageMoveTasks and CancelMessageMoveTask. */
+
+
+export interface MoveRequest {
+  SourceArn: string;
+  DestinationArn?: string;
+  MaxNumberOfMessagesPerSecond?: number;
+  Filter?: MoveFilter;
+}
+
+/** A task as ListMessageMoveTasks lists it (the CLI's shape), with Redrive's Filter. */
+export interface MoveTask extends CliMoveTask {
+  Status: 'RUNNING' | 'COMPLETED' | 'CANCELLING' | 'CANCELLED' | 'FAILED';
+  Filter?: MoveFilter;
+}
+
+export async function previewMove(req: MoveRequest): Promise<number> {
+  return (await call<{ ApproximateNumberOfMessagesToMove: number }>('StartMessageMoveTask', { ...req, DryRun: true })).ApproximateNumberOfMessagesToMove;
+}
+
+export async function startMove(req: MoveRequest): Promise<string> {
+  return (await call<{ TaskHandle: string }>('StartMessageMoveTask', { ...req })).TaskHandle;
+}
+
+export async function listMoves(sourceArn: string): Promise<MoveTask[]> {
+  return (await call<{ Results?: MoveTask[] }>('ListMessageMoveTasks', { SourceArn: sourceArn, MaxResults: 10 })).Results ?? [];
+}
+
+export async function cancelMove(handle: string): Promise<number> {
+  return (await call<{ ApproximateNumberOfMessagesMoved: number }>('CancelMessageMoveTask', { TaskHandle: handle })).ApproximateNumberOfMessagesMoved;
+}

@@ -1,0 +1,133 @@
+import type { Engine } from '../engine/engine.js';
+import { SqsError } from '../engine/errors.js';
+import type { RequestContext } from '../engine/types.js';
+import { handleJson, jsonError } from '../protocols/json/json-adapter.js';
+import type { WireRequest, WireResponse } from '../protocols/wire.js';
+import type { Credentials } from '../server/auth/caller.js';
+import { serveAsset } from './assets.js';
+import { fromOtherSite, hasCsrfToken } from './csrf.js';
+import { pageRoute, renderNotFound, renderPage, renderSignIn } from './pages.js';
+import { clearedCookie, sameSecret, sessionCookie, sessionIdOf, Sessions, type Session } from './sessions.js';
+import { SignInThrottle } from './sign-in-throttle.js';
+
+export interface ConsoleOptions {
+  engine: Engine;
+  region: string;
+  /** The account an open console (no credentials) acts as. */
+  accountId: string;
+  /** With credentials, the console asks for an access key and secret and acts as that key's account. */
+  credentials?: Credentials;
+}
+
+export const SIGN_IN_FAILED = 'invalid access key or secret';
+
+const PAGE_HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-store',
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'same-origin',
+  'x-frame-options': 'DENY',
+};
+
+// Compared against when a key is unknown, so an unknown key costs what a wrong secret does.
+const DUMMY_SECRET = 'redrive-console-no-such-key';
+
+/**
+ * Everything under /console: the pages, their static files, sign-in and sign-out, and
+ * `POST /console/api`, which hands SQS JSON requests to the same adapter as `POST /`
+ * with the session's account as the caller.
+ */
+export class ConsoleRoutes {
+  private readonly sessions = new Sessions();
+  private readonly throttle = new SignInThrottle();
+
+  constructor(private readonly opts: ConsoleOptions) {}
+
+  get signInRequired(): boolean {
+    return this.opts.credentials !== undefined;
+  }
+
+  async handle(req: WireRequest, client: string, requestId: string): Promise<WireResponse> {
+    const { path, method } = req;
+    if (path.startsWith('/console/assets/') && method === 'GET') return (await serveAsset(path)) ?? notFound();
+    const session = this.sessions.get(sessionIdOf(req.headers.cookie));
+    if (path === '/console/api') return method === 'POST' ? this.api(req, session, requestId) : methodNotAllowed();
+    if (path === '/console/sign-in') {
+      if (method === 'POST') return this.signIn(req, client);
+      if (method === 'GET') return this.signInRequired ? page(200, renderSignIn(undefined, nextOf(req.query))) : redirect('/console/');
+      return methodNotAllowed();
+    }
+    if (path === '/console/sign-out') return method === 'POST' ? this.signOut(req, session) : methodNotAllowed();
+    if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed();
+    const route = pageRoute(path);
+    if (!session && this.signInRequired) {
+      return route ? redirect(`/console/sign-in?next=${encodeURIComponent(path)}`) : page(404, renderNotFound(undefined, true));
+    }
+    const current = session ?? this.sessions.create(this.opts.accountId, undefined);
+    const headers: Record<string, string> = session ? {} : { 'set-cookie': sessionCookie(current) };
+    if (!route) return page(404, renderNotFound(current, this.signInRequired), headers);
+    return page(200, renderPage(route, current, this.signInRequired), headers);
+  }
+
+  private async api(req: WireRequest, session: Session | undefined, requestId: string): Promise<WireResponse> {
+    if (!session) return jsonError(new SqsError('AccessDenied', 'AccessDenied', 401, 'Sign in to the console first.'));
+    if (fromOtherSite(req) || !hasCsrfToken(req, session)) {
+      return jsonError(new SqsError('AccessDenied', 'AccessDenied', 403, 'The console refused a request that did not come from its own pages.'));
+    }
+    const ctx: RequestContext = { accountId: session.accountId, region: this.opts.region, baseUrl: `http://${req.headers.host}`, requestId };
+    return handleJson(this.opts.engine, ctx, req);
+  }
+
+  private async signIn(req: WireRequest, client: string): Promise<WireResponse> {
+    if (!this.opts.credentials) return redirect('/console/');
+    const form = new URLSearchParams(req.body.toString('utf8'));
+    const next = safeNext(form.get('next'));
+    if (fromOtherSite(req)) return page(403, renderSignIn('This sign-in did not come from the console’s own page.', next));
+    await this.throttle.turn(client);
+    const keyId = form.get('accessKeyId') ?? '';
+    const credential = this.opts.credentials.get(keyId);
+    const secretMatches = sameSecret(form.get('secretAccessKey') ?? '', credential?.secretAccessKey ?? DUMMY_SECRET);
+    if (!credential || !secretMatches) {
+      this.throttle.failed(client);
+      return page(401, renderSignIn(SIGN_IN_FAILED, next));
+    }
+    this.throttle.succeeded(client);
+    const session = this.sessions.create(credential.accountId, keyId);
+    return redirect(next, { 'set-cookie': sessionCookie(session) });
+  }
+
+  private signOut(req: WireRequest, session: Session | undefined): WireResponse {
+    if (!session) return redirect(this.signInRequired ? '/console/sign-in' : '/console/', { 'set-cookie': clearedCookie });
+    const form = new URLSearchParams(req.body.toString('utf8'));
+    if (fromOtherSite(req) || !hasCsrfToken(req, session, form)) return page(403, renderNotFound(session, this.signInRequired));
+    this.sessions.delete(session.id);
+    return redirect(this.signInRequired ? '/console/sign-in' : '/console/', { 'set-cookie': clearedCookie });
+  }
+}
+
+function nextOf(query: string): string {
+  return safeNext(new URLSearchParams(query).get('next'));
+}
+
+/** Only a console path: an open redirect to another site would help phishing. */
+function safeNext(next: string | null): string {
+  return next && /^\/console(\/[^\\]*)?$/.test(next) && !next.startsWith('//') ? next : '/console/';
+}
+
+function page(status: number, body: string, headers: Record<string, string> = {}): WireResponse {
+  return { status, headers: { ...PAGE_HEADERS, ...headers }, body };
+}
+
+function redirect(location: string, headers: Record<string, string> = {}): WireResponse {
+  return { status: 303, headers: { location, 'cache-control': 'no-store', ...headers }, body: '' };
+}
+
+function notFound(): WireResponse {
+  return { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'Not found' };
+}
+
+function methodNotAllowed(): WireResponse {
+  return { status: 405, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'Method not allowed' };
+}

@@ -1,0 +1,52 @@
+/** A real Chromium (Debian's) for the console tests; never downloaded. */
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+const CHROMIUM = process.env.REDRIVE_TEST_CHROMIUM ?? '/usr/bin/chromium';
+
+/**
+ * Why the browser tests cannot run here, or undefined if they can. In CI a missing
+ * browser is a failure, not a skip.
+ */
+export function browserMissing(): string | undefined {
+  if (existsSync(CHROMIUM)) return undefined;
+  if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing, and CI=true: the console's browser tests must run in CI`);
+  return `no Chromium at ${CHROMIUM} (apt-get install chromium, or set REDRIVE_TEST_CHROMIUM)`;
+}
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** Opens a console page and waits until its script has filled it in. */
+export async function openPage(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="true"]');
+}
+
+const IMAGES = fileURLToPath(new URL('../../../docs/images/', import.meta.url));
+
+/** Saves a screenshot for docs/console.md. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(IMAGES, { recursive: true });
+  await page.screenshot({ path: `${IMAGES}${name}.png`, fullPage: false });
+}
+
+/** Collects uncaught page errors, so a test can assert the console threw none. */
+export function pageErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  return errors;
+}
+
+/** Waits briefly (the log line may follow the "listening" one by a few ms) for a line of the server's log. */
+export async function logMatch(output: () => string, re: RegExp): Promise<string> {
+  const until = Date.now() + 3_000;
+  while (!re.test(output()) && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+  return output();
+}

@@ -1,0 +1,34 @@
+/** `--console off`: nothing under /console, and the API is unchanged. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { useServerProcess, type ServerProcess } from '../support/server-process.js';
+
+let server: ServerProcess;
+useServerProcess({ storage: 'memory', args: ['--console', 'off'] }, (s) => (server = s));
+
+test('--console off answers 404 for every console path and still serves the API', async () => {
+  for (const [method, path] of [['GET', '/console'], ['GET', '/console/'], ['GET', '/console/queues'], ['GET', '/console/assets/console.css'], ['POST', '/console/api'], ['GET', '/console/sign-in']]) {
+    const res = await fetch(`${server.url}${path}`, { method, redirect: 'manual', headers: { 'x-amz-target': 'AmazonSQS.ListQueues' }, body: method === 'POST' ? '{}' : undefined });
+    assert.equal(res.status, 404, `${method} ${path}`);
+  }
+  const res = await fetch(`${server.url}/`, { method: 'POST', headers: { 'x-amz-target': 'AmazonSQS.ListQueues', 'content-type': 'application/x-amz-json-1.0' }, body: '{}' });
+  assert.equal(res.status, 200);
+  assert.doesNotMatch(server.output(), /console (open|at)/);
+});
+
+test('with the console on, its pages and assets are served (the control for the test above)', async () => {
+  // Served by the same build: the stylesheet and scripts ship with the package.
+  const { startServerProcess } = await import('../support/server-process.js');
+  const on = await startServerProcess({ storage: 'memory' });
+  try {
+    for (const path of ['/console/', '/console/assets/console.css', '/console/assets/js/main.js', '/console/assets/favicon.svg']) {
+      const res = await fetch(`${on.url}${path}`);
+      assert.equal(res.status, 200, path);
+    }
+    const page = await (await fetch(`${on.url}/console/queues`)).text();
+    assert.doesNotMatch(page, /https?:\/\/(?!127\.0\.0\.1)[a-z]/i, 'no asset from another host');
+  } finally {
+    await on.stop();
+    on.cleanup();
+  }
+});
