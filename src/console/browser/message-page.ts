@@ -1,6 +1,6 @@
 import { peek, type Death, type PeekedMessage } from './api.js';
 import { confirmAction } from './dialog.js';
-import { badge, content, count, errorText, facts, flash, h, mainData, queueHref, queueNameOf, replace, time } from './dom.js';
+import { badge, content, count, facts, flash, h, mainData, queueHref, queueNameOf, replace, time } from './dom.js';
 import { downloadJsonLines } from './export.js';
 import { canDeleteById, deleteMessagesById } from './extensions.js';
 import { stateBadge } from './messages-page.js';

@@ -1,6 +1,6 @@
 import { peek, type PeekedMessage } from './api.js';
 import { confirmAction } from './dialog.js';
-import { badge, content, count, errorText, flash, h, mainData, queueHref, replace, time } from './dom.js';
+import { badge, content, count, flash, h, mainData, queueHref, replace, time } from './dom.js';
 import { downloadJsonLines } from './export.js';
 import { canDeleteById, deleteMessagesById } from './extensions.js';
 import { loadPageQueue } from './queue-info.js';

@@ -1,9 +1,9 @@
 import type pg from 'pg';
 import type { DeadLettered, DeadLetterStore, DeadLetterTarget, LengthLimit, RejectResult } from '../../engine/store/dead-letters.js';
 import type { ReceiptRef } from '../../engine/store/messages.js';
-import type { NewQueue } from '../../engine/store/queues.js';
 import type { DeathReason, NewMessage, StoredMessage } from '../../engine/types.js';
 import { toMessage, type MessageRow } from '../rows.js';
+import { createQueue } from './queues.js';
 import { inTransaction, insertMessages } from './sql.js';
 import type { PgWakeups } from './wakeups.js';
 
@@ -70,7 +70,7 @@ export class PgDeadLetters implements DeadLetterStore {
     const moves = [];
     for (const m of messages) {
       const p = target.arrival(m);
-      if (p.parked) cycles ??= await ensureQueue(c, target.cyclesQueue!);
+      if (p.parked) cycles ??= (await createQueue(c, target.cyclesQueue!)).queue.id;
       moves.push({ m, p, dest: p.parked ? cycles! : target.queueId, deaths: p.deaths ?? m.deaths });
     }
     const inPlace = moves.filter((x) => x.m.groupId === undefined);
@@ -143,13 +143,3 @@ export class PgDeadLetters implements DeadLetterStore {
   }
 }
 
-/** Creates a queue unless it exists, in the transaction; returns its id. */
-async function ensureQueue(c: pg.PoolClient, q: NewQueue): Promise<number> {
-  await c.query(
-    `INSERT INTO queues (account_id, name, fifo, attributes, tags, created_at, modified_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (account_id, name) DO NOTHING`,
-    [q.accountId, q.name, q.fifo, JSON.stringify(q.attributes), JSON.stringify(q.tags), q.createdAt, q.modifiedAt],
-  );
-  const { rows } = await c.query<{ id: string }>('SELECT id FROM queues WHERE account_id = $1 AND name = $2', [q.accountId, q.name]);
-  return Number(rows[0]!.id);
-}

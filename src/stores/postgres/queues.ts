@@ -31,6 +31,21 @@ async function deleteAllMessages(c: pg.PoolClient, queueId: number): Promise<voi
   );
 }
 
+/**
+ * Inserts the queue unless one of that name exists; returns whichever is stored. Also
+ * run inside another operation's transaction (the cycles queue, see dead-letters.ts).
+ */
+export async function createQueue(db: pg.Pool | pg.PoolClient, queue: NewQueue): Promise<{ queue: QueueRecord; created: boolean }> {
+  const { rows } = await query<QueueRow>(db,
+    `INSERT INTO queues (account_id, name, fifo, attributes, tags, created_at, modified_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (account_id, name) DO NOTHING RETURNING *`,
+    [queue.accountId, queue.name, queue.fifo, JSON.stringify(queue.attributes), JSON.stringify(queue.tags), queue.createdAt, queue.modifiedAt],
+  );
+  if (rows[0]) return { queue: toQueue(rows[0]), created: true };
+  const existing = await db.query<QueueRow>('SELECT * FROM queues WHERE account_id = $1 AND name = $2', [queue.accountId, queue.name]);
+  return { queue: toQueue(existing.rows[0]!), created: false };
+}
+
 /** Queue rows, with what dies with a queue: its messages, counters, FIFO state and depth. */
 export class PgQueues implements QueueStore {
   constructor(
@@ -38,15 +53,8 @@ export class PgQueues implements QueueStore {
     private readonly cache: QueueCache,
   ) {}
 
-  async create(queue: NewQueue): Promise<{ queue: QueueRecord; created: boolean }> {
-    const { rows } = await query<QueueRow>(this.pool,
-      `INSERT INTO queues (account_id, name, fifo, attributes, tags, created_at, modified_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (account_id, name) DO NOTHING RETURNING *`,
-      [queue.accountId, queue.name, queue.fifo, JSON.stringify(queue.attributes), JSON.stringify(queue.tags), queue.createdAt, queue.modifiedAt],
-    );
-    if (rows[0]) return { queue: toQueue(rows[0]), created: true };
-    const existing = await this.queueRow('account_id = $1 AND name = $2', [queue.accountId, queue.name]);
-    return { queue: existing!, created: false };
+  create(queue: NewQueue): Promise<{ queue: QueueRecord; created: boolean }> {
+    return createQueue(this.pool, queue);
   }
 
   private async queueRow(where: string, values: unknown[]): Promise<QueueRecord | undefined> {

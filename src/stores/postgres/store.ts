@@ -19,8 +19,6 @@ export interface PostgresOptions {
   log?: (msg: string, err?: unknown) => void;
 }
 
-const SWEEP_BATCH = 5000;
-
 /** Splits Redrive's own URL parameters from those node-postgres understands. */
 export function parsePostgresUrl(url: string): { connectionString: string; poolSize: number } {
   const u = new URL(url);
