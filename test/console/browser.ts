@@ -1,5 +1,7 @@
 /** A real Chromium (Debian's) for the console tests; never downloaded. */
 import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
@@ -29,7 +31,11 @@ export async function openPage(page: Page, url: string): Promise<void> {
   await page.waitForSelector('body[data-ready="true"]');
 }
 
-const IMAGES = fileURLToPath(new URL('../../../docs/images/', import.meta.url));
+// The committed screenshots are refreshed on request (REDRIVE_SCREENSHOTS=docs), so an
+// ordinary test run leaves the checkout as it was; otherwise they go to a temporary folder.
+const IMAGES = process.env.REDRIVE_SCREENSHOTS === 'docs'
+  ? fileURLToPath(new URL('../../../docs/images/', import.meta.url))
+  : join(tmpdir(), 'redrive-console-screenshots/');
 
 /** Saves a screenshot for docs/console.md. */
 export async function screenshot(page: Page, name: string): Promise<void> {
