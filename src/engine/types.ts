@@ -90,6 +90,17 @@ export interface MessageCounts {
   delayed: number;
 }
 
+/** A queue's counts with what metrics and the console's overview show beside them. */
+export interface QueueDepth extends MessageCounts {
+  /**
+   * When the oldest message was sent: its original enqueue time on a standard queue, even
+   * after a dead-letter move; the move on a FIFO queue, which resets it (the seed's rule).
+   */
+  oldestSentAt?: number;
+  /** Message groups with a message in flight (FIFO, and fair standard queues). */
+  groupsInflight: number;
+}
+
 /** Identity of the caller and how to address queues back to them. */
 export interface RequestContext {
   accountId: string;

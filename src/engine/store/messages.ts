@@ -1,4 +1,4 @@
-import type { MessageCounts, NewMessage, StoredMessage } from '../types.js';
+import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../types.js';
 import type { DeadLettered, DeadLetterRule, LengthLimit } from './dead-letters.js';
 import type { DeleteRule, ReceiptOutcome, ReceiptRef, VisibilityChange } from './receipts.js';
 
@@ -16,6 +16,12 @@ export interface MessageStore {
   delete(queueId: number, receipts: ReceiptRef[], rule: DeleteRule): Promise<ReceiptOutcome[]>;
   changeVisibility(queueId: number, changes: VisibilityChange[], now: number): Promise<ReceiptOutcome[]>;
   count(queueId: number, now: number): Promise<MessageCounts>;
+  /**
+   * Each queue's depth, for many queues in one call (metrics, the console's overview).
+   * Its cost does not grow with the visible backlog: totals come from maintained depths,
+   * and only the hidden range (in flight, delayed) is counted. Unknown ids are left out.
+   */
+  depths(queueIds: readonly number[], now: number): Promise<Map<number, QueueDepth>>;
   /** In-flight messages only: reads the hidden range, never the visible backlog. */
   countInflight(queueId: number, now: number): Promise<number>;
   /** The earliest time after `now` at which a message of the queue becomes visible. */

@@ -4,7 +4,7 @@ import type {
   DeleteRule, MessageStore, ReceiptOutcome, ReceiptRef, ReceiveRequest, ReceiveResult, SendResult, VisibilityChange,
 } from '../../engine/store/messages.js';
 import { deleteOutcome, visibilityOutcome } from '../../engine/store/receipt-outcome.js';
-import type { MessageCounts, NewMessage, StoredMessage } from '../../engine/types.js';
+import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../../engine/types.js';
 import { fromColumns, messageValues, READ_COLUMNS, toMessage, type MessageRow } from '../rows.js';
 import type { SqliteCounters } from './counters.js';
 import type { SqliteDeadLetters } from './dead-letters.js';
@@ -43,7 +43,12 @@ export class SqliteMessages implements MessageStore {
       delete: db.prepare('DELETE FROM messages WHERE seq = ? AND queue_id = ?'),
       deleteHeld: db.prepare('DELETE FROM messages WHERE seq = ? AND queue_id = ? AND receipt_token = ? AND visible_at > ?'),
       setVisibleAt: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
-      countVisible: db.prepare('SELECT count(*) AS n FROM messages WHERE queue_id = ? AND visible_at <= ?'),
+      total: db.prepare('SELECT messages AS n FROM queue_depth WHERE queue_id = ?').pluck(),
+      oldest: db.prepare('SELECT min(sent_at) FROM messages WHERE queue_id = ?').pluck(),
+      groupsHeld: db.prepare(
+        `SELECT count(DISTINCT group_id) FROM messages
+          WHERE queue_id = ? AND group_id IS NOT NULL AND receipt_token IS NOT NULL AND visible_at > ?`,
+      ).pluck(),
       countHidden: db.prepare(
         `SELECT count(*) AS n, coalesce(sum(receive_count > 0), 0) AS inflight
            FROM messages WHERE queue_id = ? AND visible_at > ?`,
@@ -172,9 +177,27 @@ export class SqliteMessages implements MessageStore {
   }
 
   async count(queueId: number, now: number): Promise<MessageCounts> {
-    const visible = (this.sql.countVisible.get(queueId, now) as { n: number }).n;
+    return this.countOf(queueId, now) ?? { visible: 0, inflight: 0, delayed: 0 };
+  }
+
+  async depths(queueIds: readonly number[], now: number): Promise<Map<number, QueueDepth>> {
+    const out = new Map<number, QueueDepth>();
+    for (const id of queueIds) {
+      const counts = this.countOf(id, now);
+      if (!counts) continue;
+      const oldest = this.sql.oldest.get(id) as number | null;
+      const groupsInflight = this.sql.groupsHeld.get(id, now) as number;
+      out.set(id, { ...counts, ...(oldest !== null && { oldestSentAt: oldest }), groupsInflight });
+    }
+    return out;
+  }
+
+  /** Visible is the maintained total less the hidden range, which is all that is counted. */
+  private countOf(queueId: number, now: number): MessageCounts | undefined {
+    const total = this.sql.total.get(queueId) as number | undefined;
+    if (total === undefined) return undefined;
     const hidden = this.sql.countHidden.get(queueId, now) as { n: number; inflight: number };
-    return { visible, inflight: hidden.inflight, delayed: hidden.n - hidden.inflight };
+    return { visible: total - hidden.n, inflight: hidden.inflight, delayed: hidden.n - hidden.inflight };
   }
 
   async countInflight(queueId: number, now: number): Promise<number> {
