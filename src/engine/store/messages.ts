@@ -18,8 +18,9 @@ export interface MessageStore {
   count(queueId: number, now: number): Promise<MessageCounts>;
   /**
    * Each queue's depth, for many queues in one call (metrics, the console's overview).
-   * Its cost does not grow with the visible backlog: totals come from maintained depths,
-   * and only the hidden range (in flight, delayed) is counted. Unknown ids are left out.
+   * Reads indexes only: a queue's total comes from its maintained depth where it has a
+   * length limit, else from a count over its index range; in flight and delayed from the
+   * hidden range; the oldest message from the age index. Unknown ids are left out.
    */
   depths(queueIds: readonly number[], now: number): Promise<Map<number, QueueDepth>>;
   /** In-flight messages only: reads the hidden range, never the visible backlog. */

@@ -43,7 +43,15 @@ export class SqliteMessages implements MessageStore {
       delete: db.prepare('DELETE FROM messages WHERE seq = ? AND queue_id = ?'),
       deleteHeld: db.prepare('DELETE FROM messages WHERE seq = ? AND queue_id = ? AND receipt_token = ? AND visible_at > ?'),
       setVisibleAt: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
-      total: db.prepare('SELECT messages AS n FROM queue_depth WHERE queue_id = ?').pluck(),
+      exists: db.prepare('SELECT 1 FROM queues WHERE id = ?').pluck(),
+      // A queue with a length limit has a maintained depth; the others are counted over
+      // their index range. A depth row for every queue would cost each send a row update
+      // (measured: sends 15-25% slower in the store), to spare a count that costs about
+      // 40 ms per million messages when metrics or the console ask.
+      total: db.prepare(
+        `SELECT coalesce((SELECT messages FROM queue_depth WHERE queue_id = ?),
+                         (SELECT count(*) FROM messages WHERE queue_id = ?))`,
+      ).pluck(),
       oldest: db.prepare('SELECT min(sent_at) FROM messages WHERE queue_id = ?').pluck(),
       groupsHeld: db.prepare(
         `SELECT count(DISTINCT group_id) FROM messages
@@ -192,10 +200,10 @@ export class SqliteMessages implements MessageStore {
     return out;
   }
 
-  /** Visible is the maintained total less the hidden range, which is all that is counted. */
+  /** Visible is the total less the hidden range (in flight and delayed). */
   private countOf(queueId: number, now: number): MessageCounts | undefined {
-    const total = this.sql.total.get(queueId) as number | undefined;
-    if (total === undefined) return undefined;
+    if (this.sql.exists.get(queueId) === undefined) return undefined;
+    const total = this.sql.total.get(queueId, queueId) as number;
     const hidden = this.sql.countHidden.get(queueId, now) as { n: number; inflight: number };
     return { visible: total - hidden.n, inflight: hidden.inflight, delayed: hidden.n - hidden.inflight };
   }

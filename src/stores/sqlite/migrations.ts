@@ -150,7 +150,6 @@ ${recomputeGroup('NEW')}
   -- Depth of the queues that have a length limit, so a send checks the limit without
   -- counting the backlog. A row exists only for such queues (the first limited send
   -- creates it); these triggers keep it exact on every write, whichever path makes it.
-  -- (A later step gives every queue a row.)
   CREATE TABLE queue_depth (
     queue_id INTEGER PRIMARY KEY,
     messages INTEGER NOT NULL,
@@ -213,15 +212,5 @@ ${recomputeGroup('NEW')}
       AND NOT (NEW.receipt_token IS NOT NULL AND NEW.visible_at >= OLD.visible_at) BEGIN
 ${recomputeGroup('NEW')}
   END;
-  `,
-  `
-  -- Every queue gets a depth row, not only those with a length limit: metrics and the
-  -- console read each queue's depth without counting its backlog. The triggers ran for
-  -- every write already; now they find a row. New queues get theirs when created.
-  INSERT INTO queue_depth (queue_id, messages, bytes)
-    SELECT q.id, count(m.seq), coalesce(sum(length(CAST(m.body AS BLOB))), 0)
-      FROM queues q LEFT JOIN messages m ON m.queue_id = q.id
-     WHERE q.id NOT IN (SELECT queue_id FROM queue_depth)
-     GROUP BY q.id;
   `,
 ];

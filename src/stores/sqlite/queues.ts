@@ -23,8 +23,6 @@ export class SqliteQueues implements QueueStore {
         `INSERT INTO queues (account_id, name, fifo, attributes, tags, created_at, modified_at, last_purge_at)
          VALUES (?,?,?,?,?,?,?,NULL) ON CONFLICT (account_id, name) DO NOTHING`,
       ),
-      // Every queue has a depth row from the start (metrics read depths, never count).
-      insertDepth: db.prepare('INSERT OR IGNORE INTO queue_depth (queue_id, messages, bytes) VALUES (?, 0, 0)'),
       byName: db.prepare('SELECT * FROM queues WHERE account_id = ? AND name = ?'),
       byId: db.prepare('SELECT * FROM queues WHERE id = ?'),
       list: db.prepare(
@@ -51,7 +49,6 @@ export class SqliteQueues implements QueueStore {
       JSON.stringify(queue.tags), queue.createdAt, queue.modifiedAt,
     );
     const row = this.sql.byName.get(queue.accountId, queue.name) as QueueRow;
-    if (res.changes === 1) this.sql.insertDepth.run(row.id);
     return { queue: toQueue(row), created: res.changes === 1 };
   }
 
