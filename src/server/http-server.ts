@@ -13,6 +13,7 @@ import { callerAccount, type Credentials } from './auth/caller.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import type { ManualClock } from '../engine/clock.js';
 import type { ConsoleRoutes } from '../console/console-routes.js';
+import { healthRoute, type Readiness } from './readiness.js';
 
 export interface HttpOptions {
   host: string;
@@ -28,6 +29,8 @@ export interface HttpOptions {
   credentials?: Credentials;
   /** The web console under /console; absent with `--console off` (everything there is a 404). */
   console?: ConsoleRoutes;
+  /** Answers `GET /ready` (readiness.ts). */
+  readiness: Readiness;
 }
 
 // A long poll waits up to 20 s, so sockets may stay quiet that long; anything slower is cut.
@@ -104,8 +107,9 @@ export class HttpServer {
   }
 
   private async route(req: WireRequest, requestId: string, signal: Cancellation): Promise<WireResponse> {
-    if (req.path === '/health' && req.method === 'GET') {
-      return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"status":"ok"}' };
+    if (req.path === '/health' || req.path === '/ready') {
+      const answer = await healthRoute(req.method, req.path, this.opts.readiness);
+      if (answer) return answer;
     }
     if (req.path === '/_redrive/clock' && this.opts.manualClock) return this.moveClock(req);
     const json = req.method === 'POST' && isJsonRequest(req);
