@@ -20,10 +20,12 @@ program
   .option('--credentials <file>', 'JSON file of access keys ({"<key id>": {"secretAccessKey", "accountId"}}): turns on SigV4 signature checking')
   .addOption(new Option('--console <state>', 'the web console under /console').choices(['on', 'off']).default(defaults.console))
   .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default(defaults.logLevel))
+  .option('--shutdown-grace <seconds>', 'on SIGTERM, answer 503 on /ready for this long while still serving, then drain (give load balancers time to notice)', '0')
   .addOption(new Option('--clock <clock>', 'manual: time moves only via POST /_redrive/clock (tests only)').choices(['system', 'manual']).default('system').hideHelp())
   .action(async (opts, cmd: Command) => {
     const server = await startServer({
       ...defaults, ...opts, port: Number(opts.port), configFile: opts.config,
+      shutdownGraceMs: seconds(opts.shutdownGrace, '--shutdown-grace') * 1000,
       storageFromFlag: cmd.getOptionValueSource('storage') === 'cli',
     });
     // Policies change without a restart: edit the file, then `kill -HUP <pid>`. A file
@@ -45,6 +47,12 @@ program
   });
 
 program.addCommand(dlqCommand());
+
+function seconds(value: string, flag: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`${flag} must be a number of seconds, 0 or more, not "${value}"`);
+  return n;
+}
 
 program.parseAsync().catch((err) => {
   console.error(err instanceof Error ? err.message : err);

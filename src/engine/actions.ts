@@ -53,5 +53,6 @@ export function hasAction(name: string): boolean {
 /** Runs an action for a protocol adapter (which has checked `hasAction`). */
 export function dispatch(engine: Engine, ctx: RequestContext, action: string, input: ActionInput, signal?: Cancellation) {
   ctx.action = action;
+  ctx.input = input;
   return actions[action]!(engine, ctx, input, signal);
 }

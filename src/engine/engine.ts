@@ -89,6 +89,7 @@ export class Engine implements EngineContext {
    * broken cycle, parked in the cycles queue, or a message dropped with nowhere to go.
    */
   deadLettered(queue: QueueRecord, moves: DeadLettered[]): void {
+    let drops: Map<string, string[]> | undefined;
     for (const d of moves) {
       if (d.parked) {
         this.cyclesBroken++;
@@ -98,11 +99,19 @@ export class Engine implements EngineContext {
         );
       } else if (d.to === undefined) {
         this.dropped++;
-        this.log.warn(
-          { queue: queue.name, messageId: d.messageId, reason: d.reason, dropped: this.dropped },
-          'message dropped: its queue has no dead-letter queue',
-        );
+        drops ??= new Map();
+        const ids = drops.get(d.reason) ?? [];
+        ids.push(d.messageId);
+        drops.set(d.reason, ids);
       }
+    }
+    // Dropping is the configured behaviour (a TTL or a length limit without a DLQ), so one
+    // info line per operation and reason, not a warning per message.
+    for (const [reason, ids] of drops ?? []) {
+      this.log.info(
+        { queue: queue.name, account: queue.accountId, reason, count: ids.length, messageIds: ids.slice(0, 10), dropped: this.dropped },
+        'messages dropped: the queue has no dead-letter queue',
+      );
     }
   }
 

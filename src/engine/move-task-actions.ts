@@ -78,6 +78,9 @@ export async function startMessageMoveTask(engine: Engine, ctx: RequestContext, 
   if (task === 'accountLimit') {
     throw sqsError('OverLimit', `There are already ${MAX_ACTIVE_TASKS} active message movement tasks in this account.`);
   }
+  engine.log.info({
+    task: task.id, account: ctx.accountId, source: sourceArn, destination: destinationArn, maxPerSecond: rate, filter, toMove,
+  }, 'move task started');
   engine.moveTasks.wake();
   return { TaskHandle: encodeTaskHandle(task.id, sourceArn) };
 }
@@ -131,5 +134,6 @@ export async function cancelMessageMoveTask(engine: Engine, ctx: RequestContext,
   if (after?.status !== 'CANCELLED') {
     throw errors.invalidParameterValue(`Only a task in RUNNING status can be cancelled; this task is ${after?.status ?? task.status}.`);
   }
+  engine.log.info({ task: taskId, account: ctx.accountId, source: sourceArn, moved: after.moved }, 'move task cancelled');
   return { ApproximateNumberOfMessagesMoved: after.moved };
 }

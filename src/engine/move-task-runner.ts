@@ -150,7 +150,12 @@ export class MoveTaskRunner {
           const r = await store.moveTasks.runBatch(task.id, batch);
           if (r.lost || r.task.status !== 'RUNNING') {
             this.driven.delete(task.id);
-            if (r.task.status === 'FAILED') log.warn({ task: task.id, reason: r.task.failureReason }, 'move task failed');
+            // Logged by the node that ended the task, once (a cancel is logged where it was asked).
+            if (r.task.status === 'FAILED') {
+              log.warn({ task: task.id, source: task.sourceArn, moved: r.task.moved, reason: r.task.failureReason }, 'move task failed');
+            } else if (r.task.status === 'COMPLETED' && !r.lost) {
+              log.info({ task: task.id, source: task.sourceArn, destination: task.destinationArn, moved: r.task.moved }, 'move task finished');
+            }
             return;
           }
           d.nextAt = rate ? base + (r.moved * 1000) / rate : now;

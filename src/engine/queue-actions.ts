@@ -47,7 +47,9 @@ export async function createQueue(engine: Engine, ctx: RequestContext, input: In
     accountId: ctx.accountId, name, fifo, attributes: { ...defaultAttributes(fifo), ...sse.set },
     tags, createdAt: now, modifiedAt: now, lastPurgeAt: null,
   });
-  if (!created) {
+  if (created) {
+    engine.log.info({ queue: name, account: ctx.accountId, fifo, attributes: Object.keys(attributes) }, 'queue created');
+  } else {
     for (const [k, v] of Object.entries(attributes)) {
       const current = queue.attributes[k] ?? SETTABLE[k]?.default;
       if (current !== v) {
@@ -99,6 +101,7 @@ export function decodeToken(token: unknown): string | undefined {
 export async function deleteQueue(engine: Engine, ctx: RequestContext, input: Input) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   await engine.store.queues.delete(queue.id);
+  engine.log.info({ queue: queue.name, account: queue.accountId, by: ctx.accountId }, 'queue deleted');
   return {};
 }
 
@@ -108,6 +111,7 @@ export async function purgeQueue(engine: Engine, ctx: RequestContext, input: Inp
   if (!ok) {
     throw sqsError('PurgeQueueInProgress', `Only one PurgeQueue operation on ${queue.name} is allowed every 60 seconds.`);
   }
+  engine.log.info({ queue: queue.name, account: queue.accountId, by: ctx.accountId }, 'queue purged');
   return {};
 }
 
@@ -179,6 +183,10 @@ export async function setQueueAttributes(engine: Engine, ctx: RequestContext, in
   for (const k of emptied) delete attributes[k];
   const removeAttributes = [...remove, ...emptied];
   await engine.store.queues.update(queue.id, { setAttributes: attributes, removeAttributes, modifiedAt: engine.clock.now() });
+  engine.log.info(
+    { queue: queue.name, account: queue.accountId, by: ctx.accountId, set: Object.keys(attributes), removed: removeAttributes },
+    'queue attributes changed',
+  );
   return {};
 }
 

@@ -110,6 +110,8 @@ export interface RequestContext {
   requestId: string;
   /** The SQS action being served (set by dispatch), for queue-policy checks. */
   action?: string;
+  /** The action's decoded input (set by dispatch), for the access log. */
+  input?: Record<string, unknown>;
 }
 
 /** SQS's RedrivePolicy queue attribute, parsed (redrive-policy.ts). */

@@ -10,6 +10,7 @@ import { loadConfigFile } from './config-file.js';
 import { declareQueues } from './declare-queues.js';
 import { admissionLimits } from './admission.js';
 import { HttpServer } from './http-server.js';
+import { Readiness } from './readiness.js';
 import { ConsoleRoutes } from '../console/console-routes.js';
 
 export interface ServerConfig {
@@ -31,6 +32,11 @@ export interface ServerConfig {
   configFile?: string;
   /** The web console under /console (docs/console.md): `on` (default) or `off`. */
   console: 'on' | 'off';
+  /**
+   * On SIGTERM, how long `/ready` answers 503 while the server still serves everything,
+   * before it stops accepting connections and drains: time for a load balancer to notice.
+   */
+  shutdownGraceMs: number;
 }
 
 export const defaults: ServerConfig = {
@@ -44,6 +50,7 @@ export const defaults: ServerConfig = {
   logLevel: 'info',
   clock: 'system',
   console: 'on',
+  shutdownGraceMs: 0,
 };
 
 export async function openStore(config: ServerConfig, log?: Logger): Promise<Store> {
@@ -84,7 +91,9 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   }
   engine.start();
   const credentials = config.credentials ? loadCredentials(config.credentials) : undefined;
+  const readiness = new Readiness(store);
   const http = new HttpServer(engine, {
+    readiness,
     host: config.host, port: config.port, accountId: config.accountId, region: config.region, log,
     manualClock: clock instanceof ManualClock ? clock : undefined,
     credentials,
@@ -107,7 +116,10 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     },
     stop: () =>
       (stopping ??= (async () => {
-        log.info('shutting down');
+        readiness.shuttingDown();
+        log.info({ graceMs: config.shutdownGraceMs }, 'shutting down');
+        // The load balancer sees /ready fail and stops sending; until then, serve on.
+        if (config.shutdownGraceMs > 0) await new Promise((r) => setTimeout(r, config.shutdownGraceMs));
         const closing = http.close();
         await engine.close();
         await closing;

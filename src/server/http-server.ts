@@ -13,6 +13,8 @@ import { callerAccount, type Credentials } from './auth/caller.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import type { ManualClock } from '../engine/clock.js';
 import type { ConsoleRoutes } from '../console/console-routes.js';
+import { healthRoute, type Readiness } from './readiness.js';
+import { logRequest, type RequestSeen } from './access-log.js';
 
 export interface HttpOptions {
   host: string;
@@ -28,6 +30,8 @@ export interface HttpOptions {
   credentials?: Credentials;
   /** The web console under /console; absent with `--console off` (everything there is a 404). */
   console?: ConsoleRoutes;
+  /** Answers `GET /ready` (readiness.ts). */
+  readiness: Readiness;
 }
 
 // A long poll waits up to 20 s, so sockets may stay quiet that long; anything slower is cut.
@@ -47,6 +51,8 @@ export class HttpServer {
   /** Load shedding at the door (see admission.ts). */
   private readonly admission = new Admission();
   private drained?: () => void;
+  /** Whether each request gets an access log line (`debug`); the level is fixed at start. */
+  private readonly accessLog: boolean;
 
   constructor(
     private readonly engine: Engine,
@@ -60,6 +66,7 @@ export class HttpServer {
         if (--this.active === 0) this.drained?.();
       });
     });
+    this.accessLog = opts.log.isLevelEnabled('debug');
     this.server.keepAliveTimeout = KEEP_ALIVE_MS;
     this.server.timeout = SOCKET_IDLE_MS;
   }
@@ -84,28 +91,34 @@ export class HttpServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = randomUUID();
+    const started = this.accessLog ? performance.now() : 0;
+    const seen: RequestSeen | undefined = this.accessLog ? { protocol: 'http' } : undefined;
+    const [path, query = ''] = (req.url ?? '/').split('?', 2) as [string, string?];
+    const wire: WireRequest = { method: req.method ?? 'GET', path, query, headers: req.headers, body: EMPTY };
+    const consolePath = path === '/console' || path.startsWith('/console/');
+    if (seen && consolePath) seen.protocol = 'console';
     let response: WireResponse;
     try {
-      const body = await readBody(req, this.opts.maxBodyBytes ?? 6 * 1024 * 1024);
-      const [path, query = ''] = (req.url ?? '/').split('?', 2) as [string, string?];
-      const wire: WireRequest = { method: req.method ?? 'GET', path, query, headers: req.headers, body };
-      response = path === '/console' || path.startsWith('/console/')
+      wire.body = await readBody(req, this.opts.maxBodyBytes ?? 6 * 1024 * 1024);
+      response = consolePath
         ? await this.consoleRoute(wire, req.socket.remoteAddress ?? '', requestId)
-        : await this.route(wire, requestId, new ClientGone(res));
+        : await this.route(wire, requestId, new ClientGone(res), seen);
     } catch (e) {
       // The body was not read, but the headers already say which protocol the client speaks.
       response = req.headers['x-amz-target'] !== undefined ? jsonError(e) : queryError(e, requestId);
       response.headers.connection = 'close';
     }
     if (response.error) this.opts.log.error({ err: response.error, requestId }, 'request failed');
+    if (seen) logRequest(this.opts.log, wire, seen, response, requestId, started);
     if (res.destroyed) return;
     res.writeHead(response.status, { ...response.headers, 'x-amzn-requestid': requestId, 'content-length': Buffer.byteLength(response.body) });
     res.end(response.body);
   }
 
-  private async route(req: WireRequest, requestId: string, signal: Cancellation): Promise<WireResponse> {
-    if (req.path === '/health' && req.method === 'GET') {
-      return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"status":"ok"}' };
+  private async route(req: WireRequest, requestId: string, signal: Cancellation, seen?: RequestSeen): Promise<WireResponse> {
+    if (req.path === '/health' || req.path === '/ready') {
+      const answer = await healthRoute(req.method, req.path, this.opts.readiness);
+      if (answer) return answer;
     }
     if (req.path === '/_redrive/clock' && this.opts.manualClock) return this.moveClock(req);
     const json = req.method === 'POST' && isJsonRequest(req);
@@ -121,6 +134,7 @@ export class HttpServer {
       baseUrl: `http://${req.headers.host ?? `${this.opts.host}:${this.opts.port}`}`,
       requestId,
     };
+    if (seen) Object.assign(seen, { ctx, protocol: json ? 'json' : 'query' });
     if (json) return handleJson(this.engine, ctx, req, signal);
     return handleQuery(this.engine, ctx, req, signal);
   }
@@ -140,6 +154,8 @@ export class HttpServer {
     return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ now: clock.now() }) };
   }
 }
+
+const EMPTY = Buffer.alloc(0);
 
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {

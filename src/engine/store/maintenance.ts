@@ -15,4 +15,12 @@ export interface MaintenanceStore {
    * the same database gets the same value (the receipt-handle signing key).
    */
   secret(name: string, fresh: string): Promise<string>;
+  /**
+   * Resolves when the store can serve requests now: it answers a query, its schema is
+   * at the version this code expects, and it can commit a write. Otherwise rejects with
+   * an error whose message says why (storage failures as the engine's
+   * `storageUnavailable`). Used by the server's readiness check (`GET /ready`), which
+   * caches the answer, so this may do a little real work.
+   */
+  ready(): Promise<void>;
 }

@@ -1,8 +1,12 @@
 import type pg from 'pg';
 import type { MaintenanceStore } from '../../engine/store/maintenance.js';
+import { errors } from '../../engine/errors.js';
+import { migrations } from './migrations.js';
 import { query } from './sql.js';
 
 const SWEEP_BATCH = 5000;
+/** A readiness check that takes longer than this fails: a load balancer must not wait on it. */
+const READY_TIMEOUT_MS = 2000;
 
 export class PgMaintenance implements MaintenanceStore {
   constructor(private readonly pool: pg.Pool) {}
@@ -45,5 +49,36 @@ export class PgMaintenance implements MaintenanceStore {
       [name, owner, now, now + ttlMs],
     );
     return rows.length === 1;
+  }
+
+  /**
+   * One round trip through the pool: the database answers, accepts writes (a standby or
+   * a database set `default_transaction_read_only` would refuse every send), and its
+   * schema is at this code's version. Bounded in time, as a database that does not
+   * answer must read as not ready rather than hang the check.
+   */
+  async ready(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(errors.storageUnavailable(`the database did not answer within ${READY_TIMEOUT_MS} ms`, 'ETIMEDOUT')), READY_TIMEOUT_MS);
+    });
+    try {
+      const { rows } = await Promise.race([timeout, this.pool.query<{ read_only: string; recovery: boolean; version: number | null }>(
+        `SELECT current_setting('transaction_read_only') AS read_only, pg_is_in_recovery() AS recovery,
+                (SELECT max(version) FROM redrive_migrations) AS version`,
+      ).catch((e: { code?: string }) => {
+        // 42P01: no redrive_migrations table, e.g. a database dropped and created again empty.
+        if (e.code === '42P01') return { rows: [{ read_only: 'off', recovery: false, version: 0 }] };
+        throw e;
+      })]);
+      const r = rows[0]!;
+      if (r.recovery) throw errors.storageUnavailable('the database is a standby in recovery, which refuses writes', '25006');
+      if (r.read_only === 'on') throw errors.storageUnavailable('the database is read-only', '25006');
+      if (r.version !== migrations.length) {
+        throw new Error(`the database schema is at version ${r.version ?? 0}, not ${migrations.length}: migrations have not run`);
+      }
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

@@ -12,6 +12,7 @@ const reasons: Record<string, string> = {
   '25006': 'the database is read-only',
   '57P01': 'the database server is shutting down',
   '57P03': 'the database server is not accepting connections yet',
+  '3D000': 'the database does not exist',
   '08000': 'the connection to the database server failed',
   '08001': 'the connection to the database server failed',
   '08003': 'the connection to the database server failed',

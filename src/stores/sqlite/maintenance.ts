@@ -1,17 +1,35 @@
 import type Database from 'better-sqlite3';
+import { constants } from 'node:fs';
+import { access, statfs } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { errors } from '../../engine/errors.js';
 import type { MaintenanceStore } from '../../engine/store/maintenance.js';
 import type { GroupCommit } from './group-commit.js';
+import { migrations } from './migrations.js';
 
 const SWEEP_BATCH = 5000;
+/**
+ * Below this much free space the data directory counts as full: the largest request (a
+ * 1 MiB message) is written once to the WAL and once more into the database file.
+ */
+export const MIN_FREE_BYTES = 2 * 1024 * 1024;
 
 export class SqliteMaintenance implements MaintenanceStore {
   private readonly sql;
+
+  /** The data directory; none for the in-memory store. */
+  private readonly dir?: string;
 
   constructor(
     db: Database.Database,
     private readonly commit: GroupCommit,
   ) {
+    if (!db.memory) this.dir = dirname(db.name);
     this.sql = {
+      schemaVersion: db.prepare('PRAGMA user_version').pluck(),
+      // Writing the version it already has changes nothing, yet dirties page 1, so the
+      // commit appends one WAL frame: a real write, with no table of its own.
+      probeWrite: db.prepare(`PRAGMA user_version = ${migrations.length}`),
       sweep: db.prepare(
         `DELETE FROM messages WHERE seq IN (SELECT seq FROM messages WHERE queue_id = ? AND sent_at < ? LIMIT ${SWEEP_BATCH})`,
       ),
@@ -46,5 +64,36 @@ export class SqliteMaintenance implements MaintenanceStore {
       this.sql.storeSecret.run(name, fresh);
       return (this.sql.secret.get(name) as { value: string }).value;
     });
+  }
+
+  /**
+   * A read alone would not notice a data directory that became read-only or full: the
+   * open database keeps answering reads. So, in order: the schema version (a query that
+   * also proves migrations ran); whether the kernel lets us write into the directory
+   * (`access(W_OK)`, which refuses root too on a read-only mount or an immutable
+   * directory, where a restart could no longer create the WAL); the free space
+   * (`statfs`), since a small write can still fit into the WAL's old frames while a
+   * large send cannot; and finally one real write through the group commit, which
+   * catches whatever the checks above cannot see (I/O errors, a file system the kernel
+   * turned read-only after an error).
+   */
+  async ready(): Promise<void> {
+    const version = this.sql.schemaVersion.get() as number;
+    if (version !== migrations.length) {
+      throw new Error(`the database schema is at version ${version}, not ${migrations.length}: migrations have not run`);
+    }
+    if (this.dir) {
+      const dir = this.dir;
+      await access(dir, constants.W_OK).catch((e: NodeJS.ErrnoException) => {
+        const code = e.code ?? 'EACCES';
+        throw errors.storageUnavailable(code === 'ENOENT' ? `the data directory ${dir} no longer exists` : `the data directory ${dir} is read-only`, code);
+      });
+      const fs = await statfs(dir);
+      const free = fs.bavail * fs.bsize;
+      if (free < MIN_FREE_BYTES) {
+        throw errors.storageUnavailable(`the disk holding the data directory ${dir} is full (${free} bytes free)`, 'ENOSPC');
+      }
+    }
+    await this.commit.run(() => this.sql.probeWrite.run());
   }
 }
