@@ -10,7 +10,7 @@ export const fifoCases: CaseGroup = (open) => {
   describe('fifo', () => {
     const store = useStore(open);
 
-    test('a group is delivered in order, and held while any of its messages is in flight', async () => {
+    test('a group is delivered in order, and held while its first message is in flight', async () => {
       const q = await makeQueue(store(), { fifo: true });
       await store().messages.send(q.id, [inGroup('a', 1), inGroup('a', 2), inGroup('a', 3)]);
       const first = await store().messages.receive(q.id, fifoReceive(T, { max: 2 }));
@@ -40,7 +40,32 @@ export const fifoCases: CaseGroup = (open) => {
       assert.deepEqual(again.messages.map((m) => [m.body, m.receiveCount]), [['g1', 2]]);
     });
 
-    test('changing one message to visible does not release a group another message still holds', async () => {
+    test('a group whose head is visible again reopens up to its first invisible message', async () => {
+      const q = await makeQueue(store(), { fifo: true });
+      await store().messages.send(q.id, [inGroup('g1', 1), inGroup('g1', 2), inGroup('g2', 1)]);
+      const [m1, m2] = (await store().messages.receive(q.id, fifoReceive(T, { max: 2 }))).messages;
+      assert.deepEqual([m1!.body, m2!.body], ['g11', 'g12']);
+      const change = { seq: m1!.seq, token: m1!.receiptToken!, visibilityTimeoutMs: 1000, maxSinceReceiveMs: 43_200_000, requireCurrent: true };
+      assert.deepEqual(await store().messages.changeVisibility(q.id, [change], T), ['ok']);
+      const r = await store().messages.receive(q.id, fifoReceive(T + 2000, { max: 3 }));
+      assert.deepEqual(r.messages.map((m) => m.body), ['g21', 'g11'], 'g1-m2 is still in flight and stays hidden');
+    });
+
+    for (const [extended, back] of [[0, []], [1, ['foo']], [2, ['foo', 'bar']]] as const) {
+      test(`extending message ${extended + 1} of 3 hides it and what follows, not what precedes`, async () => {
+        const q = await makeQueue(store(), { fifo: true });
+        await store().messages.send(q.id, ['foo', 'bar', 'baz'].map((b, i) => inGroup('fb', i, { body: b })));
+        const got = (await store().messages.receive(q.id, fifoReceive(T, { visibilityTimeoutMs: 1000 }))).messages;
+        assert.deepEqual(got.map((m) => m.body), ['foo', 'bar', 'baz']);
+        const m = got[extended]!;
+        const change = { seq: m.seq, token: m.receiptToken!, visibilityTimeoutMs: 4000, maxSinceReceiveMs: 43_200_000, requireCurrent: true };
+        assert.deepEqual(await store().messages.changeVisibility(q.id, [change], T), ['ok']);
+        const r = await store().messages.receive(q.id, fifoReceive(T + 2500));
+        assert.deepEqual(r.messages.map((x) => x.body), back);
+      });
+    }
+
+    test('changing a later message to visible does not release a group whose head is in flight', async () => {
       const q = await makeQueue(store(), { fifo: true });
       await store().messages.send(q.id, [inGroup('h', 1), inGroup('h', 2), inGroup('h', 3)]);
       const [m1, m2] = (await store().messages.receive(q.id, fifoReceive(T, { max: 2 }))).messages;
