@@ -125,6 +125,17 @@ export const fifoCases: CaseGroup = (open) => {
       assert.equal((await store().messages.count(q.id, T + 300_000)).visible, 2);
     });
 
+    test('a purge forgets deduplication ids: the same id afterwards stores a new message', async () => {
+      const q = await makeQueue(store(), { fifo: true });
+      const dedup = { dedupId: 'again', dedupScope: 'queue', dedupUntil: T + 300_000 };
+      const { messages: [a] } = await store().messages.send(q.id, [inGroup('u', 1, dedup)]);
+      assert.equal(await store().queues.purge(q.id, T + 1, 60_000), true);
+      const { messages: [b] } = await store().messages.send(q.id, [inGroup('u', 2, { ...dedup, sentAt: T + 2 })]);
+      assert.equal(b!.duplicate, undefined, 'not a duplicate of the purged message');
+      assert.notEqual(b!.messageId, a!.messageId);
+      assert.deepEqual((await store().messages.receive(q.id, fifoReceive(T + 2))).messages.map((m) => m.body), ['u2']);
+    });
+
     test('deduplication scoped by group treats the same id in two groups as two messages', async () => {
       const q = await makeQueue(store(), { fifo: true });
       await store().messages.send(q.id, [inGroup('a', 1, { dedupId: 'x', dedupScope: 'group:a', dedupUntil: T + 300_000 })]);
