@@ -55,8 +55,11 @@ export function fifoFields(queue: QueueRecord, e: Entry, body: string, now: numb
   const dedupId = typeof e.MessageDeduplicationId === 'string'
     ? e.MessageDeduplicationId
     : createHash('sha256').update(body, 'utf8').digest('hex');
+  // An id is remembered in the queue's current scope, and looked up in both: a change of
+  // DeduplicationScope does not forget what was deduplicated under the other one.
   const perGroup = queue.attributes.DeduplicationScope === 'messageGroup';
-  return { groupId, dedupId, dedupScope: perGroup ? `group:${groupId}` : 'queue', dedupUntil: now + DEDUP_INTERVAL_MS };
+  const [dedupScope, dedupOtherScope] = perGroup ? [`group:${groupId}`, 'queue'] : ['queue', `group:${groupId}`];
+  return { groupId, dedupId, dedupScope, dedupOtherScope, dedupUntil: now + DEDUP_INTERVAL_MS };
 }
 
 export function receiveAttemptId(value: unknown): string | undefined {

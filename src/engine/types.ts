@@ -39,6 +39,11 @@ export interface NewMessage {
   dedupId?: string;
   /** FIFO deduplication: the scope (`queue`, or `group:<group id>` with DeduplicationScope messageGroup) and when the id is forgotten. */
   dedupScope?: string;
+  /**
+   * The other scope, whose unexpired ids also make this message a duplicate: ids sent
+   * before a change of DeduplicationScope still count for their five minutes, as in SQS.
+   */
+  dedupOtherScope?: string;
   dedupUntil?: number;
   /** Carried over when a message is moved or redriven. */
   deadLetterSourceArn?: string;

@@ -143,6 +143,24 @@ export const fifoCases: CaseGroup = (open) => {
       assert.equal(b!.duplicate, undefined);
     });
 
+    test('an id deduplicated under the queue scope still counts after a change to the group scope', async () => {
+      const q = await makeQueue(store(), { fifo: true });
+      const until = { dedupUntil: T + 300_000 };
+      const { messages: [a] } = await store().messages.send(q.id, [
+        inGroup('A', 1, { dedupId: 'D', dedupScope: 'queue', dedupOtherScope: 'group:A', ...until }),
+      ]);
+      // DeduplicationScope is now messageGroup: a send in group B with the same id.
+      const asGroup = (g: string, sentAt: number) => inGroup(g, 3, { dedupId: 'D', dedupScope: `group:${g}`, dedupOtherScope: 'queue', sentAt, dedupUntil: sentAt + 300_000 });
+      const { messages: [b] } = await store().messages.send(q.id, [asGroup('B', T + 1000)]);
+      assert.equal(b!.duplicate, true, 'dropped as a duplicate of the queue-scoped id');
+      assert.equal(b!.messageId, a!.messageId);
+      assert.equal((await store().messages.count(q.id, T + 1000)).visible, 1);
+      const { messages: [c] } = await store().messages.send(q.id, [asGroup('B', T + 300_000)]);
+      assert.equal(c!.duplicate, undefined, 'the interval is over');
+      const { messages: [d] } = await store().messages.send(q.id, [asGroup('C', T + 300_001)]);
+      assert.equal(d!.duplicate, undefined, 'group scope: another group is another message');
+    });
+
     test('sweepExpired forgets deduplication ids past their interval', async () => {
       const q = await makeQueue(store(), { fifo: true });
       await store().messages.send(q.id, [inGroup('s', 1, { dedupId: 'sw', dedupScope: 'queue', dedupUntil: T + 10 })]);
