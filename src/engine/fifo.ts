@@ -4,8 +4,11 @@ import type { NewMessage, QueueRecord } from './types.js';
 
 /** SQS's deduplication interval. */
 export const DEDUP_INTERVAL_MS = 5 * 60_000;
-/** In-flight messages a FIFO queue allows; past it receives get nothing, and no error. */
-export const FIFO_INFLIGHT_LIMIT = 20_000;
+/**
+ * In-flight messages a FIFO queue allows; past it receives get nothing, and no error.
+ * 120,000 since November 2024, as for standard queues (it was 20,000).
+ */
+export const FIFO_INFLIGHT_LIMIT = 120_000;
 
 // Alphanumeric and punctuation (!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~), 1 to 128 characters.
 const ID = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;

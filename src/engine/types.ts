@@ -102,6 +102,8 @@ export interface RequestContext {
   /** `http://host:port` as the client addressed this server. */
   baseUrl: string;
   requestId: string;
+  /** The request's X-Amzn-Trace-Id header: a message sent without AWSTraceHeader gets it. */
+  traceHeader?: string;
   /** The SQS action being served (set by dispatch), for queue-policy checks. */
   action?: string;
 }

@@ -4,6 +4,7 @@ import type {
   DeleteRule, MessageStore, ReceiptOutcome, ReceiptRef, ReceiveRequest, ReceiveResult, SendResult, VisibilityChange,
 } from '../../engine/store/messages.js';
 import { deleteOutcome, visibilityOutcome } from '../../engine/store/receipt-outcome.js';
+import { readyWindow } from '../../engine/store/standard-plan.js';
 import type { MessageCounts, NewMessage, StoredMessage } from '../../engine/types.js';
 import { toMessage, type MessageRow } from '../rows.js';
 import type { PgDeadLetters } from './dead-letters.js';
@@ -69,22 +70,28 @@ const SEND_SQL = `
    ORDER BY i.ord`;
 
 /**
- * A standard receive in one statement: lock the oldest visible messages, skipping any a
- * concurrent receive (on any node) holds, and claim them. Messages received too often
- * are returned unclaimed (poison = true) for the caller to dead-letter.
+ * A standard receive in one statement: read a window of the first ready messages
+ * (standard-plan.ts), lock the oldest sent of them, skipping any a concurrent receive (on
+ * any node) holds, and claim them. Messages received too often are returned unclaimed
+ * (poison = true) for the caller to dead-letter.
  */
 const RECEIVE_SQL = `
-  WITH picked AS (
+  WITH candidates AS (
     -- "IS TRUE" keeps the retention test off the index on sent_at: a planner with stale
     -- statistics (a new table) would otherwise walk the whole queue by age and sort it,
     -- instead of reading the first entries of messages_ready.
-    SELECT seq, visible_at, receive_count FROM messages
+    SELECT seq FROM messages
      WHERE queue_id = $1 AND visible_at <= $2 AND (sent_at >= $3) IS TRUE AND seq <> ALL($8::bigint[])
-     ORDER BY visible_at, seq LIMIT $4
-     FOR UPDATE SKIP LOCKED
+     ORDER BY visible_at, seq LIMIT $9
+  ),
+  picked AS (
+    SELECT m.seq, m.visible_at, m.receive_count FROM messages m JOIN candidates c ON c.seq = m.seq
+     WHERE m.queue_id = $1 AND m.visible_at <= $2
+     ORDER BY m.seq LIMIT $4
+     FOR UPDATE OF m SKIP LOCKED
   ),
   numbered AS (
-    SELECT seq, row_number() OVER (ORDER BY visible_at, seq) AS n FROM picked WHERE receive_count < $5
+    SELECT seq, row_number() OVER (ORDER BY seq) AS n FROM picked WHERE receive_count < $5
   ),
   claimed AS (
     UPDATE messages m SET visible_at = $6, receive_count = m.receive_count + 1,
@@ -208,7 +215,7 @@ export class PgMessages implements MessageStore {
       const tokens = Array.from({ length: room }, () => req.newToken());
       const { rows } = await query<ReceiveRow>(this.pool, RECEIVE_SQL, [
         queueId, req.now, req.retentionCutoff, room, dl?.maxReceiveCount ?? NO_LIMIT,
-        req.now + req.visibilityTimeoutMs, tokens, messages.map((m) => m.seq),
+        req.now + req.visibilityTimeoutMs, tokens, messages.map((m) => m.seq), readyWindow(room),
       ], 'redrive-receive');
       const poison = rows.filter((r) => r.poison).map(toMessage);
       messages.push(...rows.filter((r) => !r.poison).map(toMessage));

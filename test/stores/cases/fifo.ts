@@ -202,6 +202,15 @@ export const fifoCases: CaseGroup = (open) => {
       assert.ok(moved.seq > inDlq.messages[0]!.seq);
     });
 
+    test('countInflight counts the messages of a FIFO queue in flight across its groups (for the 120,000 limit)', async () => {
+      const q = await makeQueue(store(), { fifo: true });
+      await store().messages.send(q.id, Array.from({ length: 30 }, (_, i) => inGroup(`c${i % 7}`, i)));
+      const r = await store().messages.receive(q.id, fifoReceive(T, { max: 10 }));
+      const r2 = await store().messages.receive(q.id, fifoReceive(T, { max: 10 }));
+      assert.equal(await store().messages.countInflight(q.id, T), r.messages.length + r2.messages.length);
+      assert.ok(r.messages.length + r2.messages.length > 10, 'across receives and groups');
+    });
+
     test('group selection does not depend on the backlog of a held group', async () => {
       const q = await makeQueue(store(), { fifo: true });
       await store().messages.send(q.id, Array.from({ length: 2000 }, (_, i) => inGroup('big', i)));
