@@ -19,8 +19,11 @@ async function targetQueue(engine: EngineContext, queue: QueueRecord): Promise<Q
   if (!addr || addr.region !== engine.region) return undefined;
   const dlq = await engine.store.queues.get(addr.accountId, addr.name);
   // A deleted target stops dead-lettering, so nothing is lost (docs/dead-letter-queues.md);
-  // a policy that names a queue of the other type or the queue itself is ignored likewise.
-  if (!dlq || dlq.fifo !== queue.fifo || dlq.id === queue.id) return undefined;
+  // a policy that names a queue of the other type is ignored likewise. A queue may be its
+  // own dead-letter queue only by its own RedrivePolicy (as SQS allows), never because a
+  // server policy's target happens to be the queue itself.
+  if (!dlq || dlq.fifo !== queue.fifo) return undefined;
+  if (dlq.id === queue.id && !queue.attributes.RedrivePolicy) return undefined;
   return dlq;
 }
 
@@ -69,6 +72,10 @@ export async function deadLetterTarget(
   const parking = await cyclesQueue(engine, dlq);
   const sourceArn = engine.arnOf(queue);
   const dlqArn = engine.arnOf(dlq);
+  // A queue that is its own dead-letter queue (SQS allows it): the message re-enters the
+  // queue once, with its receive count started again, or its next receive would move it
+  // again at once. Only an earlier death there makes a cycle, not the one being recorded.
+  const self = dlq.id === queue.id;
   return {
     queueId: dlq.id,
     reason,
@@ -78,7 +85,7 @@ export async function deadLetterTarget(
       const deaths = recordDeath(m.deaths, {
         queue: queue.name, queueArn: sourceArn, reason, time: now, rejectReason, originalTtlSeconds: messageTtlSeconds(m),
       });
-      const parked = parking !== undefined && closesCycle(deaths, dlqArn);
+      const parked = parking !== undefined && closesCycle(self ? m.deaths ?? [] : deaths, dlqArn);
       const dest = parked ? parking : dlq;
       return {
         // Standard queues keep the original enqueue time; FIFO queues reset it and
@@ -88,6 +95,7 @@ export async function deadLetterTarget(
         deadLetterSourceArn: sourceArn,
         deaths,
         expiresAt: queueExpiry(engine, dest, now),
+        receiveCount: self && !parked ? 0 : undefined,
         parked,
       };
     },

@@ -4,8 +4,11 @@ import type { NewMessage, QueueRecord } from './types.js';
 
 /** SQS's deduplication interval. */
 export const DEDUP_INTERVAL_MS = 5 * 60_000;
-/** In-flight messages a FIFO queue allows; past it receives get nothing, and no error. */
-export const FIFO_INFLIGHT_LIMIT = 20_000;
+/**
+ * In-flight messages a FIFO queue allows; past it receives get nothing, and no error.
+ * 120,000 since November 2024, as for standard queues (it was 20,000).
+ */
+export const FIFO_INFLIGHT_LIMIT = 120_000;
 
 // Alphanumeric and punctuation (!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~), 1 to 128 characters.
 const ID = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
@@ -55,8 +58,11 @@ export function fifoFields(queue: QueueRecord, e: Entry, body: string, now: numb
   const dedupId = typeof e.MessageDeduplicationId === 'string'
     ? e.MessageDeduplicationId
     : createHash('sha256').update(body, 'utf8').digest('hex');
+  // An id is remembered in the queue's current scope, and looked up in both: a change of
+  // DeduplicationScope does not forget what was deduplicated under the other one.
   const perGroup = queue.attributes.DeduplicationScope === 'messageGroup';
-  return { groupId, dedupId, dedupScope: perGroup ? `group:${groupId}` : 'queue', dedupUntil: now + DEDUP_INTERVAL_MS };
+  const [dedupScope, dedupOtherScope] = perGroup ? [`group:${groupId}`, 'queue'] : ['queue', `group:${groupId}`];
+  return { groupId, dedupId, dedupScope, dedupOtherScope, dedupUntil: now + DEDUP_INTERVAL_MS };
 }
 
 export function receiveAttemptId(value: unknown): string | undefined {

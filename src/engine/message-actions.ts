@@ -11,7 +11,7 @@ import { newReceiptToken } from './receipt.js';
 import { checkFifoParameters, DEDUP_INTERVAL_MS, FIFO_INFLIGHT_LIMIT, fifoFields, receiveAttemptId } from './fifo.js';
 import { deadLetterRule, lengthLimit, queueFull, sendExpiry } from './dead-lettering.js';
 import { deathAttributes } from './deaths.js';
-import type { NewMessage, QueueRecord, RequestContext, StoredMessage } from './types.js';
+import type { MessageAttributes, NewMessage, QueueRecord, RequestContext, StoredMessage } from './types.js';
 import { checkBatchEntries, checkBody, checkMessageAttributes, intParam } from './validation.js';
 
 type Input = Record<string, unknown>;
@@ -39,7 +39,7 @@ function buildMessage(engine: Engine, ctx: RequestContext, queue: QueueRecord, e
     messageId: randomUUID(),
     body,
     attributes: user.attributes,
-    systemAttributes: system.attributes,
+    systemAttributes: withTraceHeader(ctx, system.attributes),
     md5OfBody: md5Hex(body),
     md5OfAttributes: md5OfAttributes(user.attributes),
     md5OfSystemAttributes: md5OfAttributes(system.attributes),
@@ -50,6 +50,15 @@ function buildMessage(engine: Engine, ctx: RequestContext, queue: QueueRecord, e
     ...fifoFields(queue, e, body, now),
   };
   return { message, size };
+}
+
+/**
+ * The X-Amzn-Trace-Id header becomes the AWSTraceHeader system attribute unless the send
+ * gives one itself. The response's MD5 covers only the attributes the client sent.
+ */
+function withTraceHeader(ctx: RequestContext, system: MessageAttributes | undefined): MessageAttributes | undefined {
+  if (ctx.traceHeader === undefined || system?.AWSTraceHeader) return system;
+  return { ...system, AWSTraceHeader: { DataType: 'String', StringValue: ctx.traceHeader } };
 }
 
 function sendResult(queue: QueueRecord, m: StoredMessage) {
@@ -117,7 +126,8 @@ export async function receiveMessage(engine: Engine, ctx: RequestContext, input:
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const max = intParam(input.MaxNumberOfMessages, 'MaxNumberOfMessages', 1, 10) ?? 1;
   const visibility = intParam(input.VisibilityTimeout, 'VisibilityTimeout', 0, 43_200) ?? queueNumber(queue, 'VisibilityTimeout');
-  const wait = intParam(input.WaitTimeSeconds, 'WaitTimeSeconds', 0, 20) ?? queueNumber(queue, 'ReceiveMessageWaitTimeSeconds');
+  const wait = intParam(input.WaitTimeSeconds, 'WaitTimeSeconds', 0, 20, 'Must be >= 0 and <= 20, if provided.')
+    ?? queueNumber(queue, 'ReceiveMessageWaitTimeSeconds');
   const systemNames = new Set([...nameList(input.AttributeNames), ...nameList(input.MessageSystemAttributeNames)]);
   const userNames = nameList(input.MessageAttributeNames);
   const attemptId = queue.fifo ? receiveAttemptId(input.ReceiveRequestAttemptId) : undefined;

@@ -29,7 +29,7 @@ async function savePolicy(engine: Engine, queue: QueueRecord, statements: Statem
     return;
   }
   const arn = engine.arnOf(queue);
-  const policy: AccessPolicy = { Version: '2012-10-17', Id: `${arn}/SQSDefaultPolicy`, Statement: statements };
+  const policy: AccessPolicy = { Version: '2008-10-17', Id: `${arn}/SQSDefaultPolicy`, Statement: statements };
   await engine.store.queues.update(queue.id, { setAttributes: { Policy: JSON.stringify(policy) }, modifiedAt: now });
 }
 

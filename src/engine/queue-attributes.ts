@@ -109,7 +109,12 @@ export function parseAttributes(
   for (const [name, raw] of Object.entries(given ?? {})) {
     // hasOwn: a name such as `toString` is not an attribute.
     const spec = Object.hasOwn(SETTABLE, name) ? SETTABLE[name] : undefined;
-    if (!spec || (spec.fifoOnly && !fifo && name !== 'FifoQueue')) {
+    if (!spec) throw sqsError('InvalidAttributeName', `Unknown Attribute ${name}.`);
+    if (spec.fifoOnly && !fifo && name !== 'FifoQueue') {
+      // SQS's own words for these two; other FIFO attributes are unknown to a standard queue.
+      if (name === 'DeduplicationScope' || name === 'FifoThroughputLimit') {
+        throw sqsError('InvalidAttributeName', `You can specify the ${name} only when FifoQueue is set to true.`);
+      }
       throw sqsError('InvalidAttributeName', `Unknown Attribute ${name}.`);
     }
     if (typeof raw !== 'string') throw invalid(name);
@@ -133,6 +138,12 @@ export function applySseRules(
   current: Record<string, string>,
 ): { set: Record<string, string>; remove: string[] } {
   const kms = attributes.KmsMasterKeyId !== undefined && attributes.KmsMasterKeyId !== '';
+  // An empty KmsMasterKeyId turns SSE-KMS off: its data key reuse period goes with it.
+  if (attributes.KmsMasterKeyId === '') {
+    const set = { ...attributes };
+    delete set.KmsDataKeyReusePeriodSeconds;
+    return { set, remove: ['KmsDataKeyReusePeriodSeconds'] };
+  }
   if (kms && attributes.SqsManagedSseEnabled === 'true') {
     throw sqsError(
       'InvalidAttributeName',

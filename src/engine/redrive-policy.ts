@@ -118,7 +118,7 @@ export async function checkRedriveAttributes(
   const dlq = target.region === engine.region ? await engine.store.queues.get(target.accountId, target.name) : undefined;
   if (!dlq) throw invalid('RedrivePolicy', raw, 'Dead letter target does not exist.');
   if (dlq.fifo !== queue.fifo) throw invalid('RedrivePolicy', raw, 'Dead-letter queue must be same type of queue as the source..');
-  if (dlq.name === queue.name) throw invalid('RedrivePolicy', raw, 'Dead-letter target must not be the source queue itself.');
+  // A queue may name itself, as SQS allows: dead-lettering.ts makes that a single move.
   const sourceArn = engine.arnOf(queue);
   const allowText = dlq.attributes.RedriveAllowPolicy;
   const allow = allowText ? parseRedriveAllowPolicy(allowText) : undefined;

@@ -39,6 +39,11 @@ export interface NewMessage {
   dedupId?: string;
   /** FIFO deduplication: the scope (`queue`, or `group:<group id>` with DeduplicationScope messageGroup) and when the id is forgotten. */
   dedupScope?: string;
+  /**
+   * The other scope, whose unexpired ids also make this message a duplicate: ids sent
+   * before a change of DeduplicationScope still count for their five minutes, as in SQS.
+   */
+  dedupOtherScope?: string;
   dedupUntil?: number;
   /** Carried over when a message is moved or redriven. */
   deadLetterSourceArn?: string;
@@ -108,6 +113,8 @@ export interface RequestContext {
   /** `http://host:port` as the client addressed this server. */
   baseUrl: string;
   requestId: string;
+  /** The request's X-Amzn-Trace-Id header: a message sent without AWSTraceHeader gets it. */
+  traceHeader?: string;
   /** The SQS action being served (set by dispatch), for queue-policy checks. */
   action?: string;
   /** The action's decoded input (set by dispatch), for the access log. */

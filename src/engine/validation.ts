@@ -13,9 +13,8 @@ export function hasForbiddenCharacters(s: string): boolean {
 export function checkBody(body: unknown): string {
   if (body === undefined || body === null) throw errors.missingParameter('MessageBody');
   if (typeof body !== 'string') throw errors.invalidParameterValue('The parameter MessageBody must be a string.');
-  if (body.length === 0) {
-    throw errors.invalidParameterValue('The request must contain a MessageBody that is not empty.');
-  }
+  // SQS treats an empty body as a missing one.
+  if (body.length === 0) throw errors.missingParameter('MessageBody');
   if (hasForbiddenCharacters(body)) {
     throw sqsError(
       'InvalidMessageContents',
@@ -171,13 +170,15 @@ export function checkBatchEntries<T extends { Id?: unknown }>(entries: unknown, 
 }
 
 /** Reads an optional integer parameter and checks its range, with SQS's wording. */
-export function intParam(value: unknown, name: string, min: number, max: number): number | undefined {
+export function intParam(
+  value: unknown, name: string, min: number, max: number, reason = `Must be between ${min} and ${max}, if provided.`,
+): number | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value)) {
     throw errors.invalidParameterValue(`Value ${String(value)} for parameter ${name} is invalid. Reason: must be an integer.`);
   }
   if (value < min || value > max) {
-    throw errors.invalidValue(name, value, `Must be between ${min} and ${max}, if provided.`);
+    throw errors.invalidValue(name, value, reason);
   }
   return value;
 }

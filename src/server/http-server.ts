@@ -8,7 +8,7 @@ import type { Cancellation } from '../engine/long-poll.js';
 import { sqsError } from '../engine/errors.js';
 import type { RequestContext } from '../engine/types.js';
 import { handleJson, isJsonRequest, jsonError } from '../protocols/json/json-adapter.js';
-import { handleQuery, queryError } from '../protocols/query/query-adapter.js';
+import { handleQuery, queryError, wantsJson } from '../protocols/query/query-adapter.js';
 import { callerAccount, type Credentials } from './auth/caller.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import type { ManualClock } from '../engine/clock.js';
@@ -105,7 +105,7 @@ export class HttpServer {
         : await this.route(wire, requestId, new ClientGone(res), seen);
     } catch (e) {
       // The body was not read, but the headers already say which protocol the client speaks.
-      response = req.headers['x-amz-target'] !== undefined ? jsonError(e) : queryError(e, requestId);
+      response = req.headers['x-amz-target'] !== undefined ? jsonError(e) : queryError(e, requestId, wantsJson(req));
       response.headers.connection = 'close';
     }
     if (response.error) this.opts.log.error({ err: response.error, requestId }, 'request failed');
@@ -126,13 +126,14 @@ export class HttpServer {
     try {
       accountId = callerAccount(req, this.opts.credentials, this.opts.accountId, Date.now());
     } catch (e) {
-      return json ? jsonError(e) : queryError(e, requestId);
+      return json ? jsonError(e) : queryError(e, requestId, wantsJson(req));
     }
     const ctx: RequestContext = {
       accountId,
       region: this.opts.region,
       baseUrl: `http://${req.headers.host ?? `${this.opts.host}:${this.opts.port}`}`,
       requestId,
+      traceHeader: typeof req.headers['x-amzn-trace-id'] === 'string' ? req.headers['x-amzn-trace-id'] : undefined,
     };
     if (seen) Object.assign(seen, { ctx, protocol: json ? 'json' : 'query' });
     if (json) return handleJson(this.engine, ctx, req, signal);

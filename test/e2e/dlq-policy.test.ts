@@ -79,9 +79,10 @@ describe('RedrivePolicy validation', () => {
     assert.equal((await attributes(sqs, url)).RedrivePolicy, undefined);
   });
 
-  test('a queue cannot be its own dead-letter queue', async () => {
+  test('a queue may be its own dead-letter queue, as in SQS', async () => {
     const url = await createQueue(sqs, 'v-self');
-    await assertSqsError(set(url, { RedrivePolicy: policy(arn('v-self')) }), invalidParameterValue(/must not be the source queue/));
+    await set(url, { RedrivePolicy: policy(arn('v-self')) });
+    assert.equal(JSON.parse((await attributes(sqs, url)).RedrivePolicy!).deadLetterTargetArn, arn('v-self'));
   });
 });
 

@@ -144,9 +144,12 @@ describe('SendMessage', () => {
     assert.equal((await counts(sqs, url)).visible, 0);
   });
 
-  test('an empty body is rejected', async () => {
+  test('an empty body is rejected as a missing one', async () => {
     const url = await createQueue(sqs, 'send-empty');
-    await assertSqsError(send(url, ''), invalidParameterValue());
+    await assertSqsError(send(url, ''), {
+      name: 'MissingParameter', status: 400,
+      message: 'The request must contain the parameter MessageBody.',
+    });
   });
 
   test('size counts body and attribute bytes against MaximumMessageSize', async () => {

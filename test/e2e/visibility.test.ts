@@ -83,13 +83,18 @@ describe('ChangeMessageVisibility', () => {
     await changeVisibility(url, got[0]!.ReceiptHandle!, 0);
     const again = await receive(sqs, url, { MaxNumberOfMessages: 10 });
     assert.deepEqual(again.map((m) => m.Body), [got[0]!.Body]);
-    // A receive superseded the first receipt: SQS refuses its change (as users of real SQS
-    // report) and the new receipt's timeout stays.
-    const stale = got[0]!.ReceiptHandle!;
-    await assertSqsError(changeVisibility(url, stale, 0), invalidParameterValue(
-      `Value ${stale} for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.`,
-    ));
-    assert.deepEqual(await receive(sqs, url), []);
+    assert.deepEqual(await receive(sqs, url), [], 'the other message keeps its own timeout');
+  });
+
+  test('accepts an older receipt handle of the message on a standard queue, as SQS does', async () => {
+    const url = await createQueue(sqs, 'cmv-older-receipt');
+    await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'm' }));
+    const [first] = await receive(sqs, url, { VisibilityTimeout: 0 });
+    const [second] = await receive(sqs, url, { VisibilityTimeout: 3 });
+    assert.notEqual(second!.ReceiptHandle, first!.ReceiptHandle);
+    assert.deepEqual(await receive(sqs, url), [], 'hidden by the second receive');
+    await changeVisibility(url, first!.ReceiptHandle!, 0);
+    assert.deepEqual((await receive(sqs, url)).map((m) => m.Body), ['m'], 'receivable at once');
   });
 
   test('works after the timeout expired on a standard queue, hiding the message again', async () => {

@@ -156,7 +156,7 @@ describe('Query protocol over raw HTTP', () => {
 
   it('answers an empty result with an empty result element', async () => {
     const { text } = await post(`${server.url}/`, { Action: 'ListQueues', QueueNamePrefix: 'none' });
-    assert.match(text, /<ListQueuesResponse [^>]+><ListQueuesResult><\/ListQueuesResult><ResponseMetadata>/);
+    assert.match(text, /<ListQueuesResponse [^>]+><ListQueuesResult\/><ResponseMetadata>/);
   });
 
   it('refuses more form fields than any valid request has, and oversized headers, cleanly', async () => {

@@ -50,6 +50,8 @@ export interface DeadLetterArrival {
   deaths?: Death[];
   /** Its new expiry (the target's own TTL); undefined: none, the old TTL is removed. */
   expiresAt?: number;
+  /** Its receive count from now on; undefined keeps it (0 when a queue is its own DLQ). */
+  receiveCount?: number;
   /** It closes a cycle: it goes to the target's cyclesQueue instead. */
   parked?: boolean;
 }

@@ -18,9 +18,10 @@ export function visibilityOutcome(
   now: number,
 ): { outcome: ReceiptOutcome; visibleAt?: number } {
   if (!m) return { outcome: 'gone' };
-  if (m.receiptToken !== change.token) return { outcome: 'stale' };
-  // A lapsed receipt still works on a standard queue (SQS re-hides the message);
-  // on a FIFO queue it no longer does.
+  // On a standard queue any receipt of the message still works, an older one (SQS
+  // accepts the handle of an earlier receive) or a lapsed one (SQS re-hides the
+  // message); on a FIFO queue only the current, unlapsed receipt does.
+  if (m.receiptToken !== change.token && change.requireCurrent) return { outcome: 'stale' };
   if (m.visibleAt <= now && change.requireCurrent) return { outcome: 'lapsed' };
   const visibleAt = now + change.visibilityTimeoutMs;
   if (m.receivedAt !== null && visibleAt > m.receivedAt + change.maxSinceReceiveMs) return { outcome: 'tooLong' };

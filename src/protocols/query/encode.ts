@@ -4,11 +4,29 @@ export const XML_NAMESPACE = 'http://queue.amazonaws.com/doc/2012-11-05/';
 
 /** `<ActionResponse><ActionResult>…</ActionResult><ResponseMetadata>…` as SQS answers a Query request. */
 export function successXml(op: QueryOperation, output: Record<string, unknown>, requestId: string): string {
-  const result = op.output && op.resultWrapper ? element(op.resultWrapper, encodeStructure(op.output, output)) : '';
+  const content = op.output && op.resultWrapper ? encodeStructure(op.output, output) : '';
+  // An empty result is the empty element, as SQS writes it (`<ReceiveMessageResult/>`).
+  const result = op.resultWrapper ? (content ? element(op.resultWrapper, content) : `<${op.resultWrapper}/>`) : '';
   return (
     `<?xml version="1.0"?><${op.name}Response xmlns="${XML_NAMESPACE}">${result}` +
     `<ResponseMetadata><RequestId>${escapeXml(requestId)}</RequestId></ResponseMetadata></${op.name}Response>`
   );
+}
+
+/**
+ * The JSON answer to a Query request sent with `Accept: application/json`, as AWS's
+ * Query services give it: the XML document's structure, with the output's members as
+ * the JSON protocol names and shapes them. Actions without a result have only metadata.
+ */
+export function successJson(op: QueryOperation, output: Record<string, unknown>, requestId: string): string {
+  const body: Record<string, unknown> = {};
+  if (op.resultWrapper) body[op.resultWrapper] = output;
+  body.ResponseMetadata = { RequestId: requestId };
+  return JSON.stringify({ [`${op.name}Response`]: body });
+}
+
+export function errorJson(fault: 'Sender' | 'Receiver', code: string, message: string, requestId: string): string {
+  return JSON.stringify({ Error: { Code: code, Message: message, Type: fault }, RequestId: requestId });
 }
 
 export function errorXml(fault: 'Sender' | 'Receiver', code: string, message: string, requestId: string): string {

@@ -5,10 +5,17 @@ import { errors, SqsError, sqsError } from '../../engine/errors.js';
 import type { RequestContext } from '../../engine/types.js';
 import type { WireRequest, WireResponse } from '../wire.js';
 import { decodeInput, type Params } from './decode.js';
-import { errorXml, successXml } from './encode.js';
+import { errorJson, errorXml, successJson, successXml } from './encode.js';
 import { queryOperation } from './model.js';
 
 const CONTENT_TYPE = 'text/xml';
+const JSON_TYPE = 'application/json';
+
+/** Whether the client asked for JSON (`Accept: application/json`), which SQS then answers in. */
+export function wantsJson(req: Pick<WireRequest, 'headers'>): boolean {
+  const accept = req.headers.accept;
+  return typeof accept === 'string' && /(^|,)\s*application\/json\s*(;|,|$)/i.test(accept);
+}
 /** More form fields than the largest valid request (a full SendMessageBatch) can carry. */
 const MAX_PARAMS = 2000;
 /** Recorded SQS: these are refused when sent to a queue URL rather than the root (sqs-errors.md A4). */
@@ -21,6 +28,7 @@ const NON_EXISTENT_QUEUE = 'AWS.SimpleQueueService.NonExistentQueue';
  * request comes here, so that a request without an Action gets SQS's answer to that.
  */
 export async function handleQuery(engine: Engine, ctx: RequestContext, req: WireRequest, signal?: Cancellation): Promise<WireResponse> {
+  const json = wantsJson(req);
   try {
     const params = readParams(req);
     const action = params.get('Action');
@@ -35,9 +43,10 @@ export async function handleQuery(engine: Engine, ctx: RequestContext, req: Wire
       input.QueueUrl = ctx.baseUrl + req.path;
     }
     const output = await dispatch(engine, ctx, action, input, signal);
+    if (json) return { status: 200, headers: { 'content-type': JSON_TYPE }, body: successJson(op, output, ctx.requestId) };
     return { status: 200, headers: { 'content-type': CONTENT_TYPE }, body: successXml(op, output, ctx.requestId) };
   } catch (e) {
-    return queryError(e, ctx.requestId);
+    return queryError(e, ctx.requestId, json);
   }
 }
 
@@ -66,15 +75,15 @@ function unknownOperation(): WireResponse {
   };
 }
 
-export function queryError(e: unknown, requestId: string): WireResponse {
+export function queryError(e: unknown, requestId: string, json = false): WireResponse {
   const err = e instanceof SqsError ? e : errors.internal();
   const fault = err.senderFault ? 'Sender' : 'Receiver';
   // The one message recorded to differ between the protocols (sqs-errors.md A1, A4).
   const message = err.code === NON_EXISTENT_QUEUE ? 'The specified queue does not exist for this wsdl version.' : err.message;
   return {
     status: err.status,
-    headers: { 'content-type': CONTENT_TYPE, 'x-amzn-query-error': `${err.code};${fault}` },
-    body: errorXml(fault, err.code, message, requestId),
+    headers: { 'content-type': json ? JSON_TYPE : CONTENT_TYPE, 'x-amzn-query-error': `${err.code};${fault}` },
+    body: (json ? errorJson : errorXml)(fault, err.code, message, requestId),
     error: e instanceof SqsError ? undefined : e,
   };
 }

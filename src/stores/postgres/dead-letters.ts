@@ -11,9 +11,9 @@ import type { PgWakeups } from './wakeups.js';
 const MOVE_SQL = `
   UPDATE messages m SET queue_id = u.dest, visible_at = $1, sent_at = u.sent_at, dedup_id = u.dedup_id,
     dead_letter_source = u.arn, dead_lettered_at = $1, deaths = u.deaths, expires_at = u.expires_at,
-    receipt_token = NULL, received_at = NULL
-    FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bigint[])
-      AS u(seq, dest, sent_at, dedup_id, arn, deaths, expires_at)
+    receive_count = coalesce(u.receive_count, m.receive_count), receipt_token = NULL, received_at = NULL
+    FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::int[])
+      AS u(seq, dest, sent_at, dedup_id, arn, deaths, expires_at, receive_count)
    WHERE m.seq = u.seq`;
 
 /**
@@ -80,6 +80,7 @@ export class PgDeadLetters implements DeadLetterStore {
         now, inPlace.map((x) => x.m.seq), inPlace.map((x) => x.dest), inPlace.map((x) => x.p.sentAt),
         inPlace.map((x) => x.p.dedupId ?? x.m.dedupId ?? null), inPlace.map((x) => x.p.deadLetterSourceArn),
         inPlace.map((x) => (x.deaths?.length ? JSON.stringify(x.deaths) : null)), inPlace.map((x) => x.p.expiresAt ?? null),
+        inPlace.map((x) => x.p.receiveCount ?? null),
       ]);
     }
     if (reinserted.length) {
@@ -88,7 +89,7 @@ export class PgDeadLetters implements DeadLetterStore {
         queueId: dest, deadLetteredAt: now,
         message: {
           ...m, sentAt: p.sentAt, visibleAt: now, dedupId: p.dedupId ?? m.dedupId, deadLetterSourceArn: p.deadLetterSourceArn,
-          deaths, expiresAt: p.expiresAt,
+          deaths, expiresAt: p.expiresAt, receiveCount: p.receiveCount ?? m.receiveCount,
         },
       })));
     }

@@ -4,6 +4,7 @@ import type {
   DeleteRule, MessageStore, ReceiptOutcome, ReceiptRef, ReceiveRequest, ReceiveResult, SendResult, VisibilityChange,
 } from '../../engine/store/messages.js';
 import { deleteOutcome, visibilityOutcome } from '../../engine/store/receipt-outcome.js';
+import { readyWindow } from '../../engine/store/standard-plan.js';
 import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../../engine/types.js';
 import { toMessage, type MessageRow } from '../rows.js';
 import type { PgDeadLetters } from './dead-letters.js';
@@ -14,11 +15,26 @@ import {
 import type { PgWakeups } from './wakeups.js';
 
 /**
+ * The message a FIFO send duplicates: the id's entry in the message's own scope or the
+ * other one, unexpired first. `m` names the scope, other scope and id (columns dedup_scope,
+ * dedup_other, dedup_id of the send's input), or, with m = 'm', parameters $1 to $4.
+ */
+const DUPLICATE_OF = (m: 'i' | 'm', now: string) => {
+  const [queue, scope, other, id] = m === 'i' ? ['i.queue_id', 'i.dedup_scope', 'i.dedup_other', 'i.dedup_id'] : ['$1::bigint', '$2::text', '$3::text', '$4::text'];
+  return `SELECT d.message_id, d.seq, d.expires_at FROM fifo_dedup d
+     WHERE d.queue_id = ${queue} AND d.scope IN (${scope}, coalesce(${other}, ${scope})) AND d.dedup_id = ${id}
+     ORDER BY d.expires_at > ${now} DESC, d.scope = ${scope} DESC LIMIT 1`;
+};
+
+/**
  * A send in one statement. FIFO deduplication claims each id in fifo_dedup with
  * INSERT ... ON CONFLICT, which makes concurrent sends of one id from different nodes
  * queue on the key: exactly one stores a message, the others get its id back.
  */
-const SEND_EXTRA = [{ name: 'dedup_scope', type: 'text' }, { name: 'dedup_until', type: 'bigint' }, { name: 'first_of_id', type: 'bool' }];
+const SEND_EXTRA = [
+  { name: 'dedup_scope', type: 'text' }, { name: 'dedup_other', type: 'text' }, { name: 'dedup_until', type: 'bigint' },
+  { name: 'first_of_id', type: 'bool' },
+];
 const SEND_NOW = `$${INSERT_COLUMNS.length + SEND_EXTRA.length + 1}`;
 const SEND_QUEUE = `$${INSERT_COLUMNS.length + SEND_EXTRA.length + 2}::bigint`;
 const SEND_SQL = `
@@ -28,8 +44,12 @@ const SEND_SQL = `
   ),
   won AS (
     INSERT INTO fifo_dedup AS d (queue_id, scope, dedup_id, message_id, seq, expires_at)
-    SELECT queue_id, dedup_scope, dedup_id, message_id, seq, coalesce(dedup_until, 0) FROM input
-     WHERE dedup_scope IS NOT NULL AND first_of_id ORDER BY dedup_scope, dedup_id
+    SELECT queue_id, dedup_scope, dedup_id, message_id, seq, coalesce(dedup_until, 0) FROM input i
+     WHERE dedup_scope IS NOT NULL AND first_of_id
+       -- An id still remembered in the other scope (before a DeduplicationScope change) counts too.
+       AND NOT EXISTS (SELECT 1 FROM fifo_dedup x WHERE x.queue_id = i.queue_id AND x.scope = i.dedup_other
+                         AND x.dedup_id = i.dedup_id AND x.expires_at > ${SEND_NOW})
+     ORDER BY dedup_scope, dedup_id
     ON CONFLICT (queue_id, scope, dedup_id) DO UPDATE
       SET message_id = excluded.message_id, seq = excluded.seq, expires_at = excluded.expires_at
       WHERE d.expires_at <= ${SEND_NOW}
@@ -46,26 +66,32 @@ const SEND_SQL = `
   counted AS (${countSql('sent', SEND_QUEUE, 'count(*)', 'stored HAVING count(*) > 0')})
   SELECT i.seq, (s.seq IS NOT NULL) AS stored, d.message_id AS dup_message_id, d.seq AS dup_seq
     FROM input i LEFT JOIN stored s ON s.seq = i.seq
-    LEFT JOIN fifo_dedup d ON s.seq IS NULL AND d.queue_id = i.queue_id AND d.scope = i.dedup_scope AND d.dedup_id = i.dedup_id
+    LEFT JOIN LATERAL (${DUPLICATE_OF('i', SEND_NOW)}) d ON s.seq IS NULL
    ORDER BY i.ord`;
 
 /**
- * A standard receive in one statement: lock the oldest visible messages, skipping any a
- * concurrent receive (on any node) holds, and claim them. Messages received too often
- * are returned unclaimed (poison = true) for the caller to dead-letter.
+ * A standard receive in one statement: read a window of the first ready messages
+ * (standard-plan.ts), lock the oldest sent of them, skipping any a concurrent receive (on
+ * any node) holds, and claim them. Messages received too often are returned unclaimed
+ * (poison = true) for the caller to dead-letter.
  */
 const RECEIVE_SQL = `
-  WITH picked AS (
+  WITH candidates AS (
     -- "IS TRUE" keeps the retention test off the index on sent_at: a planner with stale
     -- statistics (a new table) would otherwise walk the whole queue by age and sort it,
     -- instead of reading the first entries of messages_ready.
-    SELECT seq, visible_at, receive_count FROM messages
+    SELECT seq FROM messages
      WHERE queue_id = $1 AND visible_at <= $2 AND (sent_at >= $3) IS TRUE AND seq <> ALL($8::bigint[])
-     ORDER BY visible_at, seq LIMIT $4
-     FOR UPDATE SKIP LOCKED
+     ORDER BY visible_at, seq LIMIT $9
+  ),
+  picked AS (
+    SELECT m.seq, m.visible_at, m.receive_count FROM messages m JOIN candidates c ON c.seq = m.seq
+     WHERE m.queue_id = $1 AND m.visible_at <= $2
+     ORDER BY m.seq LIMIT $4
+     FOR UPDATE OF m SKIP LOCKED
   ),
   numbered AS (
-    SELECT seq, row_number() OVER (ORDER BY visible_at, seq) AS n FROM picked WHERE receive_count < $5
+    SELECT seq, row_number() OVER (ORDER BY seq) AS n FROM picked WHERE receive_count < $5
   ),
   claimed AS (
     UPDATE messages m SET visible_at = $6, receive_count = m.receive_count + 1,
@@ -112,8 +138,8 @@ export class PgMessages implements MessageStore {
       for (const m of messages) {
         const base: StoredMessage = { ...m, queueId, receiveCount: m.receiveCount ?? 0, firstReceivedAt: null, receivedAt: null, receiptToken: null, seq: 0 };
         const dup = m.dedupScope !== undefined && m.dedupId !== undefined && (await c.query<{ message_id: string; seq: string }>(
-          'SELECT message_id, seq FROM fifo_dedup WHERE queue_id = $1 AND scope = $2 AND dedup_id = $3 AND expires_at > $4',
-          [queueId, m.dedupScope, m.dedupId, m.sentAt],
+          `SELECT * FROM (${DUPLICATE_OF('m', '$5')}) d WHERE d.expires_at > $5`,
+          [queueId, m.dedupScope, m.dedupOtherScope ?? m.dedupScope, m.dedupId, m.sentAt],
         )).rows[0];
         if (dup) result.push({ ...base, messageId: dup.message_id, seq: Number(dup.seq), duplicate: true });
         else if (!(await this.deadLetters.admit(c, queueId, m, limit, deadLettered))) result.push({ ...base, rejected: true });
@@ -139,6 +165,7 @@ export class PgMessages implements MessageStore {
     const values = [
       ...insertArrays(messages.map((message) => ({ queueId, message }))),
       messages.map((m) => (m.dedupId === undefined ? null : m.dedupScope ?? null)),
+      messages.map((m) => m.dedupOtherScope ?? null),
       messages.map((m) => m.dedupUntil ?? null),
       first,
       messages[0]!.sentAt,
@@ -165,8 +192,7 @@ export class PgMessages implements MessageStore {
   private async original(db: pg.Pool | pg.PoolClient, queueId: number, m: NewMessage, r: { dup_message_id: string | null; dup_seq: string | null }) {
     if (r.dup_message_id !== null) return { messageId: r.dup_message_id, seq: Number(r.dup_seq) };
     const { rows } = await db.query<{ message_id: string; seq: string }>(
-      'SELECT message_id, seq FROM fifo_dedup WHERE queue_id = $1 AND scope = $2 AND dedup_id = $3',
-      [queueId, m.dedupScope, m.dedupId],
+      DUPLICATE_OF('m', '$5'), [queueId, m.dedupScope, m.dedupOtherScope ?? m.dedupScope, m.dedupId, m.sentAt],
     );
     return rows[0] ? { messageId: rows[0].message_id, seq: Number(rows[0].seq) } : { messageId: m.messageId, seq: 0 };
   }
@@ -189,7 +215,7 @@ export class PgMessages implements MessageStore {
       const tokens = Array.from({ length: room }, () => req.newToken());
       const { rows } = await query<ReceiveRow>(this.pool, RECEIVE_SQL, [
         queueId, req.now, req.retentionCutoff, room, dl?.maxReceiveCount ?? NO_LIMIT,
-        req.now + req.visibilityTimeoutMs, tokens, messages.map((m) => m.seq),
+        req.now + req.visibilityTimeoutMs, tokens, messages.map((m) => m.seq), readyWindow(room),
       ], 'redrive-receive');
       const poison = rows.filter((r) => r.poison).map(toMessage);
       messages.push(...rows.filter((r) => !r.poison).map(toMessage));

@@ -135,6 +135,9 @@ export class PgQueues implements QueueStore {
       );
       if (rowCount === 0) return false;
       await deleteAllMessages(c, id);
+      // SQS forgets deduplication ids with the messages: a send reusing one stores a new message.
+      await c.query('DELETE FROM fifo_dedup WHERE queue_id = $1', [id]);
+      await c.query('DELETE FROM receive_attempts WHERE queue_id = $1', [id]);
       return true;
     });
   }

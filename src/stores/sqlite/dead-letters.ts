@@ -28,7 +28,8 @@ export class SqliteDeadLetters implements DeadLetterStore {
     this.sql = {
       move: db.prepare(
         `UPDATE messages SET queue_id = ?, visible_at = ?, sent_at = ?, dedup_id = ?, dead_letter_source = ?,
-           dead_lettered_at = ?, deaths = ?, expires_at = ?, receipt_token = NULL, received_at = NULL WHERE seq = ?`,
+           dead_lettered_at = ?, deaths = ?, expires_at = ?, receive_count = coalesce(?, receive_count),
+           receipt_token = NULL, received_at = NULL WHERE seq = ?`,
       ),
       insert: db.prepare(insertMessageSql(['dead_lettered_at'])),
       remove: db.prepare('DELETE FROM messages WHERE seq = ?'),
@@ -77,13 +78,13 @@ export class SqliteDeadLetters implements DeadLetterStore {
     if (m.groupId === undefined) {
       this.sql.move.run(
         dest, now, a.sentAt, a.dedupId ?? m.dedupId ?? null, a.deadLetterSourceArn, now,
-        deaths?.length ? JSON.stringify(deaths) : null, a.expiresAt ?? null, m.seq,
+        deaths?.length ? JSON.stringify(deaths) : null, a.expiresAt ?? null, a.receiveCount ?? null, m.seq,
       );
     } else {
       this.sql.remove.run(m.seq);
       const moved: NewMessage = {
         ...m, sentAt: a.sentAt, visibleAt: now, dedupId: a.dedupId ?? m.dedupId, deadLetterSourceArn: a.deadLetterSourceArn,
-        deaths, expiresAt: a.expiresAt,
+        deaths, expiresAt: a.expiresAt, receiveCount: a.receiveCount ?? m.receiveCount,
       };
       this.sql.insert.run(...messageValues(dest, moved), now);
     }

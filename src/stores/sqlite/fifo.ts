@@ -34,7 +34,11 @@ export class SqliteFifo {
       groupHead: db.prepare(
         `SELECT seq, visible_at, receive_count, sent_at FROM messages WHERE queue_id = ? AND group_id = ? ORDER BY seq ${BOUND_LIMIT}`,
       ).raw(true),
-      seen: db.prepare('SELECT message_id, seq FROM fifo_dedup WHERE queue_id = ? AND scope = ? AND dedup_id = ? AND expires_at > ?'),
+      // The own scope first, then the other (see NewMessage.dedupOtherScope).
+      seen: db.prepare(
+        `SELECT message_id, seq FROM fifo_dedup WHERE queue_id = ? AND scope IN (?, ?) AND dedup_id = ? AND expires_at > ?
+          ORDER BY scope = ? DESC LIMIT 1`,
+      ),
       remember: db.prepare(
         'INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, seq, expires_at) VALUES (?,?,?,?,?,?)',
       ),
@@ -47,7 +51,7 @@ export class SqliteFifo {
   /** The message already sent with this deduplication id within the interval, if any. */
   duplicateOf(queueId: number, m: NewMessage, now: number): { messageId: string; seq: number } | undefined {
     if (m.dedupId === undefined || m.dedupScope === undefined) return undefined;
-    const r = this.sql.seen.get(queueId, m.dedupScope, m.dedupId, now) as { message_id: string; seq: number } | undefined;
+    const r = this.sql.seen.get(queueId, m.dedupScope, m.dedupOtherScope ?? m.dedupScope, m.dedupId, now, m.dedupScope) as { message_id: string; seq: number } | undefined;
     return r && { messageId: r.message_id, seq: Number(r.seq) };
   }
 

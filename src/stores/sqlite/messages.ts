@@ -4,6 +4,7 @@ import type {
   DeleteRule, MessageStore, ReceiptOutcome, ReceiptRef, ReceiveRequest, ReceiveResult, SendResult, VisibilityChange,
 } from '../../engine/store/messages.js';
 import { deleteOutcome, visibilityOutcome } from '../../engine/store/receipt-outcome.js';
+import { readyWindow } from '../../engine/store/standard-plan.js';
 import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../../engine/types.js';
 import { fromColumns, messageValues, READ_COLUMNS, toMessage, type MessageRow } from '../rows.js';
 import type { SqliteCounters } from './counters.js';
@@ -116,7 +117,9 @@ export class SqliteMessages implements MessageStore {
     // Dead-lettered rows leave the range, so another pass fills the places they freed;
     // the rows already chosen are still in range until the claim and are skipped.
     for (let pass = 0, refill = true; pass < 10 && refill && chosen.length < req.max; pass++) {
-      const rows = this.sql.ready.all(queueId, req.now, req.retentionCutoff, req.max) as [number, number][];
+      // Oldest sent first among the next ready messages (standard-plan.ts).
+      const rows = (this.sql.ready.all(queueId, req.now, req.retentionCutoff, readyWindow(req.max)) as [number, number][])
+        .sort((a, b) => a[0] - b[0]);
       refill = false;
       for (const [seq, receiveCount] of rows) {
         if (chosen.length >= req.max) break;

@@ -18,6 +18,17 @@ const recomputeGroup = (side: 'OLD' | 'NEW') => `
         FROM (SELECT seq, visible_at FROM messages WHERE queue_id = ${side}.queue_id AND group_id = ${side}.group_id
               ORDER BY seq LIMIT 1) h;`;
 
+/**
+ * Trigger statements that recompute one FIFO group's row from its first message alone
+ * (migration 8 on): the group is available when its head is, and a receive then takes
+ * its messages in order up to the first one still invisible, as SQS does.
+ */
+const refreshHead = (side: 'OLD' | 'NEW') => `
+    DELETE FROM fifo_groups WHERE queue_id = ${side}.queue_id AND group_id = ${side}.group_id;
+    INSERT INTO fifo_groups (queue_id, group_id, available_at, head_seq)
+      SELECT queue_id, group_id, visible_at, seq FROM messages
+       WHERE queue_id = ${side}.queue_id AND group_id = ${side}.group_id ORDER BY seq LIMIT 1;`;
+
 export const migrations: string[] = [
   `
   CREATE TABLE queues (
@@ -212,5 +223,34 @@ ${recomputeGroup('NEW')}
       AND NOT (NEW.receipt_token IS NOT NULL AND NEW.visible_at >= OLD.visible_at) BEGIN
 ${recomputeGroup('NEW')}
   END;
+  `,
+  `
+  -- A FIFO group is available as soon as its first message is visible: messages behind
+  -- it that are still in flight stop a receive there, but no longer hold the whole group
+  -- (issue 16). Only the head's visibility matters now, so a visibility change updates
+  -- the row only when it is the head's, and receipts are no longer looked at.
+  DROP TRIGGER messages_group_hold;
+  DROP TRIGGER messages_group_update;
+  DROP TRIGGER messages_group_delete;
+  DROP TRIGGER messages_group_move;
+  DROP INDEX messages_group_held;
+  CREATE TRIGGER messages_group_update AFTER UPDATE OF visible_at ON messages
+    WHEN NEW.group_id IS NOT NULL AND OLD.queue_id = NEW.queue_id AND OLD.group_id = NEW.group_id BEGIN
+    UPDATE fifo_groups SET available_at = NEW.visible_at
+     WHERE queue_id = NEW.queue_id AND group_id = NEW.group_id AND head_seq = NEW.seq;
+  END;
+  CREATE TRIGGER messages_group_delete AFTER DELETE ON messages WHEN OLD.group_id IS NOT NULL BEGIN
+${refreshHead('OLD')}
+  END;
+  CREATE TRIGGER messages_group_move AFTER UPDATE OF queue_id, group_id ON messages
+    WHEN (OLD.group_id IS NOT NULL OR NEW.group_id IS NOT NULL)
+      AND (OLD.queue_id <> NEW.queue_id OR OLD.group_id IS NOT NEW.group_id) BEGIN
+${refreshHead('OLD')}
+${refreshHead('NEW')}
+  END;
+  DELETE FROM fifo_groups;
+  INSERT INTO fifo_groups (queue_id, group_id, available_at, head_seq)
+    SELECT m.queue_id, m.group_id, m.visible_at, m.seq FROM messages m
+      JOIN (SELECT min(seq) AS seq FROM messages WHERE group_id IS NOT NULL GROUP BY queue_id, group_id) h ON h.seq = m.seq;
   `,
 ];

@@ -34,6 +34,9 @@ export class SqliteQueues implements QueueStore {
       deleteMessages: db.prepare('DELETE FROM messages WHERE queue_id = ?'),
       // What else a queue owns (its counters are the counters' own).
       deleteState: ['fifo_dedup', 'receive_attempts', 'queue_depth'].map((t) => db.prepare(`DELETE FROM ${t} WHERE queue_id = ?`)),
+      // A purge also forgets deduplication ids and receive attempts, as SQS does: a send
+      // that reuses an id after a purge stores a new message.
+      forgetFifo: ['fifo_dedup', 'receive_attempts'].map((t) => db.prepare(`DELETE FROM ${t} WHERE queue_id = ?`)),
       markPurge: db.prepare('UPDATE queues SET last_purge_at = ? WHERE id = ? AND (last_purge_at IS NULL OR last_purge_at <= ?)'),
     };
   }
@@ -102,6 +105,7 @@ export class SqliteQueues implements QueueStore {
       if (this.sql.markPurge.run(now, id, now - cooldownMs).changes === 0) return false;
       this.cache.forget(id);
       this.sql.deleteMessages.run(id);
+      for (const forget of this.sql.forgetFifo) forget.run(id);
       return true;
     });
   }

@@ -39,6 +39,24 @@ export const deadLetterCases: CaseGroup = (open) => {
   describe('dead letters and moves', () => {
     const store = useStore(open);
 
+    for (const fifo of [false, true]) {
+      test(`a ${fifo ? 'FIFO' : 'standard'} queue that is its own DLQ takes the message back once, with the count the arrival gives`, async () => {
+        const q = await makeQueue(store(), { fifo });
+        const g = fifo ? { groupId: 'g', dedupId: 'd' } : {};
+        await store().messages.send(q.id, [newMessage(T, { body: 'self', ...g })]);
+        const self: DeadLetterRule = { ...deadLetterTo(q, 1), arrival: (m) => ({ sentAt: m.sentAt, deadLetterSourceArn: 'arn:self', receiveCount: 0 }) };
+        const req = (now: number) => receiveRequest(now, { max: 10, visibilityTimeoutMs: 0, deadLetter: self, fifo });
+        await store().messages.receive(q.id, req(T + 1));
+        const r = await store().messages.receive(q.id, req(T + 2));
+        assert.equal(r.deadLettered.length, 1, 'moved once');
+        assert.equal(r.deadLettered[0]!.to, q.id);
+        // A standard receive may hand it out in the same call; a FIFO one on the next.
+        const got = r.messages.length ? r.messages : (await store().messages.receive(q.id, req(T + 3))).messages;
+        assert.deepEqual(got.map((m) => [m.body, m.receiveCount]), [['self', 1]]);
+        assert.equal((await store().messages.peek(q.id, 0, 10)).length, 1, 'one copy');
+      });
+    }
+
     test('receive moves a message past maxReceiveCount into the DLQ in the same step', async () => {
       const src = await makeQueue(store());
       const dlq = await makeQueue(store());

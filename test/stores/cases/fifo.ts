@@ -10,7 +10,7 @@ export const fifoCases: CaseGroup = (open) => {
   describe('fifo', () => {
     const store = useStore(open);
 
-    test('a group is delivered in order, and held while any of its messages is in flight', async () => {
+    test('a group is delivered in order, and held while its first message is in flight', async () => {
       const q = await makeQueue(store(), { fifo: true });
       await store().messages.send(q.id, [inGroup('a', 1), inGroup('a', 2), inGroup('a', 3)]);
       const first = await store().messages.receive(q.id, fifoReceive(T, { max: 2 }));
@@ -40,7 +40,32 @@ export const fifoCases: CaseGroup = (open) => {
       assert.deepEqual(again.messages.map((m) => [m.body, m.receiveCount]), [['g1', 2]]);
     });
 
-    test('changing one message to visible does not release a group another message still holds', async () => {
+    test('a group whose head is visible again reopens up to its first invisible message', async () => {
+      const q = await makeQueue(store(), { fifo: true });
+      await store().messages.send(q.id, [inGroup('g1', 1), inGroup('g1', 2), inGroup('g2', 1)]);
+      const [m1, m2] = (await store().messages.receive(q.id, fifoReceive(T, { max: 2 }))).messages;
+      assert.deepEqual([m1!.body, m2!.body], ['g11', 'g12']);
+      const change = { seq: m1!.seq, token: m1!.receiptToken!, visibilityTimeoutMs: 1000, maxSinceReceiveMs: 43_200_000, requireCurrent: true };
+      assert.deepEqual(await store().messages.changeVisibility(q.id, [change], T), ['ok']);
+      const r = await store().messages.receive(q.id, fifoReceive(T + 2000, { max: 3 }));
+      assert.deepEqual(r.messages.map((m) => m.body), ['g21', 'g11'], 'g1-m2 is still in flight and stays hidden');
+    });
+
+    for (const [extended, back] of [[0, []], [1, ['foo']], [2, ['foo', 'bar']]] as const) {
+      test(`extending message ${extended + 1} of 3 hides it and what follows, not what precedes`, async () => {
+        const q = await makeQueue(store(), { fifo: true });
+        await store().messages.send(q.id, ['foo', 'bar', 'baz'].map((b, i) => inGroup('fb', i, { body: b })));
+        const got = (await store().messages.receive(q.id, fifoReceive(T, { visibilityTimeoutMs: 1000 }))).messages;
+        assert.deepEqual(got.map((m) => m.body), ['foo', 'bar', 'baz']);
+        const m = got[extended]!;
+        const change = { seq: m.seq, token: m.receiptToken!, visibilityTimeoutMs: 4000, maxSinceReceiveMs: 43_200_000, requireCurrent: true };
+        assert.deepEqual(await store().messages.changeVisibility(q.id, [change], T), ['ok']);
+        const r = await store().messages.receive(q.id, fifoReceive(T + 2500));
+        assert.deepEqual(r.messages.map((x) => x.body), back);
+      });
+    }
+
+    test('changing a later message to visible does not release a group whose head is in flight', async () => {
       const q = await makeQueue(store(), { fifo: true });
       await store().messages.send(q.id, [inGroup('h', 1), inGroup('h', 2), inGroup('h', 3)]);
       const [m1, m2] = (await store().messages.receive(q.id, fifoReceive(T, { max: 2 }))).messages;
@@ -100,11 +125,40 @@ export const fifoCases: CaseGroup = (open) => {
       assert.equal((await store().messages.count(q.id, T + 300_000)).visible, 2);
     });
 
+    test('a purge forgets deduplication ids: the same id afterwards stores a new message', async () => {
+      const q = await makeQueue(store(), { fifo: true });
+      const dedup = { dedupId: 'again', dedupScope: 'queue', dedupUntil: T + 300_000 };
+      const { messages: [a] } = await store().messages.send(q.id, [inGroup('u', 1, dedup)]);
+      assert.equal(await store().queues.purge(q.id, T + 1, 60_000), true);
+      const { messages: [b] } = await store().messages.send(q.id, [inGroup('u', 2, { ...dedup, sentAt: T + 2 })]);
+      assert.equal(b!.duplicate, undefined, 'not a duplicate of the purged message');
+      assert.notEqual(b!.messageId, a!.messageId);
+      assert.deepEqual((await store().messages.receive(q.id, fifoReceive(T + 2))).messages.map((m) => m.body), ['u2']);
+    });
+
     test('deduplication scoped by group treats the same id in two groups as two messages', async () => {
       const q = await makeQueue(store(), { fifo: true });
       await store().messages.send(q.id, [inGroup('a', 1, { dedupId: 'x', dedupScope: 'group:a', dedupUntil: T + 300_000 })]);
       const { messages: [b] } = await store().messages.send(q.id, [inGroup('b', 1, { dedupId: 'x', dedupScope: 'group:b', dedupUntil: T + 300_000 })]);
       assert.equal(b!.duplicate, undefined);
+    });
+
+    test('an id deduplicated under the queue scope still counts after a change to the group scope', async () => {
+      const q = await makeQueue(store(), { fifo: true });
+      const until = { dedupUntil: T + 300_000 };
+      const { messages: [a] } = await store().messages.send(q.id, [
+        inGroup('A', 1, { dedupId: 'D', dedupScope: 'queue', dedupOtherScope: 'group:A', ...until }),
+      ]);
+      // DeduplicationScope is now messageGroup: a send in group B with the same id.
+      const asGroup = (g: string, sentAt: number) => inGroup(g, 3, { dedupId: 'D', dedupScope: `group:${g}`, dedupOtherScope: 'queue', sentAt, dedupUntil: sentAt + 300_000 });
+      const { messages: [b] } = await store().messages.send(q.id, [asGroup('B', T + 1000)]);
+      assert.equal(b!.duplicate, true, 'dropped as a duplicate of the queue-scoped id');
+      assert.equal(b!.messageId, a!.messageId);
+      assert.equal((await store().messages.count(q.id, T + 1000)).visible, 1);
+      const { messages: [c] } = await store().messages.send(q.id, [asGroup('B', T + 300_000)]);
+      assert.equal(c!.duplicate, undefined, 'the interval is over');
+      const { messages: [d] } = await store().messages.send(q.id, [asGroup('C', T + 300_001)]);
+      assert.equal(d!.duplicate, undefined, 'group scope: another group is another message');
     });
 
     test('sweepExpired forgets deduplication ids past their interval', async () => {
@@ -146,6 +200,15 @@ export const fifoCases: CaseGroup = (open) => {
       assert.equal(moved.sentAt, T + 5);
       assert.equal(moved.deadLetterSourceArn, 'arn:src');
       assert.ok(moved.seq > inDlq.messages[0]!.seq);
+    });
+
+    test('countInflight counts the messages of a FIFO queue in flight across its groups (for the 120,000 limit)', async () => {
+      const q = await makeQueue(store(), { fifo: true });
+      await store().messages.send(q.id, Array.from({ length: 30 }, (_, i) => inGroup(`c${i % 7}`, i)));
+      const r = await store().messages.receive(q.id, fifoReceive(T, { max: 10 }));
+      const r2 = await store().messages.receive(q.id, fifoReceive(T, { max: 10 }));
+      assert.equal(await store().messages.countInflight(q.id, T), r.messages.length + r2.messages.length);
+      assert.ok(r.messages.length + r2.messages.length > 10, 'across receives and groups');
     });
 
     test('group selection does not depend on the backlog of a held group', async () => {

@@ -91,6 +91,17 @@ export const messageCases: CaseGroup = (open) => {
       assert.equal((await store().messages.count(q1.id, T)).visible, 1);
     });
 
+    test('a standard receive hands out older messages first: a returning message before newer ones', async () => {
+      const q = await makeQueue(store());
+      await store().messages.send(q.id, [newMessage(T, { body: 'old' })]);
+      await store().messages.receive(q.id, receiveRequest(T, { visibilityTimeoutMs: 1000 }));
+      await store().messages.send(q.id, [newMessage(T + 500, { body: 'new1' }), newMessage(T + 600, { body: 'new2' })]);
+      const first = await store().messages.receive(q.id, receiveRequest(T + 2000, { max: 1, visibilityTimeoutMs: 0 }));
+      assert.deepEqual(first.messages.map((m) => m.body), ['old'], 'visible again after new1 and new2, but sent before them');
+      const all = await store().messages.receive(q.id, receiveRequest(T + 2001, { max: 10 }));
+      assert.deepEqual(all.messages.map((m) => m.body), ['old', 'new1', 'new2']);
+    });
+
     test('changeVisibility counts from the call, applies to the current receipt, and caps at the limit', async () => {
       const q = await makeQueue(store());
       await store().messages.send(q.id, [newMessage(T)]);
@@ -102,7 +113,10 @@ export const messageCases: CaseGroup = (open) => {
       assert.deepEqual(await store().messages.changeVisibility(q.id, [{ ...ref, visibilityTimeoutMs: 0 }], T + 2000), ['ok']);
       const again = (await store().messages.receive(q.id, receiveRequest(T + 2000))).messages[0]!;
       assert.equal(again.receiveCount, 2);
-      assert.deepEqual(await store().messages.changeVisibility(q.id, [{ ...ref, visibilityTimeoutMs: 100 }], T + 2001), ['stale']);
+      // An older receipt still changes it on a standard queue (SQS accepts it); FIFO refuses it.
+      assert.deepEqual(await store().messages.changeVisibility(q.id, [{ ...ref, requireCurrent: true, visibilityTimeoutMs: 100 }], T + 2001), ['stale']);
+      assert.deepEqual(await store().messages.changeVisibility(q.id, [{ ...ref, visibilityTimeoutMs: 0 }], T + 2001), ['ok']);
+      assert.equal((await store().messages.receive(q.id, receiveRequest(T + 2001))).messages.length, 1, 'visible at once');
       await store().messages.delete(q.id, [{ seq: again.seq, token: again.receiptToken! }], { now: T, requireCurrent: false });
       assert.deepEqual(await store().messages.changeVisibility(q.id, [{ ...ref, visibilityTimeoutMs: 100 }], T + 2001), ['gone']);
     });
