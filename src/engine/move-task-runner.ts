@@ -148,6 +148,7 @@ export class MoveTaskRunner {
         };
         try {
           const r = await store.moveTasks.runBatch(task.id, batch);
+          if (!r.lost) this.engine.observer.moveTask(r.task, r.moved);
           if (r.lost || r.task.status !== 'RUNNING') {
             this.driven.delete(task.id);
             if (r.task.status === 'FAILED') log.warn({ task: task.id, reason: r.task.failureReason }, 'move task failed');

@@ -110,6 +110,8 @@ export interface RequestContext {
   requestId: string;
   /** The SQS action being served (set by dispatch), for queue-policy checks. */
   action?: string;
+  /** The wire protocol that carried the request (`json`, `query`), set by its adapter, for metrics. */
+  protocol?: string;
 }
 
 /** SQS's RedrivePolicy queue attribute, parsed (redrive-policy.ts). */

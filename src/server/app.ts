@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { ManualClock, SystemClock, type Clock } from '../engine/clock.js';
@@ -11,6 +12,8 @@ import { declareQueues } from './declare-queues.js';
 import { admissionLimits } from './admission.js';
 import { HttpServer } from './http-server.js';
 import { ConsoleRoutes } from '../console/console-routes.js';
+import { ServerMetrics } from '../metrics/metrics.js';
+import { MetricsEndpoint, parseMetricsAddress, readMetricsToken } from '../metrics/metrics-endpoint.js';
 
 export interface ServerConfig {
   host: string;
@@ -31,6 +34,12 @@ export interface ServerConfig {
   configFile?: string;
   /** The web console under /console (docs/console.md): `on` (default) or `off`. */
   console: 'on' | 'off';
+  /** This node's name in the `node` label of its metrics; host name and port by default. */
+  nodeId?: string;
+  /** `host:port`: serve /metrics there instead of on the main port (docs/monitoring.md). */
+  metricsAddress?: string;
+  /** A file holding the bearer token /metrics requires. */
+  metricsTokenFile?: string;
 }
 
 export const defaults: ServerConfig = {
@@ -74,8 +83,20 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   const policies = file?.policies ?? [];
   // The config file names the storage unless --storage did.
   const storage = config.storageFromFlag || !file?.storage ? config.storage : file.storage;
+  // Bad metrics flags fail here, before anything is opened.
+  const metricsAccess = {
+    token: config.metricsTokenFile ? readMetricsToken(config.metricsTokenFile) : undefined,
+    address: config.metricsAddress ? parseMetricsAddress(config.metricsAddress) : undefined,
+    credentials: config.credentials !== undefined,
+  };
   const store = await openStore({ ...config, storage }, log);
-  const engine = new Engine({ store, clock, region: config.region, log, policies, maxLongPolls: admissionLimits().maxLongPolls });
+  // With --port 0 the port is not known yet: the process id tells nodes on one host apart.
+  const node = config.nodeId ?? `${hostname()}:${config.port || `pid${process.pid}`}`;
+  const metrics = new ServerMetrics({ store, region: config.region, node });
+  const engine = new Engine({
+    store, clock, region: config.region, log, policies, maxLongPolls: admissionLimits().maxLongPolls, observer: metrics.observer,
+  });
+  metrics.attach(engine, node);
   if (file) {
     await declareQueues(engine, file.queues, config.accountId).catch(async (e) => {
       await store.close();
@@ -84,14 +105,17 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   }
   engine.start();
   const credentials = config.credentials ? loadCredentials(config.credentials) : undefined;
+  const metricsEndpoint = new MetricsEndpoint(metrics, metricsAccess);
   const http = new HttpServer(engine, {
     host: config.host, port: config.port, accountId: config.accountId, region: config.region, log,
     manualClock: clock instanceof ManualClock ? clock : undefined,
     credentials,
     console: config.console === 'off' ? undefined : new ConsoleRoutes({ engine, region: config.region, accountId: config.accountId, credentials }),
+    metrics: metricsEndpoint,
   });
   const url = await http.listen();
-  log.info({ url, storage: store.kind, durability: config.durability }, 'listening');
+  const metricsListener = metricsAccess.address ? await metricsEndpoint.listen() : undefined;
+  log.info({ url, storage: store.kind, durability: config.durability, node, metrics: metricsListener?.url ?? `${url}/metrics` }, 'listening');
   if (config.console !== 'off') {
     log.info(credentials ? `console at ${url}/console (sign in with an access key)` : `console open without sign-in at ${url}/console`);
   }
@@ -109,6 +133,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       (stopping ??= (async () => {
         log.info('shutting down');
         const closing = http.close();
+        await metricsListener?.close();
         await engine.close();
         await closing;
         await store.close();

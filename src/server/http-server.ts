@@ -13,6 +13,7 @@ import { callerAccount, type Credentials } from './auth/caller.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import type { ManualClock } from '../engine/clock.js';
 import type { ConsoleRoutes } from '../console/console-routes.js';
+import type { MetricsEndpoint } from '../metrics/metrics-endpoint.js';
 
 export interface HttpOptions {
   host: string;
@@ -28,6 +29,8 @@ export interface HttpOptions {
   credentials?: Credentials;
   /** The web console under /console; absent with `--console off` (everything there is a 404). */
   console?: ConsoleRoutes;
+  /** GET /metrics (docs/monitoring.md); absent: a 404 like any unknown path. */
+  metrics?: MetricsEndpoint;
 }
 
 // A long poll waits up to 20 s, so sockets may stay quiet that long; anything slower is cut.
@@ -107,6 +110,7 @@ export class HttpServer {
     if (req.path === '/health' && req.method === 'GET') {
       return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"status":"ok"}' };
     }
+    if (req.path === '/metrics' && this.opts.metrics) return this.opts.metrics.onMainPort(req);
     if (req.path === '/_redrive/clock' && this.opts.manualClock) return this.moveClock(req);
     const json = req.method === 'POST' && isJsonRequest(req);
     let accountId: string;
