@@ -1,4 +1,8 @@
 /** Reading Prometheus's text format in tests: samples by name and labels. */
+import { fileURLToPath } from 'node:url';
+
+/** docs/monitoring/, where the shipped rules are. */
+export const MONITORING = fileURLToPath(new URL('../../../docs/monitoring/', import.meta.url));
 
 export interface Sample {
   name: string;
