@@ -40,7 +40,7 @@ export class ServerMetrics {
 
   /** Starts reading the queue gauges and the long polls from the engine. */
   attach(engine: Engine, node: string): void {
-    this.gauges = new QueueGauges(this.registry, engine, this.names);
+    this.gauges = new QueueGauges(engine, this.names);
     new Gauge({
       name: 'redrive_long_polls_waiting', help: 'ReceiveMessage calls waiting on this node for messages to arrive.',
       labelNames: ['node'], registers: [this.registry],
@@ -61,11 +61,10 @@ export class ServerMetrics {
   }
 
   private async collect(): Promise<string> {
-    if (this.gauges) {
-      const exists = await this.gauges.refresh();
-      this.observer.prune((id) => exists.has(id));
-      this.names.prune((id) => exists.has(id));
-    }
-    return this.registry.metrics();
+    if (!this.gauges) return this.registry.metrics();
+    const { text, exists } = await this.gauges.collect();
+    this.observer.prune((id) => exists.has(id));
+    this.names.prune((id) => exists.has(id));
+    return `${await this.registry.metrics()}\n${text}`;
   }
 }

@@ -13,6 +13,7 @@ export interface QueueLabels {
  */
 export class QueueLabelCache {
   private readonly byQueueId = new Map<number, QueueLabels>();
+  private readonly texts = new Map<number, string>();
 
   constructor(
     readonly region: string,
@@ -23,6 +24,17 @@ export class QueueLabelCache {
     let labels = this.byQueueId.get(queue.id);
     if (!labels) this.byQueueId.set(queue.id, (labels = this.labelsOf(queue.accountId, queue.name)));
     return labels;
+  }
+
+  /** The labels as they are written in the text format: `queue_name="…",account_id="…",region="…"`. */
+  text(queue: Pick<QueueRecord, 'id' | 'accountId' | 'name'>): string {
+    let text = this.texts.get(queue.id);
+    if (text === undefined) {
+      const l = this.remember(queue);
+      text = `queue_name="${escape(l.queue_name)}",account_id="${escape(l.account_id)}",region="${escape(l.region)}"`;
+      this.texts.set(queue.id, text);
+    }
+    return text;
   }
 
   labelsOf(accountId: string, name: string): QueueLabels {
@@ -38,6 +50,13 @@ export class QueueLabelCache {
 
   /** Forgets queues that no longer exist. */
   prune(exists: (queueId: number) => boolean): void {
-    for (const id of this.byQueueId.keys()) if (!exists(id)) this.byQueueId.delete(id);
+    for (const id of this.byQueueId.keys()) {
+      if (exists(id)) continue;
+      this.byQueueId.delete(id);
+      this.texts.delete(id);
+    }
   }
 }
+
+/** A label value in the text format: backslash, double quote and line feed escaped. */
+const escape = (v: string) => v.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));

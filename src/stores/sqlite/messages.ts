@@ -44,15 +44,22 @@ export class SqliteMessages implements MessageStore {
       deleteHeld: db.prepare('DELETE FROM messages WHERE seq = ? AND queue_id = ? AND receipt_token = ? AND visible_at > ?'),
       setVisibleAt: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
       total: db.prepare('SELECT messages AS n FROM queue_depth WHERE queue_id = ?').pluck(),
-      oldest: db.prepare('SELECT min(sent_at) FROM messages WHERE queue_id = ?').pluck(),
-      groupsHeld: db.prepare(
-        `SELECT count(DISTINCT group_id) FROM messages
-          WHERE queue_id = ? AND group_id IS NOT NULL AND receipt_token IS NOT NULL AND visible_at > ?`,
-      ).pluck(),
       countHidden: db.prepare(
         `SELECT count(*) AS n, coalesce(sum(receive_count > 0), 0) AS inflight
            FROM messages WHERE queue_id = ? AND visible_at > ?`,
       ),
+      // Many queues in one statement (a statement a queue cost 4 native calls each, most
+      // of a 10,000-queue scrape). An empty queue skips its subqueries (CASE is lazy). The
+      // hidden and in-flight counts share one scan of the hidden range, as 'hidden,inflight'.
+      depths: db.prepare(
+        `SELECT d.queue_id AS id, d.messages AS total,
+           CASE WHEN d.messages = 0 THEN NULL ELSE (SELECT count(*) || ',' || coalesce(sum(receive_count > 0), 0)
+             FROM messages m WHERE m.queue_id = d.queue_id AND m.visible_at > @now) END AS hidden,
+           CASE WHEN d.messages = 0 THEN NULL ELSE (SELECT min(sent_at) FROM messages m WHERE m.queue_id = d.queue_id) END AS oldest,
+           CASE WHEN d.messages = 0 THEN 0 ELSE (SELECT count(DISTINCT group_id) FROM messages m
+             WHERE m.queue_id = d.queue_id AND group_id IS NOT NULL AND receipt_token IS NOT NULL AND visible_at > @now) END AS groups
+         FROM queue_depth d WHERE d.queue_id IN (SELECT value FROM json_each(@ids))`,
+      ).raw(true),
       nextVisible: db.prepare('SELECT min(visible_at) AS t FROM messages WHERE queue_id = ? AND visible_at > ?'),
       peek: db.prepare(`SELECT * FROM messages WHERE queue_id = ? AND seq > ? ORDER BY seq ${BOUND_LIMIT}`),
     };
@@ -182,12 +189,13 @@ export class SqliteMessages implements MessageStore {
 
   async depths(queueIds: readonly number[], now: number): Promise<Map<number, QueueDepth>> {
     const out = new Map<number, QueueDepth>();
-    for (const id of queueIds) {
-      const counts = this.countOf(id, now);
-      if (!counts) continue;
-      const oldest = this.sql.oldest.get(id) as number | null;
-      const groupsInflight = this.sql.groupsHeld.get(id, now) as number;
-      out.set(id, { ...counts, ...(oldest !== null && { oldestSentAt: oldest }), groupsInflight });
+    const rows = this.sql.depths.all({ now, ids: JSON.stringify(queueIds) }) as [number, number, string | null, number | null, number][];
+    for (const [id, total, counts, oldest, groupsInflight] of rows) {
+      const [hidden, inflight] = counts === null ? [0, 0] : counts.split(',').map(Number) as [number, number];
+      out.set(id, {
+        visible: total - hidden, inflight, delayed: hidden - inflight, groupsInflight,
+        ...(oldest !== null && { oldestSentAt: oldest }),
+      });
     }
     return out;
   }
