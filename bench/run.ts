@@ -3,6 +3,7 @@ import { runBacklog, type BacklogFigures } from './backlog.js';
 import { cases, halfRateCase, type Case } from './cases.js';
 import { config } from './config.js';
 import { measure, type Measurement } from './measure.js';
+import { formatScrape, runScrapeBench } from './metrics-scrape.js';
 import { postgresReachable } from './postgres.js';
 import { killAll, runCleanups } from './processes.js';
 import { formatBacklog, formatBaselines, formatTable, summarise, tableRows } from './report.js';
@@ -97,12 +98,15 @@ async function main(): Promise<void> {
       console.log(`[W4] backlog of ${size} FAILED: ${e instanceof Error ? e.message : e}`);
     }
   }
+  // The scrape benchmark (docs/performance.md): only when asked for, as its preload takes minutes.
+  const scrape = config.only?.has('scrape') ? await runScrapeBench((line) => console.log(line)) : [];
   load.after = loadavg();
 
   for (const o of Object.values(outcomes)) o.summary = summarise(o.runs);
   const table = tableRows(outcomes, backlog);
   console.log(`\n${formatTable(table)}\n\n${formatBaselines(outcomes)}\n`);
   if (backlog.length) console.log(`${formatBacklog(backlog)}\n`);
+  if (scrape.length) console.log(`${formatScrape(scrape)}\n`);
   writeResults(outcomes, table, { halfRate, load, backlog, backlogFailures: backlogFailures.length ? backlogFailures : undefined });
   console.log(`wrote ${resultsFile}`);
 }

@@ -103,6 +103,14 @@ test('src/protocols imports nothing from src/stores', () => {
   );
 });
 
+test('src/metrics imports nothing from src/stores, src/server or src/console', () => {
+  assertNoImports(
+    'src/metrics/ must not import from src/stores/, src/server/ or src/console/',
+    'metrics read the engine (its observer port, the store interfaces); the server wires them, so they know no store and no server',
+    (i) => under(i.from, 'src/metrics') && ['src/stores', 'src/server', 'src/console'].some((f) => under(i.to, f)),
+  );
+});
+
 test('src/stores/postgres imports nothing from src/stores/sqlite', () => {
   assertNoImports(
     'src/stores/postgres/ must not import from src/stores/sqlite/',

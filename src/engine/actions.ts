@@ -1,4 +1,5 @@
 import type { Engine } from './engine.js';
+import { SqsError } from './errors.js';
 import * as permissions from './permission-actions.js';
 import type { Cancellation } from './long-poll.js';
 import * as deadLetters from './dead-letter-actions.js';
@@ -50,9 +51,18 @@ export function hasAction(name: string): boolean {
   return Object.prototype.hasOwnProperty.call(actions, name);
 }
 
-/** Runs an action for a protocol adapter (which has checked `hasAction`). */
-export function dispatch(engine: Engine, ctx: RequestContext, action: string, input: ActionInput, signal?: Cancellation) {
+/** Runs an action for a protocol adapter (which has checked `hasAction`), and tells the observer how it went. */
+export async function dispatch(engine: Engine, ctx: RequestContext, action: string, input: ActionInput, signal?: Cancellation) {
   ctx.action = action;
   ctx.input = input;
-  return actions[action]!(engine, ctx, input, signal);
+  const start = performance.now();
+  let code = '';
+  try {
+    return await actions[action]!(engine, ctx, input, signal);
+  } catch (e) {
+    code = e instanceof SqsError ? e.code : 'InternalFailure';
+    throw e;
+  } finally {
+    engine.observer.request(action, ctx.protocol ?? 'json', code, (performance.now() - start) / 1000);
+  }
 }

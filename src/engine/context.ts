@@ -1,5 +1,6 @@
 import type { Clock } from './clock.js';
 import type { DeadLetterSettings } from './dead-letter-settings.js';
+import type { EngineObserver } from './observer.js';
 import type { Store } from './store/store.js';
 import type { QueueRecord } from './types.js';
 
@@ -19,6 +20,7 @@ export interface EngineContext {
   readonly clock: Clock;
   readonly region: string;
   readonly log: Log;
+  readonly observer: EngineObserver;
   /** The queue's dead-letter settings in force: its attributes over the matching policy. */
   settingsOf(queue: Omit<QueueRecord, 'id'>): DeadLetterSettings;
   arnOf(queue: Pick<QueueRecord, 'accountId' | 'name'>): string;

@@ -8,6 +8,7 @@ import { deadLetterTarget } from './dead-lettering.js';
 import { errors } from './errors.js';
 import { LongPolls } from './long-poll.js';
 import { MoveTaskRunner } from './move-task-runner.js';
+import { noObserver, type EngineObserver } from './observer.js';
 import { ServerPolicySet, type ServerPolicy } from './server-policies.js';
 import { decodeReceipt, encodeReceipt, type Receipt } from './receipt.js';
 import type { DeadLettered } from './store/dead-letters.js';
@@ -31,6 +32,8 @@ export interface EngineOptions {
   /** Dead-letter policies in force at start (see policies.ts). */
   policies?: ServerPolicy[];
   log?: Log;
+  /** Told what happens, after each commit (metrics); nobody by default. */
+  observer?: EngineObserver;
 }
 
 /**
@@ -49,6 +52,7 @@ export class Engine implements EngineContext {
   /** Upper bounds of each standard queue's in-flight count (see message-actions.ts). */
   readonly inflightEstimates = new Map<number, number>();
   readonly log: Log;
+  readonly observer: EngineObserver;
   readonly policies: ServerPolicySet;
   /** Messages parked in the cycles queue since start (see dead-lettering.ts). */
   cyclesBroken = 0;
@@ -66,6 +70,7 @@ export class Engine implements EngineContext {
     this.maxLongPolls = opts.maxLongPolls ?? 10_000;
     this.longPolls = new LongPolls(this.store, this.clock);
     this.log = opts.log ?? { info() {}, warn() {}, error() {} };
+    this.observer = opts.observer ?? noObserver;
     this.moveTasks = new MoveTaskRunner(this);
     this.policies = new ServerPolicySet(opts.policies);
   }
@@ -87,10 +92,14 @@ export class Engine implements EngineContext {
    * Logs and counts what an operation on `queue` dead-lettered, once it has committed
    * (stores may run a transaction again, so nothing is logged from inside one): a
    * broken cycle, parked in the cycles queue, or a message dropped with nowhere to go.
+   * The observer hears of every move; a move into a dead-letter queue is not a send there.
    */
   deadLettered(queue: QueueRecord, moves: DeadLettered[]): void {
     let drops: Map<string, string[]> | undefined;
     for (const d of moves) {
+      if (d.parked) this.observer.cycleBroken(queue, d.reason);
+      else if (d.to === undefined) this.observer.dropped(queue, d.reason);
+      else this.observer.deadLettered(queue, d.to, d.reason);
       if (d.parked) {
         this.cyclesBroken++;
         this.log.warn(

@@ -72,11 +72,25 @@ function sendResult(queue: QueueRecord, m: StoredMessage) {
 export async function sendMessage(engine: Engine, ctx: RequestContext, input: Input) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   checkFifoParameters(queue, input, false);
-  const { message } = buildMessage(engine, ctx, queue, input, false);
+  const { message, size } = buildMessage(engine, ctx, queue, input, false);
   const { messages: [stored], deadLettered } = await engine.store.messages.send(queue.id, [message], await lengthLimit(engine, queue));
   engine.deadLettered(queue, deadLettered);
   if (stored!.rejected) throw queueFull(queue);
+  if (stored!.duplicate) engine.observer.deduplicated(queue, 1);
+  else engine.observer.sent(queue, [size]);
   return sendResult(queue, stored!);
+}
+
+/** Tells the observer what a batch stored: sizes of the messages sent, and the duplicates. */
+function observeBatch(engine: Engine, queue: QueueRecord, stored: StoredMessage[], sizes: number[]): void {
+  const sent: number[] = [];
+  let duplicates = 0;
+  stored.forEach((m, i) => {
+    if (m.duplicate) duplicates++;
+    else if (!m.rejected) sent.push(sizes[i]!);
+  });
+  if (sent.length) engine.observer.sent(queue, sent);
+  if (duplicates) engine.observer.deduplicated(queue, duplicates);
 }
 
 const BATCH_LIMIT = 1_048_576;
@@ -91,11 +105,11 @@ export async function sendMessageBatch(engine: Engine, ctx: RequestContext, inpu
   const entries = checkBatchEntries<Input & { Id: string }>(input.Entries, 'SendMessageBatchRequestEntry');
   for (const e of entries) checkFifoParameters(queue, e, true);
   let total = 0;
-  const built: { id: string; message?: NewMessage; error?: unknown }[] = entries.map((e) => {
+  const built: { id: string; message?: NewMessage; size?: number; error?: unknown }[] = entries.map((e) => {
     try {
       const { message, size } = buildMessage(engine, ctx, queue, e, true);
       total += size;
-      return { id: e.Id, message };
+      return { id: e.Id, message, size };
     } catch (error) {
       total += typeof e.MessageBody === 'string' ? Buffer.byteLength(e.MessageBody) : 0;
       return { id: e.Id, error };
@@ -109,6 +123,7 @@ export async function sendMessageBatch(engine: Engine, ctx: RequestContext, inpu
     ? await engine.store.messages.send(queue.id, good.map((b) => b.message!), await lengthLimit(engine, queue))
     : { messages: [], deadLettered: [] };
   engine.deadLettered(queue, deadLettered);
+  observeBatch(engine, queue, stored, good.map((b) => b.size!));
   stored.forEach((m, i) => {
     if (m.rejected) good[i]!.error = queueFull(queue);
   });
@@ -156,6 +171,8 @@ export async function receiveMessage(engine: Engine, ctx: RequestContext, input:
   if (capped && messages.length === 0) {
     throw sqsError('ServiceUnavailable', 'Too many long polls are waiting; the server is shedding load. Retry with back-off.');
   }
+  // Counted per call, as CloudWatch counts NumberOfEmptyReceives: a long poll's attempts are one receive.
+  engine.observer.received(queue, messages.length);
   if (messages.length === 0) return {};
   const receipts = await engine.receipts();
   return {
@@ -205,6 +222,7 @@ export async function deleteMessage(engine: Engine, ctx: RequestContext, input: 
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const receipt = (await engine.receipts()).open(queue, input.ReceiptHandle);
   const [outcome] = await engine.store.messages.delete(queue.id, [receipt], { now: engine.clock.now(), requireCurrent: queue.fifo });
+  if (outcome === 'ok') engine.observer.deleted(queue, 1);
   const err = deleteError(outcome!, String(input.ReceiptHandle));
   if (err) throw err;
   return {};
@@ -246,7 +264,12 @@ export async function deleteMessageBatch(engine: Engine, ctx: RequestContext, in
   return receiptBatch(
     input, 'DeleteMessageBatchRequestEntry',
     (e) => receipts.open(queue, e.ReceiptHandle),
-    (items) => engine.store.messages.delete(queue.id, items, { now: engine.clock.now(), requireCurrent: queue.fifo }),
+    async (items) => {
+      const outcomes = await engine.store.messages.delete(queue.id, items, { now: engine.clock.now(), requireCurrent: queue.fifo });
+      const ok = outcomes.filter((o) => o === 'ok').length;
+      if (ok) engine.observer.deleted(queue, ok);
+      return outcomes;
+    },
     (o, e) => deleteError(o, String(e.ReceiptHandle)),
   );
 }

@@ -148,6 +148,7 @@ export class MoveTaskRunner {
         };
         try {
           const r = await store.moveTasks.runBatch(task.id, batch);
+          if (!r.lost) this.engine.observer.moveTask(r.task, r.moved);
           if (r.lost || r.task.status !== 'RUNNING') {
             this.driven.delete(task.id);
             // Logged by the node that ended the task, once (a cancel is logged where it was asked).

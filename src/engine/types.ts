@@ -119,6 +119,8 @@ export interface RequestContext {
   action?: string;
   /** The action's decoded input (set by dispatch), for the access log. */
   input?: Record<string, unknown>;
+  /** The wire protocol that carried the request (`json`, `query`), set by its adapter, for metrics. */
+  protocol?: string;
 }
 
 /** SQS's RedrivePolicy queue attribute, parsed (redrive-policy.ts). */

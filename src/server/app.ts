@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { ManualClock, SystemClock, type Clock } from '../engine/clock.js';
@@ -12,6 +13,8 @@ import { admissionLimits } from './admission.js';
 import { HttpServer } from './http-server.js';
 import { Readiness } from './readiness.js';
 import { ConsoleRoutes } from '../console/console-routes.js';
+import { ServerMetrics } from '../metrics/metrics.js';
+import { MetricsEndpoint, parseMetricsAddress, readMetricsToken } from '../metrics/metrics-endpoint.js';
 
 export interface ServerConfig {
   host: string;
@@ -37,6 +40,12 @@ export interface ServerConfig {
    * before it stops accepting connections and drains: time for a load balancer to notice.
    */
   shutdownGraceMs: number;
+  /** This node's name in the `node` label of its metrics; host name and port by default. */
+  nodeId?: string;
+  /** `host:port`: serve /metrics there instead of on the main port (docs/monitoring.md). */
+  metricsAddress?: string;
+  /** A file holding the bearer token /metrics requires. */
+  metricsTokenFile?: string;
 }
 
 export const defaults: ServerConfig = {
@@ -81,8 +90,20 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   const policies = file?.policies ?? [];
   // The config file names the storage unless --storage did.
   const storage = config.storageFromFlag || !file?.storage ? config.storage : file.storage;
+  // Bad metrics flags fail here, before anything is opened.
+  const metricsAccess = {
+    token: config.metricsTokenFile ? readMetricsToken(config.metricsTokenFile) : undefined,
+    address: config.metricsAddress ? parseMetricsAddress(config.metricsAddress) : undefined,
+    credentials: config.credentials !== undefined,
+  };
   const store = await openStore({ ...config, storage }, log);
-  const engine = new Engine({ store, clock, region: config.region, log, policies, maxLongPolls: admissionLimits().maxLongPolls });
+  // With --port 0 the port is not known yet: the process id tells nodes on one host apart.
+  const node = config.nodeId ?? `${hostname()}:${config.port || `pid${process.pid}`}`;
+  const metrics = new ServerMetrics({ store, region: config.region, node });
+  const engine = new Engine({
+    store, clock, region: config.region, log, policies, maxLongPolls: admissionLimits().maxLongPolls, observer: metrics.observer,
+  });
+  metrics.attach(engine, node);
   if (file) {
     await declareQueues(engine, file.queues, config.accountId).catch(async (e) => {
       await store.close();
@@ -92,15 +113,18 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   engine.start();
   const credentials = config.credentials ? loadCredentials(config.credentials) : undefined;
   const readiness = new Readiness(store);
+  const metricsEndpoint = new MetricsEndpoint(metrics, metricsAccess);
   const http = new HttpServer(engine, {
     readiness,
     host: config.host, port: config.port, accountId: config.accountId, region: config.region, log,
     manualClock: clock instanceof ManualClock ? clock : undefined,
     credentials,
     console: config.console === 'off' ? undefined : new ConsoleRoutes({ engine, region: config.region, accountId: config.accountId, credentials }),
+    metrics: metricsEndpoint,
   });
   const url = await http.listen();
-  log.info({ url, storage: store.kind, durability: config.durability }, 'listening');
+  const metricsListener = metricsAccess.address ? await metricsEndpoint.listen() : undefined;
+  log.info({ url, storage: store.kind, durability: config.durability, node, metrics: metricsListener?.url ?? `${url}/metrics` }, 'listening');
   if (config.console !== 'off') {
     log.info(credentials ? `console at ${url}/console (sign in with an access key)` : `console open without sign-in at ${url}/console`);
   }
@@ -121,6 +145,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         // The load balancer sees /ready fail and stops sending; until then, serve on.
         if (config.shutdownGraceMs > 0) await new Promise((r) => setTimeout(r, config.shutdownGraceMs));
         const closing = http.close();
+        await metricsListener?.close();
         await engine.close();
         await closing;
         await store.close();

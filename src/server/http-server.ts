@@ -15,6 +15,7 @@ import type { ManualClock } from '../engine/clock.js';
 import type { ConsoleRoutes } from '../console/console-routes.js';
 import { healthRoute, type Readiness } from './readiness.js';
 import { logRequest, type RequestSeen } from './access-log.js';
+import type { MetricsEndpoint } from '../metrics/metrics-endpoint.js';
 
 export interface HttpOptions {
   host: string;
@@ -32,6 +33,8 @@ export interface HttpOptions {
   console?: ConsoleRoutes;
   /** Answers `GET /ready` (readiness.ts). */
   readiness: Readiness;
+  /** GET /metrics (docs/monitoring.md); absent: a 404 like any unknown path. */
+  metrics?: MetricsEndpoint;
 }
 
 // A long poll waits up to 20 s, so sockets may stay quiet that long; anything slower is cut.
@@ -120,6 +123,7 @@ export class HttpServer {
       const answer = await healthRoute(req.method, req.path, this.opts.readiness);
       if (answer) return answer;
     }
+    if (req.path === '/metrics' && this.opts.metrics) return this.opts.metrics.onMainPort(req);
     if (req.path === '/_redrive/clock' && this.opts.manualClock) return this.moveClock(req);
     const json = req.method === 'POST' && isJsonRequest(req);
     let accountId: string;

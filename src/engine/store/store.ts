@@ -3,6 +3,7 @@ import type { MaintenanceStore } from './maintenance.js';
 import type { MessageStore } from './messages.js';
 import type { MoveTaskStore } from './move-tasks.js';
 import type { QueueStore } from './queues.js';
+import type { StoreStats } from './stats.js';
 import type { WakeupStore } from './wakeups.js';
 
 export type * from './dead-letters.js';
@@ -11,6 +12,7 @@ export type * from './messages.js';
 export type * from './move-tasks.js';
 export type * from './queues.js';
 export type * from './receipts.js';
+export type * from './stats.js';
 export type * from './wakeups.js';
 
 /**
@@ -34,5 +36,7 @@ export interface Store {
   readonly moveTasks: MoveTaskStore;
   readonly maintenance: MaintenanceStore;
   readonly wakeups: WakeupStore;
+  /** The store's own figures (group commit, connection pool), for metrics; a store may have none. */
+  stats?(): StoreStats;
   close(): Promise<void>;
 }

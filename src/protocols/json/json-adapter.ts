@@ -21,6 +21,7 @@ export async function handleJson(engine: Engine, ctx: RequestContext, req: WireR
       throw sqsError('UnknownOperationException', `The action or operation ${action || target} is not valid.`);
     }
     const input = parseBody(req.body);
+    ctx.protocol ??= 'json';
     const output = await dispatch(engine, ctx, action, input, signal);
     return { status: 200, headers: { 'content-type': CONTENT_TYPE }, body: JSON.stringify(output) };
   } catch (e) {

@@ -42,6 +42,7 @@ export async function handleQuery(engine: Engine, ctx: RequestContext, req: Wire
     if (op.input?.members?.QueueUrl && input.QueueUrl === undefined && req.path !== '/') {
       input.QueueUrl = ctx.baseUrl + req.path;
     }
+    ctx.protocol = 'query';
     const output = await dispatch(engine, ctx, action, input, signal);
     if (json) return { status: 200, headers: { 'content-type': JSON_TYPE }, body: successJson(op, output, ctx.requestId) };
     return { status: 200, headers: { 'content-type': CONTENT_TYPE }, body: successXml(op, output, ctx.requestId) };

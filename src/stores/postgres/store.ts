@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Store } from '../../engine/store/store.js';
+import type { Store, StoreStats } from '../../engine/store/store.js';
 import { QueueCache } from '../queue-cache.js';
 import { guardStorage } from '../storage-guard.js';
 import { PgDeadLetters } from './dead-letters.js';
@@ -80,6 +80,11 @@ export class PostgresStore implements Store {
       await pool.end().catch(() => undefined);
       throw e;
     }
+  }
+
+  stats(): StoreStats {
+    const p = this.pool;
+    return { pool: { total: p.totalCount, idle: p.idleCount, waiting: p.waitingCount, max: p.options.max ?? 10 } };
   }
 
   async close(): Promise<void> {

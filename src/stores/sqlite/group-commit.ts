@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { HistogramCounts } from '../../engine/store/stats.js';
 
 interface Job {
   run: () => unknown;
@@ -38,6 +39,9 @@ export class GroupCommit {
   private readonly fast: Database.Transaction<(jobs: Job[]) => void>;
   private readonly safe: Database.Transaction<(jobs: Job[]) => void>;
   private readonly db: Database.Database;
+  /** Writes per transaction and seconds per transaction, since start (for metrics). */
+  readonly batchSizes = new HistogramCounts([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
+  readonly commitSeconds = new HistogramCounts([0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]);
 
   constructor(
     db: Database.Database,
@@ -91,6 +95,7 @@ export class GroupCommit {
     const jobs = this.jobs;
     this.jobs = [];
     if (jobs.length === 0) return;
+    const start = performance.now();
     try {
       try {
         this.fast(jobs);
@@ -104,6 +109,8 @@ export class GroupCommit {
       for (const job of jobs) job.reject(e);
       return;
     }
+    this.batchSizes.observe(jobs.length);
+    this.commitSeconds.observe((performance.now() - start) / 1000);
     this.hooks.afterCommit?.();
     for (const job of jobs) {
       if (job.failed) job.reject(job.error);

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Store } from '../../engine/store/store.js';
+import type { Store, StoreStats } from '../../engine/store/store.js';
 import { guardStorage } from '../storage-guard.js';
 import { Checkpointer, FALLBACK_CHECKPOINT_PAGES } from './checkpointer.js';
 import { SqliteCounters } from './counters.js';
@@ -90,6 +90,10 @@ export class SqliteStore implements Store {
     );
     this.moveTasks = guardStorage(new SqliteMoveTasks(this.db, this.commit, counters, this.wakeups), sqliteStorageError);
     this.maintenance = guardStorage(new SqliteMaintenance(this.db, this.commit), sqliteStorageError);
+  }
+
+  stats(): StoreStats {
+    return { groupCommit: { batchSize: this.commit.batchSizes, commitSeconds: this.commit.commitSeconds } };
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,107 @@
+import { timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { WireRequest, WireResponse } from '../protocols/wire.js';
+import type { ServerMetrics } from './metrics.js';
+
+export interface MetricsAccess {
+  /** Scrapes must send `Authorization: Bearer <token>`. */
+  token?: string;
+  /** `/metrics` is served on its own listener (`--metrics-address`), not on the main port. */
+  address?: { host: string; port: number };
+  /** The server checks SigV4 (`--credentials`): an open `/metrics` on the main port would bypass it. */
+  credentials: boolean;
+}
+
+const text = (status: number, body: string, headers: Record<string, string> = {}): WireResponse => ({
+  status, headers: { 'content-type': 'text/plain; charset=utf-8', ...headers }, body,
+});
+
+/** Reads the token file of `--metrics-token-file`: its content, without the line end. */
+export function readMetricsToken(path: string): string {
+  let token: string;
+  try {
+    token = readFileSync(path, 'utf8').trim();
+  } catch (e) {
+    throw new Error(`--metrics-token-file ${path}: ${(e as Error).message}; give a readable file holding the bearer token`);
+  }
+  if (!token) throw new Error(`--metrics-token-file ${path}: the file is empty; write the bearer token in it`);
+  return token;
+}
+
+/** `host:port` of `--metrics-address`, or a clear error. */
+export function parseMetricsAddress(value: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(value);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new Error(`--metrics-address "${value}": give host:port, e.g. 127.0.0.1:9325`);
+  return { host: (m[1] ?? m[2])!, port };
+}
+
+/**
+ * `GET /metrics` with the access rules of docs/monitoring.md: open when the server has no
+ * credentials; with `--credentials`, only with the bearer token or on a separate address.
+ */
+export class MetricsEndpoint {
+  private readonly token?: Buffer;
+
+  constructor(
+    private readonly metrics: ServerMetrics,
+    private readonly access: MetricsAccess,
+  ) {
+    if (access.token) this.token = Buffer.from(access.token);
+  }
+
+  /** The answer on the main port. */
+  onMainPort(req: WireRequest): Promise<WireResponse> | WireResponse {
+    if (this.access.address) return text(404, 'Not found: metrics are served on the address given by --metrics-address.\n');
+    if (this.access.credentials && !this.token) {
+      return text(403, 'Metrics are closed: this server checks --credentials; start it with --metrics-token-file or --metrics-address (docs/monitoring.md).\n');
+    }
+    return this.handle(req);
+  }
+
+  async handle(req: WireRequest): Promise<WireResponse> {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return text(405, 'Method not allowed: use GET.\n', { allow: 'GET, HEAD' });
+    if (this.token && !this.authorized(req.headers.authorization)) {
+      return text(401, 'Unauthorized: send the token of --metrics-token-file as "Authorization: Bearer <token>".\n', { 'www-authenticate': 'Bearer' });
+    }
+    const body = await this.metrics.scrape();
+    return { status: 200, headers: { 'content-type': this.metrics.contentType }, body: req.method === 'HEAD' ? '' : body };
+  }
+
+  private authorized(header: string | undefined): boolean {
+    const m = header ? /^Bearer\s+(.+)$/i.exec(header) : null;
+    if (!m) return false;
+    const given = Buffer.from(m[1]!.trim());
+    return given.length === this.token!.length && timingSafeEqual(given, this.token!);
+  }
+
+  /** The listener of `--metrics-address`, serving `/metrics` alone. */
+  async listen(): Promise<{ url: string; close(): Promise<void> }> {
+    const { host, port } = this.access.address!;
+    const server: Server = createServer((req, res) => {
+      const path = (req.url ?? '/').split('?')[0];
+      const answer = path === '/metrics'
+        ? this.handle({ method: req.method ?? 'GET', path, query: '', headers: req.headers, body: Buffer.alloc(0) })
+        : Promise.resolve(text(404, 'Not found: only /metrics is served here.\n'));
+      answer.then(
+        (r) => res.writeHead(r.status, r.headers).end(r.body),
+        () => res.writeHead(500).end(),
+      );
+      req.resume();
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+    const addr = server.address() as AddressInfo;
+    return {
+      url: `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}/metrics`,
+      close: () => new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+    };
+  }
+}

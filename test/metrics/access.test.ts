@@ -1,0 +1,88 @@
+/**
+ * Who may scrape /metrics: anyone without --credentials; with --credentials, only with the
+ * bearer token of --metrics-token-file, or on the separate --metrics-address; bad flags
+ * stop the server with one line that names them.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'redrive-metrics-access-'));
+const keys = join(dir, 'keys.json');
+const tokenFile = join(dir, 'token');
+writeFileSync(keys, JSON.stringify({ AKIDMETRICS: { secretAccessKey: 'metrics-secret', accountId: '111111111111' } }));
+writeFileSync(tokenFile, 's3cret-scrape-token\n');
+const started: ServerProcess[] = [];
+
+after(async () => {
+  for (const s of started) {
+    await s.stop();
+    s.cleanup();
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function serve(args: string[]): Promise<ServerProcess> {
+  const s = await startServerProcess({ storage: 'memory', args });
+  started.push(s);
+  return s;
+}
+
+const scrape = (url: string, token?: string) => fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+
+test('without --credentials, /metrics is open on the main port', async () => {
+  const s = await serve([]);
+  const res = await scrape(`${s.url}/metrics`);
+  assert.equal(res.status, 200);
+  assert.match(await res.text(), /# TYPE redrive_long_polls_waiting gauge/);
+  assert.equal((await fetch(`${s.url}/metrics`, { method: 'POST' })).status, 405);
+});
+
+test('with --credentials and no metrics flag, /metrics refuses and says which flag opens it', async () => {
+  const s = await serve(['--credentials', keys]);
+  const res = await scrape(`${s.url}/metrics`);
+  assert.equal(res.status, 403);
+  assert.match(await res.text(), /--metrics-token-file or --metrics-address/);
+});
+
+test('with --metrics-token-file, a scrape needs the bearer token', async () => {
+  const s = await serve(['--credentials', keys, '--metrics-token-file', tokenFile]);
+  assert.equal((await scrape(`${s.url}/metrics`)).status, 401);
+  assert.equal((await scrape(`${s.url}/metrics`, 'wrong-token-of-same-size')).status, 401);
+  assert.equal((await scrape(`${s.url}/metrics`, 's3cret-scrape-toke')).status, 401);
+  const res = await scrape(`${s.url}/metrics`, 's3cret-scrape-token');
+  assert.equal(res.status, 200);
+  assert.match(await res.text(), /redrive_long_polls_waiting\{node=/);
+});
+
+test('with --metrics-address, /metrics is served there and not on the main port', async () => {
+  const s = await serve(['--credentials', keys, '--metrics-address', '127.0.0.1:0', '--node-id', 'edge-1']);
+  const m = /"metrics":"(http:\/\/[^"]+)"/.exec(s.output());
+  assert.ok(m, `the listening line gives the metrics URL:\n${s.output()}`);
+  assert.notEqual(new URL(m[1]!).port, new URL(s.url).port);
+  assert.equal((await scrape(`${s.url}/metrics`)).status, 404);
+  const res = await scrape(m[1]!);
+  assert.equal(res.status, 200);
+  assert.match(await res.text(), /redrive_long_polls_waiting\{node="edge-1"\} 0/);
+  assert.equal((await scrape(m[1]!.replace('/metrics', '/health'))).status, 404);
+});
+
+const CLI = fileURLToPath(new URL('../../src/cli/index.js', import.meta.url));
+
+for (const [args, expected] of [
+  [['--metrics-address', 'localhost'], /^--metrics-address "localhost": give host:port, e\.g\. 127\.0\.0\.1:9325$/],
+  [['--metrics-token-file', join(dir, 'missing')], /^--metrics-token-file .*missing: ENOENT.*; give a readable file holding the bearer token$/],
+] as const) {
+  test(`a bad flag stops the server with one line: ${args.join(' ')}`, () => {
+    const r = spawnSync(process.execPath, [CLI, 'serve', '--storage', 'memory', '--port', '0', ...args], { encoding: 'utf8', timeout: 15_000 });
+    assert.equal(r.status, 1);
+    const lines = r.stderr.trim().split('\n');
+    assert.equal(lines.length, 1, r.stderr);
+    assert.match(lines[0]!, expected);
+  });
+}
