@@ -8,6 +8,7 @@ import { readyWindow } from '../../engine/store/standard-plan.js';
 import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../../engine/types.js';
 import { toMessage, type MessageRow } from '../rows.js';
 import type { PgDeadLetters } from './dead-letters.js';
+import { queueDepths } from './depths.js';
 import { PgFifo } from './fifo.js';
 import {
   countSql, INSERT_COLUMNS, inTransaction, insertArrays, messageColumns, NO_LIMIT, query, unnestInsert, type ReceiveRow,
@@ -315,35 +316,8 @@ export class PgMessages implements MessageStore {
     return { visible, inflight, delayed };
   }
 
-  /**
-   * One round trip for many queues. A queue with a length limit has a maintained depth;
-   * the others are counted over their index range (PostgreSQL keeps no depth row for them,
-   * as a row updated by every send would serialise a queue's sends across nodes).
-   */
-  async depths(queueIds: readonly number[], now: number): Promise<Map<number, QueueDepth>> {
-    const { rows } = await this.pool.query<DepthRow>(
-      `SELECT q.id, coalesce(d.messages, (SELECT count(*) FROM messages m WHERE m.queue_id = q.id)) AS total,
-              h.hidden, h.inflight,
-              (SELECT min(sent_at) FROM messages m WHERE m.queue_id = q.id) AS oldest,
-              (SELECT count(DISTINCT group_id) FROM messages m WHERE m.queue_id = q.id AND group_id IS NOT NULL
-                  AND receipt_token IS NOT NULL AND visible_at > $2) AS groups
-         FROM queues q
-         LEFT JOIN queue_depth d ON d.queue_id = q.id
-         CROSS JOIN LATERAL (SELECT count(*) AS hidden, count(*) FILTER (WHERE receive_count > 0) AS inflight
-                               FROM messages m WHERE m.queue_id = q.id AND visible_at > $2) h
-        WHERE q.id = ANY($1::bigint[])`,
-      [queueIds, now],
-    );
-    const out = new Map<number, QueueDepth>();
-    for (const r of rows) {
-      const hidden = Number(r.hidden);
-      const inflight = Number(r.inflight);
-      out.set(Number(r.id), {
-        visible: Number(r.total) - hidden, inflight, delayed: hidden - inflight, groupsInflight: Number(r.groups),
-        ...(r.oldest !== null && { oldestSentAt: Number(r.oldest) }),
-      });
-    }
-    return out;
+  depths(queueIds: readonly number[], now: number): Promise<Map<number, QueueDepth>> {
+    return queueDepths(this.pool, queueIds, now);
   }
 
   async countInflight(queueId: number, now: number): Promise<number> {
@@ -389,13 +363,4 @@ async function lockReceipts(c: pg.PoolClient, queueId: number, seqs: number[]): 
   return new Map(rows.map((r) => [Number(r.seq), {
     receiptToken: r.receipt_token, visibleAt: Number(r.visible_at), receivedAt: r.received_at === null ? null : Number(r.received_at), groupId: r.group_id,
   }]));
-}
-
-interface DepthRow {
-  id: string;
-  total: string;
-  hidden: string;
-  inflight: string;
-  oldest: string | null;
-  groups: string;
 }
