@@ -2,46 +2,48 @@ import type pg from 'pg';
 import type { QueueDepth } from '../../engine/types.js';
 
 /**
- * Many queues' depths in two statements. The hidden range, the oldest message and the
- * groups in flight are read per queue over indexes, whatever the backlog. The totals are
- * counted in one grouped statement: a queue with a length limit has a maintained depth,
- * the others are counted (PostgreSQL keeps no depth row for them, as a row updated by
- * every send would serialise a queue's sends across nodes), so this part grows with the
- * backlog (docs/performance.md). It is a separate statement because, as a correlated
- * subquery, the planner priced the count for the average queue and scanned the table once
- * per queue.
+ * Many queues' depths in one statement, in one snapshot. The hidden range, the oldest
+ * message and the groups in flight are read per queue over indexes, whatever the backlog.
+ * A queue with a length limit has a maintained total; the others are counted over their
+ * index range (PostgreSQL keeps no depth row for them, as a row updated by every send
+ * would serialise a queue's sends across nodes), so that part grows with the backlog
+ * (docs/performance.md).
  */
 export async function queueDepths(pool: pg.Pool, queueIds: readonly number[], now: number): Promise<Map<number, QueueDepth>> {
-  const [{ rows }, { rows: counted }] = await Promise.all([
-    pool.query<DepthRow>(
-      `SELECT q.id, d.messages AS maintained, h.hidden, h.inflight,
+  const client = await pool.connect();
+  let rows: DepthRow[];
+  try {
+    await client.query('BEGIN READ ONLY');
+    // Every part is a per-queue index lookup; left to itself the planner, pricing the
+    // subqueries for the average queue (or with no statistics yet after a bulk load),
+    // scanned the messages table once per queue or once per call.
+    await client.query('SET LOCAL enable_seqscan = off; SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL jit = off');
+    ({ rows } = await client.query<DepthRow>(
+      `SELECT q.id, coalesce(d.messages, t.n) AS total, h.hidden, h.inflight,
               (SELECT min(sent_at) FROM messages m WHERE m.queue_id = q.id) AS oldest,
               (SELECT count(DISTINCT group_id) FROM messages m WHERE m.queue_id = q.id AND group_id IS NOT NULL
                   AND receipt_token IS NOT NULL AND visible_at > $2) AS groups
          FROM queues q
          LEFT JOIN queue_depth d ON d.queue_id = q.id
+         LEFT JOIN LATERAL (SELECT count(*) AS n FROM messages m WHERE m.queue_id = q.id AND d.queue_id IS NULL) t ON true
          CROSS JOIN LATERAL (SELECT count(*) AS hidden, count(*) FILTER (WHERE receive_count > 0) AS inflight
                                FROM messages m WHERE m.queue_id = q.id AND visible_at > $2) h
         WHERE q.id = ANY($1::bigint[])`,
       [queueIds, now],
-    ),
-    pool.query<{ queue_id: string; n: string }>(
-      `SELECT queue_id, count(*) AS n FROM messages
-        WHERE queue_id = ANY($1::bigint[]) AND queue_id NOT IN (SELECT queue_id FROM queue_depth)
-        GROUP BY queue_id`,
-      [queueIds],
-    ),
-  ]);
-  const totals = new Map(counted.map((r) => [Number(r.queue_id), Number(r.n)]));
+    ));
+    await client.query('COMMIT');
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  } finally {
+    client.release();
+  }
   const out = new Map<number, QueueDepth>();
   for (const r of rows) {
-    const id = Number(r.id);
     const hidden = Number(r.hidden);
     const inflight = Number(r.inflight);
-    const total = r.maintained !== null ? Number(r.maintained) : (totals.get(id) ?? 0);
-    out.set(id, {
-      // Two statements, two snapshots: a send between them must not make the count negative.
-      visible: Math.max(0, total - hidden), inflight, delayed: hidden - inflight, groupsInflight: Number(r.groups),
+    out.set(Number(r.id), {
+      visible: Number(r.total) - hidden, inflight, delayed: hidden - inflight, groupsInflight: Number(r.groups),
       ...(r.oldest !== null && { oldestSentAt: Number(r.oldest) }),
     });
   }
@@ -50,7 +52,7 @@ export async function queueDepths(pool: pg.Pool, queueIds: readonly number[], no
 
 interface DepthRow {
   id: string;
-  maintained: string | null;
+  total: string;
   hidden: string;
   inflight: string;
   oldest: string | null;
