@@ -224,4 +224,27 @@ ${recomputeGroup('NEW')}
      WHERE q.id NOT IN (SELECT queue_id FROM queue_depth)
      GROUP BY q.id;
   `,
+  `
+  -- The console's extensions (docs/extensions.md), in one step.
+  -- GetQueueActivity: each queue's counts per minute, added by the counters of each
+  -- commit (counters.ts), and its depth at the end of the minute (activity-sampler.ts).
+  CREATE TABLE queue_activity (
+    queue_id      INTEGER NOT NULL,
+    minute        INTEGER NOT NULL,
+    sent          INTEGER NOT NULL DEFAULT 0,
+    received      INTEGER NOT NULL DEFAULT 0,
+    deleted       INTEGER NOT NULL DEFAULT 0,
+    dead_lettered INTEGER NOT NULL DEFAULT 0,
+    depth         INTEGER,
+    PRIMARY KEY (queue_id, minute)
+  ) WITHOUT ROWID;
+  CREATE INDEX queue_activity_minute ON queue_activity (minute);
+  -- GetDeadLetterBreakdown groups a DLQ's messages by source and latest death reason
+  -- in one pass over this partial index, never reading a message; DeleteMessagesById
+  -- finds dead-lettered messages by id in the second. Sends write neither (no source).
+  ALTER TABLE messages ADD COLUMN death_reason TEXT GENERATED ALWAYS AS (json_extract(deaths, '$[0].reason')) VIRTUAL;
+  CREATE INDEX messages_dead_letter ON messages (queue_id, dead_letter_source, death_reason, dead_lettered_at)
+    WHERE dead_letter_source IS NOT NULL;
+  CREATE INDEX messages_dead_letter_id ON messages (queue_id, message_id) WHERE dead_letter_source IS NOT NULL;
+  `,
 ];
