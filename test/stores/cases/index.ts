@@ -1,4 +1,5 @@
 import type { CaseGroup } from '../harness.js';
+import { consoleCases } from './console.js';
 import { fifoCases } from './fifo.js';
 import { deadLetterCases } from './dead-letter.js';
 import { deathCases } from './deaths.js';
@@ -7,4 +8,4 @@ import { messageCases } from './messages.js';
 import { queueCases } from './queues.js';
 
 /** Every conformance case group; add new groups here. */
-export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deathCases, depthCases];
+export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deathCases, depthCases, consoleCases];
