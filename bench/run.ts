@@ -1,5 +1,6 @@
 import { loadavg } from 'node:os';
 import { runBacklog, type BacklogFigures } from './backlog.js';
+import { runConsoleBench, writeConsoleResults } from './console.js';
 import { cases, halfRateCase, type Case } from './cases.js';
 import { config } from './config.js';
 import { measure, type Measurement } from './measure.js';
@@ -95,6 +96,14 @@ async function main(): Promise<void> {
     } catch (e) {
       backlogFailures.push(e instanceof Error ? e.message : String(e));
       console.log(`[W4] backlog of ${size} FAILED: ${e instanceof Error ? e.message : e}`);
+    }
+  }
+  // The console's requests on 1,000 queues and a BENCH_BACKLOG-message DLQ (bench/console.ts).
+  if (!config.only || config.only.has('console')) {
+    try {
+      writeConsoleResults(await runConsoleBench((line) => console.log(line)));
+    } catch (e) {
+      console.log(`[console] FAILED: ${e instanceof Error ? e.message : e}`);
     }
   }
   load.after = loadavg();
