@@ -246,5 +246,10 @@ ${recomputeGroup('NEW')}
   CREATE INDEX messages_dead_letter ON messages (queue_id, dead_letter_source, death_reason, dead_lettered_at)
     WHERE dead_letter_source IS NOT NULL;
   CREATE INDEX messages_dead_letter_id ON messages (queue_id, message_id) WHERE dead_letter_source IS NOT NULL;
+  -- PeekMessages (and move tasks) walk a queue by position: without this index SQLite read
+  -- every message of the queue by age and sorted them for each page (70 ms a page of a
+  -- million-message queue). Positions only grow, so each send appends at the end of its
+  -- queue's range. PostgreSQL has had it from the start (messages_position).
+  CREATE INDEX messages_position ON messages (queue_id, seq);
   `,
 ];
