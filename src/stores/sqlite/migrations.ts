@@ -242,7 +242,16 @@ ${recomputeGroup('NEW')}
   -- GetDeadLetterBreakdown groups a DLQ's messages by source and latest death reason
   -- in one pass over this partial index, never reading a message; DeleteMessagesById
   -- finds dead-lettered messages by id in the second. Sends write neither (no source).
-  ALTER TABLE messages ADD COLUMN death_reason TEXT GENERATED ALWAYS AS (json_extract(deaths, '$[0].reason')) VIRTUAL;
+  -- The reason of the latest death, kept by triggers from the history (whichever path
+  -- writes it), as a real column: a generated one would keep the index from covering.
+  ALTER TABLE messages ADD COLUMN death_reason TEXT;
+  UPDATE messages SET death_reason = json_extract(deaths, '$[0].reason') WHERE deaths IS NOT NULL;
+  CREATE TRIGGER messages_death_reason_insert AFTER INSERT ON messages WHEN NEW.deaths IS NOT NULL BEGIN
+    UPDATE messages SET death_reason = json_extract(NEW.deaths, '$[0].reason') WHERE seq = NEW.seq;
+  END;
+  CREATE TRIGGER messages_death_reason_update AFTER UPDATE OF deaths ON messages WHEN NEW.deaths IS NOT OLD.deaths BEGIN
+    UPDATE messages SET death_reason = json_extract(NEW.deaths, '$[0].reason') WHERE seq = NEW.seq;
+  END;
   CREATE INDEX messages_dead_letter ON messages (queue_id, dead_letter_source, death_reason, dead_lettered_at)
     WHERE dead_letter_source IS NOT NULL;
   CREATE INDEX messages_dead_letter_id ON messages (queue_id, message_id) WHERE dead_letter_source IS NOT NULL;
