@@ -10,7 +10,8 @@ export const ACTIVITY_MINUTES = 60;
  * first, the current minute last. Sent, Received, Deleted and DeadLettered are counted
  * by the store in the transaction of each operation; Depth is the depth sampled at the
  * end of each minute (activity-sampler.ts), the live depth for the current minute, and carried
- * over minutes with no sample (before the first sample, the first one known).
+ * over minutes with no sample (before the first sample, the first one known; before the
+ * queue was created, 0).
  */
 export async function getQueueActivity(engine: Engine, ctx: RequestContext, input: Record<string, unknown>) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
@@ -29,7 +30,9 @@ export async function getQueueActivity(engine: Engine, ctx: RequestContext, inpu
     const r = byMinute.get(m);
     minutes.push({ minute: m, sent: r?.sent ?? 0, received: r?.received ?? 0, deleted: r?.deleted ?? 0, deadLettered: r?.deadLettered ?? 0, depth: m === last ? liveDepth : r?.depth });
   }
-  // Carry each sampled depth forward over minutes without one, and the first backwards.
+  // Before the queue existed it held nothing; after, carry each sampled depth forward over
+  // minutes without one, and the first backwards.
+  for (const m of minutes) if (m.minute + MINUTE_MS <= queue.createdAt) m.depth ??= 0;
   let known = minutes.find((m) => m.depth !== undefined)!.depth!;
   for (const m of minutes) known = m.depth ??= known;
   return {
