@@ -32,7 +32,8 @@ export const config = {
   /** The most a preload or a drain may take before it is cut short (and reported as incomplete). */
   backlogLimitSeconds: envNumber('BENCH_BACKLOG_LIMIT_SECONDS', 300),
   /**
-   * BENCH_ONLY=W5,W3-pg,W4: run only these cases (ids as in cases.ts; W4 is the backlog,
+   * BENCH_ONLY=W5,W3-pg,W4,console: run only these cases (ids as in cases.ts; W4 is the backlog,
+   * console the console's requests on 1,000 queues and a BENCH_BACKLOG-message DLQ,
    * W3-half needs W3). For quick checks while working on the benchmark; not for the table.
    */
   only: process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined,

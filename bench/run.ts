@@ -1,5 +1,6 @@
 import { loadavg } from 'node:os';
 import { runBacklog, type BacklogFigures } from './backlog.js';
+import { runConsoleBench, writeConsoleResults } from './console.js';
 import { cases, halfRateCase, type Case } from './cases.js';
 import { config } from './config.js';
 import { measure, type Measurement } from './measure.js';
@@ -100,6 +101,14 @@ async function main(): Promise<void> {
   }
   // The scrape benchmark (docs/performance.md): only when asked for, as its preload takes minutes.
   const scrape = config.only?.has('scrape') ? await runScrapeBench((line) => console.log(line)) : [];
+  // The console's requests on 1,000 queues and a BENCH_BACKLOG-message DLQ (bench/console.ts).
+  if (!config.only || config.only.has('console')) {
+    try {
+      writeConsoleResults(await runConsoleBench((line) => console.log(line)));
+    } catch (e) {
+      console.log(`[console] FAILED: ${e instanceof Error ? e.message : e}`);
+    }
+  }
   load.after = loadavg();
 
   for (const o of Object.values(outcomes)) o.summary = summarise(o.runs);

@@ -25,12 +25,18 @@ export interface AccessPolicy {
   Statement?: Statement[] | Statement;
 }
 
-/** Actions another account may be granted; batch actions go with their single forms. */
+/**
+ * Actions another account may be granted; batch actions go with their single forms, and
+ * Redrive's extensions with the SQS action that grants the same power.
+ */
 export const GRANTABLE = ['SendMessage', 'ReceiveMessage', 'DeleteMessage', 'ChangeMessageVisibility', 'GetQueueAttributes', 'GetQueueUrl', 'ListDeadLetterSourceQueues', 'PurgeQueue', 'ListQueueTags', '*'];
 const AS_SINGLE: Record<string, string> = {
   SendMessageBatch: 'SendMessage',
   DeleteMessageBatch: 'DeleteMessage',
   ChangeMessageVisibilityBatch: 'ChangeMessageVisibility',
+  DeleteMessagesById: 'DeleteMessage',
+  GetDeadLetterBreakdown: 'GetQueueAttributes',
+  GetQueueActivity: 'GetQueueAttributes',
 };
 
 export const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);

@@ -3,6 +3,10 @@ import { SqsError } from './errors.js';
 import * as permissions from './permission-actions.js';
 import type { Cancellation } from './long-poll.js';
 import * as deadLetters from './dead-letter-actions.js';
+import { getDeadLetterBreakdown } from './dead-letter-breakdown.js';
+import { deleteMessagesById } from './messages-by-id.js';
+import { getQueueActivity } from './queue-activity.js';
+import { listQueueSummaries } from './queue-summaries.js';
 import * as messages from './message-actions.js';
 import * as moveTasks from './move-task-actions.js';
 import * as queues from './queue-actions.js';
@@ -45,6 +49,11 @@ export const actions: Record<string, ActionHandler> = {
   PeekMessages: deadLetters.peekMessages,
   // Redrive extension: dead-letter a received message now, with reason `rejected`.
   RejectMessage: deadLetters.rejectMessage,
+  // Redrive extensions for the console and the CLI (docs/extensions.md).
+  ListQueueSummaries: listQueueSummaries,
+  DeleteMessagesById: deleteMessagesById,
+  GetDeadLetterBreakdown: getDeadLetterBreakdown,
+  GetQueueActivity: getQueueActivity,
 };
 
 export function hasAction(name: string): boolean {

@@ -8,6 +8,7 @@ import { decodeToken, encodeToken } from './queue-actions.js';
 import { deadLetterSources } from './redrive-policy.js';
 import type { RequestContext, StoredMessage } from './types.js';
 import { intParam } from './validation.js';
+import { filterPredicate, parseMoveFilter } from './move-filter.js';
 
 type Input = Record<string, unknown>;
 
@@ -26,26 +27,56 @@ export async function listDeadLetterSourceQueues(engine: Engine, ctx: RequestCon
 }
 
 const ALL = new Set(['All']);
+/** Messages a filtered PeekMessages examines at most per request (see below). */
+export const PEEK_SCAN_LIMIT = 1_000;
+const PEEK_CHUNK = 200;
 
 /**
  * PeekMessages (a Redrive extension, `X-Amz-Target: AmazonSQS.PeekMessages`): browses a
  * queue's messages by position without receiving them. Unlike viewing messages in the
  * SQS console, it changes no receive count and no visibility, so it can never push a
  * message into a dead-letter queue. Input: QueueUrl, MaxResults (1-100, default 10),
- * NextToken. Expired messages, which no receive would return, are left out.
+ * NextToken, Filter (selective redrive's, move-filter.ts). Expired messages, which no
+ * receive would return, are left out.
+ *
+ * A filter is applied here, to at most PEEK_SCAN_LIMIT messages a request, so a search
+ * of a large queue costs the same per page whatever it finds: a page can come back with
+ * fewer matches than MaxResults (even none) and a NextToken that resumes after the last
+ * message examined, as a move task resumes after its scanLimit.
  */
 export async function peekMessages(engine: Engine, ctx: RequestContext, input: Input) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const max = intParam(input.MaxResults, 'MaxResults', 1, 100) ?? 10;
+  const filter = parseMoveFilter(input.Filter);
   const token = decodeToken(input.NextToken);
-  const rows = await engine.store.messages.peek(queue.id, token === undefined ? 0 : Number(token), max + 1);
-  const page = rows.slice(0, max);
+  let cursor = token === undefined ? 0 : Number(token);
+  if (!Number.isSafeInteger(cursor) || cursor < 0) throw errors.invalidParameterValue('Invalid NextToken value.');
   const now = engine.clock.now();
   const cutoff = now - retentionMs(queue);
-  const out: Record<string, unknown> = {
-    Messages: page.filter((m) => m.sentAt >= cutoff).map((m) => peeked(m, now)),
-  };
-  if (rows.length > max) out.NextToken = encodeToken(String(page[page.length - 1]!.seq));
+  const wanted = filterPredicate(filter);
+  const page: StoredMessage[] = [];
+  let more = false;
+  for (let scanned = 0; ;) {
+    const size = filter ? Math.min(PEEK_CHUNK, PEEK_SCAN_LIMIT - scanned) : max + 1;
+    const rows = await engine.store.messages.peek(queue.id, cursor, size);
+    for (const m of rows) {
+      if (page.length === max) {
+        more = true;
+        break;
+      }
+      cursor = m.seq;
+      if (m.sentAt >= cutoff && wanted(m)) page.push(m);
+    }
+    scanned += rows.length;
+    if (more || rows.length < size) break;
+    // Unfiltered, `max + 1` rows always fill the page or end the queue; filtered, the scan stops at its limit.
+    if (scanned >= PEEK_SCAN_LIMIT) {
+      more = true;
+      break;
+    }
+  }
+  const out: Record<string, unknown> = { Messages: page.map((m) => peeked(m, now)) };
+  if (more) out.NextToken = encodeToken(String(cursor));
   return out;
 }
 

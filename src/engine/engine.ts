@@ -7,6 +7,7 @@ import { effectiveSettings, type DeadLetterSettings } from './dead-letter-settin
 import { deadLetterTarget } from './dead-lettering.js';
 import { errors } from './errors.js';
 import { LongPolls } from './long-poll.js';
+import { sampleDepths } from './activity-sampler.js';
 import { MoveTaskRunner } from './move-task-runner.js';
 import { noObserver, type EngineObserver } from './observer.js';
 import { ServerPolicySet, type ServerPolicy } from './server-policies.js';
@@ -174,7 +175,7 @@ export class Engine implements EngineContext {
     const owner = randomUUID();
     const tick = () => {
       this.store.maintenance.tryLease('retention-sweep', owner, this.clock.now(), SWEEP_LEASE_MS)
-        .then(async (held) => (held ? (await this.sweepExpiry()) + (await this.sweepRetention()) : 0))
+        .then(async (held) => (held ? (await this.sweepExpiry()) + (await this.sweepRetention()) + Number(await sampleDepths(this)) : 0))
         .catch((err) => this.log.error({ err }, 'retention sweep failed'))
         .finally(() => { if (this.sweepTimer) this.sweepTimer = this.clock.schedule(1000, tick); });
     };

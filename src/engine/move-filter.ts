@@ -1,5 +1,5 @@
 import { errors } from './errors.js';
-import type { StoredMessage } from './types.js';
+import type { DeathReason, StoredMessage } from './types.js';
 
 /**
  * Selective redrive (a Redrive extension of StartMessageMoveTask): which messages of a
@@ -16,9 +16,12 @@ export interface MoveFilter {
   /** Epoch milliseconds; messages sent straight to the queue were never dead-lettered. */
   DeadLetteredAfter?: number;
   DeadLetteredBefore?: number;
+  /** The reason of the message's latest death (`rejected`, `expired`, `maxlen`, `delivery_limit`): why it is where it is. */
+  DeathReason?: DeathReason;
 }
 
-const KEYS = ['MessageAttribute', 'BodyContains', 'BodyJsonPath', 'Equals', 'DeadLetterQueueSourceArn', 'DeadLetteredAfter', 'DeadLetteredBefore'];
+const KEYS = ['MessageAttribute', 'BodyContains', 'BodyJsonPath', 'Equals', 'DeadLetterQueueSourceArn', 'DeadLetteredAfter', 'DeadLetteredBefore', 'DeathReason'];
+const REASONS: readonly string[] = ['rejected', 'expired', 'maxlen', 'delivery_limit'] satisfies DeathReason[];
 
 const bad = (reason: string) => errors.invalidParameterValue(`Value for parameter Filter is invalid. Reason: ${reason}`);
 
@@ -38,6 +41,7 @@ export function parseMoveFilter(v: unknown): MoveFilter | undefined {
   for (const k of ['DeadLetteredAfter', 'DeadLetteredBefore'] as const) {
     if (f[k] !== undefined && (typeof f[k] !== 'number' || !Number.isFinite(f[k]))) throw bad(`${k} must be epoch milliseconds.`);
   }
+  if (f.DeathReason !== undefined && !REASONS.includes(f.DeathReason as string)) throw bad(`DeathReason must be one of ${REASONS.join(', ')}.`);
   if (f.Equals !== undefined && f.BodyJsonPath === undefined) throw bad('Equals needs BodyJsonPath.');
   if (typeof f.BodyJsonPath === 'string') parsePath(f.BodyJsonPath);
   return f as MoveFilter;
@@ -57,6 +61,7 @@ export function filterPredicate(f: MoveFilter | undefined): (m: StoredMessage) =
     if (f.DeadLetterQueueSourceArn !== undefined && m.deadLetterSourceArn !== f.DeadLetterQueueSourceArn) return false;
     if (f.DeadLetteredAfter !== undefined && !(m.deadLetteredAt !== undefined && m.deadLetteredAt >= f.DeadLetteredAfter)) return false;
     if (f.DeadLetteredBefore !== undefined && !(m.deadLetteredAt !== undefined && m.deadLetteredAt < f.DeadLetteredBefore)) return false;
+    if (f.DeathReason !== undefined && m.deaths?.[0]?.reason !== f.DeathReason) return false;
     if (steps) {
       const found = lookup(m.body, steps);
       if (!found.present) return false;

@@ -133,10 +133,24 @@ export async function checkRedriveAttributes(
 
 /** The queues that dead-letter into `dlq` (by RedrivePolicy or by a policy), in name order. */
 export async function deadLetterSources(engine: EngineContext, dlq: Pick<QueueRecord, 'accountId' | 'name'>): Promise<QueueRecord[]> {
-  const arn = engine.arnOf(dlq);
-  const all = await engine.store.queues.all();
-  return all
-    .filter((q) => q.accountId === dlq.accountId && engine.settingsOf(q).targetArn === arn)
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return (await sourcesByTarget(engine, dlq.accountId)).get(engine.arnOf(dlq)) ?? [];
 }
 
+/**
+ * The account's queues by the ARN of the dead-letter queue their settings in force name
+ * (RedrivePolicy, or a server policy), each list in name order: one pass over the
+ * account's queues answers for all of its dead-letter queues (ListQueueSummaries).
+ */
+export async function sourcesByTarget(engine: EngineContext, accountId: string): Promise<Map<string, QueueRecord[]>> {
+  const byTarget = new Map<string, QueueRecord[]>();
+  const mine = (await engine.store.queues.all()).filter((q) => q.accountId === accountId);
+  mine.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const q of mine) {
+    const target = engine.settingsOf(q).targetArn;
+    if (target === undefined) continue;
+    const list = byTarget.get(target);
+    if (list) list.push(q);
+    else byTarget.set(target, [q]);
+  }
+  return byTarget;
+}

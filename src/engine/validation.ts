@@ -145,9 +145,9 @@ const BATCH_ID = /^[A-Za-z0-9_-]{1,80}$/;
  * Checks the `Entries` of a batch action: not empty, at most 10, ids well formed and
  * distinct. `entryShape` names an entry in SQS's error text, e.g. SendMessageBatchRequestEntry.
  */
-export function checkBatchEntries<T extends { Id?: unknown }>(entries: unknown, entryShape: string): T[] {
-  if (entries === undefined || entries === null) throw errors.missingParameter('Entries');
-  if (!Array.isArray(entries)) throw errors.invalidParameterValue('The parameter Entries must be a list.');
+export function checkBatchEntries<T extends { Id?: unknown }>(entries: unknown, entryShape: string, param = 'Entries'): T[] {
+  if (entries === undefined || entries === null) throw errors.missingParameter(param);
+  if (!Array.isArray(entries)) throw errors.invalidParameterValue(`The parameter ${param} must be a list.`);
   if (entries.length === 0) {
     throw sqsError('EmptyBatchRequest', `There should be at least one ${entryShape} in the request.`);
   }

@@ -87,10 +87,23 @@ test('the dead-letter story: set up, watch messages die, understand why, redrive
   await page.waitForSelector('body[data-ready="true"]');
   await page.waitForSelector('#stats .stat');
   assert.equal((await page.locator('#stats .stat').first().textContent())?.replace(/\D/g, ''), '10');
+  // Why they are here: all ten died in orders, past the delivery limit.
+  await page.waitForSelector('#by-source');
+  assert.match(await page.textContent('#by-source tr[data-key="orders"]') ?? '', /orders\s*10/);
+  assert.match(await page.textContent('#by-reason tr[data-key="delivery_limit"]') ?? '', /delivery_limit\s*10/);
   await screenshot(page, 'console-dlq');
   await page.click('.tabs a:has-text("Messages")');
   await page.waitForSelector('#messages-table');
   assert.equal(await page.locator('#messages-table tbody tr').count(), 10);
+  // Search them: the server filters by death reason and body text.
+  await page.fill('input[name=BodyContains]', 'refund');
+  await page.selectOption('select[name=DeathReason]', 'delivery_limit');
+  await page.click('form.search button[type=submit]');
+  await page.waitForURL(/DeathReason=delivery_limit/);
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.waitForSelector('#messages-table');
+  const found = await page.locator('#messages-table tbody tr .body-preview').allTextContents();
+  assert.deepEqual(found.map((b) => JSON.parse(b).order).sort(), ['A-101', 'A-104', 'A-107', 'A-109']);
   await page.locator('#messages-table tbody tr', { hasText: 'refund' }).first().locator('a').click();
   await page.waitForSelector('#death-history');
   const death = await page.textContent('#death-history li');

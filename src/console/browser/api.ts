@@ -30,8 +30,6 @@ export async function call<T = Record<string, unknown>>(action: string, input: R
   return body as T;
 }
 
-export const isUnknownAction = (e: unknown): boolean => e instanceof ApiError && e.code === 'UnknownOperationException';
-
 export async function queueUrl(name: string): Promise<string> {
   return (await call<{ QueueUrl: string }>('GetQueueUrl', { QueueName: name })).QueueUrl;
 }
@@ -94,20 +92,6 @@ export interface DeathSummary {
   time: number;
 }
 
-export async function peek(url: string, max: number, token?: string, filter?: Record<string, unknown>) {
+export async function peek(url: string, max: number, token?: string, filter?: object) {
   return call<{ Messages?: PeekedMessage[]; NextToken?: string }>('PeekMessages', { QueueUrl: url, MaxResults: max, NextToken: token, Filter: filter });
-}
-
-/** Runs `work` over `items`, at most `limit` at a time, keeping order. */
-export async function mapLimit<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await work(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }

@@ -30,16 +30,21 @@ export function activityChart(minutes: ActivityMinute[]): SVGSVGElement {
     const points = minutes.map((m, i) => `${x(i).toFixed(1)},${y(Number(m[key])).toFixed(1)}`).join(' ');
     root.append(svg('polyline', { points, class: `series ${cls}` }));
   }
+  // The depth has its own scale (right axis): a backlog would flatten the per-minute counts.
+  const maxDepth = Math.max(1, ...minutes.map((m) => m.Depth));
+  const yd = (v: number) => height - pad.bottom - (v / maxDepth) * (height - pad.top - pad.bottom);
+  root.append(svg('polyline', { points: minutes.map((m, i) => `${x(i).toFixed(1)},${yd(m.Depth).toFixed(1)}`).join(' '), class: 'series depth' }));
+  root.append(svg('text', { x: width - pad.right, y: yd(maxDepth) + 10, 'text-anchor': 'end', class: 'axis depth' }, `depth ${maxDepth}`));
   return root;
 }
 
 export function chartLegend(): HTMLElement {
   const el = document.createElement('p');
   el.className = 'legend';
-  for (const [key, cls] of SERIES) {
+  for (const [key, cls] of [...SERIES, ['Depth', 'depth'] as const]) {
     const item = document.createElement('span');
     item.className = `key ${cls}`;
-    item.textContent = key === 'DeadLettered' ? 'Dead-lettered' : key;
+    item.textContent = key === 'DeadLettered' ? 'Dead-lettered' : key === 'Depth' ? 'Depth (right scale)' : key;
     el.append(item);
   }
   return el;

@@ -1,24 +1,12 @@
-import { call, isUnknownAction } from './api.js';
+import { call } from './api.js';
 
-/**
- * Extensions the server may not have yet. Each returns undefined when the server answers
- * that the action is unknown, and the page then leaves its control out.
- */
-async function optional<T>(action: string, input: Record<string, unknown>): Promise<T | undefined> {
-  try {
-    return await call<T>(action, input);
-  } catch (e) {
-    if (isUnknownAction(e)) return undefined;
-    throw e;
-  }
-}
-
+/** Redrive's extensions the console's pages use besides PeekMessages (docs/extensions.md). */
 export interface Breakdown {
   BySource: { SourceArn: string; Count: number; OldestTimestamp: number; NewestTimestamp: number }[];
   ByReason: { Reason: string; Count: number; OldestTimestamp: number; NewestTimestamp: number }[];
 }
 
-export const deadLetterBreakdown = (url: string) => optional<Breakdown>('GetDeadLetterBreakdown', { QueueUrl: url });
+export const deadLetterBreakdown = (url: string) => call<Breakdown>('GetDeadLetterBreakdown', { QueueUrl: url });
 
 export interface ActivityMinute {
   Timestamp: number;
@@ -29,26 +17,20 @@ export interface ActivityMinute {
   Depth: number;
 }
 
-export const queueActivity = (url: string) => optional<{ Minutes: ActivityMinute[] }>('GetQueueActivity', { QueueUrl: url });
+export const queueActivity = (url: string) => call<{ Minutes: ActivityMinute[] }>('GetQueueActivity', { QueueUrl: url });
 
 export interface DeleteResult {
   Successful: { Id: string }[];
   Failed: { Id: string; Code: string; Message: string }[];
 }
 
-export const deleteMessagesById = (url: string, ids: string[]) => optional<DeleteResult>('DeleteMessagesById', { QueueUrl: url, MessageIds: ids });
-
-const known = new Map<string, Promise<boolean>>();
-
-/**
- * Whether the server knows `DeleteMessagesById`, asked with an empty list, which deletes
- * nothing whatever the answer.
- */
-export function canDeleteById(url: string): Promise<boolean> {
-  let answer = known.get('DeleteMessagesById');
-  if (!answer) {
-    answer = call('DeleteMessagesById', { QueueUrl: url, MessageIds: [] }).then(() => true, (e) => !isUnknownAction(e));
-    known.set('DeleteMessagesById', answer);
+/** Deletes messages by id, ten per request (the extension's batch limit); the results of every request together. */
+export async function deleteMessagesById(url: string, ids: string[]): Promise<DeleteResult> {
+  const out: DeleteResult = { Successful: [], Failed: [] };
+  for (let i = 0; i < ids.length; i += 10) {
+    const r = await call<DeleteResult>('DeleteMessagesById', { QueueUrl: url, MessageIds: ids.slice(i, i + 10) });
+    out.Successful.push(...r.Successful);
+    out.Failed.push(...r.Failed);
   }
-  return answer;
+  return out;
 }

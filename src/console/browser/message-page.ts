@@ -2,7 +2,7 @@ import { peek, type Death, type PeekedMessage } from './api.js';
 import { confirmAction } from './dialog.js';
 import { badge, content, count, facts, flash, h, mainData, queueHref, queueNameOf, replace, time } from './dom.js';
 import { downloadJsonLines } from './export.js';
-import { canDeleteById, deleteMessagesById } from './extensions.js';
+import { deleteMessagesById } from './extensions.js';
 import { stateBadge } from './messages-page.js';
 import { loadPageQueue } from './queue-info.js';
 
@@ -22,14 +22,13 @@ export async function messagePage(): Promise<void> {
     return;
   }
   const a = m.Attributes;
-  const deleteButton = h('button', { type: 'button', class: 'danger hidden', id: 'delete-message', onclick: () => void remove() }, 'Delete…');
+  const deleteButton = h('button', { type: 'button', class: 'danger', id: 'delete-message', onclick: () => void remove() }, 'Delete…');
   const remove = async () => {
     if (!(await confirmAction('Delete this message?', `This deletes message ${id} from ${name}. It cannot be undone.`, 'Delete message'))) return;
     const out = await deleteMessagesById(q.url, [id]);
-    if (out?.Successful.length) location.assign(queueHref(name, '/messages'));
-    else flash(out?.Failed[0]?.Message ?? 'The message was not deleted.', 'error');
+    if (out.Successful.length) location.assign(queueHref(name, '/messages'));
+    else flash(out.Failed[0]?.Message ?? 'The message was not deleted.', 'error');
   };
-  void canDeleteById(q.url).then((yes) => yes && deleteButton.classList.remove('hidden'));
   replace(content(),
     h('div', { class: 'toolbar' }, stateBadge(m.State), h('span', { class: 'spacer' }),
       h('button', { type: 'button', onclick: () => downloadJsonLines(`${name}-${id}`, [m]) }, 'Export as JSON line'), deleteButton),

@@ -135,7 +135,7 @@ function renderTable(wrap: HTMLElement, state: { filter: string; sort: SortKey; 
             isDlq ? badge('DLQ', depth(q) > 0 ? 'danger' : 'neutral', `Dead-letter queue of ${q.DeadLetterSourceQueueUrls.map(queueNameOf).join(', ')}`) : null,
             target ? h('span', { class: 'feeds-into' }, badge('source', 'info'), ' → ',
               h('a', { href: queueHref(byArn.get(target.arn) ?? queueNameOf(target.arn)) }, queueNameOf(target.arn)),
-              h('span', { class: 'muted' }, ` after ${target.maxReceiveCount}`)) : null)),
+              h('span', { class: 'muted' }, ` after ${target.maxReceiveCount}${q.RedrivePolicySource?.startsWith('policy:') ? ` (policy ${q.RedrivePolicySource.slice(7)})` : ''}`)) : null)),
           h('td', { class: 'num' }, count(q.ApproximateNumberOfMessages)),
           h('td', { class: 'num' }, count(q.ApproximateNumberOfMessagesNotVisible)),
           h('td', { class: 'num' }, count(q.ApproximateNumberOfMessagesDelayed)),

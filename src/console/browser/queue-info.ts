@@ -50,3 +50,8 @@ export function showBadges(q: QueueInfo): void {
     q.target ? badge(`source → ${queueNameOf(q.target.arn)}`, 'info') : null);
   if (!q.sources.length) document.getElementById('redrive-tab')?.classList.add('hidden');
 }
+
+/** The ARN of the queue `name` of the same account and region as `q` (they share the ARN's prefix). */
+export function arnFor(q: Pick<QueueInfo, 'arn'>, name: string): string {
+  return `${q.arn.slice(0, q.arn.lastIndexOf(':') + 1)}${name}`;
+}

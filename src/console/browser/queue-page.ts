@@ -65,24 +65,27 @@ function relations(q: QueueInfo): HTMLElement | null {
       depthOf(q.attributes) > 0 ? [' ', badge(`${count(depthOf(q.attributes))} to look at`, 'danger')] : null) : null);
 }
 
-/** The extension-backed panels; each stays hidden while the server does not offer it. */
+/** The dead-letter breakdown (on a DLQ) and the last hour's activity. */
 async function showExtras(q: QueueInfo, breakdownEl: HTMLElement, activityEl: HTMLElement): Promise<void> {
-  const [b, a] = await Promise.all([
-    q.sources.length ? deadLetterBreakdown(q.url).catch(() => undefined) : undefined,
-    queueActivity(q.url).catch(() => undefined),
-  ]);
-  if (b && (b.BySource.length || b.ByReason.length)) {
-    breakdownEl.classList.remove('hidden');
-    const table = (title: string, rows: { key: string; Count: number; OldestTimestamp: number; NewestTimestamp: number }[]) =>
-      h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, title), h('th', { class: 'num' }, 'Messages'), h('th', {}, 'Oldest'), h('th', {}, 'Newest'))),
-        h('tbody', {}, rows.map((r) => h('tr', {}, h('td', {}, r.key), h('td', { class: 'num' }, count(r.Count)), h('td', {}, time(r.OldestTimestamp)), h('td', {}, time(r.NewestTimestamp))))));
-    replace(breakdownEl, h('h2', {}, 'Why messages are here'), h('div', { class: 'columns' },
-      table('Source', b.BySource.map((r) => ({ ...r, key: queueNameOf(r.SourceArn) }))),
-      table('Reason', b.ByReason.map((r) => ({ ...r, key: r.Reason })))));
-  }
-  if (a && a.Minutes.length) {
+  try {
+    const [b, a] = await Promise.all([q.sources.length ? deadLetterBreakdown(q.url) : undefined, queueActivity(q.url)]);
+    if (b) {
+      breakdownEl.classList.remove('hidden');
+      const table = (id: string, title: string, rows: { key: string; Count: number; OldestTimestamp: number; NewestTimestamp: number }[]) =>
+        h('table', { id }, h('thead', {}, h('tr', {}, h('th', {}, title), h('th', { class: 'num' }, 'Messages'), h('th', {}, 'Oldest'), h('th', {}, 'Newest'))),
+          h('tbody', {}, rows.map((r) => h('tr', { 'data-key': r.key }, h('td', {}, r.key), h('td', { class: 'num' }, count(r.Count)), h('td', {}, time(r.OldestTimestamp)), h('td', {}, time(r.NewestTimestamp))))));
+      replace(breakdownEl, h('h2', {}, 'Why messages are here'), b.BySource.length === 0 ? h('p', { class: 'empty' }, 'No dead-lettered message is here.')
+        : h('div', { class: 'columns' },
+          table('by-source', 'Died in', b.BySource.map((r) => ({ ...r, key: queueNameOf(r.SourceArn) }))),
+          table('by-reason', 'Reason', b.ByReason.map((r) => ({ ...r, key: r.Reason })))));
+    }
+    const sum = (k: 'Sent' | 'Received' | 'Deleted' | 'DeadLettered') => a.Minutes.reduce((n, m) => n + m[k], 0);
     activityEl.classList.remove('hidden');
-    replace(activityEl, h('h2', {}, 'Last hour'), activityChart(a.Minutes), chartLegend());
+    replace(activityEl, h('h2', {}, 'Last hour'), activityChart(a.Minutes), chartLegend(),
+      h('p', { class: 'muted', id: 'activity-totals' }, `${count(sum('Sent'))} sent, ${count(sum('Received'))} received, ${count(sum('Deleted'))} deleted, `,
+        `${count(sum('DeadLettered'))} dead-lettered; ${count(a.Minutes[a.Minutes.length - 1]?.Depth ?? 0)} in the queue now.`));
+  } catch (e) {
+    flash(errorText(e), 'error');
   }
 }
 

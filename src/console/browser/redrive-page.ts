@@ -1,8 +1,9 @@
 import { listQueueUrls, queueAttributes } from './api.js';
 import { confirmAction } from './dialog.js';
 import { badge, content, count, duration, errorText, facts, flash, h, mainData, queueHref, queueNameOf, replace, time } from './dom.js';
-import { cancelMove, listMoves, previewMove, startMove, type MoveFilter, type MoveRequest, type MoveTask } from './move-tasks.js';
-import { loadPageQueue, type QueueInfo } from './queue-info.js';
+import { cancelMove, listMoves, previewMove, startMove, type MoveRequest, type MoveTask } from './move-tasks.js';
+import { arnFor, loadPageQueue, type QueueInfo } from './queue-info.js';
+import { filterFields, filterFrom } from './search-filter.js';
 
 const FAST_POLL_MS = 1_000;
 const SLOW_POLL_MS = 5_000;
@@ -43,24 +44,12 @@ function redriveForm(q: QueueInfo, sameType: string[], started: () => void): HTM
   const toSource = h('input', { type: 'radio', name: 'destination', value: 'source', checked: true });
   const toQueue = h('input', { type: 'radio', name: 'destination', value: 'queue' });
   const destination = h('select', { name: 'destinationQueue', 'aria-label': 'Destination queue' }, sameType.map((n) => h('option', { value: n }, n)));
-  const diedIn = h('select', { name: 'diedIn' }, h('option', { value: '' }, 'any source'), q.sources.map((u) => h('option', { value: queueNameOf(u) }, queueNameOf(u))));
   const preview = h('p', { class: 'preview', id: 'preview', 'aria-live': 'polite' });
   const form = h('form', { class: 'redrive' },
     h('fieldset', {}, h('legend', {}, 'Destination'),
       h('label', { class: 'inline' }, toSource, ' Back to the queue each message died in'),
       h('label', { class: 'inline' }, toQueue, ' To another ', q.fifo ? 'FIFO' : 'standard', ' queue: ', destination)),
-    h('fieldset', {}, h('legend', {}, 'Only messages that… (optional)'),
-      h('label', {}, h('span', { class: 'label' }, 'Body contains'), input('BodyContains')),
-      h('div', { class: 'row' },
-        h('label', {}, h('span', { class: 'label' }, 'JSON path'), input('BodyJsonPath', { placeholder: '$.type' })),
-        h('label', {}, h('span', { class: 'label' }, 'equals (JSON value)'), input('Equals', { placeholder: '"refund"' }))),
-      h('div', { class: 'row' },
-        h('label', {}, h('span', { class: 'label' }, 'Message attribute'), input('attrName', { placeholder: 'name' })),
-        h('label', {}, h('span', { class: 'label' }, 'has the value'), input('attrValue'))),
-      h('label', {}, h('span', { class: 'label' }, 'Died in'), diedIn),
-      h('div', { class: 'row' },
-        h('label', {}, h('span', { class: 'label' }, 'Dead-lettered after'), input('after', { type: 'datetime-local', step: 1 })),
-        h('label', {}, h('span', { class: 'label' }, 'and before'), input('before', { type: 'datetime-local', step: 1 })))),
+    h('fieldset', {}, h('legend', {}, 'Only messages that… (optional)'), filterFields(new URLSearchParams(location.search), q.sources)),
     h('fieldset', {}, h('legend', {}, 'Speed'),
       h('label', {}, h('span', { class: 'label' }, 'At most (messages per second)'), input('rate', { type: 'number', min: 1, max: 500, placeholder: 'no limit' }),
         h('small', { class: 'hint' }, '1 to 500; empty moves batches of 100 back to back'))),
@@ -73,28 +62,21 @@ function redriveForm(q: QueueInfo, sameType: string[], started: () => void): HTM
     void run(false);
   });
 
-  const request = async (): Promise<MoveRequest> => {
-    const get = (n: string) => ((form.elements.namedItem(n) as HTMLInputElement).value ?? '').trim();
-    const filter: MoveFilter = {};
-    if (get('BodyContains')) filter.BodyContains = get('BodyContains');
-    if (get('BodyJsonPath')) filter.BodyJsonPath = get('BodyJsonPath');
-    if (get('Equals')) filter.Equals = jsonOrText(get('Equals'));
-    if (get('attrName')) filter.MessageAttribute = { Name: get('attrName'), Value: get('attrValue') };
-    if (diedIn.value) filter.DeadLetterQueueSourceArn = q.sources.length ? await arnFor(q, diedIn.value) : undefined;
-    if (get('after')) filter.DeadLetteredAfter = new Date(get('after')).getTime();
-    if (get('before')) filter.DeadLetteredBefore = new Date(get('before')).getTime();
-    const rate = get('rate');
+  const request = (): MoveRequest => {
+    const values = new URLSearchParams();
+    new FormData(form).forEach((v, k) => values.append(k, String(v)));
+    const rate = values.get('rate');
     return {
       SourceArn: q.arn,
-      DestinationArn: toQueue.checked && destination.value ? await arnFor(q, destination.value) : undefined,
+      DestinationArn: toQueue.checked && destination.value ? arnFor(q, destination.value) : undefined,
       MaxNumberOfMessagesPerSecond: rate ? Number(rate) : undefined,
-      Filter: Object.keys(filter).length ? filter : undefined,
+      Filter: filterFrom(values, (n) => arnFor(q, n)),
     };
   };
   const where = () => (toQueue.checked ? `to ${destination.value}` : 'back to the queues they died in');
   const run = async (dryRun: boolean) => {
     try {
-      const req = await request();
+      const req = request();
       const n = await previewMove(req);
       const total = Number((await queueAttributes(q.url)).ApproximateNumberOfMessages ?? 0);
       preview.textContent = `${count(n)} of ${count(total)} visible messages would move ${where()}${req.Filter ? ' (filtered)' : ''}.`;
@@ -111,19 +93,6 @@ function redriveForm(q: QueueInfo, sameType: string[], started: () => void): HTM
     }
   };
   return form;
-}
-
-async function arnFor(q: QueueInfo, name: string): Promise<string> {
-  // Queues of one account and region share the ARN prefix.
-  return `${q.arn.slice(0, q.arn.lastIndexOf(':') + 1)}${name}`;
-}
-
-function jsonOrText(s: string): unknown {
-  try {
-    return JSON.parse(s);
-  } catch {
-    return s;
-  }
 }
 
 const TONE = { RUNNING: 'info', COMPLETED: 'ok', CANCELLING: 'warn', CANCELLED: 'neutral', FAILED: 'danger' } as const;

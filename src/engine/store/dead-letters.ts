@@ -18,6 +18,21 @@ export interface DeadLetterStore {
    * `expiresAt` has passed are dead-lettered to `target`, or dropped without one.
    */
   expire(queueId: number, now: number, limit: number, target: DeadLetterTarget | undefined): Promise<DeadLettered[]>;
+  /**
+   * The queue's dead-lettered messages (those with a dead-letter source) counted by
+   * source queue ARN and latest death reason, with the first and last dead-letter
+   * time of each. Read from an index of dead-lettered messages, not from their bodies.
+   */
+  breakdown(queueId: number): Promise<BreakdownRow[]>;
+}
+
+export interface BreakdownRow {
+  sourceArn: string;
+  /** The reason of the message's latest death; null if it has no history. */
+  reason: string | null;
+  count: number;
+  oldest: number;
+  newest: number;
 }
 
 /**

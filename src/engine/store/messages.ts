@@ -27,6 +27,11 @@ export interface MessageStore {
   countInflight(queueId: number, now: number): Promise<number>;
   /** The earliest time after `now` at which a message of the queue becomes visible. */
   nextVisibleAt(queueId: number, now: number): Promise<number | undefined>;
+  /**
+   * Deletes the queue's messages with these ids whatever their state (visible, in
+   * flight or delayed); returns the ids it deleted. Counted as deletes at `now`.
+   */
+  deleteByIds(queueId: number, messageIds: readonly string[], now: number): Promise<string[]>;
   /** Messages by position after `afterSeq`, untouched: receive counts and visibility stay as they are. */
   peek(queueId: number, afterSeq: number, limit: number): Promise<StoredMessage[]>;
 }

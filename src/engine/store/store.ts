@@ -1,3 +1,4 @@
+import type { ActivityStore } from './activity.js';
 import type { DeadLetterStore } from './dead-letters.js';
 import type { MaintenanceStore } from './maintenance.js';
 import type { MessageStore } from './messages.js';
@@ -6,6 +7,7 @@ import type { QueueStore } from './queues.js';
 import type { StoreStats } from './stats.js';
 import type { WakeupStore } from './wakeups.js';
 
+export type * from './activity.js';
 export type * from './dead-letters.js';
 export type * from './maintenance.js';
 export type * from './messages.js';
@@ -36,6 +38,7 @@ export interface Store {
   readonly moveTasks: MoveTaskStore;
   readonly maintenance: MaintenanceStore;
   readonly wakeups: WakeupStore;
+  readonly activity: ActivityStore;
   /** The store's own figures (group commit, connection pool), for metrics; a store may have none. */
   stats?(): StoreStats;
   close(): Promise<void>;

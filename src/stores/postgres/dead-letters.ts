@@ -1,10 +1,10 @@
 import type pg from 'pg';
-import type { DeadLettered, DeadLetterStore, DeadLetterTarget, LengthLimit, RejectResult } from '../../engine/store/dead-letters.js';
+import type { BreakdownRow, DeadLettered, DeadLetterStore, DeadLetterTarget, LengthLimit, RejectResult } from '../../engine/store/dead-letters.js';
 import type { ReceiptRef } from '../../engine/store/messages.js';
 import type { DeathReason, NewMessage, StoredMessage } from '../../engine/types.js';
 import { toMessage, type MessageRow } from '../rows.js';
 import { createQueue } from './queues.js';
-import { inTransaction, insertMessages } from './sql.js';
+import { inTransaction, insertMessages, minuteSql } from './sql.js';
 import type { PgWakeups } from './wakeups.js';
 
 /** Moves standard messages to their dead-letter queues in place, keeping their positions. */
@@ -15,6 +15,16 @@ const MOVE_SQL = `
     FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::int[])
       AS u(seq, dest, sent_at, dedup_id, arn, deaths, expires_at, receive_count)
    WHERE m.seq = u.seq`;
+
+/** Counts the messages in the activity of the queues they left, in the caller's transaction. */
+async function countDeadLettered(c: pg.PoolClient, messages: StoredMessage[], now: number): Promise<void> {
+  const byQueue = new Map<number, number>();
+  for (const m of messages) byQueue.set(m.queueId, (byQueue.get(m.queueId) ?? 0) + 1);
+  await c.query(
+    minuteSql('dead_lettered', 'd.id', 'd.n', 'unnest($1::bigint[], $2::bigint[]) AS d(id, n) ORDER BY d.id', '$3'),
+    [[...byQueue.keys()], [...byQueue.values()], now],
+  );
+}
 
 /**
  * Dead-lettering for every reason, as in the SQLite store: the move itself (shared by
@@ -94,6 +104,19 @@ export class PgDeadLetters implements DeadLetterStore {
       })));
     }
     for (const x of moves) out.push({ messageId: x.m.messageId, from: x.m.queueId, to: x.dest, reason: target.reason, parked: x.p.parked });
+    await countDeadLettered(c, messages, now);
+  }
+
+  /** One covering pass over the partial index of dead-lettered messages (the console's migration). */
+  async breakdown(queueId: number): Promise<BreakdownRow[]> {
+    const { rows } = await this.pool.query<{ source: string; reason: string | null; n: string; oldest: string | null; newest: string | null }>(
+      `SELECT dead_letter_source AS source, death_reason AS reason, count(*) AS n,
+              min(dead_lettered_at) AS oldest, max(dead_lettered_at) AS newest
+         FROM messages WHERE queue_id = $1 AND dead_letter_source IS NOT NULL
+        GROUP BY dead_letter_source, death_reason`,
+      [queueId],
+    );
+    return rows.map((r) => ({ sourceArn: r.source, reason: r.reason, count: Number(r.n), oldest: Number(r.oldest ?? 0), newest: Number(r.newest ?? 0) }));
   }
 
   /** Dead-letters the messages, or drops them when there is nowhere to send them. */
@@ -104,6 +127,7 @@ export class PgDeadLetters implements DeadLetterStore {
     if (target) return this.move(c, messages, target, now, out);
     await c.query('DELETE FROM messages WHERE seq = ANY($1::bigint[])', [messages.map((m) => m.seq)]);
     for (const m of messages) out.push({ messageId: m.messageId, from: m.queueId, reason });
+    await countDeadLettered(c, messages, now);
   }
 
   /**

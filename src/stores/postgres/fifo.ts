@@ -5,7 +5,7 @@ import type { ReceiveRequest, ReceiveResult } from '../../engine/store/messages.
 import type { StoredMessage } from '../../engine/types.js';
 import { toMessage, type MessageRow } from '../rows.js';
 import type { PgDeadLetters } from './dead-letters.js';
-import { countSql, inTransaction, messageColumns, NO_LIMIT, query, type ReceiveRow } from './sql.js';
+import { countedCtes, inTransaction, messageColumns, NO_LIMIT, query, type ReceiveRow } from './sql.js';
 import type { PgWakeups } from './wakeups.js';
 
 /**
@@ -41,7 +41,7 @@ const FIFO_RECEIVE_SQL = `
       FROM numbered x WHERE m.seq = x.seq AND x.n <= $4 AND m.visible_at <= $2
     RETURNING m.*, x.n
   ),
-  counted AS (${countSql('received', '$1::bigint', 'count(*)', 'claimed HAVING count(*) > 0')})
+  ${countedCtes('received', '$1::bigint', 'count(*)', 'claimed HAVING count(*) > 0', '$2')}
   SELECT false AS poison, ${messageColumns('c')}, c.n FROM claimed c
   UNION ALL
   SELECT true, ${messageColumns('m')}, 0 FROM heads h JOIN messages m ON m.seq = h.seq
@@ -130,7 +130,7 @@ export class PgFifo {
            first_received_at = coalesce(m.first_received_at, $3), received_at = $3, receipt_token = u.token
            FROM unnest($4::bigint[], $5::text[]) WITH ORDINALITY AS u(seq, token, n) WHERE m.seq = u.seq
          RETURNING m.*, u.n),
-       counted AS (${countSql('received', '$1::bigint', 'count(*)', 'claimed HAVING count(*) > 0')})
+       ${countedCtes('received', '$1::bigint', 'count(*)', 'claimed HAVING count(*) > 0', '$3')}
        SELECT * FROM claimed ORDER BY n`,
       [queueId, req.now + req.visibilityTimeoutMs, req.now, plan.claim.map((m) => m.seq), tokens],
     );

@@ -11,7 +11,7 @@ import type { PgDeadLetters } from './dead-letters.js';
 import { queueDepths } from './depths.js';
 import { PgFifo } from './fifo.js';
 import {
-  countSql, INSERT_COLUMNS, inTransaction, insertArrays, messageColumns, NO_LIMIT, query, unnestInsert, type ReceiveRow,
+  countedCtes, INSERT_COLUMNS, inTransaction, insertArrays, messageColumns, NO_LIMIT, query, unnestInsert, type ReceiveRow,
 } from './sql.js';
 import type { PgWakeups } from './wakeups.js';
 
@@ -64,7 +64,7 @@ const SEND_SQL = `
      ORDER BY group_id NULLS FIRST, seq
     RETURNING seq
   ),
-  counted AS (${countSql('sent', SEND_QUEUE, 'count(*)', 'stored HAVING count(*) > 0')})
+  ${countedCtes('sent', SEND_QUEUE, 'count(*)', 'stored HAVING count(*) > 0', SEND_NOW)}
   SELECT i.seq, (s.seq IS NOT NULL) AS stored, d.message_id AS dup_message_id, d.seq AS dup_seq
     FROM input i LEFT JOIN stored s ON s.seq = i.seq
     LEFT JOIN LATERAL (${DUPLICATE_OF('i', SEND_NOW)}) d ON s.seq IS NULL
@@ -100,7 +100,7 @@ const RECEIVE_SQL = `
       FROM numbered x WHERE m.seq = x.seq
     RETURNING m.*, x.n
   ),
-  counted AS (${countSql('received', '$1::bigint', 'count(*)', 'claimed HAVING count(*) > 0')})
+  ${countedCtes('received', '$1::bigint', 'count(*)', 'claimed HAVING count(*) > 0', '$2')}
   SELECT false AS poison, ${messageColumns('c')}, c.n FROM claimed c
   UNION ALL
   SELECT true, ${messageColumns('m')}, 0 FROM picked p JOIN messages m ON m.seq = p.seq WHERE p.receive_count >= $5
@@ -248,8 +248,8 @@ export class PgMessages implements MessageStore {
       // Any receipt deletes: one statement; whatever it removed was there to be removed.
       const { rows } = await query<{ seq: string; receipt_token: string | null; visible_at: string; group_id: string | null }>(this.pool, `
         WITH gone AS (DELETE FROM messages WHERE queue_id = $1 AND seq = ANY($2::bigint[]) RETURNING seq, receipt_token, visible_at, group_id),
-        counted AS (${countSql('deleted', '$1::bigint', 'count(*)', 'gone HAVING count(*) > 0')})
-        SELECT * FROM gone`, [queueId, seqs], 'redrive-delete');
+        ${countedCtes('deleted', '$1::bigint', 'count(*)', 'gone HAVING count(*) > 0', '$3')}
+        SELECT * FROM gone`, [queueId, seqs, rule.now], 'redrive-delete');
       const found = new Map(rows.map((r) => [Number(r.seq), r]));
       released = rows.some((r) => r.group_id !== null);
       outcomes = receipts.map((ref) => {
@@ -273,8 +273,8 @@ export class PgMessages implements MessageStore {
         if (ok.length) {
           await c.query(`
             WITH gone AS (DELETE FROM messages WHERE seq = ANY($2::bigint[]) RETURNING 1),
-            counted AS (${countSql('deleted', '$1::bigint', 'count(*)', 'gone HAVING count(*) > 0')})
-            SELECT 1`, [queueId, ok]);
+            ${countedCtes('deleted', '$1::bigint', 'count(*)', 'gone HAVING count(*) > 0', '$3')}
+            SELECT 1`, [queueId, ok, rule.now]);
         }
         return out;
       });
@@ -335,6 +335,24 @@ export class PgMessages implements MessageStore {
       [queueId, now],
     );
     return rows[0]!.t === null ? undefined : Number(rows[0]!.t);
+  }
+
+  /**
+   * Dead-lettered messages are found through a partial index by id (the console's
+   * migration); only ids not found there are looked for among the queue's other messages.
+   */
+  async deleteByIds(queueId: number, messageIds: readonly string[], now: number): Promise<string[]> {
+    const deleteSql = (dead: string) => `
+      WITH gone AS (DELETE FROM messages WHERE queue_id = $1 AND message_id = ANY($2::text[]) ${dead} RETURNING message_id),
+      ${countedCtes('deleted', '$1::bigint', 'count(*)', 'gone HAVING count(*) > 0', '$3')}
+      SELECT message_id FROM gone`;
+    const dead = await this.pool.query<{ message_id: string }>(deleteSql('AND dead_letter_source IS NOT NULL'), [queueId, messageIds, now]);
+    const deleted = new Set(dead.rows.map((r) => r.message_id));
+    const rest = messageIds.filter((id) => !deleted.has(id));
+    if (rest.length) for (const r of (await this.pool.query<{ message_id: string }>(deleteSql(''), [queueId, rest, now])).rows) deleted.add(r.message_id);
+    // Deleting a FIFO message held by a receive may release its group to a waiting receive.
+    if (deleted.size) this.wakeups.wake(queueId);
+    return messageIds.filter((id) => deleted.has(id));
   }
 
   async peek(queueId: number, afterSeq: number, limit: number): Promise<StoredMessage[]> {

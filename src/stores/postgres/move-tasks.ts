@@ -3,7 +3,7 @@ import { planMoveBatch } from '../../engine/store/move-plan.js';
 import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
 import type { QueueRecord } from '../../engine/types.js';
 import { toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
-import { countSql, inTransaction, insertMessages, query, STATS_SHARD } from './sql.js';
+import { countSql, inTransaction, insertMessages, minuteSql, query, STATS_SHARD } from './sql.js';
 import type { PgWakeups } from './wakeups.js';
 
 const ACTIVE = `status IN ('RUNNING', 'CANCELLING')`;
@@ -116,7 +116,15 @@ export class PgMoveTasks implements MoveTaskStore {
              SET received = queue_stats.received + excluded.received, deleted = queue_stats.deleted + excluded.deleted`,
           [sourceId, moves.length],
         );
-        await c.query(countSql('sent', 'd.id', 'd.n', 'unnest($1::bigint[], $2::bigint[]) AS d(id, n) ORDER BY d.id'), [[...sentTo.keys()], [...sentTo.values()]]);
+        await c.query(
+          `INSERT INTO queue_activity (queue_id, minute, shard, received, deleted) VALUES ($1, $3::bigint - $3::bigint % 60000, ${STATS_SHARD}, $2, $2)
+           ON CONFLICT (queue_id, minute, shard) DO UPDATE
+             SET received = queue_activity.received + excluded.received, deleted = queue_activity.deleted + excluded.deleted`,
+          [sourceId, moves.length, b.now],
+        );
+        const to = 'unnest($1::bigint[], $2::bigint[]) AS d(id, n) ORDER BY d.id';
+        await c.query(countSql('sent', 'd.id', 'd.n', to), [[...sentTo.keys()], [...sentTo.values()]]);
+        await c.query(minuteSql('sent', 'd.id', 'd.n', to, '$3'), [[...sentTo.keys()], [...sentTo.values()], b.now]);
         touched.push(...sentTo.keys());
       }
       return finish(moves.length, plan.cursor, plan.status, plan.failureReason);

@@ -3,6 +3,7 @@ import type { Store, StoreStats } from '../../engine/store/store.js';
 import { QueueCache } from '../queue-cache.js';
 import { guardStorage } from '../storage-guard.js';
 import { PgDeadLetters } from './dead-letters.js';
+import { PgActivity } from './activity.js';
 import { PgMaintenance } from './maintenance.js';
 import { PgMessages } from './messages.js';
 import { migrate } from './migrate.js';
@@ -47,6 +48,7 @@ export class PostgresStore implements Store {
   readonly moveTasks: PgMoveTasks;
   readonly maintenance: PgMaintenance;
   readonly wakeups: PgWakeups;
+  readonly activity: PgActivity;
 
   private constructor(private readonly pool: pg.Pool, clientConfig: pg.ClientConfig, opts: PostgresOptions) {
     const cache = new QueueCache(false);
@@ -57,6 +59,7 @@ export class PostgresStore implements Store {
     this.messages = guardStorage(new PgMessages(pool, deadLetters, this.wakeups), postgresStorageError);
     this.moveTasks = guardStorage(new PgMoveTasks(pool, this.wakeups), postgresStorageError);
     this.maintenance = guardStorage(new PgMaintenance(pool), postgresStorageError);
+    this.activity = guardStorage(new PgActivity(pool), postgresStorageError);
   }
 
   /** Connects, brings the schema up to date and starts listening for other nodes. */

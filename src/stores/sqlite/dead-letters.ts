@@ -1,9 +1,10 @@
 import type Database from 'better-sqlite3';
-import type { DeadLettered, DeadLetterStore, DeadLetterTarget, LengthLimit, RejectResult } from '../../engine/store/dead-letters.js';
+import type { BreakdownRow, DeadLettered, DeadLetterStore, DeadLetterTarget, LengthLimit, RejectResult } from '../../engine/store/dead-letters.js';
 import type { ReceiptRef } from '../../engine/store/messages.js';
 import type { NewQueue } from '../../engine/store/queues.js';
 import type { DeathReason, NewMessage, StoredMessage } from '../../engine/types.js';
 import { messageValues, toMessage, type MessageRow } from '../rows.js';
+import type { SqliteCounters } from './counters.js';
 import type { GroupCommit } from './group-commit.js';
 import { BOUND_LIMIT, insertMessageSql } from './sql.js';
 import type { SqliteWakeups } from './wakeups.js';
@@ -21,6 +22,7 @@ export class SqliteDeadLetters implements DeadLetterStore {
     db: Database.Database,
     private readonly commit: GroupCommit,
     private readonly wakeups: SqliteWakeups,
+    private readonly counters: SqliteCounters,
     private readonly readMessage: (seq: number, queueId: number) => StoredMessage | undefined,
     /** Creates a queue unless it exists, in the running transaction; returns its id. */
     private readonly ensureQueue: (queue: NewQueue) => number,
@@ -38,6 +40,13 @@ export class SqliteDeadLetters implements DeadLetterStore {
       ),
       head: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND visible_at <= ? ORDER BY visible_at, seq LIMIT 1'),
       depth: db.prepare('SELECT messages, bytes FROM queue_depth WHERE queue_id = ?'),
+      // One covering pass over the partial index of dead-lettered messages (the console's migration).
+      breakdown: db.prepare(
+        `SELECT dead_letter_source AS source, death_reason AS reason, count(*) AS n,
+                min(dead_lettered_at) AS oldest, max(dead_lettered_at) AS newest
+           FROM messages WHERE queue_id = ? AND dead_letter_source IS NOT NULL
+          GROUP BY dead_letter_source, death_reason`,
+      ).raw(true),
       initDepth: db.prepare(
         `INSERT INTO queue_depth (queue_id, messages, bytes)
          SELECT ?, count(*), coalesce(sum(length(CAST(body AS BLOB))), 0) FROM messages WHERE queue_id = ?`,
@@ -67,6 +76,12 @@ export class SqliteDeadLetters implements DeadLetterStore {
     });
   }
 
+  async breakdown(queueId: number): Promise<BreakdownRow[]> {
+    return (this.sql.breakdown.all(queueId) as [string, string | null, number, number | null, number | null][]).map(
+      ([sourceArn, reason, count, oldest, newest]) => ({ sourceArn, reason, count, oldest: oldest ?? 0, newest: newest ?? 0 }),
+    );
+  }
+
   /**
    * Moves one message to its dead-letter destination. A standard message keeps its
    * position; a FIFO message is re-inserted at the end, so the DLQ keeps arrival order.
@@ -89,6 +104,7 @@ export class SqliteDeadLetters implements DeadLetterStore {
       this.sql.insert.run(...messageValues(dest, moved), now);
     }
     this.wakeups.wakeAfterCommit(dest);
+    this.counters.deadLettered(m.queueId, now);
     out.push({ messageId: m.messageId, from: m.queueId, to: dest, reason: target.reason, parked: a.parked });
   }
 
@@ -96,6 +112,7 @@ export class SqliteDeadLetters implements DeadLetterStore {
   private moveOrDrop(m: StoredMessage, target: DeadLetterTarget | undefined, reason: DeathReason, now: number, out: DeadLettered[]): void {
     if (target) return this.move(m, target, now, out);
     this.sql.remove.run(m.seq);
+    this.counters.deadLettered(m.queueId, now);
     out.push({ messageId: m.messageId, from: m.queueId, reason });
   }
 

@@ -75,6 +75,10 @@ export class SqliteMessages implements MessageStore {
          FROM t`,
       ).raw(true),
       nextVisible: db.prepare('SELECT min(visible_at) AS t FROM messages WHERE queue_id = ? AND visible_at > ?'),
+      // Dead-lettered messages are found by id through a partial index (the console's migration);
+      // any other message by reading the queue, as no index of every message id is kept.
+      deleteDeadById: db.prepare('DELETE FROM messages WHERE queue_id = ? AND message_id = ? AND dead_letter_source IS NOT NULL'),
+      deleteById: db.prepare('DELETE FROM messages WHERE queue_id = ? AND message_id = ?'),
       peek: db.prepare(`SELECT * FROM messages WHERE queue_id = ? AND seq > ? ORDER BY seq ${BOUND_LIMIT}`),
     };
     this.fifo = new SqliteFifo(db, deadLetters, (seqs, req) => this.claim(seqs, req), readMessage);
@@ -110,7 +114,7 @@ export class SqliteMessages implements MessageStore {
         stored++;
       }
       if (stored) this.wakeups.wakeAfterCommit(queueId);
-      this.counters.count(queueId, stored, 0, 0);
+      if (stored) this.counters.count(queueId, stored, 0, 0, messages[0]!.sentAt);
       return { messages: out, deadLettered };
     });
   }
@@ -118,7 +122,7 @@ export class SqliteMessages implements MessageStore {
   receive(queueId: number, req: ReceiveRequest): Promise<ReceiveResult> {
     return this.commit.run(() => {
       const result = req.fifo ? this.fifo.receive(queueId, req) : this.receiveStandard(queueId, req);
-      this.counters.count(queueId, 0, result.messages.length, 0);
+      this.counters.count(queueId, 0, result.messages.length, 0, req.now);
       return result;
     });
   }
@@ -172,10 +176,20 @@ export class SqliteMessages implements MessageStore {
         return deleted ? 'ok' : deleteOutcome(this.receiptRow(r.seq, queueId), r, rule);
       });
       const ok = outcomes.filter((o) => o === 'ok').length;
-      this.counters.count(queueId, 0, 0, ok);
+      this.counters.count(queueId, 0, 0, ok, rule.now);
       // A FIFO delete releases its group: wake a waiter if that left a message to hand out.
       if (ok && rule.requireCurrent && this.fifo.anyAvailable(queueId, rule.now)) this.wakeups.wakeAfterCommit(queueId);
       return outcomes;
+    });
+  }
+
+  deleteByIds(queueId: number, messageIds: readonly string[], now: number): Promise<string[]> {
+    return this.commit.run(() => {
+      const deleted = messageIds.filter((id) => this.sql.deleteDeadById.run(queueId, id).changes > 0 || this.sql.deleteById.run(queueId, id).changes > 0);
+      this.counters.count(queueId, 0, 0, deleted.length, now);
+      // Deleting a FIFO message held by a receive may release its group to a waiting receive.
+      if (deleted.length) this.wakeups.wakeAfterCommit(queueId);
+      return deleted;
     });
   }
 

@@ -117,9 +117,9 @@ export class SqliteMoveTasks implements MoveTaskStore {
         sentTo.set(destination.id, (sentTo.get(destination.id) ?? 0) + 1);
       }
       // Counted as the receive, delete and send SQS's own redrive makes.
-      this.counters.count(sourceId, 0, plan.moves.length, plan.moves.length);
+      this.counters.count(sourceId, 0, plan.moves.length, plan.moves.length, b.now);
       for (const [id, n] of sentTo) {
-        this.counters.count(id, n, 0, 0);
+        this.counters.count(id, n, 0, 0, b.now);
         this.wakeups.wakeAfterCommit(id);
       }
       return finish(plan.moves.length, plan.cursor, plan.status, plan.failureReason);

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Store, StoreStats } from '../../engine/store/store.js';
 import { guardStorage } from '../storage-guard.js';
+import { SqliteActivity } from './activity.js';
 import { Checkpointer, FALLBACK_CHECKPOINT_PAGES } from './checkpointer.js';
 import { SqliteCounters } from './counters.js';
 import { SqliteDeadLetters } from './dead-letters.js';
@@ -44,6 +45,7 @@ export class SqliteStore implements Store {
   readonly moveTasks: SqliteMoveTasks;
   readonly maintenance: SqliteMaintenance;
   readonly wakeups = new SqliteWakeups();
+  readonly activity: SqliteActivity;
   private readonly db: Database.Database;
   private readonly commit: GroupCommit;
   private readonly checkpointer?: Checkpointer;
@@ -82,7 +84,7 @@ export class SqliteStore implements Store {
     });
     const readMessage = messageReader(this.db);
     const queues = new SqliteQueues(this.db, this.commit, counters);
-    const deadLetters = new SqliteDeadLetters(this.db, this.commit, this.wakeups, readMessage, (q) => queues.insert(q).queue.id);
+    const deadLetters = new SqliteDeadLetters(this.db, this.commit, this.wakeups, counters, readMessage, (q) => queues.insert(q).queue.id);
     this.queues = guardStorage(queues, sqliteStorageError);
     this.deadLetters = guardStorage(deadLetters, sqliteStorageError);
     this.messages = guardStorage(
@@ -90,6 +92,7 @@ export class SqliteStore implements Store {
     );
     this.moveTasks = guardStorage(new SqliteMoveTasks(this.db, this.commit, counters, this.wakeups), sqliteStorageError);
     this.maintenance = guardStorage(new SqliteMaintenance(this.db, this.commit), sqliteStorageError);
+    this.activity = guardStorage(new SqliteActivity(this.db, this.commit), sqliteStorageError);
   }
 
   stats(): StoreStats {

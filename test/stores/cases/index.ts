@@ -1,4 +1,5 @@
 import type { CaseGroup } from '../harness.js';
+import { consoleCases } from './console.js';
 import { fifoCases } from './fifo.js';
 import { deadLetterCases } from './dead-letter.js';
 import { deathCases } from './deaths.js';
@@ -8,4 +9,4 @@ import { messageCases } from './messages.js';
 import { queueCases } from './queues.js';
 
 /** Every conformance case group; add new groups here. */
-export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deathCases, depthCases, maintenanceCases];
+export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deathCases, depthCases, maintenanceCases, consoleCases];

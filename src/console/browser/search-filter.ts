@@ -1,0 +1,62 @@
+import { h, queueNameOf } from './dom.js';
+import type { MoveFilter } from './move-tasks.js';
+
+/**
+ * The message filter of the browser's search and of selective redrive: one set of
+ * fields, named alike in both forms and in their URLs, read into the one MoveFilter
+ * that PeekMessages and StartMessageMoveTask both take. A search's URL therefore opens
+ * the redrive page with the same filter filled in.
+ */
+const REASONS = ['delivery_limit', 'rejected', 'expired', 'maxlen'];
+const FIELDS = ['BodyContains', 'BodyJsonPath', 'Equals', 'attrName', 'attrValue', 'diedIn', 'DeathReason', 'after', 'before'];
+
+/** The filter the fields in `values` describe; undefined when they describe none. `arnOf` turns a queue name into its ARN. */
+export function filterFrom(values: URLSearchParams, arnOf: (name: string) => string): MoveFilter | undefined {
+  const get = (n: string) => (values.get(n) ?? '').trim();
+  const f: MoveFilter = {};
+  if (get('BodyContains')) f.BodyContains = get('BodyContains');
+  if (get('BodyJsonPath')) f.BodyJsonPath = get('BodyJsonPath');
+  if (get('Equals')) f.Equals = jsonOrText(get('Equals'));
+  if (get('attrName')) f.MessageAttribute = { Name: get('attrName'), Value: get('attrValue') };
+  if (get('diedIn')) f.DeadLetterQueueSourceArn = arnOf(get('diedIn'));
+  if (get('DeathReason')) f.DeathReason = get('DeathReason') as MoveFilter['DeathReason'];
+  if (get('after')) f.DeadLetteredAfter = new Date(get('after')).getTime();
+  if (get('before')) f.DeadLetteredBefore = new Date(get('before')).getTime();
+  return Object.keys(f).length ? f : undefined;
+}
+
+/** Only the filter's fields of `values`, e.g. to carry a search over to the redrive page. */
+export function filterParams(values: URLSearchParams): URLSearchParams {
+  return new URLSearchParams([...values].filter(([k, v]) => FIELDS.includes(k) && v !== ''));
+}
+
+/** The form fields, filled in from `values`; `sources` are the URLs of the queues that dead-letter here. */
+export function filterFields(values: URLSearchParams, sources: string[]): HTMLElement[] {
+  const input = (name: string, attrs: Record<string, string | number | boolean> = {}) => h('input', { name, value: values.get(name) ?? '', ...attrs });
+  const select = (name: string, label: string, options: string[]) => h('select', { name, 'aria-label': label },
+    h('option', { value: '' }, `any ${label.toLowerCase()}`), options.map((o) => h('option', { value: o, selected: o === values.get(name) }, o)));
+  const field = (label: string, control: HTMLElement) => h('label', {}, h('span', { class: 'label' }, label), control);
+  return [
+    field('Body contains', input('BodyContains', { type: 'search' })),
+    h('div', { class: 'row' },
+      field('JSON path', input('BodyJsonPath', { placeholder: '$.type' })),
+      field('equals (JSON value)', input('Equals', { placeholder: '"refund"' }))),
+    h('div', { class: 'row' },
+      field('Message attribute', input('attrName', { placeholder: 'name' })),
+      field('has the value', input('attrValue'))),
+    h('div', { class: 'row' },
+      field('Died in', select('diedIn', 'Source', sources.map(queueNameOf))),
+      field('Why', select('DeathReason', 'Death reason', REASONS))),
+    h('div', { class: 'row' },
+      field('Dead-lettered after', input('after', { type: 'datetime-local', step: 1 })),
+      field('and before', input('before', { type: 'datetime-local', step: 1 }))),
+  ];
+}
+
+function jsonOrText(s: string): unknown {
+  try {
+    return JSON.parse(s);
+  } catch {
+    return s;
+  }
+}

@@ -1,0 +1,54 @@
+import type { Engine } from './engine.js';
+import { decodeToken, encodeToken } from './queue-actions.js';
+import { sourcesByTarget } from './redrive-policy.js';
+import type { QueueRecord, RequestContext } from './types.js';
+import { intParam } from './validation.js';
+
+/**
+ * ListQueueSummaries (a Redrive extension): the caller's queues with their counts and
+ * dead-letter relations, up to 1,000 in one request, for the console's overview and the
+ * CLI's `dlq list`. Input: QueueNamePrefix, MaxResults (1-1000, default 1000), NextToken.
+ * Like ListQueues it lists only the caller's own account, so it needs no queue policy.
+ *
+ * The counts of every queue on the page come from one store call (messages.depths),
+ * whose cost does not grow with the visible backlog. RedrivePolicy is the one in force:
+ * the queue's own attribute, or else the server policy's (config file), and
+ * RedrivePolicySource says which; DeadLetterSourceQueueUrls are the queues of the
+ * account whose policy in force names this queue.
+ */
+export async function listQueueSummaries(engine: Engine, ctx: RequestContext, input: Record<string, unknown>) {
+  const prefix = input.QueueNamePrefix === undefined || input.QueueNamePrefix === null ? '' : String(input.QueueNamePrefix);
+  const limit = intParam(input.MaxResults, 'MaxResults', 1, 1000) ?? 1000;
+  const after = decodeToken(input.NextToken);
+  const rows = await engine.store.queues.list(ctx.accountId, prefix, after, limit + 1);
+  const page = rows.slice(0, limit);
+  const now = engine.clock.now();
+  const [depths, sources] = await Promise.all([
+    engine.store.messages.depths(page.map((q) => q.id), now),
+    page.length ? sourcesByTarget(engine, ctx.accountId) : new Map<string, QueueRecord[]>(),
+  ]);
+  const Queues = page.map((q) => {
+    const d = depths.get(q.id);
+    const arn = engine.arnOf(q);
+    const settings = engine.settingsOf(q);
+    const out: Record<string, unknown> = {
+      QueueUrl: engine.urlOf(ctx, q),
+      QueueName: q.name,
+      QueueArn: arn,
+      FifoQueue: q.fifo,
+      ApproximateNumberOfMessages: d?.visible ?? 0,
+      ApproximateNumberOfMessagesNotVisible: d?.inflight ?? 0,
+      ApproximateNumberOfMessagesDelayed: d?.delayed ?? 0,
+      DeadLetterSourceQueueUrls: (sources.get(arn) ?? []).map((s) => engine.urlOf(ctx, s)),
+    };
+    if (d?.oldestSentAt !== undefined) out.ApproximateAgeOfOldestMessage = Math.max(0, Math.floor((now - d.oldestSentAt) / 1000));
+    if (settings.targetArn !== undefined && settings.maxReceiveCount !== undefined) {
+      out.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: settings.targetArn, maxReceiveCount: settings.maxReceiveCount });
+      out.RedrivePolicySource = q.attributes.RedrivePolicy ? 'queue' : `policy:${settings.policy?.name ?? ''}`;
+    }
+    return out;
+  });
+  const out: Record<string, unknown> = { Queues };
+  if (rows.length > limit) out.NextToken = encodeToken(page[page.length - 1]!.name);
+  return out;
+}

@@ -1,0 +1,38 @@
+import type Database from 'better-sqlite3';
+import type { ActivityMinute, ActivityStore } from '../../engine/store/activity.js';
+import type { GroupCommit } from './group-commit.js';
+
+/** Per-minute activity: the counts come from counters.ts with each commit; depths and pruning here. */
+export class SqliteActivity implements ActivityStore {
+  private readonly sql;
+
+  constructor(db: Database.Database, private readonly commit: GroupCommit) {
+    this.sql = {
+      minutes: db.prepare(
+        `SELECT minute, sent, received, deleted, dead_lettered, depth FROM queue_activity
+          WHERE queue_id = ? AND minute BETWEEN ? AND ? ORDER BY minute`,
+      ).raw(true),
+      depth: db.prepare(
+        `INSERT INTO queue_activity (queue_id, minute, depth) VALUES (?,?,?)
+         ON CONFLICT (queue_id, minute) DO UPDATE SET depth = excluded.depth`,
+      ),
+      prune: db.prepare('DELETE FROM queue_activity WHERE minute < ?'),
+    };
+  }
+
+  async minutes(queueId: number, from: number, to: number): Promise<ActivityMinute[]> {
+    return (this.sql.minutes.all(queueId, from, to) as (number | null)[][]).map(([minute, sent, received, deleted, deadLettered, depth]) => ({
+      minute: minute!, sent: sent!, received: received!, deleted: deleted!, deadLettered: deadLettered!, ...(depth !== null && { depth: depth! }),
+    }));
+  }
+
+  recordDepths(minute: number, depths: readonly (readonly [number, number])[]): Promise<void> {
+    return this.commit.run(() => {
+      for (const [id, depth] of depths) this.sql.depth.run(id, minute, depth);
+    });
+  }
+
+  prune(before: number): Promise<number> {
+    return this.commit.run(() => this.sql.prune.run(before).changes);
+  }
+}
