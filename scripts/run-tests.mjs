@@ -8,11 +8,16 @@
  * The list comes from the sources, so a stale compiled test whose source was renamed or
  * deleted is not run. Extra arguments (`npm test -- --test-name-pattern=fifo`) go to
  * node before the file list.
+ *
+ * Before that, scripts/preflight.mjs checks the services and programs the tests drive
+ * (PostgreSQL, the AWS CLI, boto3, Chromium, a C++ toolchain, RabbitMQ under CI) and stops
+ * with one line per missing one.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { reportPreflight } from './preflight.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -33,6 +38,8 @@ if (files.length === 0 || missing.length > 0) {
   console.error(files.length === 0 ? 'run-tests: no test/**/*.test.ts found' : `run-tests: not compiled (run tsc -p tsconfig.json): ${missing.join(', ')}`);
   process.exit(1);
 }
+
+if (!(await reportPreflight())) process.exit(1);
 
 const args = ['--enable-source-maps', '--test', '--test-concurrency=2', ...process.argv.slice(2), ...files];
 const run = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });

@@ -74,12 +74,16 @@ function lineColumn(text: string, offset: number): string {
   return `line ${lines.length}, column ${lines.at(-1)!.length + 1}`;
 }
 
-/** Node 20's JSON.parse gives a position for some syntax errors, not all. */
+/**
+ * Node 20's JSON.parse gives a position for some syntax errors, not all. Node 22 and later
+ * also append their own "(line 3 column 20)", dropped here so that the message says the
+ * line and column once, in the same words on every Node.
+ */
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    const { message } = e as Error;
+    const message = (e as Error).message.replace(/ \(line \d+ column \d+\)$/, '');
     const at = /at position (\d+)/.exec(message);
     throw new ConfigError(`invalid JSON${at ? ` at ${lineColumn(text, Number(at[1]))}` : ''}: ${message}`);
   }

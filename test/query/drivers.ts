@@ -27,9 +27,13 @@ export class ApiError extends Error {
   }
 }
 
-/** Debian's packaged clients speak Query; a pip-installed one first on PATH may not. */
-export const AWS_CLI = '/usr/bin/aws';
-export const PYTHON = '/usr/bin/python3';
+/**
+ * Debian's packaged clients speak Query; a pip-installed one first on PATH may not.
+ * REDRIVE_TEST_AWS_CLI and REDRIVE_TEST_PYTHON name others (scripts/preflight.mjs checks
+ * the same ones before npm test runs anything).
+ */
+export const AWS_CLI = process.env.REDRIVE_TEST_AWS_CLI || '/usr/bin/aws';
+export const PYTHON = process.env.REDRIVE_TEST_PYTHON || '/usr/bin/python3';
 
 export function jsonSdkDriver(url: string, client: sdk.SQSClient = sqsClient(url)): Driver {
   return {

@@ -1,0 +1,127 @@
+#!/usr/bin/env node
+/**
+ * What `npm test` needs besides `npm ci`, checked before any test runs, so a missing piece
+ * is one line saying what and how to get it, rather than tests cancelled or failing deep
+ * inside. Each check honours the same environment variable as the tests it stands for.
+ * Missing requirements fail the run, locally as in CI: nothing is skipped quietly. The one
+ * exception is RabbitMQ, which only CI requires (the differential test skips without it
+ * elsewhere, and this says so).
+ *
+ * `node scripts/preflight.mjs` runs the checks alone: exit 0 if all are met, 1 if not.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+/** A URL without its password, for messages. */
+function redact(url) {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url;
+  }
+}
+
+/** Resolves to the exit status of `command args` (null if it could not be run) within `ms`. */
+function status(command, args, env, ms = 15_000) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: 'ignore', env });
+    const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+    child.once('error', () => { clearTimeout(timer); resolve(null); });
+    child.once('exit', (code) => { clearTimeout(timer); resolve(code); });
+  });
+}
+
+/** Why PostgreSQL at `url` cannot host the tests' databases, or undefined if it can. */
+async function postgresProblem(url) {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const r = await client.query('SELECT rolcreatedb OR rolsuper AS ok FROM pg_roles WHERE rolname = current_user');
+    return r.rows[0]?.ok ? undefined : `user ${client.user} may not create databases`;
+  } catch (e) {
+    return e.message || e.code || String(e);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Whether a TCP connection to `host:port` opens within `ms`. */
+function reachable(host, port, ms = 2000) {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (ok) => { socket.destroy(); resolve(ok); };
+    socket.setTimeout(ms, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/**
+ * Runs every check; returns `{ missing, notes }`: one line per unmet requirement, saying
+ * what needs it and how to provide it, and lines that are worth knowing but fail nothing.
+ */
+export async function preflight(env = process.env) {
+  const postgresUrl = env.REDRIVE_TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+  const aws = env.REDRIVE_TEST_AWS_CLI || '/usr/bin/aws';
+  const python = env.REDRIVE_TEST_PYTHON || '/usr/bin/python3';
+  const chromium = env.REDRIVE_TEST_CHROMIUM || '/usr/bin/chromium';
+  const amqpUrl = env.REDRIVE_TEST_AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
+  const ci = env.CI === 'true';
+
+  const [pgProblem, awsStatus, boto3Status, gxx, make, rabbit] = await Promise.all([
+    postgresProblem(postgresUrl),
+    status(aws, ['--version'], env),
+    status(python, ['-c', 'import boto3'], env),
+    status('g++', ['--version'], env),
+    status('make', ['--version'], env),
+    (async () => {
+      const u = new URL(amqpUrl);
+      return reachable(u.hostname, Number(u.port || 5672));
+    })(),
+  ]);
+
+  const missing = [];
+  const notes = [];
+  if (pgProblem) {
+    missing.push(`PostgreSQL at ${redact(postgresUrl)}: ${pgProblem}. The PostgreSQL store's tests create a database each there: start one on 127.0.0.1:5432 with trust auth for local connections (Debian: apt-get install postgresql; pg_ctlcluster <version> main start), or set REDRIVE_TEST_POSTGRES_URL to a server where that user may create databases.`);
+  }
+  if (awsStatus !== 0) {
+    missing.push(`AWS CLI at ${aws}: ${awsStatus === null ? 'not found' : `\`${aws} --version\` exited ${awsStatus}`}. The Query-protocol tests drive Debian's AWS CLI v2.9: apt-get install awscli (or set REDRIVE_TEST_AWS_CLI to a CLI that speaks Query).`);
+  }
+  if (boto3Status !== 0) {
+    missing.push(`boto3 for ${python}: ${boto3Status === null ? `${python} not found` : '`import boto3` fails'}. The Query-protocol tests drive Debian's boto3: apt-get install python3-boto3 (or set REDRIVE_TEST_PYTHON to a Python whose boto3 speaks Query).`);
+  }
+  if (!existsSync(chromium)) {
+    missing.push(`Chromium at ${chromium}: not found. The console's browser tests drive Debian's Chromium: apt-get install chromium (or set REDRIVE_TEST_CHROMIUM).`);
+  }
+  if (gxx !== 0 || make !== 0) {
+    missing.push(`C++ build tools: ${[gxx !== 0 && 'g++', make !== 0 && 'make'].filter(Boolean).join(' and ')} not found. The packaging test installs the packed tarball, which builds better-sqlite3: apt-get install g++ make python3.`);
+  }
+  if (!rabbit) {
+    const line = `RabbitMQ at ${redact(amqpUrl)}: not reachable. test/rabbitmq/differential.test.ts compares dead-letter histories with it (Debian: apt-get install rabbitmq-server; rabbitmq-server -detached), or set REDRIVE_TEST_AMQP_URL`;
+    if (ci) missing.push(`${line}. CI=true requires it.`);
+    else notes.push(`${line}; without it that test is skipped (CI=true fails instead).`);
+  }
+  return { missing, notes };
+}
+
+/** Prints the result the way `npm test` shows it; returns whether the tests may run. */
+export async function reportPreflight(env = process.env) {
+  const { missing, notes } = await preflight(env);
+  for (const note of notes) console.error(`npm test: note: ${note}`);
+  for (const line of missing) console.error(`npm test needs ${line}`);
+  if (missing.length > 0) {
+    console.error(`npm test: ${missing.length} requirement${missing.length === 1 ? '' : 's'} missing (see README.md, "Running the tests"); no test was run.`);
+  }
+  return missing.length === 0;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  process.exit((await reportPreflight()) ? 0 : 1);
+}
