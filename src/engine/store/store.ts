@@ -1,4 +1,5 @@
 import type { DeadLetterStore } from './dead-letters.js';
+import type { ExchangeStore } from './exchanges.js';
 import type { MaintenanceStore } from './maintenance.js';
 import type { MessageStore } from './messages.js';
 import type { MoveTaskStore } from './move-tasks.js';
@@ -6,6 +7,7 @@ import type { QueueStore } from './queues.js';
 import type { WakeupStore } from './wakeups.js';
 
 export type * from './dead-letters.js';
+export type * from './exchanges.js';
 export type * from './maintenance.js';
 export type * from './messages.js';
 export type * from './move-tasks.js';
@@ -34,5 +36,7 @@ export interface Store {
   readonly moveTasks: MoveTaskStore;
   readonly maintenance: MaintenanceStore;
   readonly wakeups: WakeupStore;
+  /** AMQP exchanges, bindings and queue declarations. */
+  readonly exchanges: ExchangeStore;
   close(): Promise<void>;
 }

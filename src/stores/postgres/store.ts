@@ -3,6 +3,7 @@ import type { Store } from '../../engine/store/store.js';
 import { QueueCache } from '../queue-cache.js';
 import { guardStorage } from '../storage-guard.js';
 import { PgDeadLetters } from './dead-letters.js';
+import { PgExchanges } from './exchanges.js';
 import { PgMaintenance } from './maintenance.js';
 import { PgMessages } from './messages.js';
 import { migrate } from './migrate.js';
@@ -46,6 +47,7 @@ export class PostgresStore implements Store {
   readonly deadLetters: PgDeadLetters;
   readonly moveTasks: PgMoveTasks;
   readonly maintenance: PgMaintenance;
+  readonly exchanges: PgExchanges;
   readonly wakeups: PgWakeups;
 
   private constructor(private readonly pool: pg.Pool, clientConfig: pg.ClientConfig, opts: PostgresOptions) {
@@ -57,6 +59,7 @@ export class PostgresStore implements Store {
     this.messages = guardStorage(new PgMessages(pool, deadLetters, this.wakeups), postgresStorageError);
     this.moveTasks = guardStorage(new PgMoveTasks(pool, this.wakeups), postgresStorageError);
     this.maintenance = guardStorage(new PgMaintenance(pool), postgresStorageError);
+    this.exchanges = guardStorage(new PgExchanges(pool), postgresStorageError);
   }
 
   /** Connects, brings the schema up to date and starts listening for other nodes. */

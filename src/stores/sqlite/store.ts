@@ -6,6 +6,7 @@ import { guardStorage } from '../storage-guard.js';
 import { Checkpointer, FALLBACK_CHECKPOINT_PAGES } from './checkpointer.js';
 import { SqliteCounters } from './counters.js';
 import { SqliteDeadLetters } from './dead-letters.js';
+import { SqliteExchanges } from './exchanges.js';
 import { GroupCommit } from './group-commit.js';
 import { SqliteMaintenance } from './maintenance.js';
 import { SqliteMessages } from './messages.js';
@@ -43,6 +44,7 @@ export class SqliteStore implements Store {
   readonly deadLetters: SqliteDeadLetters;
   readonly moveTasks: SqliteMoveTasks;
   readonly maintenance: SqliteMaintenance;
+  readonly exchanges: SqliteExchanges;
   readonly wakeups = new SqliteWakeups();
   private readonly db: Database.Database;
   private readonly commit: GroupCommit;
@@ -90,6 +92,7 @@ export class SqliteStore implements Store {
     );
     this.moveTasks = guardStorage(new SqliteMoveTasks(this.db, this.commit, counters, this.wakeups), sqliteStorageError);
     this.maintenance = guardStorage(new SqliteMaintenance(this.db, this.commit), sqliteStorageError);
+    this.exchanges = guardStorage(new SqliteExchanges(this.db, this.commit), sqliteStorageError);
   }
 
   async close(): Promise<void> {

@@ -3,8 +3,9 @@ import { fifoCases } from './fifo.js';
 import { deadLetterCases } from './dead-letter.js';
 import { deathCases } from './deaths.js';
 import { depthCases } from './depths.js';
+import { exchangeCases } from './exchanges.js';
 import { messageCases } from './messages.js';
 import { queueCases } from './queues.js';
 
 /** Every conformance case group; add new groups here. */
-export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deathCases, depthCases];
+export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deathCases, depthCases, exchangeCases];
