@@ -18,12 +18,14 @@ program
   .option('--account-id <id>', 'account id in queue URLs and ARNs', defaults.accountId)
   .option('--config <file>', 'config file, JSON or YAML (.yaml, .yml): dead-letter policies and queues to create (SIGHUP reloads them), and storage')
   .option('--credentials <file>', 'JSON file of access keys ({"<key id>": {"secretAccessKey", "accountId"}}): turns on SigV4 signature checking')
+  .option('--amqp-port <port>', 'serve AMQP 0-9-1 on this port too (off by default; 0 picks a free one)')
   .addOption(new Option('--console <state>', 'the web console under /console').choices(['on', 'off']).default(defaults.console))
   .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default(defaults.logLevel))
   .addOption(new Option('--clock <clock>', 'manual: time moves only via POST /_redrive/clock (tests only)').choices(['system', 'manual']).default('system').hideHelp())
   .action(async (opts, cmd: Command) => {
     const server = await startServer({
       ...defaults, ...opts, port: Number(opts.port), configFile: opts.config,
+      amqpPort: opts.amqpPort === undefined ? undefined : Number(opts.amqpPort),
       storageFromFlag: cmd.getOptionValueSource('storage') === 'cli',
     });
     // Policies change without a restart: edit the file, then `kill -HUP <pid>`. A file

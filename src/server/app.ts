@@ -11,6 +11,7 @@ import { declareQueues } from './declare-queues.js';
 import { admissionLimits } from './admission.js';
 import { HttpServer } from './http-server.js';
 import { ConsoleRoutes } from '../console/console-routes.js';
+import { AmqpServer } from '../protocols/amqp/server.js';
 
 export interface ServerConfig {
   host: string;
@@ -31,6 +32,8 @@ export interface ServerConfig {
   configFile?: string;
   /** The web console under /console (docs/console.md): `on` (default) or `off`. */
   console: 'on' | 'off';
+  /** The AMQP 0-9-1 listener's port (docs/amqp.md); off when absent. */
+  amqpPort?: number;
 }
 
 export const defaults: ServerConfig = {
@@ -90,6 +93,9 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     credentials,
     console: config.console === 'off' ? undefined : new ConsoleRoutes({ engine, region: config.region, accountId: config.accountId, credentials }),
   });
+  const amqp = config.amqpPort === undefined ? undefined
+    : new AmqpServer({ engine, host: config.host, port: config.amqpPort, accountId: config.accountId, credentials, log });
+  await amqp?.listen();
   const url = await http.listen();
   log.info({ url, storage: store.kind, durability: config.durability }, 'listening');
   if (config.console !== 'off') {
@@ -108,6 +114,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     stop: () =>
       (stopping ??= (async () => {
         log.info('shutting down');
+        await amqp?.close();
         const closing = http.close();
         await engine.close();
         await closing;

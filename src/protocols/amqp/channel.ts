@@ -1,0 +1,389 @@
+import type { AmqpBroker, Delivery } from '../../engine/amqp/broker.js';
+import { amqpErrors, AmqpError, CODES } from '../../engine/amqp/errors.js';
+import type { QueueRecord } from '../../engine/types.js';
+import { plainTable, type FieldTable } from './codec.js';
+import { Consumer, CONSUMER_WAIT_MS, type ConsumerHost } from './consumer.js';
+import { contentFrames, methodFrame } from './frames.js';
+import { decodeHeader, MAX_BODY } from './properties.js';
+import type { AmqpRegistry } from './registry.js';
+import type { Args, Method, MethodName } from './spec.js';
+import { handleQueueMethod } from './queue-methods.js';
+
+/** What a channel needs of its connection. */
+export interface ChannelHost {
+  readonly id: number;
+  readonly broker: AmqpBroker;
+  readonly registry: AmqpRegistry;
+  readonly frameMax: number;
+  write(frames: Buffer[]): void;
+  /** Whether the socket's buffer is below its high-water mark. */
+  writable(): boolean;
+  /** Resolves once the socket drains (or the connection ends). */
+  drained(): Promise<void>;
+  /** A connection-level error raised while serving this channel. */
+  fail(err: AmqpError): void;
+}
+
+interface Unacked {
+  delivery: Delivery;
+  consumer?: Consumer;
+}
+
+interface PendingPublish {
+  args: Args;
+  bodySize?: number;
+  rawProperties?: Buffer;
+  headers?: FieldTable;
+  expiration?: string;
+  chunks: Buffer[];
+  received: number;
+}
+
+/**
+ * One AMQP channel: its methods run one at a time, in order, on a promise chain (so
+ * publishes reach their queues in the order they were sent and confirms go out in order);
+ * consumers run beside it. On close every unacknowledged message goes back to its queue.
+ */
+export class Channel implements ConsumerHost {
+  open = true;
+  /** A channel.close was sent; everything but close-ok is ignored until it comes. */
+  closing = false;
+  private chain: Promise<void> = Promise.resolve();
+  private publishing?: PendingPublish;
+  private confirming = false;
+  private publishSeq = 0;
+  private deliveryTag = 0n;
+  readonly unacked = new Map<bigint, Unacked>();
+  readonly consumers = new Map<string, Consumer>();
+  private prefetchConsumer = 0;
+  private prefetchChannel = 0;
+  private flowActive = true;
+  private creditWaiters: (() => void)[] = [];
+  private consumerSeq = 0;
+
+  constructor(readonly number: number, readonly host: ChannelHost) {}
+
+  get broker(): AmqpBroker {
+    return this.host.broker;
+  }
+
+  send(name: MethodName, args?: Args): void {
+    this.host.write([methodFrame(this.number, name, args)]);
+  }
+
+  /** Runs `op` after every earlier method of the channel; a failure closes the channel. */
+  enqueue(op: () => Promise<void> | void, method?: Method): void {
+    this.chain = this.chain.then(async () => {
+      if (!this.open || this.closing) return;
+      try {
+        await op();
+      } catch (e) {
+        this.raise(e, method);
+      }
+    });
+  }
+
+  raise(e: unknown, method?: Method): void {
+    const err = e instanceof AmqpError ? e : new AmqpError(CODES.INTERNAL_ERROR, (e as Error)?.message ?? String(e));
+    if (method && !err.classId) {
+      err.classId = method.classId;
+      err.methodId = method.methodId;
+    }
+    if (err.hard) this.host.fail(err);
+    else this.closeWith(err);
+  }
+
+  /** Closes the channel from the server's side with the error's code. */
+  closeWith(err: AmqpError): void {
+    if (this.closing || !this.open) return;
+    this.closing = true;
+    this.send('channel.close', { replyCode: err.code, replyText: err.replyText, classId: err.classId, methodId: err.methodId });
+    void this.release();
+  }
+
+  /** Stops consumers and gives every unacknowledged message back. */
+  async release(): Promise<void> {
+    for (const c of this.consumers.values()) this.stopConsumer(c);
+    this.consumers.clear();
+    const all = [...this.unacked.values()].map((u) => u.delivery);
+    this.unacked.clear();
+    this.wakeCredit();
+    await this.requeueAll(all).catch(() => undefined);
+  }
+
+  private async requeueAll(deliveries: Delivery[]): Promise<void> {
+    const byQueue = new Map<number, Delivery[]>();
+    for (const d of deliveries) byQueue.set(d.queue.id, [...(byQueue.get(d.queue.id) ?? []), d]);
+    for (const list of byQueue.values()) await this.broker.requeue(list[0]!.queue, list);
+  }
+
+  // --- content (basic.publish) -------------------------------------------------------
+
+  startPublish(method: Method): void {
+    if (method.args.immediate) throw new AmqpError(CODES.NOT_IMPLEMENTED, 'immediate=true', 60, 40);
+    this.publishing = { args: method.args, chunks: [], received: 0 };
+  }
+
+  get expectingContent(): boolean {
+    return this.publishing !== undefined;
+  }
+
+  /** A content header frame; the publish completes here if the body is empty. */
+  header(payload: Buffer): void {
+    const p = this.publishing;
+    if (!p || p.bodySize !== undefined) throw amqpErrors.unexpectedFrame('expected method frame, got non method frame instead');
+    const h = decodeHeader(payload);
+    if (h.classId !== 60) throw amqpErrors.unexpectedFrame(`expected content header for class 60, got one for class ${h.classId} instead`);
+    p.bodySize = h.bodySize;
+    p.rawProperties = h.raw;
+    p.headers = h.properties.headers;
+    p.expiration = h.properties.expiration;
+    if (h.bodySize > MAX_BODY) {
+      this.publishing = undefined;
+      // The body frames still to come are skipped by the connection (the channel is closing).
+      this.raise(amqpErrors.precondition(`message size ${h.bodySize} is larger than configured max size ${MAX_BODY}`), { name: 'basic.publish', classId: 60, methodId: 40, args: {} });
+      return;
+    }
+    if (h.bodySize === 0) this.finishPublish();
+  }
+
+  body(payload: Buffer): void {
+    const p = this.publishing;
+    if (!p || p.bodySize === undefined) throw amqpErrors.unexpectedFrame('expected method frame, got non method frame instead');
+    p.chunks.push(payload);
+    p.received += payload.length;
+    if (p.received > p.bodySize) throw amqpErrors.frameError(`body of ${p.received} bytes, more than the ${p.bodySize} its header announced`);
+    if (p.received === p.bodySize) this.finishPublish();
+  }
+
+  private finishPublish(): void {
+    const p = this.publishing!;
+    this.publishing = undefined;
+    const seq = this.confirming ? ++this.publishSeq : 0;
+    const method: Method = { name: 'basic.publish', classId: 60, methodId: 40, args: p.args };
+    this.enqueue(async () => {
+      const body = p.chunks.length === 1 ? p.chunks[0]! : Buffer.concat(p.chunks);
+      const exchange = String(p.args.exchange);
+      const routingKey = String(p.args.routingKey);
+      const expirationMs = parseExpiration(p.expiration);
+      const headers = p.headers && plainTable(p.headers);
+      const result = await this.broker.publish({ body, properties: p.rawProperties!, exchange, routingKey }, headers, expirationMs);
+      if (p.args.mandatory && result.routed === 0 && !result.refused) {
+        this.host.write([
+          methodFrame(this.number, 'basic.return', { replyCode: CODES.NO_ROUTE, replyText: 'NO_ROUTE', exchange, routingKey }),
+          ...contentFrames(this.number, p.rawProperties!, body, this.host.frameMax),
+        ]);
+      }
+      if (seq) this.send(result.refused ? 'basic.nack' : 'basic.ack', { deliveryTag: seq, multiple: false });
+    }, method);
+  }
+
+  // --- methods -----------------------------------------------------------------------
+
+  /** Dispatches a method of this (open) channel. */
+  handle(m: Method): void {
+    const a = m.args;
+    switch (m.name) {
+      case 'basic.publish': return this.startPublish(m);
+      case 'basic.ack': return this.enqueue(() => this.settle(a.deliveryTag as bigint, Boolean(a.multiple), 'ack'), m);
+      case 'basic.reject': return this.enqueue(() => this.settle(a.deliveryTag as bigint, false, a.requeue ? 'requeue' : 'reject'), m);
+      case 'basic.nack': return this.enqueue(() => this.settle(a.deliveryTag as bigint, Boolean(a.multiple), a.requeue ? 'requeue' : 'reject'), m);
+      case 'basic.qos': return this.enqueue(() => this.qos(a), m);
+      case 'basic.consume': return this.enqueue(() => this.consume(a), m);
+      case 'basic.cancel': return this.enqueue(() => this.cancel(String(a.consumerTag), Boolean(a.noWait)), m);
+      case 'basic.get': return this.enqueue(() => this.get(a), m);
+      case 'basic.recover': case 'basic.recover-async': return this.enqueue(() => this.recover(m), m);
+      case 'confirm.select':
+        return this.enqueue(() => {
+          this.confirming = true;
+          if (!a.noWait) this.send('confirm.select-ok');
+        }, m);
+      case 'channel.flow':
+        return this.enqueue(() => {
+          this.flowActive = Boolean(a.active);
+          this.wakeCredit();
+          this.send('channel.flow-ok', { active: this.flowActive });
+        }, m);
+      case 'tx.select': case 'tx.commit': case 'tx.rollback':
+        throw new AmqpError(CODES.NOT_IMPLEMENTED, 'transactions (tx) are not supported; use publisher confirms', m.classId, m.methodId);
+      default:
+        return this.enqueue(() => handleQueueMethod(this, m), m);
+    }
+  }
+
+  private qos(a: Args): void {
+    if (Number(a.prefetchSize) !== 0) throw amqpErrors.notImplemented(`prefetch_size!=0 (${String(a.prefetchSize)})`);
+    if (a.global) this.prefetchChannel = Number(a.prefetchCount);
+    else this.prefetchConsumer = Number(a.prefetchCount);
+    this.wakeCredit();
+    this.send('basic.qos-ok');
+  }
+
+  private async consume(a: Args): Promise<void> {
+    const queue = await this.broker.queue(String(a.queue));
+    this.host.registry.checkOwner(queue.id, queue.name, this.host.id);
+    let tag = String(a.consumerTag);
+    if (tag === '') tag = `amq.ctag-${this.host.id}-${this.number}-${++this.consumerSeq}`;
+    if (this.consumers.has(tag)) throw new AmqpError(CODES.NOT_ALLOWED, `attempt to reuse consumer tag '${tag}'`);
+    const c = new Consumer(tag, queue, Boolean(a.noAck), Boolean(a.exclusive), this);
+    this.host.registry.addConsumer(queue.id, queue.name, c);
+    this.consumers.set(tag, c);
+    if (!a.noWait) this.send('basic.consume-ok', { consumerTag: tag });
+    c.start();
+  }
+
+  private async cancel(tag: string, noWait: boolean): Promise<void> {
+    const c = this.consumers.get(tag);
+    if (c) {
+      this.consumers.delete(tag);
+      await this.afterStop(c);
+    }
+    if (!noWait) this.send('basic.cancel-ok', { consumerTag: tag });
+  }
+
+  private stopConsumer(c: Consumer): number {
+    c.stop();
+    return this.host.registry.removeConsumer(c.queue.id, c);
+  }
+
+  /** An auto-delete queue goes when its last consumer does. */
+  private async afterStop(c: Consumer): Promise<void> {
+    const left = this.stopConsumer(c);
+    if (left > 0) return;
+    const record = await this.broker.declareQueue({ name: c.queue.name, passive: true, durable: false, exclusive: false, autoDelete: false, arguments: {} }).catch(() => undefined);
+    if (record?.record?.autoDelete && record.queue.id === c.queue.id) {
+      await this.broker.deleteQueue(record.queue, false);
+      this.host.registry.queueDeleted(record.queue.id);
+    }
+  }
+
+  private async get(a: Args): Promise<void> {
+    const queue = await this.broker.queue(String(a.queue));
+    this.host.registry.checkOwner(queue.id, queue.name, this.host.id);
+    const [d] = await this.broker.receive(queue, 1, 0);
+    if (!d) {
+      this.send('basic.get-empty');
+      return;
+    }
+    const tag = ++this.deliveryTag;
+    if (a.noAck) await this.broker.ack(queue, [d]);
+    else this.unacked.set(tag, { delivery: d });
+    const messageCount = await this.broker.messageCount(queue);
+    this.host.write([
+      methodFrame(this.number, 'basic.get-ok', {
+        deliveryTag: tag, redelivered: d.redelivered, exchange: d.content.exchange, routingKey: d.content.routingKey, messageCount,
+      }),
+      ...contentFrames(this.number, d.content.properties, d.content.body, this.host.frameMax),
+    ]);
+  }
+
+  private async recover(m: Method): Promise<void> {
+    if (!m.args.requeue) throw amqpErrors.notImplemented('requeue=false');
+    const all = [...this.unacked.values()];
+    this.unacked.clear();
+    for (const u of all) if (u.consumer) u.consumer.unacked--;
+    await this.requeueAll(all.map((u) => u.delivery));
+    this.wakeCredit();
+    if (m.name === 'basic.recover') this.send('basic.recover-ok');
+  }
+
+  /** ack, requeue or reject the delivery `tag` (with `multiple`, every one up to it; tag 0: all). */
+  private async settle(tag: bigint, multiple: boolean, how: 'ack' | 'requeue' | 'reject'): Promise<void> {
+    const picked: Unacked[] = [];
+    if (multiple) {
+      for (const [t, u] of this.unacked) {
+        if (tag !== 0n && t > tag) break;
+        picked.push(u);
+        this.unacked.delete(t);
+      }
+    } else {
+      const u = this.unacked.get(tag);
+      if (!u) throw amqpErrors.precondition(`unknown delivery tag ${tag}`);
+      this.unacked.delete(tag);
+      picked.push(u);
+    }
+    if (multiple && picked.length === 0 && tag !== 0n) throw amqpErrors.precondition(`unknown delivery tag ${tag}`);
+    for (const u of picked) if (u.consumer) u.consumer.unacked--;
+    this.wakeCredit();
+    const byQueue = new Map<number, Delivery[]>();
+    for (const u of picked) byQueue.set(u.delivery.queue.id, [...(byQueue.get(u.delivery.queue.id) ?? []), u.delivery]);
+    for (const list of byQueue.values()) {
+      const queue = list[0]!.queue;
+      if (how === 'ack') await this.broker.ack(queue, list);
+      else if (how === 'requeue') await this.broker.requeue(queue, list);
+      else for (const d of list) await this.broker.reject(queue, d);
+    }
+  }
+
+  // --- consumers (ConsumerHost) ------------------------------------------------------
+
+  credit(c: Consumer): number {
+    if (!this.open || this.closing || !this.flowActive || !this.host.writable()) return 0;
+    if (c.noAck) return Infinity;
+    let room = Infinity;
+    if (this.prefetchConsumer > 0) room = this.prefetchConsumer - c.unacked;
+    if (this.prefetchChannel > 0) room = Math.min(room, this.prefetchChannel - this.unacked.size);
+    return room;
+  }
+
+  creditChanged(): Promise<void> {
+    if (!this.host.writable()) return this.host.drained();
+    return new Promise((resolve) => this.creditWaiters.push(resolve));
+  }
+
+  private wakeCredit(): void {
+    const waiters = this.creditWaiters;
+    this.creditWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  async receive(queue: QueueRecord, max: number, signal: AbortSignal): Promise<Delivery[]> {
+    const got = await this.broker.receive(queue, max, CONSUMER_WAIT_MS, signal);
+    // A message claimed after the consumer stopped goes straight back.
+    if (signal.aborted && got.length) {
+      await this.broker.requeue(queue, got);
+      return [];
+    }
+    if (!got.length && !signal.aborted) await this.broker.queue(queue.name);
+    return got;
+  }
+
+  deliver(c: Consumer, deliveries: Delivery[]): void {
+    const frames: Buffer[] = [];
+    const acks: Delivery[] = [];
+    for (const d of deliveries) {
+      const tag = ++this.deliveryTag;
+      if (c.noAck) acks.push(d);
+      else {
+        this.unacked.set(tag, { delivery: d, consumer: c });
+        c.unacked++;
+      }
+      frames.push(
+        methodFrame(this.number, 'basic.deliver', {
+          consumerTag: c.tag, deliveryTag: tag, redelivered: d.redelivered, exchange: d.content.exchange, routingKey: d.content.routingKey,
+        }),
+        ...contentFrames(this.number, d.content.properties, d.content.body, this.host.frameMax),
+      );
+    }
+    this.host.write(frames);
+    if (acks.length) this.broker.ack(c.queue, acks).catch((e) => this.raise(e));
+  }
+
+  giveBack(queue: QueueRecord, deliveries: Delivery[]): void {
+    if (deliveries.length) this.broker.requeue(queue, deliveries).catch(() => undefined);
+  }
+
+  cancelledByServer(c: Consumer): void {
+    if (this.consumers.get(c.tag) !== c) return;
+    this.consumers.delete(c.tag);
+    this.host.registry.removeConsumer(c.queue.id, c);
+    if (this.open && !this.closing) this.send('basic.cancel', { consumerTag: c.tag, noWait: true });
+  }
+}
+
+/** The `expiration` property: milliseconds as a decimal string (RabbitMQ refuses anything else). */
+function parseExpiration(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v)) throw amqpErrors.precondition(`invalid expiration '${v}' for message`);
+  return Number(v);
+}
