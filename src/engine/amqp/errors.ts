@@ -40,7 +40,8 @@ export class AmqpError extends Error {
     hard?: boolean,
   ) {
     super(message);
-    this.replyText = `${NAMES.get(code) ?? 'ERROR'} - ${message}`.slice(0, 255);
+    // A short string holds 255 bytes: longer texts (which may quote client input) are cut.
+    this.replyText = Buffer.from(`${NAMES.get(code) ?? 'ERROR'} - ${message}`).subarray(0, 255).toString('utf8').replace(/\uFFFD$/, '');
     this.hard = hard ?? HARD.has(code);
   }
 }

@@ -120,7 +120,6 @@ export class Channel implements ConsumerHost {
   // --- content (basic.publish) -------------------------------------------------------
 
   startPublish(method: Method): void {
-    if (method.args.immediate) throw new AmqpError(CODES.NOT_IMPLEMENTED, 'immediate=true', 60, 40);
     this.publishing = { args: method.args, chunks: [], received: 0 };
   }
 
@@ -159,6 +158,8 @@ export class Channel implements ConsumerHost {
   private finishPublish(): void {
     const p = this.publishing!;
     this.publishing = undefined;
+    // As RabbitMQ 3: refused once the whole message is in.
+    if (p.args.immediate) return this.host.fail(new AmqpError(CODES.NOT_IMPLEMENTED, 'immediate=true', 60, 40));
     const seq = this.confirming ? ++this.publishSeq : 0;
     const method: Method = { name: 'basic.publish', classId: 60, methodId: 40, args: p.args };
     this.enqueue(async () => {

@@ -144,23 +144,29 @@ export class Writer {
   }
 
   octet(v: number): this {
-    this.buf[this.room(1)] = v;
+    const at = this.room(1);
+    this.buf[at] = v;
     return this;
   }
+  // Each write reserves its room first: room() may replace the buffer.
   short(v: number): this {
-    this.buf.writeUInt16BE(v, this.room(2));
+    const at = this.room(2);
+    this.buf.writeUInt16BE(v, at);
     return this;
   }
   long(v: number): this {
-    this.buf.writeUInt32BE(v, this.room(4));
+    const at = this.room(4);
+    this.buf.writeUInt32BE(v, at);
     return this;
   }
   longlong(v: bigint | number): this {
-    this.buf.writeBigUInt64BE(BigInt(v), this.room(8));
+    const at = this.room(8);
+    this.buf.writeBigUInt64BE(BigInt(v), at);
     return this;
   }
   bytes(b: Buffer): this {
-    b.copy(this.buf, this.room(b.length));
+    const at = this.room(b.length);
+    b.copy(this.buf, at);
     return this;
   }
   shortstr(s: string): this {
@@ -196,19 +202,24 @@ export class Writer {
   }
   fieldValue(v: FieldValue): this {
     this.octet(v.type.charCodeAt(0));
-    const b = () => this.buf;
+    /** Reserves `n` bytes, then writes into the (possibly new) buffer. */
+    const put = (n: number, write: (buf: Buffer, at: number) => void) => {
+      const at = this.room(n);
+      write(this.buf, at);
+      return this;
+    };
     switch (v.type) {
       case 't': return this.octet(v.value ? 1 : 0);
-      case 'b': b().writeInt8(v.value, this.room(1)); return this;
+      case 'b': return put(1, (b, at) => b.writeInt8(v.value, at));
       case 'B': return this.octet(v.value);
-      case 's': b().writeInt16BE(v.value, this.room(2)); return this;
+      case 's': return put(2, (b, at) => b.writeInt16BE(v.value, at));
       case 'u': return this.short(v.value);
-      case 'I': b().writeInt32BE(v.value, this.room(4)); return this;
+      case 'I': return put(4, (b, at) => b.writeInt32BE(v.value, at));
       case 'i': return this.long(v.value);
-      case 'l': b().writeBigInt64BE(v.value, this.room(8)); return this;
+      case 'l': return put(8, (b, at) => b.writeBigInt64BE(v.value, at));
       case 'T': return this.longlong(v.value);
-      case 'f': b().writeFloatBE(v.value, this.room(4)); return this;
-      case 'd': b().writeDoubleBE(v.value, this.room(8)); return this;
+      case 'f': return put(4, (b, at) => b.writeFloatBE(v.value, at));
+      case 'd': return put(8, (b, at) => b.writeDoubleBE(v.value, at));
       case 'D': return this.octet(v.value.places).long(v.value.digits);
       case 'S': case 'x': return this.longstr(v.value);
       case 'A': return this.sized((w) => v.value.forEach((x) => w.fieldValue(x)));

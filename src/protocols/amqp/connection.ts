@@ -93,6 +93,16 @@ export class Connection implements ChannelHost {
   }
 
   private onData(chunk: Buffer): void {
+    try {
+      this.receive(chunk);
+    } catch (e) {
+      // A bug must cost this connection at most, never the server.
+      this.opts.log.warn({ connection: this.id, err: (e as Error)?.message }, 'AMQP connection failed');
+      this.socket.destroy();
+    }
+  }
+
+  private receive(chunk: Buffer): void {
     this.lastReceived = Date.now();
     this.parser.push(chunk);
     if (this.state === 'header') {
@@ -146,7 +156,7 @@ export class Connection implements ChannelHost {
       return;
     }
     if (f.type === FRAME_HEARTBEAT) {
-      if (f.channel !== 0) throw amqpErrors.frameError('heartbeat frame on a channel other than 0');
+      if (f.channel !== 0) throw amqpErrors.unexpectedFrame('heartbeat frame on a channel other than 0');
       return;
     }
     if (this.state !== 'ready') {
@@ -215,7 +225,7 @@ export class Connection implements ChannelHost {
       case 'connection.update-secret':
         throw new AmqpError(CODES.NOT_IMPLEMENTED, 'connection.update-secret', m.classId, m.methodId);
       default:
-        throw new AmqpError(CODES.COMMAND_INVALID, `unexpected method ${m.name} on channel 0`, m.classId, m.methodId);
+        throw new AmqpError(CODES.CHANNEL_ERROR, `${m.name} on channel 0`, m.classId, m.methodId);
     }
   }
 
