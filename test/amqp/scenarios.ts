@@ -265,6 +265,25 @@ export const scenarios: Scenario[] = [
     },
   },
   {
+    name: 'per-message expiration and queue TTL expire messages',
+    async run(c) {
+      const ch = await c.channel();
+      const q = c.q('ttl');
+      const qt = c.q('qttl');
+      await ch.assertQueue(q);
+      await ch.assertQueue(qt, { arguments: { 'x-message-ttl': 1000 } });
+      ch.sendToQueue(q, Buffer.from('short'), { expiration: '100' });
+      ch.sendToQueue(q, Buffer.from('long'), { expiration: '60000' });
+      ch.sendToQueue(q, Buffer.from('none'));
+      ch.sendToQueue(qt, Buffer.from('queue-ttl'));
+      await ch.waitForConfirms();
+      await pause(2500);
+      const left = [];
+      for (let m = await ch.get(q, { noAck: true }); m; m = await ch.get(q, { noAck: true })) left.push([m.content.toString(), m.properties.expiration]);
+      return { left, queueTtl: await depth(c, qt) };
+    },
+  },
+  {
     name: 'errors: reply codes of channel errors',
     async run(c) {
       const codes: Record<string, number | string> = {};

@@ -1,17 +1,25 @@
 import { AmqpBroker } from '../../engine/amqp/broker.js';
 import { AmqpError, CODES } from '../../engine/amqp/errors.js';
 import { plainTable, type FieldTable } from './codec.js';
-import type { Channel } from './channel.js';
-import type { Method } from './spec.js';
+import type { AmqpRegistry } from './registry.js';
+import type { Args, Method, MethodName } from './spec.js';
+
+/** What these methods need of their channel (channel.ts implements it). */
+export interface QueueMethodHost {
+  readonly number: number;
+  readonly broker: AmqpBroker;
+  readonly host: { readonly id: number; readonly registry: AmqpRegistry };
+  send(name: MethodName, args?: Args): void;
+}
 
 const args = (t: unknown) => plainTable((t as FieldTable | undefined) ?? new Map());
 
 /** The exchange and queue class methods of a channel (declare, bind, purge, delete). */
-export async function handleQueueMethod(ch: Channel, m: Method): Promise<void> {
+export async function handleQueueMethod(ch: QueueMethodHost, m: Method): Promise<void> {
   const a = m.args;
   const broker = ch.broker;
   const registry = ch.host.registry;
-  const reply = (name: Parameters<Channel['send']>[0], out?: Record<string, unknown>) => {
+  const reply = (name: MethodName, out?: Args) => {
     if (!a.noWait) ch.send(name, out);
   };
   switch (m.name) {
@@ -65,7 +73,7 @@ export async function handleQueueMethod(ch: Channel, m: Method): Promise<void> {
   }
 }
 
-async function checkedQueue(ch: Channel, name: string) {
+async function checkedQueue(ch: QueueMethodHost, name: string) {
   const queue = await ch.broker.queue(name);
   ch.host.registry.checkOwner(queue.id, name, ch.host.id);
   return queue;
