@@ -15,9 +15,9 @@ export interface AmqpServer {
   port: number;
 }
 
-/** `redrive serve --amqp-port 0`; the port is read from the start-up log. */
+/** `redrive serve --amqp-port 0` on SQLite (or PostgreSQL with REDRIVE_TEST_STORAGE=postgres); the port is read from the start-up log. */
 export async function startAmqpServer(opts: ServerProcessOptions = {}): Promise<AmqpServer> {
-  const server = await startServerProcess({ storage: 'memory', ...opts, args: ['--amqp-port', '0', ...(opts.args ?? [])] });
+  const server = await startServerProcess({ ...opts, args: ['--amqp-port', '0', ...(opts.args ?? [])] });
   const m = /"amqpPort":(\d+)/.exec(server.output());
   assert.ok(m, `no AMQP port in the server's log:\n${server.output()}`);
   const port = Number(m[1]);

@@ -304,15 +304,20 @@ export class Channel implements ConsumerHost {
       picked.push(u);
     }
     if (multiple && picked.length === 0 && tag !== 0n) throw amqpErrors.precondition(`unknown delivery tag ${tag}`);
-    for (const u of picked) if (u.consumer) u.consumer.unacked--;
-    this.wakeCredit();
     const byQueue = new Map<number, Delivery[]>();
     for (const u of picked) byQueue.set(u.delivery.queue.id, [...(byQueue.get(u.delivery.queue.id) ?? []), u.delivery]);
-    for (const list of byQueue.values()) {
-      const queue = list[0]!.queue;
-      if (how === 'ack') await this.broker.ack(queue, list);
-      else if (how === 'requeue') await this.broker.requeue(queue, list);
-      else for (const d of list) await this.broker.reject(queue, d);
+    try {
+      for (const list of byQueue.values()) {
+        const queue = list[0]!.queue;
+        if (how === 'ack') await this.broker.ack(queue, list);
+        else if (how === 'requeue') await this.broker.requeue(queue, list);
+        else for (const d of list) await this.broker.reject(queue, d);
+      }
+    } finally {
+      // Only now may consumers take more: a requeued message is back at the head first,
+      // so with prefetch 1 it is the next one delivered, as in RabbitMQ.
+      for (const u of picked) if (u.consumer) u.consumer.unacked--;
+      this.wakeCredit();
     }
   }
 
