@@ -22,6 +22,8 @@ export interface ChannelHost {
   drained(): Promise<void>;
   /** A connection-level error raised while serving this channel. */
   fail(err: AmqpError): void;
+  /** Methods queued on channels and not yet run: the connection stops reading while too many are. */
+  backlog(delta: number): void;
 }
 
 interface Unacked {
@@ -73,12 +75,14 @@ export class Channel implements ConsumerHost {
 
   /** Runs `op` after every earlier method of the channel; a failure closes the channel. */
   enqueue(op: () => Promise<void> | void, method?: Method): void {
+    this.host.backlog(1);
     this.chain = this.chain.then(async () => {
-      if (!this.open || this.closing) return;
       try {
-        await op();
+        if (this.open && !this.closing) await op();
       } catch (e) {
         this.raise(e, method);
+      } finally {
+        this.host.backlog(-1);
       }
     });
   }

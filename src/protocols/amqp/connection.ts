@@ -27,6 +27,12 @@ const MIN_FRAME_MAX = 4096;
 const CHANNEL_MAX = 2047;
 /** Bytes buffered for the socket past which consumers wait for it to drain. */
 const HIGH_WATER = 1 << 20;
+/**
+ * Methods waiting on this connection's channels past which it stops reading the socket
+ * (TCP then slows the publisher down), and below which it reads again.
+ */
+const BACKLOG_PAUSE = 2000;
+const BACKLOG_RESUME = 500;
 
 type State = 'header' | 'start-ok' | 'tune-ok' | 'open' | 'ready' | 'closing' | 'closed';
 
@@ -49,6 +55,7 @@ export class Connection implements ChannelHost {
   private lastReceived = Date.now();
   private lastSent = Date.now();
   private closeTimer?: NodeJS.Timeout;
+  private pending = 0;
   /** Settles once the socket is gone and its messages and exclusive queues are dealt with. */
   readonly done: Promise<void>;
 
@@ -73,6 +80,12 @@ export class Connection implements ChannelHost {
     this.socket.cork();
     for (const f of frames) this.socket.write(f);
     this.socket.uncork();
+  }
+
+  backlog(delta: number): void {
+    this.pending += delta;
+    if (this.pending >= BACKLOG_PAUSE && !this.socket.isPaused()) this.socket.pause();
+    else if (this.pending <= BACKLOG_RESUME && this.socket.isPaused()) this.socket.resume();
   }
 
   writable(): boolean {
