@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { deadLetterRule, deadLetterTarget, lengthLimit } from '../dead-lettering.js';
+import { deadLetterRule, deadLetterTarget } from '../dead-lettering.js';
 import type { Engine } from '../engine.js';
 import { SqsError } from '../errors.js';
 import type { Cancellation } from '../long-poll.js';
@@ -9,9 +9,9 @@ import type { AmqpQueueRecord } from '../store/exchanges.js';
 import type { QueueRecord } from '../types.js';
 import { amqpErrors } from './errors.js';
 import { AmqpExchanges } from './exchanges.js';
-import { fromStored, toNewMessage, type AmqpContent } from './messages.js';
+import { fromStored, type AmqpContent } from './messages.js';
+import { publishBatch, type Publish, type PublishResult } from './publish.js';
 import { attributesOf, checkEquivalent, checkQueueArguments } from './queue-arguments.js';
-import { route } from './routing.js';
 
 /**
  * How long a delivered, unacknowledged message stays in flight: RabbitMQ's default
@@ -39,13 +39,6 @@ export interface Delivery {
   sentAt: number;
   redelivered: boolean;
   content: AmqpContent;
-}
-
-export interface PublishResult {
-  /** Queues the message was stored in. */
-  routed: number;
-  /** A queue's length limit refused it (reject-publish): publisher confirms answer nack. */
-  refused: boolean;
 }
 
 /**
@@ -139,27 +132,9 @@ export class AmqpBroker {
     await this.exchanges.bind({ source, destinationKind: 'exchange', destination, routingKey, arguments: args }, bind);
   }
 
-  /**
-   * Routes a published message and stores it in every queue it reaches. `headers` are
-   * the message's headers as plain values (for the headers exchange).
-   */
-  async publish(content: AmqpContent, headers: Record<string, unknown> | undefined, expirationMs: number | undefined): Promise<PublishResult> {
-    const x = await this.exchanges.existing(content.exchange);
-    if (x.internal) throw amqpErrors.accessRefused(`cannot publish to internal exchange '${x.name}' in vhost '/'`);
-    const names = await route(this.exchanges, content.exchange, { routingKey: content.routingKey, headers });
-    let routed = 0;
-    let refused = false;
-    for (const name of names) {
-      const queue = await this.engine.store.queues.get(this.accountId, name);
-      // FIFO queues need a group id, which AMQP does not have: they are not routed to.
-      if (!queue || queue.fifo) continue;
-      const message = toNewMessage(this.engine, queue, this.accountId, content, expirationMs);
-      const { messages: [stored], deadLettered } = await this.engine.store.messages.send(queue.id, [message], await lengthLimit(this.engine, queue));
-      this.engine.deadLettered(queue, deadLettered);
-      if (stored!.rejected) refused = true;
-      else routed++;
-    }
-    return { routed, refused };
+  /** Routes and stores a channel's publishes, in order (see publish.ts). */
+  publish(batch: Publish[]): Promise<{ results: PublishResult[]; error?: unknown }> {
+    return publishBatch(this.engine, this.exchanges, this.accountId, batch);
   }
 
   /** Up to `max` messages of the queue, waiting up to `waitMs` for the first (a long poll). */

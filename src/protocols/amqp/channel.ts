@@ -1,10 +1,9 @@
 import type { AmqpBroker, Delivery } from '../../engine/amqp/broker.js';
 import { amqpErrors, AmqpError, CODES } from '../../engine/amqp/errors.js';
 import type { QueueRecord } from '../../engine/types.js';
-import { plainTable, type FieldTable } from './codec.js';
 import { Consumer, CONSUMER_WAIT_MS, type ConsumerHost } from './consumer.js';
 import { contentFrames, methodFrame } from './frames.js';
-import { decodeHeader, MAX_BODY } from './properties.js';
+import { Publisher } from './publisher.js';
 import type { AmqpRegistry } from './registry.js';
 import type { Args, Method, MethodName } from './spec.js';
 import { handleQueueMethod } from './queue-methods.js';
@@ -31,16 +30,6 @@ interface Unacked {
   consumer?: Consumer;
 }
 
-interface PendingPublish {
-  args: Args;
-  bodySize?: number;
-  rawProperties?: Buffer;
-  headers?: FieldTable;
-  expiration?: string;
-  chunks: Buffer[];
-  received: number;
-}
-
 /**
  * One AMQP channel: its methods run one at a time, in order, on a promise chain (so
  * publishes reach their queues in the order they were sent and confirms go out in order);
@@ -51,9 +40,9 @@ export class Channel implements ConsumerHost {
   /** A channel.close was sent; everything but close-ok is ignored until it comes. */
   closing = false;
   private chain: Promise<void> = Promise.resolve();
-  private publishing?: PendingPublish;
-  private confirming = false;
-  private publishSeq = 0;
+  readonly publisher = new Publisher(this);
+  /** The acks waiting to run, which later acks may join. */
+  private openAcks?: { tag: bigint; multiple: boolean }[];
   private deliveryTag = 0n;
   readonly unacked = new Map<bigint, Unacked>();
   readonly consumers = new Map<string, Consumer>();
@@ -75,6 +64,8 @@ export class Channel implements ConsumerHost {
 
   /** Runs `op` after every earlier method of the channel; a failure closes the channel. */
   enqueue(op: () => Promise<void> | void, method?: Method): void {
+    this.publisher.closeBatch();
+    this.openAcks = undefined;
     this.host.backlog(1);
     this.chain = this.chain.then(async () => {
       try {
@@ -116,71 +107,7 @@ export class Channel implements ConsumerHost {
   }
 
   private async requeueAll(deliveries: Delivery[]): Promise<void> {
-    const byQueue = new Map<number, Delivery[]>();
-    for (const d of deliveries) byQueue.set(d.queue.id, [...(byQueue.get(d.queue.id) ?? []), d]);
-    for (const list of byQueue.values()) await this.broker.requeue(list[0]!.queue, list);
-  }
-
-  // --- content (basic.publish) -------------------------------------------------------
-
-  startPublish(method: Method): void {
-    this.publishing = { args: method.args, chunks: [], received: 0 };
-  }
-
-  get expectingContent(): boolean {
-    return this.publishing !== undefined;
-  }
-
-  /** A content header frame; the publish completes here if the body is empty. */
-  header(payload: Buffer): void {
-    const p = this.publishing;
-    if (!p || p.bodySize !== undefined) throw amqpErrors.unexpectedFrame('expected method frame, got non method frame instead');
-    const h = decodeHeader(payload);
-    if (h.classId !== 60) throw amqpErrors.unexpectedFrame(`expected content header for class 60, got one for class ${h.classId} instead`);
-    p.bodySize = h.bodySize;
-    p.rawProperties = h.raw;
-    p.headers = h.properties.headers;
-    p.expiration = h.properties.expiration;
-    if (h.bodySize > MAX_BODY) {
-      this.publishing = undefined;
-      // The body frames still to come are skipped by the connection (the channel is closing).
-      this.raise(amqpErrors.precondition(`message size ${h.bodySize} is larger than configured max size ${MAX_BODY}`), { name: 'basic.publish', classId: 60, methodId: 40, args: {} });
-      return;
-    }
-    if (h.bodySize === 0) this.finishPublish();
-  }
-
-  body(payload: Buffer): void {
-    const p = this.publishing;
-    if (!p || p.bodySize === undefined) throw amqpErrors.unexpectedFrame('expected method frame, got non method frame instead');
-    p.chunks.push(payload);
-    p.received += payload.length;
-    if (p.received > p.bodySize) throw amqpErrors.frameError(`body of ${p.received} bytes, more than the ${p.bodySize} its header announced`);
-    if (p.received === p.bodySize) this.finishPublish();
-  }
-
-  private finishPublish(): void {
-    const p = this.publishing!;
-    this.publishing = undefined;
-    // As RabbitMQ 3: refused once the whole message is in.
-    if (p.args.immediate) return this.host.fail(new AmqpError(CODES.NOT_IMPLEMENTED, 'immediate=true', 60, 40));
-    const seq = this.confirming ? ++this.publishSeq : 0;
-    const method: Method = { name: 'basic.publish', classId: 60, methodId: 40, args: p.args };
-    this.enqueue(async () => {
-      const body = p.chunks.length === 1 ? p.chunks[0]! : Buffer.concat(p.chunks);
-      const exchange = String(p.args.exchange);
-      const routingKey = String(p.args.routingKey);
-      const expirationMs = parseExpiration(p.expiration);
-      const headers = p.headers && plainTable(p.headers);
-      const result = await this.broker.publish({ body, properties: p.rawProperties!, exchange, routingKey }, headers, expirationMs);
-      if (p.args.mandatory && result.routed === 0 && !result.refused) {
-        this.host.write([
-          methodFrame(this.number, 'basic.return', { replyCode: CODES.NO_ROUTE, replyText: 'NO_ROUTE', exchange, routingKey }),
-          ...contentFrames(this.number, p.rawProperties!, body, this.host.frameMax),
-        ]);
-      }
-      if (seq) this.send(result.refused ? 'basic.nack' : 'basic.ack', { deliveryTag: seq, multiple: false });
-    }, method);
+    for (const list of byQueue(deliveries)) await this.broker.requeue(list[0]!.queue, list);
   }
 
   // --- methods -----------------------------------------------------------------------
@@ -189,8 +116,19 @@ export class Channel implements ConsumerHost {
   handle(m: Method): void {
     const a = m.args;
     switch (m.name) {
-      case 'basic.publish': return this.startPublish(m);
-      case 'basic.ack': return this.enqueue(() => this.settle(a.deliveryTag as bigint, Boolean(a.multiple), 'ack'), m);
+      case 'basic.publish': return this.publisher.start(m);
+      case 'basic.ack': {
+        const ack = { tag: a.deliveryTag as bigint, multiple: Boolean(a.multiple) };
+        if (this.openAcks) {
+          this.openAcks.push(ack);
+          this.host.backlog(1);
+          return;
+        }
+        const acks = [ack];
+        this.enqueue(() => this.ackBatch(acks), m);
+        this.openAcks = acks;
+        return;
+      }
       case 'basic.reject': return this.enqueue(() => this.settle(a.deliveryTag as bigint, false, a.requeue ? 'requeue' : 'reject'), m);
       case 'basic.nack': return this.enqueue(() => this.settle(a.deliveryTag as bigint, Boolean(a.multiple), a.requeue ? 'requeue' : 'reject'), m);
       case 'basic.qos': return this.enqueue(() => this.qos(a), m);
@@ -200,7 +138,7 @@ export class Channel implements ConsumerHost {
       case 'basic.recover': case 'basic.recover-async': return this.enqueue(() => this.recover(m), m);
       case 'confirm.select':
         return this.enqueue(() => {
-          this.confirming = true;
+          this.publisher.confirming = true;
           if (!a.noWait) this.send('confirm.select-ok');
         }, m);
       case 'channel.flow':
@@ -294,6 +232,32 @@ export class Channel implements ConsumerHost {
 
   /** ack, requeue or reject the delivery `tag` (with `multiple`, every one up to it; tag 0: all). */
   private async settle(tag: bigint, multiple: boolean, how: 'ack' | 'requeue' | 'reject'): Promise<void> {
+    await this.apply(this.pick(tag, multiple), how);
+  }
+
+  /**
+   * Acks that arrive while the channel is busy are settled together, one delete per
+   * queue. An unknown tag among them closes the channel after the ones before it.
+   */
+  private async ackBatch(acks: { tag: bigint; multiple: boolean }[]): Promise<void> {
+    if (this.openAcks === acks) this.openAcks = undefined;
+    const picked: Unacked[] = [];
+    let error: unknown;
+    try {
+      for (const a of acks) picked.push(...this.pick(a.tag, a.multiple));
+    } catch (e) {
+      error = e;
+    }
+    try {
+      await this.apply(picked, 'ack');
+    } finally {
+      this.host.backlog(1 - acks.length);
+    }
+    if (error) throw error;
+  }
+
+  /** Takes the delivery `tag` (with `multiple`, every one up to it; tag 0: all) off the unacked list. */
+  private pick(tag: bigint, multiple: boolean): Unacked[] {
     const picked: Unacked[] = [];
     if (multiple) {
       for (const [t, u] of this.unacked) {
@@ -301,17 +265,18 @@ export class Channel implements ConsumerHost {
         picked.push(u);
         this.unacked.delete(t);
       }
-    } else {
-      const u = this.unacked.get(tag);
-      if (!u) throw amqpErrors.precondition(`unknown delivery tag ${tag}`);
-      this.unacked.delete(tag);
-      picked.push(u);
+      if (picked.length === 0 && tag !== 0n) throw amqpErrors.precondition(`unknown delivery tag ${tag}`);
+      return picked;
     }
-    if (multiple && picked.length === 0 && tag !== 0n) throw amqpErrors.precondition(`unknown delivery tag ${tag}`);
-    const byQueue = new Map<number, Delivery[]>();
-    for (const u of picked) byQueue.set(u.delivery.queue.id, [...(byQueue.get(u.delivery.queue.id) ?? []), u.delivery]);
+    const u = this.unacked.get(tag);
+    if (!u) throw amqpErrors.precondition(`unknown delivery tag ${tag}`);
+    this.unacked.delete(tag);
+    return [u];
+  }
+
+  private async apply(picked: Unacked[], how: 'ack' | 'requeue' | 'reject'): Promise<void> {
     try {
-      for (const list of byQueue.values()) {
+      for (const list of byQueue(picked.map((u) => u.delivery))) {
         const queue = list[0]!.queue;
         if (how === 'ack') await this.broker.ack(queue, list);
         else if (how === 'requeue') await this.broker.requeue(queue, list);
@@ -391,9 +356,13 @@ export class Channel implements ConsumerHost {
   }
 }
 
-/** The `expiration` property: milliseconds as a decimal string (RabbitMQ refuses anything else). */
-function parseExpiration(v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v)) throw amqpErrors.precondition(`invalid expiration '${v}' for message`);
-  return Number(v);
+/** Deliveries grouped by queue, in order, for one store call per queue. */
+function byQueue(deliveries: Delivery[]): Delivery[][] {
+  const groups = new Map<number, Delivery[]>();
+  for (const d of deliveries) {
+    const list = groups.get(d.queue.id);
+    if (list) list.push(d);
+    else groups.set(d.queue.id, [d]);
+  }
+  return [...groups.values()];
 }

@@ -185,8 +185,8 @@ export class Connection implements ChannelHost {
     if (!ch) throw amqpErrors.channelError(`expected 'channel.open' on channel ${f.channel}`);
     if (ch.closing) return;
     try {
-      if (f.type === FRAME_HEADER) ch.header(f.payload);
-      else if (f.type === FRAME_BODY) ch.body(f.payload);
+      if (f.type === FRAME_HEADER) ch.publisher.header(f.payload);
+      else if (f.type === FRAME_BODY) ch.publisher.body(f.payload);
     } catch (e) {
       if (e instanceof DecodeError) throw amqpErrors.frameError(`cannot decode the content header: ${e.message}`);
       throw e;
@@ -255,7 +255,7 @@ export class Connection implements ChannelHost {
       if (m.name === 'channel.close' || m.name === 'channel.close-ok') this.channels.delete(n);
       return;
     }
-    if (ch.expectingContent) {
+    if (ch.publisher.expectingContent) {
       throw amqpErrors.unexpectedFrame(`expected content header for class 60, got non content header frame instead`);
     }
     switch (m.name) {
