@@ -284,6 +284,26 @@ export const scenarios: Scenario[] = [
     },
   },
   {
+    name: 'a burst of publishes keeps its order; a bad one in a burst closes the channel after those before it',
+    async run(c) {
+      const ch = await c.channel();
+      const q = c.q('burst');
+      await ch.assertQueue(q);
+      const bodies = Array.from({ length: 300 }, (_, i) => `b${i}`);
+      await publishAll(ch, '', q, bodies);
+      const order: string[] = [];
+      for (let m = await ch.get(q, { noAck: true }); m; m = await ch.get(q, { noAck: true })) order.push(m.content.toString());
+      const bad = await c.channel();
+      let closed: unknown = 'open';
+      bad.on('error', (e: { code?: number }) => (closed = e.code));
+      for (let i = 0; i < 20; i++) bad.publish(i === 10 ? c.prefix + 'missing' : '', q, Buffer.from(`c${i}`));
+      await bad.waitForConfirms().catch(() => undefined);
+      await pause(200);
+      const stored = (await depth(c, q))[0];
+      return { inOrder: order.join() === bodies.join(), count: order.length, closed, stored };
+    },
+  },
+  {
     name: 'errors: reply codes of channel errors',
     async run(c) {
       const codes: Record<string, number | string> = {};
