@@ -19,6 +19,8 @@ export class RawClient {
   private frames: Frame[] = [];
   private waiting?: () => void;
   private ended = false;
+  /** Heartbeat frames received. */
+  heartbeats = 0;
 
   private constructor(private readonly socket: Socket) {
     socket.on('data', (d) => {
@@ -81,6 +83,7 @@ export class RawClient {
     for (;;) {
       const f = await this.nextFrame(timeoutMs);
       if (!f) return { kind: this.ended ? 'eof' : 'timeout' };
+      if (f.type === 8) this.heartbeats++;
       if (f.type !== 1) continue;
       const def = lookupMethod(f.payload.readUInt16BE(0), f.payload.readUInt16BE(2));
       if (!def) return { kind: 'unknown method' };
