@@ -21,6 +21,7 @@ program
   .option('--node-id <id>', 'this node\'s name in the node label of its metrics (default: host name and port)')
   .option('--metrics-address <host:port>', 'serve /metrics on this address instead of the main port')
   .option('--metrics-token-file <file>', 'a file holding the bearer token /metrics requires (needed for /metrics on the main port with --credentials)')
+  .option('--amqp-port <port>', 'serve AMQP 0-9-1 on this port too (off by default; 0 picks a free one)')
   .addOption(new Option('--console <state>', 'the web console under /console').choices(['on', 'off']).default(defaults.console))
   .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default(defaults.logLevel))
   .option('--shutdown-grace <seconds>', 'on SIGTERM, answer 503 on /ready for this long while still serving, then drain (give load balancers time to notice)', '0')
@@ -29,6 +30,7 @@ program
     const server = await startServer({
       ...defaults, ...opts, port: Number(opts.port), configFile: opts.config,
       shutdownGraceMs: seconds(opts.shutdownGrace, '--shutdown-grace') * 1000,
+      amqpPort: opts.amqpPort === undefined ? undefined : Number(opts.amqpPort),
       storageFromFlag: cmd.getOptionValueSource('storage') === 'cli',
     });
     // Policies change without a restart: edit the file, then `kill -HUP <pid>`. A file

@@ -15,6 +15,7 @@ import { Readiness } from './readiness.js';
 import { ConsoleRoutes } from '../console/console-routes.js';
 import { ServerMetrics } from '../metrics/metrics.js';
 import { MetricsEndpoint, parseMetricsAddress, readMetricsToken } from '../metrics/metrics-endpoint.js';
+import { AmqpServer } from '../protocols/amqp/server.js';
 
 export interface ServerConfig {
   host: string;
@@ -46,6 +47,8 @@ export interface ServerConfig {
   metricsAddress?: string;
   /** A file holding the bearer token /metrics requires. */
   metricsTokenFile?: string;
+  /** The AMQP 0-9-1 listener's port (docs/amqp.md); off when absent. */
+  amqpPort?: number;
 }
 
 export const defaults: ServerConfig = {
@@ -122,6 +125,9 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     console: config.console === 'off' ? undefined : new ConsoleRoutes({ engine, region: config.region, accountId: config.accountId, credentials }),
     metrics: metricsEndpoint,
   });
+  const amqp = config.amqpPort === undefined ? undefined
+    : new AmqpServer({ engine, host: config.host, port: config.amqpPort, accountId: config.accountId, credentials, log });
+  await amqp?.listen();
   const url = await http.listen();
   const metricsListener = metricsAccess.address ? await metricsEndpoint.listen() : undefined;
   log.info({ url, storage: store.kind, durability: config.durability, node, metrics: metricsListener?.url ?? `${url}/metrics` }, 'listening');
@@ -144,6 +150,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         log.info({ graceMs: config.shutdownGraceMs }, 'shutting down');
         // The load balancer sees /ready fail and stops sending; until then, serve on.
         if (config.shutdownGraceMs > 0) await new Promise((r) => setTimeout(r, config.shutdownGraceMs));
+        await amqp?.close();
         const closing = http.close();
         await metricsListener?.close();
         await engine.close();

@@ -1,5 +1,6 @@
 import type { ActivityStore } from './activity.js';
 import type { DeadLetterStore } from './dead-letters.js';
+import type { ExchangeStore } from './exchanges.js';
 import type { MaintenanceStore } from './maintenance.js';
 import type { MessageStore } from './messages.js';
 import type { MoveTaskStore } from './move-tasks.js';
@@ -9,6 +10,7 @@ import type { WakeupStore } from './wakeups.js';
 
 export type * from './activity.js';
 export type * from './dead-letters.js';
+export type * from './exchanges.js';
 export type * from './maintenance.js';
 export type * from './messages.js';
 export type * from './move-tasks.js';
@@ -38,6 +40,8 @@ export interface Store {
   readonly moveTasks: MoveTaskStore;
   readonly maintenance: MaintenanceStore;
   readonly wakeups: WakeupStore;
+  /** AMQP exchanges, bindings and queue declarations. */
+  readonly exchanges: ExchangeStore;
   readonly activity: ActivityStore;
   /** The store's own figures (group commit, connection pool), for metrics; a store may have none. */
   stats?(): StoreStats;

@@ -4,6 +4,7 @@ import { QueueCache } from '../queue-cache.js';
 import { guardStorage } from '../storage-guard.js';
 import { PgDeadLetters } from './dead-letters.js';
 import { PgActivity } from './activity.js';
+import { PgExchanges } from './exchanges.js';
 import { PgMaintenance } from './maintenance.js';
 import { PgMessages } from './messages.js';
 import { migrate } from './migrate.js';
@@ -47,6 +48,7 @@ export class PostgresStore implements Store {
   readonly deadLetters: PgDeadLetters;
   readonly moveTasks: PgMoveTasks;
   readonly maintenance: PgMaintenance;
+  readonly exchanges: PgExchanges;
   readonly wakeups: PgWakeups;
   readonly activity: PgActivity;
 
@@ -60,6 +62,7 @@ export class PostgresStore implements Store {
     this.moveTasks = guardStorage(new PgMoveTasks(pool, this.wakeups), postgresStorageError);
     this.maintenance = guardStorage(new PgMaintenance(pool), postgresStorageError);
     this.activity = guardStorage(new PgActivity(pool), postgresStorageError);
+    this.exchanges = guardStorage(new PgExchanges(pool), postgresStorageError);
   }
 
   /** Connects, brings the schema up to date and starts listening for other nodes. */

@@ -7,6 +7,7 @@ import { SqliteActivity } from './activity.js';
 import { Checkpointer, FALLBACK_CHECKPOINT_PAGES } from './checkpointer.js';
 import { SqliteCounters } from './counters.js';
 import { SqliteDeadLetters } from './dead-letters.js';
+import { SqliteExchanges } from './exchanges.js';
 import { GroupCommit } from './group-commit.js';
 import { SqliteMaintenance } from './maintenance.js';
 import { SqliteMessages } from './messages.js';
@@ -44,6 +45,7 @@ export class SqliteStore implements Store {
   readonly deadLetters: SqliteDeadLetters;
   readonly moveTasks: SqliteMoveTasks;
   readonly maintenance: SqliteMaintenance;
+  readonly exchanges: SqliteExchanges;
   readonly wakeups = new SqliteWakeups();
   readonly activity: SqliteActivity;
   private readonly db: Database.Database;
@@ -93,6 +95,7 @@ export class SqliteStore implements Store {
     this.moveTasks = guardStorage(new SqliteMoveTasks(this.db, this.commit, counters, this.wakeups), sqliteStorageError);
     this.maintenance = guardStorage(new SqliteMaintenance(this.db, this.commit), sqliteStorageError);
     this.activity = guardStorage(new SqliteActivity(this.db, this.commit), sqliteStorageError);
+    this.exchanges = guardStorage(new SqliteExchanges(this.db, this.commit), sqliteStorageError);
   }
 
   stats(): StoreStats {

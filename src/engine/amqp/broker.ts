@@ -1,0 +1,192 @@
+import { randomBytes } from 'node:crypto';
+import { deadLetterRule, deadLetterTarget } from '../dead-lettering.js';
+import type { Engine } from '../engine.js';
+import { SqsError } from '../errors.js';
+import type { Cancellation } from '../long-poll.js';
+import { defaultAttributes, parseAttributes, retentionMs } from '../queue-attributes.js';
+import { newReceiptToken } from '../receipt.js';
+import type { AmqpQueueRecord } from '../store/exchanges.js';
+import type { QueueRecord } from '../types.js';
+import { amqpErrors } from './errors.js';
+import { AmqpExchanges } from './exchanges.js';
+import { fromStored, type AmqpContent } from './messages.js';
+import { publishBatch, type Publish, type PublishResult } from './publish.js';
+import { attributesOf, checkEquivalent, checkQueueArguments } from './queue-arguments.js';
+
+/**
+ * How long a delivered, unacknowledged message stays in flight: RabbitMQ's default
+ * consumer_timeout. A channel that closes gives its messages back at once.
+ */
+export const DELIVERY_VISIBILITY_MS = 30 * 60_000;
+/** AMQP queue names Redrive accepts: they must also work in queue URLs and ARNs. */
+const QUEUE_NAME = /^[A-Za-z0-9_.\-]{1,255}$/;
+
+export interface QueueDeclaration {
+  name: string;
+  passive: boolean;
+  durable: boolean;
+  exclusive: boolean;
+  autoDelete: boolean;
+  arguments: Record<string, unknown>;
+}
+
+/** A message handed to an AMQP consumer, with what settling it needs. */
+export interface Delivery {
+  queue: QueueRecord;
+  seq: number;
+  token: string;
+  messageId: string;
+  sentAt: number;
+  redelivered: boolean;
+  content: AmqpContent;
+}
+
+/**
+ * AMQP's operations for one account, on the engine's queues: the rules of publishing,
+ * routing, delivering and settling. The protocol adapter (src/protocols/amqp) keeps the
+ * connection and channel state and calls these.
+ */
+export class AmqpBroker {
+  readonly exchanges: AmqpExchanges;
+
+  constructor(private readonly engine: Engine, readonly accountId: string) {
+    this.exchanges = new AmqpExchanges(engine, accountId);
+  }
+
+  /** The queue, or RabbitMQ's 404. */
+  async queue(name: string): Promise<QueueRecord> {
+    const q = await this.engine.store.queues.get(this.accountId, name);
+    if (!q) throw amqpErrors.noQueue(name);
+    return q;
+  }
+
+  /** A server-named queue, as RabbitMQ names them (with `-` for `.`: queue names must be ARN-safe). */
+  static generatedName(): string {
+    return `amq-gen-${randomBytes(16).toString('base64url')}`;
+  }
+
+  async declareQueue(d: QueueDeclaration): Promise<{ queue: QueueRecord; record?: AmqpQueueRecord; messageCount: number }> {
+    if (d.passive) {
+      const queue = await this.queue(d.name);
+      return { queue, record: await this.engine.store.exchanges.queue(queue.id), messageCount: await this.messageCount(queue) };
+    }
+    if (d.name.startsWith('amq.')) throw amqpErrors.accessRefused(`queue name '${d.name}' contains reserved prefix 'amq.*'`);
+    if (!QUEUE_NAME.test(d.name) || d.name.endsWith('.fifo')) {
+      throw amqpErrors.precondition(`queue name '${d.name}' is not supported: Redrive's AMQP queue names are 1 to 255 letters, digits, '.', '-' and '_', not ending in .fifo`);
+    }
+    checkQueueArguments(d.name, d.arguments);
+    const given: AmqpQueueRecord = { queueId: 0, durable: d.durable, exclusive: d.exclusive, autoDelete: d.autoDelete, arguments: d.arguments };
+    const existing = await this.engine.store.queues.get(this.accountId, d.name);
+    if (existing) {
+      const record = await this.engine.store.exchanges.queue(existing.id);
+      // A queue made over SQS adopts its first AMQP declaration.
+      if (record) checkEquivalent(d.name, record, given);
+      else await this.engine.store.exchanges.setQueue({ ...given, queueId: existing.id });
+      return { queue: existing, record: record ?? { ...given, queueId: existing.id }, messageCount: await this.messageCount(existing) };
+    }
+    let attributes: Record<string, string>;
+    try {
+      attributes = { ...defaultAttributes(false), ...parseAttributes(attributesOf(d.arguments), false, 'create') };
+    } catch (e) {
+      throw amqpErrors.precondition(`invalid arguments for queue '${d.name}' in vhost '/': ${e instanceof SqsError ? e.message : String(e)}`);
+    }
+    const now = this.engine.clock.now();
+    const { queue } = await this.engine.store.queues.create({
+      accountId: this.accountId, name: d.name, fifo: false, attributes, tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
+    });
+    const record = { ...given, queueId: queue.id };
+    await this.engine.store.exchanges.setQueue(record);
+    return { queue, record, messageCount: 0 };
+  }
+
+  /** Ready messages, as queue.declare-ok and basic.get-ok count them. */
+  async messageCount(queue: QueueRecord): Promise<number> {
+    return (await this.engine.store.messages.count(queue.id, this.engine.clock.now())).visible;
+  }
+
+  async deleteQueue(queue: QueueRecord, ifEmpty: boolean): Promise<number> {
+    const counts = await this.engine.store.messages.count(queue.id, this.engine.clock.now());
+    const total = counts.visible + counts.inflight + counts.delayed;
+    if (ifEmpty && total > 0) throw amqpErrors.precondition(`queue '${queue.name}' in vhost '/' not empty`);
+    await this.engine.store.queues.delete(queue.id);
+    await this.engine.store.exchanges.unbindDestination(this.accountId, 'queue', queue.name);
+    return counts.visible;
+  }
+
+  /** Removes the ready messages; messages delivered and not yet acknowledged stay, as in RabbitMQ. */
+  async purge(queue: QueueRecord): Promise<number> {
+    const n = await this.messageCount(queue);
+    await this.engine.store.queues.purge(queue.id, this.engine.clock.now(), 0);
+    return n;
+  }
+
+  async bindQueue(queueName: string, exchange: string, routingKey: string, args: Record<string, unknown>, bind: boolean): Promise<void> {
+    await this.queue(queueName);
+    await this.exchanges.source(exchange);
+    await this.exchanges.bind({ source: exchange, destinationKind: 'queue', destination: queueName, routingKey, arguments: args }, bind);
+  }
+
+  async bindExchange(destination: string, source: string, routingKey: string, args: Record<string, unknown>, bind: boolean): Promise<void> {
+    await this.exchanges.source(source);
+    await this.exchanges.source(destination);
+    await this.exchanges.bind({ source, destinationKind: 'exchange', destination, routingKey, arguments: args }, bind);
+  }
+
+  /** Routes and stores a channel's publishes, in order (see publish.ts). */
+  publish(batch: Publish[]): Promise<{ results: PublishResult[]; error?: unknown }> {
+    return publishBatch(this.engine, this.exchanges, this.accountId, batch);
+  }
+
+  /** Up to `max` messages of the queue, waiting up to `waitMs` for the first (a long poll). */
+  async receive(queue: QueueRecord, max: number, waitMs: number, signal?: Cancellation): Promise<Delivery[]> {
+    const deadLetter = await deadLetterRule(this.engine, queue);
+    const attempt = async () => {
+      const now = this.engine.clock.now();
+      const r = await this.engine.store.messages.receive(queue.id, {
+        now, max, visibilityTimeoutMs: DELIVERY_VISIBILITY_MS, retentionCutoff: now - retentionMs(queue),
+        newToken: newReceiptToken, deadLetter,
+      });
+      this.engine.deadLettered(queue, r.deadLettered);
+      return r.messages;
+    };
+    const messages = await this.engine.longPolls.wait(queue.id, waitMs, attempt, signal, max);
+    return messages.map((m) => ({
+      queue, seq: m.seq, token: m.receiptToken!, messageId: m.messageId, sentAt: m.sentAt,
+      redelivered: m.receiveCount > 1, content: fromStored(m, queue.name),
+    }));
+  }
+
+  /** basic.ack: deletes the messages (only under their current receipt). */
+  async ack(queue: QueueRecord, deliveries: Delivery[]): Promise<void> {
+    if (!deliveries.length) return;
+    await this.engine.store.messages.delete(queue.id, deliveries, { now: this.engine.clock.now(), requireCurrent: true });
+  }
+
+  /**
+   * Requeue: the messages become visible again at their original position (visibility
+   * set back to when they were sent), so they are delivered again first, as RabbitMQ does.
+   */
+  async requeue(queue: QueueRecord, deliveries: Delivery[]): Promise<void> {
+    if (!deliveries.length) return;
+    const now = this.engine.clock.now();
+    await this.engine.store.messages.changeVisibility(queue.id, deliveries.map((d) => ({
+      seq: d.seq, token: d.token, visibilityTimeoutMs: Math.min(0, d.sentAt - now), maxSinceReceiveMs: Number.MAX_SAFE_INTEGER, requireCurrent: true,
+    })), now);
+  }
+
+  /**
+   * basic.reject / basic.nack without requeue: dead-lettered with reason `rejected` if the
+   * queue has a dead-letter target; otherwise dropped, as RabbitMQ drops it, and counted
+   * and logged as a drop.
+   */
+  async reject(queue: QueueRecord, d: Delivery): Promise<void> {
+    const target = await deadLetterTarget(this.engine, queue, 'rejected');
+    if (target) {
+      const { deadLettered } = await this.engine.store.deadLetters.reject(queue.id, d, this.engine.clock.now(), target);
+      this.engine.deadLettered(queue, deadLettered);
+      return;
+    }
+    const [outcome] = await this.engine.store.messages.delete(queue.id, [d], { now: this.engine.clock.now(), requireCurrent: true });
+    if (outcome === 'ok') this.engine.deadLettered(queue, [{ messageId: d.messageId, from: queue.id, reason: 'rejected' }]);
+  }
+}

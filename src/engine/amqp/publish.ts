@@ -1,0 +1,68 @@
+import { lengthLimit } from '../dead-lettering.js';
+import type { Engine } from '../engine.js';
+import type { NewMessage, QueueRecord } from '../types.js';
+import { amqpErrors } from './errors.js';
+import type { AmqpExchanges } from './exchanges.js';
+import { toNewMessage, type AmqpContent } from './messages.js';
+import { route } from './routing.js';
+
+export interface Publish {
+  content: AmqpContent;
+  /** The message's headers as plain values (for the headers exchange). */
+  headers?: Record<string, unknown>;
+  /** The message's own TTL (property `expiration`). */
+  expirationMs?: number;
+}
+
+export interface PublishResult {
+  /** Queues the message was stored in. */
+  routed: number;
+  /** A queue's length limit refused it (reject-publish): publisher confirms answer nack. */
+  refused: boolean;
+}
+
+/**
+ * Routes publishes of one channel, in order, and stores them with one send per queue
+ * (a channel that publishes faster than the store commits has its publishes batched, as
+ * SQS batches sends). A publish that fails (an exchange that does not exist) ends the
+ * batch: those before it are stored and reported, and the error is returned for the
+ * channel to raise, as if it had come one at a time.
+ */
+export async function publishBatch(
+  engine: Engine, exchanges: AmqpExchanges, accountId: string, batch: Publish[],
+): Promise<{ results: PublishResult[]; error?: unknown }> {
+  const queues = new Map<string, QueueRecord | undefined>();
+  const perQueue = new Map<number, { queue: QueueRecord; messages: NewMessage[]; owners: number[] }>();
+  const results: PublishResult[] = [];
+  let error: unknown;
+  for (const [i, p] of batch.entries()) {
+    try {
+      const x = await exchanges.existing(p.content.exchange);
+      if (x.internal) throw amqpErrors.accessRefused(`cannot publish to internal exchange '${x.name}' in vhost '/'`);
+      for (const name of await route(exchanges, p.content.exchange, { routingKey: p.content.routingKey, headers: p.headers })) {
+        if (!queues.has(name)) queues.set(name, await engine.store.queues.get(accountId, name));
+        const queue = queues.get(name);
+        // FIFO queues need a group id, which AMQP does not have: they are not routed to.
+        if (!queue || queue.fifo) continue;
+        const group = perQueue.get(queue.id) ?? { queue, messages: [], owners: [] };
+        perQueue.set(queue.id, group);
+        group.messages.push(toNewMessage(engine, queue, accountId, p.content, p.expirationMs));
+        group.owners.push(i);
+      }
+      results.push({ routed: 0, refused: false });
+    } catch (e) {
+      error = e;
+      break;
+    }
+  }
+  for (const { queue, messages, owners } of perQueue.values()) {
+    const { messages: stored, deadLettered } = await engine.store.messages.send(queue.id, messages, await lengthLimit(engine, queue));
+    engine.deadLettered(queue, deadLettered);
+    stored.forEach((m, k) => {
+      const r = results[owners[k]!]!;
+      if (m.rejected) r.refused = true;
+      else r.routed++;
+    });
+  }
+  return { results, error };
+}

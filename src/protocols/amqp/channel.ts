@@ -1,0 +1,368 @@
+import type { AmqpBroker, Delivery } from '../../engine/amqp/broker.js';
+import { amqpErrors, AmqpError, CODES } from '../../engine/amqp/errors.js';
+import type { QueueRecord } from '../../engine/types.js';
+import { Consumer, CONSUMER_WAIT_MS, type ConsumerHost } from './consumer.js';
+import { contentFrames, methodFrame } from './frames.js';
+import { Publisher } from './publisher.js';
+import type { AmqpRegistry } from './registry.js';
+import type { Args, Method, MethodName } from './spec.js';
+import { handleQueueMethod } from './queue-methods.js';
+
+/** What a channel needs of its connection. */
+export interface ChannelHost {
+  readonly id: number;
+  readonly broker: AmqpBroker;
+  readonly registry: AmqpRegistry;
+  readonly frameMax: number;
+  write(frames: Buffer[]): void;
+  /** Whether the socket's buffer is below its high-water mark. */
+  writable(): boolean;
+  /** Resolves once the socket drains (or the connection ends). */
+  drained(): Promise<void>;
+  /** A connection-level error raised while serving this channel. */
+  fail(err: AmqpError): void;
+  /** Methods queued on channels and not yet run: the connection stops reading while too many are. */
+  backlog(delta: number): void;
+}
+
+interface Unacked {
+  delivery: Delivery;
+  consumer?: Consumer;
+}
+
+/**
+ * One AMQP channel: its methods run one at a time, in order, on a promise chain (so
+ * publishes reach their queues in the order they were sent and confirms go out in order);
+ * consumers run beside it. On close every unacknowledged message goes back to its queue.
+ */
+export class Channel implements ConsumerHost {
+  open = true;
+  /** A channel.close was sent; everything but close-ok is ignored until it comes. */
+  closing = false;
+  private chain: Promise<void> = Promise.resolve();
+  readonly publisher = new Publisher(this);
+  /** The acks waiting to run, which later acks may join. */
+  private openAcks?: { tag: bigint; multiple: boolean }[];
+  private deliveryTag = 0n;
+  readonly unacked = new Map<bigint, Unacked>();
+  readonly consumers = new Map<string, Consumer>();
+  private prefetchConsumer = 0;
+  private prefetchChannel = 0;
+  private flowActive = true;
+  private creditWaiters: (() => void)[] = [];
+  private consumerSeq = 0;
+
+  constructor(readonly number: number, readonly host: ChannelHost) {}
+
+  get broker(): AmqpBroker {
+    return this.host.broker;
+  }
+
+  send(name: MethodName, args?: Args): void {
+    this.host.write([methodFrame(this.number, name, args)]);
+  }
+
+  /** Runs `op` after every earlier method of the channel; a failure closes the channel. */
+  enqueue(op: () => Promise<void> | void, method?: Method): void {
+    this.publisher.closeBatch();
+    this.openAcks = undefined;
+    this.host.backlog(1);
+    this.chain = this.chain.then(async () => {
+      try {
+        if (this.open && !this.closing) await op();
+      } catch (e) {
+        this.raise(e, method);
+      } finally {
+        this.host.backlog(-1);
+      }
+    });
+  }
+
+  raise(e: unknown, method?: Method): void {
+    const err = e instanceof AmqpError ? e : new AmqpError(CODES.INTERNAL_ERROR, (e as Error)?.message ?? String(e));
+    if (method && !err.classId) {
+      err.classId = method.classId;
+      err.methodId = method.methodId;
+    }
+    if (err.hard) this.host.fail(err);
+    else this.closeWith(err);
+  }
+
+  /** Closes the channel from the server's side with the error's code. */
+  closeWith(err: AmqpError): void {
+    if (this.closing || !this.open) return;
+    this.closing = true;
+    this.send('channel.close', { replyCode: err.code, replyText: err.replyText, classId: err.classId, methodId: err.methodId });
+    void this.release();
+  }
+
+  /** Stops consumers and gives every unacknowledged message back. */
+  async release(): Promise<void> {
+    for (const c of this.consumers.values()) this.stopConsumer(c);
+    this.consumers.clear();
+    const all = [...this.unacked.values()].map((u) => u.delivery);
+    this.unacked.clear();
+    this.wakeCredit();
+    await this.requeueAll(all).catch(() => undefined);
+  }
+
+  private async requeueAll(deliveries: Delivery[]): Promise<void> {
+    for (const list of byQueue(deliveries)) await this.broker.requeue(list[0]!.queue, list);
+  }
+
+  // --- methods -----------------------------------------------------------------------
+
+  /** Dispatches a method of this (open) channel. */
+  handle(m: Method): void {
+    const a = m.args;
+    switch (m.name) {
+      case 'basic.publish': return this.publisher.start(m);
+      case 'basic.ack': {
+        const ack = { tag: a.deliveryTag as bigint, multiple: Boolean(a.multiple) };
+        if (this.openAcks) {
+          this.openAcks.push(ack);
+          this.host.backlog(1);
+          return;
+        }
+        const acks = [ack];
+        this.enqueue(() => this.ackBatch(acks), m);
+        this.openAcks = acks;
+        return;
+      }
+      case 'basic.reject': return this.enqueue(() => this.settle(a.deliveryTag as bigint, false, a.requeue ? 'requeue' : 'reject'), m);
+      case 'basic.nack': return this.enqueue(() => this.settle(a.deliveryTag as bigint, Boolean(a.multiple), a.requeue ? 'requeue' : 'reject'), m);
+      case 'basic.qos': return this.enqueue(() => this.qos(a), m);
+      case 'basic.consume': return this.enqueue(() => this.consume(a), m);
+      case 'basic.cancel': return this.enqueue(() => this.cancel(String(a.consumerTag), Boolean(a.noWait)), m);
+      case 'basic.get': return this.enqueue(() => this.get(a), m);
+      case 'basic.recover': case 'basic.recover-async': return this.enqueue(() => this.recover(m), m);
+      case 'confirm.select':
+        return this.enqueue(() => {
+          this.publisher.confirming = true;
+          if (!a.noWait) this.send('confirm.select-ok');
+        }, m);
+      case 'channel.flow':
+        return this.enqueue(() => {
+          this.flowActive = Boolean(a.active);
+          this.wakeCredit();
+          this.send('channel.flow-ok', { active: this.flowActive });
+        }, m);
+      case 'tx.select': case 'tx.commit': case 'tx.rollback':
+        throw new AmqpError(CODES.NOT_IMPLEMENTED, 'transactions (tx) are not supported; use publisher confirms', m.classId, m.methodId);
+      default:
+        return this.enqueue(() => handleQueueMethod(this, m), m);
+    }
+  }
+
+  private qos(a: Args): void {
+    if (Number(a.prefetchSize) !== 0) throw amqpErrors.notImplemented(`prefetch_size!=0 (${String(a.prefetchSize)})`);
+    if (a.global) this.prefetchChannel = Number(a.prefetchCount);
+    else this.prefetchConsumer = Number(a.prefetchCount);
+    this.wakeCredit();
+    this.send('basic.qos-ok');
+  }
+
+  private async consume(a: Args): Promise<void> {
+    const queue = await this.broker.queue(String(a.queue));
+    this.host.registry.checkOwner(queue.id, queue.name, this.host.id);
+    let tag = String(a.consumerTag);
+    if (tag === '') tag = `amq.ctag-${this.host.id}-${this.number}-${++this.consumerSeq}`;
+    if (this.consumers.has(tag)) throw new AmqpError(CODES.NOT_ALLOWED, `attempt to reuse consumer tag '${tag}'`);
+    const c = new Consumer(tag, queue, Boolean(a.noAck), Boolean(a.exclusive), this);
+    this.host.registry.addConsumer(queue.id, queue.name, c);
+    this.consumers.set(tag, c);
+    if (!a.noWait) this.send('basic.consume-ok', { consumerTag: tag });
+    c.start();
+  }
+
+  private async cancel(tag: string, noWait: boolean): Promise<void> {
+    const c = this.consumers.get(tag);
+    if (c) {
+      this.consumers.delete(tag);
+      await this.afterStop(c);
+    }
+    if (!noWait) this.send('basic.cancel-ok', { consumerTag: tag });
+  }
+
+  private stopConsumer(c: Consumer): number {
+    c.stop();
+    return this.host.registry.removeConsumer(c.queue.id, c);
+  }
+
+  /** An auto-delete queue goes when its last consumer does. */
+  private async afterStop(c: Consumer): Promise<void> {
+    const left = this.stopConsumer(c);
+    if (left > 0) return;
+    const record = await this.broker.declareQueue({ name: c.queue.name, passive: true, durable: false, exclusive: false, autoDelete: false, arguments: {} }).catch(() => undefined);
+    if (record?.record?.autoDelete && record.queue.id === c.queue.id) {
+      await this.broker.deleteQueue(record.queue, false);
+      this.host.registry.queueDeleted(record.queue.id);
+    }
+  }
+
+  private async get(a: Args): Promise<void> {
+    const queue = await this.broker.queue(String(a.queue));
+    this.host.registry.checkOwner(queue.id, queue.name, this.host.id);
+    const [d] = await this.broker.receive(queue, 1, 0);
+    if (!d) {
+      this.send('basic.get-empty');
+      return;
+    }
+    const tag = ++this.deliveryTag;
+    if (a.noAck) await this.broker.ack(queue, [d]);
+    else this.unacked.set(tag, { delivery: d });
+    const messageCount = await this.broker.messageCount(queue);
+    this.host.write([
+      methodFrame(this.number, 'basic.get-ok', {
+        deliveryTag: tag, redelivered: d.redelivered, exchange: d.content.exchange, routingKey: d.content.routingKey, messageCount,
+      }),
+      ...contentFrames(this.number, d.content.properties, d.content.body, this.host.frameMax),
+    ]);
+  }
+
+  private async recover(m: Method): Promise<void> {
+    if (!m.args.requeue) throw amqpErrors.notImplemented('requeue=false');
+    const all = [...this.unacked.values()];
+    this.unacked.clear();
+    for (const u of all) if (u.consumer) u.consumer.unacked--;
+    await this.requeueAll(all.map((u) => u.delivery));
+    this.wakeCredit();
+    if (m.name === 'basic.recover') this.send('basic.recover-ok');
+  }
+
+  /** ack, requeue or reject the delivery `tag` (with `multiple`, every one up to it; tag 0: all). */
+  private async settle(tag: bigint, multiple: boolean, how: 'ack' | 'requeue' | 'reject'): Promise<void> {
+    await this.apply(this.pick(tag, multiple), how);
+  }
+
+  /**
+   * Acks that arrive while the channel is busy are settled together, one delete per
+   * queue. An unknown tag among them closes the channel after the ones before it.
+   */
+  private async ackBatch(acks: { tag: bigint; multiple: boolean }[]): Promise<void> {
+    if (this.openAcks === acks) this.openAcks = undefined;
+    const picked: Unacked[] = [];
+    let error: unknown;
+    try {
+      for (const a of acks) picked.push(...this.pick(a.tag, a.multiple));
+    } catch (e) {
+      error = e;
+    }
+    try {
+      await this.apply(picked, 'ack');
+    } finally {
+      this.host.backlog(1 - acks.length);
+    }
+    if (error) throw error;
+  }
+
+  /** Takes the delivery `tag` (with `multiple`, every one up to it; tag 0: all) off the unacked list. */
+  private pick(tag: bigint, multiple: boolean): Unacked[] {
+    const picked: Unacked[] = [];
+    if (multiple) {
+      for (const [t, u] of this.unacked) {
+        if (tag !== 0n && t > tag) break;
+        picked.push(u);
+        this.unacked.delete(t);
+      }
+      if (picked.length === 0 && tag !== 0n) throw amqpErrors.precondition(`unknown delivery tag ${tag}`);
+      return picked;
+    }
+    const u = this.unacked.get(tag);
+    if (!u) throw amqpErrors.precondition(`unknown delivery tag ${tag}`);
+    this.unacked.delete(tag);
+    return [u];
+  }
+
+  private async apply(picked: Unacked[], how: 'ack' | 'requeue' | 'reject'): Promise<void> {
+    try {
+      for (const list of byQueue(picked.map((u) => u.delivery))) {
+        const queue = list[0]!.queue;
+        if (how === 'ack') await this.broker.ack(queue, list);
+        else if (how === 'requeue') await this.broker.requeue(queue, list);
+        else for (const d of list) await this.broker.reject(queue, d);
+      }
+    } finally {
+      // Only now may consumers take more: a requeued message is back at the head first,
+      // so with prefetch 1 it is the next one delivered, as in RabbitMQ.
+      for (const u of picked) if (u.consumer) u.consumer.unacked--;
+      this.wakeCredit();
+    }
+  }
+
+  // --- consumers (ConsumerHost) ------------------------------------------------------
+
+  credit(c: Consumer): number {
+    if (!this.open || this.closing || !this.flowActive || !this.host.writable()) return 0;
+    if (c.noAck) return Infinity;
+    let room = Infinity;
+    if (this.prefetchConsumer > 0) room = this.prefetchConsumer - c.unacked;
+    if (this.prefetchChannel > 0) room = Math.min(room, this.prefetchChannel - this.unacked.size);
+    return room;
+  }
+
+  creditChanged(): Promise<void> {
+    if (!this.host.writable()) return this.host.drained();
+    return new Promise((resolve) => this.creditWaiters.push(resolve));
+  }
+
+  private wakeCredit(): void {
+    const waiters = this.creditWaiters;
+    this.creditWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  async receive(queue: QueueRecord, max: number, signal: AbortSignal): Promise<Delivery[]> {
+    const got = await this.broker.receive(queue, max, CONSUMER_WAIT_MS, signal);
+    // A message claimed after the consumer stopped goes straight back.
+    if (signal.aborted && got.length) {
+      await this.broker.requeue(queue, got);
+      return [];
+    }
+    if (!got.length && !signal.aborted) await this.broker.queue(queue.name);
+    return got;
+  }
+
+  deliver(c: Consumer, deliveries: Delivery[]): void {
+    const frames: Buffer[] = [];
+    const acks: Delivery[] = [];
+    for (const d of deliveries) {
+      const tag = ++this.deliveryTag;
+      if (c.noAck) acks.push(d);
+      else {
+        this.unacked.set(tag, { delivery: d, consumer: c });
+        c.unacked++;
+      }
+      frames.push(
+        methodFrame(this.number, 'basic.deliver', {
+          consumerTag: c.tag, deliveryTag: tag, redelivered: d.redelivered, exchange: d.content.exchange, routingKey: d.content.routingKey,
+        }),
+        ...contentFrames(this.number, d.content.properties, d.content.body, this.host.frameMax),
+      );
+    }
+    this.host.write(frames);
+    if (acks.length) this.broker.ack(c.queue, acks).catch((e) => this.raise(e));
+  }
+
+  giveBack(queue: QueueRecord, deliveries: Delivery[]): void {
+    if (deliveries.length) this.broker.requeue(queue, deliveries).catch(() => undefined);
+  }
+
+  cancelledByServer(c: Consumer): void {
+    if (this.consumers.get(c.tag) !== c) return;
+    this.consumers.delete(c.tag);
+    this.host.registry.removeConsumer(c.queue.id, c);
+    if (this.open && !this.closing) this.send('basic.cancel', { consumerTag: c.tag, noWait: true });
+  }
+}
+
+/** Deliveries grouped by queue, in order, for one store call per queue. */
+function byQueue(deliveries: Delivery[]): Delivery[][] {
+  const groups = new Map<number, Delivery[]>();
+  for (const d of deliveries) {
+    const list = groups.get(d.queue.id);
+    if (list) list.push(d);
+    else groups.set(d.queue.id, [d]);
+  }
+  return [...groups.values()];
+}

@@ -1,0 +1,161 @@
+import type { AmqpBroker } from '../../engine/amqp/broker.js';
+import { amqpErrors, AmqpError, CODES } from '../../engine/amqp/errors.js';
+import type { Publish } from '../../engine/amqp/publish.js';
+import { plainTable, type FieldTable } from './codec.js';
+import { contentFrames, methodFrame } from './frames.js';
+import { decodeHeader, MAX_BODY } from './properties.js';
+import type { Args, Method, MethodName } from './spec.js';
+
+/** What a publisher needs of its channel. */
+export interface PublisherChannel {
+  readonly number: number;
+  readonly broker: AmqpBroker;
+  readonly host: {
+    readonly frameMax: number;
+    write(frames: Buffer[]): void;
+    fail(err: AmqpError): void;
+    backlog(delta: number): void;
+  };
+  enqueue(op: () => Promise<void> | void, method?: Method): void;
+  raise(e: unknown, method?: Method): void;
+  send(name: MethodName, args?: Args): void;
+}
+
+/** Most publishes stored in one batch. */
+const MAX_BATCH = 256;
+
+interface QueuedPublish {
+  seq: number;
+  mandatory: boolean;
+  publish: Publish;
+  /** Found while assembling it (an invalid expiration): raised at its turn. */
+  error?: unknown;
+}
+
+interface PendingPublish {
+  args: Args;
+  bodySize?: number;
+  rawProperties?: Buffer;
+  headers?: FieldTable;
+  expiration?: string;
+  chunks: Buffer[];
+  received: number;
+}
+
+/**
+ * The publishing side of a channel: assembles basic.publish with its content header and
+ * body frames, batches publishes that arrive while the channel is busy, and answers
+ * with returns (mandatory) and publisher confirms, in order.
+ */
+export class Publisher {
+  /** confirm.select was received. */
+  confirming = false;
+  private publishSeq = 0;
+  private publishing?: PendingPublish;
+  /** The publish batch waiting to run, which later publishes may join. */
+  private openBatch?: QueuedPublish[];
+
+  constructor(private readonly channel: PublisherChannel) {}
+
+  /** Another method was queued: later publishes must not overtake it. */
+  closeBatch(): void {
+    this.openBatch = undefined;
+  }
+
+  start(method: Method): void {
+    this.publishing = { args: method.args, chunks: [], received: 0 };
+  }
+
+  get expectingContent(): boolean {
+    return this.publishing !== undefined;
+  }
+
+  /** A content header frame; the publish completes here if the body is empty. */
+  header(payload: Buffer): void {
+    const p = this.publishing;
+    if (!p || p.bodySize !== undefined) throw amqpErrors.unexpectedFrame('expected method frame, got non method frame instead');
+    const h = decodeHeader(payload);
+    if (h.classId !== 60) throw amqpErrors.unexpectedFrame(`expected content header for class 60, got one for class ${h.classId} instead`);
+    p.bodySize = h.bodySize;
+    p.rawProperties = h.raw;
+    p.headers = h.properties.headers;
+    p.expiration = h.properties.expiration;
+    if (h.bodySize > MAX_BODY) {
+      this.publishing = undefined;
+      // The body frames still to come are skipped by the connection (the channel is closing).
+      this.channel.raise(amqpErrors.precondition(`message size ${h.bodySize} is larger than configured max size ${MAX_BODY}`), { name: 'basic.publish', classId: 60, methodId: 40, args: {} });
+      return;
+    }
+    if (h.bodySize === 0) this.finishPublish();
+  }
+
+  body(payload: Buffer): void {
+    const p = this.publishing;
+    if (!p || p.bodySize === undefined) throw amqpErrors.unexpectedFrame('expected method frame, got non method frame instead');
+    p.chunks.push(payload);
+    p.received += payload.length;
+    if (p.received > p.bodySize) throw amqpErrors.frameError(`body of ${p.received} bytes, more than the ${p.bodySize} its header announced`);
+    if (p.received === p.bodySize) this.finishPublish();
+  }
+
+  private finishPublish(): void {
+    const p = this.publishing!;
+    this.publishing = undefined;
+    // As RabbitMQ 3: refused once the whole message is in.
+    if (p.args.immediate) return this.channel.host.fail(new AmqpError(CODES.NOT_IMPLEMENTED, 'immediate=true', 60, 40));
+    const body = p.chunks.length === 1 ? p.chunks[0]! : Buffer.concat(p.chunks);
+    const item: QueuedPublish = {
+      seq: this.confirming ? ++this.publishSeq : 0,
+      mandatory: Boolean(p.args.mandatory),
+      publish: {
+        content: { body, properties: p.rawProperties!, exchange: String(p.args.exchange), routingKey: String(p.args.routingKey) },
+        headers: p.headers && plainTable(p.headers),
+      },
+    };
+    try {
+      item.publish.expirationMs = parseExpiration(p.expiration);
+    } catch (e) {
+      item.error = e;
+    }
+    // Publishes that arrive while the channel is busy join the batch waiting to run, as
+    // long as no other method came between them.
+    if (this.openBatch && this.openBatch.length < MAX_BATCH) {
+      this.openBatch.push(item);
+      this.channel.host.backlog(1);
+      return;
+    }
+    const batch = [item];
+    this.channel.enqueue(() => this.runBatch(batch), { name: 'basic.publish', classId: 60, methodId: 40, args: p.args });
+    this.openBatch = batch;
+  }
+
+  private async runBatch(batch: QueuedPublish[]): Promise<void> {
+    if (this.openBatch === batch) this.openBatch = undefined;
+    try {
+      const bad = batch.findIndex((it) => it.error !== undefined);
+      const good = bad < 0 ? batch : batch.slice(0, bad);
+      const { results, error } = await this.channel.broker.publish(good.map((it) => it.publish));
+      results.forEach((r, k) => {
+        const { seq, mandatory, publish: { content } } = good[k]!;
+        if (mandatory && r.routed === 0 && !r.refused) {
+          this.channel.host.write([
+            methodFrame(this.channel.number, 'basic.return', { replyCode: CODES.NO_ROUTE, replyText: 'NO_ROUTE', exchange: content.exchange, routingKey: content.routingKey }),
+            ...contentFrames(this.channel.number, content.properties, content.body, this.channel.host.frameMax),
+          ]);
+        }
+        if (seq) this.channel.send(r.refused ? 'basic.nack' : 'basic.ack', { deliveryTag: seq, multiple: false });
+      });
+      const err = error ?? (bad < 0 ? undefined : batch[bad]!.error);
+      if (err) throw err;
+    } finally {
+      this.channel.host.backlog(1 - batch.length);
+    }
+  }
+}
+
+/** The `expiration` property: milliseconds as a decimal string (RabbitMQ refuses anything else). */
+function parseExpiration(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v)) throw amqpErrors.precondition(`invalid expiration '${v}' for message`);
+  return Number(v);
+}

@@ -1,0 +1,80 @@
+import { AmqpBroker } from '../../engine/amqp/broker.js';
+import { AmqpError, CODES } from '../../engine/amqp/errors.js';
+import { plainTable, type FieldTable } from './codec.js';
+import type { AmqpRegistry } from './registry.js';
+import type { Args, Method, MethodName } from './spec.js';
+
+/** What these methods need of their channel (channel.ts implements it). */
+export interface QueueMethodHost {
+  readonly number: number;
+  readonly broker: AmqpBroker;
+  readonly host: { readonly id: number; readonly registry: AmqpRegistry };
+  send(name: MethodName, args?: Args): void;
+}
+
+const args = (t: unknown) => plainTable((t as FieldTable | undefined) ?? new Map());
+
+/** The exchange and queue class methods of a channel (declare, bind, purge, delete). */
+export async function handleQueueMethod(ch: QueueMethodHost, m: Method): Promise<void> {
+  const a = m.args;
+  const broker = ch.broker;
+  const registry = ch.host.registry;
+  const reply = (name: MethodName, out?: Args) => {
+    if (!a.noWait) ch.send(name, out);
+  };
+  switch (m.name) {
+    case 'exchange.declare':
+      await broker.exchanges.declare({
+        name: String(a.exchange), type: String(a.type), passive: Boolean(a.passive), durable: Boolean(a.durable),
+        autoDelete: Boolean(a.autoDelete), internal: Boolean(a.internal), arguments: args(a.arguments),
+      });
+      return reply('exchange.declare-ok');
+    case 'exchange.delete':
+      await broker.exchanges.delete(String(a.exchange), Boolean(a.ifUnused));
+      return reply('exchange.delete-ok');
+    case 'exchange.bind': case 'exchange.unbind':
+      await broker.bindExchange(String(a.destination), String(a.source), String(a.routingKey), args(a.arguments), m.name === 'exchange.bind');
+      return reply(m.name === 'exchange.bind' ? 'exchange.bind-ok' : 'exchange.unbind-ok');
+    case 'queue.declare': {
+      const name = String(a.queue) || AmqpBroker.generatedName();
+      const passive = Boolean(a.passive);
+      const existing = await broker.queue(name).catch(() => undefined);
+      if (existing) registry.checkOwner(existing.id, name, ch.host.id);
+      const { queue, messageCount } = await broker.declareQueue({
+        name, passive, durable: Boolean(a.durable), exclusive: Boolean(a.exclusive), autoDelete: Boolean(a.autoDelete), arguments: args(a.arguments),
+      });
+      if (!passive && a.exclusive) registry.setOwner(queue.id, ch.host.id);
+      return reply('queue.declare-ok', { queue: name, messageCount, consumerCount: registry.consumerCount(queue.id) });
+    }
+    case 'queue.bind': case 'queue.unbind':
+      await checkedQueue(ch, String(a.queue));
+      await broker.bindQueue(String(a.queue), String(a.exchange), String(a.routingKey), args(a.arguments), m.name === 'queue.bind');
+      if (m.name === 'queue.bind') return reply('queue.bind-ok');
+      return ch.send('queue.unbind-ok');
+    case 'queue.purge': {
+      const queue = await checkedQueue(ch, String(a.queue));
+      return reply('queue.purge-ok', { messageCount: await broker.purge(queue) });
+    }
+    case 'queue.delete': {
+      // RabbitMQ 3.10 answers delete-ok with 0 for a queue that does not exist.
+      const queue = await broker.queue(String(a.queue)).catch(() => undefined);
+      if (!queue) return reply('queue.delete-ok', { messageCount: 0 });
+      registry.checkOwner(queue.id, queue.name, ch.host.id);
+      if (a.ifUnused && registry.consumerCount(queue.id) > 0) {
+        throw new AmqpError(CODES.PRECONDITION_FAILED, `queue '${queue.name}' in vhost '/' in use`);
+      }
+      const messageCount = await broker.deleteQueue(queue, Boolean(a.ifEmpty));
+      registry.queueDeleted(queue.id);
+      return reply('queue.delete-ok', { messageCount });
+    }
+    default:
+      // A method the server only sends, or one of a connection's class on a channel.
+      throw new AmqpError(CODES.COMMAND_INVALID, `unexpected method ${m.name} on channel ${ch.number}`, m.classId, m.methodId);
+  }
+}
+
+async function checkedQueue(ch: QueueMethodHost, name: string) {
+  const queue = await ch.broker.queue(name);
+  ch.host.registry.checkOwner(queue.id, name, ch.host.id);
+  return queue;
+}

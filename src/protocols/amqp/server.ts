@@ -1,0 +1,77 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { timingSafeEqual } from 'node:crypto';
+import type { Engine } from '../../engine/engine.js';
+import { Connection, type Authenticate } from './connection.js';
+import { AmqpRegistry } from './registry.js';
+
+export interface AmqpServerOptions {
+  engine: Engine;
+  host: string;
+  port: number;
+  /** The account of guest/guest when no credentials are configured. */
+  accountId: string;
+  /** Access key id → secret and account: the user name and password of PLAIN sign-in. */
+  credentials?: ReadonlyMap<string, { secretAccessKey: string; accountId: string }>;
+  heartbeat?: number;
+  log: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
+}
+
+const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
+
+const same = (a: string, b: string) => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+/**
+ * PLAIN sign-in. With credentials, an access key id and its secret, as the user name and
+ * password, act as the key's account. Without, RabbitMQ's default applies: guest/guest,
+ * from a loopback address only, acting as the default account.
+ */
+export function authenticator(opts: Pick<AmqpServerOptions, 'credentials' | 'accountId'>): Authenticate {
+  return (user, password, remote) => {
+    if (opts.credentials) {
+      const c = opts.credentials.get(user);
+      return c && same(c.secretAccessKey, password) ? c.accountId : undefined;
+    }
+    return user === 'guest' && password === 'guest' && remote !== undefined && LOOPBACK.test(remote) ? opts.accountId : undefined;
+  };
+}
+
+/** The AMQP 0-9-1 listener (`--amqp-port`): one Connection per socket, on the server's engine. */
+export class AmqpServer {
+  private readonly server: Server;
+  private readonly connections = new Map<Socket, Connection>();
+  readonly registry = new AmqpRegistry();
+
+  constructor(private readonly opts: AmqpServerOptions) {
+    const authenticate = authenticator(opts);
+    this.server = createServer((socket) => {
+      const c = new Connection(socket, { engine: opts.engine, registry: this.registry, authenticate, heartbeat: opts.heartbeat, log: opts.log });
+      this.connections.set(socket, c);
+      void c.done.then(() => this.connections.delete(socket));
+    });
+  }
+
+  /** Listens; resolves with the port (useful with port 0). */
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.opts.port, this.opts.host, () => {
+        this.server.off('error', reject);
+        const address = this.server.address();
+        const port = typeof address === 'object' && address ? address.port : this.opts.port;
+        this.opts.log.info({ amqpPort: port, host: this.opts.host }, 'AMQP listening');
+        resolve(port);
+      });
+    });
+  }
+
+  /** Stops accepting and ends every connection (their unacknowledged messages go back). */
+  async close(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    const done = [...this.connections].map(([s, c]) => (s.destroy(), c.done));
+    await Promise.all([closed, ...done]);
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * Helpers of the AMQP tests: a Redrive server process with its AMQP listener on a random
+ * port, and the real RabbitMQ the differential tests compare against.
+ */
+import assert from 'node:assert/strict';
+import type { TestContext } from 'node:test';
+import amqp, { type ChannelModel } from 'amqplib';
+import { startServerProcess, type ServerProcess, type ServerProcessOptions } from '../support/server-process.js';
+
+export const RABBIT_URL = process.env.REDRIVE_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+
+export interface AmqpServer {
+  server: ServerProcess;
+  url: string;
+  port: number;
+}
+
+/** `redrive serve --amqp-port 0` on SQLite (or PostgreSQL with REDRIVE_TEST_STORAGE=postgres); the port is read from the start-up log. */
+export async function startAmqpServer(opts: ServerProcessOptions = {}): Promise<AmqpServer> {
+  const server = await startServerProcess({ ...opts, args: ['--amqp-port', '0', ...(opts.args ?? [])] });
+  const m = /"amqpPort":(\d+)/.exec(server.output());
+  assert.ok(m, `no AMQP port in the server's log:\n${server.output()}`);
+  const port = Number(m[1]);
+  return { server, port, url: `amqp://guest:guest@127.0.0.1:${port}` };
+}
+
+export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** RabbitMQ, or undefined after skipping the test (failing it under CI=true, where it must be there). */
+export async function rabbitOrSkip(t: TestContext): Promise<ChannelModel | undefined> {
+  try {
+    return await Promise.race([
+      amqp.connect(RABBIT_URL),
+      pause(3000).then(() => Promise.reject(new Error('no answer within 3 s'))),
+    ]);
+  } catch (e) {
+    const why = `RabbitMQ is not reachable at ${RABBIT_URL.replace(/\/\/[^@]*@/, '//')} (${(e as Error).message})`;
+    if (process.env.CI === 'true') assert.fail(`RabbitMQ is needed when CI=true: ${why}`);
+    t.skip(why);
+    return undefined;
+  }
+}
