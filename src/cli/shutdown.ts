@@ -2,7 +2,7 @@ import type { RunningServer } from '../server/app.js';
 import { DRAIN_MS } from '../server/app.js';
 
 /** Past the drain, how long closing the store may take before the process exits anyway. */
-const CLOSE_GRACE_MS = 2_000;
+const CLOSE_GRACE_MS = 1_500;
 
 /**
  * SIGTERM and SIGINT stop the server: it stops accepting, answers waiting long polls,

@@ -97,7 +97,7 @@ async function checkStartup(config: ServerConfig) {
 }
 
 /** How long a stopping server lets requests in flight finish (waiting long polls are answered at once). */
-export const DRAIN_MS = 3_000;
+export const DRAIN_MS = 2_500;
 
 export interface RunningServer {
   url: string;

@@ -43,7 +43,7 @@ export class DirectoryLock {
           if ((e as { code?: string }).code !== 'SQLITE_BUSY') throw e;
           const pid = holder();
           throw new DirectoryInUse(
-            `data directory ${dir} is in use by another Redrive server${pid === undefined ? '' : ` (pid ${pid})`}: ` +
+            `${dir} is in use by another Redrive server${pid === undefined ? '' : ` (pid ${pid})`}: ` +
               'stop that server first, or give this one another data directory',
           );
         }
