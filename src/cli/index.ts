@@ -4,6 +4,7 @@ import { defaults, serverLog, startServer, type RunningServer } from '../server/
 import { ConfigError } from '../server/config-file.js';
 import { parsePort, StartupError } from '../server/start-up.js';
 import { stopOnSignals } from './shutdown.js';
+import { backupCommand } from './backup.js';
 import { dlqCommand } from './dlq.js';
 
 const program = new Command('redrive').description('An SQS-compatible message queue with dead-letter queues you can trust.');
@@ -49,6 +50,7 @@ program
   });
 
 program.addCommand(dlqCommand());
+program.addCommand(backupCommand());
 
 program.parseAsync().catch((err) => {
   console.error(err instanceof Error ? err.message : err);
