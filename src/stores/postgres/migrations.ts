@@ -236,4 +236,9 @@ export const migrations: string[] = [
     FOR EACH ROW WHEN (OLD.group_id IS NOT NULL AND current_setting('redrive.bulk_delete', true) IS DISTINCT FROM 'on')
     EXECUTE FUNCTION redrive_group_deleted();
   `,
+  // The expiry sweep asks which queues have a message whose time-to-live has passed,
+  // across all queues at once (maintenance.expiryDue), rather than asking each queue.
+  `
+  CREATE INDEX messages_ttl ON messages (expires_at) WHERE expires_at IS NOT NULL;
+  `,
 ];

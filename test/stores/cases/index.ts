@@ -3,7 +3,8 @@ import { fifoCases } from './fifo.js';
 import { deadLetterCases } from './dead-letter.js';
 import { deathCases } from './deaths.js';
 import { messageCases } from './messages.js';
+import { maintenanceCases } from './maintenance.js';
 import { queueCases } from './queues.js';
 
 /** Every conformance case group; add new groups here. */
-export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deathCases];
+export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deathCases, maintenanceCases];
