@@ -2,6 +2,7 @@ import { loadavg } from 'node:os';
 import { runBacklog, type BacklogFigures } from './backlog.js';
 import { cases, halfRateCase, type Case } from './cases.js';
 import { config } from './config.js';
+import { formatManyQueues, runManyQueues } from './many-queues.js';
 import { measure, type Measurement } from './measure.js';
 import { postgresReachable } from './postgres.js';
 import { killAll, runCleanups } from './processes.js';
@@ -95,6 +96,14 @@ async function main(): Promise<void> {
     } catch (e) {
       backlogFailures.push(e instanceof Error ? e.message : String(e));
       console.log(`[W4] backlog of ${size} FAILED: ${e instanceof Error ? e.message : e}`);
+    }
+  }
+  // W6: many idle queues (many-queues.ts), once.
+  if (!config.only || config.only.has('W6')) {
+    try {
+      console.log(formatManyQueues(await runManyQueues((line) => console.log(line))));
+    } catch (e) {
+      console.log(`[W6] FAILED: ${e instanceof Error ? e.message : e}`);
     }
   }
   load.after = loadavg();
