@@ -104,12 +104,12 @@ export function listenError(e: unknown, host: string, port: number): StartupErro
 }
 
 /**
- * Binds the port and lets it go again, so a port in use is found before the data
- * directory is created. The server binds it for good only after opening the store; a
+ * Binds the port and lets it go again, so a port in use (or a --host that is not an
+ * address of this machine) is found before the data directory is created. The server binds it for good only after opening the store; a
  * port taken in between gets the same line from listenError.
  */
 export async function checkPortFree(host: string, port: number): Promise<void> {
-  if (port === 0) return;
+  // Port 0 too: it checks --host.
   const probe = createServer();
   await new Promise<void>((done, fail) => {
     probe.once('error', (e) => fail(listenError(e, host, port) ?? e));

@@ -134,3 +134,7 @@ test('a bad choice is refused by the option parser in the same JSON format', asy
   await refused(['--durability', 'sometimes'], /option '--durability <mode>' argument 'sometimes' is invalid\. Allowed choices are process, power\./);
   await refused(['--storage', 'floppy'], /^--storage "floppy": unknown storage: give sqlite, memory or a postgres:\/\/ URL/);
 });
+
+test('--host that is not an address of this machine', async () => {
+  await refused(['--port', '0', '--host', '203.0.113.7'], /^--host 203\.0\.113\.7: cannot listen on this address \(EADDRNOTAVAIL\): give an address of this machine/);
+});
