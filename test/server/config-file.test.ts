@@ -165,5 +165,5 @@ test('a file that is not an object, or not there, is refused with its name', asy
   assert.equal(await refusal('empty.yaml', '# nothing yet\n'), 'empty.yaml: must be an object, not null');
   assert.equal(await refusal('alias.yaml', 'storage: *db\n'), 'alias.yaml: invalid YAML: Unresolved alias (the anchor must be set before the alias): db');
   const missing = join(dir, 'missing.yaml');
-  await assert.rejects(loadConfigFile(missing), { message: `${missing}: ENOENT: no such file or directory, open '${missing}'` });
+  await assert.rejects(loadConfigFile(missing), { message: `--config ${missing}: cannot read it (ENOENT): give the path of a readable config file` });
 });
