@@ -76,6 +76,8 @@ export function startServerProcess(args: string[], nodeArgs: string[] = []): Pro
     child.once('exit', (code) => fail(new Error(`server exited early with code ${code}`)));
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
+      // Kept for the error of a server that exits: its reason is a JSON line on stdout.
+      stderr = (stderr + line + '\n').slice(-2000);
       const m = /"url":"([^"]+)"/.exec(line);
       if (!m || !line.includes('"listening"')) return;
       clearTimeout(timer);

@@ -3,6 +3,7 @@ import { runBacklog, type BacklogFigures } from './backlog.js';
 import { runConsoleBench, writeConsoleResults } from './console.js';
 import { cases, halfRateCase, type Case } from './cases.js';
 import { config } from './config.js';
+import { formatManyQueues, runManyQueues } from './many-queues.js';
 import { measure, type Measurement } from './measure.js';
 import { formatScrape, runScrapeBench } from './metrics-scrape.js';
 import { postgresReachable } from './postgres.js';
@@ -107,6 +108,14 @@ async function main(): Promise<void> {
       writeConsoleResults(await runConsoleBench((line) => console.log(line)));
     } catch (e) {
       console.log(`[console] FAILED: ${e instanceof Error ? e.message : e}`);
+    }
+  }
+  // W6: many idle queues (many-queues.ts), once.
+  if (!config.only || config.only.has('W6')) {
+    try {
+      console.log(formatManyQueues(await runManyQueues((line) => console.log(line))));
+    } catch (e) {
+      console.log(`[W6] FAILED: ${e instanceof Error ? e.message : e}`);
     }
   }
   load.after = loadavg();

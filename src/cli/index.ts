@@ -1,6 +1,10 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
-import { defaults, startServer } from '../server/app.js';
+import { defaults, serverLog, startServer, type RunningServer } from '../server/app.js';
+import { ConfigError } from '../server/config-file.js';
+import { parsePort, StartupError } from '../server/start-up.js';
+import { stopOnSignals } from './shutdown.js';
+import { backupCommand } from './backup.js';
 import { dlqCommand } from './dlq.js';
 
 const program = new Command('redrive').description('An SQS-compatible message queue with dead-letter queues you can trust.');
@@ -26,36 +30,38 @@ program
   .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default(defaults.logLevel))
   .option('--shutdown-grace <seconds>', 'on SIGTERM, answer 503 on /ready for this long while still serving, then drain (give load balancers time to notice)', '0')
   .addOption(new Option('--clock <clock>', 'manual: time moves only via POST /_redrive/clock (tests only)').choices(['system', 'manual']).default('system').hideHelp())
+  // A bad flag is a start-up failure like any other: one JSON line, as the logs.
+  .configureOutput({ outputError: (message) => serverLog('info').fatal(message.replace(/^error: /, '').trim()) })
   .action(async (opts, cmd: Command) => {
-    const server = await startServer({
-      ...defaults, ...opts, port: Number(opts.port), configFile: opts.config,
-      shutdownGraceMs: seconds(opts.shutdownGrace, '--shutdown-grace') * 1000,
-      amqpPort: opts.amqpPort === undefined ? undefined : Number(opts.amqpPort),
-      storageFromFlag: cmd.getOptionValueSource('storage') === 'cli',
-    });
+    const log = serverLog(opts.logLevel);
+    let server: RunningServer;
+    try {
+      server = await startServer({
+        ...defaults, ...opts, port: parsePort(opts.port), configFile: opts.config,
+        shutdownGraceMs: seconds(opts.shutdownGrace, '--shutdown-grace') * 1000,
+        amqpPort: opts.amqpPort === undefined ? undefined : parsePort(opts.amqpPort, '--amqp-port'),
+        storageFromFlag: cmd.getOptionValueSource('storage') === 'cli',
+      }, log);
+    } catch (e) {
+      // What the user can fix is one line; anything else is a bug, logged with its stack.
+      if (e instanceof StartupError || e instanceof ConfigError) log.fatal((e as Error).message);
+      else log.fatal({ err: e }, `could not start: ${(e as Error).message}`);
+      process.exit(1);
+    }
     // Policies change without a restart: edit the file, then `kill -HUP <pid>`. A file
     // that does not validate is logged and ignored; the policies in force stay.
     process.on('SIGHUP', () => {
       server.reload().catch((err: Error) => server.log.error({ err: err.message }, 'config reload failed; policies unchanged'));
     });
-    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-      process.once(signal, () => {
-        server.stop().then(
-          () => process.exit(0),
-          (err) => {
-            server.log.error({ err }, 'shutdown failed');
-            process.exit(1);
-          },
-        );
-      });
-    }
+    stopOnSignals(server);
   });
 
 program.addCommand(dlqCommand());
+program.addCommand(backupCommand());
 
 function seconds(value: string, flag: string): number {
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`${flag} must be a number of seconds, 0 or more, not "${value}"`);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new StartupError(`${flag} ${JSON.stringify(value)}: must be a number of seconds, 0 or more`);
   return n;
 }
 

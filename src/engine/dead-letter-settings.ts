@@ -1,5 +1,5 @@
 import { queueArn } from './addressing.js';
-import type { Overflow, ServerPolicyDefinition, ServerPolicySet } from './server-policies.js';
+import type { Overflow, ServerPolicy, ServerPolicyDefinition, ServerPolicySet } from './server-policies.js';
 import type { QueueRecord, RedrivePolicy } from './types.js';
 
 /** The extension queue attributes (documented in docs/extensions.md). */
@@ -24,6 +24,17 @@ export interface DeadLetterSettings {
   policy?: { name: string; applied: ServerPolicyDefinition };
 }
 
+/** The ARN of a policy's dead-letter queue for a queue of `accountId`, if it names one. */
+function policyTarget(d: ServerPolicyDefinition, region: string, accountId: string): string | undefined {
+  return d.deadLetterTargetArn ?? (d.deadLetterTargetName === undefined ? undefined : queueArn(region, accountId, d.deadLetterTargetName));
+}
+
+/** What of a policy applies to its own dead-letter queue when it opts in: never the target. */
+function limitsOf(d: ServerPolicyDefinition): ServerPolicyDefinition {
+  const { messageTtlSeconds, maxLength, maxLengthBytes, overflow } = d;
+  return { messageTtlSeconds, maxLength, maxLengthBytes, overflow };
+}
+
 const num = (v: string | undefined): number | undefined => (v === undefined || v === '' ? undefined : Number(v));
 
 /**
@@ -35,8 +46,12 @@ const num = (v: string | undefined): number | undefined => (v === undefined || v
 export function effectiveSettings(policies: ServerPolicySet, region: string, queue: Omit<QueueRecord, 'id'>): DeadLetterSettings {
   const a = queue.attributes;
   const own = a.RedrivePolicy ? (JSON.parse(a.RedrivePolicy) as RedrivePolicy) : undefined;
-  const policy = policies.match(queue.name);
-  const d = policy?.definition ?? {};
+  const self = queueArn(region, queue.accountId, queue.name);
+  const targets = (p: ServerPolicy) => policyTarget(p.definition, region, queue.accountId) === self;
+  // A policy never applies to its own dead-letter queue unless it opts in, and then
+  // only its limits: a lower policy that matches applies instead (docs/extensions.md).
+  const policy = policies.match(queue.name, (p) => targets(p) && !p.definition.applyToDeadLetterTarget);
+  const d = policy ? (targets(policy) ? limitsOf(policy.definition) : policy.definition) : {};
   const applied: ServerPolicyDefinition = {};
   const pick = <K extends keyof ServerPolicyDefinition>(key: K, mine: ServerPolicyDefinition[K] | undefined): ServerPolicyDefinition[K] | undefined => {
     if (mine !== undefined) return mine;

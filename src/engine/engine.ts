@@ -14,13 +14,24 @@ import { ServerPolicySet, type ServerPolicy } from './server-policies.js';
 import { decodeReceipt, encodeReceipt, type Receipt } from './receipt.js';
 import type { DeadLettered } from './store/dead-letters.js';
 import type { Store } from './store/store.js';
-import { retentionMs } from './queue-attributes.js';
+import { retentionMs, SETTABLE } from './queue-attributes.js';
 import type { QueueRecord, RequestContext } from './types.js';
 
 /** A sweeping node that stops renewing is replaced by another after this long. */
 const SWEEP_LEASE_MS = 5_000;
 /** Messages expired per transaction, so a large expiry never stalls requests. */
 const EXPIRY_BATCH = 100;
+/** Queues with expired messages visited per expiry tick; the rest wait for the next. */
+const EXPIRY_QUEUES = 1000;
+/** Queues whose retention is due, asked of the store at once. */
+const RETENTION_BATCH = 1000;
+/**
+ * The longest the retention sweep sleeps. A send is due no sooner than its queue's
+ * retention (at least 60 s), so only messages dead-lettered with an old enqueue time,
+ * or a shortened retention, can wait for it.
+ */
+const RETENTION_MAX_WAIT_MS = 60_000;
+const RETENTION_RULE = { attribute: 'MessageRetentionPeriod', defaultSeconds: Number(SETTABLE.MessageRetentionPeriod!.default) };
 
 export interface EngineOptions {
   store: Store;
@@ -61,6 +72,9 @@ export class Engine implements EngineContext {
   dropped = 0;
   private readonly settingsCache = new WeakMap<Omit<QueueRecord, 'id'>, { generation: number; settings: DeadLetterSettings }>();
   private sweepTimer?: { cancel(): void };
+  private retentionTimer?: { cancel(): void };
+  /** Messages deleted by retention since start. */
+  private retentionSwept = 0;
   private receiptCodec?: Promise<ReceiptCodec>;
 
   constructor(opts: EngineOptions) {
@@ -168,39 +182,86 @@ export class Engine implements EngineContext {
     return queueUrl(ctx, queue.accountId, queue.name);
   }
 
-  /** Starts background work: the retention sweep, once a second, and move tasks. */
+  /**
+   * Starts background work, each driven by what is due rather than by visiting every
+   * queue: move tasks; the expiry sweep, once a second, which asks the store which queues
+   * have a message past its time-to-live (one index probe when none has); and the
+   * retention sweep, which runs when the store says the next message passes its
+   * retention, and at least every RETENTION_MAX_WAIT_MS for what arrived meanwhile with
+   * an old enqueue time (a dead-lettered standard message keeps its own). Receives and
+   * peeks never return a message past retention, so the retention sweep only reclaims
+   * space, and a late one is not seen by any client.
+   */
   start(): void {
     this.moveTasks.start();
     // With a shared store only the holder of the lease sweeps; it renews it every tick.
     const owner = randomUUID();
-    const tick = () => {
+    let held = false;
+    const expiryTick = () => {
       this.store.maintenance.tryLease('retention-sweep', owner, this.clock.now(), SWEEP_LEASE_MS)
-        .then(async (held) => (held ? (await this.sweepExpiry()) + (await this.sweepRetention()) + Number(await sampleDepths(this)) : 0))
-        .catch((err) => this.log.error({ err }, 'retention sweep failed'))
-        .finally(() => { if (this.sweepTimer) this.sweepTimer = this.clock.schedule(1000, tick); });
+        .then(async (h) => { held = h; if (h) { await this.sweepExpiry(); await sampleDepths(this); } })
+        .catch((err) => this.log.error({ err }, 'expiry sweep failed'))
+        .finally(() => { if (this.sweepTimer) this.sweepTimer = this.clock.schedule(1000, expiryTick); });
     };
-    this.sweepTimer = this.clock.schedule(1000, tick);
+    const retentionTick = () => {
+      (held ? this.retentionPass() : Promise.resolve(this.clock.now() + RETENTION_MAX_WAIT_MS))
+        .catch((err) => {
+          this.log.error({ err }, 'retention sweep failed');
+          return this.clock.now() + 1000;
+        })
+        .then((next) => {
+          const wait = Math.min(Math.max(next - this.clock.now(), 0), RETENTION_MAX_WAIT_MS);
+          if (this.retentionTimer) this.retentionTimer = this.clock.schedule(wait, retentionTick);
+        });
+    };
+    this.sweepTimer = this.clock.schedule(1000, expiryTick);
+    this.retentionTimer = this.clock.schedule(1000, retentionTick);
   }
 
-  /** Deletes messages older than their queue's MessageRetentionPeriod. */
-  async sweepRetention(): Promise<number> {
-    let total = 0;
-    const now = this.clock.now();
-    for (const q of await this.store.queues.all()) {
-      total += await this.store.maintenance.deleteSentBefore(q.id, now - retentionMs(q));
+  /**
+   * Deletes the messages past their queue's MessageRetentionPeriod in every queue where
+   * one is due, and forgets old FIFO deduplication ids. Returns when the next message
+   * passes its retention (or now + RETENTION_MAX_WAIT_MS if no queue holds one).
+   */
+  private async retentionPass(): Promise<number> {
+    for (;;) {
+      const now = this.clock.now();
+      const due = await this.store.maintenance.retentionDue(RETENTION_RULE, RETENTION_BATCH);
+      let deleted = 0;
+      for (const d of due) {
+        // A message sent at t is past retention once now > t + retention (see receives).
+        if (d.dueAt >= now) {
+          await this.store.maintenance.forgetDeduplication(now);
+          return d.dueAt + 1;
+        }
+        const q = await this.store.queues.byId(d.queueId);
+        if (q) deleted += await this.store.maintenance.deleteSentBefore(q.id, now - retentionMs(q));
+      }
+      this.retentionSwept += deleted;
+      if (due.length < RETENTION_BATCH || deleted === 0) {
+        await this.store.maintenance.forgetDeduplication(now);
+        return now + RETENTION_MAX_WAIT_MS;
+      }
     }
-    await this.store.maintenance.forgetDeduplication(now);
-    return total;
+  }
+
+  /** Deletes every message past its queue's retention now; returns how many (tests and tools). */
+  async sweepRetention(): Promise<number> {
+    const before = this.retentionSwept;
+    await this.retentionPass();
+    return this.retentionSwept - before;
   }
 
   /**
    * Dead-letters messages whose time-to-live has passed (reason `expired`), in batches
    * of one transaction each; without a dead-letter queue they are deleted, as RabbitMQ
-   * drops them. Returns how many.
+   * drops them. Only the queues the store says hold one are visited. Returns how many.
    */
   async sweepExpiry(): Promise<number> {
     let total = 0;
-    for (const q of await this.store.queues.all()) {
+    for (const id of await this.store.maintenance.expiryDue(this.clock.now(), EXPIRY_QUEUES)) {
+      const q = await this.store.queues.byId(id);
+      if (!q) continue;
       const target = await deadLetterTarget(this, q, 'expired');
       for (;;) {
         const moves = await this.store.deadLetters.expire(q.id, this.clock.now(), EXPIRY_BATCH, target);
@@ -216,6 +277,8 @@ export class Engine implements EngineContext {
   async close(): Promise<void> {
     this.sweepTimer?.cancel();
     this.sweepTimer = undefined;
+    this.retentionTimer?.cancel();
+    this.retentionTimer = undefined;
     await this.moveTasks.stop();
     this.longPolls.releaseAll();
   }

@@ -18,6 +18,14 @@ export interface ServerPolicyDefinition {
   maxLength?: number;
   maxLengthBytes?: number;
   overflow?: Overflow;
+  /**
+   * Whether the TTL, length limits and overflow also apply to the policy's own
+   * dead-letter queue when the pattern matches it. Off by default: a policy like
+   * `^orders-` with target `orders-dlq` would otherwise expire or push out the very
+   * messages it dead-lettered. The target and maxReceiveCount never apply to it, so a
+   * queue is never its own dead-letter source.
+   */
+  applyToDeadLetterTarget?: boolean;
 }
 
 export interface ServerPolicy {
@@ -61,8 +69,8 @@ export class ServerPolicySet {
     return this.compiled.map((c) => c.policy);
   }
 
-  /** The policy that applies to a queue of this name, if any. */
-  match(queueName: string): ServerPolicy | undefined {
-    return this.compiled.find((c) => c.re.test(queueName))?.policy;
+  /** The policy that applies to a queue of this name, if any, passing over those `skip` refuses. */
+  match(queueName: string, skip: (p: ServerPolicy) => boolean = () => false): ServerPolicy | undefined {
+    return this.compiled.find((c) => c.re.test(queueName) && !skip(c.policy))?.policy;
   }
 }

@@ -63,6 +63,9 @@ const definitionSchema = strictObject({
   maxLength: intFrom(1, 2 ** 31 - 1).optional(),
   maxLengthBytes: intFrom(1, Number.MAX_SAFE_INTEGER).optional(),
   overflow: z.enum(['drop-head', 'reject-publish'], { error: must('"drop-head" or "reject-publish"') }).optional(),
+  // Opt-in: without it a policy whose pattern matches its own dead-letter queue leaves
+  // that queue alone, so its TTL and length limits never drop dead-lettered messages.
+  applyToDeadLetterTarget: z.boolean({ error: must('true or false') }).optional(),
 }, 'unknown setting').superRefine((d, ctx) => {
   if (d.deadLetterTargetArn !== undefined && d.deadLetterTargetName !== undefined) {
     ctx.addIssue({ code: 'custom', message: 'give deadLetterTargetArn or deadLetterTargetName, not both' });

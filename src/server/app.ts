@@ -6,8 +6,7 @@ import { Engine } from '../engine/engine.js';
 import { PostgresStore } from '../stores/postgres/store.js';
 import { SqliteStore, type Durability } from '../stores/sqlite/store.js';
 import type { Store } from '../engine/store/store.js';
-import { loadCredentials } from './auth/caller.js';
-import { loadConfigFile } from './config-file.js';
+import { ConfigError, loadConfigFile } from './config-file.js';
 import { declareQueues } from './declare-queues.js';
 import { admissionLimits } from './admission.js';
 import { HttpServer } from './http-server.js';
@@ -16,6 +15,7 @@ import { ConsoleRoutes } from '../console/console-routes.js';
 import { ServerMetrics } from '../metrics/metrics.js';
 import { MetricsEndpoint, parseMetricsAddress, readMetricsToken } from '../metrics/metrics-endpoint.js';
 import { AmqpServer } from '../protocols/amqp/server.js';
+import { checkAccountId, checkDataDir, checkPortFree, checkRegion, listenError, readCredentials, StartupError } from './start-up.js';
 
 export interface ServerConfig {
   host: string;
@@ -65,16 +65,67 @@ export const defaults: ServerConfig = {
   shutdownGraceMs: 0,
 };
 
-export async function openStore(config: ServerConfig, log?: Logger): Promise<Store> {
-  if (config.storage === 'memory') return new SqliteStore({ path: ':memory:' });
-  if (config.storage === 'sqlite') {
-    return new SqliteStore({ path: join(config.dataDir, 'redrive.db'), durability: config.durability });
-  }
-  if (/^postgres(ql)?:\/\//.test(config.storage)) {
-    return PostgresStore.open({ url: config.storage, log: (msg, err) => log?.warn({ err }, msg) });
-  }
-  throw new Error(`unknown storage "${config.storage}": use sqlite, memory or a postgres:// URL`);
+/** Where the storage setting points: checked before anything is opened or created. */
+function storageKind(storage: string, from = '--storage'): 'memory' | 'sqlite' | 'postgres' {
+  if (storage === 'memory' || storage === 'sqlite') return storage;
+  if (/^postgres(ql)?:\/\//.test(storage)) return 'postgres';
+  throw new StartupError(`${from} ${JSON.stringify(storage)}: unknown storage: give sqlite, memory or a postgres:// URL`);
 }
+
+export async function openStore(config: ServerConfig, log?: Logger): Promise<Store> {
+  const kind = storageKind(config.storage);
+  if (kind === 'memory') return new SqliteStore({ path: ':memory:' });
+  if (kind === 'sqlite') {
+    try {
+      return new SqliteStore({ path: join(config.dataDir, 'redrive.db'), durability: config.durability });
+    } catch (e) {
+      // The store's message names the file (or the directory) and what to do.
+      throw new StartupError(`--data-dir ${config.dataDir}: ${(e as Error).message}`);
+    }
+  }
+  try {
+    return await PostgresStore.open({ url: config.storage, log: (msg, err) => log?.warn({ err }, msg) });
+  } catch (e) {
+    const url = new URL(config.storage);
+    if (url.password) url.password = '***';
+    throw new StartupError(`--storage ${url.href}: cannot open the PostgreSQL database (${(e as Error).message}): check that it is up and the URL is right`);
+  }
+}
+
+/** The server's JSON log lines (pino); start-up failures go the same way (see the CLI). */
+export function serverLog(level: string): Logger {
+  return pino({ level, base: undefined });
+}
+
+/**
+ * Every check of the start-up input that needs nothing opened or created, in one place:
+ * flags, the config file, the storage, the credentials file and the port. Returns the
+ * config file's content and the credentials.
+ */
+async function checkStartup(config: ServerConfig) {
+  checkRegion(config.region);
+  checkAccountId(config.accountId);
+  const file = config.configFile ? await loadConfigFile(config.configFile) : undefined;
+  // The config file names the storage unless --storage did.
+  const storage = config.storageFromFlag || !file?.storage ? config.storage : file.storage;
+  const from = storage === config.storage ? '--storage' : `${config.configFile}: storage`;
+  if (storageKind(storage, from) === 'sqlite') checkDataDir(config.dataDir);
+  const credentials = config.credentials ? readCredentials(config.credentials) : undefined;
+  await checkPortFree(config.host, config.port);
+  return { file, storage, credentials };
+}
+
+/** Runs a check of start-up input, reporting its failure as the one line a user can act on. */
+function startupCheck<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (e) {
+    throw e instanceof StartupError ? e : new StartupError((e as Error).message);
+  }
+}
+
+/** How long a stopping server lets requests in flight finish (waiting long polls are answered at once). */
+export const DRAIN_MS = 2_500;
 
 export interface RunningServer {
   url: string;
@@ -86,19 +137,16 @@ export interface RunningServer {
 }
 
 /** Opens the store, starts the engine and the HTTP front; `stop` undoes it in order. */
-export async function startServer(config: ServerConfig): Promise<RunningServer> {
-  const log = pino({ level: config.logLevel, base: undefined });
+export async function startServer(config: ServerConfig, log = serverLog(config.logLevel)): Promise<RunningServer> {
   const clock: Clock = config.clock === 'manual' ? new ManualClock() : new SystemClock();
-  const file = config.configFile ? await loadConfigFile(config.configFile) : undefined;
+  const { file, storage, credentials } = await checkStartup(config);
   const policies = file?.policies ?? [];
-  // The config file names the storage unless --storage did.
-  const storage = config.storageFromFlag || !file?.storage ? config.storage : file.storage;
   // Bad metrics flags fail here, before anything is opened.
-  const metricsAccess = {
+  const metricsAccess = startupCheck(() => ({
     token: config.metricsTokenFile ? readMetricsToken(config.metricsTokenFile) : undefined,
     address: config.metricsAddress ? parseMetricsAddress(config.metricsAddress) : undefined,
     credentials: config.credentials !== undefined,
-  };
+  }));
   const store = await openStore({ ...config, storage }, log);
   // With --port 0 the port is not known yet: the process id tells nodes on one host apart.
   const node = config.nodeId ?? `${hostname()}:${config.port || `pid${process.pid}`}`;
@@ -110,11 +158,10 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   if (file) {
     await declareQueues(engine, file.queues, config.accountId).catch(async (e) => {
       await store.close();
-      throw e;
+      throw new ConfigError(`${config.configFile}: ${(e as Error).message}`);
     });
   }
   engine.start();
-  const credentials = config.credentials ? loadCredentials(config.credentials) : undefined;
   const readiness = new Readiness(store);
   const metricsEndpoint = new MetricsEndpoint(metrics, metricsAccess);
   const http = new HttpServer(engine, {
@@ -127,8 +174,15 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   });
   const amqp = config.amqpPort === undefined ? undefined
     : new AmqpServer({ engine, host: config.host, port: config.amqpPort, accountId: config.accountId, credentials, log });
-  await amqp?.listen();
-  const url = await http.listen();
+  const url = await (async () => {
+    await amqp?.listen().catch((e) => { throw listenError(e, config.host, config.amqpPort!) ?? e; });
+    return http.listen().catch((e) => { throw listenError(e, config.host, config.port) ?? e; });
+  })().catch(async (e) => {
+    await amqp?.close();
+    await engine.close();
+    await store.close();
+    throw e;
+  });
   const metricsListener = metricsAccess.address ? await metricsEndpoint.listen() : undefined;
   log.info({ url, storage: store.kind, durability: config.durability, node, metrics: metricsListener?.url ?? `${url}/metrics` }, 'listening');
   if (config.console !== 'off') {
@@ -154,7 +208,12 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         const closing = http.close();
         await metricsListener?.close();
         await engine.close();
-        await closing;
+        // Requests still running after the drain are cut; their writes are committed
+        // or not, as with a crash, and the store closes cleanly either way.
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([closing, new Promise((r) => (timer = setTimeout(r, DRAIN_MS)))]);
+        clearTimeout(timer);
+        http.server.closeAllConnections();
         await store.close();
         log.info('stopped');
       })()),

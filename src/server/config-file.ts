@@ -112,8 +112,8 @@ async function readConfig(path: string): Promise<unknown> {
 
 /** Reads and validates the file; every error names the file, and the field or the line. */
 export async function loadConfigFile(path: string): Promise<ConfigFile> {
-  const raw = await readConfig(path).catch((e: Error) => {
-    throw new ConfigError(`${path}: ${e.message}`);
+  const raw = await readConfig(path).catch((e: NodeJS.ErrnoException) => {
+    throw new ConfigError(e.code ? `--config ${path}: cannot read it (${e.code}): give the path of a readable config file` : `${path}: ${e.message}`);
   });
   const result = fileSchema.safeParse(raw);
   if (!result.success) throw new ConfigError(issueLines(result.error).map((line) => `${path}: ${line}`).join('\n'));

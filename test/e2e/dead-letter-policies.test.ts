@@ -1,14 +1,19 @@
 /** Dead-letter policies from `redrive serve --config`: matching, override order, live reload. */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { ListDeadLetterSourceQueuesCommand, ListQueueTagsCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { waitFor } from './dlq-helpers.js';
 import { assertSqsError, attributes, receive } from './helpers.js';
-import { create, entries, receiveWithHistory, redrivePolicy } from './death-helpers.js';
+import { advanceUntilDepth, create, entries, peek, receiveWithHistory, redrivePolicy } from './death-helpers.js';
+
+const CLI = fileURLToPath(new URL('../../src/cli/index.js', import.meta.url));
 
 const dir = mkdtempSync(join(tmpdir(), 'redrive-policies-'));
 const configFile = join(dir, 'redrive.json');
@@ -170,6 +175,37 @@ describe('a YAML config file', () => {
     } finally {
       await yaml.stop();
       yaml.cleanup();
+    }
+  });
+});
+
+describe("a policy matching its own dead-letter queue (issue 17's repro)", () => {
+  test('the DLQ keeps what was dead-lettered into it and is not listed as its own source', async () => {
+    const file = join(dir, 'shop.json');
+    writeFileSync(file, JSON.stringify({ policies: [{
+      name: 'shop', pattern: '^shop-', definition: { deadLetterTargetName: 'shop-dlq', maxReceiveCount: 5, messageTtlSeconds: 2 },
+    }] }));
+    const shop = await startServerProcess({ storage: 'memory', manualClock: true, args: ['--config', file] });
+    try {
+      const client = shop.client();
+      const dlq = await create(client, 'shop-dlq');
+      const orders = await create(client, 'shop-orders');
+      await client.send(new SendMessageCommand({ QueueUrl: orders, MessageBody: 'order 1' }));
+      // 2 s TTL: it expires into shop-dlq, then nothing expires it from there.
+      const [arrived] = await advanceUntilDepth(shop, dlq, 1);
+      assert.equal(arrived!.Body, 'order 1');
+      for (let s = 0; s < 8; s++) await shop.advanceClock(1_000);
+      await new Promise((r) => setTimeout(r, 100));
+      assert.deepEqual((await peek(shop, dlq)).map((m) => m.Body), ['order 1'], 'still in the DLQ 8 s later');
+      assert.doesNotMatch(shop.output(), /message dropped/);
+      const sources = await client.send(new ListDeadLetterSourceQueuesCommand({ QueueUrl: dlq }));
+      assert.deepEqual(sources.queueUrls, [orders]);
+      const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'dlq', 'list', '--endpoint', shop.url]);
+      assert.match(stdout, /shop-dlq\s+1\s+0\s+shop-orders\n/);
+      assert.doesNotMatch(stdout, /shop-dlq\s.*shop-dlq/, 'the DLQ is not its own source');
+    } finally {
+      await shop.stop();
+      shop.cleanup();
     }
   });
 });

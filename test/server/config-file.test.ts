@@ -119,7 +119,7 @@ region: eu-west-1
     'redrive.yaml: policies[0].priority: must be an integer from -1000000 to 1000000, not 1.5',
     'redrive.yaml: policies[0].definition.maxReceiveCount: must be an integer from 1 to 1000, not 0',
     'redrive.yaml: policies[0].definition.overflow: must be "drop-head" or "reject-publish", not "sideways"',
-    'redrive.yaml: policies[0].definition.colour: unknown setting (known: deadLetterTargetArn, deadLetterTargetName, maxReceiveCount, messageTtlSeconds, maxLength, maxLengthBytes, overflow)',
+    'redrive.yaml: policies[0].definition.colour: unknown setting (known: deadLetterTargetArn, deadLetterTargetName, maxReceiveCount, messageTtlSeconds, maxLength, maxLengthBytes, overflow, applyToDeadLetterTarget)',
     'redrive.yaml: policies[1].name: must be a non-empty string, not ""',
     'redrive.yaml: policies[1].pattern: not a valid regular expression (Invalid regular expression: /(/: Unterminated group)',
     'redrive.yaml: policies[1].definition: must be an object, and is missing',
@@ -165,5 +165,5 @@ test('a file that is not an object, or not there, is refused with its name', asy
   assert.equal(await refusal('empty.yaml', '# nothing yet\n'), 'empty.yaml: must be an object, not null');
   assert.equal(await refusal('alias.yaml', 'storage: *db\n'), 'alias.yaml: invalid YAML: Unresolved alias (the anchor must be set before the alias): db');
   const missing = join(dir, 'missing.yaml');
-  await assert.rejects(loadConfigFile(missing), { message: `${missing}: ENOENT: no such file or directory, open '${missing}'` });
+  await assert.rejects(loadConfigFile(missing), { message: `--config ${missing}: cannot read it (ENOENT): give the path of a readable config file` });
 });

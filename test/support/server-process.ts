@@ -64,7 +64,7 @@ export async function startServerProcess(opts: ServerProcessOptions = {}): Promi
       }
     };
     proc.stdout!.on('data', onData);
-    proc.once('exit', () => reject(new Error(`server exited:\n${out}`)));
+    proc.once('exit', () => reject(new Error(`server exited:\n${readable(out)}`)));
   });
   const clients: SQSClient[] = [];
   return {
@@ -110,6 +110,18 @@ async function storageFor(storage: string, dataDir: string): Promise<string> {
   let db = postgresByDataDir.get(dataDir);
   if (!db) postgresByDataDir.set(dataDir, (db = await createTestDatabase()));
   return db.url;
+}
+
+/** The output with each JSON log line's message written out, so a test can match its text. */
+function readable(out: string): string {
+  return out.split('\n').map((line) => {
+    try {
+      const entry = JSON.parse(line) as { msg?: unknown };
+      return typeof entry.msg === 'string' ? entry.msg : line;
+    } catch {
+      return line;
+    }
+  }).join('\n');
 }
 
 export function sqsClient(url: string): SQSClient {

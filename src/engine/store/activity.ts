@@ -8,6 +8,8 @@
 export interface ActivityStore {
   /** The queue's recorded minutes from `from` to `to` (inclusive), oldest first. Minutes with nothing recorded are absent. */
   minutes(queueId: number, from: number, to: number): Promise<ActivityMinute[]>;
+  /** The queues with counts recorded in `minute`: the only ones whose depth that minute's operations changed. */
+  active(minute: number): Promise<number[]>;
   /** Records each queue's depth (every message: visible, in flight and delayed) at the end of `minute`. */
   recordDepths(minute: number, depths: readonly (readonly [queueId: number, depth: number])[]): Promise<void>;
   /** Forgets the minutes before `before`; returns how many rows went. */

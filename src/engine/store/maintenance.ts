@@ -1,5 +1,32 @@
-/** Background work: retention, FIFO bookkeeping, leases and shared secrets. */
+/**
+ * How a queue's retention is read from its attributes, given by the engine so the store
+ * can find what is due across every queue in one statement.
+ */
+export interface RetentionRule {
+  /** The attribute holding the retention in seconds (MessageRetentionPeriod). */
+  attribute: string;
+  /** Its value for a queue that does not have it. */
+  defaultSeconds: number;
+}
+
+/** A queue whose oldest message passes its retention at `dueAt`. */
+export interface RetentionDue {
+  queueId: number;
+  dueAt: number;
+}
+
+/**
+ * Background work: retention, expiry, FIFO bookkeeping, leases and shared secrets. The
+ * store says what is due, so an idle server with many queues does not visit each one.
+ */
 export interface MaintenanceStore {
+  /**
+   * The queues with a message, soonest due first: when each one's oldest message passes
+   * its retention. Up to `limit`; the first not yet due tells when to look again.
+   */
+  retentionDue(rule: RetentionRule, limit: number): Promise<RetentionDue[]>;
+  /** Ids of the queues holding a ready message whose time-to-live has passed at `now` (up to `limit`). */
+  expiryDue(now: number, limit: number): Promise<number[]>;
   /** Deletes the queue's messages sent before `cutoff` (retention); returns how many. */
   deleteSentBefore(queueId: number, cutoff: number): Promise<number>;
   /** Forgets FIFO deduplication ids and receive attempts whose interval ended before `now`. */

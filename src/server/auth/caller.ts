@@ -30,15 +30,18 @@ export function callerAccount(req: WireRequest, credentials: Credentials | undef
   return credential.accountId;
 }
 
-/** Reads `{"<access key id>": {"secretAccessKey": "...", "accountId": "<12 digits>"}, ...}`. */
+/**
+ * Reads `{"<access key id>": {"secretAccessKey": "...", "accountId": "<12 digits>"}, ...}`;
+ * the caller names the file in its error (start-up.ts).
+ */
 export function loadCredentials(path: string): Credentials {
   const raw = JSON.parse(readFileSync(path, 'utf8')) as unknown;
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new Error(`${path}: expected an object of access key ids`);
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new Error('expected an object of access key ids');
   const credentials: Credentials = new Map();
   for (const [key, value] of Object.entries(raw)) {
     const c = value as Partial<Credential> | null;
     if (typeof c?.secretAccessKey !== 'string' || typeof c.accountId !== 'string' || !/^\d{12}$/.test(c.accountId)) {
-      throw new Error(`${path}: ${key} needs a secretAccessKey and a 12-digit accountId`);
+      throw new Error(`${key} needs a secretAccessKey and a 12-digit accountId`);
     }
     credentials.set(key, { secretAccessKey: c.secretAccessKey, accountId: c.accountId });
   }

@@ -25,6 +25,13 @@ export class PgActivity implements ActivityStore {
     }));
   }
 
+  async active(minute: number): Promise<number[]> {
+    const { rows } = await this.pool.query<{ queue_id: string }>(
+      `SELECT DISTINCT queue_id FROM queue_activity WHERE minute = $1 AND shard <> ${DEPTH_SHARD}`, [minute],
+    );
+    return rows.map((r) => Number(r.queue_id));
+  }
+
   async recordDepths(minute: number, depths: readonly (readonly [number, number])[]): Promise<void> {
     if (depths.length === 0) return;
     await this.pool.query(

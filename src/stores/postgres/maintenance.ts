@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { MaintenanceStore } from '../../engine/store/maintenance.js';
+import type { MaintenanceStore, RetentionDue, RetentionRule } from '../../engine/store/maintenance.js';
 import { errors } from '../../engine/errors.js';
 import { migrations } from './migrations.js';
 import { query } from './sql.js';
@@ -10,6 +10,25 @@ const READY_TIMEOUT_MS = 2000;
 
 export class PgMaintenance implements MaintenanceStore {
   constructor(private readonly pool: pg.Pool) {}
+
+  async retentionDue(rule: RetentionRule, limit: number): Promise<RetentionDue[]> {
+    // One probe of messages_age per queue, in the database.
+    const { rows } = await query<{ queue_id: string; due_at: string }>(this.pool,
+      `SELECT id AS queue_id, due_at FROM (
+         SELECT q.id, (SELECT min(sent_at) FROM messages m WHERE m.queue_id = q.id)
+           + coalesce((q.attributes::jsonb ->> $1)::bigint, $2) * 1000 AS due_at
+         FROM queues q) d
+       WHERE due_at IS NOT NULL ORDER BY due_at LIMIT $3`,
+      [rule.attribute, rule.defaultSeconds, limit],
+    );
+    return rows.map((r) => ({ queueId: Number(r.queue_id), dueAt: Number(r.due_at) }));
+  }
+
+  async expiryDue(now: number, limit: number): Promise<number[]> {
+    const { rows } = await query<{ queue_id: string }>(this.pool,
+      'SELECT DISTINCT queue_id FROM messages WHERE expires_at <= $1 AND visible_at <= $1 LIMIT $2', [now, limit]);
+    return rows.map((r) => Number(r.queue_id));
+  }
 
   async forgetDeduplication(now: number): Promise<number> {
     const a = await query(this.pool, 'DELETE FROM fifo_dedup WHERE expires_at <= $1', [now]);

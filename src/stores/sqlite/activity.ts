@@ -17,6 +17,7 @@ export class SqliteActivity implements ActivityStore {
          ON CONFLICT (queue_id, minute) DO UPDATE SET depth = excluded.depth`,
       ),
       prune: db.prepare('DELETE FROM queue_activity WHERE minute < ?'),
+      active: db.prepare('SELECT queue_id FROM queue_activity WHERE minute = ?').pluck(),
     };
   }
 
@@ -24,6 +25,10 @@ export class SqliteActivity implements ActivityStore {
     return (this.sql.minutes.all(queueId, from, to) as (number | null)[][]).map(([minute, sent, received, deleted, deadLettered, depth]) => ({
       minute: minute!, sent: sent!, received: received!, deleted: deleted!, deadLettered: deadLettered!, ...(depth !== null && { depth: depth! }),
     }));
+  }
+
+  async active(minute: number): Promise<number[]> {
+    return this.sql.active.all(minute) as number[];
   }
 
   recordDepths(minute: number, depths: readonly (readonly [number, number])[]): Promise<void> {

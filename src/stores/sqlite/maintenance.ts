@@ -3,7 +3,8 @@ import { constants } from 'node:fs';
 import { access, statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { errors } from '../../engine/errors.js';
-import type { MaintenanceStore } from '../../engine/store/maintenance.js';
+import type { MaintenanceStore, RetentionDue, RetentionRule } from '../../engine/store/maintenance.js';
+import { BOUND_LIMIT } from './sql.js';
 import type { GroupCommit } from './group-commit.js';
 import { migrations } from './migrations.js';
 
@@ -33,6 +34,18 @@ export class SqliteMaintenance implements MaintenanceStore {
       sweep: db.prepare(
         `DELETE FROM messages WHERE seq IN (SELECT seq FROM messages WHERE queue_id = ? AND sent_at < ? LIMIT ${SWEEP_BATCH})`,
       ),
+      // One probe of messages_age per queue, in SQLite: about a microsecond each.
+      retentionDue: db.prepare(
+        `SELECT id AS queueId, due_at AS dueAt FROM (
+           SELECT q.id, (SELECT min(sent_at) FROM messages m WHERE m.queue_id = q.id)
+             + coalesce(CAST(json_extract(q.attributes, '$.' || ?) AS INTEGER), ?) * 1000 AS due_at
+           FROM queues q)
+         WHERE due_at IS NOT NULL ORDER BY due_at ${BOUND_LIMIT}`,
+      ),
+      // messages_ttl (migration 9) holds only messages with a time-to-live.
+      expiryDue: db.prepare(
+        `SELECT DISTINCT queue_id AS id FROM messages WHERE expires_at <= ? AND visible_at <= ? ${BOUND_LIMIT}`,
+      ).pluck(),
       forgetDedup: db.prepare('DELETE FROM fifo_dedup WHERE expires_at <= ?'),
       forgetAttempts: db.prepare('DELETE FROM receive_attempts WHERE expires_at <= ?'),
       storeSecret: db.prepare('INSERT OR IGNORE INTO secrets (name, value) VALUES (?, ?)'),
@@ -48,6 +61,14 @@ export class SqliteMaintenance implements MaintenanceStore {
       total += n;
       if (n < SWEEP_BATCH) return total;
     }
+  }
+
+  async retentionDue(rule: RetentionRule, limit: number): Promise<RetentionDue[]> {
+    return this.sql.retentionDue.all(rule.attribute, rule.defaultSeconds, limit) as RetentionDue[];
+  }
+
+  async expiryDue(now: number, limit: number): Promise<number[]> {
+    return this.sql.expiryDue.all(now, now, limit) as number[];
   }
 
   forgetDeduplication(now: number): Promise<number> {

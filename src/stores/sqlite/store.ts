@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Store, StoreStats } from '../../engine/store/store.js';
 import { guardStorage } from '../storage-guard.js';
@@ -15,7 +15,8 @@ import { migrate } from './migrate.js';
 import { SqliteMoveTasks } from './move-tasks.js';
 import { SqliteQueues } from './queues.js';
 import { messageReader } from './sql.js';
-import { sqliteStorageError } from './storage-errors.js';
+import { sqliteOpenError, sqliteStorageError } from './storage-errors.js';
+import { DirectoryLock } from './dir-lock.js';
 import { SqliteWakeups } from './wakeups.js';
 
 /**
@@ -51,25 +52,21 @@ export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly commit: GroupCommit;
   private readonly checkpointer?: Checkpointer;
+  private readonly lock?: DirectoryLock;
 
   constructor(opts: SqliteOptions) {
     const memory = opts.path === ':memory:';
     this.kind = memory ? 'memory' : 'sqlite';
-    if (!memory) mkdirSync(dirname(opts.path), { recursive: true });
-    this.db = new Database(opts.path);
     const durability = opts.durability ?? (memory ? 'none' : 'process');
-    if (!memory) this.db.pragma('journal_mode = WAL');
     const synchronous = durability === 'power' ? 'FULL' : durability === 'process' ? 'NORMAL' : 'OFF';
-    this.db.pragma(`synchronous = ${synchronous}`);
-    this.db.pragma('busy_timeout = 5000');
-    this.db.pragma('cache_size = -65536');
-    try {
+    if (memory) {
+      this.db = new Database(opts.path);
+      tune(this.db, synchronous);
       migrate(this.db, opts.path);
-    } catch (e) {
-      this.db.close();
-      throw e;
-    }
-    if (!memory) {
+    } else {
+      const opened = openFile(opts.path, synchronous);
+      this.db = opened.db;
+      this.lock = opened.lock;
       this.db.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_PAGES}`);
       // The WAL file keeps its largest size unless told otherwise: after a burst (or a
       // disk that filled up) it would hold that space for good. Past this size it is
@@ -106,5 +103,46 @@ export class SqliteStore implements Store {
     this.commit.flush();
     await this.checkpointer?.close();
     if (this.db.open) this.db.close();
+    this.lock?.release();
+  }
+}
+
+function tune(db: Database.Database, synchronous: string): void {
+  db.pragma(`synchronous = ${synchronous}`);
+  db.pragma('busy_timeout = 5000');
+  db.pragma('cache_size = -65536');
+}
+
+/**
+ * Opens the database file of a data directory this process then owns (dir-lock.ts),
+ * schema up to date and writable. A failure is one line naming the file and what to
+ * do, and leaves behind nothing this attempt created: no directory, no lock file.
+ */
+function openFile(path: string, synchronous: string): { db: Database.Database; lock: DirectoryLock } {
+  const files = [path, `${path}-wal`, `${path}-shm`];
+  const existed = files.map((f) => existsSync(f));
+  let createdDir: string | undefined;
+  let lock: DirectoryLock | undefined;
+  let db: Database.Database | undefined;
+  try {
+    createdDir = mkdirSync(dirname(path), { recursive: true });
+    lock = DirectoryLock.acquire(dirname(path));
+    db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    tune(db, synchronous);
+    migrate(db, path);
+    // A read-only file opens without complaint and fails on the first write: find out
+    // now, rather than with an error every second from the background sweep.
+    db.pragma(`user_version = ${db.pragma('user_version', { simple: true }) as number}`);
+    return { db, lock };
+  } catch (e) {
+    db?.close();
+    lock?.release();
+    // Best effort: where nothing could be created, nothing can be removed either.
+    const remove = (f: string) => { try { rmSync(f, { recursive: true, force: true }); } catch { /* see above */ } };
+    files.forEach((f, i) => existed[i] || remove(f));
+    if (createdDir) remove(createdDir);
+    else if (lock?.created) remove(lock.path);
+    throw sqliteOpenError(path, e);
   }
 }

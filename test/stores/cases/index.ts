@@ -5,9 +5,10 @@ import { deadLetterCases } from './dead-letter.js';
 import { deathCases } from './deaths.js';
 import { depthCases } from './depths.js';
 import { maintenanceCases } from './maintenance.js';
+import { dueCases } from './maintenance-due.js';
 import { exchangeCases } from './exchanges.js';
 import { messageCases } from './messages.js';
 import { queueCases } from './queues.js';
 
 /** Every conformance case group; add new groups here. */
-export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deathCases, depthCases, maintenanceCases, consoleCases, exchangeCases];
+export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deathCases, depthCases, maintenanceCases, dueCases, consoleCases, exchangeCases];
