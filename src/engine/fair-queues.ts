@@ -20,18 +20,27 @@ export const NOISY_MIN_INFLIGHT = 30;
  */
 export const FAIR_REFRESH_MS = 200;
 
-/** The noisy groups among these in-flight figures, each with its messages in flight. */
-export function judgeNoisy(inflight: GroupInflight, stillNoisy: NoisyGroups = new Map()): Map<string, number> {
-  const noisy = new Map<string, number>();
-  const quietGroups = [...inflight.groups].filter(([g]) => !stillNoisy.has(g));
-  const quietAverage = quietGroups.reduce((n, [, c]) => n + c, 0) / Math.max(1, quietGroups.length);
+/**
+ * SQS keeps favouring the quiet groups until a noisy group's share is back to a level
+ * comparable with theirs. In-flight counts swing with the consumers' rhythm (a wave of
+ * deletes empties them for a moment), so a group stays noisy until it has not been
+ * detected for this long: released at the first dip, it would take whole receive windows
+ * of its backlog at once.
+ */
+export const NOISY_HOLD_MS = 2_000;
+
+/**
+ * The noisy groups among these in-flight figures, each with its messages in flight.
+ * `detectedAt` (group → when last detected) is updated in place.
+ */
+export function judgeNoisy(inflight: GroupInflight, now: number, detectedAt: Map<string, number> = new Map()): Map<string, number> {
   for (const [group, n] of inflight.groups) {
-    const detected = n >= NOISY_MIN_INFLIGHT && n > NOISY_SHARE * inflight.total;
-    // SQS keeps favouring the quiet groups until a noisy group's share is back to a
-    // level comparable with theirs; without that, a group released as soon as it fell
-    // under the threshold would take the whole window of its backlog at once.
-    const staying = stillNoisy.has(group) && n > Math.max(1, quietAverage);
-    if (detected || staying) noisy.set(group, n);
+    if (n >= NOISY_MIN_INFLIGHT && n > NOISY_SHARE * inflight.total) detectedAt.set(group, now);
+  }
+  const noisy = new Map<string, number>();
+  for (const [group, at] of detectedAt) {
+    if (now - at < NOISY_HOLD_MS) noisy.set(group, inflight.groups.get(group) ?? 0);
+    else detectedAt.delete(group);
   }
   return noisy;
 }
@@ -40,7 +49,7 @@ export function judgeNoisy(inflight: GroupInflight, stillNoisy: NoisyGroups = ne
 export class FairQueues {
   /** Standard queues whose receives have returned a message with a group id. */
   private readonly grouped = new Set<number>();
-  private readonly judged = new Map<number, { at: number; noisy: Map<string, number> }>();
+  private readonly judged = new Map<number, { at: number; noisy: Map<string, number>; detectedAt: Map<string, number> }>();
 
   constructor(private readonly store: Store, private readonly clock: Clock, readonly enabled: boolean) {}
 
@@ -55,7 +64,8 @@ export class FairQueues {
     if (!this.enabled || queue.fifo || !this.grouped.has(queue.id)) return undefined;
     let j = this.judged.get(queue.id);
     if (!j || now - j.at >= FAIR_REFRESH_MS || now < j.at) {
-      j = { at: now, noisy: judgeNoisy(await this.store.messages.inflightByGroup(queue.id, now), j?.noisy) };
+      const detectedAt = j?.detectedAt ?? new Map<string, number>();
+      j = { at: now, noisy: judgeNoisy(await this.store.messages.inflightByGroup(queue.id, now), now, detectedAt), detectedAt };
       this.judged.set(queue.id, j);
     }
     return j.noisy.size ? j.noisy : undefined;
@@ -64,7 +74,7 @@ export class FairQueues {
   /** The noisy groups for GetQueueAttributes: judged afresh, whether or not a receive has run. */
   async noisyNow(queue: QueueRecord, now: number): Promise<NoisyGroups> {
     if (queue.fifo) return new Map();
-    return judgeNoisy(await this.store.messages.inflightByGroup(queue.id, now), this.judged.get(queue.id)?.noisy);
+    return judgeNoisy(await this.store.messages.inflightByGroup(queue.id, now), now, new Map(this.judged.get(queue.id)?.detectedAt));
   }
 
   /** The fair-queue figures under their CloudWatch names (FAIR_QUEUE_ATTRIBUTES). */

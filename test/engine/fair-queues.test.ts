@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import { FAIR_REFRESH_MS, judgeNoisy, NOISY_MIN_INFLIGHT } from '../../src/engine/fair-queues.js';
+import { FAIR_REFRESH_MS, judgeNoisy, NOISY_HOLD_MS, NOISY_MIN_INFLIGHT } from '../../src/engine/fair-queues.js';
 import { takeOrder } from '../../src/engine/store/standard-plan.js';
 import { testEngine } from './support.js';
 
@@ -75,14 +75,20 @@ describe('fair queues', () => {
     assert.deepEqual(await receive(env, QueueUrl), ['none-0', 'none-1', 'none-2', ...Array.from({ length: 7 }, (_, i) => `big-${40 + i}`)]);
   });
 
-  test('a group stops being noisy once its share is back among the quiet ones', async () => {
+  test('a group stays noisy through a dip in flight, and is released NOISY_HOLD_MS after its last detection', async () => {
     const { e, QueueUrl } = await noisyScene();
-    // Delete the noisy group's messages in flight: its share drops to nothing.
+    assert.equal((await receive(e, QueueUrl))[0]!.startsWith('small'), true);
+    // Purging deletes the noisy group's messages in flight: its share drops to nothing ...
     await e.call('PurgeQueue', { QueueUrl });
     await send(e, QueueUrl, 'big', 5);
     await send(e, QueueUrl, 'small0', 1);
     e.clock.advance(FAIR_REFRESH_MS);
-    assert.deepEqual(await receive(e, QueueUrl), ['big-0', 'big-1', 'big-2', 'big-3', 'big-4', 'small0-0']);
+    assert.deepEqual(await receive(e, QueueUrl), ['small0-0', 'big-0', 'big-1', 'big-2', 'big-3', 'big-4']);
+    // ... and once the hold has passed, the queue is served oldest first again.
+    e.clock.advance(NOISY_HOLD_MS);
+    await send(e, QueueUrl, 'big', 3);
+    await send(e, QueueUrl, 'small0', 1);
+    assert.deepEqual(await receive(e, QueueUrl), ['big-0', 'big-1', 'big-2', 'small0-0']);
   });
 
   test('the fair-queue figures are queue attributes under CloudWatch\'s names, only when asked', async () => {
@@ -110,13 +116,14 @@ describe('fair queues', () => {
 });
 
 describe('the fair-queue rules', () => {
-  test('judgeNoisy: a tenth of the queue in flight and at least 30', () => {
+  test('judgeNoisy: a tenth of the queue in flight and at least 30, held for NOISY_HOLD_MS after the last detection', () => {
     const groups = new Map([['a', NOISY_MIN_INFLIGHT], ['b', 29], ['c', 200]]);
-    assert.deepEqual([...judgeNoisy({ total: 400, groups }).keys()], ['c']);
-    assert.deepEqual([...judgeNoisy({ total: 259, groups }).keys()].sort(), ['a', 'c']);
-    // Once noisy, a group stays so while it holds more than the quiet groups' average.
-    assert.deepEqual([...judgeNoisy({ total: 30, groups: new Map([['a', 10], ['b', 4], ['c', 6]]) }, new Map([['a', 40]])).keys()], ['a']);
-    assert.deepEqual([...judgeNoisy({ total: 30, groups: new Map([['a', 3], ['b', 4]]) }, new Map([['a', 40]])).keys()], []);
+    assert.deepEqual([...judgeNoisy({ total: 400, groups }, 0).keys()], ['c']);
+    assert.deepEqual([...judgeNoisy({ total: 259, groups }, 0).keys()].sort(), ['a', 'c']);
+    const detectedAt = new Map<string, number>();
+    judgeNoisy({ total: 400, groups }, 0, detectedAt);
+    assert.deepEqual([...judgeNoisy({ total: 0, groups: new Map() }, NOISY_HOLD_MS - 1, detectedAt)], [['c', 0]]);
+    assert.deepEqual([...judgeNoisy({ total: 0, groups: new Map() }, NOISY_HOLD_MS, detectedAt)], []);
   });
 
   test('takeOrder: quiet and ungrouped first by position, then noisy groups with the fewest in flight first', () => {

@@ -44,7 +44,8 @@ export class SqliteMessages implements MessageStore {
            SELECT (SELECT group_id FROM messages WHERE queue_id = @q AND group_id IS NOT NULL AND group_id > g.id ORDER BY group_id LIMIT 1), n + 1
              FROM g WHERE g.id IS NOT NULL AND n < @groups)
          SELECT m.seq, m.receive_count, m.group_id FROM g JOIN messages m ON m.seq IN (
-             SELECT seq FROM messages WHERE queue_id = @q AND group_id = g.id AND visible_at <= @now AND sent_at >= @cutoff
+             -- (The unary + keeps the planner on messages_group: by age it would read the whole queue for each group.)
+             SELECT seq FROM messages WHERE queue_id = @q AND group_id = g.id AND +visible_at <= @now AND +sent_at >= @cutoff
               ORDER BY seq LIMIT @max)
           WHERE g.id IS NOT NULL AND g.id NOT IN (SELECT value FROM json_each(@noisy))
           ORDER BY m.seq LIMIT @window`,
