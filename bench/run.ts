@@ -5,6 +5,7 @@ import { cases, halfRateCase, type Case } from './cases.js';
 import { config } from './config.js';
 import { formatManyQueues, runManyQueues } from './many-queues.js';
 import { measure, type Measurement } from './measure.js';
+import { formatFair, runFairBench } from './fair-queues.js';
 import { formatScrape, runScrapeBench } from './metrics-scrape.js';
 import { postgresReachable } from './postgres.js';
 import { killAll, runCleanups } from './processes.js';
@@ -102,6 +103,8 @@ async function main(): Promise<void> {
   }
   // The scrape benchmark (docs/performance.md): only when asked for, as its preload takes minutes.
   const scrape = config.only?.has('scrape') ? await runScrapeBench((line) => console.log(line)) : [];
+  // Fair queues' dwell times, on and off (bench/fair-queues.ts): only when asked for.
+  const fair = config.only?.has('fair') ? await runFairBench((line) => console.log(line)) : [];
   // The console's requests on 1,000 queues and a BENCH_BACKLOG-message DLQ (bench/console.ts).
   if (!config.only || config.only.has('console')) {
     try {
@@ -125,6 +128,7 @@ async function main(): Promise<void> {
   console.log(`\n${formatTable(table)}\n\n${formatBaselines(outcomes)}\n`);
   if (backlog.length) console.log(`${formatBacklog(backlog)}\n`);
   if (scrape.length) console.log(`${formatScrape(scrape)}\n`);
+  if (fair.length) console.log(`${formatFair(fair)}\n`);
   writeResults(outcomes, table, { halfRate, load, backlog, backlogFailures: backlogFailures.length ? backlogFailures : undefined });
   console.log(`wrote ${resultsFile}`);
 }

@@ -6,6 +6,7 @@ import type { EngineContext, Log } from './context.js';
 import { effectiveSettings, type DeadLetterSettings } from './dead-letter-settings.js';
 import { deadLetterTarget } from './dead-lettering.js';
 import { errors } from './errors.js';
+import { FairQueues } from './fair-queues.js';
 import { LongPolls } from './long-poll.js';
 import { sampleDepths } from './activity-sampler.js';
 import { MoveTaskRunner } from './move-task-runner.js';
@@ -39,6 +40,8 @@ export interface EngineOptions {
   region: string;
   /** Approximate in-flight limit of a standard queue (SQS: about 120,000). */
   inflightLimit?: number;
+  /** Fair queues (docs/fair-queues.md); false serves every standard queue oldest first, as before (bench/fair-queues.ts compares). */
+  fairQueues?: boolean;
   /** Long polls allowed to wait at once; past it a receive that would wait gets a 503 (see message-actions.ts). */
   maxLongPolls?: number;
   /** Dead-letter policies in force at start (see policies.ts). */
@@ -60,6 +63,8 @@ export class Engine implements EngineContext {
   readonly inflightLimit: number;
   readonly maxLongPolls: number;
   readonly longPolls: LongPolls;
+  /** Fair queues: each multi-tenant standard queue's noisy groups (fair-queues.ts). */
+  readonly fair: FairQueues;
   readonly moveTasks: MoveTaskRunner;
   /** Upper bounds of each standard queue's in-flight count (see message-actions.ts). */
   readonly inflightEstimates = new Map<number, number>();
@@ -84,6 +89,7 @@ export class Engine implements EngineContext {
     this.inflightLimit = opts.inflightLimit ?? 120_000;
     this.maxLongPolls = opts.maxLongPolls ?? 10_000;
     this.longPolls = new LongPolls(this.store, this.clock);
+    this.fair = new FairQueues(this.store, this.clock, opts.fairQueues ?? true);
     this.log = opts.log ?? { info() {}, warn() {}, error() {} };
     this.observer = opts.observer ?? noObserver;
     this.moveTasks = new MoveTaskRunner(this);

@@ -155,10 +155,13 @@ export async function receiveMessage(engine: Engine, ctx: RequestContext, input:
       if (wait > 0 || queue.fifo) return [];
       throw sqsError('OverLimit', `Too many messages in flight for queue ${queue.name}.`);
     }
+    const noisy = await engine.fair.noisy(queue, now);
     const r = await engine.store.messages.receive(queue.id, {
       now, max, visibilityTimeoutMs: visibility * 1000, retentionCutoff: now - retentionMs(queue),
       newToken: newReceiptToken, deadLetter, fifo: queue.fifo, attemptId, attemptUntil: now + DEDUP_INTERVAL_MS,
+      ...(noisy && { noisy }),
     });
+    engine.fair.noteReceived(queue, r.messages);
     engine.deadLettered(queue, r.deadLettered);
     noteReceived(engine, queue, r.messages.length);
     return r.messages;

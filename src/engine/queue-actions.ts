@@ -1,6 +1,8 @@
 import type { Engine } from './engine.js';
 import { errors, sqsError } from './errors.js';
-import { applySseRules, defaultAttributes, isKnownAttribute, parseAttributes, READ_ONLY, SETTABLE } from './queue-attributes.js';
+import {
+  applySseRules, defaultAttributes, FAIR_QUEUE_ATTRIBUTES, isKnownAttribute, parseAttributes, READ_ONLY, SETTABLE,
+} from './queue-attributes.js';
 import { checkFifoAttributes } from './fifo.js';
 import { checkRedriveAttributes } from './redrive-policy.js';
 import {
@@ -101,6 +103,7 @@ export function decodeToken(token: unknown): string | undefined {
 export async function deleteQueue(engine: Engine, ctx: RequestContext, input: Input) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   await engine.store.queues.delete(queue.id);
+  engine.fair.forget(queue.id);
   engine.log.info({ queue: queue.name, account: queue.accountId, by: ctx.accountId }, 'queue deleted');
   return {};
 }
@@ -137,6 +140,7 @@ async function queueAttributes(engine: Engine, queue: QueueRecord, names: string
     out.ApproximateNumberOfMessagesNotVisible = String(c.inflight);
     out.ApproximateNumberOfMessagesDelayed = String(c.delayed);
   }
+  if (names.some((n) => (FAIR_QUEUE_ATTRIBUTES as readonly string[]).includes(n))) Object.assign(out, await engine.fair.attributes(queue, engine.clock.now()));
   out.CreatedTimestamp = String(Math.floor(queue.createdAt / 1000));
   out.LastModifiedTimestamp = String(Math.floor(queue.modifiedAt / 1000));
   out.QueueArn = engine.arnOf(queue);

@@ -92,8 +92,22 @@ export const READ_ONLY = [
   APPLIED_POLICY_ATTRIBUTE,
 ] as const;
 
+/**
+ * Fair queues: the CloudWatch metrics SQS publishes for them (docs/fair-queues.md), here
+ * as read-only attributes under the same names. Returned only when named: `All` keeps
+ * SQS's list.
+ */
+export const FAIR_QUEUE_ATTRIBUTES = [
+  'ApproximateNumberOfNoisyGroups',
+  'ApproximateNumberOfMessagesVisibleInQuietGroups',
+  'ApproximateNumberOfMessagesNotVisibleInQuietGroups',
+  'ApproximateNumberOfMessagesDelayedInQuietGroups',
+  'ApproximateAgeOfOldestMessageInQuietGroups',
+] as const;
+
 export function isKnownAttribute(name: string): boolean {
-  return Object.hasOwn(SETTABLE, name) || (READ_ONLY as readonly string[]).includes(name);
+  return Object.hasOwn(SETTABLE, name) || (READ_ONLY as readonly string[]).includes(name)
+    || (FAIR_QUEUE_ATTRIBUTES as readonly string[]).includes(name);
 }
 
 /**

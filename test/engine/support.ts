@@ -7,7 +7,7 @@ import { SqliteStore } from '../../src/stores/sqlite/store.js';
 export const ctx: RequestContext = { accountId: '000000000000', region: 'us-east-1', baseUrl: 'http://localhost:9324', requestId: 'r' };
 
 /** An engine on an in-memory store and a manual clock, driven through the action table. */
-export function testEngine(opts: { inflightLimit?: number } = {}) {
+export function testEngine(opts: { inflightLimit?: number; fairQueues?: boolean } = {}) {
   const clock = new ManualClock(1_700_000_000_000);
   const engine = new Engine({ store: new SqliteStore({ path: ':memory:' }), clock, region: 'us-east-1', ...opts });
   const call = (action: string, input: Record<string, unknown>, signal?: AbortSignal) =>

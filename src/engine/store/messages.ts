@@ -1,6 +1,7 @@
 import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../types.js';
 import type { DeadLettered, DeadLetterRule, LengthLimit } from './dead-letters.js';
 import type { DeleteRule, ReceiptOutcome, ReceiptRef, VisibilityChange } from './receipts.js';
+import type { NoisyGroups } from './standard-plan.js';
 
 export type { DeleteRule, ReceiptOutcome, ReceiptRef, VisibilityChange } from './receipts.js';
 
@@ -25,6 +26,13 @@ export interface MessageStore {
   depths(queueIds: readonly number[], now: number): Promise<Map<number, QueueDepth>>;
   /** In-flight messages only: reads the hidden range, never the visible backlog. */
   countInflight(queueId: number, now: number): Promise<number>;
+  /**
+   * Fair queues: the queue's messages in flight, in all and by message group (groups
+   * with none left out). Reads the hidden range only.
+   */
+  inflightByGroup(queueId: number, now: number): Promise<GroupInflight>;
+  /** Fair queues: the counts and oldest message of the queue's messages outside these groups. */
+  quietDepth(queueId: number, noisy: readonly string[], now: number): Promise<MessageCounts & { oldestSentAt?: number }>;
   /** The earliest time after `now` at which a message of the queue becomes visible. */
   nextVisibleAt(queueId: number, now: number): Promise<number | undefined>;
   /**
@@ -51,6 +59,8 @@ export interface ReceiveRequest {
   retentionCutoff: number;
   newToken: () => string;
   deadLetter?: DeadLetterRule;
+  /** Standard queues: the noisy groups, whose messages come after the quiet groups' (standard-plan.ts). */
+  noisy?: NoisyGroups;
   /** FIFO: receive by message group, in order, one holder per group at a time. */
   fifo?: boolean;
   /** FIFO ReceiveRequestAttemptId: a retry until `attemptUntil` replays the same receipts. */
@@ -62,4 +72,9 @@ export interface ReceiveResult {
   messages: StoredMessage[];
   /** Messages received too often, moved to the dead-letter queue instead of returned. */
   deadLettered: DeadLettered[];
+}
+
+export interface GroupInflight {
+  total: number;
+  groups: Map<string, number>;
 }

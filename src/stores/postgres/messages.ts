@@ -4,7 +4,7 @@ import type {
   DeleteRule, MessageStore, ReceiptOutcome, ReceiptRef, ReceiveRequest, ReceiveResult, SendResult, VisibilityChange,
 } from '../../engine/store/messages.js';
 import { deleteOutcome, visibilityOutcome } from '../../engine/store/receipt-outcome.js';
-import { readyWindow } from '../../engine/store/standard-plan.js';
+import { FAIR_GROUPS_SCANNED, noisyRanking, readyWindow } from '../../engine/store/standard-plan.js';
 import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../../engine/types.js';
 import { toMessage, type MessageRow } from '../rows.js';
 import type { PgDeadLetters } from './dead-letters.js';
@@ -13,6 +13,7 @@ import { PgFifo } from './fifo.js';
 import {
   countedCtes, INSERT_COLUMNS, inTransaction, insertArrays, messageColumns, NO_LIMIT, query, unnestInsert, type ReceiveRow,
 } from './sql.js';
+import { FAIR_RECEIVE_SQL, RECEIVE_SQL } from './standard-receive.js';
 import type { PgWakeups } from './wakeups.js';
 
 /**
@@ -76,35 +77,6 @@ const SEND_SQL = `
  * any node) holds, and claim them. Messages received too often are returned unclaimed
  * (poison = true) for the caller to dead-letter.
  */
-const RECEIVE_SQL = `
-  WITH candidates AS (
-    -- "IS TRUE" keeps the retention test off the index on sent_at: a planner with stale
-    -- statistics (a new table) would otherwise walk the whole queue by age and sort it,
-    -- instead of reading the first entries of messages_ready.
-    SELECT seq FROM messages
-     WHERE queue_id = $1 AND visible_at <= $2 AND (sent_at >= $3) IS TRUE AND seq <> ALL($8::bigint[])
-     ORDER BY visible_at, seq LIMIT $9
-  ),
-  picked AS (
-    SELECT m.seq, m.visible_at, m.receive_count FROM messages m JOIN candidates c ON c.seq = m.seq
-     WHERE m.queue_id = $1 AND m.visible_at <= $2
-     ORDER BY m.seq LIMIT $4
-     FOR UPDATE OF m SKIP LOCKED
-  ),
-  numbered AS (
-    SELECT seq, row_number() OVER (ORDER BY seq) AS n FROM picked WHERE receive_count < $5
-  ),
-  claimed AS (
-    UPDATE messages m SET visible_at = $6, receive_count = m.receive_count + 1,
-      first_received_at = coalesce(m.first_received_at, $2), received_at = $2, receipt_token = ($7::text[])[x.n]
-      FROM numbered x WHERE m.seq = x.seq
-    RETURNING m.*, x.n
-  ),
-  ${countedCtes('received', '$1::bigint', 'count(*)', 'claimed HAVING count(*) > 0', '$2')}
-  SELECT false AS poison, ${messageColumns('c')}, c.n FROM claimed c
-  UNION ALL
-  SELECT true, ${messageColumns('m')}, 0 FROM picked p JOIN messages m ON m.seq = p.seq WHERE p.receive_count >= $5
-  ORDER BY n`;
 
 /** Sending, receiving, deleting and counting messages; FIFO receives through fifo.ts. */
 export class PgMessages implements MessageStore {
@@ -214,10 +186,13 @@ export class PgMessages implements MessageStore {
     for (let pass = 0; pass < 10 && messages.length < req.max; pass++) {
       const room = req.max - messages.length;
       const tokens = Array.from({ length: room }, () => req.newToken());
-      const { rows } = await query<ReceiveRow>(this.pool, RECEIVE_SQL, [
+      const params = [
         queueId, req.now, req.retentionCutoff, room, dl?.maxReceiveCount ?? NO_LIMIT,
         req.now + req.visibilityTimeoutMs, tokens, messages.map((m) => m.seq), readyWindow(room),
-      ], 'redrive-receive');
+      ];
+      const { rows } = req.noisy?.size
+        ? await query<ReceiveRow>(this.pool, FAIR_RECEIVE_SQL, [...params, noisyRanking(req.noisy), FAIR_GROUPS_SCANNED], 'redrive-receive-fair')
+        : await query<ReceiveRow>(this.pool, RECEIVE_SQL, params, 'redrive-receive');
       const poison = rows.filter((r) => r.poison).map(toMessage);
       messages.push(...rows.filter((r) => !r.poison).map(toMessage));
       if (!dl || poison.length === 0) break;
@@ -327,6 +302,31 @@ export class PgMessages implements MessageStore {
       [queueId, now],
     );
     return Number(rows[0]!.n);
+  }
+
+  async inflightByGroup(queueId: number, now: number) {
+    const { rows } = await this.pool.query<{ group_id: string | null; n: string }>(
+      'SELECT group_id, count(*) AS n FROM messages WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0 GROUP BY group_id',
+      [queueId, now],
+    );
+    const groups = new Map<string, number>();
+    let total = 0;
+    for (const r of rows) {
+      total += Number(r.n);
+      if (r.group_id !== null) groups.set(r.group_id, Number(r.n));
+    }
+    return { total, groups };
+  }
+
+  async quietDepth(queueId: number, noisy: readonly string[], now: number) {
+    const { rows } = await this.pool.query<{ visible: string; inflight: string; delayed: string; oldest: string | null }>(
+      `SELECT count(*) FILTER (WHERE visible_at <= $2) AS visible, count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0) AS inflight,
+              count(*) FILTER (WHERE visible_at > $2 AND receive_count = 0) AS delayed, min(sent_at) AS oldest
+         FROM messages WHERE queue_id = $1 AND (group_id IS NULL OR group_id <> ALL($3::text[]))`,
+      [queueId, now, noisy],
+    );
+    const r = rows[0]!;
+    return { visible: Number(r.visible), inflight: Number(r.inflight), delayed: Number(r.delayed), ...(r.oldest !== null && { oldestSentAt: Number(r.oldest) }) };
   }
 
   async nextVisibleAt(queueId: number, now: number): Promise<number | undefined> {

@@ -4,7 +4,7 @@ import type {
   DeleteRule, MessageStore, ReceiptOutcome, ReceiptRef, ReceiveRequest, ReceiveResult, SendResult, VisibilityChange,
 } from '../../engine/store/messages.js';
 import { deleteOutcome, visibilityOutcome } from '../../engine/store/receipt-outcome.js';
-import { readyWindow } from '../../engine/store/standard-plan.js';
+import { FAIR_GROUPS_SCANNED, readyWindow, takeOrder, type ReadyRow } from '../../engine/store/standard-plan.js';
 import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../../engine/types.js';
 import { fromColumns, messageValues, READ_COLUMNS, toMessage, type MessageRow } from '../rows.js';
 import type { SqliteCounters } from './counters.js';
@@ -31,9 +31,33 @@ export class SqliteMessages implements MessageStore {
       insert: db.prepare(insertMessageSql()),
       // Only what deciding needs: the chosen rows are read whole by the claim's RETURNING.
       ready: db.prepare(
-        `SELECT seq, receive_count FROM messages WHERE queue_id = ? AND visible_at <= ? AND sent_at >= ?
+        `SELECT seq, receive_count, group_id FROM messages WHERE queue_id = ? AND visible_at <= ? AND sent_at >= ?
          ORDER BY visible_at, seq ${BOUND_LIMIT}`,
       ).raw(true),
+      // Fair queues: the first ready messages of each group that is not noisy, found by
+      // walking the queue's groups on messages_group (one seek a group) rather than the
+      // ready index, where they may sit behind a noisy group's whole backlog.
+      quietReady: db.prepare(
+        `WITH RECURSIVE g(id, n) AS (
+           SELECT (SELECT group_id FROM messages WHERE queue_id = @q AND group_id IS NOT NULL ORDER BY group_id LIMIT 1), 1
+           UNION ALL
+           SELECT (SELECT group_id FROM messages WHERE queue_id = @q AND group_id IS NOT NULL AND group_id > g.id ORDER BY group_id LIMIT 1), n + 1
+             FROM g WHERE g.id IS NOT NULL AND n < @groups)
+         SELECT m.seq, m.receive_count, m.group_id FROM g JOIN messages m ON m.seq IN (
+             -- (The unary + keeps the planner on messages_group: by age it would read the whole queue for each group.)
+             SELECT seq FROM messages WHERE queue_id = @q AND group_id = g.id AND +visible_at <= @now AND +sent_at >= @cutoff
+              ORDER BY seq LIMIT @max)
+          WHERE g.id IS NOT NULL AND g.id NOT IN (SELECT value FROM json_each(@noisy))
+          ORDER BY m.seq LIMIT @window`,
+      ).raw(true),
+      inflightByGroup: db.prepare(
+        `SELECT group_id, count(*) FROM messages WHERE queue_id = ? AND visible_at > ? AND receive_count > 0 GROUP BY group_id`,
+      ).raw(true),
+      quietDepth: db.prepare(
+        `SELECT coalesce(sum(visible_at <= @now), 0) AS visible, coalesce(sum(visible_at > @now AND receive_count > 0), 0) AS inflight,
+                coalesce(sum(visible_at > @now AND receive_count = 0), 0) AS delayed, min(sent_at) AS oldest
+           FROM messages WHERE queue_id = @q AND (group_id IS NULL OR group_id NOT IN (SELECT value FROM json_each(@noisy)))`,
+      ),
       // One statement claims a whole receive: the positions come as a JSON array.
       claim: db.prepare(
         `UPDATE messages SET visible_at = ?, receive_count = receive_count + 1,
@@ -133,11 +157,10 @@ export class SqliteMessages implements MessageStore {
     // Dead-lettered rows leave the range, so another pass fills the places they freed;
     // the rows already chosen are still in range until the claim and are skipped.
     for (let pass = 0, refill = true; pass < 10 && refill && chosen.length < req.max; pass++) {
-      // Oldest sent first among the next ready messages (standard-plan.ts).
-      const rows = (this.sql.ready.all(queueId, req.now, req.retentionCutoff, readyWindow(req.max)) as [number, number][])
-        .sort((a, b) => a[0] - b[0]);
+      // Oldest sent first among the next ready messages, quiet groups first (standard-plan.ts).
+      const rows = takeOrder(this.readyRows(queueId, req, chosen.length), req.noisy);
       refill = false;
-      for (const [seq, receiveCount] of rows) {
+      for (const { seq, receiveCount } of rows) {
         if (chosen.length >= req.max) break;
         if (chosen.includes(seq)) continue;
         const rule = req.deadLetter;
@@ -150,6 +173,19 @@ export class SqliteMessages implements MessageStore {
       }
     }
     return { messages: this.claim(chosen, req), deadLettered };
+  }
+
+  private readyRows(queueId: number, req: ReceiveRequest, taken: number): ReadyRow[] {
+    const toRow = ([seq, receiveCount, groupId]: [number, number, string | null]): ReadyRow => ({ seq, receiveCount, groupId });
+    const window = (this.sql.ready.all(queueId, req.now, req.retentionCutoff, readyWindow(req.max)) as [number, number, string | null][]).map(toRow);
+    const noisy = req.noisy;
+    // Only a fair receive whose window lacks quiet messages looks further.
+    if (!noisy?.size || window.filter((r) => r.groupId === null || !noisy.has(r.groupId)).length >= req.max + taken) return window;
+    const quiet = this.sql.quietReady.all({
+      q: queueId, now: req.now, cutoff: req.retentionCutoff, max: req.max, window: readyWindow(req.max),
+      groups: FAIR_GROUPS_SCANNED, noisy: JSON.stringify([...noisy.keys()]),
+    }) as [number, number, string | null][];
+    return [...window, ...quiet.map(toRow)];
   }
 
   /**
@@ -240,6 +276,21 @@ export class SqliteMessages implements MessageStore {
 
   async countInflight(queueId: number, now: number): Promise<number> {
     return (this.sql.countHidden.get(queueId, now) as { inflight: number }).inflight;
+  }
+
+  async inflightByGroup(queueId: number, now: number) {
+    const groups = new Map<string, number>();
+    let total = 0;
+    for (const [group, n] of this.sql.inflightByGroup.all(queueId, now) as [string | null, number][]) {
+      total += n;
+      if (group !== null) groups.set(group, n);
+    }
+    return { total, groups };
+  }
+
+  async quietDepth(queueId: number, noisy: readonly string[], now: number) {
+    const r = this.sql.quietDepth.get({ q: queueId, now, noisy: JSON.stringify(noisy) }) as { visible: number; inflight: number; delayed: number; oldest: number | null };
+    return { visible: r.visible, inflight: r.inflight, delayed: r.delayed, ...(r.oldest !== null && { oldestSentAt: r.oldest }) };
   }
 
   async nextVisibleAt(queueId: number, now: number): Promise<number | undefined> {

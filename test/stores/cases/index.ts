@@ -1,5 +1,6 @@
 import type { CaseGroup } from '../harness.js';
 import { consoleCases } from './console.js';
+import { fairCases } from './fair.js';
 import { fifoCases } from './fifo.js';
 import { deadLetterCases } from './dead-letter.js';
 import { deathCases } from './deaths.js';
@@ -11,4 +12,4 @@ import { messageCases } from './messages.js';
 import { queueCases } from './queues.js';
 
 /** Every conformance case group; add new groups here. */
-export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deathCases, depthCases, maintenanceCases, dueCases, consoleCases, exchangeCases];
+export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deathCases, depthCases, maintenanceCases, dueCases, consoleCases, exchangeCases, fairCases];

@@ -1,0 +1,68 @@
+import { countedCtes, messageColumns } from './sql.js';
+
+/** The standard receive's statements (messages.ts runs them). */
+const WINDOW = `SELECT seq, group_id FROM messages
+     WHERE queue_id = $1 AND visible_at <= $2 AND (sent_at >= $3) IS TRUE AND seq <> ALL($8::bigint[])
+     ORDER BY visible_at, seq LIMIT $9`;
+
+/**
+ * Fair queues: the window, and the first ready messages of each group that is not noisy,
+ * found by walking the queue's groups on messages_group (one seek a group) rather than
+ * the ready index, where they may sit behind a noisy group's whole backlog. Ranked as
+ * takeOrder ranks them: quiet 0, then the noisy groups in $10's order (noisyRanking).
+ */
+const FAIR_CANDIDATES = `
+  g(id, n) AS (
+    SELECT (SELECT group_id FROM messages WHERE queue_id = $1 AND group_id IS NOT NULL ORDER BY group_id LIMIT 1), 1
+    UNION ALL
+    SELECT (SELECT group_id FROM messages WHERE queue_id = $1 AND group_id IS NOT NULL AND group_id > g.id ORDER BY group_id LIMIT 1), n + 1
+      FROM g WHERE g.id IS NOT NULL AND n < $11
+  ),
+  quiet AS (
+    SELECT q.seq, q.group_id FROM g CROSS JOIN LATERAL (
+      SELECT seq, group_id FROM messages
+       WHERE queue_id = $1 AND group_id = g.id AND visible_at <= $2 AND (sent_at >= $3) IS TRUE AND seq <> ALL($8::bigint[])
+       ORDER BY seq LIMIT $4) q
+     WHERE g.id IS NOT NULL AND g.id <> ALL($10::text[])
+     ORDER BY q.seq LIMIT $9
+  ),
+  candidates AS (
+    SELECT w.seq, coalesce(array_position($10::text[], w.group_id), 0) AS rank
+      FROM ((${WINDOW}) UNION SELECT seq, group_id FROM quiet) w
+  )`;
+
+/**
+ * A standard receive in one statement: read a window of the first ready messages
+ * (standard-plan.ts), lock the oldest sent of them (quiet groups' first on a fair queue),
+ * skipping any a concurrent receive (on any node) holds, and claim them. Messages received
+ * too often are returned unclaimed (poison = true) for the caller to dead-letter.
+ */
+const receiveSql = (fair: boolean) => `
+  WITH ${fair ? `RECURSIVE ${FAIR_CANDIDATES}` : `candidates AS (
+    -- "IS TRUE" keeps the retention test off the index on sent_at: a planner with stale
+    -- statistics (a new table) would otherwise walk the whole queue by age and sort it,
+    -- instead of reading the first entries of messages_ready.
+    SELECT seq, 0 AS rank FROM (${WINDOW}) w
+  )`},
+  picked AS (
+    SELECT m.seq, m.visible_at, m.receive_count, c.rank FROM messages m JOIN candidates c ON c.seq = m.seq
+     WHERE m.queue_id = $1 AND m.visible_at <= $2
+     ORDER BY c.rank, m.seq LIMIT $4
+     FOR UPDATE OF m SKIP LOCKED
+  ),
+  numbered AS (
+    SELECT seq, row_number() OVER (ORDER BY rank, seq) AS n FROM picked WHERE receive_count < $5
+  ),
+  claimed AS (
+    UPDATE messages m SET visible_at = $6, receive_count = m.receive_count + 1,
+      first_received_at = coalesce(m.first_received_at, $2), received_at = $2, receipt_token = ($7::text[])[x.n]
+      FROM numbered x WHERE m.seq = x.seq
+    RETURNING m.*, x.n
+  ),
+  ${countedCtes('received', '$1::bigint', 'count(*)', 'claimed HAVING count(*) > 0', '$2')}
+  SELECT false AS poison, ${messageColumns('c')}, c.n FROM claimed c
+  UNION ALL
+  SELECT true, ${messageColumns('m')}, 0 FROM picked p JOIN messages m ON m.seq = p.seq WHERE p.receive_count >= $5
+  ORDER BY n`;
+export const RECEIVE_SQL = receiveSql(false);
+export const FAIR_RECEIVE_SQL = receiveSql(true);
