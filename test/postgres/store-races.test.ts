@@ -47,6 +47,37 @@ describe('several stores on one database', () => {
     assert.ok(rows.length >= 2);
   });
 
+  test('concurrent sends, sweeps and a purge from every store keep the maintained count exact', async () => {
+    const q = await makeQueue(stores[0]!);
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    const actual = async () => Number((await c.query<{ n: string }>('SELECT count(*) AS n FROM messages WHERE queue_id = $1', [q.id])).rows[0]!.n);
+    const total = async (s: PostgresStore) => {
+      const d = (await s.messages.depths([q.id], Date.now())).get(q.id)!;
+      return d.visible + d.inflight + d.delayed;
+    };
+    const base = Date.now();
+    // Eight senders per store, each sending batches of one to three.
+    const send = (s: PostgresStore, k: number) => (async () => {
+      for (let i = 0; i < 20; i++) await s.messages.send(q.id, Array.from({ length: 1 + ((i + k) % 3) }, () => newMessage(base + i)));
+    })();
+    try {
+      await Promise.all(stores.flatMap((s, n) => Array.from({ length: 8 }, (_, k) => send(s, n * 8 + k))));
+      const sent = await actual();
+      assert.ok(sent > 1000);
+      for (const s of stores) assert.equal(await total(s), sent, 'every store reads the count of what is stored');
+      // Sweeps (statement deletes) racing with sends on other stores.
+      await Promise.all([stores[0]!.maintenance.deleteSentBefore(q.id, base + 10), send(stores[1]!, 1), send(stores[2]!, 2)]);
+      assert.equal(await total(stores[3]!), await actual());
+      // A purge (the bulk delete, which the trigger skips) racing with sends.
+      await Promise.all([stores[0]!.queues.purge(q.id, Date.now(), 0), send(stores[1]!, 3), send(stores[2]!, 4)]);
+      const left = await actual();
+      for (const s of stores) assert.equal(await total(s), left);
+    } finally {
+      await c.end();
+    }
+  });
+
   test('FIFO: receivers on different stores never hold one group at once, and each group goes in order', async () => {
     const q = await makeQueue(stores[0]!, { fifo: true });
     const groups = 16;

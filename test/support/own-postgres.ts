@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,12 @@ export interface OwnPostgres {
   start(): void;
   /** A fast shutdown: connections are ended, the server exits. */
   stop(): void;
+  /** `pg_ctl stop -m immediate`: every process exits at once, as in a crash (recovery runs at the next start). */
+  crash(): void;
+  /** SIGSTOP to the postmaster and every backend: the server stalls, its sockets stay open. */
+  pause(): void;
+  /** SIGCONT to the processes pause() stopped. */
+  resume(): void;
   /** Stops the server if it runs and removes the cluster. */
   destroy(): void;
 }
@@ -38,7 +44,23 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startOwnPostgres(): Promise<OwnPostgres> {
+/** The postmaster (first line of postmaster.pid) and its children, the backends. */
+function serverPids(data: string): number[] {
+  const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((d) => {
+    try {
+      // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces, so split after ')'.
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+    } catch {
+      return false; // exited meanwhile
+    }
+  });
+  return [postmaster, ...children.map(Number)];
+}
+
+/** `settings` are server parameters for every start, e.g. `{ max_connections: '20' }`. */
+export async function startOwnPostgres(settings: Record<string, string> = {}): Promise<OwnPostgres> {
   const bin = binDir();
   const dir = mkdtempSync(join(tmpdir(), 'redrive-pg-'));
   const port = await freePort();
@@ -52,8 +74,10 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     execFileSync(root ? 'runuser' : join(bin, cmd), root ? ['-u', 'postgres', '--', join(bin, cmd), ...args] : args, { stdio: 'pipe', cwd: dir });
   const data = join(dir, 'data');
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
+  const extra = Object.entries(settings).map(([k, v]) => ` -c ${k}=${v}`).join('');
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off${extra}`;
   let running = false;
+  let paused: number[] = [];
   const own: OwnPostgres = {
     url: (db = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${db}`,
     start: () => {
@@ -64,7 +88,20 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
       run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
       running = false;
     },
+    crash: () => {
+      run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+      running = false;
+    },
+    pause: () => {
+      paused = serverPids(data);
+      paused.forEach((pid) => process.kill(pid, 'SIGSTOP'));
+    },
+    resume: () => {
+      paused.forEach((pid) => process.kill(pid, 'SIGCONT'));
+      paused = [];
+    },
     destroy: () => {
+      own.resume();
       if (running) own.stop();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -3,10 +3,8 @@ import type { QueueDepth } from '../../engine/types.js';
 
 /**
  * Many queues' depths in one statement, in one snapshot. The hidden range, the oldest
- * message and the groups in flight are read per queue over indexes, whatever the backlog.
- * A queue with a length limit has a maintained total; the others are counted over their
- * index range (PostgreSQL keeps no depth row for them, as a row updated by every send
- * would serialise a queue's sends across nodes), so that part grows with the backlog
+ * message and the groups in flight are read per queue over indexes; the total is the sum
+ * of the queue's maintained count shards (queue_count, migration 9), whatever the backlog
  * (docs/performance.md).
  */
 export async function queueDepths(pool: pg.Pool, queueIds: readonly number[], now: number): Promise<Map<number, QueueDepth>> {
@@ -19,13 +17,11 @@ export async function queueDepths(pool: pg.Pool, queueIds: readonly number[], no
     // scanned the messages table once per queue or once per call.
     await client.query('SET LOCAL enable_seqscan = off; SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL jit = off');
     ({ rows } = await client.query<DepthRow>(
-      `SELECT q.id, coalesce(d.messages, t.n) AS total, h.hidden, h.inflight,
+      `SELECT q.id, (SELECT coalesce(sum(messages), 0) FROM queue_count c WHERE c.queue_id = q.id) AS total, h.hidden, h.inflight,
               (SELECT min(sent_at) FROM messages m WHERE m.queue_id = q.id) AS oldest,
               (SELECT count(DISTINCT group_id) FROM messages m WHERE m.queue_id = q.id AND group_id IS NOT NULL
                   AND receipt_token IS NOT NULL AND visible_at > $2) AS groups
          FROM queues q
-         LEFT JOIN queue_depth d ON d.queue_id = q.id
-         LEFT JOIN LATERAL (SELECT count(*) AS n FROM messages m WHERE m.queue_id = q.id AND d.queue_id IS NULL) t ON true
          CROSS JOIN LATERAL (SELECT count(*) AS hidden, count(*) FILTER (WHERE receive_count > 0) AS inflight
                                FROM messages m WHERE m.queue_id = q.id AND visible_at > $2) h
         WHERE q.id = ANY($1::bigint[])`,

@@ -10,8 +10,7 @@ const MIGRATION_LOCK = 0x7265_6472;
  * nothing left to do. DDL is transactional in PostgreSQL, so a failed step leaves the
  * database as it was.
  */
-export async function migrate(pool: pg.Pool): Promise<number> {
-  const client = await pool.connect();
+export async function migrate(client: pg.ClientBase): Promise<number> {
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
@@ -29,7 +28,5 @@ export async function migrate(pool: pg.Pool): Promise<number> {
   } catch (e) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw e;
-  } finally {
-    client.release();
   }
 }

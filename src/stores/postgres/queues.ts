@@ -3,20 +3,27 @@ import type { NewQueue, QueuePatch, QueueStats, QueueStore } from '../../engine/
 import type { QueueRecord } from '../../engine/types.js';
 import type { QueueCache } from '../queue-cache.js';
 import { toQueue, type QueueRow } from '../rows.js';
-import { inTransaction, query } from './sql.js';
+import { inTransaction, query, STATS_SHARD } from './sql.js';
 import { QUEUES_CHANNEL } from './wakeups.js';
 
 /**
  * Deletes every message of a queue in the caller's transaction. The per-row triggers
  * are switched off for it (redrive.bulk_delete), so a purge of a million FIFO messages
- * is one bulk delete rather than a million group recomputations. The queue's groups and
+ * is one bulk delete rather than a million group recomputations. Its count (queue_count)
+ * is lowered by the number deleted; the queue's groups and
  * depth are then rebuilt from what is left: messages a concurrent send committed
  * meanwhile, if any.
  */
 async function deleteAllMessages(c: pg.PoolClient, queueId: number): Promise<void> {
   await c.query(`SET LOCAL redrive.bulk_delete = 'on'`);
-  await c.query('DELETE FROM messages WHERE queue_id = $1', [queueId]);
+  const { rowCount } = await c.query('DELETE FROM messages WHERE queue_id = $1', [queueId]);
   await c.query(`SET LOCAL redrive.bulk_delete = 'off'`);
+  // What the count trigger would have subtracted (migration 9), in this backend's shard.
+  await c.query(
+    `INSERT INTO queue_count AS c (queue_id, shard, messages) VALUES ($1, ${STATS_SHARD}, $2)
+     ON CONFLICT (queue_id, shard) DO UPDATE SET messages = c.messages + excluded.messages`,
+    [queueId, -(rowCount ?? 0)],
+  );
   await c.query('DELETE FROM fifo_groups WHERE queue_id = $1', [queueId]);
   await c.query(
     `SELECT redrive_refresh_group($1, group_id) FROM (
@@ -118,7 +125,7 @@ export class PgQueues implements QueueStore {
   delete(id: number): Promise<boolean> {
     return this.changeQueue(id, async (c) => {
       await deleteAllMessages(c, id);
-      for (const table of ['queue_stats', 'fifo_dedup', 'receive_attempts', 'fifo_groups', 'queue_depth']) {
+      for (const table of ['queue_stats', 'fifo_dedup', 'receive_attempts', 'fifo_groups', 'queue_depth', 'queue_count']) {
         await c.query(`DELETE FROM ${table} WHERE queue_id = $1`, [id]);
       }
       const { rowCount } = await c.query('DELETE FROM queues WHERE id = $1', [id]);

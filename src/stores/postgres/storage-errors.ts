@@ -18,12 +18,25 @@ const reasons: Record<string, string> = {
   '08003': 'the connection to the database server failed',
   '08006': 'the connection to the database server failed',
   ECONNREFUSED: 'the database server cannot be reached',
+  ECONNRESET: 'the connection to the database server failed',
 };
+
+/**
+ * node-postgres's own failures carry no code, only a message: a timeout (the URL's
+ * query_timeout_ms or connect_timeout_ms) or a connection that ended under a query.
+ */
+const byMessage: [RegExp, string, string][] = [
+  [/^Query read timeout$/, 'the database did not answer within query_timeout_ms', 'ETIMEDOUT'],
+  [/^timeout exceeded when trying to connect$/, 'no database connection within connect_timeout_ms', 'ETIMEDOUT'],
+  [/^Connection terminated/, 'the connection to the database server failed', '08006'],
+];
 
 /** The engine's storage-unavailable error for a PostgreSQL failure; anything else as it is. */
 export function postgresStorageError(e: unknown): unknown {
   if (e instanceof SqsError || !(e instanceof Error)) return e;
   const code = String((e as { code?: unknown }).code ?? '');
   const reason = reasons[code];
-  return reason ? errors.storageUnavailable(reason, code) : e;
+  if (reason) return errors.storageUnavailable(reason, code);
+  const known = byMessage.find(([pattern]) => pattern.test(e.message));
+  return known ? errors.storageUnavailable(known[1], known[2]) : e;
 }

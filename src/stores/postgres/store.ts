@@ -14,28 +14,42 @@ import { postgresStorageError } from './storage-errors.js';
 import { PgWakeups } from './wakeups.js';
 
 export interface PostgresOptions {
-  /** postgres://user@host:port/db; `?pool_size=N` sets the pool size (default 10). */
+  /**
+   * postgres://user@host:port/db, with Redrive's own parameters (docs/scaling.md):
+   * `pool_size` (default 10), `connect_timeout_ms` (default 5000), `query_timeout_ms`
+   * (default 30000).
+   */
   url: string;
   /** How often waiting receives re-check their queue in case a NOTIFY was lost. */
   fallbackPollMs?: number;
   log?: (msg: string, err?: unknown) => void;
 }
 
-/** Splits Redrive's own URL parameters from those node-postgres understands. */
-export function parsePostgresUrl(url: string): { connectionString: string; poolSize: number } {
-  const u = new URL(url);
-  const size = u.searchParams.get('pool_size');
-  u.searchParams.delete('pool_size');
-  const poolSize = size === null ? 10 : Number(size);
-  if (!Number.isInteger(poolSize) || poolSize < 1) throw new Error(`pool_size must be a positive integer, not "${size}"`);
-  return { connectionString: u.toString(), poolSize };
+export interface PostgresUrl {
+  connectionString: string;
+  poolSize: number;
+  /** How long a request waits for a pool connection (a free one, or a new one connecting). */
+  connectTimeoutMs: number;
+  /** How long one statement may take, on the client and on the server (statement_timeout). */
+  queryTimeoutMs: number;
 }
 
-/**
- * A store in PostgreSQL, shared by any number of Redrive nodes. Every operation is one
- * statement or one transaction; the only state in memory is a queue-record cache kept
- * exact by NOTIFY (queue-cache.ts) and the wake-up listeners of this node's long polls.
- */
+/** Splits Redrive's own URL parameters from those node-postgres understands. */
+export function parsePostgresUrl(url: string): PostgresUrl {
+  const u = new URL(url);
+  const param = (name: string, fallback: number): number => {
+    const raw = u.searchParams.get(name);
+    u.searchParams.delete(name);
+    const n = raw === null ? fallback : Number(raw);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, not "${raw}"`);
+    return n;
+  };
+  const poolSize = param('pool_size', 10);
+  const connectTimeoutMs = param('connect_timeout_ms', 5000);
+  const queryTimeoutMs = param('query_timeout_ms', 30_000);
+  return { connectionString: u.toString(), poolSize, connectTimeoutMs, queryTimeoutMs };
+}
+
 /**
  * A store in PostgreSQL, shared by any number of Redrive nodes. Every operation is one
  * statement or one transaction; the only state in memory is a queue-record cache kept
@@ -67,18 +81,22 @@ export class PostgresStore implements Store {
 
   /** Connects, brings the schema up to date and starts listening for other nodes. */
   static async open(opts: PostgresOptions): Promise<PostgresStore> {
-    const { connectionString, poolSize } = parsePostgresUrl(opts.url);
+    const { connectionString, poolSize, connectTimeoutMs, queryTimeoutMs } = parsePostgresUrl(opts.url);
     const clientConfig: pg.ClientConfig = {
-      connectionString, application_name: 'redrive',
+      connectionString, application_name: 'redrive', connectionTimeoutMillis: connectTimeoutMs,
       // The claims rely on READ COMMITTED re-checking rows that changed under a statement
       // (docs/scaling.md), whatever the database's default.
       options: '-c default_transaction_isolation=read\\ committed',
     };
-    const pool = new pg.Pool({ ...clientConfig, max: poolSize });
+    // Bounded statements: a database that stops answering (stalled, or its host gone
+    // without a reset) fails a request after query_timeout_ms instead of holding it, and
+    // the server stops the statement too. The pool drops a connection whose query failed.
+    const pool = new pg.Pool({ ...clientConfig, max: poolSize, query_timeout: queryTimeoutMs, statement_timeout: queryTimeoutMs });
     // An idle connection that breaks (a database restart) must not crash the node.
     pool.on('error', (err) => opts.log?.('idle PostgreSQL connection failed', err));
     try {
-      await migrate(pool);
+      // Migrations on their own connection, unbounded: a backfill may take long.
+      await withClient(clientConfig, migrate);
       const store = new PostgresStore(pool, clientConfig, opts);
       await store.wakeups.start();
       return store;
@@ -96,5 +114,17 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     await this.wakeups.close();
     await this.pool.end();
+  }
+}
+
+async function withClient<T>(config: pg.ClientConfig, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client(config);
+  // A connection that breaks between statements must not crash the node.
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end().catch(() => undefined);
   }
 }
