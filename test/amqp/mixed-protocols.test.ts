@@ -116,7 +116,7 @@ describe('SQS and AMQP on the same queues', () => {
     await pause(200);
     assert.equal(await depth('mixed-drop'), 0);
     assert.equal((await ch.checkQueue('mixed-drop')).messageCount, 0);
-    assert.match(redrive.server.output(), /"queue":"mixed-drop"[^\n]*"reason":"rejected"[^\n]*message dropped/);
+    assert.match(redrive.server.output(), /"queue":"mixed-drop"[^\n]*"reason":"rejected"[^\n]*"count":1[^\n]*messages dropped/);
     await ch.close();
   });
 });

@@ -18,11 +18,15 @@ const url = (name: string) => `${ctx.baseUrl}/000000000000/${name}`;
 
 async function shop(extra: Partial<ServerPolicyDefinition> = {}) {
   const clock = new ManualClock(1_700_000_000_000);
-  const warnings: { obj: Record<string, unknown>; msg?: string }[] = [];
+  const logged: { obj: Record<string, unknown>; msg?: string }[] = [];
   const engine = new Engine({
     store: new SqliteStore({ path: ':memory:' }), clock, region: 'us-east-1',
     policies: [{ name: 'shop', pattern: '^shop-', priority: 0, definition: { deadLetterTargetName: 'shop-dlq', maxReceiveCount: 5, messageTtlSeconds: 2, ...extra } }],
-    log: { info() {}, error() {}, warn: (obj, msg) => void warnings.push({ obj: obj as Record<string, unknown>, msg }) },
+    log: {
+      info: (obj, msg) => void logged.push({ obj: obj as Record<string, unknown>, msg }),
+      error() {},
+      warn: (obj, msg) => void logged.push({ obj: obj as Record<string, unknown>, msg }),
+    },
   });
   const call = (action: string, input: Record<string, unknown>) => actions[action]!(engine, ctx, input) as Promise<Record<string, any>>;
   await call('CreateQueue', { QueueName: 'shop-dlq' });
@@ -31,7 +35,7 @@ async function shop(extra: Partial<ServerPolicyDefinition> = {}) {
     const q = (await engine.store.queues.get('000000000000', name))!;
     return (await engine.store.messages.peek(q.id, 0, 10)).map((m) => m.body);
   };
-  return { engine, clock, call, warnings, depth, close: async () => { await engine.close(); await engine.store.close(); } };
+  return { engine, clock, call, logged, depth, close: async () => { await engine.close(); await engine.store.close(); } };
 }
 
 test('a policy matching its own dead-letter queue keeps what it dead-lettered there', async () => {
@@ -89,9 +93,9 @@ test('with applyToDeadLetterTarget the TTL applies to the DLQ, and each drop is 
     assert.equal(await t.engine.sweepExpiry(), 1);
     assert.deepEqual(await t.depth('shop-dlq'), []);
     assert.equal(t.engine.dropped, 1);
-    const drop = t.warnings.find((w) => w.msg?.includes('dropped'));
-    assert.ok(drop, 'a warning for the drop');
-    assert.deepEqual([drop.obj.queue, drop.obj.reason, drop.obj.messageId], ['shop-dlq', 'expired', MessageId]);
+    const drop = t.logged.find((w) => w.msg?.includes('dropped'));
+    assert.ok(drop, 'a line for the drop');
+    assert.deepEqual([drop.obj.queue, drop.obj.reason, drop.obj.count, drop.obj.messageIds], ['shop-dlq', 'expired', 1, [MessageId]]);
   } finally {
     await t.close();
   }
@@ -105,8 +109,8 @@ test('drop-head with no dead-letter queue logs and counts what it pushes out', a
     await t.call('SendMessage', { QueueUrl: url('capped'), MessageBody: 'two' });
     assert.deepEqual(await t.depth('capped'), ['two']);
     assert.equal(t.engine.dropped, 1);
-    const drop = t.warnings.find((w) => w.msg?.includes('dropped'))!;
-    assert.deepEqual([drop.obj.queue, drop.obj.reason, drop.obj.messageId], ['capped', 'maxlen', first.MessageId]);
+    const drop = t.logged.find((w) => w.msg?.includes('dropped'))!;
+    assert.deepEqual([drop.obj.queue, drop.obj.reason, drop.obj.count, drop.obj.messageIds], ['capped', 'maxlen', 1, [first.MessageId]]);
   } finally {
     await t.close();
   }

@@ -81,8 +81,11 @@ for (const [args, expected] of [
   test(`a bad flag stops the server with one line: ${args.join(' ')}`, () => {
     const r = spawnSync(process.execPath, [CLI, 'serve', '--storage', 'memory', '--port', '0', ...args], { encoding: 'utf8', timeout: 15_000 });
     assert.equal(r.status, 1);
-    const lines = r.stderr.trim().split('\n');
-    assert.equal(lines.length, 1, r.stderr);
-    assert.match(lines[0]!, expected);
+    // One JSON line, as every start-up failure (the server's log format, on stdout).
+    const lines = r.stdout.trim().split('\n');
+    assert.equal(lines.length, 1, r.stdout + r.stderr);
+    const line = JSON.parse(lines[0]!) as { level: number; msg: string };
+    assert.equal(line.level, 60);
+    assert.match(line.msg, expected);
   });
 }
