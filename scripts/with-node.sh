@@ -18,6 +18,9 @@ shift
 [ -d node_modules/better-sqlite3 ] || { echo "with-node: run npm ci first" >&2; exit 2; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/redrive-node-XXXXXX")
+# mktemp makes it private; tests run some servers as another user (nobody), who must be
+# able to run this Node.
+chmod 755 "$tmp"
 saved="$tmp/better-sqlite3-build"
 restore() {
   # Put back the native module built for the machine's Node (if we moved it).

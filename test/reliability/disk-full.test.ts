@@ -29,7 +29,9 @@ const BODY_PAD = 'x'.repeat(4000);
 
 function tryMount(dir: string): string | undefined {
   try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', dir], { stdio: 'pipe' });
+    // Room for the 200 sends before the ballast: at full speed the WAL can grow by several
+    // MiB between two checkpoints of the worker (on Node 22 8 MiB was not enough).
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=24m', 'tmpfs', dir], { stdio: 'pipe' });
     return undefined;
   } catch (e) {
     return (e as { stderr?: Buffer }).stderr?.toString().trim() || (e as Error).message;
