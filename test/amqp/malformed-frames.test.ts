@@ -6,12 +6,12 @@
  * connections keep working throughout.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Writer } from '../../src/protocols/amqp/codec.js';
 import { methodFrame } from '../../src/protocols/amqp/frames.js';
 import { encodeMethod, type Args, type MethodName } from '../../src/protocols/amqp/spec.js';
 import { RawClient, type Answer } from './raw-client.js';
-import { rabbitOrSkip, startAmqpServer, type AmqpServer } from './support.js';
+import { rabbitOrSkip, useAmqpServer } from './support.js';
 
 /** A frame with any type, channel, payload and end octet. */
 function frame(type: number, channel: number, payload: Buffer, end = 0xce, size = payload.length): Buffer {
@@ -133,16 +133,7 @@ const HARD = new Set([501, 502, 503, 504, 505, 506, 530, 540, 541]);
 const SOFT = new Set([403, 404, 405, 406]);
 
 describe('malformed AMQP frames', () => {
-  let redrive: AmqpServer;
-
-  before(async () => {
-    redrive = await startAmqpServer();
-  });
-
-  after(async () => {
-    await redrive?.server.stop();
-    redrive?.server.cleanup();
-  });
+  const server = useAmqpServer();
 
   for (const [name, bytes] of Object.entries(cases)) {
     test(`${name}: the same close as RabbitMQ`, async (t) => {
@@ -150,7 +141,7 @@ describe('malformed AMQP frames', () => {
       if (!rabbit) return;
       await rabbit.close();
       const rabbitSaw = await outcome(5672, bytes());
-      const got = await outcome(redrive.port, bytes());
+      const got = await outcome(server().port, bytes());
       t.diagnostic(`RabbitMQ: ${JSON.stringify(rabbitSaw)}`);
       const known = differences[name];
       assert.deepEqual(rabbitSaw, known?.rabbit ?? rabbitSaw);
@@ -165,18 +156,18 @@ describe('malformed AMQP frames', () => {
       const base = valid[Math.floor(next() * valid.length)]!();
       const k = Math.floor(next() * base.length);
       base[k] = mutate(base[k]!, next);
-      const a = await outcome(redrive.port, base, 200);
+      const a = await outcome(server().port, base, 200);
       const label = a.code === undefined ? a.kind : `${a.kind} ${a.code}`;
       seen.set(label, (seen.get(label) ?? 0) + 1);
       if (a.kind === 'connection.close') assert.ok(HARD.has(a.code!), `case ${i}: connection closed with ${a.code}`);
       else if (a.kind === 'channel.close') assert.ok(SOFT.has(a.code!) || HARD.has(a.code!), `case ${i}: channel closed with ${a.code}`);
       else assert.notEqual(a.kind, 'eof', `case ${i}: the connection ended without a close (bytes ${base.map((b) => b.toString('hex')).join(' ')})`);
-      if (i % 25 === 0) assert.equal(redrive.server.proc.exitCode, null, 'the server is still running');
+      if (i % 25 === 0) assert.equal(server().server.proc.exitCode, null, 'the server is still running');
     }
     t.diagnostic(JSON.stringify(Object.fromEntries(seen)));
     assert.ok((seen.get('connection.close 501') ?? 0) > 10, 'the mutations did produce frame errors');
     // Another connection works after all that.
-    const c = await RawClient.signedIn(redrive.port);
+    const c = await RawClient.signedIn(server().port);
     c.send(1, 'queue.declare', { queue: 'after-fuzz', arguments: new Map() });
     assert.equal((await c.expect('queue.declare-ok')).queue, 'after-fuzz');
     c.close();

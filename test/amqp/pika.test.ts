@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { RABBIT_URL, rabbitOrSkip, startAmqpServer, type AmqpServer } from './support.js';
+import { RABBIT_URL, rabbitOrSkip, useAmqpServer } from './support.js';
 
 const SCRIPT = fileURLToPath(new URL('../../../test/amqp/pika_scenario.py', import.meta.url));
 const PYTHON = '/usr/bin/python3';
@@ -17,16 +17,7 @@ const run = async (url: string, queue: string) =>
   JSON.parse((await promisify(execFile)(PYTHON, [SCRIPT, url, queue], { timeout: 30_000 })).stdout) as unknown;
 
 describe('pika', () => {
-  let redrive: AmqpServer;
-
-  before(async () => {
-    redrive = await startAmqpServer();
-  });
-
-  after(async () => {
-    await redrive?.server.stop();
-    redrive?.server.cleanup();
-  });
+  const server = useAmqpServer();
 
   test('publish, get, reject, consume with prefetch, nack with requeue, ack: the same as on RabbitMQ', async (t) => {
     const rabbit = await rabbitOrSkip(t);
@@ -34,7 +25,7 @@ describe('pika', () => {
     await rabbit.close();
     const queue = `redrive-pika-${randomBytes(3).toString('hex')}`;
     const want = await run(RABBIT_URL, queue);
-    const got = await run(redrive.url, queue);
+    const got = await run(server().url, queue);
     t.diagnostic(`RabbitMQ: ${JSON.stringify(want)}`);
     assert.deepEqual(got, want);
   });

@@ -3,7 +3,7 @@
  * port, and the real RabbitMQ the differential tests compare against.
  */
 import assert from 'node:assert/strict';
-import type { TestContext } from 'node:test';
+import { after, before, type TestContext } from 'node:test';
 import amqp, { type ChannelModel } from 'amqplib';
 import { startServerProcess, type ServerProcess, type ServerProcessOptions } from '../support/server-process.js';
 
@@ -22,6 +22,19 @@ export async function startAmqpServer(opts: ServerProcessOptions = {}): Promise<
   assert.ok(m, `no AMQP port in the server's log:\n${server.output()}`);
   const port = Number(m[1]);
   return { server, port, url: `amqp://guest:guest@127.0.0.1:${port}` };
+}
+
+/** A server for the enclosing describe(), started before its tests and stopped after them. */
+export function useAmqpServer(): () => AmqpServer {
+  let redrive: AmqpServer | undefined;
+  before(async () => {
+    redrive = await startAmqpServer();
+  });
+  after(async () => {
+    await redrive?.server.stop();
+    redrive?.server.cleanup();
+  });
+  return () => redrive!;
 }
 
 export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
