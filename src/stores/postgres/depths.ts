@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { QueueDepth } from '../../engine/types.js';
+import { inTransaction } from './sql.js';
 
 /**
  * Many queues' depths in one statement, in one snapshot. The hidden range, the oldest
@@ -8,15 +9,12 @@ import type { QueueDepth } from '../../engine/types.js';
  * (docs/performance.md).
  */
 export async function queueDepths(pool: pg.Pool, queueIds: readonly number[], now: number): Promise<Map<number, QueueDepth>> {
-  const client = await pool.connect();
-  let rows: DepthRow[];
-  try {
-    await client.query('BEGIN READ ONLY');
+  const rows = await inTransaction(pool, async (client) => {
     // Every part is a per-queue index lookup; left to itself the planner, pricing the
     // subqueries for the average queue (or with no statistics yet after a bulk load),
     // scanned the messages table once per queue or once per call.
-    await client.query('SET LOCAL enable_seqscan = off; SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL jit = off');
-    ({ rows } = await client.query<DepthRow>(
+    await client.query('SET TRANSACTION READ ONLY; SET LOCAL enable_seqscan = off; SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL jit = off');
+    const { rows } = await client.query<DepthRow>(
       `SELECT q.id, (SELECT coalesce(sum(messages), 0) FROM queue_count c WHERE c.queue_id = q.id) AS total, h.hidden, h.inflight,
               (SELECT min(sent_at) FROM messages m WHERE m.queue_id = q.id) AS oldest,
               (SELECT count(DISTINCT group_id) FROM messages m WHERE m.queue_id = q.id AND group_id IS NOT NULL
@@ -26,14 +24,9 @@ export async function queueDepths(pool: pg.Pool, queueIds: readonly number[], no
                                FROM messages m WHERE m.queue_id = q.id AND visible_at > $2) h
         WHERE q.id = ANY($1::bigint[])`,
       [queueIds, now],
-    ));
-    await client.query('COMMIT');
-  } catch (e) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw e;
-  } finally {
-    client.release();
-  }
+    );
+    return rows;
+  });
   const out = new Map<number, QueueDepth>();
   for (const r of rows) {
     const hidden = Number(r.hidden);

@@ -68,15 +68,6 @@ export class SqliteMessages implements MessageStore {
       delete: db.prepare('DELETE FROM messages WHERE seq = ? AND queue_id = ?'),
       deleteHeld: db.prepare('DELETE FROM messages WHERE seq = ? AND queue_id = ? AND receipt_token = ? AND visible_at > ?'),
       setVisibleAt: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
-      exists: db.prepare('SELECT 1 FROM queues WHERE id = ?').pluck(),
-      // A queue with a length limit has a maintained depth; the others are counted over
-      // their index range. A depth row for every queue would cost each send a row update
-      // (measured: sends 15-25% slower in the store), to spare a count that costs about
-      // 40 ms per million messages when metrics or the console ask.
-      total: db.prepare(
-        `SELECT coalesce((SELECT messages FROM queue_depth WHERE queue_id = ?),
-                         (SELECT count(*) FROM messages WHERE queue_id = ?))`,
-      ).pluck(),
       countHidden: db.prepare(
         `SELECT count(*) AS n, coalesce(sum(receive_count > 0), 0) AS inflight
            FROM messages WHERE queue_id = ? AND visible_at > ?`,
@@ -84,7 +75,11 @@ export class SqliteMessages implements MessageStore {
       // Many queues in one statement (a statement a queue cost 4 native calls each, most
       // of a 10,000-queue scrape). An empty queue skips its subqueries (CASE is lazy). The
       // hidden and in-flight counts share one scan of the hidden range, as 'hidden,inflight'.
-      // (The totals are materialised so that each queue is counted once, not once per CASE.)
+      // A queue with a length limit has a maintained depth; the others are counted over
+      // their index range. A depth row for every queue would cost each send a row update
+      // (measured: sends 15-25% slower in the store), to spare a count that costs about
+      // 40 ms per million messages when metrics or the console ask. The totals are
+      // materialised so that each queue is counted once, not once per CASE.
       depths: db.prepare(
         `WITH t AS MATERIALIZED (
            SELECT q.id AS id, coalesce((SELECT messages FROM queue_depth WHERE queue_id = q.id),
@@ -250,7 +245,8 @@ export class SqliteMessages implements MessageStore {
   }
 
   async count(queueId: number, now: number): Promise<MessageCounts> {
-    return this.countOf(queueId, now) ?? { visible: 0, inflight: 0, delayed: 0 };
+    const { visible, inflight, delayed } = (await this.depths([queueId], now)).get(queueId) ?? { visible: 0, inflight: 0, delayed: 0 };
+    return { visible, inflight, delayed };
   }
 
   async depths(queueIds: readonly number[], now: number): Promise<Map<number, QueueDepth>> {
@@ -266,13 +262,6 @@ export class SqliteMessages implements MessageStore {
     return out;
   }
 
-  /** Visible is the total less the hidden range (in flight and delayed). */
-  private countOf(queueId: number, now: number): MessageCounts | undefined {
-    if (this.sql.exists.get(queueId) === undefined) return undefined;
-    const total = this.sql.total.get(queueId, queueId) as number;
-    const hidden = this.sql.countHidden.get(queueId, now) as { n: number; inflight: number };
-    return { visible: total - hidden.n, inflight: hidden.inflight, delayed: hidden.n - hidden.inflight };
-  }
 
   async countInflight(queueId: number, now: number): Promise<number> {
     return (this.sql.countHidden.get(queueId, now) as { inflight: number }).inflight;
