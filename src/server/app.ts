@@ -99,8 +99,8 @@ export function serverLog(level: string): Logger {
 
 /**
  * Every check of the start-up input that needs nothing opened or created, in one place:
- * flags, the config file, the storage, the credentials file and the port. Returns the
- * config file's content and the credentials.
+ * flags, the config file, the storage, the credentials file, the metrics flags and the
+ * ports. Returns the config file's content, the credentials and who may scrape /metrics.
  */
 async function checkStartup(config: ServerConfig) {
   checkRegion(config.region);
@@ -111,8 +111,14 @@ async function checkStartup(config: ServerConfig) {
   const from = storage === config.storage ? '--storage' : `${config.configFile}: storage`;
   if (storageKind(storage, from) === 'sqlite') checkDataDir(config.dataDir);
   const credentials = config.credentials ? readCredentials(config.credentials) : undefined;
+  const metricsAccess = startupCheck(() => ({
+    token: config.metricsTokenFile ? readMetricsToken(config.metricsTokenFile) : undefined,
+    address: config.metricsAddress ? parseMetricsAddress(config.metricsAddress) : undefined,
+    credentials: config.credentials !== undefined,
+  }));
   await checkPortFree(config.host, config.port);
-  return { file, storage, credentials };
+  if (config.amqpPort !== undefined) await checkPortFree(config.host, config.amqpPort, '--amqp-port');
+  return { file, storage, credentials, metricsAccess };
 }
 
 /** Runs a check of start-up input, reporting its failure as the one line a user can act on. */
@@ -139,14 +145,8 @@ export interface RunningServer {
 /** Opens the store, starts the engine and the HTTP front; `stop` undoes it in order. */
 export async function startServer(config: ServerConfig, log = serverLog(config.logLevel)): Promise<RunningServer> {
   const clock: Clock = config.clock === 'manual' ? new ManualClock() : new SystemClock();
-  const { file, storage, credentials } = await checkStartup(config);
+  const { file, storage, credentials, metricsAccess } = await checkStartup(config);
   const policies = file?.policies ?? [];
-  // Bad metrics flags fail here, before anything is opened.
-  const metricsAccess = startupCheck(() => ({
-    token: config.metricsTokenFile ? readMetricsToken(config.metricsTokenFile) : undefined,
-    address: config.metricsAddress ? parseMetricsAddress(config.metricsAddress) : undefined,
-    credentials: config.credentials !== undefined,
-  }));
   const store = await openStore({ ...config, storage }, log);
   // With --port 0 the port is not known yet: the process id tells nodes on one host apart.
   const node = config.nodeId ?? `${hostname()}:${config.port || `pid${process.pid}`}`;
@@ -175,7 +175,7 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
   const amqp = config.amqpPort === undefined ? undefined
     : new AmqpServer({ engine, host: config.host, port: config.amqpPort, accountId: config.accountId, credentials, log });
   const url = await (async () => {
-    await amqp?.listen().catch((e) => { throw listenError(e, config.host, config.amqpPort!) ?? e; });
+    await amqp?.listen().catch((e) => { throw listenError(e, config.host, config.amqpPort!, '--amqp-port') ?? e; });
     return http.listen().catch((e) => { throw listenError(e, config.host, config.port) ?? e; });
   })().catch(async (e) => {
     await amqp?.close();

@@ -88,14 +88,14 @@ export function checkDataDir(dir: string): void {
 }
 
 /** The line of an error from listening on `host:port`, or undefined for one it does not know. */
-export function listenError(e: unknown, host: string, port: number): StartupError | undefined {
+export function listenError(e: unknown, host: string, port: number, flag = '--port'): StartupError | undefined {
   const code = (e as NodeJS.ErrnoException).code;
   const where = `${host}:${port}`;
   if (code === 'EADDRINUSE') {
-    return new StartupError(`--port ${port}: ${where} is already in use (another Redrive server?): stop what uses it, or give another --port (0 picks a free one)`);
+    return new StartupError(`${flag} ${port}: ${where} is already in use (another Redrive server?): stop what uses it, or give another ${flag} (0 picks a free one)`);
   }
   if (code === 'EACCES') {
-    return new StartupError(`--port ${port}: not allowed to listen on ${where} (ports below 1024 need privileges): give a port from 1024 up`);
+    return new StartupError(`${flag} ${port}: not allowed to listen on ${where} (ports below 1024 need privileges): give a port from 1024 up`);
   }
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
     return new StartupError(`--host ${host}: cannot listen on this address (${code}): give an address of this machine, such as 127.0.0.1 or 0.0.0.0`);
@@ -108,11 +108,11 @@ export function listenError(e: unknown, host: string, port: number): StartupErro
  * address of this machine) is found before the data directory is created. The server binds it for good only after opening the store; a
  * port taken in between gets the same line from listenError.
  */
-export async function checkPortFree(host: string, port: number): Promise<void> {
+export async function checkPortFree(host: string, port: number, flag = '--port'): Promise<void> {
   // Port 0 too: it checks --host.
   const probe = createServer();
   await new Promise<void>((done, fail) => {
-    probe.once('error', (e) => fail(listenError(e, host, port) ?? e));
+    probe.once('error', (e) => fail(listenError(e, host, port, flag) ?? e));
     probe.listen({ port, host, exclusive: true }, () => probe.close(() => done()));
   });
 }

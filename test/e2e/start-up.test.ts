@@ -76,6 +76,9 @@ test('a port in use: which port and what to do, and no ./data created', async ()
   const { port } = taken.address() as AddressInfo;
   try {
     await refused(['--port', String(port)], new RegExp(`^--port ${port}: 127\\.0\\.0\\.1:${port} is already in use .*: stop what uses it, or give another --port`));
+    // The AMQP listener's port is checked as early, under its own flag.
+    await refused(['--port', '0', '--amqp-port', String(port)], new RegExp(`^--amqp-port ${port}: 127\\.0\\.0\\.1:${port} is already in use .*: stop what uses it, or give another --amqp-port`));
+    await refused(['--port', '0', '--amqp-port', 'x'], /^--amqp-port "x": must be a whole number from 0 to 65535/);
   } finally {
     taken.close();
   }
