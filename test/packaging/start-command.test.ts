@@ -20,9 +20,9 @@ const dataDir = mkdtempSync(join(tmpdir(), 'redrive-start-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe("the README's start command in a clone", () => {
-  test('the README says to build, then `npm start`, and `npm start` runs the compiled server', () => {
+  test('the README installs, builds and starts in one command, and `npm start` runs the compiled server', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    assert.match(readme, /```sh\nnpm ci && npm run build\nnpm start\n```/);
+    assert.match(readme, /```sh\nnpm ci && npm run build && npm start\n```/);
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
     assert.equal(pkg.scripts.start, 'node dist/src/cli/index.js serve');
   });
