@@ -7,28 +7,27 @@
 #   docker build -t redrive .
 #   docker run -d --name redrive -p 9324:9324 -v redrive-data:/data redrive
 #
-# Node 22, not 24: better-sqlite3 12 built against Node 24.19 or later can abort the process
-# (SIGABRT in a destructor during garbage collection; nodejs/node#65446). See
-# docs/deployment.md.
+# Node 24: the SQLite store runs better-sqlite3 13's prebuilt Node-API binary there, so the
+# install compiles nothing (docs/deployment.md, "Which Node").
 
 # 1. Pack: compile the TypeScript and make the same tarball `npm publish` would.
-FROM node:22-bookworm AS pack
+FROM node:24-bookworm AS pack
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm pack --pack-destination /tmp && mv /tmp/redrive-*.tgz /tmp/redrive.tgz
 
-# 2. Install the tarball with its production dependencies only; better-sqlite3's native
-#    module is built (or downloaded prebuilt) here, where the image has python3, make and g++.
-FROM node:22-bookworm AS install
+# 2. Install the tarball with its production dependencies only. better-sqlite3 12's build
+#    is denied: only Node 20 runs it.
+FROM node:24-bookworm-slim AS install
 WORKDIR /opt/redrive
 COPY --from=pack /tmp/redrive.tgz /tmp/redrive.tgz
-RUN echo '{"private":true,"allowScripts":{"better-sqlite3":true}}' > package.json \
+RUN echo '{"private":true,"allowScripts":{"better-sqlite3":false}}' > package.json \
  && npm install --omit=dev --no-audit --no-fund /tmp/redrive.tgz
 
-# 3. Run: the slim image, no compiler, no npm cache.
-FROM node:22-bookworm-slim
+# 3. Run: the slim image, no npm cache.
+FROM node:24-bookworm-slim
 COPY --from=install /opt/redrive /opt/redrive
 RUN mkdir /data && chown node:node /data
 USER node

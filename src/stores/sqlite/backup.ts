@@ -1,5 +1,5 @@
-import Database from 'better-sqlite3';
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { openDatabase } from './driver.js';
 
 export interface BackupResult {
   queues: number;
@@ -22,7 +22,7 @@ export async function backupDatabase(source: string, target: string): Promise<Ba
   if (!existsSync(source)) throw new Error(`${source} does not exist`);
   if (existsSync(target)) throw new Error(`${target} already exists: give the name of a new file`);
   const partial = `${target}.partial-${process.pid}`;
-  const db = new Database(source, { readonly: true, fileMustExist: true, timeout: 5_000 });
+  const db = openDatabase(source, { readonly: true, fileMustExist: true, timeout: 5_000 });
   try {
     await db.backup(partial, { progress: () => 0x7fffffff });
   } catch (e) {
@@ -32,7 +32,7 @@ export async function backupDatabase(source: string, target: string): Promise<Ba
     db.close();
   }
   try {
-    const copy = new Database(partial);
+    const copy = openDatabase(partial);
     try {
       copy.pragma('journal_mode = DELETE');
       const check = copy.pragma('quick_check', { simple: true });

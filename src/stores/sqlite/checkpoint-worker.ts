@@ -1,9 +1,9 @@
-import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
+import { openDatabase } from './driver.js';
 
 /** The checkpointer's thread (see checkpointer.ts): a PASSIVE checkpoint on a timer. */
 const { path, synchronous, intervalMs } = workerData as { path: string; synchronous: string; intervalMs: number };
-const db = new Database(path);
+const db = openDatabase(path);
 // Same synchronous setting as the serving connection: a checkpoint fsyncs the database
 // file unless synchronous is OFF.
 db.pragma(`synchronous = ${synchronous}`);

@@ -1,6 +1,7 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { openDatabase } from './driver.js';
 
 /** The side file whose lock says which process owns a data directory. */
 export const LOCK_FILE = 'redrive.lock';
@@ -32,7 +33,7 @@ export class DirectoryLock {
   static acquire(dir: string): DirectoryLock {
     const path = join(dir, LOCK_FILE);
     const created = !existsSync(path);
-    const db = new Database(path, { timeout: 0 });
+    const db = openDatabase(path, { timeout: 0 });
     try {
       db.exec('CREATE TABLE IF NOT EXISTS holder (pid INTEGER NOT NULL, since INTEGER NOT NULL)');
       const holder = () => (db.prepare('SELECT pid FROM holder').get() as { pid: number } | undefined)?.pid;

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Store, StoreStats } from '../../engine/store/store.js';
@@ -18,6 +18,7 @@ import { messageReader } from './sql.js';
 import { sqliteOpenError, sqliteStorageError } from './storage-errors.js';
 import { DirectoryLock } from './dir-lock.js';
 import { SqliteWakeups } from './wakeups.js';
+import { openDatabase } from './driver.js';
 
 /**
  * `process`: a write is acknowledged once it is in the WAL (survives a crash of the
@@ -60,7 +61,7 @@ export class SqliteStore implements Store {
     const durability = opts.durability ?? (memory ? 'none' : 'process');
     const synchronous = durability === 'power' ? 'FULL' : durability === 'process' ? 'NORMAL' : 'OFF';
     if (memory) {
-      this.db = new Database(opts.path);
+      this.db = openDatabase(opts.path);
       tune(this.db, synchronous);
       migrate(this.db, opts.path);
     } else {
@@ -127,7 +128,7 @@ function openFile(path: string, synchronous: string): { db: Database.Database; l
   try {
     createdDir = mkdirSync(dirname(path), { recursive: true });
     lock = DirectoryLock.acquire(dirname(path));
-    db = new Database(path);
+    db = openDatabase(path);
     db.pragma('journal_mode = WAL');
     tune(db, synchronous);
     migrate(db, path);
