@@ -74,10 +74,12 @@ export async function preflight(env = process.env) {
   const amqpUrl = env.REDRIVE_TEST_AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
   const ci = env.CI === 'true';
 
-  const [pgProblem, awsStatus, boto3Status, gxx, make, rabbit] = await Promise.all([
+  const [pgProblem, awsStatus, boto3Status, pikaStatus, promtool, gxx, make, rabbit] = await Promise.all([
     postgresProblem(postgresUrl),
     status(aws, ['--version'], env),
     status(python, ['-c', 'import boto3'], env),
+    status(python, ['-c', 'import pika'], env),
+    status('promtool', ['--version'], env),
     status('g++', ['--version'], env),
     status('make', ['--version'], env),
     (async () => {
@@ -96,6 +98,12 @@ export async function preflight(env = process.env) {
   }
   if (boto3Status !== 0) {
     missing.push(`boto3 for ${python}: ${boto3Status === null ? `${python} not found` : '`import boto3` fails'}. The Query-protocol tests drive Debian's boto3: apt-get install python3-boto3 (or set REDRIVE_TEST_PYTHON to a Python whose boto3 speaks Query).`);
+  }
+  if (pikaStatus !== 0) {
+    missing.push(`pika for ${python}: ${pikaStatus === null ? `${python} not found` : '`import pika` fails'}. The AMQP tests run a scenario with Python's pika: apt-get install python3-pika.`);
+  }
+  if (promtool !== 0) {
+    missing.push('promtool: not found. test/metrics/promtool.test.ts checks the alerting rules in docs/monitoring with it: apt-get install prometheus.');
   }
   if (!existsSync(chromium)) {
     missing.push(`Chromium at ${chromium}: not found. The console's browser tests drive Debian's Chromium: apt-get install chromium (or set REDRIVE_TEST_CHROMIUM).`);

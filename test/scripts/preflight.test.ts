@@ -47,7 +47,7 @@ describe('the test preflight', () => {
   test('with every requirement missing, one line each says what needs it and how to get it, and it fails', async () => {
     const r = await node('scripts/preflight.mjs', {
       CI: 'true',
-      PATH: empty, // no g++, no make
+      PATH: empty, // no g++, no make, no promtool
       REDRIVE_TEST_POSTGRES_URL: CLOSED_PORT,
       REDRIVE_TEST_AWS_CLI: join(empty, 'aws'),
       REDRIVE_TEST_PYTHON: join(empty, 'python3'),
@@ -60,6 +60,8 @@ describe('the test preflight', () => {
       [/^npm test needs PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:1\/postgres: connect ECONNREFUSED/, /REDRIVE_TEST_POSTGRES_URL/],
       [/^npm test needs AWS CLI at .*\/aws: not found/, /apt-get install awscli/],
       [/^npm test needs boto3 for .*\/python3: .*not found/, /apt-get install python3-boto3/],
+      [/^npm test needs pika for .*\/python3: .*not found/, /apt-get install python3-pika/],
+      [/^npm test needs promtool: not found/, /apt-get install prometheus/],
       [/^npm test needs Chromium at .*\/chromium: not found/, /apt-get install chromium/],
       [/^npm test needs C\+\+ build tools: g\+\+ and make not found/, /apt-get install g\+\+ make/],
       [/^npm test needs RabbitMQ at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:1: not reachable/, /CI=true requires it/],
@@ -69,7 +71,7 @@ describe('the test preflight', () => {
       assert.match(needs[i]!, what);
       assert.match(needs[i]!, fix);
     });
-    assert.match(r.stderr, /6 requirements missing .*no test was run/);
+    assert.match(r.stderr, /8 requirements missing .*no test was run/);
   });
 
   test('only what is missing is named: a PostgreSQL port with nothing listening', async () => {
