@@ -3,31 +3,15 @@
  * with a region column, and a queue's pages act in that queue's region.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { CreateQueueCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { Browser, Page } from 'playwright-core';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
-import { browserMissing, launchBrowser, openPage, pageErrors } from './browser.js';
+import { browserMissing, openPage, pageErrors, useConsole } from './browser.js';
 
 const skip = browserMissing();
-let server: ServerProcess;
-let browser: Browser;
-let page: Page;
-
-before(async () => {
-  if (skip) return;
-  server = await startServerProcess({ storage: 'memory' });
-  browser = await launchBrowser();
-  page = await browser.newPage();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-  server?.cleanup();
-});
+const running = useConsole(skip);
 
 test('the overview shows the same name in two regions as two rows, and each links to its own queue', { skip }, async () => {
+  const [server, page] = [running.server(), running.page()];
   const errors = pageErrors(page);
   const client = (region: string) =>
     new SQSClient({ endpoint: server.url, region, credentials: { accessKeyId: 'x', secretAccessKey: 'y' }, maxAttempts: 1 });
