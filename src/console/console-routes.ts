@@ -1,5 +1,5 @@
 import type { Engine } from '../engine/engine.js';
-import { REGION_PATTERN } from '../engine/addressing.js';
+import { isRegionName } from '../engine/addressing.js';
 import { SqsError } from '../engine/errors.js';
 import type { RequestContext } from '../engine/types.js';
 import { handleJson, jsonError } from '../protocols/json/json-adapter.js';
@@ -79,7 +79,7 @@ export class ConsoleRoutes {
     }
     // The page's region (`?region=`, sent as a header by api.ts), else the server's default.
     const asked = req.headers['x-redrive-region'];
-    const region = typeof asked === 'string' && REGION_PATTERN.test(asked) ? asked : this.opts.region;
+    const region = typeof asked === 'string' && isRegionName(asked) ? asked : this.opts.region;
     const ctx: RequestContext = { accountId: session.accountId, region, baseUrl: `http://${req.headers.host}`, requestId };
     return handleJson(this.opts.engine, ctx, req);
   }

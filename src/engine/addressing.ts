@@ -11,8 +11,13 @@ export interface QueueAddress {
 /** The server's region when `--region` is not given, as for SQS's own clients. */
 export const DEFAULT_REGION = 'us-east-1';
 
-/** A region name as it may appear in an ARN or a host name: `us-east-1`, `eu-west-3`. */
-export const REGION_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+/**
+ * Whether `s` can be a region: one ARN component and one label of a host name, lowercase
+ * letters, digits and hyphens, as in `us-east-1` (or `elasticmq`, which some local setups use).
+ */
+export function isRegionName(s: string): boolean {
+  return s.length <= 32 && /^[a-z0-9]+(-[a-z0-9]+)*$/.test(s);
+}
 
 /**
  * The region a host name of the form `sqs.<region>.<anything>` names (SQS's own
@@ -20,7 +25,7 @@ export const REGION_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
  */
 export function regionOfHost(host: string | undefined): string | undefined {
   const m = host === undefined ? null : /^sqs\.([^.]+)\.[^/]+$/.exec(host);
-  return m && REGION_PATTERN.test(m[1]!) && m[1]!.length <= 32 ? m[1] : undefined;
+  return m && isRegionName(m[1]!) ? m[1] : undefined;
 }
 
 /**

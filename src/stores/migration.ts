@@ -1,4 +1,4 @@
-import { REGION_PATTERN } from '../engine/addressing.js';
+import { isRegionName } from '../engine/addressing.js';
 
 /**
  * A schema step of either SQL store: SQL, or SQL made from the store's default region
@@ -10,7 +10,7 @@ export type Migration = string | ((defaultRegion: string) => string);
 /** The SQL of a step for a store whose default region is `defaultRegion`. */
 export function migrationSql(step: Migration, defaultRegion: string): string {
   if (typeof step === 'string') return step;
-  if (!REGION_PATTERN.test(defaultRegion)) throw new Error(`invalid default region ${JSON.stringify(defaultRegion)}`);
+  if (!isRegionName(defaultRegion)) throw new Error(`invalid default region ${JSON.stringify(defaultRegion)}`);
   return step(defaultRegion);
 }
 

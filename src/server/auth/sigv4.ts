@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { REGION_PATTERN } from '../../engine/addressing.js';
+import { isRegionName } from '../../engine/addressing.js';
 import { SqsError } from '../../engine/errors.js';
 import type { WireRequest } from '../../protocols/wire.js';
 
@@ -69,7 +69,7 @@ export function scopeRegionOf(req: WireRequest): string | undefined {
   const auth = req.headers.authorization;
   const cred = (typeof auth === 'string' && /Credential=([^,\s]+)/.exec(auth)?.[1]) || new URLSearchParams(req.query).get('X-Amz-Credential');
   const region = cred ? cred.split('/')[2] : undefined;
-  return region && REGION_PATTERN.test(region) && region.length <= 32 ? region : undefined;
+  return region && isRegionName(region) ? region : undefined;
 }
 
 export function verifySignature(req: WireRequest, sig: Signature, secretAccessKey: string, now: number): void {
