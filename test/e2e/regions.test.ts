@@ -64,6 +64,12 @@ for (const signed of [false, true]) {
       const names = async (c: SQSClient) => ((await c.send(new ListQueuesCommand({}))).QueueUrls ?? []).map((u) => u.split('/').pop()).sort();
       assert.deepEqual(await names(west), ['orders', 'west-only']);
       assert.ok(!(await names(east)).includes('west-only'), 'ListQueues lists the caller\'s region only');
+      if (signed) return; // /metrics then needs a token (docs/monitoring.md); its labels are the same either way.
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      const visible = (region: string) =>
+        new RegExp(`redrive_approximate_number_of_messages_visible\\{queue_name="orders",account_id="${ACCOUNT}",region="${region}"[^}]*\\} 0`);
+      assert.match(metrics, visible(EAST));
+      assert.match(metrics, visible(WEST), 'one series per region, labelled with the queue\'s own region');
     });
 
     test('the Debian CLI (Query, --region): the same, on its own queue name', async () => {
