@@ -34,7 +34,7 @@ const arnOf = (name: string) => `arn:aws:sqs:${REGION}:${ACCOUNT}:${name}`;
 async function makeQueue(store: Store, name: string, attributes: Record<string, string> = {}): Promise<QueueRecord> {
   const now = Date.now();
   return (await store.queues.create({
-    accountId: ACCOUNT, name, fifo: false, attributes: { ...defaultAttributes(false), ...attributes }, tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
+    accountId: ACCOUNT, region: REGION, name, fifo: false, attributes: { ...defaultAttributes(false), ...attributes }, tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
   })).queue;
 }
 

@@ -39,7 +39,7 @@ async function createQueues(store: Store, n: number): Promise<number[]> {
   const now = Date.now();
   for (let i = 0; i < n; i += 100) {
     const made = await Promise.all(Array.from({ length: Math.min(100, n - i) }, (_, j) => store.queues.create({
-      accountId: defaults.accountId, name: `scrape-${String(i + j).padStart(5, '0')}`, fifo: false,
+      accountId: defaults.accountId, region: defaults.region, name: `scrape-${String(i + j).padStart(5, '0')}`, fifo: false,
       attributes: {}, tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
     })));
     ids.push(...made.map((m) => m.queue.id));

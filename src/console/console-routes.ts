@@ -1,4 +1,5 @@
 import type { Engine } from '../engine/engine.js';
+import { isRegionName } from '../engine/addressing.js';
 import { SqsError } from '../engine/errors.js';
 import type { RequestContext } from '../engine/types.js';
 import { handleJson, jsonError } from '../protocols/json/json-adapter.js';
@@ -76,7 +77,10 @@ export class ConsoleRoutes {
     if (fromOtherSite(req) || !hasCsrfToken(req, session)) {
       return jsonError(new SqsError('AccessDenied', 'AccessDenied', 403, 'The console refused a request that did not come from its own pages.'));
     }
-    const ctx: RequestContext = { accountId: session.accountId, region: this.opts.region, baseUrl: `http://${req.headers.host}`, requestId };
+    // The page's region (`?region=`, sent as a header by api.ts), else the server's default.
+    const asked = req.headers['x-redrive-region'];
+    const region = typeof asked === 'string' && isRegionName(asked) ? asked : this.opts.region;
+    const ctx: RequestContext = { accountId: session.accountId, region, baseUrl: `http://${req.headers.host}`, requestId };
     return handleJson(this.opts.engine, ctx, req);
   }
 

@@ -37,7 +37,7 @@ async function withTargets(engine: EngineContext, ids: number[]): Promise<number
     const queue = await engine.store.queues.byId(id);
     const target = queue && engine.settingsOf(queue).targetArn;
     const address = target && parseQueueArn(target);
-    const dlq = address && (await engine.store.queues.get(address.accountId, address.name));
+    const dlq = address && (await engine.store.queues.get(address));
     if (dlq) out.add(dlq.id);
   }
   return [...out];

@@ -1,13 +1,47 @@
 import { errors } from './errors.js';
 import type { RequestContext } from './types.js';
 
+/** Where a queue lives: its key in the store is (account, region, name), as in SQS. */
 export interface QueueAddress {
   accountId: string;
+  region: string;
   name: string;
 }
 
-export function queueUrl(ctx: RequestContext, accountId: string, name: string): string {
-  return `${ctx.baseUrl}/${accountId}/${name}`;
+/** The server's region when `--region` is not given, as for SQS's own clients. */
+export const DEFAULT_REGION = 'us-east-1';
+
+/**
+ * Whether `s` can be a region: one ARN component and one label of a host name, lowercase
+ * letters, digits and hyphens, as in `us-east-1` (or `elasticmq`, which some local setups use).
+ */
+export function isRegionName(s: string): boolean {
+  return s.length <= 32 && /^[a-z0-9]+(-[a-z0-9]+)*$/.test(s);
+}
+
+/**
+ * The region a host name of the form `sqs.<region>.<anything>` names (SQS's own
+ * endpoints, or `sqs.eu-west-1.localhost` pointed at Redrive); undefined otherwise.
+ */
+export function regionOfHost(host: string | undefined): string | undefined {
+  const m = host === undefined ? null : /^sqs\.([^.]+)\.[^/]+$/.exec(host);
+  return m && isRegionName(m[1]!) ? m[1] : undefined;
+}
+
+/**
+ * The queue's URL as the caller addressed this server (`ctx.baseUrl`). When the caller's
+ * host names a region (`sqs.<region>.<domain>`), another region's queue gets that
+ * region's host, so its URL resolves there in turn.
+ */
+export function queueUrl(ctx: RequestContext, queue: QueueAddress): string {
+  return `${regionalBase(ctx.baseUrl, queue.region)}/${queue.accountId}/${queue.name}`;
+}
+
+function regionalBase(baseUrl: string, region: string): string {
+  const m = /^(https?:\/\/)([^/]+)$/.exec(baseUrl);
+  const hostRegion = m ? regionOfHost(m[2]) : undefined;
+  if (!m || hostRegion === undefined || hostRegion === region) return baseUrl;
+  return `${m[1]}sqs.${region}.${m[2]!.slice(`sqs.${hostRegion}.`.length)}`;
 }
 
 export function queueArn(region: string, accountId: string, name: string): string {
@@ -15,21 +49,24 @@ export function queueArn(region: string, accountId: string, name: string): strin
 }
 
 /**
- * Finds the account and queue name in a queue URL. Like SQS, only the path matters:
- * a client may reach the server by another host name than the one it was given.
+ * Finds the queue a URL names. Like SQS, the path gives the account and name: a client
+ * may reach the server by another host name than the one it was given. The region is
+ * the host's when it names one (`sqs.<region>.…`), else the request's.
  */
 export function parseQueueUrl(url: unknown, ctx: RequestContext): QueueAddress {
   if (url === undefined || url === null || url === '') throw errors.missingParameter('QueueUrl');
   if (typeof url !== 'string') throw errors.queueDoesNotExist();
   let path = url;
+  let region = ctx.region;
   const scheme = url.indexOf('://');
   if (scheme >= 0) {
     const slash = url.indexOf('/', scheme + 3);
     path = slash < 0 ? '' : url.slice(slash);
+    region = regionOfHost(url.slice(scheme + 3, slash < 0 ? undefined : slash).toLowerCase()) ?? region;
   }
   const parts = path.split('?')[0]!.split('/').filter(Boolean);
-  if (parts.length === 2) return { accountId: parts[0]!, name: decodeName(parts[1]!) };
-  if (parts.length === 1 && scheme < 0) return { accountId: ctx.accountId, name: parts[0]! };
+  if (parts.length === 2) return { accountId: parts[0]!, region, name: decodeName(parts[1]!) };
+  if (parts.length === 1 && scheme < 0) return { accountId: ctx.accountId, region, name: parts[0]! };
   throw errors.queueDoesNotExist();
 }
 
@@ -41,7 +78,7 @@ function decodeName(encoded: string): string {
   }
 }
 
-export function parseQueueArn(arn: string): (QueueAddress & { region: string }) | undefined {
+export function parseQueueArn(arn: string): QueueAddress | undefined {
   const m = /^arn:aws:sqs:([^:]+):([^:]+):([^:]+)$/.exec(arn);
   return m ? { region: m[1]!, accountId: m[2]!, name: m[3]! } : undefined;
 }

@@ -18,10 +18,11 @@ export interface Log {
 export interface EngineContext {
   readonly store: Store;
   readonly clock: Clock;
+  /** The server's default region (`--region`): AMQP's queues and the config file's live there. */
   readonly region: string;
   readonly log: Log;
   readonly observer: EngineObserver;
   /** The queue's dead-letter settings in force: its attributes over the matching policy. */
   settingsOf(queue: Omit<QueueRecord, 'id'>): DeadLetterSettings;
-  arnOf(queue: Pick<QueueRecord, 'accountId' | 'name'>): string;
+  arnOf(queue: Pick<QueueRecord, 'accountId' | 'region' | 'name'>): string;
 }

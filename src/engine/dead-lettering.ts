@@ -16,8 +16,9 @@ export const cyclesQueueName = (fifo: boolean) => (fifo ? `${CYCLES_QUEUE}.fifo`
 async function targetQueue(engine: EngineContext, queue: QueueRecord): Promise<QueueRecord | undefined> {
   const arn = engine.settingsOf(queue).targetArn;
   const addr = arn && parseQueueArn(arn);
-  if (!addr || addr.region !== engine.region) return undefined;
-  const dlq = await engine.store.queues.get(addr.accountId, addr.name);
+  // A dead-letter queue is in the same region as its source, as in SQS.
+  if (!addr || addr.region !== queue.region) return undefined;
+  const dlq = await engine.store.queues.get(addr);
   // A deleted target stops dead-lettering, so nothing is lost (docs/dead-letter-queues.md);
   // a policy that names a queue of the other type is ignored likewise. A queue may be its
   // own dead-letter queue only by its own RedrivePolicy (as SQS allows), never because a
@@ -36,11 +37,11 @@ async function targetQueue(engine: EngineContext, queue: QueueRecord): Promise<Q
 async function cyclesQueue(engine: EngineContext, dlq: QueueRecord): Promise<NewQueue | undefined> {
   if (!engine.settingsOf(dlq).targetArn) return undefined;
   const name = cyclesQueueName(dlq.fifo);
-  const existing = await engine.store.queues.get(dlq.accountId, name);
+  const existing = await engine.store.queues.get({ accountId: dlq.accountId, region: dlq.region, name });
   if (existing) return existing;
   const now = engine.clock.now();
   return {
-    accountId: dlq.accountId, name, fifo: dlq.fifo,
+    accountId: dlq.accountId, region: dlq.region, name, fifo: dlq.fifo,
     attributes: { ...defaultAttributes(dlq.fifo), MessageRetentionPeriod: '1209600' },
     tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
   };

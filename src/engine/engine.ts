@@ -37,6 +37,7 @@ const RETENTION_RULE = { attribute: 'MessageRetentionPeriod', defaultSeconds: Nu
 export interface EngineOptions {
   store: Store;
   clock: Clock;
+  /** The default region: of AMQP's queues, the config file's, and requests that name none. */
   region: string;
   /** Approximate in-flight limit of a standard queue (SQS: about 120,000). */
   inflightLimit?: number;
@@ -104,7 +105,7 @@ export class Engine implements EngineContext {
   settingsOf(queue: Omit<QueueRecord, 'id'>): DeadLetterSettings {
     const hit = this.settingsCache.get(queue);
     if (hit && hit.generation === this.policies.generation) return hit.settings;
-    const settings = effectiveSettings(this.policies, this.region, queue);
+    const settings = effectiveSettings(this.policies, queue.region, queue);
     this.settingsCache.set(queue, { generation: this.policies.generation, settings });
     return settings;
   }
@@ -147,7 +148,7 @@ export class Engine implements EngineContext {
 
   async resolveQueue(ctx: RequestContext, url: unknown): Promise<QueueRecord> {
     const addr = parseQueueUrl(url, ctx);
-    const queue = await this.store.queues.get(addr.accountId, addr.name);
+    const queue = await this.store.queues.get(addr);
     if (!queue) throw errors.queueDoesNotExist();
     this.checkAccess(ctx, queue);
     return queue;
@@ -180,12 +181,12 @@ export class Engine implements EngineContext {
     return this.receiptCodec;
   }
 
-  arnOf(queue: Pick<QueueRecord, 'accountId' | 'name'>): string {
-    return queueArn(this.region, queue.accountId, queue.name);
+  arnOf(queue: Pick<QueueRecord, 'accountId' | 'region' | 'name'>): string {
+    return queueArn(queue.region, queue.accountId, queue.name);
   }
 
-  urlOf(ctx: RequestContext, queue: Pick<QueueRecord, 'accountId' | 'name'>): string {
-    return queueUrl(ctx, queue.accountId, queue.name);
+  urlOf(ctx: RequestContext, queue: Pick<QueueRecord, 'accountId' | 'region' | 'name'>): string {
+    return queueUrl(ctx, queue);
   }
 
   /**

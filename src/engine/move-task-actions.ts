@@ -18,11 +18,14 @@ const MAX_ACTIVE_TASKS = 100;
 const notFound = (parameter: string) =>
   sqsError('ResourceNotFoundException', `The resource that you specified for the ${parameter} parameter doesn't exist.`);
 
-/** The caller's queue named by an ARN, if it exists in this region. */
+/**
+ * The caller's queue named by an ARN, if it exists in the caller's region: as in SQS, a
+ * move task's source and destination are in the account and region of the request.
+ */
 export async function queueByArn(engine: Engine, ctx: RequestContext, arn: string): Promise<QueueRecord | undefined> {
   const a = parseQueueArn(arn);
-  if (!a || a.region !== engine.region || a.accountId !== ctx.accountId) return undefined;
-  return engine.store.queues.get(a.accountId, a.name);
+  if (!a || a.region !== ctx.region || a.accountId !== ctx.accountId) return undefined;
+  return engine.store.queues.get(a);
 }
 
 /** As SQS makes it: base64 of `{"taskId":"<uuid>","sourceArn":"<arn>"}`. */

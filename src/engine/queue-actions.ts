@@ -43,14 +43,14 @@ export async function createQueue(engine: Engine, ctx: RequestContext, input: In
   const sse = applySseRules(attributes, {});
   checkTags(tags);
   if (fifo) checkFifoAttributes({ ...defaultAttributes(true), ...attributes });
-  await checkRedriveAttributes(engine, ctx, { accountId: ctx.accountId, name, fifo }, attributes);
+  await checkRedriveAttributes(engine, ctx, { accountId: ctx.accountId, region: ctx.region, name, fifo }, attributes);
   const now = engine.clock.now();
   const { queue, created } = await engine.store.queues.create({
-    accountId: ctx.accountId, name, fifo, attributes: { ...defaultAttributes(fifo), ...sse.set },
+    accountId: ctx.accountId, region: ctx.region, name, fifo, attributes: { ...defaultAttributes(fifo), ...sse.set },
     tags, createdAt: now, modifiedAt: now, lastPurgeAt: null,
   });
   if (created) {
-    engine.log.info({ queue: name, account: ctx.accountId, fifo, attributes: Object.keys(attributes) }, 'queue created');
+    engine.log.info({ queue: name, account: ctx.accountId, region: ctx.region, fifo, attributes: Object.keys(attributes) }, 'queue created');
   } else {
     for (const [k, v] of Object.entries(attributes)) {
       const current = queue.attributes[k] ?? SETTABLE[k]?.default;
@@ -65,7 +65,7 @@ export async function createQueue(engine: Engine, ctx: RequestContext, input: In
 export async function getQueueUrl(engine: Engine, ctx: RequestContext, input: Input) {
   const name = requireString(input.QueueName, 'QueueName');
   const owner = input.QueueOwnerAWSAccountId === undefined ? ctx.accountId : String(input.QueueOwnerAWSAccountId);
-  const queue = await engine.store.queues.get(owner, name);
+  const queue = await engine.store.queues.get({ accountId: owner, region: ctx.region, name });
   if (!queue) throw errors.queueDoesNotExist();
   engine.checkAccess(ctx, queue);
   return { QueueUrl: engine.urlOf(ctx, queue) };
@@ -76,7 +76,7 @@ export async function listQueues(engine: Engine, ctx: RequestContext, input: Inp
   const max = intParam(input.MaxResults, 'MaxResults', 1, 1000);
   const after = decodeToken(input.NextToken);
   const limit = max ?? 1000;
-  const rows = await engine.store.queues.list(ctx.accountId, prefix, after, limit + 1);
+  const rows = await engine.store.queues.list(ctx, prefix, after, limit + 1);
   const page = rows.slice(0, limit);
   const out: Record<string, unknown> = {};
   if (page.length) out.QueueUrls = page.map((q) => engine.urlOf(ctx, q));

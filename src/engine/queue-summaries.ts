@@ -15,17 +15,22 @@ import { intParam } from './validation.js';
  * the queue's own attribute, or else the server policy's (config file), and
  * RedrivePolicySource says which; DeadLetterSourceQueueUrls are the queues of the
  * account whose policy in force names this queue.
+ *
+ * Like ListQueues it lists the caller's region; `AllRegions: true` lists every region of
+ * the account instead (the console's overview), ordered by name then region. Each
+ * summary names its `Region`.
  */
 export async function listQueueSummaries(engine: Engine, ctx: RequestContext, input: Record<string, unknown>) {
   const prefix = input.QueueNamePrefix === undefined || input.QueueNamePrefix === null ? '' : String(input.QueueNamePrefix);
   const limit = intParam(input.MaxResults, 'MaxResults', 1, 1000) ?? 1000;
   const after = decodeToken(input.NextToken);
-  const rows = await engine.store.queues.list(ctx.accountId, prefix, after, limit + 1);
+  const allRegions = input.AllRegions === true;
+  const rows = allRegions ? await everyRegion(engine, ctx, prefix, after, limit + 1) : await engine.store.queues.list(ctx, prefix, after, limit + 1);
   const page = rows.slice(0, limit);
   const now = engine.clock.now();
   const [depths, sources] = await Promise.all([
     engine.store.messages.depths(page.map((q) => q.id), now),
-    page.length ? sourcesByTarget(engine, ctx.accountId) : new Map<string, QueueRecord[]>(),
+    page.length ? sourcesByTarget(engine, { accountId: ctx.accountId, region: allRegions ? undefined : ctx.region }) : new Map<string, QueueRecord[]>(),
   ]);
   const Queues = page.map((q) => {
     const d = depths.get(q.id);
@@ -35,6 +40,7 @@ export async function listQueueSummaries(engine: Engine, ctx: RequestContext, in
       QueueUrl: engine.urlOf(ctx, q),
       QueueName: q.name,
       QueueArn: arn,
+      Region: q.region,
       FifoQueue: q.fifo,
       ApproximateNumberOfMessages: d?.visible ?? 0,
       ApproximateNumberOfMessagesNotVisible: d?.inflight ?? 0,
@@ -49,6 +55,20 @@ export async function listQueueSummaries(engine: Engine, ctx: RequestContext, in
     return out;
   });
   const out: Record<string, unknown> = { Queues };
-  if (rows.length > limit) out.NextToken = encodeToken(page[page.length - 1]!.name);
+  if (rows.length > limit) out.NextToken = encodeToken(allRegions ? regionalKey(page[page.length - 1]!) : page[page.length - 1]!.name);
   return out;
+}
+
+/** The position of a queue in the all-regions order: name, then region (a NUL sorts before any name character). */
+const regionalKey = (q: QueueRecord) => `${q.name}\u0000${q.region}`;
+
+/**
+ * The account's queues of every region, from after `after` in the all-regions order. It
+ * reads every queue, as sourcesByTarget already does for the same page: this is the
+ * console's overview, not a hot path.
+ */
+async function everyRegion(engine: Engine, ctx: RequestContext, prefix: string, after: string | undefined, limit: number): Promise<QueueRecord[]> {
+  const mine = (await engine.store.queues.all())
+    .filter((q) => q.accountId === ctx.accountId && q.name.startsWith(prefix) && (after === undefined || regionalKey(q) > after));
+  return mine.sort((a, b) => (regionalKey(a) < regionalKey(b) ? -1 : 1)).slice(0, limit);
 }

@@ -101,7 +101,7 @@ export function allowsSource(policy: RedriveAllowPolicy | undefined, sourceArn: 
 export async function checkRedriveAttributes(
   engine: EngineContext,
   ctx: RequestContext,
-  queue: Pick<QueueRecord, 'accountId' | 'name' | 'fifo'>,
+  queue: Pick<QueueRecord, 'accountId' | 'region' | 'name' | 'fifo'>,
   attributes: Record<string, string>,
 ): Promise<void> {
   void ctx;
@@ -114,8 +114,8 @@ export async function checkRedriveAttributes(
   if (target.accountId !== queue.accountId) {
     throw invalid('RedrivePolicy', raw, 'Dead-letter target owner should be same as the source.');
   }
-  // Another region's queue is not visible from here, as in SQS.
-  const dlq = target.region === engine.region ? await engine.store.queues.get(target.accountId, target.name) : undefined;
+  // Another region's queue is not visible from the source's region, as in SQS.
+  const dlq = target.region === queue.region ? await engine.store.queues.get(target) : undefined;
   if (!dlq) throw invalid('RedrivePolicy', raw, 'Dead letter target does not exist.');
   if (dlq.fifo !== queue.fifo) throw invalid('RedrivePolicy', raw, 'Dead-letter queue must be same type of queue as the source..');
   // A queue may name itself, as SQS allows: dead-lettering.ts makes that a single move.
@@ -132,18 +132,20 @@ export async function checkRedriveAttributes(
 }
 
 /** The queues that dead-letter into `dlq` (by RedrivePolicy or by a policy), in name order. */
-export async function deadLetterSources(engine: EngineContext, dlq: Pick<QueueRecord, 'accountId' | 'name'>): Promise<QueueRecord[]> {
-  return (await sourcesByTarget(engine, dlq.accountId)).get(engine.arnOf(dlq)) ?? [];
+export async function deadLetterSources(engine: EngineContext, dlq: Pick<QueueRecord, 'accountId' | 'region' | 'name'>): Promise<QueueRecord[]> {
+  return (await sourcesByTarget(engine, dlq)).get(engine.arnOf(dlq)) ?? [];
 }
 
 /**
- * The account's queues by the ARN of the dead-letter queue their settings in force name
- * (RedrivePolicy, or a server policy), each list in name order: one pass over the
- * account's queues answers for all of its dead-letter queues (ListQueueSummaries).
+ * The account's queues (in `owner.region` if given) by the ARN of the dead-letter queue
+ * their settings in force name (RedrivePolicy, or a server policy), each list in name
+ * order: one pass over the account's queues answers for all of its dead-letter queues
+ * (ListQueueSummaries). A source is always in its dead-letter queue's region.
  */
-export async function sourcesByTarget(engine: EngineContext, accountId: string): Promise<Map<string, QueueRecord[]>> {
+export async function sourcesByTarget(engine: EngineContext, owner: { accountId: string; region?: string }): Promise<Map<string, QueueRecord[]>> {
   const byTarget = new Map<string, QueueRecord[]>();
-  const mine = (await engine.store.queues.all()).filter((q) => q.accountId === accountId);
+  const mine = (await engine.store.queues.all())
+    .filter((q) => q.accountId === owner.accountId && (owner.region === undefined || q.region === owner.region));
   mine.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const q of mine) {
     const target = engine.settingsOf(q).targetArn;

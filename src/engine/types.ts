@@ -13,6 +13,8 @@ export interface QueueRecord {
   /** Internal id: never reused, so a re-created queue is a different queue. */
   id: number;
   accountId: string;
+  /** The region it was created in: the key is (account, region, name), as in SQS. */
+  region: string;
   name: string;
   fifo: boolean;
   /** Settable attributes in their canonical string form. */
@@ -109,6 +111,7 @@ export interface QueueDepth extends MessageCounts {
 /** Identity of the caller and how to address queues back to them. */
 export interface RequestContext {
   accountId: string;
+  /** From the signature's credential scope, else a host `sqs.<region>.…`, else `--region`. */
   region: string;
   /** `http://host:port` as the client addressed this server. */
   baseUrl: string;

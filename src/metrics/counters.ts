@@ -118,7 +118,7 @@ export class CounterObserver implements EngineObserver {
 
   moveTask(task: MoveTaskRecord, movedNow: number): void {
     const source = parseQueueArn(task.sourceArn);
-    if (source) this.moveTasks.update(task, movedNow, this.names.labelsOf(source.accountId, source.name));
+    if (source) this.moveTasks.update(task, movedNow, this.names.labelsOf(source));
   }
 
   request(action: string, protocol: string, errorCode: string, seconds: number): void {

@@ -8,7 +8,6 @@ import { registerStoreStats } from './store-stats.js';
 
 export interface MetricsOptions {
   store: Store;
-  region: string;
   /** This node's id, the `node` label of every per-node series (docs/monitoring.md). */
   node: string;
 }
@@ -27,7 +26,7 @@ export class ServerMetrics {
   private collecting?: Promise<string>;
 
   constructor(opts: MetricsOptions) {
-    this.names = new QueueLabelCache(opts.region, (id) => opts.store.queues.byId(id));
+    this.names = new QueueLabelCache((id) => opts.store.queues.byId(id));
     this.observer = new CounterObserver(this.registry, opts.node, this.names);
     collectDefaultMetrics({ register: this.registry, labels: { node: opts.node } });
     // Gauges named like counters, which `promtool check metrics` rejects; the same figures

@@ -28,7 +28,7 @@ export class MoveTaskGauges {
     const base = { ...source, node: this.node };
     if (movedNow > 0) this.m.movedTotal.inc(base, movedNow);
     if (task.status !== 'RUNNING') this.m.finished.inc({ ...base, status: task.status });
-    const key = `${source.account_id}/${source.queue_name}`;
+    const key = `${source.account_id}/${source.region}/${source.queue_name}`;
     const previous = this.latest.get(key);
     const labels = { ...base, status: task.status };
     if (previous && previous.status !== task.status) {

@@ -27,7 +27,7 @@ const GAUGES = [
  */
 export class QueueGauges {
   constructor(
-    private readonly engine: Pick<EngineContext, 'store' | 'clock' | 'settingsOf' | 'region'>,
+    private readonly engine: Pick<EngineContext, 'store' | 'clock' | 'settingsOf'>,
     private readonly names: QueueLabelCache,
   ) {}
 
@@ -62,12 +62,13 @@ export class QueueGauges {
     for (const q of queues) {
       const arn = this.engine.settingsOf(q).targetArn;
       const target = arn ? parseQueueArn(arn) : undefined;
-      if (!target || target.region !== this.engine.region) continue;
-      const key = `${target.accountId}/${target.name}`;
+      // A dead-letter queue is in its sources' region.
+      if (!target || target.region !== q.region) continue;
+      const key = `${target.accountId}/${target.region}/${target.name}`;
       counts.set(key, (counts.get(key) ?? 0) + 1);
     }
     return queues.flatMap((q) => {
-      const n = counts.get(`${q.accountId}/${q.name}`);
+      const n = counts.get(`${q.accountId}/${q.region}/${q.name}`);
       return n ? [[q, n] as [QueueRecord, number]] : [];
     });
   }

@@ -15,19 +15,16 @@ export class QueueLabelCache {
   private readonly byQueueId = new Map<number, QueueLabels>();
   private readonly texts = new Map<number, string>();
 
-  constructor(
-    readonly region: string,
-    private readonly lookup: (id: number) => Promise<QueueRecord | undefined>,
-  ) {}
+  constructor(private readonly lookup: (id: number) => Promise<QueueRecord | undefined>) {}
 
-  remember(queue: Pick<QueueRecord, 'id' | 'accountId' | 'name'>): QueueLabels {
+  remember(queue: Pick<QueueRecord, 'id' | 'accountId' | 'region' | 'name'>): QueueLabels {
     let labels = this.byQueueId.get(queue.id);
-    if (!labels) this.byQueueId.set(queue.id, (labels = this.labelsOf(queue.accountId, queue.name)));
+    if (!labels) this.byQueueId.set(queue.id, (labels = this.labelsOf(queue)));
     return labels;
   }
 
   /** The labels as they are written in the text format: `queue_name="…",account_id="…",region="…"`. */
-  text(queue: Pick<QueueRecord, 'id' | 'accountId' | 'name'>): string {
+  text(queue: Pick<QueueRecord, 'id' | 'accountId' | 'region' | 'name'>): string {
     let text = this.texts.get(queue.id);
     if (text === undefined) {
       const l = this.remember(queue);
@@ -37,8 +34,9 @@ export class QueueLabelCache {
     return text;
   }
 
-  labelsOf(accountId: string, name: string): QueueLabels {
-    return { queue_name: name, account_id: accountId, region: this.region };
+  /** The queue's own region: one server serves every region (docs/regions.md). */
+  labelsOf(queue: Pick<QueueRecord, 'accountId' | 'region' | 'name'>): QueueLabels {
+    return { queue_name: queue.name, account_id: queue.accountId, region: queue.region };
   }
 
   async byId(id: number): Promise<QueueLabels | undefined> {

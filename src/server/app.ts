@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
+import { DEFAULT_REGION } from '../engine/addressing.js';
 import { ManualClock, SystemClock, type Clock } from '../engine/clock.js';
 import { Engine } from '../engine/engine.js';
 import { PostgresStore } from '../stores/postgres/store.js';
@@ -57,7 +58,7 @@ export const defaults: ServerConfig = {
   storage: 'sqlite',
   dataDir: './data',
   durability: 'process',
-  region: 'us-east-1',
+  region: DEFAULT_REGION,
   accountId: '000000000000',
   logLevel: 'info',
   clock: 'system',
@@ -77,14 +78,14 @@ export async function openStore(config: ServerConfig, log?: Logger): Promise<Sto
   if (kind === 'memory') return new SqliteStore({ path: ':memory:' });
   if (kind === 'sqlite') {
     try {
-      return new SqliteStore({ path: join(config.dataDir, 'redrive.db'), durability: config.durability });
+      return new SqliteStore({ path: join(config.dataDir, 'redrive.db'), durability: config.durability, defaultRegion: config.region });
     } catch (e) {
       // The store's message names the file (or the directory) and what to do.
       throw new StartupError(`--data-dir ${config.dataDir}: ${(e as Error).message}`);
     }
   }
   try {
-    return await PostgresStore.open({ url: config.storage, log: (msg, err) => log?.warn({ err }, msg) });
+    return await PostgresStore.open({ url: config.storage, defaultRegion: config.region, log: (msg, err) => log?.warn({ err }, msg) });
   } catch (e) {
     const url = new URL(config.storage);
     if (url.password) url.password = '***';
@@ -150,7 +151,7 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
   const store = await openStore({ ...config, storage }, log);
   // With --port 0 the port is not known yet: the process id tells nodes on one host apart.
   const node = config.nodeId ?? `${hostname()}:${config.port || `pid${process.pid}`}`;
-  const metrics = new ServerMetrics({ store, region: config.region, node });
+  const metrics = new ServerMetrics({ store, node });
   const engine = new Engine({
     store, clock, region: config.region, log, policies, maxLongPolls: admissionLimits().maxLongPolls, observer: metrics.observer,
   });

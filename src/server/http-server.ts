@@ -10,6 +10,8 @@ import type { RequestContext } from '../engine/types.js';
 import { handleJson, isJsonRequest, jsonError } from '../protocols/json/json-adapter.js';
 import { handleQuery, queryError, wantsJson } from '../protocols/query/query-adapter.js';
 import { callerAccount, type Credentials } from './auth/caller.js';
+import { scopeRegionOf } from './auth/sigv4.js';
+import { regionOfHost } from '../engine/addressing.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import type { ManualClock } from '../engine/clock.js';
 import type { ConsoleRoutes } from '../console/console-routes.js';
@@ -132,10 +134,12 @@ export class HttpServer {
     } catch (e) {
       return json ? jsonError(e) : queryError(e, requestId, wantsJson(req));
     }
+    const host = req.headers.host ?? `${this.opts.host}:${this.opts.port}`;
     const ctx: RequestContext = {
       accountId,
-      region: this.opts.region,
-      baseUrl: `http://${req.headers.host ?? `${this.opts.host}:${this.opts.port}`}`,
+      // A signed request's region is the one it was signed for; else the host may name one.
+      region: scopeRegionOf(req) ?? regionOfHost(host.toLowerCase()) ?? this.opts.region,
+      baseUrl: `http://${host}`,
       requestId,
       traceHeader: typeof req.headers['x-amzn-trace-id'] === 'string' ? req.headers['x-amzn-trace-id'] : undefined,
     };

@@ -1,6 +1,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
+import { isRegionName } from '../engine/addressing.js';
 import { loadCredentials, type Credentials } from './auth/caller.js';
 
 /**
@@ -21,13 +22,9 @@ export function parsePort(raw: string | number, flag = '--port'): number {
   return Number(text);
 }
 
-/**
- * `--region` ends up in every queue ARN, so it must be one ARN component: lowercase
- * letters, digits and hyphens, as in `us-east-1` (or `elasticmq`, which some local
- * setups use).
- */
+/** `--region` ends up in queue ARNs, so it must be a region name (addressing.ts). */
 export function checkRegion(region: string): void {
-  if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(region) || region.length > 32) {
+  if (!isRegionName(region)) {
     throw new StartupError(`--region ${JSON.stringify(region)}: must be a region name such as us-east-1 (lowercase letters, digits and hyphens)`);
   }
 }

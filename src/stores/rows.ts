@@ -5,6 +5,7 @@ import type { QueueRecord, StoredMessage } from '../engine/types.js';
 export interface QueueRow {
   id: number;
   account_id: string;
+  region: string;
   name: string;
   fifo: number | boolean;
   attributes: string | Record<string, string>;
@@ -21,6 +22,7 @@ export function toQueue(r: QueueRow): QueueRecord {
   return {
     id: Number(r.id),
     accountId: r.account_id,
+    region: r.region,
     name: r.name,
     fifo: Boolean(r.fifo),
     attributes: json(r.attributes),

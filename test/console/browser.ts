@@ -3,7 +3,9 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { after, before } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
 const CHROMIUM = process.env.REDRIVE_TEST_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -55,4 +57,26 @@ export async function logMatch(output: () => string, re: RegExp): Promise<string
   const until = Date.now() + 3_000;
   while (!re.test(output()) && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
   return output();
+}
+
+/**
+ * For a test file: a server on the memory store and a page of a real Chromium, started
+ * before its tests and stopped after them; nothing when the browser is missing (`skip`).
+ */
+export function useConsole(skip: string | undefined): { server(): ServerProcess; page(): Page } {
+  let server: ServerProcess | undefined;
+  let browser: Browser | undefined;
+  let page: Page | undefined;
+  before(async () => {
+    if (skip) return;
+    server = await startServerProcess({ storage: 'memory' });
+    browser = await launchBrowser();
+    page = await browser.newPage();
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    server?.cleanup();
+  });
+  return { server: () => server!, page: () => page! };
 }

@@ -79,8 +79,9 @@ describe('console panels backed by extensions', { skip }, () => {
     await openPage(page, `${server.url}/console/?refresh=off`);
     await page.waitForSelector('#queues-table tr[data-queue="ov-a"]');
     const cells = await page.locator('#queues-table tr[data-queue="ov-a"] td').allTextContents();
-    assert.deepEqual(cells.slice(3, 6), ['2', '1', '1'], 'visible, in flight, delayed');
-    assert.match(cells[2]!, /source\s*→\s*ov-dlq\s*after 1/);
+    assert.equal(cells[1], 'us-east-1', 'the region column');
+    assert.deepEqual(cells.slice(4, 7), ['2', '1', '1'], 'visible, in flight, delayed');
+    assert.match(cells[3]!, /source\s*→\s*ov-dlq\s*after 1/);
     assert.match(await page.textContent('.dlq-card[data-queue="ov-dlq"]') ?? '', /fed by\s*ov-a,\s*ov-b/);
     assert.deepEqual(targets, ['AmazonSQS.ListQueueSummaries'], 'one request for the whole overview');
     page.removeAllListeners('request');

@@ -4,32 +4,18 @@
  * in a queue with a message in flight.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { Browser, Page } from 'playwright-core';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import type { Page } from 'playwright-core';
+import type { ServerProcess } from '../support/server-process.js';
 import { deadLetter, sourceOf } from '../e2e/dlq-helpers.js';
-import { browserMissing, launchBrowser, openPage, pageErrors } from './browser.js';
+import { browserMissing, openPage, pageErrors, useConsole } from './browser.js';
 
 const skip = browserMissing();
+const running = useConsole(skip);
 let server: ServerProcess;
-let browser: Browser;
 let page: Page;
 let sqs: SQSClient;
-
-before(async () => {
-  if (skip) return;
-  server = await startServerProcess({ storage: 'memory' });
-  sqs = server.client();
-  browser = await launchBrowser();
-  page = await browser.newPage();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-  server?.cleanup();
-});
 
 async function api(action: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
   const res = await fetch(`${server.url}/`, { method: 'POST', headers: { 'x-amz-target': `AmazonSQS.${action}`, 'content-type': 'application/x-amz-json-1.0' }, body: JSON.stringify(body) });
@@ -50,6 +36,8 @@ async function snapshot(url: string) {
 }
 
 test('browsing a DLQ and a queue with a message in flight changes no receive count, visibility or receive time', { skip }, async () => {
+  [server, page] = [running.server(), running.page()];
+  sqs = server.client();
   const errors = pageErrors(page);
   const src = await sourceOf(sqs, 'work', 'work-dlq');
   await deadLetter(sqs, src, ['{"n":1}', '{"n":2}', '{"n":3}']);

@@ -22,7 +22,7 @@ const engine = new Engine({
 const call = (action: string, input: Record<string, unknown>) => actions[action]!(engine, ctx, input) as Promise<Record<string, any>>;
 const arn = (name: string) => `arn:aws:sqs:us-east-1:000000000000:${name}`;
 const redrivePolicy = (name: string) => JSON.stringify({ deadLetterTargetArn: arn(name), maxReceiveCount: 1 });
-const queue = async (name: string) => (await engine.store.queues.get('000000000000', name)) as QueueRecord;
+const queue = async (name: string) => (await engine.store.queues.get({ accountId: '000000000000', region: 'us-east-1', name: name })) as QueueRecord;
 
 before(async () => {
   // a and b each dead-letter into the other and expire their messages after 1 s.

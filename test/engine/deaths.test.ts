@@ -33,7 +33,7 @@ test('a cycle is closed when the target is reached before any rejection', () => 
 });
 
 const queue = (name: string, attributes: Record<string, string> = {}): QueueRecord =>
-  ({ id: 1, accountId: '000000000000', name, fifo: false, attributes, tags: {}, createdAt: 0, modifiedAt: 0, lastPurgeAt: null });
+  ({ id: 1, accountId: '000000000000', region: 'us-east-1', name, fifo: false, attributes, tags: {}, createdAt: 0, modifiedAt: 0, lastPurgeAt: null });
 
 test('the highest-priority matching policy applies; queue attributes win setting by setting', () => {
   const set = new ServerPolicySet(parsePolicies([

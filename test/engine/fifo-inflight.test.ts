@@ -12,7 +12,7 @@ test('a FIFO queue with more than 20,000 messages in flight still hands out mess
   const { engine, clock, call, close } = testEngine();
   after(close);
   await call('CreateQueue', { QueueName: 'many.fifo', Attributes: { FifoQueue: 'true' } });
-  const q = (await engine.store.queues.get('000000000000', 'many.fifo'))!;
+  const q = (await engine.store.queues.get({ accountId: '000000000000', region: 'us-east-1', name: 'many.fifo' }))!;
   const now = clock.now();
   const n = 20_001;
   // Through the store: 20,001 receives through the API would take long and prove no more.

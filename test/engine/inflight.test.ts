@@ -60,7 +60,7 @@ describe('in-flight limit of a standard queue', () => {
       return true;
     });
     // Nothing was received by the refused call.
-    const counts = await engine.store.messages.count((await engine.store.queues.get('000000000000', 'limited'))!.id, clock.now());
+    const counts = await engine.store.messages.count((await engine.store.queues.get({ accountId: '000000000000', region: 'us-east-1', name: 'limited' }))!.id, clock.now());
     assert.deepEqual(counts, { visible: 3, inflight: 5, delayed: 0 });
   });
 

@@ -32,7 +32,7 @@ async function shop(extra: Partial<ServerPolicyDefinition> = {}) {
   await call('CreateQueue', { QueueName: 'shop-dlq' });
   await call('CreateQueue', { QueueName: 'shop-orders' });
   const depth = async (name: string) => {
-    const q = (await engine.store.queues.get('000000000000', name))!;
+    const q = (await engine.store.queues.get({ accountId: '000000000000', region: 'us-east-1', name: name }))!;
     return (await engine.store.messages.peek(q.id, 0, 10)).map((m) => m.body);
   };
   return { engine, clock, call, logged, depth, close: async () => { await engine.close(); await engine.store.close(); } };

@@ -51,7 +51,7 @@ for (const fifo of [false, true]) {
       assert.equal((await receive())[0]!.Attributes.ApproximateReceiveCount, '2');
       assert.deepEqual(await receive(), []);
       assert.equal(engine.cyclesBroken, 1);
-      const cycles = await engine.store.queues.get('000000000000', fifo ? 'redrive-cycles.fifo' : 'redrive-cycles');
+      const cycles = await engine.store.queues.get({ accountId: '000000000000', region: 'us-east-1', name: fifo ? 'redrive-cycles.fifo' : 'redrive-cycles' });
       assert.deepEqual((await engine.store.messages.peek(cycles!.id, 0, 10)).map((m) => m.body), ['poison']);
     });
   });

@@ -18,7 +18,7 @@ const HOUR = 3_600_000;
 function meteredEngine() {
   const store = new SqliteStore({ path: ':memory:' });
   const clock = new ManualClock(1_700_000_000_000);
-  const metrics = new ServerMetrics({ store, region: 'us-east-1', node: 'test-node' });
+  const metrics = new ServerMetrics({ store, node: 'test-node' });
   const engine = new Engine({ store, clock, region: 'us-east-1', observer: metrics.observer });
   metrics.attach(engine, 'test-node');
   const call = (action: string, input: Record<string, unknown>) => dispatch(engine, { ...ctx }, action, input) as Promise<Record<string, any>>;

@@ -218,12 +218,12 @@ describe('several stores on one database', () => {
 
   test('a queue changed through one store is seen by the others', async () => {
     const q = await makeQueue(stores[0]!);
-    assert.equal((await stores[2]!.queues.get(q.accountId, q.name))?.attributes.DelaySeconds, undefined);
+    assert.equal((await stores[2]!.queues.get(q))?.attributes.DelaySeconds, undefined);
     await stores[1]!.queues.update(q.id, { setAttributes: { DelaySeconds: '7' } });
-    const ms = await eventually(async () => (await stores[2]!.queues.get(q.accountId, q.name))?.attributes.DelaySeconds === '7', 'the cached queue to be dropped');
+    const ms = await eventually(async () => (await stores[2]!.queues.get(q))?.attributes.DelaySeconds === '7', 'the cached queue to be dropped');
     assert.ok(ms < 1000);
     await stores[3]!.queues.delete(q.id);
-    await eventually(async () => (await stores[2]!.queues.get(q.accountId, q.name)) === undefined, 'the deleted queue to be forgotten');
+    await eventually(async () => (await stores[2]!.queues.get(q)) === undefined, 'the deleted queue to be forgotten');
   });
 
   test('a send through one store wakes listeners of the others', async () => {

@@ -92,14 +92,15 @@ export async function boto3Driver(url: string, python = PYTHON, keys?: Keys): Pr
   };
 }
 
-export function awsCliDriver(url: string): Driver {
+/** The Debian CLI (Query protocol); it signs for `region` with `keys` (any keys by default). */
+export function awsCliDriver(url: string, opts: { region?: string; keys?: Keys } = {}): Driver {
   const home = mkdtempSync(join(tmpdir(), 'redrive-awscli-'));
   const env = {
-    PATH: process.env.PATH, HOME: home, AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'y',
-    AWS_DEFAULT_REGION: 'us-east-1', AWS_MAX_ATTEMPTS: '1', AWS_PAGER: '',
+    PATH: process.env.PATH, HOME: home, AWS_ACCESS_KEY_ID: opts.keys?.accessKeyId ?? 'x', AWS_SECRET_ACCESS_KEY: opts.keys?.secretAccessKey ?? 'y',
+    AWS_DEFAULT_REGION: opts.region ?? 'us-east-1', AWS_MAX_ATTEMPTS: '1', AWS_PAGER: '',
   };
   return {
-    name: 'aws cli',
+    name: `aws cli${opts.region ? ` (${opts.region})` : ''}`,
     protocol: 'query',
     call(op, input = {}) {
       const command = op.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase();

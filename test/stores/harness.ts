@@ -30,7 +30,7 @@ let queueCounter = 0;
 export async function makeQueue(store: Store, overrides: Partial<QueueRecord> = {}): Promise<QueueRecord> {
   const now = 1_700_000_000_000;
   const { queue } = await store.queues.create({
-    accountId: '000000000000', name: `q${++queueCounter}-${Date.now()}`, fifo: false,
+    accountId: '000000000000', region: 'us-east-1', name: `q${++queueCounter}-${Date.now()}`, fifo: false,
     attributes: { VisibilityTimeout: '30' }, tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
     ...overrides,
   });

@@ -9,12 +9,21 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The region the page is about: `?region=` in its address, set by the overview's links to
+ * another region's queues (docs/console.md); the server's default region otherwise.
+ */
+export const pageRegion = (): string | null => new URLSearchParams(location.search).get('region');
+
 const csrf = (): string => document.querySelector<HTMLMetaElement>('meta[name="redrive-csrf"]')?.content ?? '';
 
 export async function call<T = Record<string, unknown>>(action: string, input: Record<string, unknown> = {}): Promise<T> {
   const res = await fetch('/console/api', {
     method: 'POST',
-    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${action}`, 'x-redrive-csrf': csrf() },
+    headers: {
+      'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${action}`, 'x-redrive-csrf': csrf(),
+      ...(pageRegion() ? { 'x-redrive-region': pageRegion()! } : {}),
+    },
     body: JSON.stringify(input),
     credentials: 'same-origin',
   });

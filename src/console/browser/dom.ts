@@ -1,4 +1,6 @@
 /** Small DOM helpers for the console's pages: no framework, text is never parsed as HTML. */
+import { pageRegion } from './api.js';
+
 type Child = Node | string | number | null | undefined | false | Child[];
 type Attrs = Record<string, string | number | boolean | undefined | ((ev: Event) => void)>;
 
@@ -30,8 +32,14 @@ export function replace(el: Element, ...children: (Child | Child[])[]): void {
 export const content = (): HTMLElement => document.getElementById('content')!;
 export const mainData = (name: string): string => document.getElementById('main')!.dataset[name] ?? '';
 
-export function queueHref(name: string, sub = ''): string {
-  return `/console/queues/${encodeURIComponent(name)}${sub}`;
+/** A queue's page, in the region of the current page unless another is given. */
+export function queueHref(name: string, sub = '', region = pageRegion()): string {
+  return `/console/queues/${encodeURIComponent(name)}${sub}${region ? `?region=${encodeURIComponent(region)}` : ''}`;
+}
+
+/** `href` with more query parameters. */
+export function withQuery(href: string, query: string): string {
+  return query ? `${href}${href.includes('?') ? '&' : '?'}${query}` : href;
 }
 
 export function queueNameOf(urlOrArn: string): string {

@@ -1,6 +1,6 @@
 import { peek, type PeekedMessage } from './api.js';
 import { confirmAction } from './dialog.js';
-import { badge, content, count, errorText, flash, h, mainData, queueHref, replace, time } from './dom.js';
+import { badge, content, count, errorText, flash, h, mainData, queueHref, replace, time, withQuery } from './dom.js';
 import { downloadJsonLines } from './export.js';
 import { deleteMessagesById } from './extensions.js';
 import { arnFor, loadPageQueue } from './queue-info.js';
@@ -44,9 +44,11 @@ export async function messagesPage(): Promise<void> {
   const sizeSelect = h('select', { name: 'size', 'aria-label': 'Page size' }, [25, 50, 100].map((n) => h('option', { value: n, selected: n === size }, `${n} per page`)));
   const searchForm = h('form', { class: 'search', method: 'get', id: 'search' },
     h('fieldset', { class: 'search-fields' }, h('legend', {}, filter ? 'Search (filtered by the server)' : 'Search'), filterFields(params, q.sources)),
+    // A search stays in the page's region (the form replaces the query).
+    params.get('region') ? h('input', { type: 'hidden', name: 'region', value: params.get('region')! }) : null,
     h('div', { class: 'toolbar' }, sizeSelect, h('button', { type: 'submit' }, 'Search'),
-      filter ? h('a', { href: location.pathname }, 'Clear') : null,
-      filter && q.sources.length ? h('a', { href: `${queueHref(name, '/redrive')}?${filterParams(params)}`, id: 'redrive-these' }, 'Redrive these…') : null,
+      filter ? h('a', { href: queueHref(name, '/messages') }, 'Clear') : null,
+      filter && q.sources.length ? h('a', { href: withQuery(queueHref(name, '/redrive'), String(filterParams(params))), id: 'redrive-these' }, 'Redrive these…') : null,
       h('span', { class: 'spacer' }),
       h('button', { type: 'button', id: 'export-selected', onclick: () => exportChosen(true) }, 'Export selected'),
       h('button', { type: 'button', id: 'export-page', onclick: () => exportChosen(false) }, 'Export page'),
@@ -79,7 +81,7 @@ export async function messagesPage(): Promise<void> {
     const last = m.LastDeath;
     return h('tr', { 'data-message-id': m.MessageId },
       h('td', {}, box),
-      h('td', {}, h('a', { href: `${queueHref(name, `/messages/${encodeURIComponent(m.MessageId)}`)}${from ? `?from=${encodeURIComponent(from)}` : ''}`, class: 'mono' }, m.MessageId)),
+      h('td', {}, h('a', { href: withQuery(queueHref(name, `/messages/${encodeURIComponent(m.MessageId)}`), from ? `from=${encodeURIComponent(from)}` : ''), class: 'mono' }, m.MessageId)),
       h('td', {}, time(m.Attributes.SentTimestamp)),
       h('td', { class: 'num' }, count(m.Attributes.ApproximateReceiveCount)),
       h('td', {}, stateBadge(m.State)),

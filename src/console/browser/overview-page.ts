@@ -3,9 +3,9 @@ import { deadLetterTargetOf, loadQueueSummaries, type QueueSummary } from './que
 
 const REFRESH_MS = 5_000;
 
-type SortKey = 'name' | 'type' | 'role' | 'visible' | 'inFlight' | 'delayed' | 'oldest';
+type SortKey = 'name' | 'region' | 'type' | 'role' | 'visible' | 'inFlight' | 'delayed' | 'oldest';
 const COLUMNS: [SortKey, string, boolean][] = [
-  ['name', 'Name', false], ['type', 'Type', false], ['role', 'Dead-letter role', false],
+  ['name', 'Name', false], ['region', 'Region', false], ['type', 'Type', false], ['role', 'Dead-letter role', false],
   ['visible', 'Visible', true], ['inFlight', 'In flight', true], ['delayed', 'Delayed', true], ['oldest', 'Oldest message', true],
 ];
 
@@ -13,14 +13,14 @@ const role = (q: QueueSummary): string =>
   q.DeadLetterSourceQueueUrls.length > 0 && deadLetterTargetOf(q.RedrivePolicy) ? 'both' : q.DeadLetterSourceQueueUrls.length > 0 ? 'dlq' : deadLetterTargetOf(q.RedrivePolicy) ? 'source' : '';
 
 const sortValue: Record<SortKey, (q: QueueSummary) => string | number> = {
-  name: (q) => q.QueueName, type: (q) => (q.FifoQueue ? 'fifo' : 'standard'), role,
+  name: (q) => q.QueueName, region: (q) => q.Region, type: (q) => (q.FifoQueue ? 'fifo' : 'standard'), role,
   visible: (q) => q.ApproximateNumberOfMessages, inFlight: (q) => q.ApproximateNumberOfMessagesNotVisible,
   delayed: (q) => q.ApproximateNumberOfMessagesDelayed, oldest: (q) => q.ApproximateAgeOfOldestMessage ?? -1,
 };
 
 const depth = (q: QueueSummary) => q.ApproximateNumberOfMessages + q.ApproximateNumberOfMessagesNotVisible + q.ApproximateNumberOfMessagesDelayed;
 
-/** Every queue of the account, the dead-letter relationships first; refreshed while open. */
+/** Every queue of the account, in every region, the dead-letter relationships first; refreshed while open. */
 export function overviewPage(): void {
   const params = new URLSearchParams(location.search);
   const state = {
@@ -96,12 +96,12 @@ function renderRelations(section: HTMLElement, queues: QueueSummary[]): void {
   replace(section, h('h2', {}, 'Dead-letter queues'), h('div', { class: 'dlq-grid' }, dlqs.map((q) => {
     const n = depth(q);
     return h('article', { class: `dlq-card${n > 0 ? ' has-messages' : ''}`, 'data-queue': q.QueueName },
-      h('header', {}, h('a', { href: queueHref(q.QueueName) }, q.QueueName), n > 0 ? badge(`${count(n)} message${n === 1 ? '' : 's'}`, 'danger') : badge('empty', 'ok')),
+      h('header', {}, h('a', { href: queueHref(q.QueueName, '', q.Region) }, q.QueueName), n > 0 ? badge(`${count(n)} message${n === 1 ? '' : 's'}`, 'danger') : badge('empty', 'ok')),
       h('p', { class: 'feeds' }, h('span', { class: 'muted' }, 'fed by '),
-        q.DeadLetterSourceQueueUrls.map((u, i) => [i ? ', ' : '', h('a', { href: queueHref(queueNameOf(u)) }, queueNameOf(u))])),
+        q.DeadLetterSourceQueueUrls.map((u, i) => [i ? ', ' : '', h('a', { href: queueHref(queueNameOf(u), '', q.Region) }, queueNameOf(u))])),
       n > 0 ? h('p', { class: 'card-links' },
         h('span', { class: 'muted' }, `oldest ${duration(q.ApproximateAgeOfOldestMessage)}`),
-        h('a', { href: queueHref(q.QueueName, '/messages') }, 'Browse'), h('a', { href: queueHref(q.QueueName, '/redrive') }, 'Redrive')) : null);
+        h('a', { href: queueHref(q.QueueName, '/messages', q.Region) }, 'Browse'), h('a', { href: queueHref(q.QueueName, '/redrive', q.Region) }, 'Redrive')) : null);
   })));
 }
 
@@ -129,12 +129,13 @@ function renderTable(wrap: HTMLElement, state: { filter: string; sort: SortKey; 
         const target = deadLetterTargetOf(q.RedrivePolicy);
         const isDlq = q.DeadLetterSourceQueueUrls.length > 0;
         return h('tr', { class: isDlq && depth(q) > 0 ? 'attention' : undefined, 'data-queue': q.QueueName },
-          h('td', {}, h('a', { href: queueHref(q.QueueName) }, q.QueueName)),
+          h('td', {}, h('a', { href: queueHref(q.QueueName, '', q.Region) }, q.QueueName)),
+          h('td', {}, q.Region),
           h('td', {}, q.FifoQueue ? 'FIFO' : 'Standard'),
           h('td', {}, h('span', { class: 'roles' },
             isDlq ? badge('DLQ', depth(q) > 0 ? 'danger' : 'neutral', `Dead-letter queue of ${q.DeadLetterSourceQueueUrls.map(queueNameOf).join(', ')}`) : null,
             target ? h('span', { class: 'feeds-into' }, badge('source', 'info'), ' → ',
-              h('a', { href: queueHref(byArn.get(target.arn) ?? queueNameOf(target.arn)) }, queueNameOf(target.arn)),
+              h('a', { href: queueHref(byArn.get(target.arn) ?? queueNameOf(target.arn), '', q.Region) }, queueNameOf(target.arn)),
               h('span', { class: 'muted' }, ` after ${target.maxReceiveCount}${q.RedrivePolicySource?.startsWith('policy:') ? ` (policy ${q.RedrivePolicySource.slice(7)})` : ''}`)) : null)),
           h('td', { class: 'num' }, count(q.ApproximateNumberOfMessages)),
           h('td', { class: 'num' }, count(q.ApproximateNumberOfMessagesNotVisible)),

@@ -3,13 +3,14 @@ import { call } from './api.js';
 /**
  * The overview's data: ListQueueSummaries, one request per 1,000 queues, with every
  * queue's counts, the age of its oldest message, the redrive policy in force and the
- * queues that dead-letter into it (docs/extensions.md).
+ * queues that dead-letter into it (docs/extensions.md), in every region of the account.
  */
 export interface QueueSummary {
   QueueUrl: string;
   QueueName: string;
   QueueArn: string;
   FifoQueue: boolean;
+  Region: string;
   ApproximateNumberOfMessages: number;
   ApproximateNumberOfMessagesNotVisible: number;
   ApproximateNumberOfMessagesDelayed: number;
@@ -24,7 +25,7 @@ export async function loadQueueSummaries(): Promise<QueueSummary[]> {
   const queues: QueueSummary[] = [];
   let token: string | undefined;
   do {
-    const out = await call<{ Queues?: QueueSummary[]; NextToken?: string }>('ListQueueSummaries', { MaxResults: 1000, NextToken: token });
+    const out = await call<{ Queues?: QueueSummary[]; NextToken?: string }>('ListQueueSummaries', { MaxResults: 1000, NextToken: token, AllRegions: true });
     queues.push(...(out.Queues ?? []));
     token = out.NextToken;
   } while (token);

@@ -6,6 +6,7 @@ import type { Cancellation } from '../long-poll.js';
 import { defaultAttributes, parseAttributes, retentionMs } from '../queue-attributes.js';
 import { newReceiptToken } from '../receipt.js';
 import type { AmqpQueueRecord } from '../store/exchanges.js';
+import type { QueueAddress } from '../addressing.js';
 import type { QueueRecord } from '../types.js';
 import { amqpErrors } from './errors.js';
 import { AmqpExchanges } from './exchanges.js';
@@ -53,9 +54,14 @@ export class AmqpBroker {
     this.exchanges = new AmqpExchanges(engine, accountId);
   }
 
+  /** AMQP has no regions: its queues live in the server's default region (docs/amqp.md). */
+  address(name: string): QueueAddress {
+    return { accountId: this.accountId, region: this.engine.region, name };
+  }
+
   /** The queue, or RabbitMQ's 404. */
   async queue(name: string): Promise<QueueRecord> {
-    const q = await this.engine.store.queues.get(this.accountId, name);
+    const q = await this.engine.store.queues.get(this.address(name));
     if (!q) throw amqpErrors.noQueue(name);
     return q;
   }
@@ -76,7 +82,7 @@ export class AmqpBroker {
     }
     checkQueueArguments(d.name, d.arguments);
     const given: AmqpQueueRecord = { queueId: 0, durable: d.durable, exclusive: d.exclusive, autoDelete: d.autoDelete, arguments: d.arguments };
-    const existing = await this.engine.store.queues.get(this.accountId, d.name);
+    const existing = await this.engine.store.queues.get(this.address(d.name));
     if (existing) {
       const record = await this.engine.store.exchanges.queue(existing.id);
       // A queue made over SQS adopts its first AMQP declaration.
@@ -92,7 +98,7 @@ export class AmqpBroker {
     }
     const now = this.engine.clock.now();
     const { queue } = await this.engine.store.queues.create({
-      accountId: this.accountId, name: d.name, fifo: false, attributes, tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
+      ...this.address(d.name), fifo: false, attributes, tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
     });
     const record = { ...given, queueId: queue.id };
     await this.engine.store.exchanges.setQueue(record);

@@ -40,7 +40,7 @@ export async function publishBatch(
       const x = await exchanges.existing(p.content.exchange);
       if (x.internal) throw amqpErrors.accessRefused(`cannot publish to internal exchange '${x.name}' in vhost '/'`);
       for (const name of await route(exchanges, p.content.exchange, { routingKey: p.content.routingKey, headers: p.headers })) {
-        if (!queues.has(name)) queues.set(name, await engine.store.queues.get(accountId, name));
+        if (!queues.has(name)) queues.set(name, await engine.store.queues.get({ accountId, region: engine.region, name }));
         const queue = queues.get(name);
         // FIFO queues need a group id, which AMQP does not have: they are not routed to.
         if (!queue || queue.fifo) continue;

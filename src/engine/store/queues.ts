@@ -1,4 +1,8 @@
+import type { QueueAddress } from '../addressing.js';
 import type { QueueRecord } from '../types.js';
+
+/** An account in one region: what ListQueues lists. */
+export type QueueOwner = Pick<QueueAddress, 'accountId' | 'region'>;
 
 /** A queue as it is created: everything but the id the store assigns. */
 export type NewQueue = Omit<QueueRecord, 'id'>;
@@ -6,10 +10,10 @@ export type NewQueue = Omit<QueueRecord, 'id'>;
 export interface QueueStore {
   /** Inserts the queue unless one of that name exists; returns whichever is stored. */
   create(queue: NewQueue): Promise<{ queue: QueueRecord; created: boolean }>;
-  get(accountId: string, name: string): Promise<QueueRecord | undefined>;
+  get(address: QueueAddress): Promise<QueueRecord | undefined>;
   byId(id: number): Promise<QueueRecord | undefined>;
-  /** The account's queues in name order, starting after `after`, at most `limit`. */
-  list(accountId: string, prefix: string, after: string | undefined, limit: number): Promise<QueueRecord[]>;
+  /** The account's queues in one region, in name order, starting after `after`, at most `limit`. */
+  list(owner: QueueOwner, prefix: string, after: string | undefined, limit: number): Promise<QueueRecord[]>;
   /** Every queue of every account, for background work. */
   all(): Promise<QueueRecord[]>;
   update(id: number, patch: QueuePatch): Promise<QueueRecord | undefined>;

@@ -1,4 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { isRegionName } from '../../engine/addressing.js';
 import { SqsError } from '../../engine/errors.js';
 import type { WireRequest } from '../../protocols/wire.js';
 
@@ -58,6 +59,17 @@ export function accessKeyOf(req: WireRequest): string | undefined {
   const auth = req.headers.authorization;
   const cred = (typeof auth === 'string' && /Credential=([^/,\s]+)/.exec(auth)?.[1]) || new URLSearchParams(req.query).get('X-Amz-Credential')?.split('/')[0];
   return cred || undefined;
+}
+
+/**
+ * The region of the credential scope a request names (`<key>/<date>/<region>/sqs/aws4_request`),
+ * signed or not, if it is a region name: the SDKs and the CLI sign with the client's region.
+ */
+export function scopeRegionOf(req: WireRequest): string | undefined {
+  const auth = req.headers.authorization;
+  const cred = (typeof auth === 'string' && /Credential=([^,\s]+)/.exec(auth)?.[1]) || new URLSearchParams(req.query).get('X-Amz-Credential');
+  const region = cred ? cred.split('/')[2] : undefined;
+  return region && isRegionName(region) ? region : undefined;
 }
 
 export function verifySignature(req: WireRequest, sig: Signature, secretAccessKey: string, now: number): void {

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { migrationSql } from '../migration.js';
 import { migrations } from './migrations.js';
 
 /** Any fixed number: the advisory lock every Redrive node takes to migrate. */
@@ -8,9 +9,9 @@ const MIGRATION_LOCK = 0x7265_6472;
  * Brings the schema up to date in one transaction. Several nodes starting at once queue
  * on the transaction-scoped advisory lock: the first migrates, the others then find
  * nothing left to do. DDL is transactional in PostgreSQL, so a failed step leaves the
- * database as it was.
+ * database as it was. Queues from before regions move into `defaultRegion`.
  */
-export async function migrate(client: pg.ClientBase): Promise<number> {
+export async function migrate(client: pg.ClientBase, defaultRegion: string): Promise<number> {
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
@@ -20,7 +21,7 @@ export async function migrate(client: pg.ClientBase): Promise<number> {
     const from = rows[0]!.v ?? 0;
     if (from > migrations.length) throw new Error(`database schema version ${from} is newer than this Redrive (${migrations.length})`);
     for (let v = from; v < migrations.length; v++) {
-      await client.query(migrations[v]!);
+      await client.query(migrationSql(migrations[v]!, defaultRegion));
       await client.query('INSERT INTO redrive_migrations (version) VALUES ($1)', [v + 1]);
     }
     await client.query('COMMIT');

@@ -1,3 +1,5 @@
+import { sqlText, type Migration } from '../migration.js';
+
 /**
  * Versioned schema of the PostgreSQL store. Each entry moves the database from version
  * i to i+1 and is never edited once released; a new change is a new entry. The table
@@ -7,7 +9,7 @@
  * stores take the engine's clock as given. Queue names sort in byte order (COLLATE "C"),
  * as SQLite sorts them, so ListQueues pages the same way on both.
  */
-export const migrations: string[] = [
+export const migrations: Migration[] = [
   `
   CREATE TABLE queues (
     id            BIGSERIAL PRIMARY KEY,
@@ -385,5 +387,13 @@ export const migrations: string[] = [
   CREATE TRIGGER messages_count_move AFTER UPDATE OF queue_id ON messages
     FOR EACH ROW WHEN (OLD.queue_id <> NEW.queue_id) EXECUTE FUNCTION redrive_count_moved();
   INSERT INTO queue_count (queue_id, shard, messages) SELECT queue_id, 0, count(*) FROM messages GROUP BY queue_id;
+  `,
+  (defaultRegion) => `
+  -- Regions (docs/regions.md): a queue's key becomes (account, region, name); the queues
+  -- that existed move into the default region (the server's --region at this step).
+  ALTER TABLE queues ADD COLUMN region TEXT COLLATE "C" NOT NULL DEFAULT ${sqlText(defaultRegion)};
+  ALTER TABLE queues ALTER COLUMN region DROP DEFAULT;
+  ALTER TABLE queues DROP CONSTRAINT queues_account_id_name_key;
+  ALTER TABLE queues ADD CONSTRAINT queues_account_region_name_key UNIQUE (account_id, region, name);
   `,
 ];

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { planMoveBatch } from '../../engine/store/move-plan.js';
 import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
+import type { QueueAddress } from '../../engine/addressing.js';
 import type { QueueRecord } from '../../engine/types.js';
 import { toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
 import { countSql, inTransaction, insertMessages, minuteSql, query, STATS_SHARD } from './sql.js';
@@ -101,7 +102,7 @@ export class PgMoveTasks implements MoveTaskStore {
       const queues = await this.destinations(c, messages.map((m) => b.destination(m)));
       const plan = planMoveBatch(messages, Number(row.cursor), b, (m) => {
         const a = b.destination(m);
-        return a && queues.get(`${a.accountId}/${a.name}`);
+        return a && queues.get(`${a.accountId}/${a.region}/${a.name}`);
       });
       const moves = plan.moves;
       if (moves.length) {
@@ -133,17 +134,18 @@ export class PgMoveTasks implements MoveTaskStore {
     return result;
   }
 
-  /** The queues at the given addresses, by "account/name". */
-  private async destinations(c: pg.PoolClient, addrs: ({ accountId: string; name: string } | undefined)[]): Promise<Map<string, QueueRecord>> {
-    const wanted = new Map<string, { accountId: string; name: string }>();
-    for (const a of addrs) if (a) wanted.set(`${a.accountId}/${a.name}`, a);
+  /** The queues at the given addresses, by "account/region/name". */
+  private async destinations(c: pg.PoolClient, addrs: (QueueAddress | undefined)[]): Promise<Map<string, QueueRecord>> {
+    const wanted = new Map<string, QueueAddress>();
+    for (const a of addrs) if (a) wanted.set(`${a.accountId}/${a.region}/${a.name}`, a);
     if (wanted.size === 0) return new Map();
     const list = [...wanted.values()];
     const { rows } = await c.query<QueueRow>(
       `SELECT q.* FROM queues q
-         JOIN unnest($1::text[], $2::text[]) AS a(account_id, name) ON q.account_id = a.account_id AND q.name = a.name`,
-      [list.map((a) => a.accountId), list.map((a) => a.name)],
+         JOIN unnest($1::text[], $2::text[], $3::text[]) AS a(account_id, region, name)
+           ON q.account_id = a.account_id AND q.region = a.region AND q.name = a.name`,
+      [list.map((a) => a.accountId), list.map((a) => a.region), list.map((a) => a.name)],
     );
-    return new Map(rows.map((r) => [`${r.account_id}/${r.name}`, toQueue(r)]));
+    return new Map(rows.map((r) => [`${r.account_id}/${r.region}/${r.name}`, toQueue(r)]));
   }
 }

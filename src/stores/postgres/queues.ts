@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import type { NewQueue, QueuePatch, QueueStats, QueueStore } from '../../engine/store/queues.js';
+import type { QueueAddress } from '../../engine/addressing.js';
+import type { NewQueue, QueueOwner, QueuePatch, QueueStats, QueueStore } from '../../engine/store/queues.js';
 import type { QueueRecord } from '../../engine/types.js';
 import type { QueueCache } from '../queue-cache.js';
 import { toQueue, type QueueRow } from '../rows.js';
@@ -44,12 +45,14 @@ async function deleteAllMessages(c: pg.PoolClient, queueId: number): Promise<voi
  */
 export async function createQueue(db: pg.Pool | pg.PoolClient, queue: NewQueue): Promise<{ queue: QueueRecord; created: boolean }> {
   const { rows } = await query<QueueRow>(db,
-    `INSERT INTO queues (account_id, name, fifo, attributes, tags, created_at, modified_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (account_id, name) DO NOTHING RETURNING *`,
-    [queue.accountId, queue.name, queue.fifo, JSON.stringify(queue.attributes), JSON.stringify(queue.tags), queue.createdAt, queue.modifiedAt],
+    `INSERT INTO queues (account_id, region, name, fifo, attributes, tags, created_at, modified_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (account_id, region, name) DO NOTHING RETURNING *`,
+    [queue.accountId, queue.region, queue.name, queue.fifo, JSON.stringify(queue.attributes), JSON.stringify(queue.tags), queue.createdAt, queue.modifiedAt],
   );
   if (rows[0]) return { queue: toQueue(rows[0]), created: true };
-  const existing = await db.query<QueueRow>('SELECT * FROM queues WHERE account_id = $1 AND name = $2', [queue.accountId, queue.name]);
+  const existing = await db.query<QueueRow>(
+    'SELECT * FROM queues WHERE account_id = $1 AND region = $2 AND name = $3', [queue.accountId, queue.region, queue.name],
+  );
   return { queue: toQueue(existing.rows[0]!), created: false };
 }
 
@@ -69,18 +72,18 @@ export class PgQueues implements QueueStore {
     return rows[0] && toQueue(rows[0]);
   }
 
-  get(accountId: string, name: string): Promise<QueueRecord | undefined> {
-    return this.cache.get(`${accountId}/${name}`, () => this.queueRow('account_id = $1 AND name = $2', [accountId, name]));
+  get({ accountId, region, name }: QueueAddress): Promise<QueueRecord | undefined> {
+    return this.cache.get(`${accountId}/${region}/${name}`, () => this.queueRow('account_id = $1 AND region = $2 AND name = $3', [accountId, region, name]));
   }
 
   byId(id: number): Promise<QueueRecord | undefined> {
     return this.queueRow('id = $1', [id]);
   }
 
-  async list(accountId: string, prefix: string, after: string | undefined, limit: number): Promise<QueueRecord[]> {
+  async list({ accountId, region }: QueueOwner, prefix: string, after: string | undefined, limit: number): Promise<QueueRecord[]> {
     const { rows } = await this.pool.query<QueueRow>(
-      'SELECT * FROM queues WHERE account_id = $1 AND starts_with(name, $2) AND name > $3 ORDER BY name LIMIT $4',
-      [accountId, prefix, after ?? '', limit],
+      'SELECT * FROM queues WHERE account_id = $1 AND region = $2 AND starts_with(name, $3) AND name > $4 ORDER BY name LIMIT $5',
+      [accountId, region, prefix, after ?? '', limit],
     );
     return rows.map(toQueue);
   }

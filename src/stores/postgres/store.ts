@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { DEFAULT_REGION } from '../../engine/addressing.js';
 import type { Store, StoreStats } from '../../engine/store/store.js';
 import { QueueCache } from '../queue-cache.js';
 import { guardStorage } from '../storage-guard.js';
@@ -23,6 +24,8 @@ export interface PostgresOptions {
   /** How often waiting receives re-check their queue in case a NOTIFY was lost. */
   fallbackPollMs?: number;
   log?: (msg: string, err?: unknown) => void;
+  /** The region queues from before regions move into when the schema is migrated (the server's `--region`). */
+  defaultRegion?: string;
 }
 
 export interface PostgresUrl {
@@ -96,7 +99,7 @@ export class PostgresStore implements Store {
     pool.on('error', (err) => opts.log?.('idle PostgreSQL connection failed', err));
     try {
       // Migrations on their own connection, unbounded: a backfill may take long.
-      await withClient(clientConfig, migrate);
+      await withClient(clientConfig, (c) => migrate(c, opts.defaultRegion ?? DEFAULT_REGION));
       const store = new PostgresStore(pool, clientConfig, opts);
       await store.wakeups.start();
       return store;

@@ -1,12 +1,14 @@
 import type Database from 'better-sqlite3';
+import { migrationSql } from '../migration.js';
 import { migrations } from './migrations.js';
 
 /**
  * Brings the schema up to date, one transaction per step; PRAGMA user_version records
  * where a database stands. A database from a newer Redrive is refused rather than
- * opened: this code would misread what it does not know.
+ * opened: this code would misread what it does not know. Queues from before regions
+ * move into `defaultRegion`.
  */
-export function migrate(db: Database.Database, path: string): number {
+export function migrate(db: Database.Database, path: string, defaultRegion: string): number {
   const from = db.pragma('user_version', { simple: true }) as number;
   if (from > migrations.length) {
     throw new Error(
@@ -15,7 +17,7 @@ export function migrate(db: Database.Database, path: string): number {
   }
   for (let v = from; v < migrations.length; v++) {
     db.transaction(() => {
-      db.exec(migrations[v]!);
+      db.exec(migrationSql(migrations[v]!, defaultRegion));
       db.pragma(`user_version = ${v + 1}`);
     })();
   }

@@ -1,3 +1,5 @@
+import { sqlText, type Migration } from '../migration.js';
+
 /**
  * Versioned schema. Each entry moves the database from version i to i+1 and is never
  * edited once released; a new change is a new entry. PRAGMA user_version records where
@@ -29,7 +31,7 @@ const refreshHead = (side: 'OLD' | 'NEW') => `
       SELECT queue_id, group_id, visible_at, seq FROM messages
        WHERE queue_id = ${side}.queue_id AND group_id = ${side}.group_id ORDER BY seq LIMIT 1;`;
 
-export const migrations: string[] = [
+export const migrations: Migration[] = [
   `
   CREATE TABLE queues (
     id            INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -326,5 +328,30 @@ ${refreshHead('NEW')}
   -- The expiry sweep asks which queues have a message whose time-to-live has passed,
   -- across all queues at once (maintenance.expiryDue), rather than asking each queue.
   CREATE INDEX messages_ttl ON messages (expires_at) WHERE expires_at IS NOT NULL;
+  `,
+  (defaultRegion) => `
+  -- Regions (docs/regions.md): a queue's key becomes (account, region, name). The UNIQUE
+  -- constraint of step 1 cannot be dropped in SQLite, so the table is rebuilt; queue ids
+  -- stay as they were, and so does the AUTOINCREMENT high-water mark, so no id of a
+  -- deleted queue is ever handed out again.
+  CREATE TABLE queues_regional (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    account_id    TEXT NOT NULL,
+    region        TEXT NOT NULL,
+    name          TEXT NOT NULL,
+    fifo          INTEGER NOT NULL,
+    attributes    TEXT NOT NULL,
+    tags          TEXT NOT NULL,
+    created_at    INTEGER NOT NULL,
+    modified_at   INTEGER NOT NULL,
+    last_purge_at INTEGER,
+    UNIQUE (account_id, region, name)
+  );
+  INSERT INTO queues_regional (id, account_id, region, name, fifo, attributes, tags, created_at, modified_at, last_purge_at)
+    SELECT id, account_id, ${sqlText(defaultRegion)}, name, fifo, attributes, tags, created_at, modified_at, last_purge_at FROM queues;
+  DELETE FROM sqlite_sequence WHERE name = 'queues_regional';
+  INSERT INTO sqlite_sequence (name, seq) SELECT 'queues_regional', seq FROM sqlite_sequence WHERE name = 'queues';
+  DROP TABLE queues;
+  ALTER TABLE queues_regional RENAME TO queues;
   `,
 ];

@@ -43,7 +43,7 @@ export class SqliteMoveTasks implements MoveTaskStore {
         'UPDATE move_tasks SET moved = moved + ?, cursor = ?, status = ?, failure_reason = ?, lease_until = ? WHERE id = ?',
       ),
       scan: db.prepare(`SELECT * FROM messages WHERE queue_id = ? AND seq > ? AND seq <= ? ORDER BY seq ${BOUND_LIMIT}`),
-      queueByName: db.prepare('SELECT * FROM queues WHERE account_id = ? AND name = ?'),
+      queueByName: db.prepare('SELECT * FROM queues WHERE account_id = ? AND region = ? AND name = ?'),
       queueExists: db.prepare('SELECT 1 AS x FROM queues WHERE id = ?'),
       insertMessage: db.prepare(insertMessageSql()),
       deleteMessage: db.prepare('DELETE FROM messages WHERE seq = ?'),
@@ -107,7 +107,7 @@ export class SqliteMoveTasks implements MoveTaskStore {
       const rows = (this.sql.scan.all(sourceId, row.cursor, row.max_seq, b.scanLimit) as MessageRow[]).map(toMessage);
       const plan = planMoveBatch(rows, Number(row.cursor), b, (m) => {
         const a = b.destination(m);
-        const q = a && (this.sql.queueByName.get(a.accountId, a.name) as QueueRow | undefined);
+        const q = a && (this.sql.queueByName.get(a.accountId, a.region, a.name) as QueueRow | undefined);
         return q && toQueue(q);
       });
       const sentTo = new Map<number, number>();

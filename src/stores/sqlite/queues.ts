@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { NewQueue, QueuePatch, QueueStats, QueueStore } from '../../engine/store/queues.js';
+import type { QueueAddress } from '../../engine/addressing.js';
+import type { NewQueue, QueueOwner, QueuePatch, QueueStats, QueueStore } from '../../engine/store/queues.js';
 import type { QueueRecord } from '../../engine/types.js';
 import { QueueCache } from '../queue-cache.js';
 import { toQueue, type QueueRow } from '../rows.js';
@@ -20,13 +21,13 @@ export class SqliteQueues implements QueueStore {
   ) {
     this.sql = {
       insert: db.prepare(
-        `INSERT INTO queues (account_id, name, fifo, attributes, tags, created_at, modified_at, last_purge_at)
-         VALUES (?,?,?,?,?,?,?,NULL) ON CONFLICT (account_id, name) DO NOTHING`,
+        `INSERT INTO queues (account_id, region, name, fifo, attributes, tags, created_at, modified_at, last_purge_at)
+         VALUES (?,?,?,?,?,?,?,?,NULL) ON CONFLICT (account_id, region, name) DO NOTHING`,
       ),
-      byName: db.prepare('SELECT * FROM queues WHERE account_id = ? AND name = ?'),
+      byName: db.prepare('SELECT * FROM queues WHERE account_id = ? AND region = ? AND name = ?'),
       byId: db.prepare('SELECT * FROM queues WHERE id = ?'),
       list: db.prepare(
-        `SELECT * FROM queues WHERE account_id = ? AND substr(name, 1, length(?)) = ? AND name > ? ORDER BY name ${BOUND_LIMIT}`,
+        `SELECT * FROM queues WHERE account_id = ? AND region = ? AND substr(name, 1, length(?)) = ? AND name > ? ORDER BY name ${BOUND_LIMIT}`,
       ),
       all: db.prepare('SELECT * FROM queues ORDER BY id'),
       update: db.prepare('UPDATE queues SET attributes = ?, tags = ?, modified_at = ? WHERE id = ?'),
@@ -48,16 +49,16 @@ export class SqliteQueues implements QueueStore {
   /** Inserts the queue unless it exists, in the running transaction. */
   insert(queue: NewQueue): { queue: QueueRecord; created: boolean } {
     const res = this.sql.insert.run(
-      queue.accountId, queue.name, queue.fifo ? 1 : 0, JSON.stringify(queue.attributes),
+      queue.accountId, queue.region, queue.name, queue.fifo ? 1 : 0, JSON.stringify(queue.attributes),
       JSON.stringify(queue.tags), queue.createdAt, queue.modifiedAt,
     );
-    const row = this.sql.byName.get(queue.accountId, queue.name) as QueueRow;
+    const row = this.sql.byName.get(queue.accountId, queue.region, queue.name) as QueueRow;
     return { queue: toQueue(row), created: res.changes === 1 };
   }
 
-  get(accountId: string, name: string): Promise<QueueRecord | undefined> {
-    return this.cache.get(`${accountId}/${name}`, async () => {
-      const row = this.sql.byName.get(accountId, name) as QueueRow | undefined;
+  get({ accountId, region, name }: QueueAddress): Promise<QueueRecord | undefined> {
+    return this.cache.get(`${accountId}/${region}/${name}`, async () => {
+      const row = this.sql.byName.get(accountId, region, name) as QueueRow | undefined;
       return row && toQueue(row);
     });
   }
@@ -67,8 +68,8 @@ export class SqliteQueues implements QueueStore {
     return row && toQueue(row);
   }
 
-  async list(accountId: string, prefix: string, after: string | undefined, limit: number): Promise<QueueRecord[]> {
-    return (this.sql.list.all(accountId, prefix, prefix, after ?? '', limit) as QueueRow[]).map(toQueue);
+  async list({ accountId, region }: QueueOwner, prefix: string, after: string | undefined, limit: number): Promise<QueueRecord[]> {
+    return (this.sql.list.all(accountId, region, prefix, prefix, after ?? '', limit) as QueueRow[]).map(toQueue);
   }
 
   async all(): Promise<QueueRecord[]> {

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { DEFAULT_REGION } from '../../engine/addressing.js';
 import type { Store, StoreStats } from '../../engine/store/store.js';
 import { guardStorage } from '../storage-guard.js';
 import { SqliteActivity } from './activity.js';
@@ -31,6 +32,8 @@ export interface SqliteOptions {
   /** A file path, or ':memory:'. */
   path: string;
   durability?: Durability;
+  /** The region queues from before regions move into when the schema is migrated (the server's `--region`). */
+  defaultRegion?: string;
 }
 
 /** The size the WAL file is truncated back to after a checkpoint, once it grew past it. */
@@ -63,9 +66,9 @@ export class SqliteStore implements Store {
     if (memory) {
       this.db = openDatabase(opts.path);
       tune(this.db, synchronous);
-      migrate(this.db, opts.path);
+      migrate(this.db, opts.path, opts.defaultRegion ?? DEFAULT_REGION);
     } else {
-      const opened = openFile(opts.path, synchronous);
+      const opened = openFile(opts.path, synchronous, opts.defaultRegion ?? DEFAULT_REGION);
       this.db = opened.db;
       this.lock = opened.lock;
       this.db.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_PAGES}`);
@@ -119,7 +122,7 @@ function tune(db: Database.Database, synchronous: string): void {
  * schema up to date and writable. A failure is one line naming the file and what to
  * do, and leaves behind nothing this attempt created: no directory, no lock file.
  */
-function openFile(path: string, synchronous: string): { db: Database.Database; lock: DirectoryLock } {
+function openFile(path: string, synchronous: string, defaultRegion: string): { db: Database.Database; lock: DirectoryLock } {
   const files = [path, `${path}-wal`, `${path}-shm`];
   const existed = files.map((f) => existsSync(f));
   let createdDir: string | undefined;
@@ -131,7 +134,7 @@ function openFile(path: string, synchronous: string): { db: Database.Database; l
     db = openDatabase(path);
     db.pragma('journal_mode = WAL');
     tune(db, synchronous);
-    migrate(db, path);
+    migrate(db, path, defaultRegion);
     // A read-only file opens without complaint and fails on the first write: find out
     // now, rather than with an error every second from the background sweep.
     db.pragma(`user_version = ${db.pragma('user_version', { simple: true }) as number}`);

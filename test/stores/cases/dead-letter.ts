@@ -20,7 +20,7 @@ function batch(owner: string, now: number, dest: QueueRecord | undefined, overri
   return {
     owner, now, leaseUntil: now + LEASE, limit: 10, scanLimit: 100,
     matches: () => true,
-    destination: () => dest && { accountId: dest.accountId, name: dest.name },
+    destination: () => dest && { accountId: dest.accountId, region: dest.region, name: dest.name },
     rewrite: (m) => ({ ...newMessage(now, { body: m.body }), receiveCount: 0 }),
     missingQueueReason: 'gone',
     ...overrides,

@@ -117,16 +117,16 @@ export const deathCases: CaseGroup = (open) => {
       const src = await makeQueue(store());
       const dlq = await makeQueue(store());
       const park: NewQueue = {
-        accountId: src.accountId, name: `cycles-${Date.now()}`, fifo: false, attributes: {}, tags: {},
+        accountId: src.accountId, region: src.region, name: `cycles-${Date.now()}`, fifo: false, attributes: {}, tags: {},
         createdAt: T, modifiedAt: T, lastPurgeAt: null,
       };
       await store().messages.send(src.id, [newMessage(T, { body: 'fine', expiresAt: T })]);
       const first = await store().deadLetters.expire(src.id, T, 10, target(dlq, src, 'expired', { park }));
       assert.deepEqual(first.map((d) => [d.to, d.parked]), [[dlq.id, false]]);
-      assert.equal(await store().queues.get(park.accountId, park.name), undefined, 'no cycle, no cycles queue');
+      assert.equal(await store().queues.get(park), undefined, 'no cycle, no cycles queue');
       await store().messages.send(src.id, [newMessage(T, { body: 'looping', expiresAt: T })]);
       const moves = await store().deadLetters.expire(src.id, T, 10, target(dlq, src, 'expired', { park }));
-      const parking = await store().queues.get(park.accountId, park.name);
+      const parking = await store().queues.get(park);
       assert.ok(parking, 'created with the move');
       assert.deepEqual(moves.map((d) => [d.from, d.to, d.reason, d.parked]), [[src.id, parking.id, 'expired', true]]);
       assert.deepEqual(await bodies(store(), dlq), ['fine']);

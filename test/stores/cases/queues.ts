@@ -14,18 +14,44 @@ export const queueCases: CaseGroup = (open) => {
       assert.equal(again.queue.attributes.VisibilityTimeout, '30');
     });
 
-    test('queues are found by account and name, and by id', async () => {
+    test('queues are found by account, region and name, and by id', async () => {
       const q = await makeQueue(store(), { name: 'findme', accountId: '111111111111' });
-      assert.equal((await store().queues.get('111111111111', 'findme'))?.id, q.id);
-      assert.equal(await store().queues.get('000000000000', 'findme'), undefined);
+      assert.equal((await store().queues.get({ accountId: '111111111111', region: 'us-east-1', name: 'findme' }))?.id, q.id);
+      assert.equal(await store().queues.get({ accountId: '000000000000', region: 'us-east-1', name: 'findme' }), undefined);
+      assert.equal(await store().queues.get({ accountId: '111111111111', region: 'eu-west-1', name: 'findme' }), undefined, 'not in another region');
       assert.equal((await store().queues.byId(q.id))?.name, 'findme');
+      assert.equal((await store().queues.byId(q.id))?.region, 'us-east-1');
+    });
+
+    test('the same name in two regions is two queues, each found and listed in its own region only', async () => {
+      const east = await makeQueue(store(), { name: 'twin', accountId: '333333333333', region: 'us-east-1', attributes: { DelaySeconds: '1' } });
+      const west = await makeQueue(store(), { name: 'twin', accountId: '333333333333', region: 'eu-west-1', attributes: { DelaySeconds: '2' } });
+      assert.notEqual(east.id, west.id);
+      assert.equal(west.region, 'eu-west-1');
+      const again = await store().queues.create({ ...west, attributes: {} });
+      assert.equal(again.created, false, 'a second create in the same region finds the first');
+      assert.equal(again.queue.id, west.id);
+      const get = (region: string) => store().queues.get({ accountId: '333333333333', region, name: 'twin' });
+      assert.equal((await get('us-east-1'))?.attributes.DelaySeconds, '1');
+      assert.equal((await get('eu-west-1'))?.attributes.DelaySeconds, '2');
+      await store().queues.update(west.id, { setAttributes: { DelaySeconds: '3' } });
+      assert.equal((await get('eu-west-1'))?.attributes.DelaySeconds, '3', 'the cache keeps the regions apart');
+      assert.equal((await get('us-east-1'))?.attributes.DelaySeconds, '1');
+      const list = (region: string) => store().queues.list({ accountId: '333333333333', region }, '', undefined, 10);
+      assert.deepEqual((await list('us-east-1')).map((q) => [q.name, q.region]), [['twin', 'us-east-1']]);
+      assert.deepEqual((await list('eu-west-1')).map((q) => [q.name, q.region]), [['twin', 'eu-west-1']]);
+      assert.deepEqual(await list('ap-south-1'), []);
+      await store().queues.delete(east.id);
+      assert.equal(await get('us-east-1'), undefined);
+      assert.equal((await get('eu-west-1'))?.id, west.id, 'deleting one region\'s queue leaves the other');
     });
 
     test('listQueues filters by prefix, orders by name and pages after a name', async () => {
       for (const n of ['pfx-c', 'pfx-a', 'pfx-b', 'other']) await makeQueue(store(), { name: n, accountId: '222222222222' });
-      const all = await store().queues.list('222222222222', 'pfx-', undefined, 10);
+      const owner = { accountId: '222222222222', region: 'us-east-1' };
+      const all = await store().queues.list(owner, 'pfx-', undefined, 10);
       assert.deepEqual(all.map((q) => q.name), ['pfx-a', 'pfx-b', 'pfx-c']);
-      const page = await store().queues.list('222222222222', 'pfx-', 'pfx-a', 1);
+      const page = await store().queues.list(owner, 'pfx-', 'pfx-a', 1);
       assert.deepEqual(page.map((q) => q.name), ['pfx-b']);
     });
 
