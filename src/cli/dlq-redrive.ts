@@ -1,0 +1,180 @@
+import type { Command } from 'commander';
+import { CliError } from './cli-error.js';
+import { clientCommand, out, printJson } from './command-kit.js';
+import { filterText, progress, shortTaskId, table, TASK_HEADER, taskLine, type MoveTask } from './dlq-format.js';
+import { epochMs, jsonOrString, pair, positive } from './flags.js';
+import { leftBehind } from './left-behind.js';
+import type { SqsJsonClient } from './sqs-client.js';
+
+const WATCH_INTERVAL_MS = 500;
+
+interface FilterOptions {
+  bodyContains?: string; jsonPath?: string; equals?: string; attribute?: string; source?: string;
+  deadLetteredAfter?: string; deadLetteredBefore?: string; deathReason?: string;
+}
+interface RedriveOptions extends FilterOptions {
+  to?: string; rate?: string; watch?: boolean; dryRun?: boolean;
+}
+
+export function redriveCommand(dlq: Command): Command {
+  return clientCommand<RedriveOptions>(dlq, 'redrive <dlq>',
+    'Move messages out of a dead-letter queue: each back to the queue it died in, or --to a queue; the filters choose which',
+    [
+      'redrive dlq redrive orders-dlq --watch',
+      'redrive dlq redrive orders-dlq --source orders --death-reason rejected --dry-run',
+      "redrive dlq redrive orders-dlq --json-path '$.type' --equals refund --to refunds --rate 50",
+    ],
+    async ({ sqs, opts }, queue: string) => {
+      const filter = await filterOf(sqs, opts);
+      const dlqUrl = await sqs.queueUrl(queue, 'dead-letter queue');
+      const sourceArn = (await sqs.attributes(dlqUrl, ['QueueArn'], 'dead-letter queue')).QueueArn!;
+      const input: Record<string, unknown> = { SourceArn: sourceArn };
+      if (opts.to) input.DestinationArn = await sqs.queueArn(opts.to, '--to');
+      if (opts.rate) input.MaxNumberOfMessagesPerSecond = positive(opts.rate, '--rate');
+      if (filter) input.Filter = filter;
+      if (opts.dryRun) {
+        const r = await sqs.call<{ ApproximateNumberOfMessagesToMove: number }>('StartMessageMoveTask', { ...input, DryRun: true });
+        if (opts.json) return printJson(r);
+        return out(`${r.ApproximateNumberOfMessagesToMove} messages would move (${filterText(filter)})\n`);
+      }
+      const { TaskHandle } = await sqs.call<{ TaskHandle: string }>('StartMessageMoveTask', input);
+      if (!opts.watch) {
+        if (opts.json) return printJson({ TaskHandle, TaskId: shortTaskId(TaskHandle) });
+        return out(`started task ${shortTaskId(TaskHandle)} (${filterText(filter)})\nwatch it: redrive dlq watch ${queue}\n`);
+      }
+      if (!opts.json) out(`started task ${shortTaskId(TaskHandle)} (${filterText(filter)})\n`);
+      await watch(sqs, queue, dlqUrl, sourceArn, !!opts.json, filter, !!opts.to);
+    })
+    .option('--to <queue>', 'destination queue (default: each message back to the queue it died in)')
+    .option('--rate <n>', 'at most n messages per second (1-500)')
+    .option('--watch', 'show progress until the task ends (Ctrl-C stops watching; the task goes on)')
+    .option('--dry-run', 'only count the messages that would move')
+    .option('--body-contains <text>', 'only messages whose body contains text')
+    .option('--json-path <path>', 'only messages whose JSON body has this path (e.g. $.order.type)')
+    .option('--equals <value>', 'with --json-path: only where the value equals this (JSON, or a string)')
+    .option('--attribute <name=value>', 'only messages with this message attribute value')
+    .option('--source <queue>', 'only messages that died in this queue')
+    .option('--death-reason <reason>', 'only messages whose latest death was for this reason: delivery_limit, rejected, expired, maxlen')
+    .option('--dead-lettered-after <time>', 'only messages dead-lettered at or after this ISO time')
+    .option('--dead-lettered-before <time>', 'only messages dead-lettered before this ISO time');
+}
+
+/** The API's Filter from the flags, checked here so that errors name the flags. */
+export async function filterOf(sqs: SqsJsonClient, o: FilterOptions): Promise<Record<string, unknown> | undefined> {
+  const f: Record<string, unknown> = {};
+  if (o.equals !== undefined && o.jsonPath === undefined) {
+    throw new CliError('--equals needs --json-path: it compares the value at that path, e.g. --json-path \'$.type\' --equals order', { code: 'InvalidFlag' });
+  }
+  if (o.bodyContains !== undefined) f.BodyContains = o.bodyContains;
+  if (o.jsonPath !== undefined) f.BodyJsonPath = o.jsonPath;
+  if (o.equals !== undefined) f.Equals = jsonOrString(o.equals);
+  if (o.attribute !== undefined) {
+    const [n, v] = pair(o.attribute, '--attribute');
+    f.MessageAttribute = { Name: n, Value: v };
+  }
+  if (o.deathReason !== undefined) {
+    if (!['delivery_limit', 'rejected', 'expired', 'maxlen'].includes(o.deathReason)) {
+      throw new CliError(`--death-reason ${JSON.stringify(o.deathReason)}: give delivery_limit, rejected, expired or maxlen`, { code: 'InvalidFlag' });
+    }
+    f.DeathReason = o.deathReason;
+  }
+  if (o.deadLetteredAfter !== undefined) f.DeadLetteredAfter = epochMs(o.deadLetteredAfter, '--dead-lettered-after');
+  if (o.deadLetteredBefore !== undefined) f.DeadLetteredBefore = epochMs(o.deadLetteredBefore, '--dead-lettered-before');
+  if (o.source !== undefined) f.DeadLetterQueueSourceArn = await sqs.queueArn(o.source, '--source');
+  return Object.keys(f).length ? f : undefined;
+}
+
+async function latestTask(sqs: SqsJsonClient, sourceArn: string): Promise<MoveTask | undefined> {
+  return (await sqs.call<{ Results?: MoveTask[] }>('ListMessageMoveTasks', { SourceArn: sourceArn })).Results?.[0];
+}
+
+/**
+ * Prints the task's progress until it ends, then why any message stayed behind. Ctrl-C
+ * stops watching, not the task, and says so. A failed task makes the command fail.
+ */
+async function watch(sqs: SqsJsonClient, queue: string, dlqUrl: string, sourceArn: string, json: boolean, filter?: object, fixedDestination = false) {
+  const tty = process.stdout.isTTY && !json;
+  const onInterrupt = () => {
+    process.stderr.write(`\nstopped watching; the task goes on on the server.\n  watch it again: redrive dlq watch ${queue}\n  cancel it:      redrive dlq cancel ${queue}\n`);
+    process.exit(130);
+  };
+  process.once('SIGINT', onInterrupt);
+  let last = '';
+  let task: MoveTask | undefined;
+  try {
+    for (;;) {
+      task = await latestTask(sqs, sourceArn);
+      if (!task) throw noTask(queue);
+      const line = progress(task);
+      if (!json && line !== last) out(tty ? `\r\x1b[2K${line}` : `${line}\n`);
+      last = line;
+      if (task.Status !== 'RUNNING' && task.Status !== 'CANCELLING') break;
+      await new Promise((r) => setTimeout(r, WATCH_INTERVAL_MS));
+    }
+  } finally {
+    process.off('SIGINT', onInterrupt);
+  }
+  if (tty) out('\n');
+  if (task.Status === 'FAILED') process.exitCode = 1;
+  const left = task.Status === 'COMPLETED' && task.ApproximateNumberOfMessagesToMove !== undefined
+    ? task.ApproximateNumberOfMessagesToMove - task.ApproximateNumberOfMessagesMoved : 0;
+  const reasons = left > 0 ? await leftBehind(sqs, dlqUrl, filter ?? task.Filter, fixedDestination || task.DestinationArn !== undefined) : [];
+  if (json) return printJson({ ...task, ...(left > 0 ? { LeftBehind: left, LeftBehindReasons: reasons } : {}) });
+  if (left > 0) {
+    out(`${left} message${left === 1 ? '' : 's'} left in ${queue}:\n`);
+    for (const r of reasons) out(`  ${r.Count} ${r.Reason}\n`);
+  }
+}
+
+export function watchCommand(dlq: Command): Command {
+  return clientCommand(dlq, 'watch <dlq>', 'Follow the running (or latest) move task of a dead-letter queue until it ends',
+    ['redrive dlq watch orders-dlq'],
+    async ({ sqs, opts }, queue: string) => {
+      const url = await sqs.queueUrl(queue, 'dead-letter queue');
+      const arn = (await sqs.attributes(url, ['QueueArn'], 'dead-letter queue')).QueueArn!;
+      const task = await latestTask(sqs, arn);
+      if (!task) throw new CliError(`no move task on "${queue}" yet: start one with \`redrive dlq redrive ${queue}\``, { code: 'NoTask' });
+      await watch(sqs, queue, url, arn, !!opts.json, task.Filter);
+    });
+}
+
+export function tasksCommand(dlq: Command): Command {
+  return clientCommand(dlq, 'tasks <dlq>', 'List the recent move tasks of a dead-letter queue, newest first, with their filters',
+    ['redrive dlq tasks orders-dlq', 'redrive dlq tasks orders-dlq --json'],
+    async ({ sqs, opts }, queue: string) => {
+      const arn = await sqs.queueArn(queue, 'dead-letter queue');
+      const { Results = [] } = await sqs.call<{ Results?: MoveTask[] }>('ListMessageMoveTasks', { SourceArn: arn, MaxResults: 10 });
+      if (opts.json) return printJson(Results.map((t) => ({ TaskId: shortTaskId(t.TaskHandle), ...t })));
+      if (!Results.length) return out(`no move tasks on ${queue}\n`);
+      out(table([TASK_HEADER, ...Results.map(taskLine)]));
+    });
+}
+
+export function cancelCommand(dlq: Command): Command {
+  return clientCommand(dlq, 'cancel <dlq-or-handle>', 'Cancel the running move task of a dead-letter queue (or the task with this handle); messages already moved stay moved',
+    ['redrive dlq cancel orders-dlq'],
+    async ({ sqs, opts }, target: string) => {
+      let handle = isHandle(target) ? target : undefined;
+      if (!handle) {
+        const task = await latestTask(sqs, await sqs.queueArn(target, 'dead-letter queue'));
+        if (task?.Status !== 'RUNNING' || !task.TaskHandle) throw noTask(target);
+        handle = task.TaskHandle;
+      }
+      const r = await sqs.call<{ ApproximateNumberOfMessagesMoved: number }>('CancelMessageMoveTask', { TaskHandle: handle });
+      if (opts.json) return printJson({ TaskId: shortTaskId(handle), ...r });
+      out(`cancelled task ${shortTaskId(handle)}; ${r.ApproximateNumberOfMessagesMoved} messages had moved and stay moved\n`);
+    });
+}
+
+/** A task handle is base64 of JSON with a taskId; a queue name never decodes to that. */
+function isHandle(s: string): boolean {
+  try {
+    return typeof (JSON.parse(Buffer.from(s, 'base64').toString('utf8')) as { taskId?: unknown }).taskId === 'string';
+  } catch {
+    return false;
+  }
+}
+
+function noTask(queue: string): CliError {
+  return new CliError(`no running move task on "${queue}": see its tasks with \`redrive dlq tasks ${queue}\``, { code: 'NoRunningTask' });
+}
