@@ -60,7 +60,10 @@ function entry(m: ExportedMessage, id: number, fifo: boolean, where: string): Re
     e.MessageGroupId = m.MessageGroupId;
     if (m.MessageDeduplicationId) e.MessageDeduplicationId = m.MessageDeduplicationId;
   }
-  if (m.DeathHistory?.length) e.MessageSystemAttributes = { RedriveDeathHistory: { DataType: 'String', StringValue: JSON.stringify(m.DeathHistory) } };
+  const restore: Record<string, { DataType: string; StringValue: string }> = {};
+  if (m.DeathHistory?.length) restore.RedriveDeathHistory = { DataType: 'String', StringValue: JSON.stringify(m.DeathHistory) };
+  if (m.DeadLetterQueueSourceArn) restore.DeadLetterQueueSourceArn = { DataType: 'String', StringValue: m.DeadLetterQueueSourceArn };
+  if (Object.keys(restore).length) e.MessageSystemAttributes = restore;
   return e;
 }
 
