@@ -108,13 +108,22 @@ function bodyLines(body: string, full: boolean): string[] {
   return lines.length === 1 ? [`  body: ${cut}`] : ['  body:', ...lines.map((l) => `    ${l}`)];
 }
 
+/** When and where it was dead-lettered; an imported message knows only where (its history says when). */
+function deadLettered(m: PeekedMessage): string {
+  const source = m.Attributes.DeadLetterQueueSourceArn;
+  if (m.DeadLetteredTimestamp !== undefined) return `  dead-lettered ${time(m.DeadLetteredTimestamp)} from ${name(source)}`;
+  return source ? `  dead-letter source ${name(source)}` : '';
+}
+
+export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
 export function peeked(m: PeekedMessage, full: boolean): string {
   const a = m.Attributes;
   const fifo = [a.MessageGroupId !== undefined ? `group ${a.MessageGroupId}` : '', a.MessageDeduplicationId !== undefined ? `dedup ${a.MessageDeduplicationId}` : '']
     .filter(Boolean).join('  ');
   const lines = [
     `#${m.Position}  ${m.MessageId}  ${m.State}  received ${a.ApproximateReceiveCount ?? 0}x${fifo ? `  ${fifo}` : ''}`,
-    `  sent ${time(a.SentTimestamp)}${m.DeadLetteredTimestamp !== undefined ? `  dead-lettered ${time(m.DeadLetteredTimestamp)} from ${name(a.DeadLetterQueueSourceArn)}` : ''}`,
+    `  sent ${time(a.SentTimestamp)}${deadLettered(m)}`,
   ];
   const attrs = Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => `${k}=${v.StringValue ?? `<${v.DataType}>`}`);
   if (attrs.length) lines.push(`  attributes: ${attrs.join(', ')}`);

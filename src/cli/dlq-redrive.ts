@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { CliError } from './cli-error.js';
 import { clientCommand, out, printJson } from './command-kit.js';
-import { filterText, progress, shortTaskId, table, TASK_HEADER, taskLine, type MoveTask } from './dlq-format.js';
+import { filterText, plural, progress, shortTaskId, table, TASK_HEADER, taskLine, type MoveTask } from './dlq-format.js';
 import { epochMs, jsonOrString, pair, positive } from './flags.js';
 import { leftBehind } from './left-behind.js';
 import type { SqsJsonClient } from './sqs-client.js';
@@ -35,7 +35,7 @@ export function redriveCommand(dlq: Command): Command {
       if (opts.dryRun) {
         const r = await sqs.call<{ ApproximateNumberOfMessagesToMove: number }>('StartMessageMoveTask', { ...input, DryRun: true });
         if (opts.json) return printJson(r);
-        return out(`${r.ApproximateNumberOfMessagesToMove} messages would move (${filterText(filter)})\n`);
+        return out(`${plural(r.ApproximateNumberOfMessagesToMove, 'message')} would move (${filterText(filter)})\n`);
       }
       const { TaskHandle } = await sqs.call<{ TaskHandle: string }>('StartMessageMoveTask', input);
       if (!opts.watch) {
@@ -121,7 +121,7 @@ async function watch(sqs: SqsJsonClient, queue: string, dlqUrl: string, sourceAr
   const reasons = left > 0 ? await leftBehind(sqs, dlqUrl, filter ?? task.Filter, fixedDestination || task.DestinationArn !== undefined) : [];
   if (json) return printJson({ ...task, ...(left > 0 ? { LeftBehind: left, LeftBehindReasons: reasons } : {}) });
   if (left > 0) {
-    out(`${left} message${left === 1 ? '' : 's'} left in ${queue}:\n`);
+    out(`${plural(left, 'message')} left in ${queue}:\n`);
     for (const r of reasons) out(`  ${r.Count} ${r.Reason}\n`);
   }
 }
@@ -162,7 +162,7 @@ export function cancelCommand(dlq: Command): Command {
       }
       const r = await sqs.call<{ ApproximateNumberOfMessagesMoved: number }>('CancelMessageMoveTask', { TaskHandle: handle });
       if (opts.json) return printJson({ TaskId: shortTaskId(handle), ...r });
-      out(`cancelled task ${shortTaskId(handle)}; ${r.ApproximateNumberOfMessagesMoved} messages had moved and stay moved\n`);
+      out(`cancelled task ${shortTaskId(handle)}; ${plural(r.ApproximateNumberOfMessagesMoved, 'message')} had moved and stay moved\n`);
     });
 }
 

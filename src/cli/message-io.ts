@@ -2,7 +2,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { once } from 'node:events';
 import { CliError } from './cli-error.js';
-import type { Death, PeekedMessage } from './dlq-format.js';
+import { plural, type Death, type PeekedMessage } from './dlq-format.js';
 import type { SqsJsonClient } from './sqs-client.js';
 
 /**
@@ -107,7 +107,7 @@ export async function importQueue(sqs: SqsJsonClient, url: string, fifo: boolean
       } catch (err) {
         // What came before the bad line is sent, so the report says exactly what is in the queue.
         await flush();
-        throw new CliError(`${(err as Error).message}; the ${result.sent} messages before it were imported into ${name}, none after it`, { code: 'InvalidImport' });
+        throw new CliError(`${(err as Error).message}; ${plural(result.sent, 'message')} before it ${result.sent === 1 ? 'was' : 'were'} imported into ${name}, none after it`, { code: 'InvalidImport' });
       }
       const size = Buffer.byteLength(text);
       if (batch.length === 10 || bytes + size > BATCH_BYTES) await flush();

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { text } from 'node:stream/consumers';
 import { clientCommand, group, out, printJson } from './command-kit.js';
+import { plural } from './dlq-format.js';
 import { collect, pair } from './flags.js';
 import { exportQueue, importQueue } from './message-io.js';
 import { peekCommand } from './peek.js';
@@ -59,7 +60,7 @@ export function messagesCommand(): Command {
     async ({ sqs, opts }, queue: string) => {
       const url = await sqs.queueUrl(queue);
       const n = await exportQueue(sqs, url, opts.out);
-      if (opts.out !== '-') (opts.json ? printJson({ Exported: n, File: opts.out }) : out(`exported ${n} messages from ${queue} to ${opts.out}\n`));
+      if (opts.out !== '-') (opts.json ? printJson({ Exported: n, File: opts.out }) : out(`exported ${plural(n, 'message')} from ${queue} to ${opts.out}\n`));
     })
     .option('--out <file>', 'the file to write (- for stdout)', '-');
 
@@ -71,7 +72,7 @@ export function messagesCommand(): Command {
       const r = await importQueue(sqs, url, fifo, opts.in, queue);
       if (r.failed.length) process.exitCode = 1;
       if (opts.json) return printJson({ Imported: r.sent, Failed: r.failed });
-      out(`imported ${r.sent} messages into ${queue}\n`);
+      out(`imported ${plural(r.sent, 'message')} into ${queue}\n`);
       for (const f of r.failed) process.stderr.write(`redrive: line ${f.line} not imported: ${f.message} (${f.code})\n`);
     })
     .option('--in <file>', 'the file to read (- for stdin)', '-');

@@ -167,7 +167,7 @@ test('a rate-limited task: tasks shows a short id, watch re-attaches, Ctrl-C say
 
   const cancelled = await cli('dlq', 'cancel', 'orders-dlq');
   assert.equal(cancelled.code, 0, cancelled.stderr);
-  assert.equal(cancelled.stdout, `cancelled task ${TaskId}; 1 messages had moved and stay moved\n`);
+  assert.equal(cancelled.stdout, `cancelled task ${TaskId}; 1 message had moved and stay moved\n`);
   const again = await cli('dlq', 'cancel', 'orders-dlq');
   assert.equal(again.code, 1);
   assert.equal(again.stderr, 'redrive: no running move task on "orders-dlq": see its tasks with `redrive dlq tasks orders-dlq`\n');

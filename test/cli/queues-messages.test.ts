@@ -144,7 +144,7 @@ test('import reports the line of a bad export, after sending what came before it
   writeFileSync(file, '{"Body":"ok"}\n{"Body":\n');
   const r = await cli('messages', 'import', 'plain', '--in', file);
   assert.equal(r.code, 1);
-  assert.match(r.stderr, new RegExp(`^redrive: ${file.replace(/[.]/g, '\\.')} line 2: not JSON \\(.*\\); the 1 messages before it were imported into plain, none after it\\n$`));
+  assert.match(r.stderr, new RegExp(`^redrive: ${file.replace(/[.]/g, '\\.')} line 2: not JSON \\(.*\\); 1 message before it was imported into plain, none after it\\n$`));
   assert.equal((await counts(sqs, url('plain'))).visible, 1);
   const fifo = await cli('messages', 'import', 'jobs-replay.fifo', '--in', file);
   assert.match(fifo.stderr, /line 1: a FIFO queue needs a MessageGroupId, and this message has none/);
