@@ -29,7 +29,7 @@ export interface PeekedMessage {
   DeathHistory?: Death[];
 }
 
-export const time = (ms: number | string | undefined) => (ms === undefined ? '-' : new Date(Number(ms)).toISOString());
+export const time = (ms: number | string | null | undefined) => (ms === undefined || ms === null ? '-' : new Date(Number(ms)).toISOString());
 export const name = (arnOrUrl: string | undefined) => (arnOrUrl ? arnOrUrl.split(/[/:]/).pop()! : '-');
 
 /** An age in seconds, short: 45s, 12m, 3h, 2d. */
