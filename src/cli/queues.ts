@@ -70,23 +70,18 @@ export function queuesCommand(): Command {
       out(`set ${Object.keys(attributes).join(', ')} on ${queue}\n`);
     });
 
-  clientCommand(queues, 'purge <queue>', 'Delete every message of a queue (SQS allows one purge a minute per queue)',
-    ['redrive queues purge orders-dlq'],
-    async ({ sqs, opts }, queue: string) => {
+  // Purge and delete: one call on the queue, and a line saying it was done.
+  for (const [verb, action, description, example] of [
+    ['purge', 'PurgeQueue', 'Delete every message of a queue (SQS allows one purge a minute per queue)', 'redrive queues purge orders-dlq'],
+    ['delete', 'DeleteQueue', 'Delete a queue and its messages', 'redrive queues delete orders-old'],
+  ] as const) {
+    clientCommand(queues, `${verb} <queue>`, description, [example], async ({ sqs, opts }, queue: string) => {
       const url = await sqs.queueUrl(queue);
-      await sqs.call('PurgeQueue', { QueueUrl: url });
-      if (opts.json) return printJson({ QueueUrl: url, Purged: true });
-      out(`purged ${queue}\n`);
+      await sqs.call(action, { QueueUrl: url });
+      if (opts.json) return printJson({ QueueUrl: url, [verb === 'purge' ? 'Purged' : 'Deleted']: true });
+      out(`${verb === 'purge' ? 'purged' : 'deleted'} ${queue}\n`);
     });
-
-  clientCommand(queues, 'delete <queue>', 'Delete a queue and its messages',
-    ['redrive queues delete orders-old'],
-    async ({ sqs, opts }, queue: string) => {
-      const url = await sqs.queueUrl(queue);
-      await sqs.call('DeleteQueue', { QueueUrl: url });
-      if (opts.json) return printJson({ QueueUrl: url, Deleted: true });
-      out(`deleted ${queue}\n`);
-    });
+  }
   return queues;
 }
 

@@ -1,19 +1,8 @@
+import type { QueueSummary } from '../console/browser/queue-summaries.js';
 import type { SqsJsonClient } from './sqs-client.js';
 
-/** One queue of ListQueueSummaries (docs/extensions.md). */
-export interface QueueSummary {
-  QueueUrl: string;
-  QueueName: string;
-  QueueArn: string;
-  FifoQueue: boolean;
-  ApproximateNumberOfMessages: number;
-  ApproximateNumberOfMessagesNotVisible: number;
-  ApproximateNumberOfMessagesDelayed: number;
-  ApproximateAgeOfOldestMessage?: number;
-  RedrivePolicy?: string;
-  RedrivePolicySource?: string;
-  DeadLetterSourceQueueUrls: string[];
-}
+/** One queue of ListQueueSummaries (docs/extensions.md), as the console reads it too. */
+export type { QueueSummary };
 
 /** Every queue of the account with its counts: one request per 1,000 queues. */
 export async function allSummaries(sqs: SqsJsonClient, prefix?: string): Promise<QueueSummary[]> {
