@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { CliError } from './cli-error.js';
+import { CliError, SqsCallError } from './cli-error.js';
 import { clientCommand, out, printJson } from './command-kit.js';
 import { filterText, plural, progress, shortTaskId, table, TASK_HEADER, taskLine, type MoveTask } from './dlq-format.js';
 import { epochMs, jsonOrString, pair, positive } from './flags.js';
@@ -33,11 +33,11 @@ export function redriveCommand(dlq: Command): Command {
       if (opts.rate) input.MaxNumberOfMessagesPerSecond = positive(opts.rate, '--rate');
       if (filter) input.Filter = filter;
       if (opts.dryRun) {
-        const r = await sqs.call<{ ApproximateNumberOfMessagesToMove: number }>('StartMessageMoveTask', { ...input, DryRun: true });
+        const r = await startTask<{ ApproximateNumberOfMessagesToMove: number }>(sqs, queue, opts.to, { ...input, DryRun: true });
         if (opts.json) return printJson(r);
         return out(`${plural(r.ApproximateNumberOfMessagesToMove, 'message')} would move (${filterText(filter)})\n`);
       }
-      const { TaskHandle } = await sqs.call<{ TaskHandle: string }>('StartMessageMoveTask', input);
+      const { TaskHandle } = await startTask<{ TaskHandle: string }>(sqs, queue, opts.to, input);
       if (!opts.watch) {
         if (opts.json) return printJson({ TaskHandle, TaskId: shortTaskId(TaskHandle) });
         return out(`started task ${shortTaskId(TaskHandle)} (${filterText(filter)})\nwatch it: redrive dlq watch ${queue}\n`);
@@ -57,6 +57,25 @@ export function redriveCommand(dlq: Command): Command {
     .option('--death-reason <reason>', 'only messages whose latest death was for this reason: delivery_limit, rejected, expired, maxlen')
     .option('--dead-lettered-after <time>', 'only messages dead-lettered at or after this ISO time')
     .option('--dead-lettered-before <time>', 'only messages dead-lettered before this ISO time');
+}
+
+/** StartMessageMoveTask, its refusals said in the terms of the command. */
+async function startTask<T>(sqs: SqsJsonClient, queue: string, to: string | undefined, input: Record<string, unknown>): Promise<T> {
+  try {
+    return await sqs.call<T>('StartMessageMoveTask', input);
+  } catch (e) {
+    if (!(e instanceof SqsCallError)) throw e;
+    const say = (message: string) => new CliError(message, { code: e.code, action: e.action, detail: e.apiMessage });
+    if (/must be configured as a Dead Letter Queue/.test(e.apiMessage)) {
+      throw say(`"${queue}" is not a dead-letter queue: no queue names it in its RedrivePolicy (the dead-letter queues are in \`redrive dlq list\`)`);
+    }
+    if (/already a task running/.test(e.apiMessage)) {
+      throw say(`a move task is already running on "${queue}": follow it with \`redrive dlq watch ${queue}\`, or cancel it with \`redrive dlq cancel ${queue}\``);
+    }
+    if (/same type as the source/.test(e.apiMessage)) throw say(`--to "${to}" is ${queue.endsWith('.fifo') ? 'a standard' : 'a FIFO'} queue and "${queue}" is not: both must be FIFO, or both standard`);
+    if (/must not be the source/.test(e.apiMessage)) throw say(`--to "${to}" is the dead-letter queue itself: give another queue, or leave --to out to send each message back to its source`);
+    throw e;
+  }
 }
 
 /** The API's Filter from the flags, checked here so that errors name the flags. */

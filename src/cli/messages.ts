@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { text } from 'node:stream/consumers';
 import { clientCommand, group, out, printJson } from './command-kit.js';
 import { plural } from './dlq-format.js';
-import { collect, pair } from './flags.js';
+import { collect, pair, seconds } from './flags.js';
 import { exportQueue, importQueue } from './message-io.js';
 import { peekCommand } from './peek.js';
 
@@ -24,7 +24,7 @@ export function messagesCommand(): Command {
       }
       if (opts.group !== undefined) input.MessageGroupId = opts.group;
       if (opts.dedup !== undefined) input.MessageDeduplicationId = opts.dedup;
-      if (opts.delay !== undefined) input.DelaySeconds = Number(opts.delay);
+      if (opts.delay !== undefined) input.DelaySeconds = seconds(opts.delay, '--delay', 900);
       const r = await sqs.call<{ MessageId: string }>('SendMessage', input);
       if (opts.json) return printJson(r);
       out(`${r.MessageId}\n`);

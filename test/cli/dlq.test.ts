@@ -94,6 +94,13 @@ test('redrive errors name the flag or queue and say what to do', async () => {
   assert.equal(equals.stderr, "redrive: --equals needs --json-path: it compares the value at that path, e.g. --json-path '$.type' --equals order\n");
   const reason = await cli('dlq', 'redrive', 'orders-dlq', '--death-reason', 'tired', '--json');
   assert.equal(JSON.parse(reason.stderr).error.code, 'InvalidFlag');
+  const notDlq = await cli('dlq', 'redrive', 'orders');
+  assert.equal(notDlq.stderr, 'redrive: "orders" is not a dead-letter queue: no queue names it in its RedrivePolicy (the dead-letter queues are in `redrive dlq list`)\n');
+  const itself = await cli('dlq', 'redrive', 'orders-dlq', '--to', 'orders-dlq', '--verbose');
+  assert.match(itself.stderr, /^redrive: --to "orders-dlq" is the dead-letter queue itself: give another queue, or leave --to out\b.*\n {2}\(StartMessageMoveTask: InvalidParameterValue: The destination queue must not be the source queue\.\)\n$/);
+  await createQueue(sqs, 'other.fifo', { FifoQueue: 'true' });
+  const type = await cli('dlq', 'redrive', 'orders-dlq', '--to', 'other.fifo');
+  assert.match(type.stderr, /^redrive: --to "other\.fifo" is a FIFO queue and "orders-dlq" is not: both must be FIFO, or both standard\n$/);
   const rate = await cli('dlq', 'redrive', 'orders-dlq', '--rate', 'fast');
   assert.match(rate.stderr, /--rate "fast": give a whole number, 1 or more/);
 
@@ -149,6 +156,8 @@ test('a rate-limited task: tasks shows a short id, watch re-attaches, Ctrl-C say
   const { TaskHandle, TaskId } = JSON.parse(start.stdout) as { TaskHandle: string; TaskId: string };
   assert.match(TaskId, /^[0-9a-f]{8}$/);
   await waitFor(() => latestTask(sqs, arn('orders-dlq')), (t) => t?.ApproximateNumberOfMessagesMoved === 1, 'first message');
+  const busy = await cli('dlq', 'redrive', 'orders-dlq');
+  assert.equal(busy.stderr, 'redrive: a move task is already running on "orders-dlq": follow it with `redrive dlq watch orders-dlq`, or cancel it with `redrive dlq cancel orders-dlq`\n');
   const listed = await cli('dlq', 'tasks', 'orders-dlq');
   assert.match(listed.stdout, new RegExp(`^${TaskId}\\s+\\S+\\s+RUNNING\\s+1/4\\s+\\(sources\\)\\s+from orders$`, 'm'));
   assert.doesNotMatch(listed.stdout, new RegExp(TaskHandle.slice(0, 20).replace(/[+/=]/g, '\\$&')), 'no 150-character handle');

@@ -96,6 +96,8 @@ test('messages: send (argument or stdin, attributes), peek, delete by id', async
   assert.match(sent.stdout, /^[0-9a-f-]{36}\n$/);
   const piped = await runCli(['messages', 'send', 'notes', '--endpoint', server.url, '--json'], { input: 'from stdin\n' });
   const id2 = (JSON.parse(piped.stdout) as { MessageId: string }).MessageId;
+  const delay = await cli('messages', 'send', 'notes', 'x', '--delay', 'soon');
+  assert.equal(delay.stderr, 'redrive: --delay "soon": give a whole number of seconds, 0 to 900\n');
   const peek = await cli('messages', 'peek', 'notes');
   assert.match(peek.stdout, /attributes: kind=greeting\n {2}body: hello\n/);
   assert.match(peek.stdout, /body: from stdin\n/);
