@@ -2,22 +2,19 @@ import type { Command } from 'commander';
 import { CliError, SqsCallError } from './cli-error.js';
 import { clientCommand, out, printJson } from './command-kit.js';
 import { filterText, plural, progress, shortTaskId, table, TASK_HEADER, taskLine, type MoveTask } from './dlq-format.js';
-import { epochMs, jsonOrString, pair, positive } from './flags.js';
+import { filterOf, withFilterFlags, type FilterOptions } from './filter-flags.js';
+import { positive } from './flags.js';
 import { leftBehind } from './left-behind.js';
 import type { SqsJsonClient } from './sqs-client.js';
 
 const WATCH_INTERVAL_MS = 500;
 
-interface FilterOptions {
-  bodyContains?: string; jsonPath?: string; equals?: string; attribute?: string; source?: string;
-  deadLetteredAfter?: string; deadLetteredBefore?: string; deathReason?: string;
-}
 interface RedriveOptions extends FilterOptions {
   to?: string; rate?: string; watch?: boolean; dryRun?: boolean;
 }
 
 export function redriveCommand(dlq: Command): Command {
-  return clientCommand<RedriveOptions>(dlq, 'redrive <dlq>',
+  return withFilterFlags(clientCommand<RedriveOptions>(dlq, 'redrive <dlq>',
     'Move messages out of a dead-letter queue: each back to the queue it died in, or --to a queue; the filters choose which',
     [
       'redrive dlq redrive orders-dlq --watch',
@@ -48,15 +45,7 @@ export function redriveCommand(dlq: Command): Command {
     .option('--to <queue>', 'destination queue (default: each message back to the queue it died in)')
     .option('--rate <n>', 'at most n messages per second (1-500)')
     .option('--watch', 'show progress until the task ends (Ctrl-C stops watching; the task goes on)')
-    .option('--dry-run', 'only count the messages that would move')
-    .option('--body-contains <text>', 'only messages whose body contains text')
-    .option('--json-path <path>', 'only messages whose JSON body has this path (e.g. $.order.type)')
-    .option('--equals <value>', 'with --json-path: only where the value equals this (JSON, or a string)')
-    .option('--attribute <name=value>', 'only messages with this message attribute value')
-    .option('--source <queue>', 'only messages that died in this queue')
-    .option('--death-reason <reason>', 'only messages whose latest death was for this reason: delivery_limit, rejected, expired, maxlen')
-    .option('--dead-lettered-after <time>', 'only messages dead-lettered at or after this ISO time')
-    .option('--dead-lettered-before <time>', 'only messages dead-lettered before this ISO time');
+    .option('--dry-run', 'only count the messages that would move'));
 }
 
 /** StartMessageMoveTask, its refusals said in the terms of the command. */
@@ -76,31 +65,6 @@ async function startTask<T>(sqs: SqsJsonClient, queue: string, to: string | unde
     if (/must not be the source/.test(e.apiMessage)) throw say(`--to "${to}" is the dead-letter queue itself: give another queue, or leave --to out to send each message back to its source`);
     throw e;
   }
-}
-
-/** The API's Filter from the flags, checked here so that errors name the flags. */
-export async function filterOf(sqs: SqsJsonClient, o: FilterOptions): Promise<Record<string, unknown> | undefined> {
-  const f: Record<string, unknown> = {};
-  if (o.equals !== undefined && o.jsonPath === undefined) {
-    throw new CliError('--equals needs --json-path: it compares the value at that path, e.g. --json-path \'$.type\' --equals order', { code: 'InvalidFlag' });
-  }
-  if (o.bodyContains !== undefined) f.BodyContains = o.bodyContains;
-  if (o.jsonPath !== undefined) f.BodyJsonPath = o.jsonPath;
-  if (o.equals !== undefined) f.Equals = jsonOrString(o.equals);
-  if (o.attribute !== undefined) {
-    const [n, v] = pair(o.attribute, '--attribute');
-    f.MessageAttribute = { Name: n, Value: v };
-  }
-  if (o.deathReason !== undefined) {
-    if (!['delivery_limit', 'rejected', 'expired', 'maxlen'].includes(o.deathReason)) {
-      throw new CliError(`--death-reason ${JSON.stringify(o.deathReason)}: give delivery_limit, rejected, expired or maxlen`, { code: 'InvalidFlag' });
-    }
-    f.DeathReason = o.deathReason;
-  }
-  if (o.deadLetteredAfter !== undefined) f.DeadLetteredAfter = epochMs(o.deadLetteredAfter, '--dead-lettered-after');
-  if (o.deadLetteredBefore !== undefined) f.DeadLetteredBefore = epochMs(o.deadLetteredBefore, '--dead-lettered-before');
-  if (o.source !== undefined) f.DeadLetterQueueSourceArn = await sqs.queueArn(o.source, '--source');
-  return Object.keys(f).length ? f : undefined;
 }
 
 async function latestTask(sqs: SqsJsonClient, sourceArn: string): Promise<MoveTask | undefined> {

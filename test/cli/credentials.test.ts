@@ -5,6 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
@@ -79,4 +82,29 @@ test('unsigned, with a wrong secret, with an unknown key or a missing profile: a
   const missing = await cli({}, 'queues', 'list', '--profile', 'nobody');
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /profile "nobody" gives no credentials: add aws_access_key_id and aws_secret_access_key to \[nobody\] in \S+credentials/);
+});
+
+test('the region signed for: --region, then AWS_REGION, then the profile\'s region in the config file, else us-east-1; unsigned without keys', async () => {
+  const seen: (string | undefined)[] = [];
+  const fake = createServer((req, res) => {
+    seen.push(req.headers.authorization);
+    res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end('{"Queues":[]}');
+  });
+  fake.listen(0, '127.0.0.1');
+  await once(fake, 'listening');
+  const endpoint = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+  const list = (env: Record<string, string>, ...args: string[]) => runCli(['queues', 'list', '--endpoint', endpoint, ...args], { env: { ...files.env(), ...env } });
+  try {
+    for (const r of [await list(envA, '--region', 'ap-south-1'), await list({ ...envA, AWS_REGION: 'eu-north-1' }), await list({}, '--profile', 'team-b'), await list(envA), await list({})]) {
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const scopes = seen.map((a) => (a ? /Credential=([^,]+)/.exec(a)![1]!.replace(/\/\d{8}\//, '/<date>/') : 'unsigned'));
+    assert.deepEqual(scopes, [
+      'AKIDTEAMA/<date>/ap-south-1/sqs/aws4_request', 'AKIDTEAMA/<date>/eu-north-1/sqs/aws4_request',
+      'AKIDTEAMB/<date>/eu-west-1/sqs/aws4_request', 'AKIDTEAMA/<date>/us-east-1/sqs/aws4_request', 'unsigned',
+    ]);
+  } finally {
+    fake.closeAllConnections();
+    fake.close();
+  }
 });

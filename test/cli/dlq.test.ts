@@ -59,6 +59,10 @@ test('peek shows messages without receiving them: multi-line bodies indented, FI
   assert.match(r.stdout, /died 1x in orders: delivery_limit, \S+ \.\. \S+/, 'the death history');
   assert.match(r.stdout, /body: \{"type":"order","id":1\}/);
   assert.match(r.stdout, /more: redrive dlq peek orders-dlq --from \S+/);
+  const filtered = await cli('dlq', 'peek', 'orders-dlq', '--source', 'payments');
+  assert.deepEqual([...filtered.stdout.matchAll(/body: (.*)/g)].map((b) => b[1]), ['{"type":"order","id":3}'], 'the server applied the filter');
+  const none = await cli('dlq', 'peek', 'orders-dlq', '--death-reason', 'expired');
+  assert.equal(none.stdout, 'no messages that match in orders-dlq\n');
   const [m] = await receive(sqs, url('orders-dlq'), { VisibilityTimeout: 0, MessageSystemAttributeNames: ['ApproximateReceiveCount'] });
   assert.equal(m!.Attributes!.ApproximateReceiveCount, '2', 'peek counted no receive');
 
