@@ -40,7 +40,7 @@ export function redriveCommand(dlq: Command): Command {
         return out(`started task ${shortTaskId(TaskHandle)} (${filterText(filter)})\nwatch it: redrive dlq watch ${queue}\n`);
       }
       if (!opts.json) out(`started task ${shortTaskId(TaskHandle)} (${filterText(filter)})\n`);
-      await watch(sqs, queue, dlqUrl, sourceArn, !!opts.json, filter, !!opts.to);
+      await watch(sqs, { queue, dlqUrl, sourceArn, json: !!opts.json, filter });
     })
     .option('--to <queue>', 'destination queue (default: each message back to the queue it died in)')
     .option('--rate <n>', 'at most n messages per second (1-500)')
@@ -75,7 +75,16 @@ async function latestTask(sqs: SqsJsonClient, sourceArn: string): Promise<MoveTa
  * Prints the task's progress until it ends, then why any message stayed behind. Ctrl-C
  * stops watching, not the task, and says so. A failed task makes the command fail.
  */
-async function watch(sqs: SqsJsonClient, queue: string, dlqUrl: string, sourceArn: string, json: boolean, filter?: object, fixedDestination = false) {
+interface Watched {
+  queue: string;
+  dlqUrl: string;
+  sourceArn: string;
+  json: boolean;
+  /** The task's filter, to look for what it left behind (a task started elsewhere lists its own). */
+  filter?: object;
+}
+
+async function watch(sqs: SqsJsonClient, { queue, dlqUrl, sourceArn, json, filter }: Watched) {
   const tty = process.stdout.isTTY && !json;
   const onInterrupt = () => {
     process.stderr.write(`\nstopped watching; the task goes on on the server.\n  watch it again: redrive dlq watch ${queue}\n  cancel it:      redrive dlq cancel ${queue}\n`);
@@ -101,7 +110,7 @@ async function watch(sqs: SqsJsonClient, queue: string, dlqUrl: string, sourceAr
   if (task.Status === 'FAILED') process.exitCode = 1;
   const left = task.Status === 'COMPLETED' && task.ApproximateNumberOfMessagesToMove !== undefined
     ? task.ApproximateNumberOfMessagesToMove - task.ApproximateNumberOfMessagesMoved : 0;
-  const reasons = left > 0 ? await leftBehind(sqs, dlqUrl, filter ?? task.Filter, fixedDestination || task.DestinationArn !== undefined) : [];
+  const reasons = left > 0 ? await leftBehind(sqs, dlqUrl, filter ?? task.Filter, task.DestinationArn !== undefined) : [];
   if (json) return printJson({ ...task, ...(left > 0 ? { LeftBehind: left, LeftBehindReasons: reasons } : {}) });
   if (left > 0) {
     out(`${plural(left, 'message')} left in ${queue}:\n`);
@@ -117,7 +126,7 @@ export function watchCommand(dlq: Command): Command {
       const arn = (await sqs.attributes(url, ['QueueArn'], 'dead-letter queue')).QueueArn!;
       const task = await latestTask(sqs, arn);
       if (!task) throw new CliError(`no move task on "${queue}" yet: start one with \`redrive dlq redrive ${queue}\``, { code: 'NoTask' });
-      await watch(sqs, queue, url, arn, !!opts.json, task.Filter);
+      await watch(sqs, { queue, dlqUrl: url, sourceArn: arn, json: !!opts.json });
     });
 }
 
