@@ -18,7 +18,7 @@ export function dlqCommand(): Command {
       if (opts.json) return printJson(rows);
       if (!rows.length) return out('no dead-letter queues (no queue has a RedrivePolicy)\n');
       out(table([['DEAD-LETTER QUEUE', 'MESSAGES', 'IN FLIGHT', 'OLDEST', 'SOURCES'],
-        ...rows.map((r) => [r.queue, String(r.messages), String(r.inFlight), age(r.oldestSeconds), r.sources.join(', ')])]));
+        ...rows.map((r) => [r.queue, String(r.visible), String(r.inflight), age(r.oldestSeconds), r.sources.join(', ')])]));
     });
   peekCommand(dlq, 'dlq', 'dead-letter queue');
   clientCommand(dlq, 'why <dlq>', 'Why messages are in a dead-letter queue: counts by the queue they died in and by reason',
@@ -52,11 +52,12 @@ const REASONS: Record<string, string> = {
   maxlen: 'pushed out of a full queue',
 };
 
+/** A row of `dlq list` (its --json keeps the names it has always had: queue, visible, inflight, sources). */
 export interface DlqRow {
   queue: string;
   url: string;
-  messages: number;
-  inFlight: number;
+  visible: number;
+  inflight: number;
   delayed: number;
   oldestSeconds?: number;
   sources: string[];
@@ -70,7 +71,7 @@ export function deadLetterQueues(all: QueueSummary[]): DlqRow[] {
     const isCycles = cycles.includes(q.QueueName);
     if (!q.DeadLetterSourceQueueUrls.length && !(isCycles && held > 0)) return [];
     return [{
-      queue: q.QueueName, url: q.QueueUrl, messages: q.ApproximateNumberOfMessages, inFlight: q.ApproximateNumberOfMessagesNotVisible,
+      queue: q.QueueName, url: q.QueueUrl, visible: q.ApproximateNumberOfMessages, inflight: q.ApproximateNumberOfMessagesNotVisible,
       delayed: q.ApproximateNumberOfMessagesDelayed, oldestSeconds: q.ApproximateAgeOfOldestMessage,
       sources: isCycles && !q.DeadLetterSourceQueueUrls.length ? ['(broken dead-letter cycles)'] : q.DeadLetterSourceQueueUrls.map(name),
     }];

@@ -36,8 +36,8 @@ test('list shows each dead-letter queue with its depth and sources, from ListQue
   assert.match(r.stdout, /^orders-dlq\s+3\s+0\s+\d+s\s+orders, payments$/m);
   assert.doesNotMatch(r.stdout, /^orders\s/m, 'a source is not a dead-letter queue');
   assert.doesNotMatch(r.stdout, /redrive-cycles/, 'not while it holds nothing');
-  const json = JSON.parse((await cli('dlq', 'list', '--json')).stdout) as { queue: string; messages: number; sources: string[] }[];
-  assert.deepEqual(json.map((q) => [q.queue, q.messages, q.sources]), [['orders-dlq', 3, ['orders', 'payments']]]);
+  const json = JSON.parse((await cli('dlq', 'list', '--json')).stdout) as { queue: string; url: string; visible: number; inflight: number; sources: string[] }[];
+  assert.deepEqual(json.map((q) => [q.queue, q.url, q.visible, q.inflight, q.sources]), [['orders-dlq', url('orders-dlq'), 3, 0, ['orders', 'payments']]]);
 });
 
 test('list shows redrive-cycles while it holds a parked message', async () => {
