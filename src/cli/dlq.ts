@@ -8,7 +8,7 @@ import { cyclesQueueName } from '../engine/dead-lettering.js';
 
 /** `redrive dlq ...`: inspect dead-letter queues and redrive them, against a running server. */
 export function dlqCommand(): Command {
-  const dlq = group('dlq', 'Inspect dead-letter queues, learn why messages died, and redrive them', [
+  const dlq = group('dlq', 'Dead-letter queues: list, peek, why, redrive, tasks, watch, cancel', [
     'redrive dlq list', 'redrive dlq why orders-dlq', 'redrive dlq redrive orders-dlq --source orders --watch',
   ]);
   clientCommand(dlq, 'list', 'List the dead-letter queues with their depth and source queues (and redrive-cycles while it holds messages)',

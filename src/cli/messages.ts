@@ -10,7 +10,7 @@ interface SendOptions { attribute?: string[]; group?: string; dedup?: string; de
 
 /** `redrive messages ...`: send, look at, delete, export and import messages. */
 export function messagesCommand(): Command {
-  const messages = group('messages', 'Send, peek at, delete, export and import messages', [
+  const messages = group('messages', 'Messages: send, peek, delete (by id), export, import (JSON lines)', [
     "redrive messages send orders '{\"id\":1}'", 'redrive messages peek orders', 'redrive messages export orders-dlq --out dlq.jsonl',
   ]);
   clientCommand<SendOptions>(messages, 'send <queue> [body]', 'Send a message (the body from the argument, or from stdin without one)',

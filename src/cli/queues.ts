@@ -9,7 +9,7 @@ interface CreateOptions { attribute?: string[]; tag?: string[]; dlq?: string; ma
 
 /** `redrive queues ...`: the life of a queue, from create to delete. */
 export function queuesCommand(): Command {
-  const queues = group('queues', 'List, create, inspect, change, purge and delete queues', [
+  const queues = group('queues', 'Queues: list, create, show, set (attributes), purge, delete', [
     'redrive queues list', 'redrive queues create orders --dlq orders-dlq --max-receives 5', 'redrive queues show orders',
   ]);
   clientCommand<{ prefix?: string }>(queues, 'list', 'List the queues of the account with their message counts',
