@@ -29,7 +29,7 @@ export const printJson = (v: unknown): void => out(JSON.stringify(v, null, 2) + 
  */
 export function clientCommand<O>(
   parent: Command, usage: string, description: string, examples: string[],
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- commander's positional arguments: strings, or arrays for variadic ones
+  // Commander's positional arguments: strings, or arrays for variadic ones.
   run: (ctx: Context<O>, ...args: any[]) => Promise<void>,
 ): Command {
   const cmd = parent.command(usage).description(description)
@@ -38,7 +38,7 @@ export function clientCommand<O>(
     .option('--region <region>', 'region to sign requests for (or AWS_REGION; default: the profile\'s, else us-east-1)')
     .option('--json', 'print JSON (errors too, on stderr)')
     .option('--verbose', 'on errors, also print the API action and error code');
-  if (examples.length) cmd.addHelpText('after', `\nExamples:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n`);
+  if (examples.length) cmd.addHelpText('after', examplesText(examples));
   cmd.action(async (...args: unknown[]) => {
     const self = args.at(-1) as Command;
     const opts = self.opts<O & CommonOptions>();
@@ -55,6 +55,8 @@ export function clientCommand<O>(
 /** A command group (`queues`, `messages`, `dlq`) whose --help lists its commands with examples. */
 export function group(name: string, description: string, examples: string[]): Command {
   const g = new Command(name).description(description);
-  g.addHelpText('after', `\nExamples:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n`);
+  g.addHelpText('after', examplesText(examples));
   return g;
 }
+
+const examplesText = (examples: string[]) => `\nExamples:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n`;
