@@ -1,4 +1,5 @@
-/** How the `redrive dlq` commands print things. */
+/** How the client commands print queues, messages and move tasks for people. */
+import type { MoveFilter } from '../engine/move-filter.js';
 
 export interface MoveTask {
   TaskHandle?: string;
@@ -10,6 +11,11 @@ export interface MoveTask {
   ApproximateNumberOfMessagesToMove?: number;
   FailureReason?: string;
   StartedTimestamp: number;
+  Filter?: MoveFilter;
+}
+
+export interface Death {
+  queue: string; queueArn?: string; reason: string; count: number; firstTime: number; lastTime: number; rejectReason?: string; originalTtlSeconds?: number;
 }
 
 export interface PeekedMessage {
@@ -20,16 +26,61 @@ export interface PeekedMessage {
   Position: number;
   State: string;
   DeadLetteredTimestamp?: number;
-  DeathHistory?: { queue: string; reason: string; count: number; firstTime: number; lastTime: number; rejectReason?: string; originalTtlSeconds?: number }[];
+  DeathHistory?: Death[];
 }
 
-const time = (ms: number | string | undefined) => (ms === undefined ? '-' : new Date(Number(ms)).toISOString());
-const name = (arn: string | undefined) => (arn ? arn.split(':').pop()! : '-');
+export const time = (ms: number | string | null | undefined) => (ms === undefined || ms === null ? '-' : new Date(Number(ms)).toISOString());
+export const name = (arnOrUrl: string | undefined) => (arnOrUrl ? arnOrUrl.split(/[/:]/).pop()! : '-');
 
-/** Left-aligned columns, two spaces apart. */
-export function table(rows: string[][]): string {
+/** An age in seconds, short: 45s, 12m, 3h, 2d. */
+export function age(seconds: number | undefined): string {
+  if (seconds === undefined) return '-';
+  if (seconds < 120) return `${seconds}s`;
+  if (seconds < 7200) return `${Math.floor(seconds / 60)}m`;
+  if (seconds < 172_800) return `${Math.floor(seconds / 3600)}h`;
+  return `${Math.floor(seconds / 86_400)}d`;
+}
+
+/**
+ * Left-aligned columns, two spaces apart. On a terminal, the last column is cut to fit
+ * its width (piped output keeps everything, for grep).
+ */
+export function table(rows: string[][], width = process.stdout.isTTY ? process.stdout.columns : undefined): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
+  return rows.map((r) => {
+    const line = r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
+    return width && line.length > width && width > 20 ? `${line.slice(0, width - 1)}…` : line;
+  }).join('\n') + '\n';
+}
+
+/** The id part of a task handle (base64 of `{"taskId", "sourceArn"}`), its first 8 characters. */
+export function shortTaskId(handle: string | undefined): string {
+  if (!handle) return '-';
+  try {
+    const v = JSON.parse(Buffer.from(handle, 'base64').toString('utf8')) as { taskId?: string };
+    return v.taskId ? v.taskId.slice(0, 8) : handle.slice(0, 8);
+  } catch {
+    return handle.slice(0, 8);
+  }
+}
+
+/** A selective-redrive filter as the flags that would give it. */
+export function filterText(filter: object | undefined): string {
+  const f = (filter ?? {}) as Record<string, unknown>;
+  if (!Object.keys(f).length) return 'all';
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(f)) {
+    if (k === 'MessageAttribute') {
+      const a = v as { Name: string; Value: string };
+      parts.push(`attribute ${a.Name}=${a.Value}`);
+    } else if (k === 'BodyContains') parts.push(`body contains ${JSON.stringify(v)}`);
+    else if (k === 'BodyJsonPath') parts.push(f.Equals === undefined ? `has ${String(v)}` : `${String(v)} = ${JSON.stringify(f.Equals)}`);
+    else if (k === 'DeadLetterQueueSourceArn') parts.push(`from ${name(String(v))}`);
+    else if (k === 'DeadLetteredAfter') parts.push(`died after ${time(v as number)}`);
+    else if (k === 'DeadLetteredBefore') parts.push(`died before ${time(v as number)}`);
+    else if (k === 'DeathReason') parts.push(`reason ${String(v)}`);
+  }
+  return parts.join(', ');
 }
 
 export function progress(t: MoveTask): string {
@@ -40,16 +91,39 @@ export function progress(t: MoveTask): string {
   return `${t.Status}${reason}  moved ${t.ApproximateNumberOfMessagesMoved}/${total ?? '?'}${pct}${rate}`;
 }
 
+export const TASK_HEADER = ['ID', 'STARTED', 'STATUS', 'MOVED', 'DESTINATION', 'FILTER'];
+
 export function taskLine(t: MoveTask): string[] {
-  return [time(t.StartedTimestamp), t.Status, `${t.ApproximateNumberOfMessagesMoved}/${t.ApproximateNumberOfMessagesToMove ?? '?'}`,
-    t.DestinationArn ? name(t.DestinationArn) : '(sources)', t.FailureReason ?? t.TaskHandle ?? ''];
+  return [shortTaskId(t.TaskHandle), time(t.StartedTimestamp).replace(/\.\d+Z$/, 'Z'), t.Status,
+    `${t.ApproximateNumberOfMessagesMoved}/${t.ApproximateNumberOfMessagesToMove ?? '?'}`,
+    t.DestinationArn ? name(t.DestinationArn) : '(sources)', filterText(t.Filter) + (t.FailureReason ? `; ${t.FailureReason}` : '')];
 }
+
+const BODY_CHARS = 200;
+
+/** A body under `  body:`: one line beside it, several indented beneath it, cut unless `full`. */
+function bodyLines(body: string, full: boolean): string[] {
+  const cut = !full && body.length > BODY_CHARS ? `${body.slice(0, BODY_CHARS)}… (${body.length} chars; --full shows all)` : body;
+  const lines = cut.split(/\r?\n/);
+  return lines.length === 1 ? [`  body: ${cut}`] : ['  body:', ...lines.map((l) => `    ${l}`)];
+}
+
+/** When and where it was dead-lettered; an imported message knows only where (its history says when). */
+function deadLettered(m: PeekedMessage): string {
+  const source = m.Attributes.DeadLetterQueueSourceArn;
+  if (m.DeadLetteredTimestamp !== undefined) return `  dead-lettered ${time(m.DeadLetteredTimestamp)} from ${name(source)}`;
+  return source ? `  dead-letter source ${name(source)}` : '';
+}
+
+export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 export function peeked(m: PeekedMessage, full: boolean): string {
   const a = m.Attributes;
+  const fifo = [a.MessageGroupId !== undefined ? `group ${a.MessageGroupId}` : '', a.MessageDeduplicationId !== undefined ? `dedup ${a.MessageDeduplicationId}` : '']
+    .filter(Boolean).join('  ');
   const lines = [
-    `#${m.Position}  ${m.MessageId}  ${m.State}  received ${a.ApproximateReceiveCount ?? 0}x`,
-    `  sent ${time(a.SentTimestamp)}${m.DeadLetteredTimestamp !== undefined ? `  dead-lettered ${time(m.DeadLetteredTimestamp)} from ${name(a.DeadLetterQueueSourceArn)}` : ''}`,
+    `#${m.Position}  ${m.MessageId}  ${m.State}  received ${a.ApproximateReceiveCount ?? 0}x${fifo ? `  ${fifo}` : ''}`,
+    `  sent ${time(a.SentTimestamp)}${deadLettered(m)}`,
   ];
   const attrs = Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => `${k}=${v.StringValue ?? `<${v.DataType}>`}`);
   if (attrs.length) lines.push(`  attributes: ${attrs.join(', ')}`);
@@ -59,7 +133,6 @@ export function peeked(m: PeekedMessage, full: boolean): string {
       .filter(Boolean).join(', ');
     lines.push(`  died ${d.count}x in ${d.queue}: ${d.reason}, ${time(d.firstTime)} .. ${time(d.lastTime)}${extra ? `  (${extra})` : ''}`);
   }
-  const body = !full && m.Body.length > 200 ? `${m.Body.slice(0, 200)}… (${m.Body.length} chars)` : m.Body;
-  lines.push(`  body: ${body}`);
+  lines.push(...bodyLines(m.Body, full));
   return lines.join('\n') + '\n';
 }

@@ -6,8 +6,24 @@ import { parsePort, StartupError } from '../server/start-up.js';
 import { stopOnSignals } from './shutdown.js';
 import { backupCommand } from './backup.js';
 import { dlqCommand } from './dlq.js';
+import { messagesCommand } from './messages.js';
+import { queuesCommand } from './queues.js';
+import { version } from './version.js';
 
-const program = new Command('redrive').description('An SQS-compatible message queue with dead-letter queues you can trust.');
+const program = new Command('redrive').description('An SQS-compatible message queue with dead-letter queues you can trust.')
+  .version(version(), '-V, --version', 'print the version')
+  .addHelpText('after', `
+Client commands talk to a running server (--endpoint, default http://127.0.0.1:9324, or REDRIVE_ENDPOINT) and sign
+their requests with AWS credentials when they find some (AWS_* variables, --profile, ~/.aws files).
+
+Examples:
+  $ redrive serve --data-dir ./data
+  $ redrive queues create orders-dlq
+  $ redrive queues create orders --dlq orders-dlq --max-receives 3
+  $ redrive dlq list
+  $ redrive dlq redrive orders-dlq --watch
+  $ AWS_PROFILE=team-a redrive queues list --endpoint http://queues.internal:9324
+`);
 
 program
   .command('serve')
@@ -56,8 +72,13 @@ program
     stopOnSignals(server);
   });
 
+program.addCommand(queuesCommand());
+program.addCommand(messagesCommand());
 program.addCommand(dlqCommand());
 program.addCommand(backupCommand());
+program.command('version').description('Print the version').action(() => {
+  process.stdout.write(`${version()}\n`);
+});
 
 function seconds(value: string, flag: string): number {
   const n = Number(value);

@@ -11,6 +11,7 @@ import { newReceiptToken } from './receipt.js';
 import { checkFifoParameters, DEDUP_INTERVAL_MS, FIFO_INFLIGHT_LIMIT, fifoFields, receiveAttemptId } from './fifo.js';
 import { deadLetterRule, lengthLimit, queueFull, sendExpiry } from './dead-lettering.js';
 import { deathAttributes } from './deaths.js';
+import { restoredDeaths } from './imported-deaths.js';
 import type { MessageAttributes, NewMessage, QueueRecord, RequestContext, StoredMessage } from './types.js';
 import { checkBatchEntries, checkBody, checkMessageAttributes, intParam } from './validation.js';
 
@@ -35,11 +36,13 @@ function buildMessage(engine: Engine, ctx: RequestContext, queue: QueueRecord, e
     delay = intParam(e.DelaySeconds, 'DelaySeconds', 0, 900)!;
   }
   const now = engine.clock.now();
+  // An import restores the death history (extension); those attributes are not stored as such.
+  const { systemAttributes, deaths, deadLetterSourceArn } = restoredDeaths(system.attributes);
   const message: NewMessage = {
     messageId: randomUUID(),
     body,
     attributes: user.attributes,
-    systemAttributes: withTraceHeader(ctx, system.attributes),
+    systemAttributes: withTraceHeader(ctx, systemAttributes),
     md5OfBody: md5Hex(body),
     md5OfAttributes: md5OfAttributes(user.attributes),
     md5OfSystemAttributes: md5OfAttributes(system.attributes),
@@ -48,6 +51,8 @@ function buildMessage(engine: Engine, ctx: RequestContext, queue: QueueRecord, e
     visibleAt: now + delay * 1000,
     expiresAt: sendExpiry(engine, queue, system.attributes, now),
     ...fifoFields(queue, e, body, now),
+    ...(deaths ? { deaths } : {}),
+    ...(deadLetterSourceArn ? { deadLetterSourceArn } : {}),
   };
   return { message, size };
 }

@@ -1,4 +1,5 @@
 import { MESSAGE_TTL_ATTRIBUTE } from './dead-letter-settings.js';
+import { RESTORE_ATTRIBUTES } from './imported-deaths.js';
 import { errors, sqsError } from './errors.js';
 import type { MessageAttributes, MessageAttributeValue } from './types.js';
 
@@ -51,7 +52,7 @@ export function checkMessageAttributes(
   const clean: [string, MessageAttributeValue][] = [];
   for (const [name, value] of entries) {
     if (kind === 'system') {
-      if (name !== 'AWSTraceHeader' && name !== MESSAGE_TTL_ATTRIBUTE) {
+      if (name !== 'AWSTraceHeader' && name !== MESSAGE_TTL_ATTRIBUTE && !RESTORE_ATTRIBUTES.includes(name)) {
         throw errors.invalidParameterValue(`Message system attribute name '${name}' is invalid.`);
       }
     } else {

@@ -1,0 +1,80 @@
+import type { Command } from 'commander';
+import { text } from 'node:stream/consumers';
+import { clientCommand, group, out, printJson } from './command-kit.js';
+import { plural } from './dlq-format.js';
+import { collect, pair, seconds } from './flags.js';
+import { exportQueue, importQueue } from './message-io.js';
+import { peekCommand } from './peek.js';
+
+interface SendOptions { attribute?: string[]; group?: string; dedup?: string; delay?: string }
+
+/** `redrive messages ...`: send, look at, delete, export and import messages. */
+export function messagesCommand(): Command {
+  const messages = group('messages', 'Messages: send, peek, delete (by id), export, import (JSON lines)', [
+    "redrive messages send orders '{\"id\":1}'", 'redrive messages peek orders', 'redrive messages export orders-dlq --out dlq.jsonl',
+  ]);
+  clientCommand<SendOptions>(messages, 'send <queue> [body]', 'Send a message (the body from the argument, or from stdin without one)',
+    ["redrive messages send orders '{\"id\":1}' --attribute type=order", 'echo hello | redrive messages send orders',
+      "redrive messages send events.fifo '{\"id\":2}' --group customer-7 --dedup order-2"],
+    async ({ sqs, opts }, queue: string, body: string | undefined) => {
+      const url = await sqs.queueUrl(queue);
+      const input: Record<string, unknown> = { QueueUrl: url, MessageBody: body ?? (await text(process.stdin)).replace(/\n$/, '') };
+      if (opts.attribute?.length) {
+        input.MessageAttributes = Object.fromEntries(opts.attribute.map((a) => pair(a, '--attribute')).map(([n, v]) => [n, { DataType: 'String', StringValue: v }]));
+      }
+      if (opts.group !== undefined) input.MessageGroupId = opts.group;
+      if (opts.dedup !== undefined) input.MessageDeduplicationId = opts.dedup;
+      if (opts.delay !== undefined) input.DelaySeconds = seconds(opts.delay, '--delay', 900);
+      const r = await sqs.call<{ MessageId: string }>('SendMessage', input);
+      if (opts.json) return printJson(r);
+      out(`${r.MessageId}\n`);
+    })
+    .option('--attribute <name=value>', 'a String message attribute (repeatable)', collect)
+    .option('--group <id>', 'FIFO: the message group id')
+    .option('--dedup <id>', 'FIFO: the deduplication id (not needed with ContentBasedDeduplication)')
+    .option('--delay <seconds>', 'standard queues: seconds before the message is visible (0-900)');
+
+  peekCommand(messages, 'messages', 'queue');
+
+  clientCommand(messages, 'delete <queue> <message-id...>', 'Delete messages by id, whatever their state (no receipt handle needed)',
+    ['redrive messages delete orders-dlq 6f1c2a4e-0000-4000-8000-000000000000'],
+    async ({ sqs, opts }, queue: string, ids: string[]) => {
+      const url = await sqs.queueUrl(queue);
+      const deleted: string[] = [];
+      const failed: { Id: string; Code: string; Message: string }[] = [];
+      for (let i = 0; i < ids.length; i += 10) {
+        const r = await sqs.call<{ Successful?: { Id: string }[]; Failed?: { Id: string; Code: string; Message: string }[] }>('DeleteMessagesById', {
+          QueueUrl: url, MessageIds: ids.slice(i, i + 10),
+        });
+        deleted.push(...(r.Successful ?? []).map((s) => s.Id));
+        failed.push(...(r.Failed ?? []));
+      }
+      if (failed.length) process.exitCode = 1;
+      if (opts.json) return printJson({ Deleted: deleted, Failed: failed });
+      for (const id of deleted) out(`deleted ${id}\n`);
+      for (const f of failed) process.stderr.write(`redrive: message ${f.Id} is not in ${queue} (deleted, received and deleted, redriven or expired)\n`);
+    });
+
+  clientCommand<{ out: string }>(messages, 'export <queue>', 'Write every message of a queue as JSON lines, without receiving them: body, attributes, FIFO ids and death history',
+    ['redrive messages export orders-dlq --out orders-dlq.jsonl', 'redrive messages export orders-dlq | jq -r .Body'],
+    async ({ sqs, opts }, queue: string) => {
+      const url = await sqs.queueUrl(queue);
+      const n = await exportQueue(sqs, url, opts.out);
+      if (opts.out !== '-') (opts.json ? printJson({ Exported: n, File: opts.out }) : out(`exported ${plural(n, 'message')} from ${queue} to ${opts.out}\n`));
+    })
+    .option('--out <file>', 'the file to write (- for stdout)', '-');
+
+  clientCommand<{ in: string }>(messages, 'import <queue>', 'Send the messages of a JSON lines export to a queue, keeping attributes, FIFO ids and death history',
+    ['redrive messages import orders-replay --in orders-dlq.jsonl', 'cat orders-dlq.jsonl | redrive messages import orders-replay'],
+    async ({ sqs, opts }, queue: string) => {
+      const url = await sqs.queueUrl(queue);
+      const fifo = (await sqs.attributes(url, ['FifoQueue'])).FifoQueue === 'true';
+      const r = await importQueue(sqs, url, fifo, opts.in, queue);
+      if (r.failed.length) process.exitCode = 1;
+      if (opts.json) return printJson({ Imported: r.sent, Failed: r.failed });
+      out(`imported ${plural(r.sent, 'message')} into ${queue}\n`);
+      for (const f of r.failed) process.stderr.write(`redrive: line ${f.line} not imported: ${f.message} (${f.code})\n`);
+    })
+    .option('--in <file>', 'the file to read (- for stdin)', '-');
+  return messages;
+}

@@ -1,0 +1,48 @@
+import type { Command } from 'commander';
+import { clientCommand, out, printJson } from './command-kit.js';
+import { peeked, type PeekedMessage } from './dlq-format.js';
+import { positive } from './flags.js';
+import type { SqsJsonClient } from './sqs-client.js';
+import { filterOf, withFilterFlags, type FilterOptions } from './filter-flags.js';
+
+export interface PeekOptions extends FilterOptions {
+  limit: string;
+  from?: string;
+  full?: boolean;
+}
+
+/** Pages of PeekMessages until `limit` messages (or the end); the filter is applied by the server. */
+export async function peekPages(sqs: SqsJsonClient, url: string, limit: number, from?: string, filter?: object) {
+  let left = limit;
+  let token = from;
+  const messages: PeekedMessage[] = [];
+  do {
+    const page = await sqs.call<{ Messages: PeekedMessage[]; NextToken?: string }>('PeekMessages', {
+      QueueUrl: url, MaxResults: Math.min(left, 100), ...(token ? { NextToken: token } : {}), ...(filter ? { Filter: filter } : {}),
+    });
+    messages.push(...page.Messages);
+    left -= page.Messages.length;
+    token = page.NextToken;
+  } while (token && left > 0);
+  return { messages, next: token };
+}
+
+/** `peek <queue>`, in the `messages` and `dlq` groups alike. */
+export function peekCommand(parent: Command, group: string, role: string): Command {
+  return withFilterFlags(clientCommand<PeekOptions>(parent, 'peek <queue>',
+    'Show messages, oldest first, without receiving them: no receive count or visibility changes',
+    [`redrive ${group} peek orders-dlq`, `redrive ${group} peek orders-dlq --limit 50 --full`, `redrive ${group} peek orders-dlq --death-reason rejected --source orders`,
+      `redrive ${group} peek orders-dlq --from <token from the previous peek>`],
+    async ({ sqs, opts }, queue: string) => {
+      const filter = await filterOf(sqs, opts);
+      const url = await sqs.queueUrl(queue, role);
+      const { messages, next } = await peekPages(sqs, url, positive(opts.limit, '--limit'), opts.from, filter);
+      if (opts.json) return printJson({ Messages: messages, NextToken: next });
+      if (!messages.length) out(`no messages${filter ? ' that match' : ''} in ${queue}\n`);
+      for (const m of messages) out(peeked(m, !!opts.full));
+      if (next) out(`more: redrive ${group} peek ${queue} --from ${next}${filter ? ' (and the same filter flags)' : ''}\n`);
+    })
+    .option('--limit <n>', 'at most this many messages', '10')
+    .option('--from <token>', 'continue after a previous peek (its NextToken)')
+    .option('--full', 'print whole bodies'));
+}
