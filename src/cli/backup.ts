@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { join } from 'node:path';
-import { defaults } from '../server/app.js';
+import { defaults } from '../server/server-config.js';
 import { backupDatabase } from '../stores/sqlite/backup.js';
 
 /**

@@ -21,11 +21,13 @@ export function isRegionName(s: string): boolean {
 
 /**
  * The region a host name of the form `sqs.<region>.<anything>` names (SQS's own
- * endpoints, or `sqs.eu-west-1.localhost` pointed at Redrive); undefined otherwise.
+ * endpoints, or `sqs.eu-west-1.localhost` pointed at Redrive); undefined otherwise. The
+ * label must be shaped like an AWS region (`us-east-1`, `us-gov-west-1`), so that a
+ * deployment's own name, such as `sqs.example.com` or `sqs.internal.corp`, names none.
  */
 export function regionOfHost(host: string | undefined): string | undefined {
   const m = host === undefined ? null : /^sqs\.([^.]+)\.[^/]+$/.exec(host);
-  return m && isRegionName(m[1]!) ? m[1] : undefined;
+  return m && /^[a-z]{2,}(-[a-z]+)+-\d+$/.test(m[1]!) && isRegionName(m[1]!) ? m[1] : undefined;
 }
 
 /**

@@ -1,11 +1,10 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import pino, { type Logger } from 'pino';
-import { DEFAULT_REGION } from '../engine/addressing.js';
+import type { Logger } from 'pino';
 import { ManualClock, SystemClock, type Clock } from '../engine/clock.js';
 import { Engine } from '../engine/engine.js';
 import { PostgresStore } from '../stores/postgres/store.js';
-import { SqliteStore, type Durability } from '../stores/sqlite/store.js';
+import { SqliteStore } from '../stores/sqlite/store.js';
 import type { Store } from '../engine/store/store.js';
 import { ConfigError, loadConfigFile } from './config-file.js';
 import { declareQueues } from './declare-queues.js';
@@ -16,55 +15,10 @@ import { ConsoleRoutes } from '../console/console-routes.js';
 import { ServerMetrics } from '../metrics/metrics.js';
 import { MetricsEndpoint, parseMetricsAddress, readMetricsToken } from '../metrics/metrics-endpoint.js';
 import { AmqpServer } from '../protocols/amqp/server.js';
+import { defaults, serverLog, type ServerConfig } from './server-config.js';
+
+export { defaults, serverLog, type ServerConfig };
 import { checkAccountId, checkDataDir, checkPortFree, checkRegion, listenError, readCredentials, StartupError } from './start-up.js';
-
-export interface ServerConfig {
-  host: string;
-  port: number;
-  /** `sqlite` (default), `memory`, or a `postgres://user@host:port/db[?pool_size=N]` URL. */
-  storage: string;
-  /** Whether `storage` came from the command line, and so overrides the config file's. */
-  storageFromFlag?: boolean;
-  dataDir: string;
-  durability: Durability;
-  region: string;
-  accountId: string;
-  logLevel: string;
-  clock: 'system' | 'manual';
-  /** A JSON file of access keys: when given, every SQS request must be SigV4-signed by one of them. */
-  credentials?: string;
-  /** The config file with dead-letter policies (config-file.ts), reloaded by `reload()`. */
-  configFile?: string;
-  /** The web console under /console (docs/console.md): `on` (default) or `off`. */
-  console: 'on' | 'off';
-  /**
-   * On SIGTERM, how long `/ready` answers 503 while the server still serves everything,
-   * before it stops accepting connections and drains: time for a load balancer to notice.
-   */
-  shutdownGraceMs: number;
-  /** This node's name in the `node` label of its metrics; host name and port by default. */
-  nodeId?: string;
-  /** `host:port`: serve /metrics there instead of on the main port (docs/monitoring.md). */
-  metricsAddress?: string;
-  /** A file holding the bearer token /metrics requires. */
-  metricsTokenFile?: string;
-  /** The AMQP 0-9-1 listener's port (docs/amqp.md); off when absent. */
-  amqpPort?: number;
-}
-
-export const defaults: ServerConfig = {
-  host: '127.0.0.1',
-  port: 9324,
-  storage: 'sqlite',
-  dataDir: './data',
-  durability: 'process',
-  region: DEFAULT_REGION,
-  accountId: '000000000000',
-  logLevel: 'info',
-  clock: 'system',
-  console: 'on',
-  shutdownGraceMs: 0,
-};
 
 /** Where the storage setting points: checked before anything is opened or created. */
 function storageKind(storage: string, from = '--storage'): 'memory' | 'sqlite' | 'postgres' {
@@ -93,10 +47,6 @@ export async function openStore(config: ServerConfig, log?: Logger): Promise<Sto
   }
 }
 
-/** The server's JSON log lines (pino); start-up failures go the same way (see the CLI). */
-export function serverLog(level: string): Logger {
-  return pino({ level, base: undefined });
-}
 
 /**
  * Every check of the start-up input that needs nothing opened or created, in one place:

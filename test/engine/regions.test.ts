@@ -6,11 +6,23 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { actions } from '../../src/engine/actions.js';
+import { regionOfHost } from '../../src/engine/addressing.js';
 import { ManualClock } from '../../src/engine/clock.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { RequestContext } from '../../src/engine/types.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';
 import { ctx, testEngine } from './support.js';
+
+test('only a label shaped like an AWS region makes a host name a region', () => {
+  assert.equal(regionOfHost('sqs.eu-west-1.localhost:9324'), 'eu-west-1');
+  assert.equal(regionOfHost('sqs.us-gov-west-1.amazonaws.com'), 'us-gov-west-1');
+  assert.equal(regionOfHost('sqs.us-east-1.localhost.localstack.cloud:4566'), 'us-east-1');
+  // A deployment's own host names no region: the request keeps the server's.
+  assert.equal(regionOfHost('sqs.example.com:4566'), undefined);
+  assert.equal(regionOfHost('sqs.internal.corp'), undefined);
+  assert.equal(regionOfHost('sqs.localhost'), undefined);
+  assert.equal(regionOfHost('queues.eu-west-1.example.com'), undefined);
+});
 
 const inRegion = (region: string, baseUrl = ctx.baseUrl): RequestContext => ({ ...ctx, region, baseUrl });
 
