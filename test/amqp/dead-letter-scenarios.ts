@@ -262,4 +262,34 @@ export const deadLetterScenarios: Scenario[] = [
       return { rejected, inB, end: await depths() };
     },
   },
+  {
+    name: 'x-expires deletes an unused queue without dead-lettering its messages; a consumer keeps it',
+    async run(c) {
+      const ch = await c.channel();
+      const dlx = c.x('dlx');
+      await ch.assertExchange(dlx, 'fanout');
+      const dlq = c.q('dlq');
+      await ch.assertQueue(dlq);
+      await ch.bindQueue(dlq, dlx, '');
+      const idle = c.q('idle');
+      const used = c.q('used');
+      await ch.assertQueue(idle, dlxArgs(dlx, { 'x-expires': 1000 }));
+      await ch.assertQueue(used, { arguments: { 'x-expires': 1000 } });
+      await publish(ch, '', idle, 'lost with its queue');
+      const { consumerTag } = await ch.consume(used, () => undefined);
+      const exists = async (q: string) => {
+        const probe = await c.channel();
+        try {
+          return (await probe.checkQueue(q)).messageCount;
+        } catch (e) {
+          return (e as { code?: number }).code;
+        }
+      };
+      await pause(2000);
+      const whileConsumed = { idle: await exists(idle), used: await exists(used), dlq: await exists(dlq) };
+      await ch.cancel(consumerTag);
+      await pause(2000);
+      return { whileConsumed, afterCancel: await exists(used) };
+    },
+  },
 ];

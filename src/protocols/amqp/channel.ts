@@ -204,6 +204,7 @@ export class Channel implements ConsumerHost {
   private async get(a: Args): Promise<void> {
     const queue = await this.broker.queue(String(a.queue));
     this.host.registry.checkOwner(queue.id, queue.name, this.host.id);
+    this.host.registry.touch(queue.id, Date.now());
     const [d] = await this.broker.receive(queue, 1, 0);
     if (!d) {
       this.send('basic.get-empty');
