@@ -58,10 +58,16 @@ export function effectiveSettings(policies: ServerPolicySet, region: string, que
   const targets = (p: ServerPolicy) => policyTarget(p.definition, region, queue.accountId) === self;
   // A policy never applies to its own dead-letter queue unless it opts in, and then
   // only its limits: a lower policy that matches applies instead (docs/extensions.md).
-  const policy = policies.match(queue.name, (p) => targets(p) && !p.definition.applyToDeadLetterTarget);
+  const policy = policies.match(queue.name, (p) => (p.accountId !== undefined && p.accountId !== queue.accountId)
+    || (targets(p) && !p.definition.applyToDeadLetterTarget));
   const d = policy ? (targets(policy) ? limitsOf(policy.definition) : policy.definition) : {};
   const applied: ServerPolicyDefinition = {};
   const pick = <K extends keyof ServerPolicyDefinition>(key: K, mine: ServerPolicyDefinition[K] | undefined): ServerPolicyDefinition[K] | undefined => {
+    // RabbitMQ's rule for management-API policies: of two numeric limits the lower applies.
+    if (mine !== undefined && policy?.lowerLimitWins && typeof mine === 'number' && typeof d[key] === 'number' && (d[key] as number) < mine) {
+      applied[key] = d[key];
+      return d[key];
+    }
     if (mine !== undefined) return mine;
     if (d[key] !== undefined) applied[key] = d[key];
     return d[key];

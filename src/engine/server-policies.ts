@@ -36,6 +36,14 @@ export interface ServerPolicyDefinition {
 
 export interface ServerPolicy {
   name: string;
+  /** A policy set through the management API applies to the queues of its account only. */
+  accountId?: string;
+  /**
+   * RabbitMQ's resolution (management-API policies): where the queue sets a numeric limit
+   * too (TTL, lengths, delivery limit), the lower of the two applies; otherwise the
+   * queue's own setting wins, as for config-file policies.
+   */
+  lowerLimitWins?: boolean;
   /** A regular expression tested against queue names. */
   pattern: string;
   priority: number;

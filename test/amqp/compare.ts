@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import amqp, { type ChannelModel } from 'amqplib';
-import { Ctx, type Scenario } from './scenarios.js';
+import { Ctx, type PolicyControl, type Scenario } from './scenarios.js';
+import { rabbitPolicies, redrivePolicies } from './policy-control.js';
 import { RABBIT_URL, rabbitOrSkip, startAmqpServer, type AmqpServer } from './support.js';
 
 export function compareWithRabbit(title: string, list: Scenario[]): void {
@@ -33,8 +34,8 @@ export function compareWithRabbit(title: string, list: Scenario[]): void {
         if (!rabbit) return;
         const prefix = `redrive-amqp-${randomBytes(3).toString('hex')}-`;
         rabbit.on('error', () => undefined);
-        const runOn = async (conn: ChannelModel, url: string) => {
-          const c = new Ctx(conn, prefix, url);
+        const runOn = async (conn: ChannelModel, url: string, policies: PolicyControl) => {
+          const c = new Ctx(conn, prefix, url, policies);
           try {
             return await s.run(c);
           } finally {
@@ -42,8 +43,8 @@ export function compareWithRabbit(title: string, list: Scenario[]): void {
           }
         };
         try {
-          const want = await runOn(rabbit, RABBIT_URL);
-          const got = await runOn(redriveConn, redrive.url);
+          const want = await runOn(rabbit, RABBIT_URL, rabbitPolicies);
+          const got = await runOn(redriveConn, redrive.url, redrivePolicies(redrive.server.url));
           t.diagnostic(`RabbitMQ: ${JSON.stringify(want)}`);
           assert.deepEqual(got, want);
         } finally {

@@ -292,4 +292,40 @@ export const deadLetterScenarios: Scenario[] = [
       return { whileConsumed, afterCancel: await exists(used) };
     },
   },
+  {
+    name: 'a policy sets the dead-letter exchange and length limit; queue arguments override it',
+    async run(c) {
+      const ch = await c.channel();
+      const policyDlx = c.x('pol-dlx');
+      const argDlx = c.x('arg-dlx');
+      const fromPolicy = c.q('pol-dlq');
+      const fromArg = c.q('arg-dlq');
+      for (const [x, q] of [[policyDlx, fromPolicy], [argDlx, fromArg]] as const) {
+        await ch.assertExchange(x, 'fanout');
+        await ch.assertQueue(q);
+        await ch.bindQueue(q, x, '');
+      }
+      const name = `${c.prefix}policy`;
+      await c.policies!.set(name, `^${c.prefix}pq-`, { 'dead-letter-exchange': policyDlx, 'max-length': 1 });
+      try {
+        await pause(500);
+        const plain = c.q('pq-plain');
+        const own = c.q('pq-own');
+        await ch.assertQueue(plain);
+        await ch.assertQueue(own, dlxArgs(argDlx, { 'x-max-length': 5 }));
+        for (const q of [plain, own]) for (const b of ['1', '2']) await publish(ch, '', q, `${c.strip(q)}-${b}`);
+        ch.reject(await get(ch, own), false);
+        await pause(150);
+        const during = { policyDlq: await drain(c, ch, fromPolicy), argDlq: await drain(c, ch, fromArg) };
+        await c.policies!.clear(name);
+        await pause(500);
+        for (const b of ['3', '4']) await publish(ch, '', plain, `pq-plain-${b}`);
+        ch.reject(await get(ch, plain), false);
+        await pause(150);
+        return { during, plainAfter: await drain(c, ch, plain), policyDlqAfter: await drain(c, ch, fromPolicy) };
+      } finally {
+        await c.policies!.clear(name).catch(() => undefined);
+      }
+    },
+  },
 ];

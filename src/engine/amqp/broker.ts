@@ -158,6 +158,13 @@ export class AmqpBroker {
     }));
   }
 
+  /** The queue's delivery limit: set by argument or policy, and, as in RabbitMQ, for quorum queues only. */
+  private async deliveryLimit(queue: QueueRecord): Promise<number | undefined> {
+    const limit = this.engine.settingsOf(queue).deliveryLimit;
+    if (limit === undefined) return undefined;
+    return (await this.engine.store.exchanges.queue(queue.id))?.arguments['x-queue-type'] === 'quorum' ? limit : undefined;
+  }
+
   /** basic.ack: deletes the messages (only under their current receipt). */
   async ack(queue: QueueRecord, deliveries: Delivery[]): Promise<void> {
     if (!deliveries.length) return;
@@ -172,7 +179,7 @@ export class AmqpBroker {
    * messages the consumer never got, which do not count.
    */
   async requeue(queue: QueueRecord, deliveries: Delivery[], returned = true): Promise<void> {
-    const limit = returned ? this.engine.settingsOf(queue).deliveryLimit : undefined;
+    const limit = returned ? await this.deliveryLimit(queue) : undefined;
     if (limit !== undefined) {
       for (const d of deliveries.filter((x) => x.receiveCount > limit)) await this.deadLetter(queue, d, 'delivery_limit');
       deliveries = deliveries.filter((x) => x.receiveCount <= limit);

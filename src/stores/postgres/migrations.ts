@@ -386,4 +386,16 @@ export const migrations: string[] = [
     FOR EACH ROW WHEN (OLD.queue_id <> NEW.queue_id) EXECUTE FUNCTION redrive_count_moved();
   INSERT INTO queue_count (queue_id, shard, messages) SELECT queue_id, 0, count(*) FROM messages GROUP BY queue_id;
   `,
+  `
+  -- Runtime policies, set through the management API (/api/policies), per account.
+  CREATE TABLE policies (
+    account_id TEXT NOT NULL,
+    name       TEXT NOT NULL,
+    pattern    TEXT NOT NULL,
+    apply_to   TEXT NOT NULL,
+    priority   INTEGER NOT NULL,
+    definition TEXT NOT NULL,
+    PRIMARY KEY (account_id, name)
+  );
+  `,
 ];

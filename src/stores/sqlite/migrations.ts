@@ -327,4 +327,16 @@ ${refreshHead('NEW')}
   -- across all queues at once (maintenance.expiryDue), rather than asking each queue.
   CREATE INDEX messages_ttl ON messages (expires_at) WHERE expires_at IS NOT NULL;
   `,
+  `
+  -- Runtime policies, set through the management API (/api/policies), per account.
+  CREATE TABLE policies (
+    account_id TEXT NOT NULL,
+    name       TEXT NOT NULL,
+    pattern    TEXT NOT NULL,
+    apply_to   TEXT NOT NULL,
+    priority   INTEGER NOT NULL,
+    definition TEXT NOT NULL,
+    PRIMARY KEY (account_id, name)
+  );
+  `,
 ];
