@@ -1,5 +1,5 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +40,20 @@ export interface RedriveOptions {
   nodes?: number;
   /** A FIFO queue (`bench.fifo`) instead of a standard one. */
   fifo?: boolean;
+  /** Load through the AMQP listener (`--amqp-port`) instead of SQS: the target is its amqp:// URL. */
+  amqp?: boolean;
+}
+
+/** A loopback port free right now, for the AMQP listener (its log line is not read here). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
 }
 
 export const nodeArgs = () => (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -90,10 +104,16 @@ export async function startRedrive(opts: RedriveOptions): Promise<Target> {
       storage = db.url;
     }
     // One after the other: the first node applies the schema, the others find it done.
+    const amqpPort = opts.amqp ? await freePort() : undefined;
     for (let i = 0; i < (opts.nodes ?? 1); i++) {
-      servers.push(await startServerProcess(serveArgs(storage, data.dir, opts.durability), nodeArgs()));
+      const args = [...serveArgs(storage, data.dir, opts.durability), ...(amqpPort ? ['--amqp-port', String(amqpPort)] : [])];
+      servers.push(await startServerProcess(args, nodeArgs()));
     }
     const urls = servers.map((s) => s.url);
+    if (amqpPort) {
+      // The queue is declared by the load child (durable, as RabbitMQ's is): a name, not a URL.
+      return { url: `amqp://guest:guest@127.0.0.1:${amqpPort}`, queue: QUEUE, pids: servers.map((s) => s.pid), stop };
+    }
     return {
       url: urls[0]!, urls, queue: await createQueue(urls[0]!, opts.fifo), pids: servers.map((s) => s.pid),
       database, stop,
