@@ -1,5 +1,5 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,18 +42,6 @@ export interface RedriveOptions {
   fifo?: boolean;
   /** Load through the AMQP listener (`--amqp-port`) instead of SQS: the target is its amqp:// URL. */
   amqp?: boolean;
-}
-
-/** A loopback port free right now, for the AMQP listener (its log line is not read here). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export const nodeArgs = () => (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -104,13 +92,14 @@ export async function startRedrive(opts: RedriveOptions): Promise<Target> {
       storage = db.url;
     }
     // One after the other: the first node applies the schema, the others find it done.
-    const amqpPort = opts.amqp ? await freePort() : undefined;
     for (let i = 0; i < (opts.nodes ?? 1); i++) {
-      const args = [...serveArgs(storage, data.dir, opts.durability), ...(amqpPort ? ['--amqp-port', String(amqpPort)] : [])];
+      const args = [...serveArgs(storage, data.dir, opts.durability), ...(opts.amqp ? ['--amqp-port', '0'] : [])];
       servers.push(await startServerProcess(args, nodeArgs()));
     }
     const urls = servers.map((s) => s.url);
-    if (amqpPort) {
+    const amqpPort = servers[0]!.amqpPort;
+    if (opts.amqp) {
+      if (!amqpPort) throw new Error('the server logged no AMQP port');
       // The queue is declared by the load child (durable, as RabbitMQ's is): a name, not a URL.
       return { url: `amqp://guest:guest@127.0.0.1:${amqpPort}`, queue: QUEUE, pids: servers.map((s) => s.pid), stop };
     }

@@ -5,33 +5,19 @@
  * back to the queue it died in, where an AMQP consumer gets it with its x-death header.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import amqp, { type ChannelModel, type ConsumeMessage } from 'amqplib';
+import { describe, test } from 'node:test';
+import type { ConsumeMessage } from 'amqplib';
 import {
-  ListDeadLetterSourceQueuesCommand, ListMessageMoveTasksCommand, ReceiveMessageCommand, StartMessageMoveTaskCommand, type SQSClient,
+  ListDeadLetterSourceQueuesCommand, ListMessageMoveTasksCommand, ReceiveMessageCommand, StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { pause, startAmqpServer, type AmqpServer } from './support.js';
+import { pause, useMixedServer } from './support.js';
 
 describe('AMQP dead letters through SQS', () => {
-  let redrive: AmqpServer;
-  let conn: ChannelModel;
-  let sqs: SQSClient;
-  const url = (q: string) => `${redrive.server.url}/000000000000/${q}`;
+  const server = useMixedServer();
   const arn = (q: string) => `arn:aws:sqs:us-east-1:000000000000:${q}`;
 
-  before(async () => {
-    redrive = await startAmqpServer();
-    conn = await amqp.connect(redrive.url);
-    sqs = redrive.server.client();
-  });
-
-  after(async () => {
-    await conn?.close().catch(() => undefined);
-    await redrive?.server.stop();
-    redrive?.server.cleanup();
-  });
-
   test('an AMQP dead letter is seen with its history over SQS, redriven by StartMessageMoveTask and consumed over AMQP', async () => {
+    const { conn, sqs, url } = server();
     const ch = await conn.createConfirmChannel();
     await ch.assertExchange('mx-dlx', 'fanout');
     await ch.assertQueue('mx-src', { arguments: { 'x-dead-letter-exchange': 'mx-dlx' } });

@@ -59,6 +59,16 @@ function publish(ch: ConfirmChannel, exchange: string, key: string, body: string
   return new Promise((resolve) => ch.publish(exchange, key, Buffer.from(body), opts, (err) => resolve(err ? 'nack' : 'ack')));
 }
 
+/** An exchange (`dlx`, fanout by default) with a queue (`dlq`) bound to it by `key`: where dead letters are collected. */
+async function sink(c: Ctx, ch: ConfirmChannel, { type = 'fanout', x = 'dlx', q = 'dlq', key = '' } = {}): Promise<{ dlx: string; dlq: string }> {
+  const dlx = c.x(x);
+  const dlq = c.q(q);
+  await ch.assertExchange(dlx, type);
+  await ch.assertQueue(dlq);
+  await ch.bindQueue(dlq, dlx, key);
+  return { dlx, dlq };
+}
+
 /** A queue dead-lettering into `dlx`, with more arguments. */
 const dlxArgs = (dlx: string, more: Record<string, unknown> = {}) => ({ arguments: { 'x-dead-letter-exchange': dlx, ...more } });
 
@@ -70,13 +80,9 @@ export const deadLetterScenarios: Scenario[] = [
     name: 'reject and nack with and without requeue into a dead-letter exchange',
     async run(c) {
       const ch = await c.channel();
-      const dlx = c.x('dlx');
-      await ch.assertExchange(dlx, 'direct');
       const src = c.q('src');
-      const dlq = c.q('dlq');
+      const { dlx, dlq } = await sink(c, ch, { type: 'direct', key: src });
       await ch.assertQueue(src, dlxArgs(dlx));
-      await ch.assertQueue(dlq);
-      await ch.bindQueue(dlq, dlx, src);
       for (const b of ['a', 'b', 'c', 'd']) await publish(ch, '', src, b, { headers: { h: 'v' }, messageId: `id-${b}` });
       const [a, b, cc, d] = [await get(ch, src), await get(ch, src), await get(ch, src), await get(ch, src)];
       ch.reject(a, false);
@@ -92,18 +98,12 @@ export const deadLetterScenarios: Scenario[] = [
     name: 'per-queue and per-message TTL dead-letter with the dead-letter routing key',
     async run(c) {
       const ch = await c.channel();
-      const dlx = c.x('dlx');
-      await ch.assertExchange(dlx, 'direct');
+      const { dlx, dlq: dlq1 } = await sink(c, ch, { type: 'direct', q: 'dl-q', key: 'from-q' });
+      const { dlq: dlq2 } = await sink(c, ch, { type: 'direct', q: 'dl-m', key: 'from-m' });
       const byQueue = c.q('ttl-q');
       const byMessage = c.q('ttl-m');
-      const dlq1 = c.q('dl-q');
-      const dlq2 = c.q('dl-m');
       await ch.assertQueue(byQueue, dlxArgs(dlx, { 'x-message-ttl': 1000, 'x-dead-letter-routing-key': 'from-q' }));
       await ch.assertQueue(byMessage, dlxArgs(dlx, { 'x-dead-letter-routing-key': 'from-m' }));
-      await ch.assertQueue(dlq1);
-      await ch.assertQueue(dlq2);
-      await ch.bindQueue(dlq1, dlx, 'from-q');
-      await ch.bindQueue(dlq2, dlx, 'from-m');
       await publish(ch, '', byQueue, 'q1');
       await publish(ch, '', byQueue, 'q2', { expiration: '60000' });
       await publish(ch, '', byMessage, 'm1', { expiration: '1000' });
@@ -116,11 +116,7 @@ export const deadLetterScenarios: Scenario[] = [
     name: 'overflow: drop-head dead-letters the oldest, reject-publish refuses, reject-publish-dlx refuses and dead-letters',
     async run(c) {
       const ch = await c.channel();
-      const dlx = c.x('dlx');
-      await ch.assertExchange(dlx, 'fanout');
-      const dlq = c.q('dlq');
-      await ch.assertQueue(dlq);
-      await ch.bindQueue(dlq, dlx, '');
+      const { dlx, dlq } = await sink(c, ch);
       const out: Record<string, unknown> = {};
       for (const mode of ['drop-head', 'reject-publish', 'reject-publish-dlx']) {
         const q = c.q(mode);
@@ -142,13 +138,9 @@ export const deadLetterScenarios: Scenario[] = [
     name: 'delivery limit on a quorum queue',
     async run(c) {
       const ch = await c.channel();
-      const dlx = c.x('dlx');
-      await ch.assertExchange(dlx, 'fanout');
+      const { dlx, dlq } = await sink(c, ch);
       const q = c.q('quorum');
-      const dlq = c.q('dlq');
       await ch.assertQueue(q, { durable: true, ...dlxArgs(dlx, { 'x-queue-type': 'quorum', 'x-delivery-limit': 1 }) });
-      await ch.assertQueue(dlq);
-      await ch.bindQueue(dlq, dlx, '');
       await publish(ch, '', q, 'limited');
       const deliveries = [];
       for (let i = 0; i < 3; i++) {
@@ -266,11 +258,7 @@ export const deadLetterScenarios: Scenario[] = [
     name: 'x-expires deletes an unused queue without dead-lettering its messages; a consumer keeps it',
     async run(c) {
       const ch = await c.channel();
-      const dlx = c.x('dlx');
-      await ch.assertExchange(dlx, 'fanout');
-      const dlq = c.q('dlq');
-      await ch.assertQueue(dlq);
-      await ch.bindQueue(dlq, dlx, '');
+      const { dlx, dlq } = await sink(c, ch);
       const idle = c.q('idle');
       const used = c.q('used');
       await ch.assertQueue(idle, dlxArgs(dlx, { 'x-expires': 1000 }));
@@ -296,15 +284,8 @@ export const deadLetterScenarios: Scenario[] = [
     name: 'a policy sets the dead-letter exchange and length limit; queue arguments override it',
     async run(c) {
       const ch = await c.channel();
-      const policyDlx = c.x('pol-dlx');
-      const argDlx = c.x('arg-dlx');
-      const fromPolicy = c.q('pol-dlq');
-      const fromArg = c.q('arg-dlq');
-      for (const [x, q] of [[policyDlx, fromPolicy], [argDlx, fromArg]] as const) {
-        await ch.assertExchange(x, 'fanout');
-        await ch.assertQueue(q);
-        await ch.bindQueue(q, x, '');
-      }
+      const { dlx: policyDlx, dlq: fromPolicy } = await sink(c, ch, { x: 'pol-dlx', q: 'pol-dlq' });
+      const { dlx: argDlx, dlq: fromArg } = await sink(c, ch, { x: 'arg-dlx', q: 'arg-dlq' });
       const name = `${c.prefix}policy`;
       await c.policies!.set(name, `^${c.prefix}pq-`, { 'dead-letter-exchange': policyDlx, 'max-length': 1 });
       try {
