@@ -13,6 +13,8 @@ export interface Case {
   metric: 'sent' | 'consumed';
   /** `fifo-cycle`: message groups the producers pick from. */
   groups?: number;
+  /** AMQP kinds: the queue type declared. */
+  queueType?: 'classic' | 'quorum';
 }
 
 const sqlite: RedriveOptions = { storage: 'sqlite', durability: 'process' };
@@ -36,6 +38,11 @@ export const cases: Case[] = [
   { id: 'canned-batch', system: 'canned', ...batch },
   { id: 'rabbit-publish', system: 'rabbit', ...send, kind: 'rabbit-publish' },
   { id: 'rabbit-cycle', system: 'rabbit', ...cycle, kind: 'rabbit-cycle' },
+  // AMQP: Redrive's listener under the same load as RabbitMQ, classic and quorum queues.
+  { id: 'amqp-publish', system: 'redrive', redrive: { ...sqlite, amqp: true }, ...send, kind: 'rabbit-publish' },
+  { id: 'amqp-cycle', system: 'redrive', redrive: { ...sqlite, amqp: true }, ...cycle, kind: 'rabbit-cycle' },
+  { id: 'rabbit-publish-quorum', system: 'rabbit', ...send, kind: 'rabbit-publish', queueType: 'quorum' },
+  { id: 'rabbit-cycle-quorum', system: 'rabbit', ...cycle, kind: 'rabbit-cycle', queueType: 'quorum' },
 ];
 
 /**

@@ -52,6 +52,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 export interface ServerProcess {
   url: string;
   pid: number;
+  /** The AMQP listener's port, when the server was started with `--amqp-port` (0 picks one). */
+  amqpPort?: number;
   /** Asks the server to shut down, and kills it if it does not within a few seconds. */
   stop(): Promise<void>;
   /** SIGKILL, as a crash would; resolves once the process is gone. */
@@ -65,6 +67,7 @@ export interface ServerProcess {
 export function startServerProcess(args: string[], nodeArgs: string[] = []): Promise<ServerProcess> {
   const child = track(spawn(process.execPath, [...nodeArgs, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }));
   let stderr = '';
+  let amqpPort: number | undefined;
   child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => fail(new Error('server did not start within 15 s')), 15_000);
@@ -78,6 +81,8 @@ export function startServerProcess(args: string[], nodeArgs: string[] = []): Pro
     lines.on('line', (line) => {
       // Kept for the error of a server that exits: its reason is a JSON line on stdout.
       stderr = (stderr + line + '\n').slice(-2000);
+      const amqp = /"amqpPort":(\d+)/.exec(line);
+      if (amqp) amqpPort = Number(amqp[1]);
       const m = /"url":"([^"]+)"/.exec(line);
       if (!m || !line.includes('"listening"')) return;
       clearTimeout(timer);
@@ -85,7 +90,7 @@ export function startServerProcess(args: string[], nodeArgs: string[] = []): Pro
       lines.removeAllListeners('line');
       // Keep draining stdout so that a chatty server can never block on a full pipe.
       child.stdout!.resume();
-      resolve({ url: m[1]!, pid: child.pid!, stop: () => stopProcess(child), kill: () => killProcess(child) });
+      resolve({ url: m[1]!, pid: child.pid!, amqpPort, stop: () => stopProcess(child), kill: () => killProcess(child) });
     });
   });
 }

@@ -28,6 +28,8 @@ export interface LoadSpec {
   total?: number;
   /** `fifo-cycle`: message groups the producers pick from at random. */
   groups?: number;
+  /** AMQP kinds: the queue's x-queue-type (RabbitMQ: classic by default, or quorum). */
+  queueType?: 'classic' | 'quorum';
 }
 
 export interface LoadResult {

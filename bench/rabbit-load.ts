@@ -4,7 +4,8 @@ import type { LoadSpec } from './protocol.js';
 import { stampedBody, stampOf, Window } from './window.js';
 
 /**
- * The RabbitMQ baseline, held to Redrive's promise: a durable queue, persistent
+ * AMQP load, against RabbitMQ (the baseline) or Redrive's AMQP listener, held to Redrive's
+ * promise: a durable queue (classic, or quorum with spec.queueType), persistent
  * messages, and a publish counts only once the broker confirmed it. Each publisher
  * has its own confirm channel with one publish outstanding, the AMQP analogue of one
  * HTTP connection with one request in flight.
@@ -20,7 +21,7 @@ export async function runRabbit(spec: LoadSpec, w: Window): Promise<void> {
   const conn = await amqp.connect(spec.target, { noDelay: true });
   try {
     const admin = await conn.createChannel();
-    await admin.assertQueue(spec.queue, { durable: true });
+    await admin.assertQueue(spec.queue, { durable: true, arguments: spec.queueType === 'quorum' ? { 'x-queue-type': 'quorum' } : {} });
     const publishers = await Promise.all(Array.from({ length: spec.producers }, () => conn.createConfirmChannel()));
     const consumed = spec.kind === 'rabbit-cycle' ? consume(conn, spec, w) : Promise.resolve();
     await Promise.all(publishers.map(async (ch) => {

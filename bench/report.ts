@@ -64,6 +64,11 @@ const rows: Row[] = [
   { workload: 'W5 FIFO cycle, 100 groups (consumed)', redrive: 'W5', rabbit: 'rabbit-cycle', ratioTo: 'W3' },
   { workload: 'W3 cycle, postgres, 1 node (consumed)', redrive: 'W3-pg', rabbit: 'rabbit-cycle', ratioTo: 'W3' },
   { workload: 'W3 cycle, postgres, 2 nodes (consumed)', redrive: 'W3-pg-2', rabbit: 'rabbit-cycle', ratioTo: 'W3' },
+  // Redrive's AMQP listener beside RabbitMQ's classic, then quorum queues (the issue's target).
+  { workload: 'AMQP confirmed publishes, 32 channels (vs classic)', redrive: 'amqp-publish', rabbit: 'rabbit-publish' },
+  { workload: 'AMQP confirmed publishes, 32 channels (vs quorum)', redrive: 'amqp-publish', rabbit: 'rabbit-publish-quorum' },
+  { workload: 'AMQP publish/consume/ack (vs classic)', redrive: 'amqp-cycle', rabbit: 'rabbit-cycle' },
+  { workload: 'AMQP publish/consume/ack (vs quorum)', redrive: 'amqp-cycle', rabbit: 'rabbit-cycle-quorum' },
 ];
 
 const int = (n: number | undefined) => (n === undefined ? 'n/a' : Math.round(n).toLocaleString('en-US'));
@@ -168,7 +173,7 @@ export function formatTable(table: TableRow[]): string {
 
 /** The baselines' own CPU figures: a ceiling that is client-bound is not a server ceiling. */
 export function formatBaselines(outcomes: Record<string, Outcome>): string {
-  const ids = ['canned-send', 'canned-batch', 'rabbit-publish', 'rabbit-cycle'];
+  const ids = ['canned-send', 'canned-batch', 'rabbit-publish', 'rabbit-cycle', 'rabbit-publish-quorum', 'rabbit-cycle-quorum'];
   const lines = ids.map((id) => {
     const o = outcomes[id];
     const s = o?.summary;

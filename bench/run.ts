@@ -30,7 +30,7 @@ async function runCase(c: Case, run: number, rate?: number): Promise<Measurement
   try {
     return await measure({
       kind: c.kind, target: target.url, targets: target.urls, queue: target.queue, producers: c.producers, consumers: c.consumers,
-      bodyBytes: config.bodyBytes, warmupSeconds: config.warmupSeconds, seconds: config.seconds, rate, groups: c.groups,
+      bodyBytes: config.bodyBytes, warmupSeconds: config.warmupSeconds, seconds: config.seconds, rate, groups: c.groups, queueType: c.queueType,
     }, c.metric, { serverPids: target.pids, database: target.database });
   } finally {
     await target.stop();

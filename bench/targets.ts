@@ -40,6 +40,8 @@ export interface RedriveOptions {
   nodes?: number;
   /** A FIFO queue (`bench.fifo`) instead of a standard one. */
   fifo?: boolean;
+  /** Load through the AMQP listener (`--amqp-port`) instead of SQS: the target is its amqp:// URL. */
+  amqp?: boolean;
 }
 
 export const nodeArgs = () => (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -91,9 +93,16 @@ export async function startRedrive(opts: RedriveOptions): Promise<Target> {
     }
     // One after the other: the first node applies the schema, the others find it done.
     for (let i = 0; i < (opts.nodes ?? 1); i++) {
-      servers.push(await startServerProcess(serveArgs(storage, data.dir, opts.durability), nodeArgs()));
+      const args = [...serveArgs(storage, data.dir, opts.durability), ...(opts.amqp ? ['--amqp-port', '0'] : [])];
+      servers.push(await startServerProcess(args, nodeArgs()));
     }
     const urls = servers.map((s) => s.url);
+    const amqpPort = servers[0]!.amqpPort;
+    if (opts.amqp) {
+      if (!amqpPort) throw new Error('the server logged no AMQP port');
+      // The queue is declared by the load child (durable, as RabbitMQ's is): a name, not a URL.
+      return { url: `amqp://guest:guest@127.0.0.1:${amqpPort}`, queue: QUEUE, pids: servers.map((s) => s.pid), stop };
+    }
     return {
       url: urls[0]!, urls, queue: await createQueue(urls[0]!, opts.fifo), pids: servers.map((s) => s.pid),
       database, stop,

@@ -2,7 +2,8 @@ import type { Clock } from './clock.js';
 import type { DeadLetterSettings } from './dead-letter-settings.js';
 import type { EngineObserver } from './observer.js';
 import type { Store } from './store/store.js';
-import type { QueueRecord } from './types.js';
+import type { DeadLetterTarget } from './store/dead-letters.js';
+import type { DeathReason, QueueRecord } from './types.js';
 
 export interface Log {
   info(obj: object, msg?: string): void;
@@ -25,4 +26,6 @@ export interface EngineContext {
   /** The queue's dead-letter settings in force: its attributes over the matching policy. */
   settingsOf(queue: Omit<QueueRecord, 'id'>): DeadLetterSettings;
   arnOf(queue: Pick<QueueRecord, 'accountId' | 'region' | 'name'>): string;
+  /** How the queue's messages are dead-lettered through its AMQP dead-letter exchange (amqp/dead-letter-exchange.ts). */
+  exchangeDeadLetterTarget(queue: QueueRecord, reason: DeathReason): Promise<DeadLetterTarget>;
 }

@@ -7,6 +7,10 @@ export const TTL_ATTRIBUTE = 'RedriveMessageTtlSeconds';
 export const MAX_LENGTH_ATTRIBUTE = 'RedriveMaxLength';
 export const MAX_LENGTH_BYTES_ATTRIBUTE = 'RedriveMaxLengthBytes';
 export const OVERFLOW_ATTRIBUTE = 'RedriveOverflow';
+/** AMQP dead-letter exchanges: set from x-dead-letter-exchange, -routing-key, x-delivery-limit. */
+export const DLX_ATTRIBUTE = 'RedriveDeadLetterExchange';
+export const DLX_ROUTING_KEY_ATTRIBUTE = 'RedriveDeadLetterRoutingKey';
+export const DELIVERY_LIMIT_ATTRIBUTE = 'RedriveDeliveryLimit';
 /** The message system attribute that gives one message its own time-to-live. */
 export const MESSAGE_TTL_ATTRIBUTE = 'RedriveTtlSeconds';
 /** Read-only: the policy that applies to the queue and the settings it contributes. */
@@ -20,6 +24,10 @@ export interface DeadLetterSettings {
   maxLength?: number;
   maxLengthBytes?: number;
   overflow: Overflow;
+  /** AMQP: the dead-letter exchange (`` is the default exchange); when set it replaces the target queue. */
+  deadLetterExchange?: string;
+  deadLetterRoutingKey?: string;
+  deliveryLimit?: number;
   /** The matching policy and what of it is in force (not overridden by the queue). */
   policy?: { name: string; applied: ServerPolicyDefinition };
 }
@@ -50,10 +58,16 @@ export function effectiveSettings(policies: ServerPolicySet, region: string, que
   const targets = (p: ServerPolicy) => policyTarget(p.definition, region, queue.accountId) === self;
   // A policy never applies to its own dead-letter queue unless it opts in, and then
   // only its limits: a lower policy that matches applies instead (docs/extensions.md).
-  const policy = policies.match(queue.name, (p) => targets(p) && !p.definition.applyToDeadLetterTarget);
+  const policy = policies.match(queue.name, (p) => (p.accountId !== undefined && p.accountId !== queue.accountId)
+    || (targets(p) && !p.definition.applyToDeadLetterTarget));
   const d = policy ? (targets(policy) ? limitsOf(policy.definition) : policy.definition) : {};
   const applied: ServerPolicyDefinition = {};
   const pick = <K extends keyof ServerPolicyDefinition>(key: K, mine: ServerPolicyDefinition[K] | undefined): ServerPolicyDefinition[K] | undefined => {
+    // RabbitMQ's rule for management-API policies: of two numeric limits the lower applies.
+    if (mine !== undefined && policy?.lowerLimitWins && typeof mine === 'number' && typeof d[key] === 'number' && (d[key] as number) < mine) {
+      applied[key] = d[key];
+      return d[key];
+    }
     if (mine !== undefined) return mine;
     if (d[key] !== undefined) applied[key] = d[key];
     return d[key];
@@ -74,6 +88,10 @@ export function effectiveSettings(policies: ServerPolicySet, region: string, que
     maxLengthBytes: pick('maxLengthBytes', num(a[MAX_LENGTH_BYTES_ATTRIBUTE])),
     // RabbitMQ's default overflow behaviour is drop-head.
     overflow: pick('overflow', (a[OVERFLOW_ATTRIBUTE] || undefined) as Overflow | undefined) ?? 'drop-head',
+    // An attribute present but empty is an AMQP argument naming the default exchange.
+    deadLetterExchange: pick('deadLetterExchange', a[DLX_ATTRIBUTE]),
+    deadLetterRoutingKey: pick('deadLetterRoutingKey', a[DLX_ROUTING_KEY_ATTRIBUTE]),
+    deliveryLimit: pick('deliveryLimit', num(a[DELIVERY_LIMIT_ATTRIBUTE])),
   };
   if (policy && Object.keys(applied).length) settings.policy = { name: policy.name, applied };
   return settings;

@@ -68,6 +68,8 @@ export function queueExpiry(engine: EngineContext, queue: QueueRecord | NewQueue
 export async function deadLetterTarget(
   engine: EngineContext, queue: QueueRecord, reason: DeathReason, rejectReason?: string,
 ): Promise<DeadLetterTarget | undefined> {
+  // An AMQP dead-letter exchange, when the queue has one, replaces its target queue.
+  if (engine.settingsOf(queue).deadLetterExchange !== undefined) return engine.exchangeDeadLetterTarget(queue, reason);
   const dlq = await targetQueue(engine, queue);
   if (!dlq) return undefined;
   const parking = await cyclesQueue(engine, dlq);
@@ -135,7 +137,8 @@ export async function lengthLimit(engine: EngineContext, queue: QueueRecord): Pr
   const s = engine.settingsOf(queue);
   if (s.maxLength === undefined && s.maxLengthBytes === undefined) return undefined;
   const deadLetter = s.overflow === 'drop-head' ? await deadLetterTarget(engine, queue, 'maxlen') : undefined;
-  return { maxMessages: s.maxLength, maxBytes: s.maxLengthBytes, overflow: s.overflow, deadLetter };
+  // reject-publish-dlx refuses as reject-publish does; the AMQP publish dead-letters what was refused.
+  return { maxMessages: s.maxLength, maxBytes: s.maxLengthBytes, overflow: s.overflow === 'drop-head' ? 'drop-head' : 'reject-publish', deadLetter };
 }
 
 /** The error of a send refused by the queue's length limit. */

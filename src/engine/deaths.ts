@@ -13,6 +13,10 @@ export interface DeathEvent {
   time: number;
   rejectReason?: string;
   originalTtlSeconds?: number;
+  /** AMQP messages: what x-death records of the first death per {queue, reason}. */
+  exchange?: string;
+  routingKeys?: string[];
+  originalExpiration?: string;
 }
 
 /** The history with `e` recorded: its entry counted and moved to the front, or a new one there. */
@@ -23,6 +27,9 @@ export function recordDeath(history: Death[] | undefined, e: DeathEvent): Death[
     const entry: Death = { queue: e.queue, queueArn: e.queueArn, reason: e.reason, count: 1, firstTime: e.time, lastTime: e.time };
     if (e.rejectReason !== undefined) entry.rejectReason = e.rejectReason;
     if (e.originalTtlSeconds !== undefined) entry.originalTtlSeconds = e.originalTtlSeconds;
+    if (e.exchange !== undefined) entry.exchange = e.exchange;
+    if (e.routingKeys !== undefined) entry.routingKeys = e.routingKeys;
+    if (e.originalExpiration !== undefined) entry.originalExpiration = e.originalExpiration;
     return [entry, ...list];
   }
   const old = list[i]!;
@@ -57,10 +64,16 @@ export interface DeathSummary {
  * it is the entry that started earliest, not necessarily the last one.
  */
 export function firstDeath(history: Death[] | undefined): DeathSummary | undefined {
+  const first = firstDeathEntry(history);
+  return first && { queue: first.queue, queueArn: first.queueArn, reason: first.reason, time: first.firstTime };
+}
+
+/** The entry of the first death (the one that started earliest). */
+export function firstDeathEntry(history: Death[] | undefined): Death | undefined {
   if (!history?.length) return undefined;
   let first = history[0]!;
   for (const d of history) if (d.firstTime <= first.firstTime) first = d;
-  return { queue: first.queue, queueArn: first.queueArn, reason: first.reason, time: first.firstTime };
+  return first;
 }
 
 /** The latest death (x-last-death-*): the front entry. */

@@ -13,10 +13,11 @@ import { MoveTaskRunner } from './move-task-runner.js';
 import { noObserver, type EngineObserver } from './observer.js';
 import { ServerPolicySet, type ServerPolicy } from './server-policies.js';
 import { decodeReceipt, encodeReceipt, type Receipt } from './receipt.js';
-import type { DeadLettered } from './store/dead-letters.js';
+import { exchangeDeadLetterTarget } from './amqp/dead-letter-exchange.js';
+import type { DeadLettered, DeadLetterTarget } from './store/dead-letters.js';
 import type { Store } from './store/store.js';
 import { retentionMs, SETTABLE } from './queue-attributes.js';
-import type { QueueRecord, RequestContext } from './types.js';
+import type { DeathReason, QueueRecord, RequestContext } from './types.js';
 
 /** A sweeping node that stops renewing is replaced by another after this long. */
 const SWEEP_LEASE_MS = 5_000;
@@ -119,7 +120,7 @@ export class Engine implements EngineContext {
   deadLettered(queue: QueueRecord, moves: DeadLettered[]): void {
     let drops: Map<string, string[]> | undefined;
     for (const d of moves) {
-      if (d.parked) this.observer.cycleBroken(queue, d.reason);
+      if (d.parked || d.cycle) this.observer.cycleBroken(queue, d.reason);
       else if (d.to === undefined) this.observer.dropped(queue, d.reason);
       else this.observer.deadLettered(queue, d.to, d.reason);
       if (d.parked) {
@@ -127,6 +128,12 @@ export class Engine implements EngineContext {
         this.log.warn(
           { queue: queue.name, messageId: d.messageId, reason: d.reason, cyclesBroken: this.cyclesBroken },
           'dead-letter cycle without a rejection: message parked in the cycles queue',
+        );
+      } else if (d.cycle) {
+        this.cyclesBroken++;
+        this.log.warn(
+          { queue: queue.name, messageId: d.messageId, reason: d.reason, cyclesBroken: this.cyclesBroken },
+          'dead-letter cycle without a rejection: copy dropped, as RabbitMQ does (dead-letter exchange)',
         );
       } else if (d.to === undefined) {
         this.dropped++;
@@ -179,6 +186,10 @@ export class Engine implements EngineContext {
       };
     });
     return this.receiptCodec;
+  }
+
+  exchangeDeadLetterTarget(queue: QueueRecord, reason: DeathReason): Promise<DeadLetterTarget> {
+    return exchangeDeadLetterTarget(this, queue, reason);
   }
 
   arnOf(queue: Pick<QueueRecord, 'accountId' | 'region' | 'name'>): string {

@@ -1,5 +1,5 @@
 import {
-  APPLIED_POLICY_ATTRIBUTE, MAX_LENGTH_ATTRIBUTE, MAX_LENGTH_BYTES_ATTRIBUTE, OVERFLOW_ATTRIBUTE, TTL_ATTRIBUTE,
+  APPLIED_POLICY_ATTRIBUTE, DELIVERY_LIMIT_ATTRIBUTE, DLX_ATTRIBUTE, DLX_ROUTING_KEY_ATTRIBUTE, MAX_LENGTH_ATTRIBUTE, MAX_LENGTH_BYTES_ATTRIBUTE, OVERFLOW_ATTRIBUTE, TTL_ATTRIBUTE,
 } from './dead-letter-settings.js';
 import { errors, sqsError } from './errors.js';
 import type { QueueRecord } from './types.js';
@@ -78,7 +78,11 @@ export const SETTABLE: Record<string, AttributeSpec> = {
   [TTL_ATTRIBUTE]: { parse: optional(intRange(0, 1_209_600)) },
   [MAX_LENGTH_ATTRIBUTE]: { parse: optional(intRange(1, 2 ** 31 - 1)) },
   [MAX_LENGTH_BYTES_ATTRIBUTE]: { parse: optional(intRange(1, Number.MAX_SAFE_INTEGER)) },
-  [OVERFLOW_ATTRIBUTE]: { parse: optional(oneOf('drop-head', 'reject-publish')) },
+  [OVERFLOW_ATTRIBUTE]: { parse: optional(oneOf('drop-head', 'reject-publish', 'reject-publish-dlx')) },
+  // AMQP dead-letter exchanges (docs/amqp.md); an empty exchange name is the default exchange.
+  [DLX_ATTRIBUTE]: { parse: text },
+  [DLX_ROUTING_KEY_ATTRIBUTE]: { parse: text },
+  [DELIVERY_LIMIT_ATTRIBUTE]: { parse: optional(intRange(0, 2 ** 31 - 1)) },
 };
 
 /** Computed attributes, returned by GetQueueAttributes but never settable. */

@@ -1,3 +1,4 @@
+import { exchangeTargetNames } from './amqp/dead-letter-targets.js';
 import { parseQueueArn } from './addressing.js';
 import type { EngineContext } from './context.js';
 import { errors } from './errors.js';
@@ -131,7 +132,7 @@ export async function checkRedriveAttributes(
   attributes.RedrivePolicy = JSON.stringify(policy);
 }
 
-/** The queues that dead-letter into `dlq` (by RedrivePolicy or by a policy), in name order. */
+/** The queues that dead-letter into `dlq` (by RedrivePolicy, a policy or a dead-letter exchange), in name order. */
 export async function deadLetterSources(engine: EngineContext, dlq: Pick<QueueRecord, 'accountId' | 'region' | 'name'>): Promise<QueueRecord[]> {
   return (await sourcesByTarget(engine, dlq)).get(engine.arnOf(dlq)) ?? [];
 }
@@ -149,10 +150,15 @@ export async function sourcesByTarget(engine: EngineContext, owner: { accountId:
   mine.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const q of mine) {
     const target = engine.settingsOf(q).targetArn;
-    if (target === undefined) continue;
-    const list = byTarget.get(target);
-    if (list) list.push(q);
-    else byTarget.set(target, [q]);
+    // An AMQP dead-letter exchange replaces the target queue: its queues are the targets.
+    const targets = engine.settingsOf(q).deadLetterExchange !== undefined
+      ? (await exchangeTargetNames(engine, q)).map((name) => engine.arnOf({ accountId: q.accountId, region: q.region, name }))
+      : target === undefined ? [] : [target];
+    for (const t of targets) {
+      const list = byTarget.get(t);
+      if (list) list.push(q);
+      else byTarget.set(t, [q]);
+    }
   }
   return byTarget;
 }

@@ -7,7 +7,8 @@
  */
 import { issueLines, policiesSchema } from './server-policy-schema.js';
 
-export type Overflow = 'drop-head' | 'reject-publish';
+/** reject-publish-dlx refuses like reject-publish and dead-letters what it refuses (AMQP). */
+export type Overflow = 'drop-head' | 'reject-publish' | 'reject-publish-dlx';
 
 export interface ServerPolicyDefinition {
   /** The dead-letter queue, by ARN or by name in the queue's own account. */
@@ -18,6 +19,11 @@ export interface ServerPolicyDefinition {
   maxLength?: number;
   maxLengthBytes?: number;
   overflow?: Overflow;
+  /** AMQP: the dead-letter exchange and routing key (RabbitMQ's dead-letter-exchange, -routing-key). */
+  deadLetterExchange?: string;
+  deadLetterRoutingKey?: string;
+  /** AMQP: RabbitMQ's delivery-limit: a message returned more often is dead-lettered (delivery_limit). */
+  deliveryLimit?: number;
   /**
    * Whether the TTL, length limits and overflow also apply to the policy's own
    * dead-letter queue when the pattern matches it. Off by default: a policy like
@@ -30,6 +36,14 @@ export interface ServerPolicyDefinition {
 
 export interface ServerPolicy {
   name: string;
+  /** A policy set through the management API applies to the queues of its account only. */
+  accountId?: string;
+  /**
+   * RabbitMQ's resolution (management-API policies): where the queue sets a numeric limit
+   * too (TTL, lengths, delivery limit), the lower of the two applies; otherwise the
+   * queue's own setting wins, as for config-file policies.
+   */
+  lowerLimitWins?: boolean;
   /** A regular expression tested against queue names. */
   pattern: string;
   priority: number;

@@ -62,7 +62,12 @@ const definitionSchema = strictObject({
   messageTtlSeconds: intFrom(0, 1_209_600).optional(),
   maxLength: intFrom(1, 2 ** 31 - 1).optional(),
   maxLengthBytes: intFrom(1, Number.MAX_SAFE_INTEGER).optional(),
-  overflow: z.enum(['drop-head', 'reject-publish'], { error: must('"drop-head" or "reject-publish"') }).optional(),
+  overflow: z.enum(['drop-head', 'reject-publish', 'reject-publish-dlx'], { error: must('"drop-head", "reject-publish" or "reject-publish-dlx"') }).optional(),
+  // AMQP dead-letter exchanges (docs/amqp.md): RabbitMQ's dead-letter-exchange,
+  // dead-letter-routing-key and delivery-limit.
+  deadLetterExchange: z.string({ error: must('a string') }).optional(),
+  deadLetterRoutingKey: z.string({ error: must('a string') }).optional(),
+  deliveryLimit: intFrom(0, 2 ** 31 - 1).optional(),
   // Opt-in: without it a policy whose pattern matches its own dead-letter queue leaves
   // that queue alone, so its TTL and length limits never drop dead-lettered messages.
   applyToDeadLetterTarget: z.boolean({ error: must('true or false') }).optional(),

@@ -89,6 +89,13 @@ export interface Death {
   rejectReason?: string;
   /** The message's own TTL, removed when it first died (RabbitMQ's original-expiration). */
   originalTtlSeconds?: number;
+  /**
+   * AMQP messages (x-death): the exchange and routing keys (with CC, without BCC) the
+   * message had, and its `expiration` property, when it first died here for this reason.
+   */
+  exchange?: string;
+  routingKeys?: string[];
+  originalExpiration?: string;
 }
 
 export interface MessageCounts {

@@ -1,3 +1,5 @@
+import { RuntimePolicies } from '../engine/amqp/policies.js';
+import { ManagementApi } from './management-api.js';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -106,6 +108,11 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
     store, clock, region: config.region, log, policies, maxLongPolls: admissionLimits().maxLongPolls, observer: metrics.observer,
   });
   metrics.attach(engine, node);
+  const runtimePolicies = new RuntimePolicies(store.policies, engine.policies, policies, log);
+  await runtimePolicies.start().catch(async (e) => {
+    await store.close();
+    throw e;
+  });
   if (file) {
     await declareQueues(engine, file.queues, config.accountId).catch(async (e) => {
       await store.close();
@@ -122,6 +129,7 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
     credentials,
     console: config.console === 'off' ? undefined : new ConsoleRoutes({ engine, region: config.region, accountId: config.accountId, credentials }),
     metrics: metricsEndpoint,
+    management: new ManagementApi(runtimePolicies, { accountId: config.accountId, credentials }),
   });
   const amqp = config.amqpPort === undefined ? undefined
     : new AmqpServer({ engine, host: config.host, port: config.amqpPort, accountId: config.accountId, credentials, log });
@@ -145,7 +153,7 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
     reload: async () => {
       if (!config.configFile) return;
       const next = await loadConfigFile(config.configFile);
-      engine.policies.replace(next.policies);
+      runtimePolicies.setConfig(next.policies);
       await declareQueues(engine, next.queues, config.accountId);
       log.info({ policies: next.policies.map((p) => p.name), queues: next.queues.length }, 'policies reloaded');
     },
@@ -156,6 +164,7 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
         // The load balancer sees /ready fail and stops sending; until then, serve on.
         if (config.shutdownGraceMs > 0) await new Promise((r) => setTimeout(r, config.shutdownGraceMs));
         await amqp?.close();
+        runtimePolicies.stop();
         const closing = http.close();
         await metricsListener?.close();
         await engine.close();

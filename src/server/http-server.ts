@@ -1,3 +1,4 @@
+import type { ManagementApi } from './management-api.js';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -31,6 +32,8 @@ export interface HttpOptions {
   maxBodyBytes?: number;
   /** When set, SQS requests must be SigV4-signed by one of these keys (see auth/caller.ts). */
   credentials?: Credentials;
+  /** RabbitMQ's management API for policies, under /api/ (management-api.ts). */
+  management?: ManagementApi;
   /** The web console under /console; absent with `--console off` (everything there is a 404). */
   console?: ConsoleRoutes;
   /** Answers `GET /ready` (readiness.ts). */
@@ -101,12 +104,14 @@ export class HttpServer {
     const [path, query = ''] = (req.url ?? '/').split('?', 2) as [string, string?];
     const wire: WireRequest = { method: req.method ?? 'GET', path, query, headers: req.headers, body: EMPTY };
     const consolePath = path === '/console' || path.startsWith('/console/');
+    const apiPath = path.startsWith('/api/') && this.opts.management !== undefined;
     if (seen && consolePath) seen.protocol = 'console';
     let response: WireResponse;
     try {
       wire.body = await readBody(req, this.opts.maxBodyBytes ?? 6 * 1024 * 1024);
       response = consolePath
         ? await this.consoleRoute(wire, req.socket.remoteAddress ?? '', requestId)
+        : apiPath ? await this.opts.management!.handle(wire, req.socket.remoteAddress ?? '')
         : await this.route(wire, requestId, new ClientGone(res), seen);
     } catch (e) {
       // The body was not read, but the headers already say which protocol the client speaks.

@@ -5,32 +5,23 @@
  * rejection with nowhere to go is dropped and logged as RabbitMQ would drop it.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import amqp, { type ChannelModel, type ConsumeMessage } from 'amqplib';
+import { before, describe, test } from 'node:test';
+import type { ChannelModel, ConsumeMessage } from 'amqplib';
 import {
   CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SetQueueAttributesCommand, type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { pause, startAmqpServer, type AmqpServer } from './support.js';
+import { pause, useMixedServer, type AmqpServer } from './support.js';
 
 describe('SQS and AMQP on the same queues', () => {
+  const server = useMixedServer();
   let redrive: AmqpServer;
   let conn: ChannelModel;
   let sqs: SQSClient;
-  const url = (q: string) => `${redrive.server.url}/000000000000/${q}`;
+  let url: (q: string) => string;
   const depth = async (q: string) =>
     Number((await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url(q), AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }))).Attributes?.ApproximateNumberOfMessages);
 
-  before(async () => {
-    redrive = await startAmqpServer();
-    conn = await amqp.connect(redrive.url);
-    sqs = redrive.server.client();
-  });
-
-  after(async () => {
-    await conn?.close().catch(() => undefined);
-    await redrive?.server.stop();
-    redrive?.server.cleanup();
-  });
+  before(() => ({ redrive, conn, sqs, url } = server()));
 
   test('an SQS send to a queue declared over AMQP reaches an AMQP consumer; its ack deletes it', async () => {
     const ch = await conn.createChannel();

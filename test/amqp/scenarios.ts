@@ -11,7 +11,7 @@ import { pause } from './support.js';
 export class Ctx {
   readonly queues = new Set<string>();
   readonly exchanges = new Set<string>();
-  constructor(readonly conn: ChannelModel, readonly prefix: string, readonly url: string) {}
+  constructor(readonly conn: ChannelModel, readonly prefix: string, readonly url: string, readonly policies?: PolicyControl) {}
   q(name: string): string {
     this.queues.add(this.prefix + name);
     return this.prefix + name;
@@ -34,6 +34,12 @@ export class Ctx {
     for (const x of this.exchanges) await ch.deleteExchange(x).catch(() => undefined);
     await ch.close().catch(() => undefined);
   }
+}
+
+/** Sets and clears policies on the broker under test (rabbitmqctl, or Redrive's management API). */
+export interface PolicyControl {
+  set(name: string, pattern: string, definition: Record<string, unknown>): Promise<void>;
+  clear(name: string): Promise<void>;
 }
 
 export interface Scenario {

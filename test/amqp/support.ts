@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, type TestContext } from 'node:test';
 import amqp, { type ChannelModel } from 'amqplib';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { startServerProcess, type ServerProcess, type ServerProcessOptions } from '../support/server-process.js';
 
 export const RABBIT_URL = process.env.REDRIVE_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -35,6 +36,24 @@ export function useAmqpServer(): () => AmqpServer {
     redrive?.server.cleanup();
   });
   return () => redrive!;
+}
+
+/** A server for the describe() with an amqplib connection and an SQS client to it (mixed-protocol tests). */
+export function useMixedServer(): () => { redrive: AmqpServer; conn: ChannelModel; sqs: SQSClient; url(queue: string): string } {
+  let redrive: AmqpServer | undefined;
+  let conn: ChannelModel | undefined;
+  let sqs: SQSClient | undefined;
+  before(async () => {
+    redrive = await startAmqpServer();
+    conn = await amqp.connect(redrive.url);
+    sqs = redrive.server.client();
+  });
+  after(async () => {
+    await conn?.close().catch(() => undefined);
+    await redrive?.server.stop();
+    redrive?.server.cleanup();
+  });
+  return () => ({ redrive: redrive!, conn: conn!, sqs: sqs!, url: (q) => `${redrive!.server.url}/000000000000/${q}` });
 }
 
 export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));

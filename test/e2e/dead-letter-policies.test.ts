@@ -108,7 +108,7 @@ describe('dead-letter policies', () => {
     writeFileSync(bad, JSON.stringify({ policies: [{ name: 'p', pattern: 'x', definition: { overflow: 'sideways' } }] }));
     await assert.rejects(
       startServerProcess({ storage: 'memory', args: ['--config', bad] }),
-      /policies\[0\]\.definition\.overflow: must be "drop-head" or "reject-publish"/,
+      /policies\[0\]\.definition\.overflow: must be "drop-head", "reject-publish" or "reject-publish-dlx"/,
     );
   });
 });

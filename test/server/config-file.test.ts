@@ -118,8 +118,8 @@ region: eu-west-1
   assert.equal(await refusal('redrive.yaml', yaml), [
     'redrive.yaml: policies[0].priority: must be an integer from -1000000 to 1000000, not 1.5',
     'redrive.yaml: policies[0].definition.maxReceiveCount: must be an integer from 1 to 1000, not 0',
-    'redrive.yaml: policies[0].definition.overflow: must be "drop-head" or "reject-publish", not "sideways"',
-    'redrive.yaml: policies[0].definition.colour: unknown setting (known: deadLetterTargetArn, deadLetterTargetName, maxReceiveCount, messageTtlSeconds, maxLength, maxLengthBytes, overflow, applyToDeadLetterTarget)',
+    'redrive.yaml: policies[0].definition.overflow: must be "drop-head", "reject-publish" or "reject-publish-dlx", not "sideways"',
+    'redrive.yaml: policies[0].definition.colour: unknown setting (known: deadLetterTargetArn, deadLetterTargetName, maxReceiveCount, messageTtlSeconds, maxLength, maxLengthBytes, overflow, deadLetterExchange, deadLetterRoutingKey, deliveryLimit, applyToDeadLetterTarget)',
     'redrive.yaml: policies[1].name: must be a non-empty string, not ""',
     'redrive.yaml: policies[1].pattern: not a valid regular expression (Invalid regular expression: /(/: Unterminated group)',
     'redrive.yaml: policies[1].definition: must be an object, and is missing',

@@ -5,12 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import Database from 'better-sqlite3';
 import pg from 'pg';
-import { migrationSql } from '../../src/stores/migration.js';
+import { migrationSql, type Migration } from '../../src/stores/migration.js';
 import { migrations as pgMigrations } from '../../src/stores/postgres/migrations.js';
 import { PostgresStore } from '../../src/stores/postgres/store.js';
 import { migrations as sqliteMigrations } from '../../src/stores/sqlite/migrations.js';
+import { openDatabase } from '../../src/stores/sqlite/driver.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';
 import type { Store } from '../../src/engine/store/store.js';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
@@ -18,6 +18,13 @@ import { makeQueue, newMessage, tempFile } from './harness.js';
 
 const OLD_ROW = `INSERT INTO queues (account_id, name, fifo, attributes, tags, created_at, modified_at) VALUES
   ('000000000000', 'kept', 0, '{"DelaySeconds":"0"}', '{}', 1, 1), ('000000000000', 'deleted', 0, '{}', '{}', 1, 1)`;
+
+/** How many steps come before the regions step: the schema a database from before regions has. */
+function stepsBeforeRegions(steps: Migration[]): number {
+  const i = steps.findIndex((m) => migrationSql(m, 'x').includes('Regions (docs/regions.md)'));
+  assert.ok(i > 0, 'the regions step is found');
+  return i;
+}
 
 async function checkUpgraded(store: Store): Promise<void> {
   const kept = await store.queues.get({ accountId: '000000000000', region: 'eu-central-1', name: 'kept' });
@@ -31,8 +38,8 @@ async function checkUpgraded(store: Store): Promise<void> {
 
 test('SQLite: queues from before regions move into the default region the store opens with', async () => {
   const path = tempFile('redrive.db');
-  const db = new Database(path);
-  const before = sqliteMigrations.length - 1;
+  const db = openDatabase(path);
+  const before = stepsBeforeRegions(sqliteMigrations);
   for (let v = 0; v < before; v++) db.exec(migrationSql(sqliteMigrations[v]!, 'unused'));
   db.pragma(`user_version = ${before}`);
   db.exec(OLD_ROW);
@@ -57,7 +64,7 @@ test('PostgreSQL: queues from before regions move into the default region the st
   await client.connect();
   try {
     await client.query('CREATE TABLE redrive_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
-    const before = pgMigrations.length - 1;
+    const before = stepsBeforeRegions(pgMigrations);
     for (let v = 0; v < before; v++) {
       await client.query(migrationSql(pgMigrations[v]!, 'unused'));
       await client.query('INSERT INTO redrive_migrations (version) VALUES ($1)', [v + 1]);

@@ -7,7 +7,7 @@ import { defaultAttributes, parseAttributes, retentionMs } from '../queue-attrib
 import { newReceiptToken } from '../receipt.js';
 import type { AmqpQueueRecord } from '../store/exchanges.js';
 import type { QueueAddress } from '../addressing.js';
-import type { QueueRecord } from '../types.js';
+import type { DeathReason, QueueRecord } from '../types.js';
 import { amqpErrors } from './errors.js';
 import { AmqpExchanges } from './exchanges.js';
 import { fromStored, type AmqpContent } from './messages.js';
@@ -39,6 +39,8 @@ export interface Delivery {
   messageId: string;
   sentAt: number;
   redelivered: boolean;
+  /** How many times it has been delivered, this time included. */
+  receiveCount: number;
   content: AmqpContent;
 }
 
@@ -158,8 +160,15 @@ export class AmqpBroker {
     const messages = await this.engine.longPolls.wait(queue.id, waitMs, attempt, signal, max);
     return messages.map((m) => ({
       queue, seq: m.seq, token: m.receiptToken!, messageId: m.messageId, sentAt: m.sentAt,
-      redelivered: m.receiveCount > 1, content: fromStored(m, queue.name),
+      redelivered: m.receiveCount > 1, receiveCount: m.receiveCount, content: fromStored(m, queue.name),
     }));
+  }
+
+  /** The queue's delivery limit: set by argument or policy, and, as in RabbitMQ, for quorum queues only. */
+  private async deliveryLimit(queue: QueueRecord): Promise<number | undefined> {
+    const limit = this.engine.settingsOf(queue).deliveryLimit;
+    if (limit === undefined) return undefined;
+    return (await this.engine.store.exchanges.queue(queue.id))?.arguments['x-queue-type'] === 'quorum' ? limit : undefined;
   }
 
   /** basic.ack: deletes the messages (only under their current receipt). */
@@ -171,8 +180,16 @@ export class AmqpBroker {
   /**
    * Requeue: the messages become visible again at their original position (visibility
    * set back to when they were sent), so they are delivered again first, as RabbitMQ does.
+   * With a delivery limit (quorum queues), a message returned after more deliveries than
+   * the limit is dead-lettered (`delivery_limit`) instead; `returned` is false for
+   * messages the consumer never got, which do not count.
    */
-  async requeue(queue: QueueRecord, deliveries: Delivery[]): Promise<void> {
+  async requeue(queue: QueueRecord, deliveries: Delivery[], returned = true): Promise<void> {
+    const limit = returned ? await this.deliveryLimit(queue) : undefined;
+    if (limit !== undefined) {
+      for (const d of deliveries.filter((x) => x.receiveCount > limit)) await this.deadLetter(queue, d, 'delivery_limit');
+      deliveries = deliveries.filter((x) => x.receiveCount <= limit);
+    }
     if (!deliveries.length) return;
     const now = this.engine.clock.now();
     await this.engine.store.messages.changeVisibility(queue.id, deliveries.map((d) => ({
@@ -185,14 +202,18 @@ export class AmqpBroker {
    * queue has a dead-letter target; otherwise dropped, as RabbitMQ drops it, and counted
    * and logged as a drop.
    */
-  async reject(queue: QueueRecord, d: Delivery): Promise<void> {
-    const target = await deadLetterTarget(this.engine, queue, 'rejected');
+  reject(queue: QueueRecord, d: Delivery): Promise<void> {
+    return this.deadLetter(queue, d, 'rejected');
+  }
+
+  private async deadLetter(queue: QueueRecord, d: Delivery, reason: DeathReason): Promise<void> {
+    const target = await deadLetterTarget(this.engine, queue, reason);
     if (target) {
       const { deadLettered } = await this.engine.store.deadLetters.reject(queue.id, d, this.engine.clock.now(), target);
       this.engine.deadLettered(queue, deadLettered);
       return;
     }
     const [outcome] = await this.engine.store.messages.delete(queue.id, [d], { now: this.engine.clock.now(), requireCurrent: true });
-    if (outcome === 'ok') this.engine.deadLettered(queue, [{ messageId: d.messageId, from: queue.id, reason: 'rejected' }]);
+    if (outcome === 'ok') this.engine.deadLettered(queue, [{ messageId: d.messageId, from: queue.id, reason }]);
   }
 }

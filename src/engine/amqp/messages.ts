@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EngineContext } from '../context.js';
 import { sendExpiry } from '../dead-lettering.js';
 import { md5Hex } from '../md5.js';
-import type { NewMessage, QueueRecord, StoredMessage } from '../types.js';
+import type { Death, MessageAttributes, NewMessage, QueueRecord, StoredMessage } from '../types.js';
 import { hasForbiddenCharacters } from '../validation.js';
 
 /**
@@ -19,9 +19,24 @@ export interface AmqpContent {
   properties: Buffer;
   exchange: string;
   routingKey: string;
+  /** Delivered: the message's dead-letter history, which becomes its x-death headers. */
+  deaths?: Death[];
+  /** Delivered: a dead-letter routing key replaced its keys, so its CC header goes. */
+  dropCc?: boolean;
 }
 
-interface Envelope {
+/** What a publish adds to its content for routing and dead-lettering. */
+export interface PublishExtras {
+  /** Headers as plain values (the headers exchange). */
+  headers?: Record<string, unknown>;
+  /** Sender-selected distribution: the CC and BCC headers' keys (BCC already removed from the properties). */
+  cc?: string[];
+  bcc?: string[];
+  /** The `expiration` property as given (x-death's original-expiration). */
+  expiration?: string;
+}
+
+export interface Envelope {
   /** exchange, routing key */
   x: string;
   k: string;
@@ -29,6 +44,13 @@ interface Envelope {
   p?: string;
   /** the body is stored base64 */
   b?: 1;
+  /** more routing keys (CC, then BCC), the CC keys, the expiration property, the headers as plain values */
+  r?: string[];
+  c?: string[];
+  e?: string;
+  h?: Record<string, unknown>;
+  /** the CC header is dropped on delivery (a dead-letter routing key replaced the keys) */
+  d?: 1;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -46,10 +68,15 @@ function bodyText(body: Buffer): string | undefined {
 
 /** The message to store for a publish to `queue`; `expirationMs` is the message's own TTL (property `expiration`). */
 export function toNewMessage(
-  engine: EngineContext, queue: QueueRecord, senderId: string, c: AmqpContent, expirationMs: number | undefined,
+  engine: EngineContext, queue: QueueRecord, senderId: string, c: AmqpContent, expirationMs: number | undefined, extras: PublishExtras = {},
 ): NewMessage {
   const text = bodyText(c.body);
   const env: Envelope = { x: c.exchange, k: c.routingKey };
+  const more = [...extras.cc ?? [], ...extras.bcc ?? []];
+  if (more.length) env.r = more;
+  if (extras.cc?.length) env.c = extras.cc;
+  if (extras.expiration !== undefined) env.e = extras.expiration;
+  if (extras.headers && Object.keys(extras.headers).length) env.h = extras.headers;
   if (c.properties.length > 2 || !c.properties.equals(NO_PROPERTIES)) env.p = c.properties.toString('base64');
   if (text === undefined) env.b = 1;
   const body = text ?? c.body.toString('base64');
@@ -59,7 +86,7 @@ export function toNewMessage(
   return {
     messageId: randomUUID(),
     body,
-    systemAttributes: { [AMQP_ATTRIBUTE]: { DataType: 'String', StringValue: JSON.stringify(env) } },
+    systemAttributes: envelopeAttributes(undefined, env),
     md5OfBody: md5Hex(body),
     senderId,
     sentAt: now,
@@ -68,15 +95,27 @@ export function toNewMessage(
   };
 }
 
+/** The message's envelope; a message sent over SQS was, as it were, published to the default exchange. */
+export function envelopeOf(m: Pick<StoredMessage, 'systemAttributes'>, queueName: string): Envelope {
+  const raw = m.systemAttributes?.[AMQP_ATTRIBUTE]?.StringValue;
+  return raw === undefined ? { x: '', k: queueName } : (JSON.parse(raw) as Envelope);
+}
+
+/** The message's system attributes with `env` as its envelope. */
+export function envelopeAttributes(system: MessageAttributes | undefined, env: Envelope): MessageAttributes {
+  return { ...system, [AMQP_ATTRIBUTE]: { DataType: 'String', StringValue: JSON.stringify(env) } };
+}
+
 /** A stored message as AMQP delivers it; one sent over SQS has no properties and the default exchange. */
 export function fromStored(m: StoredMessage, queueName: string): AmqpContent {
-  const raw = m.systemAttributes?.[AMQP_ATTRIBUTE]?.StringValue;
-  if (raw === undefined) return { body: Buffer.from(m.body, 'utf8'), properties: NO_PROPERTIES, exchange: '', routingKey: queueName };
-  const env = JSON.parse(raw) as Envelope;
-  return {
+  const env = envelopeOf(m, queueName);
+  const content: AmqpContent = {
     body: env.b ? Buffer.from(m.body, 'base64') : Buffer.from(m.body, 'utf8'),
     properties: env.p ? Buffer.from(env.p, 'base64') : NO_PROPERTIES,
     exchange: env.x,
     routingKey: env.k,
   };
+  if (m.deaths?.length) content.deaths = m.deaths;
+  if (env.d) content.dropCc = true;
+  return content;
 }

@@ -1,15 +1,14 @@
 import { lengthLimit } from '../dead-lettering.js';
 import type { Engine } from '../engine.js';
-import type { NewMessage, QueueRecord } from '../types.js';
+import { copiedMessage, copyOutcomes, type DeadLettered } from '../store/dead-letters.js';
+import type { NewMessage, QueueRecord, StoredMessage } from '../types.js';
 import { amqpErrors } from './errors.js';
 import type { AmqpExchanges } from './exchanges.js';
-import { toNewMessage, type AmqpContent } from './messages.js';
+import { toNewMessage, type AmqpContent, type PublishExtras } from './messages.js';
 import { route } from './routing.js';
 
-export interface Publish {
+export interface Publish extends PublishExtras {
   content: AmqpContent;
-  /** The message's headers as plain values (for the headers exchange). */
-  headers?: Record<string, unknown>;
   /** The message's own TTL (property `expiration`). */
   expirationMs?: number;
 }
@@ -28,6 +27,27 @@ export interface PublishResult {
  * batch: those before it are stored and reported, and the error is returned for the
  * channel to raise, as if it had come one at a time.
  */
+/**
+ * reject-publish-dlx: publishes a full queue refused are dead-lettered (`maxlen`) through
+ * its dead-letter exchange, if it has one, else dropped. They were never stored, so each
+ * copy is a send to its queue, after the refusal.
+ */
+async function deadLetterRefused(engine: Engine, queue: QueueRecord, refused: StoredMessage[]): Promise<void> {
+  if (engine.settingsOf(queue).deadLetterExchange === undefined) return;
+  const target = await engine.exchangeDeadLetterTarget(queue, 'maxlen');
+  const now = engine.clock.now();
+  const byQueue = new Map<number, NewMessage[]>();
+  const moves: DeadLettered[] = [];
+  for (const m of refused) {
+    const stored: StoredMessage = { ...m, queueId: queue.id, receiveCount: 0 };
+    const a = target.arrival(stored);
+    for (const c of a.copies ?? []) byQueue.set(c.queueId, [...byQueue.get(c.queueId) ?? [], copiedMessage(stored, a, c, now)]);
+    moves.push(...copyOutcomes(stored, a, 'maxlen'));
+  }
+  for (const [queueId, messages] of byQueue) await engine.store.messages.send(queueId, messages);
+  engine.deadLettered(queue, moves);
+}
+
 export async function publishBatch(
   engine: Engine, exchanges: AmqpExchanges, accountId: string, batch: Publish[],
 ): Promise<{ results: PublishResult[]; error?: unknown }> {
@@ -39,14 +59,15 @@ export async function publishBatch(
     try {
       const x = await exchanges.existing(p.content.exchange);
       if (x.internal) throw amqpErrors.accessRefused(`cannot publish to internal exchange '${x.name}' in vhost '/'`);
-      for (const name of await route(exchanges, p.content.exchange, { routingKey: p.content.routingKey, headers: p.headers })) {
+      const keys = [...p.cc ?? [], ...p.bcc ?? []];
+      for (const name of await route(exchanges, p.content.exchange, { routingKey: p.content.routingKey, headers: p.headers }, keys)) {
         if (!queues.has(name)) queues.set(name, await engine.store.queues.get({ accountId, region: engine.region, name }));
         const queue = queues.get(name);
         // FIFO queues need a group id, which AMQP does not have: they are not routed to.
         if (!queue || queue.fifo) continue;
         const group = perQueue.get(queue.id) ?? { queue, messages: [], owners: [] };
         perQueue.set(queue.id, group);
-        group.messages.push(toNewMessage(engine, queue, accountId, p.content, p.expirationMs));
+        group.messages.push(toNewMessage(engine, queue, accountId, p.content, p.expirationMs, p));
         group.owners.push(i);
       }
       results.push({ routed: 0, refused: false });
@@ -58,6 +79,8 @@ export async function publishBatch(
   for (const { queue, messages, owners } of perQueue.values()) {
     const { messages: stored, deadLettered } = await engine.store.messages.send(queue.id, messages, await lengthLimit(engine, queue));
     engine.deadLettered(queue, deadLettered);
+    const refused = stored.filter((m) => m.rejected);
+    if (refused.length && engine.settingsOf(queue).overflow === 'reject-publish-dlx') await deadLetterRefused(engine, queue, refused);
     stored.forEach((m, k) => {
       const r = results[owners[k]!]!;
       if (m.rejected) r.refused = true;

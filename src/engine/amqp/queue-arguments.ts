@@ -1,5 +1,5 @@
 import {
-  MAX_LENGTH_ATTRIBUTE, MAX_LENGTH_BYTES_ATTRIBUTE, OVERFLOW_ATTRIBUTE, TTL_ATTRIBUTE,
+  DELIVERY_LIMIT_ATTRIBUTE, DLX_ATTRIBUTE, DLX_ROUTING_KEY_ATTRIBUTE, MAX_LENGTH_ATTRIBUTE, MAX_LENGTH_BYTES_ATTRIBUTE, OVERFLOW_ATTRIBUTE, TTL_ATTRIBUTE,
 } from '../dead-letter-settings.js';
 import { amqpErrors } from './errors.js';
 
@@ -54,9 +54,8 @@ export function checkQueueArguments(name: string, args: Record<string, unknown>)
 
 /**
  * The Redrive queue attributes the arguments set. RabbitMQ's TTL is in milliseconds,
- * Redrive's in seconds: it is rounded up, so a message never expires early.
- * `reject-publish-dlx` rejects like `reject-publish` (the dead-lettering of refused
- * publishes is not done yet).
+ * Redrive's in seconds: it is rounded up, so a message never expires early. The
+ * delivery limit applies to quorum queues only, as in RabbitMQ.
  */
 export function attributesOf(args: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
@@ -66,7 +65,10 @@ export function attributesOf(args: Record<string, unknown>): Record<string, stri
   if (typeof args['x-max-length'] === 'number') out[MAX_LENGTH_ATTRIBUTE] = String(Math.max(1, args['x-max-length']));
   if (typeof args['x-max-length-bytes'] === 'number') out[MAX_LENGTH_BYTES_ATTRIBUTE] = String(Math.max(1, args['x-max-length-bytes']));
   const overflow = args['x-overflow'];
-  if (typeof overflow === 'string') out[OVERFLOW_ATTRIBUTE] = overflow === 'drop-head' ? 'drop-head' : 'reject-publish';
+  if (typeof overflow === 'string') out[OVERFLOW_ATTRIBUTE] = overflow;
+  if (typeof args['x-dead-letter-exchange'] === 'string') out[DLX_ATTRIBUTE] = args['x-dead-letter-exchange'];
+  if (typeof args['x-dead-letter-routing-key'] === 'string') out[DLX_ROUTING_KEY_ATTRIBUTE] = args['x-dead-letter-routing-key'];
+  if (typeof args['x-delivery-limit'] === 'number' && args['x-queue-type'] === 'quorum') out[DELIVERY_LIMIT_ATTRIBUTE] = String(args['x-delivery-limit']);
   return out;
 }
 

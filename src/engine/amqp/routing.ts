@@ -2,7 +2,7 @@ import type { BindingRecord, ExchangeRecord } from '../store/exchanges.js';
 
 /**
  * AMQP routing: which queues an exchange sends a message to. Pure rules over exchange and
- * binding records, so publishing and (later) dead-letter exchanges route the same way.
+ * binding records, so publishing and dead-letter exchanges route the same way.
  */
 
 export const EXCHANGE_TYPES = ['direct', 'fanout', 'topic', 'headers'] as const;
@@ -67,27 +67,66 @@ export interface RoutingSource {
   bindings(source: string): Promise<BindingRecord[]>;
 }
 
+/** The exchanges reachable from one exchange, with their bindings: routing without the store. */
+export interface RoutingGraph {
+  exchanges: Map<string, { exchange: ExchangeRecord; bindings: BindingRecord[] }>;
+}
+
 /**
- * The names of the queues a message published to `exchange` reaches, each once, in
- * binding order. Exchange-to-exchange bindings are followed; an exchange is visited once,
- * so a loop of bindings ends. The default exchange (``) routes to the queue named by the
- * key. An exchange that does not exist routes nowhere (the caller checks the first one).
+ * Reads every exchange reachable from `exchange` through exchange-to-exchange bindings,
+ * whatever their keys, so that any message can then be routed without the store (a
+ * dead-letter exchange routes inside a store transaction). An exchange is read once.
  */
-export async function route(source: RoutingSource, exchange: string, msg: RoutingInput): Promise<string[]> {
-  if (exchange === '') return [msg.routingKey];
-  const queues = new Set<string>();
-  const visited = new Set<string>();
-  const visit = async (name: string): Promise<void> => {
-    if (visited.has(name)) return;
-    visited.add(name);
+export async function loadGraph(source: RoutingSource, exchange: string): Promise<RoutingGraph> {
+  const graph: RoutingGraph = { exchanges: new Map() };
+  const pending = exchange === '' ? [] : [exchange];
+  const seen = new Set(pending);
+  while (pending.length) {
+    const name = pending.shift()!;
     const x = await source.exchange(name);
-    if (!x) return;
-    for (const b of await source.bindings(name)) {
-      if (!bindingMatches(x.type, b, msg)) continue;
-      if (b.destinationKind === 'queue') queues.add(b.destination);
-      else await visit(b.destination);
+    if (!x) continue;
+    const bindings = await source.bindings(name);
+    graph.exchanges.set(name, { exchange: x, bindings });
+    for (const b of bindings) {
+      if (b.destinationKind === 'exchange' && !seen.has(b.destination)) {
+        seen.add(b.destination);
+        pending.push(b.destination);
+      }
     }
-  };
-  await visit(exchange);
+  }
+  return graph;
+}
+
+/**
+ * The names of the queues a message published to `exchange` with these routing keys
+ * (the key, then CC and BCC: sender-selected distribution) reaches, each once, in
+ * binding order. Exchange-to-exchange bindings are followed; an exchange is visited once
+ * per key, so a loop of bindings ends. The default exchange (``) routes to the queues
+ * named by the keys. An exchange that does not exist routes nowhere.
+ */
+export function routeIn(graph: RoutingGraph, exchange: string, keys: string[], headers?: Record<string, unknown>): string[] {
+  if (exchange === '') return [...new Set(keys)];
+  const queues = new Set<string>();
+  for (const routingKey of keys) {
+    const msg = { routingKey, headers };
+    const visited = new Set<string>();
+    const visit = (name: string): void => {
+      if (visited.has(name)) return;
+      visited.add(name);
+      const node = graph.exchanges.get(name);
+      if (!node) return;
+      for (const b of node.bindings) {
+        if (!bindingMatches(node.exchange.type, b, msg)) continue;
+        if (b.destinationKind === 'queue') queues.add(b.destination);
+        else visit(b.destination);
+      }
+    };
+    visit(exchange);
+  }
   return [...queues];
+}
+
+/** routeIn, reading the exchanges reachable from `exchange` first. */
+export async function route(source: RoutingSource, exchange: string, msg: RoutingInput, extraKeys: string[] = []): Promise<string[]> {
+  return routeIn(await loadGraph(source, exchange), exchange, [msg.routingKey, ...extraKeys], msg.headers);
 }

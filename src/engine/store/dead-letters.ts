@@ -1,4 +1,4 @@
-import type { Death, DeathReason, StoredMessage } from '../types.js';
+import type { Death, DeathReason, MessageAttributes, StoredMessage } from '../types.js';
 import type { ReceiptOutcome, ReceiptRef } from './receipts.js';
 import type { NewQueue } from './queues.js';
 
@@ -69,6 +69,41 @@ export interface DeadLetterArrival {
   receiveCount?: number;
   /** It closes a cycle: it goes to the target's cyclesQueue instead. */
   parked?: boolean;
+  /**
+   * AMQP dead-letter exchanges: the message leaves its queue and a copy arrives in each
+   * of these queues instead (none: it is dropped), in the same transaction, so a crash
+   * loses or duplicates none. The fields above apply to every copy except `expiresAt`;
+   * target.queueId and `parked` are not used.
+   */
+  copies?: DeadLetterCopy[];
+  /** With `copies`: queues left out because the copy would close a cycle with no rejection (RabbitMQ drops it). */
+  cyclesDropped?: number;
+}
+
+/** One copy of a message dead-lettered through an AMQP exchange. */
+export interface DeadLetterCopy {
+  queueId: number;
+  messageId: string;
+  /** Replaces the message's system attributes (its AMQP envelope: exchange, keys). */
+  systemAttributes?: MessageAttributes;
+  /** The destination queue's own TTL, from arrival. */
+  expiresAt?: number;
+}
+
+/** A copied message as inserted: a new message in its queue, at the end, never received. */
+export function copiedMessage(m: StoredMessage, a: DeadLetterArrival, c: DeadLetterCopy, now: number): StoredMessage {
+  return {
+    ...m, messageId: c.messageId, systemAttributes: c.systemAttributes ?? m.systemAttributes, sentAt: now, visibleAt: now,
+    dedupId: undefined, deadLetterSourceArn: a.deadLetterSourceArn, deaths: a.deaths ?? m.deaths, expiresAt: c.expiresAt, receiveCount: 0,
+  };
+}
+
+/** What a copying arrival did, as the operation reports it: each copy, each cycle, or one drop. */
+export function copyOutcomes(m: StoredMessage, a: DeadLetterArrival, reason: DeathReason): DeadLettered[] {
+  const out: DeadLettered[] = a.copies!.map((c) => ({ messageId: c.messageId, from: m.queueId, to: c.queueId, reason }));
+  for (let i = 0; i < (a.cyclesDropped ?? 0); i++) out.push({ messageId: m.messageId, from: m.queueId, reason, cycle: true });
+  if (out.length === 0) out.push({ messageId: m.messageId, from: m.queueId, reason });
+  return out;
 }
 
 /** A queue length limit applied by a send (see MessageStore.send). */
@@ -91,6 +126,8 @@ export interface DeadLettered {
   reason: DeathReason;
   /** It closed a cycle and was parked in the target's cycles queue. */
   parked?: boolean;
+  /** AMQP: a copy not made because it closed a cycle with no rejection in it (dropped, as RabbitMQ does). */
+  cycle?: boolean;
 }
 
 export interface RejectResult {

@@ -4,6 +4,7 @@ import type { ExchangeStore } from './exchanges.js';
 import type { MaintenanceStore } from './maintenance.js';
 import type { MessageStore } from './messages.js';
 import type { MoveTaskStore } from './move-tasks.js';
+import type { PolicyStore } from './policies.js';
 import type { QueueStore } from './queues.js';
 import type { StoreStats } from './stats.js';
 import type { WakeupStore } from './wakeups.js';
@@ -14,6 +15,7 @@ export type * from './exchanges.js';
 export type * from './maintenance.js';
 export type * from './messages.js';
 export type * from './move-tasks.js';
+export type * from './policies.js';
 export type * from './queues.js';
 export type * from './receipts.js';
 export type * from './stats.js';
@@ -42,6 +44,8 @@ export interface Store {
   readonly wakeups: WakeupStore;
   /** AMQP exchanges, bindings and queue declarations. */
   readonly exchanges: ExchangeStore;
+  /** Policies set at run time (the management API). */
+  readonly policies: PolicyStore;
   readonly activity: ActivityStore;
   /** The store's own figures (group commit, connection pool), for metrics; a store may have none. */
   stats?(): StoreStats;

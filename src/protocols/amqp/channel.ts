@@ -2,6 +2,7 @@ import type { AmqpBroker, Delivery } from '../../engine/amqp/broker.js';
 import { amqpErrors, AmqpError, CODES } from '../../engine/amqp/errors.js';
 import type { QueueRecord } from '../../engine/types.js';
 import { Consumer, CONSUMER_WAIT_MS, type ConsumerHost } from './consumer.js';
+import { deliveredProperties } from './death-headers.js';
 import { contentFrames, methodFrame } from './frames.js';
 import { Publisher } from './publisher.js';
 import type { AmqpRegistry } from './registry.js';
@@ -203,6 +204,7 @@ export class Channel implements ConsumerHost {
   private async get(a: Args): Promise<void> {
     const queue = await this.broker.queue(String(a.queue));
     this.host.registry.checkOwner(queue.id, queue.name, this.host.id);
+    this.host.registry.touch(queue.id, Date.now());
     const [d] = await this.broker.receive(queue, 1, 0);
     if (!d) {
       this.send('basic.get-empty');
@@ -216,7 +218,7 @@ export class Channel implements ConsumerHost {
       methodFrame(this.number, 'basic.get-ok', {
         deliveryTag: tag, redelivered: d.redelivered, exchange: d.content.exchange, routingKey: d.content.routingKey, messageCount,
       }),
-      ...contentFrames(this.number, d.content.properties, d.content.body, this.host.frameMax),
+      ...contentFrames(this.number, deliveredProperties(d.content), d.content.body, this.host.frameMax),
     ]);
   }
 
@@ -316,7 +318,7 @@ export class Channel implements ConsumerHost {
     const got = await this.broker.receive(queue, max, CONSUMER_WAIT_MS, signal);
     // A message claimed after the consumer stopped goes straight back.
     if (signal.aborted && got.length) {
-      await this.broker.requeue(queue, got);
+      await this.broker.requeue(queue, got, false);
       return [];
     }
     if (!got.length && !signal.aborted) await this.broker.queue(queue.name);
@@ -337,7 +339,7 @@ export class Channel implements ConsumerHost {
         methodFrame(this.number, 'basic.deliver', {
           consumerTag: c.tag, deliveryTag: tag, redelivered: d.redelivered, exchange: d.content.exchange, routingKey: d.content.routingKey,
         }),
-        ...contentFrames(this.number, d.content.properties, d.content.body, this.host.frameMax),
+        ...contentFrames(this.number, deliveredProperties(d.content), d.content.body, this.host.frameMax),
       );
     }
     this.host.write(frames);
@@ -345,7 +347,7 @@ export class Channel implements ConsumerHost {
   }
 
   giveBack(queue: QueueRecord, deliveries: Delivery[]): void {
-    if (deliveries.length) this.broker.requeue(queue, deliveries).catch(() => undefined);
+    if (deliveries.length) this.broker.requeue(queue, deliveries, false).catch(() => undefined);
   }
 
   cancelledByServer(c: Consumer): void {

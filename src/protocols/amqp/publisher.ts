@@ -2,6 +2,7 @@ import type { AmqpBroker } from '../../engine/amqp/broker.js';
 import { amqpErrors, AmqpError, CODES } from '../../engine/amqp/errors.js';
 import type { Publish } from '../../engine/amqp/publish.js';
 import { plainTable, type FieldTable } from './codec.js';
+import { senderSelected } from './death-headers.js';
 import { contentFrames, methodFrame } from './frames.js';
 import { decodeHeader, MAX_BODY } from './properties.js';
 import type { Args, Method, MethodName } from './spec.js';
@@ -104,12 +105,14 @@ export class Publisher {
     // As RabbitMQ 3: refused once the whole message is in.
     if (p.args.immediate) return this.channel.host.fail(new AmqpError(CODES.NOT_IMPLEMENTED, 'immediate=true', 60, 40));
     const body = p.chunks.length === 1 ? p.chunks[0]! : Buffer.concat(p.chunks);
+    const { cc, bcc, properties } = senderSelected(p.rawProperties!, p.headers);
     const item: QueuedPublish = {
       seq: this.confirming ? ++this.publishSeq : 0,
       mandatory: Boolean(p.args.mandatory),
       publish: {
-        content: { body, properties: p.rawProperties!, exchange: String(p.args.exchange), routingKey: String(p.args.routingKey) },
+        content: { body, properties, exchange: String(p.args.exchange), routingKey: String(p.args.routingKey) },
         headers: p.headers && plainTable(p.headers),
+        cc, bcc, expiration: p.expiration,
       },
     };
     try {

@@ -40,10 +40,13 @@ export async function handleQueueMethod(ch: QueueMethodHost, m: Method): Promise
       const passive = Boolean(a.passive);
       const existing = await broker.queue(name).catch(() => undefined);
       if (existing) registry.checkOwner(existing.id, name, ch.host.id);
-      const { queue, messageCount } = await broker.declareQueue({
+      const { queue, record, messageCount } = await broker.declareQueue({
         name, passive, durable: Boolean(a.durable), exclusive: Boolean(a.exclusive), autoDelete: Boolean(a.autoDelete), arguments: args(a.arguments),
       });
       if (!passive && a.exclusive) registry.setOwner(queue.id, ch.host.id);
+      // A declaration uses the queue: its x-expires period starts again.
+      const expires = record?.arguments['x-expires'];
+      if (typeof expires === 'number') registry.armExpiry({ queueId: queue.id, accountId: broker.accountId, name, expiresMs: expires }, Date.now());
       return reply('queue.declare-ok', { queue: name, messageCount, consumerCount: registry.consumerCount(queue.id) });
     }
     case 'queue.bind': case 'queue.unbind':

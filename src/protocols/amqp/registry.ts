@@ -7,6 +7,14 @@ export interface RegisteredConsumer {
   queueDeleted(): void;
 }
 
+export interface ExpiringQueue {
+  queueId: number;
+  accountId: string;
+  name: string;
+  expiresMs: number;
+  usedAt: number;
+}
+
 /**
  * This node's AMQP state that is not in the store: the consumers of each queue (for
  * consumer counts, exclusive consumers and auto-delete) and the connection that owns each
@@ -16,6 +24,24 @@ export interface RegisteredConsumer {
 export class AmqpRegistry {
   private readonly consumers = new Map<number, Set<RegisteredConsumer>>();
   private readonly owners = new Map<number, number>();
+  /** Queues with x-expires: when each was last used (declared, read, consumed). */
+  private readonly expiring = new Map<number, ExpiringQueue>();
+
+  /** Starts (or restarts) the queue's x-expires clock. */
+  armExpiry(q: Omit<ExpiringQueue, 'usedAt'>, now: number): void {
+    this.expiring.set(q.queueId, { ...q, usedAt: now });
+  }
+
+  /** The queue was used: its x-expires period starts again. */
+  touch(queueId: number, now: number): void {
+    const e = this.expiring.get(queueId);
+    if (e) e.usedAt = now;
+  }
+
+  /** Queues unused (no consumer, no declare or get) for their whole x-expires period. */
+  expired(now: number): ExpiringQueue[] {
+    return [...this.expiring.values()].filter((e) => this.consumerCount(e.queueId) === 0 && now - e.usedAt >= e.expiresMs);
+  }
 
   consumerCount(queueId: number): number {
     return this.consumers.get(queueId)?.size ?? 0;
@@ -35,6 +61,8 @@ export class AmqpRegistry {
     const set = this.consumers.get(queueId);
     if (!set) return 0;
     set.delete(c);
+    // The x-expires period of a queue runs from when its last consumer left.
+    if (set.size === 0) this.touch(queueId, Date.now());
     if (set.size === 0) this.consumers.delete(queueId);
     return set.size;
   }
@@ -44,6 +72,7 @@ export class AmqpRegistry {
     const set = this.consumers.get(queueId);
     this.consumers.delete(queueId);
     this.owners.delete(queueId);
+    this.expiring.delete(queueId);
     for (const c of set ?? []) c.queueDeleted();
   }
 

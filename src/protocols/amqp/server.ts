@@ -2,6 +2,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
 import type { Engine } from '../../engine/engine.js';
 import { Connection, type Authenticate } from './connection.js';
+import { QueueExpiry } from './queue-expiry.js';
 import { AmqpRegistry } from './registry.js';
 
 export interface AmqpServerOptions {
@@ -44,6 +45,7 @@ export class AmqpServer {
   private readonly server: Server;
   private readonly connections = new Map<Socket, Connection>();
   readonly registry = new AmqpRegistry();
+  private readonly expiry: QueueExpiry;
 
   constructor(private readonly opts: AmqpServerOptions) {
     const authenticate = authenticator(opts);
@@ -52,10 +54,12 @@ export class AmqpServer {
       this.connections.set(socket, c);
       void c.done.then(() => this.connections.delete(socket));
     });
+    this.expiry = new QueueExpiry(opts.engine, this.registry, opts.log);
   }
 
   /** Listens; resolves with the port (useful with port 0). */
-  listen(): Promise<number> {
+  async listen(): Promise<number> {
+    await this.expiry.start();
     return new Promise((resolve, reject) => {
       this.server.once('error', reject);
       this.server.listen(this.opts.port, this.opts.host, () => {
@@ -70,6 +74,7 @@ export class AmqpServer {
 
   /** Stops accepting and ends every connection (their unacknowledged messages go back). */
   async close(): Promise<void> {
+    this.expiry.stop();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     const done = [...this.connections].map(([s, c]) => (s.destroy(), c.done));
     await Promise.all([closed, ...done]);

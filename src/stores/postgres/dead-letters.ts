@@ -1,5 +1,7 @@
 import type pg from 'pg';
-import type { BreakdownRow, DeadLettered, DeadLetterStore, DeadLetterTarget, LengthLimit, RejectResult } from '../../engine/store/dead-letters.js';
+import {
+  copiedMessage, copyOutcomes, type BreakdownRow, type DeadLettered, type DeadLetterArrival, type DeadLetterStore, type DeadLetterTarget, type LengthLimit, type RejectResult,
+} from '../../engine/store/dead-letters.js';
 import type { ReceiptRef } from '../../engine/store/messages.js';
 import type { DeathReason, NewMessage, StoredMessage } from '../../engine/types.js';
 import { toMessage, type MessageRow } from '../rows.js';
@@ -78,8 +80,13 @@ export class PgDeadLetters implements DeadLetterStore {
   async move(c: pg.PoolClient, messages: StoredMessage[], target: DeadLetterTarget, now: number, out: DeadLettered[]): Promise<void> {
     let cycles: number | undefined;
     const moves = [];
+    const copied: { m: StoredMessage; p: DeadLetterArrival }[] = [];
     for (const m of messages) {
       const p = target.arrival(m);
+      if (p.copies) {
+        copied.push({ m, p });
+        continue;
+      }
       if (p.parked) cycles ??= (await createQueue(c, target.cyclesQueue!)).queue.id;
       moves.push({ m, p, dest: p.parked ? cycles! : target.queueId, deaths: p.deaths ?? m.deaths });
     }
@@ -104,6 +111,12 @@ export class PgDeadLetters implements DeadLetterStore {
       })));
     }
     for (const x of moves) out.push({ messageId: x.m.messageId, from: x.m.queueId, to: x.dest, reason: target.reason, parked: x.p.parked });
+    if (copied.length) {
+      // AMQP dead-letter exchanges: each message is replaced by a copy in every queue it routes to.
+      await c.query('DELETE FROM messages WHERE seq = ANY($1::bigint[])', [copied.map((x) => x.m.seq)]);
+      await insertMessages(c, copied.flatMap(({ m, p }) => p.copies!.map((k) => ({ queueId: k.queueId, deadLetteredAt: now, message: copiedMessage(m, p, k, now) }))));
+      for (const { m, p } of copied) out.push(...copyOutcomes(m, p, target.reason));
+    }
     await countDeadLettered(c, messages, now);
   }
 

@@ -6,6 +6,7 @@ import { guardStorage } from '../storage-guard.js';
 import { PgDeadLetters } from './dead-letters.js';
 import { PgActivity } from './activity.js';
 import { PgExchanges } from './exchanges.js';
+import { PgPolicies } from './policies.js';
 import { PgMaintenance } from './maintenance.js';
 import { PgMessages } from './messages.js';
 import { migrate } from './migrate.js';
@@ -66,6 +67,7 @@ export class PostgresStore implements Store {
   readonly moveTasks: PgMoveTasks;
   readonly maintenance: PgMaintenance;
   readonly exchanges: PgExchanges;
+  readonly policies: PgPolicies;
   readonly wakeups: PgWakeups;
   readonly activity: PgActivity;
 
@@ -80,6 +82,7 @@ export class PostgresStore implements Store {
     this.maintenance = guardStorage(new PgMaintenance(pool), postgresStorageError);
     this.activity = guardStorage(new PgActivity(pool), postgresStorageError);
     this.exchanges = guardStorage(new PgExchanges(pool), postgresStorageError);
+    this.policies = guardStorage(new PgPolicies(pool), postgresStorageError);
   }
 
   /** Connects, brings the schema up to date and starts listening for other nodes. */

@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3';
-import type { BreakdownRow, DeadLettered, DeadLetterStore, DeadLetterTarget, LengthLimit, RejectResult } from '../../engine/store/dead-letters.js';
+import {
+  copiedMessage, copyOutcomes, type BreakdownRow, type DeadLettered, type DeadLetterStore, type DeadLetterTarget, type LengthLimit, type RejectResult,
+} from '../../engine/store/dead-letters.js';
 import type { ReceiptRef } from '../../engine/store/messages.js';
 import type { NewQueue } from '../../engine/store/queues.js';
 import type { DeathReason, NewMessage, StoredMessage } from '../../engine/types.js';
@@ -88,6 +90,17 @@ export class SqliteDeadLetters implements DeadLetterStore {
    */
   move(m: StoredMessage, target: DeadLetterTarget, now: number, out: DeadLettered[]): void {
     const a = target.arrival(m);
+    if (a.copies) {
+      // An AMQP dead-letter exchange: the message is replaced by a copy in each queue it routes to.
+      this.sql.remove.run(m.seq);
+      for (const c of a.copies) {
+        this.sql.insert.run(...messageValues(c.queueId, copiedMessage(m, a, c, now)), now);
+        this.wakeups.wakeAfterCommit(c.queueId);
+      }
+      this.counters.deadLettered(m.queueId, now);
+      out.push(...copyOutcomes(m, a, target.reason));
+      return;
+    }
     const dest = a.parked ? this.ensureQueue(target.cyclesQueue!) : target.queueId;
     const deaths = a.deaths ?? m.deaths;
     if (m.groupId === undefined) {

@@ -9,6 +9,7 @@ import { Checkpointer, FALLBACK_CHECKPOINT_PAGES } from './checkpointer.js';
 import { SqliteCounters } from './counters.js';
 import { SqliteDeadLetters } from './dead-letters.js';
 import { SqliteExchanges } from './exchanges.js';
+import { SqlitePolicies } from './policies.js';
 import { GroupCommit } from './group-commit.js';
 import { SqliteMaintenance } from './maintenance.js';
 import { SqliteMessages } from './messages.js';
@@ -51,6 +52,7 @@ export class SqliteStore implements Store {
   readonly moveTasks: SqliteMoveTasks;
   readonly maintenance: SqliteMaintenance;
   readonly exchanges: SqliteExchanges;
+  readonly policies: SqlitePolicies;
   readonly wakeups = new SqliteWakeups();
   readonly activity: SqliteActivity;
   private readonly db: Database.Database;
@@ -97,6 +99,7 @@ export class SqliteStore implements Store {
     this.maintenance = guardStorage(new SqliteMaintenance(this.db, this.commit), sqliteStorageError);
     this.activity = guardStorage(new SqliteActivity(this.db, this.commit), sqliteStorageError);
     this.exchanges = guardStorage(new SqliteExchanges(this.db, this.commit), sqliteStorageError);
+    this.policies = guardStorage(new SqlitePolicies(this.db, this.commit), sqliteStorageError);
   }
 
   stats(): StoreStats {

@@ -3,6 +3,7 @@ import { consoleCases } from './console.js';
 import { fairCases } from './fair.js';
 import { fifoCases } from './fifo.js';
 import { deadLetterCases } from './dead-letter.js';
+import { deadLetterCopyCases } from './dead-letter-copies.js';
 import { deathCases } from './deaths.js';
 import { depthCases } from './depths.js';
 import { maintenanceCases } from './maintenance.js';
@@ -12,4 +13,4 @@ import { messageCases } from './messages.js';
 import { queueCases } from './queues.js';
 
 /** Every conformance case group; add new groups here. */
-export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deathCases, depthCases, maintenanceCases, dueCases, consoleCases, exchangeCases, fairCases];
+export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deadLetterCopyCases, deathCases, depthCases, maintenanceCases, dueCases, consoleCases, exchangeCases, fairCases];

@@ -1,0 +1,73 @@
+import { parsePolicyBody, PolicyError, policyView, type RuntimePolicies } from '../engine/amqp/policies.js';
+import { authenticator } from '../protocols/amqp/server.js';
+import type { WireRequest, WireResponse } from '../protocols/wire.js';
+import type { Credentials } from './auth/caller.js';
+
+/**
+ * The part of RabbitMQ's management HTTP API that RabbitMQ users script policies with,
+ * on the main port under /api/: GET /api/policies and /api/policies/%2F, and GET, PUT and
+ * DELETE /api/policies/%2F/<name>. Basic auth signs in as the AMQP listener does
+ * (guest/guest from loopback, or an access key and its secret with --credentials), and
+ * the policies are those of the caller's account, its virtual host `/`.
+ */
+export class ManagementApi {
+  private readonly authenticate;
+
+  constructor(private readonly policies: RuntimePolicies, opts: { accountId: string; credentials?: Credentials }) {
+    this.authenticate = authenticator(opts);
+  }
+
+  async handle(req: WireRequest, client: string): Promise<WireResponse> {
+    const account = this.signIn(req, client);
+    if (account === undefined) {
+      return { ...json(401, { error: 'not_authorized', reason: 'Login failed' }), headers: { 'content-type': 'application/json', 'www-authenticate': 'Basic realm="RabbitMQ Management"' } };
+    }
+    const parts = req.path.split('/').slice(2).map((p) => decodeURIComponent(p));
+    if (parts[0] !== 'policies' || parts.length > 3) return notFound();
+    if (parts.length >= 2 && parts[1] !== '/') return json(404, { error: 'Object Not Found', reason: 'Not Found' });
+    if (parts.length < 3) {
+      return req.method === 'GET' ? json(200, this.policies.list(account).map(policyView)) : methodNotAllowed();
+    }
+    const name = parts[2]!;
+    switch (req.method) {
+      case 'GET': {
+        const p = this.policies.list(account).find((x) => x.name === name);
+        return p ? json(200, policyView(p)) : notFound();
+      }
+      case 'PUT': {
+        let body: unknown;
+        try {
+          body = JSON.parse(req.body.toString('utf8'));
+        } catch {
+          return json(400, { error: 'bad_request', reason: 'not_json' });
+        }
+        try {
+          const replaced = await this.policies.put(parsePolicyBody(account, name, body));
+          return { status: replaced ? 204 : 201, headers: {}, body: '' };
+        } catch (e) {
+          if (e instanceof PolicyError) return json(400, { error: 'bad_request', reason: e.message });
+          throw e;
+        }
+      }
+      case 'DELETE':
+        return (await this.policies.delete(account, name)) ? { status: 204, headers: {}, body: '' } : notFound();
+      default:
+        return methodNotAllowed();
+    }
+  }
+
+  private signIn(req: WireRequest, client: string): string | undefined {
+    const auth = req.headers.authorization;
+    if (typeof auth !== 'string' || !auth.startsWith('Basic ')) return undefined;
+    const text = Buffer.from(auth.slice(6), 'base64').toString('utf8');
+    const colon = text.indexOf(':');
+    if (colon < 0) return undefined;
+    return this.authenticate(text.slice(0, colon), text.slice(colon + 1), client);
+  }
+}
+
+const json = (status: number, value: unknown): WireResponse => ({
+  status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(value),
+});
+const notFound = () => json(404, { error: 'Object Not Found', reason: 'Not Found' });
+const methodNotAllowed = () => json(405, { error: 'Method Not Allowed', reason: 'Method Not Allowed' });
