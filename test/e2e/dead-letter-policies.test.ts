@@ -201,7 +201,7 @@ describe("a policy matching its own dead-letter queue (issue 17's repro)", () =>
       const sources = await client.send(new ListDeadLetterSourceQueuesCommand({ QueueUrl: dlq }));
       assert.deepEqual(sources.queueUrls, [orders]);
       const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'dlq', 'list', '--endpoint', shop.url]);
-      assert.match(stdout, /shop-dlq\s+1\s+0\s+shop-orders\n/);
+      assert.match(stdout, /shop-dlq\s+1\s+0\s+\d+s\s+shop-orders\n/);
       assert.doesNotMatch(stdout, /shop-dlq\s.*shop-dlq/, 'the DLQ is not its own source');
     } finally {
       await shop.stop();
