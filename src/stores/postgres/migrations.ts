@@ -1,3 +1,5 @@
+import { DEPTH_PER_STATEMENT } from './steps.js';
+
 /**
  * Versioned schema of the PostgreSQL store. Each entry moves the database from version
  * i to i+1 and is never edited once released; a new change is a new entry. The table
@@ -386,4 +388,6 @@ export const migrations: string[] = [
     FOR EACH ROW WHEN (OLD.queue_id <> NEW.queue_id) EXECUTE FUNCTION redrive_count_moved();
   INSERT INTO queue_count (queue_id, shard, messages) SELECT queue_id, 0, count(*) FROM messages GROUP BY queue_id;
   `,
+  // Throughput (issue 19): depths kept per statement (steps.ts, as this file is full).
+  DEPTH_PER_STATEMENT,
 ];

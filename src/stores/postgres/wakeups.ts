@@ -27,6 +27,11 @@ export interface PgWakeupOptions {
  * flush, which would serialise every send in the cluster. Sent afterwards, it costs no
  * flush, and a receiver woken by it always finds the committed messages. A node that dies
  * between the commit and the NOTIFY loses the wake-up; the fallback poll covers that.
+ *
+ * A node alone sends no NOTIFY at all (it would only come back to its own LISTEN
+ * connection): it looks for other nodes' LISTEN connections in pg_stat_activity when it
+ * connects and at every fallback poll, and a node that starts announces itself with a
+ * NOTIFY, so the others start notifying at once.
  */
 export class PgWakeups implements WakeupStore {
   readonly nodeId = randomUUID().slice(0, 8);
@@ -39,6 +44,8 @@ export class PgWakeups implements WakeupStore {
   private reconnectDelay = 100;
   private pollTimer?: NodeJS.Timeout;
   private reconnectTimer?: NodeJS.Timeout;
+  /** Whether another node listens (until known, assume so). */
+  private peers = true;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -49,7 +56,7 @@ export class PgWakeups implements WakeupStore {
 
   async start(): Promise<void> {
     await this.connect();
-    this.pollTimer = setInterval(() => void this.poll(), this.opts.fallbackPollMs);
+    this.pollTimer = setInterval(() => void this.poll().then(() => this.findPeers()), this.opts.fallbackPollMs);
     this.pollTimer.unref();
   }
 
@@ -65,6 +72,7 @@ export class PgWakeups implements WakeupStore {
   /** Call after the commit that made messages of `queueId` available. */
   wake(queueId: number): void {
     this.listeners.wake(queueId);
+    if (!this.peers) return;
     this.pending.add(queueId);
     this.scheduleFlush();
   }
@@ -106,8 +114,11 @@ export class PgWakeups implements WakeupStore {
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));
     await client.connect();
+    // The statement other nodes look for in pg_stat_activity (findPeers), then the hello.
     await client.query(`LISTEN ${AVAILABLE_CHANNEL}; LISTEN ${QUEUES_CHANNEL}`);
     this.client = client;
+    await this.findPeers();
+    await this.pool.query(`SELECT pg_notify('${AVAILABLE_CHANNEL}', '${this.nodeId}:')`);
     this.reconnectDelay = 100;
     // Whatever changed while no one listened: forget cached queues, re-check waiters.
     this.cache.clear();
@@ -141,8 +152,31 @@ export class PgWakeups implements WakeupStore {
       return;
     }
     const [from, list] = (n.payload ?? '').split(':');
-    if (from === this.nodeId || !list) return; // already woken locally by wake()
+    if (from === this.nodeId) return; // already woken locally by wake()
+    this.peers = true;
+    if (!list) return; // a node announcing itself
     for (const id of list.split(',')) this.listeners.wake(Number(id));
+  }
+
+  /**
+   * Whether another node's LISTEN connection is open on this database: a connection
+   * whose last statement is the LISTEN of connect() (or one of another user, whose
+   * statements this one may not see). A failed look counts as "yes".
+   */
+  private async findPeers(): Promise<void> {
+    // node-postgres keeps the backend pid from BackendKeyData, untyped.
+    const self = (this.client as { processID?: number } | undefined)?.processID;
+    if (self === undefined || this.closed) return;
+    try {
+      const { rows } = await this.pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> $1
+            AND (query LIKE 'LISTEN ${AVAILABLE_CHANNEL};%' OR query = '<insufficient privilege>')`,
+        [self],
+      );
+      this.peers = rows[0]!.n > 0;
+    } catch {
+      this.peers = true;
+    }
   }
 
   /** The slow path: queues with waiting receives that hold visible messages. */
