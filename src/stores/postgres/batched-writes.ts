@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { NewMessage, StoredMessage } from '../../engine/types.js';
 import { GroupCommit } from './group-commit.js';
 import { countedCtes, INSERT_COLUMNS, insertArrays, query, unnestInsert } from './sql.js';
+import type { PgWakeups } from './wakeups.js';
 
 /**
  * The writes every message takes, grouped (group-commit.ts): the sends of one turn to
@@ -51,8 +52,16 @@ export class BatchedWrites {
   private readonly sends: GroupCommit<Send, StoredMessage[]>;
   private readonly deletes: GroupCommit<Delete, Map<number, Gone>>;
 
-  constructor(pool: pg.Pool) {
-    this.sends = new GroupCommit((items) => sendAll(pool, items));
+  constructor(pool: pg.Pool, wakeups: PgWakeups) {
+    this.sends = new GroupCommit(async (items) => {
+      const out = await sendAll(pool, items);
+      // One wake-up per queue per batch, not one per request: the engine rouses one
+      // waiting receive per wake-up, and a batch of ten sends would rouse ten receives,
+      // of which the first takes all ten messages and nine find nothing. A receive that
+      // fills up passes the wake-up on (long-poll.ts), so a larger batch is still drained.
+      for (const queueId of new Set(items.map((i) => i.queueId))) wakeups.wake(queueId);
+      return out;
+    });
     this.deletes = new GroupCommit((items) => deleteAll(pool, items));
   }
 

@@ -90,14 +90,15 @@ export class PgMessages implements MessageStore {
     private readonly wakeups: PgWakeups,
   ) {
     this.fifo = new PgFifo(pool, deadLetters, wakeups);
-    this.batched = new BatchedWrites(pool);
+    this.batched = new BatchedWrites(pool, wakeups);
   }
 
   async send(queueId: number, messages: NewMessage[], limit?: LengthLimit): Promise<SendResult> {
     if (messages.length === 0) return { messages: [], deadLettered: [] };
     if (limit) return this.sendLimited(queueId, messages, limit);
-    // Group commit (batched-writes.ts); deduplicated sends keep their own statement.
-    const out = BatchedWrites.batchable(messages) ? await this.batched.send(queueId, messages) : await this.insert(this.pool, queueId, messages);
+    // Group commit (batched-writes.ts, which wakes the queue); deduplicated sends keep their own statement.
+    if (BatchedWrites.batchable(messages)) return { messages: await this.batched.send(queueId, messages), deadLettered: [] };
+    const out = await this.insert(this.pool, queueId, messages);
     if (out.some((m) => !m.duplicate)) this.wakeups.wake(queueId);
     return { messages: out, deadLettered: [] };
   }
