@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { NewMessage, StoredMessage } from '../../engine/types.js';
 import { GroupCommit } from './group-commit.js';
 import { countedCtes, INSERT_COLUMNS, insertArrays, query, unnestInsert } from './sql.js';
-import type { PgWakeups } from './wakeups.js';
+import { AVAILABLE_CHANNEL, type PgWakeups } from './wakeups.js';
 
 /**
  * The writes every message takes, grouped (group-commit.ts): the sends of one turn to
@@ -12,14 +12,24 @@ import type { PgWakeups } from './wakeups.js';
  * batches lock shared rows in the same order.
  */
 const NOW = `$${INSERT_COLUMNS.length + 1}`;
+const PAYLOAD = `$${INSERT_COLUMNS.length + 2}::text`;
+/**
+ * The sends also NOTIFY the other nodes (wakeups.ts) in the same statement, when there are
+ * any: the notification is delivered at the commit, when the messages become visible,
+ * with no round trip of its own. A NOTIFY makes the commit take PostgreSQL's notify lock
+ * across its WAL flush, which serialises such commits; with at most two send batches in
+ * flight per node that costs little, while a NOTIFY per request would serialise them all.
+ */
 const SEND_SQL = `
   WITH input AS MATERIALIZED (SELECT nextval('messages_seq') AS seq, t.* FROM ${unnestInsert(1, 't')}),
   stored AS (
     INSERT INTO messages (seq, ${INSERT_COLUMNS.join(', ')})
     SELECT seq, ${INSERT_COLUMNS.join(', ')} FROM input ORDER BY queue_id, seq
   ),
-  ${countedCtes('sent', 'queue_id', 'count(*)', 'input GROUP BY queue_id ORDER BY queue_id', NOW)}
-  SELECT seq FROM input ORDER BY ord`;
+  ${countedCtes('sent', 'queue_id', 'count(*)', 'input GROUP BY queue_id ORDER BY queue_id', NOW)},
+  notified AS (SELECT pg_notify('${AVAILABLE_CHANNEL}', ${PAYLOAD}) WHERE ${PAYLOAD} IS NOT NULL)
+  -- Reading notified once (an InitPlan) is what runs it: a SELECT in WITH runs only if read.
+  SELECT seq FROM input WHERE (SELECT count(*) FROM notified) IS NOT NULL ORDER BY ord`;
 
 const DELETE_SQL = `
   WITH gone AS (
@@ -54,12 +64,13 @@ export class BatchedWrites {
 
   constructor(pool: pg.Pool, wakeups: PgWakeups) {
     this.sends = new GroupCommit(async (items) => {
-      const out = await sendAll(pool, items);
+      const queueIds = [...new Set(items.map((i) => i.queueId))];
+      const out = await sendAll(pool, items, wakeups.payload(queueIds));
       // One wake-up per queue per batch, not one per request: the engine rouses one
       // waiting receive per wake-up, and a batch of ten sends would rouse ten receives,
       // of which the first takes all ten messages and nine find nothing. A receive that
       // fills up passes the wake-up on (long-poll.ts), so a larger batch is still drained.
-      for (const queueId of new Set(items.map((i) => i.queueId))) wakeups.wake(queueId);
+      for (const queueId of queueIds) wakeups.wakeLocal(queueId);
       return out;
     });
     this.deletes = new GroupCommit((items) => deleteAll(pool, items));
@@ -80,10 +91,10 @@ export class BatchedWrites {
   }
 }
 
-async function sendAll(pool: pg.Pool, items: Send[]): Promise<StoredMessage[][]> {
+async function sendAll(pool: pg.Pool, items: Send[], payload: string | null): Promise<StoredMessage[][]> {
   const rows = items.flatMap(({ queueId, messages }) => messages.map((message) => ({ queueId, message })));
   const now = Math.max(...rows.map((r) => r.message.sentAt));
-  const { rows: seqs } = await query<{ seq: string }>(pool, SEND_SQL, [...insertArrays(rows), now], 'redrive-send-batch');
+  const { rows: seqs } = await query<{ seq: string }>(pool, SEND_SQL, [...insertArrays(rows), now, payload], 'redrive-send-batch');
   let i = 0;
   return items.map(({ queueId, messages }) => messages.map((m) => ({
     ...m, queueId, receiveCount: m.receiveCount ?? 0, firstReceivedAt: null, receivedAt: null, receiptToken: null, seq: Number(seqs[i++]!.seq),

@@ -78,6 +78,19 @@ export class PgWakeups implements WakeupStore {
   }
 
   /**
+   * For a write that tells the other nodes itself, in its own statement (a send batch,
+   * batched-writes.ts): call after its commit; wakes this node's waiting receives only.
+   */
+  wakeLocal(queueId: number): void {
+    this.listeners.wake(queueId);
+  }
+
+  /** The payload of a NOTIFY announcing `queueIds` to the other nodes, or null while this node is alone. */
+  payload(queueIds: readonly number[]): string | null {
+    return this.peers && queueIds.length <= MAX_IDS_PER_NOTIFY ? `${this.nodeId}:${queueIds.join(',')}` : null;
+  }
+
+  /**
    * One NOTIFY at a time per node: what is woken while one is on its way goes out in
    * the next, so under load many writes share one notification.
    */
