@@ -4,7 +4,7 @@ import type { RedriveOptions } from './targets.js';
 /** Every measured case: which system, which load, and which count is the headline. */
 export interface Case {
   id: string;
-  system: 'redrive' | 'canned' | 'rabbit';
+  system: 'redrive' | 'canned' | 'rabbit' | 'pgboss';
   redrive?: RedriveOptions;
   kind: LoadKind;
   producers: number;
@@ -15,6 +15,8 @@ export interface Case {
   groups?: number;
   /** AMQP kinds: the queue type declared. */
   queueType?: 'classic' | 'quorum';
+  /** Several nodes: producers on the first, consumers on the others (LoadSpec.crossNodes). */
+  crossNodes?: boolean;
 }
 
 const sqlite: RedriveOptions = { storage: 'sqlite', durability: 'process' };
@@ -43,6 +45,8 @@ export const cases: Case[] = [
   { id: 'amqp-cycle', system: 'redrive', redrive: { ...sqlite, amqp: true }, ...cycle, kind: 'rabbit-cycle' },
   { id: 'rabbit-publish-quorum', system: 'rabbit', ...send, kind: 'rabbit-publish', queueType: 'quorum' },
   { id: 'rabbit-cycle-quorum', system: 'rabbit', ...cycle, kind: 'rabbit-cycle', queueType: 'quorum' },
+  // The PostgreSQL baseline (pgboss-load.ts): W3's shape of work with pg-boss, on its own database.
+  { id: 'pgboss-cycle', system: 'pgboss', ...cycle, kind: 'pgboss-cycle' },
 ];
 
 /**
@@ -51,3 +55,12 @@ export const cases: Case[] = [
  * flat-out cycle only measures how long the backlog is.
  */
 export const halfRateCase: Case = { id: 'W3-half', system: 'redrive', redrive: sqlite, ...cycle };
+
+/**
+ * Two PostgreSQL nodes at half of W3-pg-2's median rate, producers on one node and
+ * consumers on the other: every message is sent on one node and wakes a long poll on the
+ * other (NOTIFY), so its p99 is the cross-node wake-up target (under 20 ms).
+ */
+export const crossNodeHalfCase: Case = {
+  id: 'W3-pg-2-half', system: 'redrive', redrive: { storage: 'postgres', durability: 'process', nodes: 2 }, ...cycle, crossNodes: true,
+};

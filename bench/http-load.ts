@@ -42,8 +42,9 @@ class SqsClient {
 class Nodes {
   private readonly clients: SqsClient[];
 
-  constructor(spec: LoadSpec, connections: number) {
-    const origins = spec.targets?.length ? spec.targets : [spec.target];
+  constructor(spec: LoadSpec, connections: number, side?: 'producers' | 'consumers') {
+    const all = spec.targets?.length ? spec.targets : [spec.target];
+    const origins = !spec.crossNodes || all.length < 2 ? all : side === 'producers' ? all.slice(0, 1) : all.slice(1);
     this.clients = origins.map((o, i) =>
       new SqsClient(o, Math.max(1, Math.floor(connections / origins.length) + (i < connections % origins.length ? 1 : 0))));
   }
@@ -68,7 +69,7 @@ function batchBody(queue: string, bodies: () => string, size = BATCH): string {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** `n` concurrent loops of `once`, each until the window closes; a failed request is counted, not fatal. */
-async function loops(n: number, w: Window, once: (loop: number) => Promise<void>): Promise<void> {
+export async function loops(n: number, w: Window, once: (loop: number) => Promise<void>): Promise<void> {
   await Promise.all(Array.from({ length: n }, async (_, loop) => {
     while (w.running) {
       try {
@@ -112,8 +113,8 @@ interface Received {
  * `groups` message groups with a unique deduplication id.
  */
 export async function runCycle(spec: LoadSpec, w: Window): Promise<void> {
-  const producers = new Nodes(spec, spec.producers);
-  const consumers = new Nodes(spec, spec.consumers);
+  const producers = new Nodes(spec, spec.producers, 'producers');
+  const consumers = new Nodes(spec, spec.consumers, 'consumers');
   const batched = spec.kind === 'cycle-batch';
   const fifo = spec.kind === 'fifo-cycle';
   const groups = spec.groups ?? 100;

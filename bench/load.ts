@@ -1,5 +1,6 @@
 import { runCycle, runDrain, runPreload, runSends } from './http-load.js';
 import type { ChildMessage, LoadSpec } from './protocol.js';
+import { runPgBoss } from './pgboss-load.js';
 import { runRabbit } from './rabbit-load.js';
 import { Window } from './window.js';
 
@@ -21,6 +22,7 @@ process.once('message', async (spec: LoadSpec) => {
     else if (spec.kind === 'cycle' || spec.kind === 'cycle-batch' || spec.kind === 'fifo-cycle') await runCycle(spec, w);
     else if (spec.kind === 'preload') await runPreload(spec, w);
     else if (spec.kind === 'drain') await runDrain(spec, w);
+    else if (spec.kind === 'pgboss-cycle') await runPgBoss(spec, w);
     else await runRabbit(spec, w);
     await send({ type: 'result', result: w.result() });
     process.exit(0);

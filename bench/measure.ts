@@ -4,6 +4,7 @@ import { config } from './config.js';
 import { machineBusySeconds, processCpuSeconds, stopProcess, track } from './processes.js';
 import { foreignPostgresPids, postgresCpu, postgresCpuBetween } from './postgres.js';
 import type { ChildMessage, LoadResult, LoadSpec } from './protocol.js';
+import { markRoundTrips, roundTripsBetweenMarks } from './round-trips.js';
 
 /** One run's figures, normalised per second of its window. */
 export interface Measurement {
@@ -19,6 +20,10 @@ export interface Measurement {
   serverMicrosPerMessage?: number;
   /** CPU of every `postgres` process during the window (% of one core), for Postgres runs. */
   databaseCpu?: number;
+  /** Database CPU per message in microseconds (Postgres runs). */
+  databaseMicrosPerMessage?: number;
+  /** Round trips to PostgreSQL per message, counted in its clients (round-trips.ts). */
+  roundTripsPerMessage?: number;
   /** CPU used by everything else on the machine during the window (% of one core): the noise. */
   otherCpu?: number;
   /** Length of the measured window in seconds (a preload or drain ends when its work is done). */
@@ -36,6 +41,8 @@ export interface MeasureOptions {
   serverPids?: number[];
   /** The Postgres database the servers use: the machine's PostgreSQL server's CPU is measured too. */
   database?: string;
+  /** Servers that count their round trips to PostgreSQL (round-trips.ts), asked at the window's start and end. */
+  roundTripPids?: number[];
 }
 
 /**
@@ -71,10 +78,12 @@ export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', opts:
       if (m.type === 'window-start') {
         cpuStart = cpu();
         machineStart = machineBusySeconds();
+        markRoundTrips(opts.roundTripPids ?? []);
         if (opts.database) dbStart = postgresCpu();
       } else if (m.type === 'window-end') {
         cpuEnd = cpu();
         machineEnd = machineBusySeconds();
+        markRoundTrips(opts.roundTripPids ?? []);
         if (opts.database) {
           dbEnd = postgresCpu();
           foreign = foreignPostgresPids(opts.database).catch(() => new Set<number>());
@@ -96,6 +105,7 @@ export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', opts:
   const messages = metric === 'sent' ? result.sent : result.consumed;
   const serverSeconds = cpuStart !== undefined && cpuEnd !== undefined ? cpuEnd - cpuStart : undefined;
   const dbSeconds = dbStart && dbEnd ? postgresCpuBetween(dbStart, dbEnd, await foreign) : undefined;
+  const roundTrips = opts.roundTripPids?.length ? await roundTripsBetweenMarks(opts.roundTripPids) : result.roundTrips;
   const other = machineEnd - machineStart - (serverSeconds ?? 0) - result.clientCpuSeconds - (dbSeconds ?? 0);
   return {
     rate: messages / s,
@@ -105,6 +115,8 @@ export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', opts:
     clientCpu: (100 * result.clientCpuSeconds) / s,
     serverMicrosPerMessage: serverSeconds === undefined || messages === 0 ? undefined : (1e6 * serverSeconds) / messages,
     databaseCpu: dbSeconds === undefined ? undefined : (100 * dbSeconds) / s,
+    databaseMicrosPerMessage: dbSeconds === undefined || messages === 0 ? undefined : (1e6 * dbSeconds) / messages,
+    roundTripsPerMessage: roundTrips === undefined || messages === 0 ? undefined : roundTrips / messages,
     otherCpu: Math.max(0, (100 * other) / s),
     seconds: s,
     latency: result.latency,

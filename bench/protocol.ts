@@ -1,7 +1,7 @@
 /** What the orchestrator (run.ts) and a load child (load.ts) say to each other over IPC. */
 
 export type LoadKind =
-  | 'send' | 'batch' | 'cycle' | 'cycle-batch' | 'fifo-cycle' | 'preload' | 'drain' | 'rabbit-publish' | 'rabbit-cycle';
+  | 'send' | 'batch' | 'cycle' | 'cycle-batch' | 'fifo-cycle' | 'preload' | 'drain' | 'rabbit-publish' | 'rabbit-cycle' | 'pgboss-cycle';
 
 export interface LoadSpec {
   kind: LoadKind;
@@ -30,6 +30,11 @@ export interface LoadSpec {
   groups?: number;
   /** AMQP kinds: the queue's x-queue-type (RabbitMQ: classic by default, or quorum). */
   queueType?: 'classic' | 'quorum';
+  /**
+   * Several nodes: producers send to the first node only and consumers receive from the
+   * others only, so every message crosses nodes (the wake-up latency run).
+   */
+  crossNodes?: boolean;
 }
 
 export interface LoadResult {
@@ -53,6 +58,8 @@ export interface LoadResult {
   latency?: { p50: number; p99: number; count: number };
   /** `preload`/`drain`: whether `total` was reached before the window's limit. */
   complete?: boolean;
+  /** Round trips to PostgreSQL in the window, when the load child itself talks to it (pg-boss). */
+  roundTrips?: number;
 }
 
 /** Child → parent messages. `window-*` let the parent sample the server's CPU at the same moments. */

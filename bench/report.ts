@@ -6,7 +6,8 @@ import { median } from './stats.js';
 
 /** The medians of a run's own figures, and a few more drawn from its raw counts. */
 export interface Summary
-  extends Pick<Measurement, 'rate' | 'sentRate' | 'requestsPerSecond' | 'serverCpu' | 'clientCpu' | 'serverMicrosPerMessage' | 'databaseCpu' | 'otherCpu'> {
+  extends Pick<Measurement, 'rate' | 'sentRate' | 'requestsPerSecond' | 'serverCpu' | 'clientCpu' | 'serverMicrosPerMessage' | 'databaseCpu' | 'otherCpu'
+    | 'databaseMicrosPerMessage' | 'roundTripsPerMessage'> {
   latencyP50?: number;
   latencyP99?: number;
   /** ReceiveMessage calls per consumed message, and the share of them that came back empty. */
@@ -33,6 +34,8 @@ export function summarise(runs: Measurement[]): Summary | undefined {
     clientCpu: med(runs.map((r) => r.clientCpu))!,
     serverMicrosPerMessage: med(runs.map((r) => r.serverMicrosPerMessage)),
     databaseCpu: med(runs.map((r) => r.databaseCpu)),
+    databaseMicrosPerMessage: med(runs.map((r) => r.databaseMicrosPerMessage)),
+    roundTripsPerMessage: med(runs.map((r) => r.roundTripsPerMessage)),
     receivesPerMessage: med(runs.map((r) => (r.raw.receives && r.raw.consumed ? r.raw.receives / r.raw.consumed : undefined))),
     emptyReceiveShare: med(runs.map((r) => (r.raw.receives ? r.raw.emptyReceives / r.raw.receives : undefined))),
     otherCpu: med(runs.map((r) => r.otherCpu)),
@@ -71,10 +74,10 @@ const rows: Row[] = [
   { workload: 'AMQP publish/consume/ack (vs quorum)', redrive: 'amqp-cycle', rabbit: 'rabbit-cycle-quorum' },
 ];
 
-const int = (n: number | undefined) => (n === undefined ? 'n/a' : Math.round(n).toLocaleString('en-US'));
-const pct = (n: number | undefined) => (n === undefined ? 'n/a' : `${Math.round(n)}%`);
-const micros = (n: number | undefined) => (n === undefined ? 'n/a' : n < 10 ? n.toFixed(1) : Math.round(n).toString());
-const ms = (n: number | undefined) => (n === undefined ? 'n/a' : n < 10 ? n.toFixed(2) : n.toFixed(1));
+export const int = (n: number | undefined) => (n === undefined ? 'n/a' : Math.round(n).toLocaleString('en-US'));
+export const pct = (n: number | undefined) => (n === undefined ? 'n/a' : `${Math.round(n)}%`);
+export const micros = (n: number | undefined) => (n === undefined ? 'n/a' : n < 10 ? n.toFixed(1) : Math.round(n).toString());
+export const ms = (n: number | undefined) => (n === undefined ? 'n/a' : n < 10 ? n.toFixed(2) : n.toFixed(1));
 
 export interface TableRow {
   workload: string;
@@ -184,7 +187,7 @@ export function formatBaselines(outcomes: Record<string, Outcome>): string {
   return markdown(['baseline', 'msg/s', 'req/s', 'server CPU', 'client CPU', 'server µs/msg', 'others CPU', 'p50 / p99 ms'], lines);
 }
 
-function markdown(header: string[], lines: string[][]): string {
+export function markdown(header: string[], lines: string[][]): string {
   const all = [header, ...lines];
   const widths = header.map((_, i) => Math.max(...all.map((l) => l[i]!.length)));
   const fmt = (l: string[]) => `| ${l.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;

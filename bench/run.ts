@@ -1,17 +1,18 @@
 import { loadavg } from 'node:os';
 import { runBacklog, type BacklogFigures } from './backlog.js';
 import { runConsoleBench, writeConsoleResults } from './console.js';
-import { cases, halfRateCase, type Case } from './cases.js';
+import { cases, crossNodeHalfCase, halfRateCase, type Case } from './cases.js';
 import { config } from './config.js';
 import { formatManyQueues, runManyQueues } from './many-queues.js';
 import { measure, type Measurement } from './measure.js';
 import { formatFair, runFairBench } from './fair-queues.js';
 import { formatScrape, runScrapeBench } from './metrics-scrape.js';
 import { postgresReachable } from './postgres.js';
+import { formatPostgres, postgresRows } from './postgres-report.js';
 import { killAll, runCleanups } from './processes.js';
 import { formatBacklog, formatBaselines, formatTable, summarise, tableRows } from './report.js';
 import { resultsFile, writeResults, type CaseOutcome } from './results.js';
-import { rabbitTarget, reachable, startCanned, startRedrive, type Target } from './targets.js';
+import { pgBossTarget, rabbitTarget, reachable, startCanned, startRedrive, type Target } from './targets.js';
 
 /**
  * `npm run bench`: every case BENCH_RUNS times, each run on a fresh server with its
@@ -22,6 +23,7 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 async function startTarget(c: Case, run: number): Promise<Target> {
   if (c.system === 'redrive') return startRedrive(c.redrive!);
   if (c.system === 'canned') return startCanned();
+  if (c.system === 'pgboss') return pgBossTarget();
   return rabbitTarget(config.rabbitUrl, run);
 }
 
@@ -31,7 +33,8 @@ async function runCase(c: Case, run: number, rate?: number): Promise<Measurement
     return await measure({
       kind: c.kind, target: target.url, targets: target.urls, queue: target.queue, producers: c.producers, consumers: c.consumers,
       bodyBytes: config.bodyBytes, warmupSeconds: config.warmupSeconds, seconds: config.seconds, rate, groups: c.groups, queueType: c.queueType,
-    }, c.metric, { serverPids: target.pids, database: target.database });
+      crossNodes: c.crossNodes,
+    }, c.metric, { serverPids: target.pids, database: target.database, roundTripPids: target.database ? target.pids : undefined });
   } finally {
     await target.stop();
   }
@@ -39,7 +42,8 @@ async function runCase(c: Case, run: number, rate?: number): Promise<Measurement
 
 function describe(m: Measurement): string {
   const r = m.raw.receives ? `, ${(m.raw.receives / Math.max(1, m.raw.consumed)).toFixed(2)} receives/msg (${Math.round((100 * m.raw.emptyReceives) / m.raw.receives)}% empty)` : '';
-  const db = m.databaseCpu === undefined ? '' : `, db CPU ${Math.round(m.databaseCpu)}%`;
+  const rt = m.roundTripsPerMessage === undefined ? '' : `, ${m.roundTripsPerMessage.toFixed(2)} round trips/msg`;
+  const db = m.databaseCpu === undefined ? '' : `, db CPU ${Math.round(m.databaseCpu)}% (${Math.round(m.databaseMicrosPerMessage ?? 0)} µs/msg${rt})`;
   const lat = m.latency ? ` p50 ${m.latency.p50.toFixed(2)} ms p99 ${m.latency.p99.toFixed(2)} ms` : '';
   const cpu = m.serverCpu === undefined ? 'n/a' : `${Math.round(m.serverCpu)}%`;
   const errors = m.errors ? ` ERRORS ${m.errors}: ${m.firstError}` : '';
@@ -66,10 +70,10 @@ async function main(): Promise<void> {
   const rabbitUp = await reachable(config.rabbitUrl);
   const postgresUp = await postgresReachable();
   const outcomes: Record<string, CaseOutcome> = {};
-  for (const c of [...cases, halfRateCase]) {
+  for (const c of [...cases, halfRateCase, crossNodeHalfCase]) {
     const skipped = config.only && !config.only.has(c.id) ? 'not in BENCH_ONLY'
       : c.system === 'rabbit' && !rabbitUp ? 'RabbitMQ unreachable'
-      : c.redrive?.storage === 'postgres' && !postgresUp ? 'PostgreSQL unreachable' : undefined;
+      : (c.redrive?.storage === 'postgres' || c.system === 'pgboss') && !postgresUp ? 'PostgreSQL unreachable' : undefined;
     outcomes[c.id] = { runs: [], failures: [], skipped };
   }
   // Load averages before and after: a rough record of how busy the shared machine was.
@@ -87,6 +91,11 @@ async function main(): Promise<void> {
   const w3 = summarise(outcomes.W3!.runs);
   const halfRate = w3 ? w3.rate / 2 : undefined;
   for (let run = 1; run <= config.runs && halfRate && !outcomes[halfRateCase.id]!.skipped; run++) await repeat(halfRateCase, outcomes[halfRateCase.id]!, run, halfRate);
+  const pg2 = summarise(outcomes['W3-pg-2']!.runs);
+  const pgHalfRate = pg2 ? pg2.rate / 2 : undefined;
+  for (let run = 1; run <= config.runs && pgHalfRate && !outcomes[crossNodeHalfCase.id]!.skipped; run++) {
+    await repeat(crossNodeHalfCase, outcomes[crossNodeHalfCase.id]!, run, pgHalfRate);
+  }
 
   // W4 once per size (a million-message preload and drain take minutes): small first.
   const backlog: BacklogFigures[] = [];
@@ -126,10 +135,12 @@ async function main(): Promise<void> {
   for (const o of Object.values(outcomes)) o.summary = summarise(o.runs);
   const table = tableRows(outcomes, backlog);
   console.log(`\n${formatTable(table)}\n\n${formatBaselines(outcomes)}\n`);
+  const postgres = postgresRows(outcomes);
+  if (postgres.length) console.log(`${formatPostgres(postgres)}\n`);
   if (backlog.length) console.log(`${formatBacklog(backlog)}\n`);
   if (scrape.length) console.log(`${formatScrape(scrape)}\n`);
   if (fair.length) console.log(`${formatFair(fair)}\n`);
-  writeResults(outcomes, table, { halfRate, load, backlog, backlogFailures: backlogFailures.length ? backlogFailures : undefined });
+  writeResults(outcomes, table, { halfRate, pgHalfRate, postgres, load, backlog, backlogFailures: backlogFailures.length ? backlogFailures : undefined });
   console.log(`wrote ${resultsFile}`);
 }
 

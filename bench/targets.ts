@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDatabase } from './postgres.js';
 import { startServerProcess, type ServerProcess } from './processes.js';
+import { roundTripNodeArgs } from './round-trips.js';
 
 /** The systems under test: a fresh Redrive per run, the canned ceiling, RabbitMQ. */
 
@@ -94,7 +95,9 @@ export async function startRedrive(opts: RedriveOptions): Promise<Target> {
     // One after the other: the first node applies the schema, the others find it done.
     for (let i = 0; i < (opts.nodes ?? 1); i++) {
       const args = [...serveArgs(storage, data.dir, opts.durability), ...(opts.amqp ? ['--amqp-port', '0'] : [])];
-      servers.push(await startServerProcess(args, nodeArgs()));
+      // On PostgreSQL each node counts its round trips to the database (round-trips.ts).
+      const extra = opts.storage === 'postgres' ? roundTripNodeArgs() : [];
+      servers.push(await startServerProcess(args, [...extra, ...nodeArgs()]));
     }
     const urls = servers.map((s) => s.url);
     const amqpPort = servers[0]!.amqpPort;
@@ -135,6 +138,17 @@ export async function createQueue(url: string, fifo = false, name = QUEUE): Prom
 export async function startCanned(): Promise<Target> {
   const server = await startServerProcess([here('./canned-server.js')]);
   return { url: server.url, queue: `${server.url}/${ACCOUNT}/${QUEUE}`, pids: [server.pid], stop: server.stop };
+}
+
+/**
+ * pg-boss, the PostgreSQL baseline: a database of its own on BENCH_POSTGRES_URL's server
+ * (pg-boss installs its schema there), dropped after the run. pg-boss is a library, so it
+ * runs in the load child (pgboss-load.ts): its CPU is the client's, and the database's
+ * CPU is measured as for Redrive.
+ */
+export async function pgBossTarget(): Promise<Target> {
+  const db = await createDatabase();
+  return { url: db.url, queue: QUEUE, database: db.name, stop: db.drop };
 }
 
 /** RabbitMQ is someone else's process: nothing to start or stop, only a fresh queue name. */

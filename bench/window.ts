@@ -29,6 +29,8 @@ export class Window {
 
   /** Set by a fixed-amount workload (preload, drain) that did all its work in time. */
   complete?: boolean;
+  /** Round trips to PostgreSQL in the window, set by a workload that counts them (pg-boss). */
+  roundTrips?: number;
   private timer?: NodeJS.Timeout;
   private close?: () => void;
 
@@ -113,6 +115,7 @@ export class Window {
         ? { p50: percentile(this.latencies, 50), p99: percentile(this.latencies, 99), count: this.latencies.length }
         : undefined,
       complete: this.complete,
+      roundTrips: this.roundTrips,
     };
   }
 }

@@ -7,6 +7,7 @@ import { deleteOutcome, visibilityOutcome } from '../../engine/store/receipt-out
 import { FAIR_GROUPS_SCANNED, noisyRanking, readyWindow } from '../../engine/store/standard-plan.js';
 import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../../engine/types.js';
 import { toMessage, type MessageRow } from '../rows.js';
+import { BatchedWrites } from './batched-writes.js';
 import type { PgDeadLetters } from './dead-letters.js';
 import { queueDepths } from './depths.js';
 import { PgFifo } from './fifo.js';
@@ -81,6 +82,7 @@ const SEND_SQL = `
 /** Sending, receiving, deleting and counting messages; FIFO receives through fifo.ts. */
 export class PgMessages implements MessageStore {
   private readonly fifo: PgFifo;
+  private readonly batched: BatchedWrites;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -88,11 +90,14 @@ export class PgMessages implements MessageStore {
     private readonly wakeups: PgWakeups,
   ) {
     this.fifo = new PgFifo(pool, deadLetters, wakeups);
+    this.batched = new BatchedWrites(pool, wakeups);
   }
 
   async send(queueId: number, messages: NewMessage[], limit?: LengthLimit): Promise<SendResult> {
     if (messages.length === 0) return { messages: [], deadLettered: [] };
     if (limit) return this.sendLimited(queueId, messages, limit);
+    // Group commit (batched-writes.ts, which wakes the queue); deduplicated sends keep their own statement.
+    if (BatchedWrites.batchable(messages)) return { messages: await this.batched.send(queueId, messages), deadLettered: [] };
     const out = await this.insert(this.pool, queueId, messages);
     if (out.some((m) => !m.duplicate)) this.wakeups.wake(queueId);
     return { messages: out, deadLettered: [] };
@@ -220,17 +225,13 @@ export class PgMessages implements MessageStore {
     let released = false;
     let outcomes: ReceiptOutcome[];
     if (!rule.requireCurrent) {
-      // Any receipt deletes: one statement; whatever it removed was there to be removed.
-      const { rows } = await query<{ seq: string; receipt_token: string | null; visible_at: string; group_id: string | null }>(this.pool, `
-        WITH gone AS (DELETE FROM messages WHERE queue_id = $1 AND seq = ANY($2::bigint[]) RETURNING seq, receipt_token, visible_at, group_id),
-        ${countedCtes('deleted', '$1::bigint', 'count(*)', 'gone HAVING count(*) > 0', '$3')}
-        SELECT * FROM gone`, [queueId, seqs, rule.now], 'redrive-delete');
-      const found = new Map(rows.map((r) => [Number(r.seq), r]));
-      released = rows.some((r) => r.group_id !== null);
+      // Any receipt deletes: grouped with the other deletes of this turn (batched-writes.ts).
+      const found = await this.batched.delete(queueId, seqs, rule.now);
+      released = [...found.values()].some((r) => r.groupId !== null);
       outcomes = receipts.map((ref) => {
         const row = found.get(ref.seq);
         found.delete(ref.seq); // a second receipt of one message finds it gone
-        return deleteOutcome(row && { receiptToken: row.receipt_token, visibleAt: Number(row.visible_at) }, ref, rule);
+        return deleteOutcome(row, ref, rule);
       });
     } else {
       outcomes = await inTransaction(this.pool, async (c) => {

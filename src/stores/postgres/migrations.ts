@@ -1,5 +1,6 @@
 import { sqlText, type Migration } from '../migration.js';
 import { firstSteps } from './migrations-first.js';
+import { DEPTH_PER_STATEMENT } from './steps.js';
 
 /**
  * Versioned schema of the PostgreSQL store. Each entry moves the database from version
@@ -198,4 +199,6 @@ export const migrations: Migration[] = [
     priority INTEGER NOT NULL, definition TEXT NOT NULL, PRIMARY KEY (account_id, name)
   );
   `,
+  // Throughput (issue 19): depths kept per statement (steps.ts).
+  DEPTH_PER_STATEMENT,
 ];

@@ -9,6 +9,8 @@ export const AVAILABLE_CHANNEL = 'redrive_available';
 export const QUEUES_CHANNEL = 'redrive_queues';
 /** NOTIFY payloads must stay under 8000 bytes. */
 const MAX_IDS_PER_NOTIFY = 500;
+/** The most messages one receive takes (SQS's MaxNumberOfMessages limit). */
+const RECEIVE_MAX = 10;
 
 export interface PgWakeupOptions {
   /** How often queues with waiting receives are checked, in case a notification was lost. */
@@ -27,6 +29,11 @@ export interface PgWakeupOptions {
  * flush, which would serialise every send in the cluster. Sent afterwards, it costs no
  * flush, and a receiver woken by it always finds the committed messages. A node that dies
  * between the commit and the NOTIFY loses the wake-up; the fallback poll covers that.
+ *
+ * A node alone sends no NOTIFY at all (it would only come back to its own LISTEN
+ * connection): it looks for other nodes' LISTEN connections in pg_stat_activity when it
+ * connects and at every fallback poll, and a node that starts announces itself with a
+ * NOTIFY, so the others start notifying at once.
  */
 export class PgWakeups implements WakeupStore {
   readonly nodeId = randomUUID().slice(0, 8);
@@ -39,6 +46,10 @@ export class PgWakeups implements WakeupStore {
   private reconnectDelay = 100;
   private pollTimer?: NodeJS.Timeout;
   private reconnectTimer?: NodeJS.Timeout;
+  /** Queues with long polls waiting on this node: how many subscriptions each. */
+  private readonly waiting = new Map<number, number>();
+  /** Whether another node listens (until known, assume so). */
+  private peers = true;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -49,12 +60,19 @@ export class PgWakeups implements WakeupStore {
 
   async start(): Promise<void> {
     await this.connect();
-    this.pollTimer = setInterval(() => void this.poll(), this.opts.fallbackPollMs);
+    this.pollTimer = setInterval(() => void this.poll().then(() => this.findPeers()), this.opts.fallbackPollMs);
     this.pollTimer.unref();
   }
 
   subscribe(queueId: number, listener: () => void): () => void {
-    return this.listeners.subscribe(queueId, listener);
+    this.waiting.set(queueId, (this.waiting.get(queueId) ?? 0) + 1);
+    const unsubscribe = this.listeners.subscribe(queueId, listener);
+    return () => {
+      const n = (this.waiting.get(queueId) ?? 1) - 1;
+      if (n > 0) this.waiting.set(queueId, n);
+      else this.waiting.delete(queueId);
+      unsubscribe();
+    };
   }
 
   /** The destinations of what an operation dead-lettered; call after its commit. */
@@ -65,8 +83,31 @@ export class PgWakeups implements WakeupStore {
   /** Call after the commit that made messages of `queueId` available. */
   wake(queueId: number): void {
     this.listeners.wake(queueId);
+    if (!this.peers) return;
     this.pending.add(queueId);
     this.scheduleFlush();
+  }
+
+  /**
+   * For a write that tells the other nodes itself, in its own statement (a send batch,
+   * batched-writes.ts): call after its commit; wakes this node's waiting receives only.
+   */
+  wakeLocal(queueId: number): void {
+    this.listeners.wake(queueId);
+  }
+
+  /**
+   * The payload of a NOTIFY telling the other nodes of `sent` (messages made available,
+   * by queue), or null when no one needs telling: while this node is alone, and for a
+   * queue with a long poll waiting here that the messages fit in (one receive's worth,
+   * SQS's maximum of ten): the local wake-up rouses it, and rousing one on every other
+   * node as well would only send them all to the database, where all but one find
+   * nothing. More messages than that, and the others are told.
+   */
+  payload(sent: ReadonlyMap<number, number>): string | null {
+    if (!this.peers) return null;
+    const ids = [...sent].filter(([queueId, n]) => n > RECEIVE_MAX || !this.waiting.has(queueId)).map(([queueId]) => queueId);
+    return ids.length && ids.length <= MAX_IDS_PER_NOTIFY ? `${this.nodeId}:${ids.join(',')}` : null;
   }
 
   /**
@@ -106,8 +147,11 @@ export class PgWakeups implements WakeupStore {
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));
     await client.connect();
+    // The statement other nodes look for in pg_stat_activity (findPeers), then the hello.
     await client.query(`LISTEN ${AVAILABLE_CHANNEL}; LISTEN ${QUEUES_CHANNEL}`);
     this.client = client;
+    await this.findPeers();
+    await this.pool.query(`SELECT pg_notify('${AVAILABLE_CHANNEL}', '${this.nodeId}:')`);
     this.reconnectDelay = 100;
     // Whatever changed while no one listened: forget cached queues, re-check waiters.
     this.cache.clear();
@@ -141,8 +185,31 @@ export class PgWakeups implements WakeupStore {
       return;
     }
     const [from, list] = (n.payload ?? '').split(':');
-    if (from === this.nodeId || !list) return; // already woken locally by wake()
+    if (from === this.nodeId) return; // already woken locally by wake()
+    this.peers = true;
+    if (!list) return; // a node announcing itself
     for (const id of list.split(',')) this.listeners.wake(Number(id));
+  }
+
+  /**
+   * Whether another node's LISTEN connection is open on this database: a connection
+   * whose last statement is the LISTEN of connect() (or one of another user, whose
+   * statements this one may not see). A failed look counts as "yes".
+   */
+  private async findPeers(): Promise<void> {
+    // node-postgres keeps the backend pid from BackendKeyData, untyped.
+    const self = (this.client as { processID?: number } | undefined)?.processID;
+    if (self === undefined || this.closed) return;
+    try {
+      const { rows } = await this.pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> $1
+            AND (query LIKE 'LISTEN ${AVAILABLE_CHANNEL};%' OR query = '<insufficient privilege>')`,
+        [self],
+      );
+      this.peers = rows[0]!.n > 0;
+    } catch {
+      this.peers = true;
+    }
   }
 
   /** The slow path: queues with waiting receives that hold visible messages. */
