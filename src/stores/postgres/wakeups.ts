@@ -9,8 +9,6 @@ export const AVAILABLE_CHANNEL = 'redrive_available';
 export const QUEUES_CHANNEL = 'redrive_queues';
 /** NOTIFY payloads must stay under 8000 bytes. */
 const MAX_IDS_PER_NOTIFY = 500;
-/** The most messages one receive takes (SQS's MaxNumberOfMessages limit). */
-const RECEIVE_MAX = 10;
 
 export interface PgWakeupOptions {
   /** How often queues with waiting receives are checked, in case a notification was lost. */
@@ -46,8 +44,6 @@ export class PgWakeups implements WakeupStore {
   private reconnectDelay = 100;
   private pollTimer?: NodeJS.Timeout;
   private reconnectTimer?: NodeJS.Timeout;
-  /** Queues with long polls waiting on this node: how many subscriptions each. */
-  private readonly waiting = new Map<number, number>();
   /** Whether another node listens (until known, assume so). */
   private peers = true;
 
@@ -65,14 +61,7 @@ export class PgWakeups implements WakeupStore {
   }
 
   subscribe(queueId: number, listener: () => void): () => void {
-    this.waiting.set(queueId, (this.waiting.get(queueId) ?? 0) + 1);
-    const unsubscribe = this.listeners.subscribe(queueId, listener);
-    return () => {
-      const n = (this.waiting.get(queueId) ?? 1) - 1;
-      if (n > 0) this.waiting.set(queueId, n);
-      else this.waiting.delete(queueId);
-      unsubscribe();
-    };
+    return this.listeners.subscribe(queueId, listener);
   }
 
   /** The destinations of what an operation dead-lettered; call after its commit. */
@@ -96,18 +85,9 @@ export class PgWakeups implements WakeupStore {
     this.listeners.wake(queueId);
   }
 
-  /**
-   * The payload of a NOTIFY telling the other nodes of `sent` (messages made available,
-   * by queue), or null when no one needs telling: while this node is alone, and for a
-   * queue with a long poll waiting here that the messages fit in (one receive's worth,
-   * SQS's maximum of ten): the local wake-up rouses it, and rousing one on every other
-   * node as well would only send them all to the database, where all but one find
-   * nothing. More messages than that, and the others are told.
-   */
-  payload(sent: ReadonlyMap<number, number>): string | null {
-    if (!this.peers) return null;
-    const ids = [...sent].filter(([queueId, n]) => n > RECEIVE_MAX || !this.waiting.has(queueId)).map(([queueId]) => queueId);
-    return ids.length && ids.length <= MAX_IDS_PER_NOTIFY ? `${this.nodeId}:${ids.join(',')}` : null;
+  /** The payload of a NOTIFY announcing `queueIds` to the other nodes, or null while this node is alone. */
+  payload(queueIds: readonly number[]): string | null {
+    return this.peers && queueIds.length <= MAX_IDS_PER_NOTIFY ? `${this.nodeId}:${queueIds.join(',')}` : null;
   }
 
   /**
