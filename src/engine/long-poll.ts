@@ -15,6 +15,8 @@ interface Waiter {
   /** Runs one receive attempt (never two at once). */
   poke(): void;
   running: boolean;
+  /** The most messages one attempt takes. */
+  max: number;
   release(): void;
 }
 
@@ -69,6 +71,7 @@ export class LongPolls {
       };
       const waiter: Waiter = {
         running: false,
+        max,
         release: () => finish([]),
         poke: () => {
           if (done) return;
@@ -110,7 +113,10 @@ export class LongPolls {
   private add(queueId: number, w: Waiter): void {
     let q = this.queues.get(queueId);
     if (!q) {
-      q = { list: [], unsubscribe: this.store.wakeups.subscribe(queueId, () => this.wakeOne(queueId)) };
+      q = {
+        list: [],
+        unsubscribe: this.store.wakeups.subscribe(queueId, () => this.wakeOne(queueId), () => this.idleCapacity(queueId)),
+      };
       this.queues.set(queueId, q);
     }
     q.list.push(w);
@@ -129,6 +135,17 @@ export class LongPolls {
       q.timer?.cancel();
       this.queues.delete(queueId);
     }
+  }
+
+  /**
+   * How many messages the idle waiters of the queue take when woken now: a wake-up rouses
+   * one, and one that fills its batch passes it on to the next. A busy waiter counts for
+   * nothing, as its attempt may already be past the new messages.
+   */
+  private idleCapacity(queueId: number): number {
+    let n = 0;
+    for (const w of this.queues.get(queueId)?.list ?? []) if (!w.running) n += w.max;
+    return n;
   }
 
   /** Wakes the longest-waiting idle waiter; if all are busy, one of them tries again. */

@@ -128,3 +128,29 @@ describe('long polling on the injected clock', () => {
     assert.deepEqual(await Promise.all(waits), [{}, {}, {}]);
   });
 });
+
+test('the long polls tell the store how many messages their idle waiters take, so a shared store can spare the other nodes', async () => {
+  const t = testEngine();
+  try {
+    const { QueueUrl } = await t.call('CreateQueue', { QueueName: 'capacity' });
+    const wakeups = t.engine.store.wakeups;
+    let capacity: (() => number) | undefined;
+    const subscribe = wakeups.subscribe.bind(wakeups);
+    wakeups.subscribe = (queueId, listener, cap) => {
+      capacity = cap;
+      return subscribe(queueId, listener, cap);
+    };
+    const ten = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20, MaxNumberOfMessages: 10 });
+    const one = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 });
+    await settle();
+    assert.equal(capacity?.(), 11, 'two idle waiters, taking 10 and 1');
+    await t.call('SendMessage', { QueueUrl, MessageBody: 'm' });
+    const got = await ten;
+    assert.equal(got.Messages.length, 1);
+    assert.equal(capacity?.(), 1, 'the waiter that was answered no longer counts');
+    t.clock.advance(20_000);
+    assert.deepEqual(await one, {});
+  } finally {
+    t.close();
+  }
+});

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { PostgresStore } from '../../src/stores/postgres/store.js';
+import { AVAILABLE_CHANNEL } from '../../src/stores/postgres/wakeups.js';
 import { makeQueue, newMessage, receiveRequest } from '../stores/harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
 
@@ -235,6 +236,36 @@ describe('several stores on one database', () => {
     const ms = await eventually(() => woken.size === NODES, 'every store to be woken', 1000);
     offs.forEach((off) => off());
     assert.ok(Date.now() - started < 1000, `woken in ${ms} ms`);
+  });
+
+  test('a send batch leaves the other nodes untold of what this node\'s idle long polls take, and tells them of the rest', async () => {
+    const q = await makeQueue(stores[0]!);
+    // What the other nodes are told: notifications arrive in commit order, so once the
+    // notice of a later send is here, that of an earlier one would have been too.
+    const listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+    const told: number[] = [];
+    listener.on('notification', (n) => {
+      if (n.channel === AVAILABLE_CHANNEL && n.payload!.split(':')[1]!.split(',').includes(String(q.id))) told.push(told.length);
+    });
+    await listener.query(`LISTEN ${AVAILABLE_CHANNEL}`);
+    let capacity = 10;
+    let wokenHere = 0;
+    const off = stores[0]!.wakeups.subscribe(q.id, () => wokenHere++, () => capacity);
+    try {
+      await stores[0]!.messages.send(q.id, [newMessage(Date.now())]);
+      assert.equal(wokenHere, 1, 'the local long poll is woken');
+      capacity = 2;
+      await stores[0]!.messages.send(q.id, [newMessage(Date.now()), newMessage(Date.now()), newMessage(Date.now())]);
+      await eventually(() => told.length === 1, 'the others to be told of three messages for a capacity of two');
+      capacity = 0;
+      await stores[0]!.messages.send(q.id, [newMessage(Date.now())]);
+      await eventually(() => told.length === 2, 'the others to be told when no local poll is idle');
+      assert.equal(told.length, 2, 'the first message, which the local poll took, was not announced');
+    } finally {
+      off();
+      await listener.end();
+    }
   });
 
   test('a lost LISTEN connection is re-established, and no wake-up is lost meanwhile', async () => {

@@ -4,6 +4,11 @@
  * group). A shared store carries them between nodes.
  */
 export interface WakeupStore {
-  /** Calls `listener` on every wake-up of the queue; returns the unsubscribe function. */
-  subscribe(queueId: number, listener: () => void): () => void;
+  /**
+   * Calls `listener` on every wake-up of the queue; returns the unsubscribe function.
+   * `capacity` says how many messages the listener's receives would take if woken now
+   * (0 when none would): a shared store need not tell other nodes of messages this node
+   * will take itself.
+   */
+  subscribe(queueId: number, listener: () => void, capacity?: () => number): () => void;
 }

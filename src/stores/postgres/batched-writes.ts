@@ -64,13 +64,14 @@ export class BatchedWrites {
 
   constructor(pool: pg.Pool, wakeups: PgWakeups) {
     this.sends = new GroupCommit(async (items) => {
-      const queueIds = [...new Set(items.map((i) => i.queueId))];
-      const out = await sendAll(pool, items, wakeups.payload(queueIds));
+      const sent = new Map<number, number>();
+      for (const i of items) sent.set(i.queueId, (sent.get(i.queueId) ?? 0) + i.messages.length);
+      const out = await sendAll(pool, items, wakeups.payload(sent));
       // One wake-up per queue per batch, not one per request: the engine rouses one
       // waiting receive per wake-up, and a batch of ten sends would rouse ten receives,
       // of which the first takes all ten messages and nine find nothing. A receive that
       // fills up passes the wake-up on (long-poll.ts), so a larger batch is still drained.
-      for (const queueId of queueIds) wakeups.wakeLocal(queueId);
+      for (const queueId of sent.keys()) wakeups.wakeLocal(queueId);
       return out;
     });
     this.deletes = new GroupCommit((items) => deleteAll(pool, items));

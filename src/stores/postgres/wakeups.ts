@@ -44,6 +44,8 @@ export class PgWakeups implements WakeupStore {
   private reconnectDelay = 100;
   private pollTimer?: NodeJS.Timeout;
   private reconnectTimer?: NodeJS.Timeout;
+  /** What this node's long polls would take if woken now, by queue (one function per subscription). */
+  private readonly capacities = new Map<number, Set<() => number>>();
   /** Whether another node listens (until known, assume so). */
   private peers = true;
 
@@ -60,8 +62,17 @@ export class PgWakeups implements WakeupStore {
     this.pollTimer.unref();
   }
 
-  subscribe(queueId: number, listener: () => void): () => void {
-    return this.listeners.subscribe(queueId, listener);
+  subscribe(queueId: number, listener: () => void, capacity?: () => number): () => void {
+    const unsubscribe = this.listeners.subscribe(queueId, listener);
+    if (!capacity) return unsubscribe;
+    let set = this.capacities.get(queueId);
+    if (!set) this.capacities.set(queueId, (set = new Set()));
+    set.add(capacity);
+    return () => {
+      set!.delete(capacity);
+      if (set!.size === 0) this.capacities.delete(queueId);
+      unsubscribe();
+    };
   }
 
   /** The destinations of what an operation dead-lettered; call after its commit. */
@@ -85,9 +96,24 @@ export class PgWakeups implements WakeupStore {
     this.listeners.wake(queueId);
   }
 
-  /** The payload of a NOTIFY announcing `queueIds` to the other nodes, or null while this node is alone. */
-  payload(queueIds: readonly number[]): string | null {
-    return this.peers && queueIds.length <= MAX_IDS_PER_NOTIFY ? `${this.nodeId}:${queueIds.join(',')}` : null;
+  /**
+   * The payload of a NOTIFY telling the other nodes of `sent` (messages made available,
+   * by queue), or null when no one needs telling: while this node is alone, and for a
+   * queue whose messages this node's idle long polls will take when the batch wakes them
+   * (their capacity, counted now). Telling the others as well would only send a receive
+   * on every node to the database to find nothing. If a poll leaves before it takes
+   * them, the fallback poll finds them.
+   */
+  payload(sent: ReadonlyMap<number, number>): string | null {
+    if (!this.peers) return null;
+    const ids = [...sent].filter(([queueId, n]) => n > this.localCapacity(queueId)).map(([queueId]) => queueId);
+    return ids.length && ids.length <= MAX_IDS_PER_NOTIFY ? `${this.nodeId}:${ids.join(',')}` : null;
+  }
+
+  private localCapacity(queueId: number): number {
+    let n = 0;
+    for (const capacity of this.capacities.get(queueId) ?? []) n += capacity();
+    return n;
   }
 
   /**
