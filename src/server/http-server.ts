@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Engine } from '../engine/engine.js';
 import { Admission } from './admission.js';
 import type { Cancellation } from '../engine/long-poll.js';
+import { hasAction } from '../engine/actions.js';
 import { sqsError } from '../engine/errors.js';
 import type { RequestContext } from '../engine/types.js';
 import { handleJson, isJsonRequest, jsonError } from '../protocols/json/json-adapter.js';
@@ -133,11 +134,12 @@ export class HttpServer {
     if (req.path === '/metrics' && this.opts.metrics) return this.opts.metrics.onMainPort(req);
     if (req.path === '/_redrive/clock' && this.opts.manualClock) return this.moveClock(req);
     const json = req.method === 'POST' && isJsonRequest(req);
+    const started = performance.now();
     let accountId: string;
     try {
       accountId = callerAccount(req, this.opts.credentials, this.opts.accountId, Date.now());
     } catch (e) {
-      return json ? jsonError(e) : queryError(e, requestId, wantsJson(req));
+      return this.refused(req, json, started, json ? jsonError(e) : queryError(e, requestId, wantsJson(req)));
     }
     const host = req.headers.host ?? `${this.opts.host}:${this.opts.port}`;
     const ctx: RequestContext = {
@@ -149,8 +151,27 @@ export class HttpServer {
       traceHeader: typeof req.headers['x-amzn-trace-id'] === 'string' ? req.headers['x-amzn-trace-id'] : undefined,
     };
     if (seen) Object.assign(seen, { ctx, protocol: json ? 'json' : 'query' });
-    if (json) return handleJson(this.engine, ctx, req, signal);
-    return handleQuery(this.engine, ctx, req, signal);
+    const response = await (json ? handleJson(this.engine, ctx, req, signal) : handleQuery(this.engine, ctx, req, signal));
+    // ctx.action is set once the request reaches its action, which counts it (dispatch).
+    return ctx.action === undefined ? this.refused(req, json, started, response) : response;
+  }
+
+  /**
+   * Counts a request refused before it reached an action (a bad signature, an unknown
+   * action, a body that does not parse) in redrive_requests_total, as the actions count
+   * theirs: an operator sees a client signing with the wrong key there too. The action
+   * label is the one the request named if it exists, else `unknown`, so a client cannot
+   * make up label values.
+   */
+  private refused(req: WireRequest, json: boolean, started: number, response: WireResponse): WireResponse {
+    const code = response.headers['x-amzn-query-error']?.split(';')[0];
+    if (code) {
+      const named = json
+        ? String(req.headers['x-amz-target'] ?? '').replace(/^AmazonSQS\./, '')
+        : new URLSearchParams(req.query).get('Action') ?? new URLSearchParams(req.body.toString('utf8')).get('Action') ?? '';
+      this.engine.observer.request(hasAction(named) ? named : 'unknown', json ? 'json' : 'query', code, (performance.now() - started) / 1000);
+    }
+    return response;
   }
 
   private consoleRoute(req: WireRequest, client: string, requestId: string): Promise<WireResponse> | WireResponse {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { single } from './scrape.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'redrive-metrics-access-'));
 const keys = join(dir, 'keys.json');
@@ -89,3 +90,18 @@ for (const [args, expected] of [
     assert.match(line.msg, expected);
   });
 }
+
+test('requests refused before they reach an action are counted in redrive_requests_total', async () => {
+  const s = await serve(['--credentials', keys, '--metrics-token-file', tokenFile]);
+  const post = (headers: Record<string, string>, body: string) => fetch(s.url, { method: 'POST', headers, body });
+  // Unsigned, over JSON and over Query: MissingAuthenticationToken, under the action named.
+  assert.equal((await post({ 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.ListQueues' }, '{}')).status, 403);
+  assert.equal((await post({ 'content-type': 'application/x-www-form-urlencoded' }, 'Action=SendMessage&Version=2012-11-05')).status, 403);
+  // A made-up action name is not a label value.
+  assert.equal((await post({ 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.MadeUp' }, '{}')).status, 403);
+  const text = await (await scrape(`${s.url}/metrics`, 's3cret-scrape-token')).text();
+  assert.equal(single(text, 'redrive_requests_total', { action: 'ListQueues', protocol: 'json', error_code: 'MissingAuthenticationToken' }), 1);
+  assert.equal(single(text, 'redrive_requests_total', { action: 'SendMessage', protocol: 'query', error_code: 'MissingAuthenticationToken' }), 1);
+  assert.equal(single(text, 'redrive_requests_total', { action: 'unknown', protocol: 'json', error_code: 'MissingAuthenticationToken' }), 1);
+  assert.ok(!text.includes('MadeUp'), 'the made-up action is not a label');
+});
