@@ -28,7 +28,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
  */
 function normal(text: string): string {
   return text
-    .replace(/^RUNNING moved .*\n/gm, '')
+    .replace(/^RUNNING +moved .*\n/gm, '')
     .replaceAll(server.url, 'http://127.0.0.1:9324')
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<id>')
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>')
