@@ -1,17 +1,24 @@
+interface Subscription {
+  wake: () => void;
+  /** What the subscriber's receives would take if woken now (WakeupStore.subscribe). */
+  capacity?: () => number;
+}
+
 /**
  * This process's long-poll listeners per queue: `wake` calls every listener of a queue.
  * Each store's wakeups.ts decides when to wake (after the commit that made messages
  * available) and, for a shared store, carries wake-ups to other nodes.
  */
 export class WakeupListeners {
-  private readonly listeners = new Map<number, Set<() => void>>();
+  private readonly listeners = new Map<number, Set<Subscription>>();
 
-  subscribe(queueId: number, listener: () => void): () => void {
+  subscribe(queueId: number, listener: () => void, capacity?: () => number): () => void {
     let set = this.listeners.get(queueId);
     if (!set) this.listeners.set(queueId, (set = new Set()));
-    set.add(listener);
+    const subscription: Subscription = { wake: listener, capacity };
+    set.add(subscription);
     return () => {
-      set!.delete(listener);
+      set!.delete(subscription);
       if (set!.size === 0) this.listeners.delete(queueId);
     };
   }
@@ -24,6 +31,13 @@ export class WakeupListeners {
   wake(queueId: number): void {
     const set = this.listeners.get(queueId);
     if (!set) return;
-    for (const l of [...set]) l();
+    for (const s of [...set]) s.wake();
+  }
+
+  /** How many messages of the queue this process's listeners would take if woken now. */
+  capacity(queueId: number): number {
+    let n = 0;
+    for (const s of this.listeners.get(queueId) ?? []) n += s.capacity?.() ?? 0;
+    return n;
   }
 }

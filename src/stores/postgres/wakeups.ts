@@ -44,8 +44,6 @@ export class PgWakeups implements WakeupStore {
   private reconnectDelay = 100;
   private pollTimer?: NodeJS.Timeout;
   private reconnectTimer?: NodeJS.Timeout;
-  /** What this node's long polls would take if woken now, by queue (one function per subscription). */
-  private readonly capacities = new Map<number, Set<() => number>>();
   /** Whether another node listens (until known, assume so). */
   private peers = true;
 
@@ -63,16 +61,7 @@ export class PgWakeups implements WakeupStore {
   }
 
   subscribe(queueId: number, listener: () => void, capacity?: () => number): () => void {
-    const unsubscribe = this.listeners.subscribe(queueId, listener);
-    if (!capacity) return unsubscribe;
-    let set = this.capacities.get(queueId);
-    if (!set) this.capacities.set(queueId, (set = new Set()));
-    set.add(capacity);
-    return () => {
-      set!.delete(capacity);
-      if (set!.size === 0) this.capacities.delete(queueId);
-      unsubscribe();
-    };
+    return this.listeners.subscribe(queueId, listener, capacity);
   }
 
   /** The destinations of what an operation dead-lettered; call after its commit. */
@@ -106,14 +95,8 @@ export class PgWakeups implements WakeupStore {
    */
   payload(sent: ReadonlyMap<number, number>): string | null {
     if (!this.peers) return null;
-    const ids = [...sent].filter(([queueId, n]) => n > this.localCapacity(queueId)).map(([queueId]) => queueId);
+    const ids = [...sent].filter(([queueId, n]) => n > this.listeners.capacity(queueId)).map(([queueId]) => queueId);
     return ids.length && ids.length <= MAX_IDS_PER_NOTIFY ? `${this.nodeId}:${ids.join(',')}` : null;
-  }
-
-  private localCapacity(queueId: number): number {
-    let n = 0;
-    for (const capacity of this.capacities.get(queueId) ?? []) n += capacity();
-    return n;
   }
 
   /**
