@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { defaults, openStore, startServer } from '../src/server/app.js';
+import { openStore, startServer } from '../src/server/app.js';
+import { defaults } from '../src/server/server-config.js';
 import type { Store } from '../src/engine/store/store.js';
 import type { NewMessage } from '../src/engine/types.js';
 import { config } from './config.js';

@@ -1,8 +1,7 @@
-import { RuntimePolicies } from '../engine/amqp/policies.js';
-import { ManagementApi } from './management-api.js';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { RuntimePolicies } from '../engine/amqp/policies.js';
 import { ManualClock, SystemClock, type Clock } from '../engine/clock.js';
 import { Engine } from '../engine/engine.js';
 import { PostgresStore } from '../stores/postgres/store.js';
@@ -17,9 +16,8 @@ import { ConsoleRoutes } from '../console/console-routes.js';
 import { ServerMetrics } from '../metrics/metrics.js';
 import { MetricsEndpoint, parseMetricsAddress, readMetricsToken } from '../metrics/metrics-endpoint.js';
 import { AmqpServer } from '../protocols/amqp/server.js';
+import { ManagementApi } from './management-api.js';
 import { defaults, serverLog, type ServerConfig } from './server-config.js';
-
-export { defaults, serverLog, type ServerConfig };
 import { checkAccountId, checkDataDir, checkPortFree, checkRegion, listenError, readCredentials, StartupError } from './start-up.js';
 
 /** Where the storage setting points: checked before anything is opened or created. */
@@ -48,7 +46,6 @@ export async function openStore(config: ServerConfig, log?: Logger): Promise<Sto
     throw new StartupError(`--storage ${url.href}: cannot open the PostgreSQL database (${(e as Error).message}): check that it is up and the URL is right`);
   }
 }
-
 
 /**
  * Every check of the start-up input that needs nothing opened or created, in one place:

@@ -1,4 +1,3 @@
-import type { ManagementApi } from './management-api.js';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +11,7 @@ import type { RequestContext } from '../engine/types.js';
 import { handleJson, isJsonRequest, jsonError } from '../protocols/json/json-adapter.js';
 import { handleQuery, queryError, wantsJson } from '../protocols/query/query-adapter.js';
 import { callerAccount, type Credentials } from './auth/caller.js';
+import type { ManagementApi } from './management-api.js';
 import { scopeRegionOf } from './auth/sigv4.js';
 import { regionOfHost } from '../engine/addressing.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
