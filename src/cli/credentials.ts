@@ -1,8 +1,8 @@
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import { loadSharedConfigFiles } from '@smithy/core/config';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { CliError } from './cli-error.js';
 
@@ -72,32 +72,13 @@ const credentialsFile = () => process.env.AWS_SHARED_CREDENTIALS_FILE ?? join(ho
 const configFile = () => process.env.AWS_CONFIG_FILE ?? join(homedir(), '.aws', 'config');
 
 /** --region, AWS_REGION, AWS_DEFAULT_REGION, the profile's `region` in the config file; else undefined. */
-export function findRegion(o: ConnectionOptions): string | undefined {
+export async function findRegion(o: ConnectionOptions): Promise<string | undefined> {
   const fromEnv = o.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
   if (fromEnv) return fromEnv;
-  const profile = namedProfile(o) ?? 'default';
-  let text: string;
-  try {
-    text = readFileSync(configFile(), 'utf8');
-  } catch {
-    return undefined;
-  }
-  return iniValue(text, profile === 'default' ? ['default', 'profile default'] : [`profile ${profile}`], 'region');
-}
-
-/** A key of the first of `sections` that has it, in an AWS config file (INI). */
-export function iniValue(text: string, sections: string[], key: string): string | undefined {
-  let current: string | undefined;
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.replace(/[#;].*$/, '').trim();
-    const section = /^\[\s*(.+?)\s*\]$/.exec(line);
-    if (section) current = section[1];
-    else if (current !== undefined && sections.includes(current)) {
-      const m = /^([^=]+?)\s*=\s*(.*)$/.exec(line);
-      if (m && m[1] === key && m[2]) return m[2];
-    }
-  }
-  return undefined;
+  // The SDK's own reader of the shared files (AWS_CONFIG_FILE or ~/.aws/config), which
+  // knows their `[profile name]` sections and comments; a missing file reads as empty.
+  const { configFile } = await loadSharedConfigFiles();
+  return configFile[namedProfile(o) ?? 'default']?.region;
 }
 
 /** Signs a JSON-protocol request for service `sqs`. */

@@ -17,7 +17,7 @@ export class SqsJsonClient {
 
   /** The signer, once per command: finding credentials may read files. */
   private sign(): Promise<SignatureV4 | undefined> {
-    this.signing ??= findCredentials(this.connection).then((id) => id && signer(id, findRegion(this.connection) ?? 'us-east-1'));
+    this.signing ??= findCredentials(this.connection).then(async (id) => id && signer(id, (await findRegion(this.connection)) ?? 'us-east-1'));
     return this.signing;
   }
 
