@@ -1,3 +1,4 @@
+import type { ReceiveResult } from './store/messages.js';
 import type { Store } from './store/store.js';
 import type { Clock, Timer } from './clock.js';
 
@@ -11,6 +12,9 @@ export interface Cancellation {
   removeEventListener(type: 'abort', listener: () => void): void;
 }
 
+/** What one receive attempt gives a long poll: its messages, and when it found none, maybe the next visible time. */
+export type Attempt<T> = Pick<ReceiveResult, 'nextVisibleAt'> & { messages: T[] };
+
 interface Waiter {
   /** Runs one receive attempt (never two at once). */
   poke(): void;
@@ -23,9 +27,22 @@ interface Waiter {
 /** The waiters of one queue, in arrival order, and the queue's single wake-up sources. */
 interface QueueWaiters {
   list: Waiter[];
+  /** Long polls inside wait() for this queue, waiting or still in their first attempt. */
+  holders: number;
   unsubscribe: () => void;
   timer?: Timer;
   timerAt?: number;
+  /** Counts wake-ups, so an attempt can tell whether one came while it ran. */
+  wakes: number;
+  /** Counts wake-ups that found no waiter to rouse: a first attempt that overlapped one tries again. */
+  unheard: number;
+  /**
+   * Set by an attempt that took all the queue had ready (fewer than it asked for) with no
+   * wake-up while it ran, cleared by the next wake-up: until then a new long poll joins the
+   * wait without a receive of its own, which would find nothing. `next` is the next
+   * visible time that attempt read.
+   */
+  empty?: { next: number | null };
 }
 
 /**
@@ -37,6 +54,9 @@ interface QueueWaiters {
  * as many receive transactions as there are waiters. A waiter whose attempt filled
  * its batch passes the wake-up on to the next idle one, since more may remain; a
  * partial or empty attempt ends the chain.
+ *
+ * A long poll listens from before its first attempt, so a wake-up that comes while that
+ * attempt runs is not lost: the attempt may have read before the messages were committed.
  */
 export class LongPolls {
   private readonly queues = new Map<number, QueueWaiters>();
@@ -52,11 +72,34 @@ export class LongPolls {
   }
 
   /** Runs `attempt` until it returns something, the wait ends, or `signal` aborts. */
-  async wait<T>(queueId: number, waitMs: number, attempt: () => Promise<T[]>, signal?: Cancellation, max = 1): Promise<T[]> {
-    const first = await attempt();
-    if (first.length > 0 || waitMs <= 0 || signal?.aborted) return first;
-    const deadline = this.clock.now() + waitMs;
+  async wait<T>(queueId: number, waitMs: number, attempt: () => Promise<Attempt<T>>, signal?: Cancellation, max = 1): Promise<T[]> {
+    if (waitMs <= 0) return (await attempt()).messages;
+    const q = this.hold(queueId);
+    try {
+      const known = q.empty && (q.empty.next === null || q.empty.next > this.clock.now()) ? q.empty : undefined;
+      const first = known ? { messages: [], nextVisibleAt: known.next } : await this.observed(q, attempt);
+      if (first.messages.length > 0 || signal?.aborted) return first.messages;
+      return await this.sleep(q, queueId, this.clock.now() + waitMs, attempt, signal, max, first);
+    } finally {
+      this.unhold(queueId, q);
+    }
+  }
 
+  /**
+   * Runs one attempt. One that took all there was (the store gave the next visible time)
+   * with no wake-up meanwhile marks the queue empty; any other forgets it.
+   */
+  private async observed<T>(q: QueueWaiters, attempt: () => Promise<Attempt<T>>): Promise<Attempt<T> & { unheard: boolean }> {
+    const { wakes, unheard } = q;
+    const got = await attempt();
+    q.empty = q.wakes === wakes && got.nextVisibleAt !== undefined ? { next: got.nextVisibleAt } : undefined;
+    return { ...got, unheard: q.unheard !== unheard };
+  }
+
+  private sleep<T>(
+    q: QueueWaiters, queueId: number, deadline: number, attempt: () => Promise<Attempt<T>>,
+    signal: Cancellation | undefined, max: number, first: Attempt<T> & { unheard?: boolean },
+  ): Promise<T[]> {
     return new Promise<T[]>((resolve, reject) => {
       let done = false;
       let again = false;
@@ -65,7 +108,7 @@ export class LongPolls {
         done = true;
         deadlineTimer.cancel();
         signal?.removeEventListener('abort', waiter.release);
-        this.remove(queueId, waiter);
+        this.remove(q, waiter);
         if (error) reject(error);
         else resolve(result);
       };
@@ -80,8 +123,8 @@ export class LongPolls {
             return;
           }
           waiter.running = true;
-          attempt().then(
-            (got) => {
+          this.observed(q, attempt).then(
+            ({ messages: got, nextVisibleAt }) => {
               waiter.running = false;
               if (got.length > 0) {
                 finish(got);
@@ -93,7 +136,7 @@ export class LongPolls {
                 again = false;
                 waiter.poke();
               } else {
-                this.armTimer(queueId, deadline).catch(() => {});
+                this.armTimer(queueId, deadline, nextVisibleAt).catch(() => {});
               }
             },
             (e) => {
@@ -105,36 +148,42 @@ export class LongPolls {
       };
       const deadlineTimer = this.clock.schedule(deadline - this.clock.now(), waiter.release);
       signal?.addEventListener('abort', waiter.release);
-      this.add(queueId, waiter);
-      this.armTimer(queueId, deadline).catch((e) => finish([], e));
+      q.list.push(waiter);
+      this.count++;
+      // A wake-up no waiter heard came during the first attempt, which may have read too early.
+      if (first.unheard) waiter.poke();
+      else this.armTimer(queueId, deadline, first.nextVisibleAt).catch((e) => finish([], e));
     });
   }
 
-  private add(queueId: number, w: Waiter): void {
+  private hold(queueId: number): QueueWaiters {
     let q = this.queues.get(queueId);
     if (!q) {
       q = {
         list: [],
+        holders: 0,
+        wakes: 0,
+        unheard: 0,
         unsubscribe: this.store.wakeups.subscribe(queueId, () => this.wakeOne(queueId), () => this.idleCapacity(queueId)),
       };
       this.queues.set(queueId, q);
     }
-    q.list.push(w);
-    this.count++;
+    q.holders++;
+    return q;
   }
 
-  private remove(queueId: number, w: Waiter): void {
-    const q = this.queues.get(queueId);
-    if (!q) return;
+  private unhold(queueId: number, q: QueueWaiters): void {
+    if (--q.holders > 0) return;
+    q.unsubscribe();
+    q.timer?.cancel();
+    this.queues.delete(queueId);
+  }
+
+  private remove(q: QueueWaiters, w: Waiter): void {
     const i = q.list.indexOf(w);
     if (i < 0) return;
     q.list.splice(i, 1);
     this.count--;
-    if (q.list.length === 0) {
-      q.unsubscribe();
-      q.timer?.cancel();
-      this.queues.delete(queueId);
-    }
   }
 
   /**
@@ -151,16 +200,23 @@ export class LongPolls {
   /** Wakes the longest-waiting idle waiter; if all are busy, one of them tries again. */
   private wakeOne(queueId: number): void {
     const q = this.queues.get(queueId);
-    if (!q || q.list.length === 0) return;
+    if (!q) return;
+    q.wakes++;
+    q.empty = undefined;
+    if (q.list.length === 0) {
+      q.unheard++;
+      return;
+    }
     (q.list.find((w) => !w.running) ?? q.list[0]!).poke();
   }
 
   /**
    * One timer per queue, at the next moment a message becomes visible (if before the
-   * caller's deadline): delayed messages and expiring receipts wake a waiter too.
+   * caller's deadline): delayed messages and expiring receipts wake a waiter too. `known`
+   * is the time the empty attempt read with its receive, if it did.
    */
-  private async armTimer(queueId: number, deadline: number): Promise<void> {
-    const next = await this.store.messages.nextVisibleAt(queueId, this.clock.now());
+  private async armTimer(queueId: number, deadline: number, known?: number | null): Promise<void> {
+    const next = known === undefined ? await this.store.messages.nextVisibleAt(queueId, this.clock.now()) : (known ?? undefined);
     const q = this.queues.get(queueId);
     if (!q || next === undefined || next >= deadline) return;
     if (q.timer && q.timerAt !== undefined && q.timerAt <= next && q.timerAt > this.clock.now()) return;

@@ -6,7 +6,7 @@ import { errors, SqsError, sqsError } from './errors.js';
 import { md5Hex, md5OfAttributes } from './md5.js';
 import { selectMessageAttributes, sequenceNumber, systemAttributes } from './message-attributes.js';
 import { queueNumber, retentionMs } from './queue-attributes.js';
-import type { Cancellation } from './long-poll.js';
+import type { Attempt, Cancellation } from './long-poll.js';
 import { newReceiptToken } from './receipt.js';
 import { checkFifoParameters, DEDUP_INTERVAL_MS, FIFO_INFLIGHT_LIMIT, fifoFields, receiveAttemptId } from './fifo.js';
 import { deadLetterRule, lengthLimit, queueFull, sendExpiry } from './dead-lettering.js';
@@ -153,11 +153,11 @@ export async function receiveMessage(engine: Engine, ctx: RequestContext, input:
   const attemptId = queue.fifo ? receiveAttemptId(input.ReceiveRequestAttemptId) : undefined;
   const deadLetter = await deadLetterRule(engine, queue);
 
-  const attempt = async (): Promise<StoredMessage[]> => {
+  const attempt = async (): Promise<Attempt<StoredMessage>> => {
     const now = engine.clock.now();
     if (await overInflightLimit(engine, queue, now)) {
       // Short polls of a standard queue are told; long polls and FIFO queues get nothing.
-      if (wait > 0 || queue.fifo) return [];
+      if (wait > 0 || queue.fifo) return { messages: [] };
       throw sqsError('OverLimit', `Too many messages in flight for queue ${queue.name}.`);
     }
     const noisy = await engine.fair.noisy(queue, now);
@@ -169,7 +169,7 @@ export async function receiveMessage(engine: Engine, ctx: RequestContext, input:
     engine.fair.noteReceived(queue, r.messages);
     engine.deadLettered(queue, r.deadLettered);
     noteReceived(engine, queue, r.messages.length);
-    return r.messages;
+    return r;
   };
   // Each waiting long poll holds a connection and its memory for up to 20 s. Past the cap a
   // receive still gets what is there, but does not wait: an empty answer would make the

@@ -35,6 +35,28 @@ describe('long polling on the injected clock', () => {
     await t.call('DeleteMessage', { QueueUrl, ReceiptHandle: answered!.Messages[0].ReceiptHandle });
   });
 
+  test('a long poll arms its timer with the time its empty receive read, not with a query of its own', async () => {
+    const store = t.engine.store.messages;
+    const original = store.nextVisibleAt.bind(store);
+    let asked = 0;
+    store.nextVisibleAt = (id, now) => {
+      asked++;
+      return original(id, now);
+    };
+    try {
+      await t.call('SendMessage', { QueueUrl, MessageBody: 'soon', DelaySeconds: 2 });
+      const pending = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 });
+      await settle();
+      t.clock.advance(2000);
+      const r = await pending;
+      assert.equal(r.Messages[0].Body, 'soon', 'woken by the timer at the delayed time');
+      assert.equal(asked, 0);
+      await t.call('DeleteMessage', { QueueUrl, ReceiptHandle: r.Messages[0].ReceiptHandle });
+    } finally {
+      store.nextVisibleAt = original;
+    }
+  });
+
   test('a waiting receive wakes when an in-flight message times out', async () => {
     await t.call('SendMessage', { QueueUrl, MessageBody: 'again' });
     await t.call('ReceiveMessage', { QueueUrl, VisibilityTimeout: 10 });
@@ -152,5 +174,68 @@ test('the long polls tell the store how many messages their idle waiters take, s
     assert.deepEqual(await one, {});
   } finally {
     t.close();
+  }
+});
+
+/** Counts the store's receives (the round trips a long poll costs on PostgreSQL). */
+function countReceives(t: ReturnType<typeof testEngine>, during?: (n: number) => Promise<void>) {
+  const store = t.engine.store.messages;
+  const original = store.receive.bind(store);
+  const counter = { n: 0, restore: () => { store.receive = original; } };
+  store.receive = async (id, req) => {
+    const r = await original(id, req);
+    counter.n++;
+    await during?.(counter.n);
+    return r;
+  };
+  return counter;
+}
+
+test('a send that commits while a long poll makes its first attempt answers that poll at once', async () => {
+  const t = testEngine();
+  try {
+    const { QueueUrl } = await t.call('CreateQueue', { QueueName: 'race' });
+    // The first attempt reads the empty queue; the send commits (and wakes) before the
+    // attempt's answer reaches the long poll, which is not waiting yet.
+    const receives = countReceives(t, async (n) => {
+      if (n === 1) await t.call('SendMessage', { QueueUrl, MessageBody: 'in between' });
+    });
+    const r = await t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 });
+    assert.equal(r.Messages?.[0]?.Body, 'in between', 'answered without the clock moving');
+    assert.equal(receives.n, 2);
+    receives.restore();
+  } finally {
+    await t.close();
+  }
+});
+
+test('while a waiting poll has found the queue empty, another joins the wait without a receive of its own', async () => {
+  const t = testEngine();
+  try {
+    const { QueueUrl } = await t.call('CreateQueue', { QueueName: 'known-empty' });
+    await t.call('SendMessage', { QueueUrl, MessageBody: 'held' });
+    await t.call('ReceiveMessage', { QueueUrl, VisibilityTimeout: 10 });
+    const receives = countReceives(t);
+    const first = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 });
+    await settle();
+    assert.equal(receives.n, 1, 'the first poll found nothing');
+    const second = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 });
+    await settle();
+    assert.equal(receives.n, 1, 'the second knew the queue empty and asked nothing');
+    // The receipt expires: the timer armed from the first poll's empty receive answers it.
+    t.clock.advance(10_000);
+    assert.equal((await first).Messages[0].Body, 'held');
+    // A send is a wake-up: what was known is forgotten, and the second poll is answered.
+    await t.call('SendMessage', { QueueUrl, MessageBody: 'new' });
+    assert.equal((await second).Messages[0].Body, 'new');
+    const third = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 1 });
+    await settle();
+    const before = receives.n;
+    await t.call('SendMessage', { QueueUrl, MessageBody: 'after' });
+    assert.equal((await third).Messages[0].Body, 'after');
+    assert.ok(receives.n > before);
+    receives.restore();
+  } finally {
+    await t.close();
   }
 });

@@ -155,7 +155,7 @@ export class AmqpBroker {
         newToken: newReceiptToken, deadLetter,
       });
       this.engine.deadLettered(queue, r.deadLettered);
-      return r.messages;
+      return r;
     };
     const messages = await this.engine.longPolls.wait(queue.id, waitMs, attempt, signal, max);
     return messages.map((m) => ({

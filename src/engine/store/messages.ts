@@ -72,6 +72,14 @@ export interface ReceiveResult {
   messages: StoredMessage[];
   /** Messages received too often, moved to the dead-letter queue instead of returned. */
   deadLettered: DeadLettered[];
+  /**
+   * Given by a standard receive that found fewer messages than `max` and dead-lettered
+   * none: the earliest time after `now` at which a message of the queue becomes visible,
+   * or null if none will, read in the same statement. The queue had nothing more ready,
+   * so a long poll can arm its timer with it instead of asking nextVisibleAt (a round trip
+   * on PostgreSQL), and let other polls wait without asking. Undefined: not read.
+   */
+  nextVisibleAt?: number | null;
 }
 
 export interface GroupInflight {

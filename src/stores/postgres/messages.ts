@@ -198,8 +198,12 @@ export class PgMessages implements MessageStore {
       const { rows } = req.noisy?.size
         ? await query<ReceiveRow>(this.pool, FAIR_RECEIVE_SQL, [...params, noisyRanking(req.noisy), FAIR_GROUPS_SCANNED], 'redrive-receive-fair')
         : await query<ReceiveRow>(this.pool, RECEIVE_SQL, params, 'redrive-receive');
-      const poison = rows.filter((r) => r.poison).map(toMessage);
-      messages.push(...rows.filter((r) => !r.poison).map(toMessage));
+      const poison = rows.filter((r) => r.poison === true).map(toMessage);
+      messages.push(...rows.filter((r) => r.poison === false).map(toMessage));
+      const short = rows.find((r) => r.poison === null);
+      if (short && poison.length === 0 && deadLettered.length === 0) {
+        return { messages, deadLettered, nextVisibleAt: short.next_visible == null ? null : Number(short.next_visible) };
+      }
       if (!dl || poison.length === 0) break;
       // Each poison message is locked and checked again (another node may have moved or
       // claimed it since), then moved, in one transaction.

@@ -5,14 +5,22 @@ import { MESSAGE_COLUMNS, messageValues, type MessageRow } from '../rows.js';
 /** No dead-letter rule: no receive count is too high. */
 export const NO_LIMIT = 2 ** 31 - 1;
 
-/** A row of a receive statement: `poison` rows were received too often and are not claimed. */
-export type ReceiveRow = MessageRow & { poison: boolean };
+/**
+ * A row of a receive statement: `poison` rows were received too often and are not claimed.
+ * The standard receive's row with `poison` NULL is no message: it carries `next_visible`.
+ */
+export type ReceiveRow = MessageRow & { poison: boolean | null; next_visible?: string | null };
 
 const ALL_COLUMNS = ['seq', ...MESSAGE_COLUMNS, 'first_received_at', 'received_at', 'receipt_token', 'dead_lettered_at'];
 
 /** Every column of messages, qualified by `alias`, for statements that must list them (UNION branches). */
 export function messageColumns(alias: string): string {
   return ALL_COLUMNS.map((c) => `${alias}.${c}`).join(', ');
+}
+
+/** As many NULLs as messageColumns lists: a UNION branch that gives no message. */
+export function nullColumns(): string {
+  return ALL_COLUMNS.map(() => 'NULL').join(', ');
 }
 
 /**

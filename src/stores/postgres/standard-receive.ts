@@ -1,4 +1,4 @@
-import { countedCtes, messageColumns } from './sql.js';
+import { countedCtes, messageColumns, nullColumns } from './sql.js';
 
 /** The standard receive's statements (messages.ts runs them). */
 const WINDOW = `SELECT seq, group_id FROM messages
@@ -35,7 +35,9 @@ const FAIR_CANDIDATES = `
  * A standard receive in one statement: read a window of the first ready messages
  * (standard-plan.ts), lock the oldest sent of them (quiet groups' first on a fair queue),
  * skipping any a concurrent receive (on any node) holds, and claim them. Messages received
- * too often are returned unclaimed (poison = true) for the caller to dead-letter.
+ * too often are returned unclaimed (poison = true) for the caller to dead-letter. When
+ * fewer than asked were ready, one more row, with poison NULL, gives the next visible time,
+ * which a long poll would otherwise ask for in a round trip of its own (ReceiveResult.nextVisibleAt).
  */
 const receiveSql = (fair: boolean) => `
   WITH ${fair ? `RECURSIVE ${FAIR_CANDIDATES}` : `candidates AS (
@@ -60,9 +62,14 @@ const receiveSql = (fair: boolean) => `
     RETURNING m.*, x.n
   ),
   ${countedCtes('received', '$1::bigint', 'count(*)', 'claimed HAVING count(*) > 0', '$2')}
-  SELECT false AS poison, ${messageColumns('c')}, c.n FROM claimed c
+  SELECT false AS poison, ${messageColumns('c')}, c.n, NULL::bigint AS next_visible FROM claimed c
   UNION ALL
-  SELECT true, ${messageColumns('m')}, 0 FROM picked p JOIN messages m ON m.seq = p.seq WHERE p.receive_count >= $5
+  SELECT true, ${messageColumns('m')}, 0, NULL FROM picked p JOIN messages m ON m.seq = p.seq WHERE p.receive_count >= $5
+  UNION ALL
+  -- The statement's snapshot has the claimed rows as they were: their new time is $6.
+  SELECT NULL, ${nullColumns()}, 0,
+    least((SELECT min(visible_at) FROM messages WHERE queue_id = $1 AND visible_at > $2), (SELECT $6::bigint FROM claimed LIMIT 1))
+   WHERE (SELECT count(*) FROM picked) < $4
   ORDER BY n`;
 export const RECEIVE_SQL = receiveSql(false);
 export const FAIR_RECEIVE_SQL = receiveSql(true);

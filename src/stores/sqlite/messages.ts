@@ -167,7 +167,10 @@ export class SqliteMessages implements MessageStore {
         chosen.push(seq);
       }
     }
-    return { messages: this.claim(chosen, req), deadLettered };
+    const messages = this.claim(chosen, req);
+    if (messages.length === req.max || deadLettered.length > 0) return { messages, deadLettered };
+    // Fewer than asked: read here, in the receive's transaction, so that a long poll need not ask.
+    return { messages, deadLettered, nextVisibleAt: this.nextVisible(queueId, req.now) ?? null };
   }
 
   private readyRows(queueId: number, req: ReceiveRequest, taken: number): ReadyRow[] {
@@ -283,8 +286,11 @@ export class SqliteMessages implements MessageStore {
   }
 
   async nextVisibleAt(queueId: number, now: number): Promise<number | undefined> {
-    const r = this.sql.nextVisible.get(queueId, now) as { t: number | null };
-    return r.t ?? undefined;
+    return this.nextVisible(queueId, now);
+  }
+
+  private nextVisible(queueId: number, now: number): number | undefined {
+    return (this.sql.nextVisible.get(queueId, now) as { t: number | null }).t ?? undefined;
   }
 
   async peek(queueId: number, afterSeq: number, limit: number): Promise<StoredMessage[]> {

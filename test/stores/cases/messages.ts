@@ -52,6 +52,26 @@ export const messageCases: CaseGroup = (open) => {
       assert.equal((await store().messages.receive(q.id, receiveRequest(T + 5000))).messages.length, 1);
     });
 
+    test('a standard receive that finds fewer than it asked for gives the next visible time, read with it', async () => {
+      const q = await makeQueue(store());
+      const none = await store().messages.receive(q.id, receiveRequest(T));
+      assert.deepEqual(none, { messages: [], deadLettered: [], nextVisibleAt: null }, 'nothing ahead: null');
+      await store().messages.send(q.id, [newMessage(T, { visibleAt: T + 7000 }), newMessage(T, { visibleAt: T + 3000 }), newMessage(T), newMessage(T)]);
+      const full = await store().messages.receive(q.id, receiveRequest(T, { max: 1, visibilityTimeoutMs: 1000 }));
+      assert.equal(full.messages.length, 1);
+      assert.equal(full.nextVisibleAt, undefined, 'a full receive reads no time: more may be ready');
+      const short = await store().messages.receive(q.id, receiveRequest(T + 10, { max: 5, visibilityTimeoutMs: 500 }));
+      assert.equal(short.messages.length, 1);
+      // Its own receipt (T + 510) is due before the first one's (T + 1000) and the delayed ones.
+      assert.equal(short.nextVisibleAt, T + 510);
+      const empty = await store().messages.receive(q.id, receiveRequest(T + 20));
+      assert.equal(empty.messages.length, 0);
+      assert.equal(empty.nextVisibleAt, T + 510);
+      assert.equal(empty.nextVisibleAt, await store().messages.nextVisibleAt(q.id, T + 20));
+      assert.equal((await store().messages.receive(q.id, receiveRequest(T + 1500))).messages.length, 2);
+      assert.equal((await store().messages.receive(q.id, receiveRequest(T + 1600))).nextVisibleAt, T + 3000);
+    });
+
     test('messages past the retention cutoff are never received and are swept', async () => {
       const q = await makeQueue(store());
       await store().messages.send(q.id, [newMessage(T), newMessage(T + 100)]);
