@@ -24,7 +24,7 @@ interface Waiter {
   release(): void;
 }
 
-/** The waiters of one queue, in arrival order, and the queue's single wake-up sources. */
+/** The waiters of one queue, in arrival order, and what this node knows of the queue. */
 interface QueueWaiters {
   list: Waiter[];
   /** Long polls inside wait() for this queue, waiting or still in their first attempt. */
@@ -37,12 +37,20 @@ interface QueueWaiters {
   /** Counts wake-ups that found no waiter to rouse: a first attempt that overlapped one tries again. */
   unheard: number;
   /**
-   * Set by an attempt that took all the queue had ready (fewer than it asked for) with no
-   * wake-up while it ran, cleared by the next wake-up: until then a new long poll joins the
-   * wait without a receive of its own, which would find nothing. `next` is the next
-   * visible time that attempt read.
+   * Messages that counted wake-ups announced (a send batch says how many it wrote) and no
+   * attempt has taken yet, as far as this node knows.
    */
-  empty?: { next: number | null };
+  supply: number;
+  /** What the attempts under way take at most: the supply they may already be taking. */
+  running: number;
+  /**
+   * Set by an attempt that took all the queue had ready (fewer than it asked for, the
+   * store says so by giving the next visible time) with no wake-up while it ran; an
+   * uncounted wake-up clears it. While it holds and the supply is covered by the attempts
+   * under way, a new long poll joins the wait without a receive of its own, which would
+   * find nothing. `next` is the next visible time that attempt read.
+   */
+  drained?: { next: number | null };
 }
 
 /**
@@ -50,10 +58,12 @@ interface QueueWaiters {
  * messages may be available (a send, a visibility change, a move), or until the next
  * moment a delayed or in-flight message becomes visible.
  *
- * A wake-up rouses one idle waiter, not all of them: a single send would otherwise cost
- * as many receive transactions as there are waiters. A waiter whose attempt filled
- * its batch passes the wake-up on to the next idle one, since more may remain; a
- * partial or empty attempt ends the chain.
+ * A wake-up rouses as few waiters as can take what it announced, not all of them: a
+ * single send would otherwise cost as many receive transactions as there are waiters,
+ * most finding nothing. A counted wake-up (n messages) goes first to the attempts already
+ * under way, whose reads may include them, and then to idle waiters; what an attempt did
+ * not take goes to the next. An attempt that fills its batch passes a wake-up on, since
+ * more may remain; an uncounted wake-up rouses one idle waiter.
  *
  * A long poll listens from before its first attempt, so a wake-up that comes while that
  * attempt runs is not lost: the attempt may have read before the messages were committed.
@@ -76,8 +86,9 @@ export class LongPolls {
     if (waitMs <= 0) return (await attempt()).messages;
     const q = this.hold(queueId);
     try {
-      const known = q.empty && (q.empty.next === null || q.empty.next > this.clock.now()) ? q.empty : undefined;
-      const first = known ? { messages: [], nextVisibleAt: known.next } : await this.observed(q, attempt);
+      const d = q.drained;
+      const skip = d && (d.next === null || d.next > this.clock.now()) && q.supply <= q.running;
+      const first = skip ? { messages: [], nextVisibleAt: d.next, unheard: false } : await this.observed(q, attempt, max);
       if (first.messages.length > 0 || signal?.aborted) return first.messages;
       return await this.sleep(q, queueId, this.clock.now() + waitMs, attempt, signal, max, first);
     } finally {
@@ -85,20 +96,30 @@ export class LongPolls {
     }
   }
 
-  /**
-   * Runs one attempt. One that took all there was (the store gave the next visible time)
-   * with no wake-up meanwhile marks the queue empty; any other forgets it.
-   */
-  private async observed<T>(q: QueueWaiters, attempt: () => Promise<Attempt<T>>): Promise<Attempt<T> & { unheard: boolean }> {
+  /** Runs one attempt and settles what it took against the supply (see QueueWaiters). */
+  private async observed<T>(q: QueueWaiters, attempt: () => Promise<Attempt<T>>, max: number): Promise<Attempt<T> & { unheard: boolean }> {
     const { wakes, unheard } = q;
-    const got = await attempt();
-    q.empty = q.wakes === wakes && got.nextVisibleAt !== undefined ? { next: got.nextVisibleAt } : undefined;
+    q.running += max;
+    let got: Attempt<T>;
+    try {
+      got = await attempt();
+    } finally {
+      q.running -= max;
+    }
+    const quiet = q.wakes === wakes;
+    const took = got.messages.length;
+    // With no wake-up during it, the attempt read after every announced message: what it
+    // left, someone else took. Otherwise the newer ones may be after its read.
+    q.supply = quiet && (took === 0 || got.nextVisibleAt !== undefined) ? 0 : Math.max(0, q.supply - took);
+    if (took >= max) q.supply = Math.max(q.supply, 1); // full: more may be waiting
+    if (got.nextVisibleAt === undefined) q.drained = undefined;
+    else if (quiet) q.drained = { next: got.nextVisibleAt };
     return { ...got, unheard: q.unheard !== unheard };
   }
 
   private sleep<T>(
     q: QueueWaiters, queueId: number, deadline: number, attempt: () => Promise<Attempt<T>>,
-    signal: Cancellation | undefined, max: number, first: Attempt<T> & { unheard?: boolean },
+    signal: Cancellation | undefined, max: number, first: Attempt<T> & { unheard: boolean },
   ): Promise<T[]> {
     return new Promise<T[]>((resolve, reject) => {
       let done = false;
@@ -123,25 +144,22 @@ export class LongPolls {
             return;
           }
           waiter.running = true;
-          this.observed(q, attempt).then(
+          this.observed(q, attempt, max).then(
             ({ messages: got, nextVisibleAt }) => {
               waiter.running = false;
-              if (got.length > 0) {
-                finish(got);
-                // A full batch means more may be waiting: pass the wake-up on.
-                if (got.length >= max) this.wakeOne(queueId);
-                return;
-              }
-              if (again) {
+              if (got.length > 0) finish(got);
+              else if (again) {
                 again = false;
                 waiter.poke();
-              } else {
-                this.armTimer(queueId, deadline, nextVisibleAt).catch(() => {});
+                return;
               }
+              this.dispatch(q);
+              if (!done && !waiter.running) this.armTimer(queueId, deadline, nextVisibleAt).catch(() => {});
             },
             (e) => {
               waiter.running = false;
               finish([], e);
+              this.dispatch(q);
             },
           );
         },
@@ -152,7 +170,8 @@ export class LongPolls {
       this.count++;
       // A wake-up no waiter heard came during the first attempt, which may have read too early.
       if (first.unheard) waiter.poke();
-      else this.armTimer(queueId, deadline, first.nextVisibleAt).catch((e) => finish([], e));
+      else this.dispatch(q);
+      if (!waiter.running) this.armTimer(queueId, deadline, first.nextVisibleAt).catch((e) => finish([], e));
     });
   }
 
@@ -160,11 +179,8 @@ export class LongPolls {
     let q = this.queues.get(queueId);
     if (!q) {
       q = {
-        list: [],
-        holders: 0,
-        wakes: 0,
-        unheard: 0,
-        unsubscribe: this.store.wakeups.subscribe(queueId, () => this.wakeOne(queueId), () => this.idleCapacity(queueId)),
+        list: [], holders: 0, wakes: 0, unheard: 0, supply: 0, running: 0,
+        unsubscribe: this.store.wakeups.subscribe(queueId, (n) => this.woken(queueId, n), () => this.idleCapacity(queueId)),
       };
       this.queues.set(queueId, q);
     }
@@ -197,17 +213,29 @@ export class LongPolls {
     return n;
   }
 
-  /** Wakes the longest-waiting idle waiter; if all are busy, one of them tries again. */
-  private wakeOne(queueId: number): void {
+  /** A wake-up from the store: `n` messages made available, or an unknown change. */
+  private woken(queueId: number, n?: number): void {
     const q = this.queues.get(queueId);
     if (!q) return;
     q.wakes++;
-    q.empty = undefined;
-    if (q.list.length === 0) {
-      q.unheard++;
+    if (q.list.length === 0) q.unheard++;
+    if (n !== undefined) {
+      q.supply += n;
+      this.dispatch(q);
       return;
     }
-    (q.list.find((w) => !w.running) ?? q.list[0]!).poke();
+    q.drained = undefined;
+    // Unknown: rouse one idle waiter; if all are busy, one of them tries again.
+    const w = q.list.find((x) => !x.running) ?? q.list[0];
+    w?.poke();
+  }
+
+  /** Rouses idle waiters, oldest first, until the attempts under way cover the supply. */
+  private dispatch(q: QueueWaiters): void {
+    for (const w of q.list) {
+      if (q.supply <= q.running) return;
+      if (!w.running) w.poke();
+    }
   }
 
   /**
@@ -225,7 +253,7 @@ export class LongPolls {
     q.timer = this.clock.schedule(next - this.clock.now(), () => {
       q.timer = undefined;
       q.timerAt = undefined;
-      this.wakeOne(queueId);
+      this.woken(queueId);
     });
   }
 

@@ -1,5 +1,7 @@
+import type { NewMessage } from '../engine/types.js';
+
 interface Subscription {
-  wake: () => void;
+  wake: (count?: number) => void;
   /** What the subscriber's receives would take if woken now (WakeupStore.subscribe). */
   capacity?: () => number;
 }
@@ -12,7 +14,7 @@ interface Subscription {
 export class WakeupListeners {
   private readonly listeners = new Map<number, Set<Subscription>>();
 
-  subscribe(queueId: number, listener: () => void, capacity?: () => number): () => void {
+  subscribe(queueId: number, listener: (count?: number) => void, capacity?: () => number): () => void {
     let set = this.listeners.get(queueId);
     if (!set) this.listeners.set(queueId, (set = new Set()));
     const subscription: Subscription = { wake: listener, capacity };
@@ -28,10 +30,11 @@ export class WakeupListeners {
     return [...this.listeners.keys()];
   }
 
-  wake(queueId: number): void {
+  /** `count`: how many messages the wake-up made ready, when known (WakeupStore.subscribe). */
+  wake(queueId: number, count?: number): void {
     const set = this.listeners.get(queueId);
     if (!set) return;
-    for (const s of [...set]) s.wake();
+    for (const s of [...set]) s.wake(count);
   }
 
   /** How many messages of the queue this process's listeners would take if woken now. */
@@ -40,4 +43,13 @@ export class WakeupListeners {
     for (const s of this.listeners.get(queueId) ?? []) n += s.capacity?.() ?? 0;
     return n;
   }
+}
+
+/**
+ * How many of these just-stored messages a receive can take now, for a counted wake-up
+ * (WakeupStore.subscribe); undefined if one is delayed, whose time a woken receive must
+ * read to arm the long polls' timer, or is a FIFO message, which its group may hold back.
+ */
+export function readyCount(messages: readonly NewMessage[]): number | undefined {
+  return messages.some((m) => m.visibleAt > m.sentAt || m.dedupId !== undefined) ? undefined : messages.length;
 }

@@ -239,3 +239,77 @@ test('while a waiting poll has found the queue empty, another joins the wait wit
     await t.close();
   }
 });
+
+/** Holds the store's receives at a gate, before or after their read, until `open()`. */
+function gateReceives(t: ReturnType<typeof testEngine>, where: 'before' | 'after') {
+  const store = t.engine.store.messages;
+  const original = store.receive.bind(store);
+  let open!: () => void;
+  let gate = new Promise<void>((r) => (open = r));
+  const g = {
+    calls: 0,
+    open: () => open(),
+    close: () => { gate = new Promise<void>((r) => (open = r)); },
+    restore: () => { store.receive = original; },
+  };
+  store.receive = async (id, req) => {
+    g.calls++;
+    if (where === 'before') await gate;
+    const r = await original(id, req);
+    if (where === 'after') await gate;
+    return r;
+  };
+  return g;
+}
+
+describe('a send batch wakes as many waiting receives as take what it wrote', () => {
+  test('a send while an attempt is under way, one that can take it, rouses no other waiter', async () => {
+    const t = testEngine();
+    try {
+      const { QueueUrl } = await t.call('CreateQueue', { QueueName: 'supply-covered' });
+      const first = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20, MaxNumberOfMessages: 10 });
+      const second = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20, MaxNumberOfMessages: 10 });
+      await settle();
+      const gate = gateReceives(t, 'before');
+      await t.call('SendMessage', { QueueUrl, MessageBody: 'a' });
+      await t.call('SendMessage', { QueueUrl, MessageBody: 'b' });
+      await settle();
+      assert.equal(gate.calls, 1, 'the first waiter is under way and can take both: the second is not roused');
+      gate.open();
+      const got = await first;
+      assert.deepEqual(got.Messages.map((m: { Body: string }) => m.Body), ['a', 'b']);
+      await settle(20);
+      assert.equal(gate.calls, 1);
+      t.clock.advance(20_000);
+      assert.deepEqual(await second, {});
+      gate.restore();
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('what an attempt under way read too early to see goes to the next waiter', async () => {
+    const t = testEngine();
+    try {
+      const { QueueUrl } = await t.call('CreateQueue', { QueueName: 'supply-left' });
+      const first = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20, MaxNumberOfMessages: 10 });
+      const second = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20, MaxNumberOfMessages: 10 });
+      await settle();
+      const gate = gateReceives(t, 'after');
+      await t.call('SendMessage', { QueueUrl, MessageBody: 'a' });
+      await settle();
+      // The first waiter has read (it saw only 'a') and is held before it answers.
+      await t.call('SendMessage', { QueueUrl, MessageBody: 'b' });
+      await settle();
+      assert.equal(gate.calls, 1);
+      gate.open();
+      assert.deepEqual((await first).Messages.map((m: { Body: string }) => m.Body), ['a']);
+      // 'b' was announced and not taken: the second waiter is roused for it, with no clock move.
+      assert.deepEqual((await second).Messages.map((m: { Body: string }) => m.Body), ['b']);
+      assert.equal(gate.calls, 2);
+      gate.restore();
+    } finally {
+      await t.close();
+    }
+  });
+});

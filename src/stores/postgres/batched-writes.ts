@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { NewMessage, StoredMessage } from '../../engine/types.js';
 import { GroupCommit } from './group-commit.js';
 import { countedCtes, INSERT_COLUMNS, insertArrays, query, unnestInsert } from './sql.js';
+import { readyCount } from '../wakeup-listeners.js';
 import { AVAILABLE_CHANNEL, type PgWakeups } from './wakeups.js';
 
 /**
@@ -67,11 +68,11 @@ export class BatchedWrites {
       const sent = new Map<number, number>();
       for (const i of items) sent.set(i.queueId, (sent.get(i.queueId) ?? 0) + i.messages.length);
       const out = await sendAll(pool, items, wakeups.payload(sent));
-      // One wake-up per queue per batch, not one per request: the engine rouses one
-      // waiting receive per wake-up, and a batch of ten sends would rouse ten receives,
-      // of which the first takes all ten messages and nine find nothing. A receive that
-      // fills up passes the wake-up on (long-poll.ts), so a larger batch is still drained.
-      for (const queueId of sent.keys()) wakeups.wakeLocal(queueId);
+      // One wake-up per queue per batch, not one per request, saying how many messages it
+      // wrote: the engine rouses as many waiting receives as take them (long-poll.ts). A
+      // wake-up per request would rouse ten receives for ten sends, and the first would
+      // take all ten while nine found nothing.
+      for (const [queueId, n] of readyCounts(items)) wakeups.wakeLocal(queueId, n);
       return out;
     });
     this.deletes = new GroupCommit((items) => deleteAll(pool, items));
@@ -90,6 +91,17 @@ export class BatchedWrites {
   delete(queueId: number, seqs: number[], now: number): Promise<Map<number, Gone>> {
     return this.deletes.submit({ queueId, seqs, now });
   }
+}
+
+/** Per queue, how many of the sent messages a receive can take now (see readyCount). */
+function readyCounts(items: readonly Send[]): Map<number, number | undefined> {
+  const out = new Map<number, number | undefined>();
+  for (const { queueId, messages } of items) {
+    const before = out.has(queueId) ? out.get(queueId) : 0;
+    const n = readyCount(messages);
+    out.set(queueId, before === undefined || n === undefined ? undefined : before + n);
+  }
+  return out;
 }
 
 async function sendAll(pool: pg.Pool, items: Send[], payload: string | null): Promise<StoredMessage[][]> {

@@ -60,7 +60,7 @@ export class PgWakeups implements WakeupStore {
     this.pollTimer.unref();
   }
 
-  subscribe(queueId: number, listener: () => void, capacity?: () => number): () => void {
+  subscribe(queueId: number, listener: (count?: number) => void, capacity?: () => number): () => void {
     return this.listeners.subscribe(queueId, listener, capacity);
   }
 
@@ -81,8 +81,8 @@ export class PgWakeups implements WakeupStore {
    * For a write that tells the other nodes itself, in its own statement (a send batch,
    * batched-writes.ts): call after its commit; wakes this node's waiting receives only.
    */
-  wakeLocal(queueId: number): void {
-    this.listeners.wake(queueId);
+  wakeLocal(queueId: number, count?: number): void {
+    this.listeners.wake(queueId, count);
   }
 
   /**

@@ -7,6 +7,7 @@ import { deleteOutcome, visibilityOutcome } from '../../engine/store/receipt-out
 import { FAIR_GROUPS_SCANNED, readyWindow, takeOrder, type ReadyRow } from '../../engine/store/standard-plan.js';
 import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../../engine/types.js';
 import { fromColumns, messageValues, READ_COLUMNS, toMessage, type MessageRow } from '../rows.js';
+import { readyCount } from '../wakeup-listeners.js';
 import type { SqliteCounters } from './counters.js';
 import type { SqliteDeadLetters } from './dead-letters.js';
 import { SqliteFifo } from './fifo.js';
@@ -132,7 +133,7 @@ export class SqliteMessages implements MessageStore {
         this.fifo.remember(queueId, m, s.seq);
         stored++;
       }
-      if (stored) this.wakeups.wakeAfterCommit(queueId);
+      if (stored) this.wakeups.wakeAfterCommit(queueId, readyCount(stored === messages.length ? messages : out.filter((m) => !m.duplicate && !m.rejected)));
       if (stored) this.counters.count(queueId, stored, 0, 0, messages[0]!.sentAt);
       return { messages: out, deadLettered };
     });

@@ -9,21 +9,24 @@ import { WakeupListeners } from '../wakeup-listeners.js';
  */
 export class SqliteWakeups implements WakeupStore {
   private readonly listeners = new WakeupListeners();
-  private readonly due = new Set<number>();
+  /** Queues to wake, with how many messages were made ready (undefined: not known). */
+  private readonly due = new Map<number, number | undefined>();
 
-  subscribe(queueId: number, listener: () => void): () => void {
+  subscribe(queueId: number, listener: (count?: number) => void): () => void {
     return this.listeners.subscribe(queueId, listener);
   }
 
-  wakeAfterCommit(queueId: number): void {
-    this.due.add(queueId);
+  /** `count`: the messages made ready to receive, when known (WakeupStore.subscribe). */
+  wakeAfterCommit(queueId: number, count?: number): void {
+    const before = this.due.has(queueId) ? this.due.get(queueId) : 0;
+    this.due.set(queueId, before === undefined || count === undefined ? undefined : before + count);
   }
 
   /** The group commit committed: wake every marked queue. */
   committed(): void {
     if (this.due.size === 0) return;
-    const ids = [...this.due];
+    const due = [...this.due];
     this.due.clear();
-    for (const id of ids) this.listeners.wake(id);
+    for (const [id, count] of due) this.listeners.wake(id, count);
   }
 }
