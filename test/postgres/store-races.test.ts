@@ -229,13 +229,15 @@ describe('several stores on one database', () => {
 
   test('a send through one store wakes listeners of the others', async () => {
     const q = await makeQueue(stores[0]!);
-    const woken = new Set<number>();
-    const offs = stores.map((s, i) => s.wakeups.subscribe(q.id, () => woken.add(i)));
+    const woken = new Map<number, number | undefined>();
+    const offs = stores.map((s, i) => s.wakeups.subscribe(q.id, (n) => woken.set(i, n)));
     const started = Date.now();
-    await stores[0]!.messages.send(q.id, [newMessage(Date.now())]);
+    await stores[0]!.messages.send(q.id, [newMessage(Date.now()), newMessage(Date.now())]);
     const ms = await eventually(() => woken.size === NODES, 'every store to be woken', 1000);
     offs.forEach((off) => off());
     assert.ok(Date.now() - started < 1000, `woken in ${ms} ms`);
+    // Each is told how many messages it may take: the sender's listeners and the others' alike.
+    assert.deepEqual([...woken.values()], stores.map(() => 2));
   });
 
   test('a send batch leaves the other nodes untold of what this node\'s idle long polls take, and tells them of the rest', async () => {
@@ -244,9 +246,10 @@ describe('several stores on one database', () => {
     // notice of a later send is here, that of an earlier one would have been too.
     const listener = new pg.Client({ connectionString: db.url });
     await listener.connect();
-    const told: number[] = [];
+    const told: string[] = [];
     listener.on('notification', (n) => {
-      if (n.channel === AVAILABLE_CHANNEL && n.payload!.split(':')[1]!.split(',').includes(String(q.id))) told.push(told.length);
+      const item = n.channel === AVAILABLE_CHANNEL && n.payload!.split(':')[1]!.split(',').find((i) => i.split('=')[0] === String(q.id));
+      if (item) told.push(item);
     });
     await listener.query(`LISTEN ${AVAILABLE_CHANNEL}`);
     let capacity = 10;
@@ -258,6 +261,7 @@ describe('several stores on one database', () => {
       capacity = 2;
       await stores[0]!.messages.send(q.id, [newMessage(Date.now()), newMessage(Date.now()), newMessage(Date.now())]);
       await eventually(() => told.length === 1, 'the others to be told of three messages for a capacity of two');
+      assert.equal(told[0], `${q.id}=1`, 'of the one message the local polls leave');
       capacity = 0;
       await stores[0]!.messages.send(q.id, [newMessage(Date.now())]);
       await eventually(() => told.length === 2, 'the others to be told when no local poll is idle');

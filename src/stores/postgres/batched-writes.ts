@@ -3,7 +3,7 @@ import type { NewMessage, StoredMessage } from '../../engine/types.js';
 import { GroupCommit } from './group-commit.js';
 import { countedCtes, INSERT_COLUMNS, insertArrays, query, unnestInsert } from './sql.js';
 import { readyCount } from '../wakeup-listeners.js';
-import { AVAILABLE_CHANNEL, type PgWakeups } from './wakeups.js';
+import { AVAILABLE_CHANNEL, type PgWakeups, type SentCount } from './wakeups.js';
 
 /**
  * The writes every message takes, grouped (group-commit.ts): the sends of one turn to
@@ -65,14 +65,13 @@ export class BatchedWrites {
 
   constructor(pool: pg.Pool, wakeups: PgWakeups) {
     this.sends = new GroupCommit(async (items) => {
-      const sent = new Map<number, number>();
-      for (const i of items) sent.set(i.queueId, (sent.get(i.queueId) ?? 0) + i.messages.length);
+      const sent = sentCounts(items);
       const out = await sendAll(pool, items, wakeups.payload(sent));
       // One wake-up per queue per batch, not one per request, saying how many messages it
       // wrote: the engine rouses as many waiting receives as take them (long-poll.ts). A
       // wake-up per request would rouse ten receives for ten sends, and the first would
       // take all ten while nine found nothing.
-      for (const [queueId, n] of readyCounts(items)) wakeups.wakeLocal(queueId, n);
+      for (const [queueId, { ready }] of sent) wakeups.wakeLocal(queueId, ready);
       return out;
     });
     this.deletes = new GroupCommit((items) => deleteAll(pool, items));
@@ -93,13 +92,16 @@ export class BatchedWrites {
   }
 }
 
-/** Per queue, how many of the sent messages a receive can take now (see readyCount). */
-function readyCounts(items: readonly Send[]): Map<number, number | undefined> {
-  const out = new Map<number, number | undefined>();
+/** Per queue, how many messages a batch sends, and how many a receive can take now (see readyCount). */
+function sentCounts(items: readonly Send[]): Map<number, SentCount> {
+  const out = new Map<number, SentCount>();
   for (const { queueId, messages } of items) {
-    const before = out.has(queueId) ? out.get(queueId) : 0;
+    const before = out.get(queueId) ?? { total: 0, ready: 0 };
     const n = readyCount(messages);
-    out.set(queueId, before === undefined || n === undefined ? undefined : before + n);
+    out.set(queueId, {
+      total: before.total + messages.length,
+      ready: before.ready === undefined || n === undefined ? undefined : before.ready + n,
+    });
   }
   return out;
 }

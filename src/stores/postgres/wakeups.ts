@@ -10,6 +10,12 @@ export const QUEUES_CHANNEL = 'redrive_queues';
 /** NOTIFY payloads must stay under 8000 bytes. */
 const MAX_IDS_PER_NOTIFY = 500;
 
+/** What a send batch wrote to one queue: all its messages, and those ready now (readyCount). */
+export interface SentCount {
+  total: number;
+  ready: number | undefined;
+}
+
 export interface PgWakeupOptions {
   /** How often queues with waiting receives are checked, in case a notification was lost. */
   fallbackPollMs: number;
@@ -21,12 +27,15 @@ export interface PgWakeupOptions {
  * that made messages available calls `wake`, which wakes this node's waiting receives
  * at once and tells the other nodes with one NOTIFY per event-loop turn.
  *
- * The NOTIFY is sent after the write committed, in a transaction of its own with
- * synchronous_commit off, rather than inside the write: PostgreSQL serialises the commits
- * of all transactions that NOTIFY behind one database-wide lock, held across their WAL
- * flush, which would serialise every send in the cluster. Sent afterwards, it costs no
- * flush, and a receiver woken by it always finds the committed messages. A node that dies
- * between the commit and the NOTIFY loses the wake-up; the fallback poll covers that.
+ * A send batch NOTIFYs inside its own statement (batched-writes.ts), with the number of
+ * messages left for the other nodes, at no round trip of its own; at most two such
+ * batches are in flight per node. Other writes (FIFO sends, visibility changes, moves)
+ * NOTIFY after they committed, in a transaction of their own with synchronous_commit off:
+ * PostgreSQL serialises the commits of all transactions that NOTIFY behind one lock for
+ * the whole server, held across their WAL flush, which would serialise every such write.
+ * Sent afterwards, it costs no flush, and a receiver woken by it always finds the
+ * committed messages. A node that dies between the commit and the NOTIFY loses the
+ * wake-up; the fallback poll covers that.
  *
  * A node alone sends no NOTIFY at all (it would only come back to its own LISTEN
  * connection): it looks for other nodes' LISTEN connections in pg_stat_activity when it
@@ -93,10 +102,16 @@ export class PgWakeups implements WakeupStore {
    * on every node to the database to find nothing. If a poll leaves before it takes
    * them, the fallback poll finds them.
    */
-  payload(sent: ReadonlyMap<number, number>): string | null {
+  payload(sent: ReadonlyMap<number, SentCount>): string | null {
     if (!this.peers) return null;
-    const ids = [...sent].filter(([queueId, n]) => n > this.listeners.capacity(queueId)).map(([queueId]) => queueId);
-    return ids.length && ids.length <= MAX_IDS_PER_NOTIFY ? `${this.nodeId}:${ids.join(',')}` : null;
+    const told: string[] = [];
+    for (const [queueId, { total, ready }] of sent) {
+      const local = this.listeners.capacity(queueId);
+      if (total <= local) continue;
+      // `id=n`: n messages are left for the other nodes' receives (a counted wake-up there).
+      told.push(ready === undefined ? `${queueId}` : `${queueId}=${Math.max(1, ready - local)}`);
+    }
+    return told.length && told.length <= MAX_IDS_PER_NOTIFY ? `${this.nodeId}:${told.join(',')}` : null;
   }
 
   /**
@@ -177,7 +192,10 @@ export class PgWakeups implements WakeupStore {
     if (from === this.nodeId) return; // already woken locally by wake()
     this.peers = true;
     if (!list) return; // a node announcing itself
-    for (const id of list.split(',')) this.listeners.wake(Number(id));
+    for (const item of list.split(',')) {
+      const [id, count] = item.split('=');
+      this.listeners.wake(Number(id), count === undefined ? undefined : Number(count));
+    }
   }
 
   /**
