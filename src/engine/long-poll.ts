@@ -43,6 +43,8 @@ interface QueueWaiters {
   supply: number;
   /** What the attempts under way take at most: the supply they may already be taking. */
   running: number;
+  /** All messages counted wake-ups ever announced: an attempt tells what came during it. */
+  announced: number;
   /**
    * Set by an attempt that took all the queue had ready (fewer than it asked for, the
    * store says so by giving the next visible time) with no wake-up while it ran; an
@@ -98,7 +100,7 @@ export class LongPolls {
 
   /** Runs one attempt and settles what it took against the supply (see QueueWaiters). */
   private async observed<T>(q: QueueWaiters, attempt: () => Promise<Attempt<T>>, max: number): Promise<Attempt<T> & { unheard: boolean }> {
-    const { wakes, unheard } = q;
+    const { wakes, unheard, announced } = q;
     q.running += max;
     let got: Attempt<T>;
     try {
@@ -106,14 +108,14 @@ export class LongPolls {
     } finally {
       q.running -= max;
     }
-    const quiet = q.wakes === wakes;
     const took = got.messages.length;
-    // With no wake-up during it, the attempt read after every announced message: what it
-    // left, someone else took. Otherwise the newer ones may be after its read.
-    q.supply = quiet && (took === 0 || got.nextVisibleAt !== undefined) ? 0 : Math.max(0, q.supply - took);
+    q.supply = Math.max(0, q.supply - took);
+    // An attempt that found all there was read after every message announced before it
+    // began: what it left, someone else took. Only those announced since may be unread.
+    if (took === 0 || got.nextVisibleAt !== undefined) q.supply = Math.min(q.supply, q.announced - announced);
     if (took >= max) q.supply = Math.max(q.supply, 1); // full: more may be waiting
     if (got.nextVisibleAt === undefined) q.drained = undefined;
-    else if (quiet) q.drained = { next: got.nextVisibleAt };
+    else if (q.wakes === wakes) q.drained = { next: got.nextVisibleAt };
     return { ...got, unheard: q.unheard !== unheard };
   }
 
@@ -179,7 +181,7 @@ export class LongPolls {
     let q = this.queues.get(queueId);
     if (!q) {
       q = {
-        list: [], holders: 0, wakes: 0, unheard: 0, supply: 0, running: 0,
+        list: [], holders: 0, wakes: 0, unheard: 0, supply: 0, running: 0, announced: 0,
         unsubscribe: this.store.wakeups.subscribe(queueId, (n) => this.woken(queueId, n), () => this.idleCapacity(queueId)),
       };
       this.queues.set(queueId, q);
@@ -221,6 +223,7 @@ export class LongPolls {
     if (q.list.length === 0) q.unheard++;
     if (n !== undefined) {
       q.supply += n;
+      q.announced += n;
       this.dispatch(q);
       return;
     }
