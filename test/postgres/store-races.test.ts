@@ -248,8 +248,11 @@ describe('several stores on one database', () => {
     await listener.connect();
     const told: string[] = [];
     listener.on('notification', (n) => {
-      const item = n.channel === AVAILABLE_CHANNEL && n.payload!.split(':')[1]!.split(',').find((i) => i.split('=')[0] === String(q.id));
-      if (item) told.push(item);
+      if (n.channel !== AVAILABLE_CHANNEL) return;
+      // `node:ids:counts`: the count of each queue, in the same place.
+      const [, ids, counts] = n.payload!.split(':');
+      const i = ids!.split(',').indexOf(String(q.id));
+      if (i >= 0) told.push(`${q.id}=${counts!.split(',')[i]}`);
     });
     await listener.query(`LISTEN ${AVAILABLE_CHANNEL}`);
     let capacity = 10;

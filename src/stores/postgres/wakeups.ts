@@ -104,14 +104,17 @@ export class PgWakeups implements WakeupStore {
    */
   payload(sent: ReadonlyMap<number, SentCount>): string | null {
     if (!this.peers) return null;
-    const told: string[] = [];
+    const ids: number[] = [];
+    const counts: string[] = [];
     for (const [queueId, { total, ready }] of sent) {
       const local = this.listeners.capacity(queueId);
       if (total <= local) continue;
-      // `id=n`: n messages are left for the other nodes' receives (a counted wake-up there).
-      told.push(ready === undefined ? `${queueId}` : `${queueId}=${Math.max(1, ready - local)}`);
+      ids.push(queueId);
+      // How many are left for the other nodes' receives (a counted wake-up there); '' if unknown.
+      counts.push(ready === undefined ? '' : String(Math.max(1, ready - local)));
     }
-    return told.length && told.length <= MAX_IDS_PER_NOTIFY ? `${this.nodeId}:${told.join(',')}` : null;
+    // `node:ids:counts`: a node that reads only `node:ids` (0.1.0) still wakes on it.
+    return ids.length && ids.length <= MAX_IDS_PER_NOTIFY ? `${this.nodeId}:${ids.join(',')}:${counts.join(',')}` : null;
   }
 
   /**
@@ -188,14 +191,15 @@ export class PgWakeups implements WakeupStore {
       this.cache.forget(Number(n.payload));
       return;
     }
-    const [from, list] = (n.payload ?? '').split(':');
+    const [from, list, countList] = (n.payload ?? '').split(':');
     if (from === this.nodeId) return; // already woken locally by wake()
     this.peers = true;
     if (!list) return; // a node announcing itself
-    for (const item of list.split(',')) {
-      const [id, count] = item.split('=');
-      this.listeners.wake(Number(id), count === undefined ? undefined : Number(count));
-    }
+    const counts = countList?.split(',');
+    list.split(',').forEach((id, i) => {
+      const count = counts?.[i];
+      this.listeners.wake(Number(id), count ? Number(count) : undefined);
+    });
   }
 
   /**
