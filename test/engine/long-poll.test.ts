@@ -36,13 +36,7 @@ describe('long polling on the injected clock', () => {
   });
 
   test('a long poll arms its timer with the time its empty receive read, not with a query of its own', async () => {
-    const store = t.engine.store.messages;
-    const original = store.nextVisibleAt.bind(store);
-    let asked = 0;
-    store.nextVisibleAt = (id, now) => {
-      asked++;
-      return original(id, now);
-    };
+    const asked = countCalls(t, 'nextVisibleAt');
     try {
       await t.call('SendMessage', { QueueUrl, MessageBody: 'soon', DelaySeconds: 2 });
       const pending = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 });
@@ -50,10 +44,10 @@ describe('long polling on the injected clock', () => {
       t.clock.advance(2000);
       const r = await pending;
       assert.equal(r.Messages[0].Body, 'soon', 'woken by the timer at the delayed time');
-      assert.equal(asked, 0);
+      assert.equal(asked.n, 0);
       await t.call('DeleteMessage', { QueueUrl, ReceiptHandle: r.Messages[0].ReceiptHandle });
     } finally {
-      store.nextVisibleAt = original;
+      asked.restore();
     }
   });
 
@@ -101,28 +95,22 @@ describe('long polling on the injected clock', () => {
   });
 
   test('one send wakes one waiter, not the whole herd', async () => {
-    const store = t.engine.store.messages;
-    const original = store.receive.bind(store);
-    let attempts = 0;
-    store.receive = (id, req) => {
-      attempts++;
-      return original(id, req);
-    };
+    const attempts = countCalls(t, 'receive');
     try {
       const waits = [1, 2, 3, 4, 5, 6].map(() => t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 }));
       await settle();
-      attempts = 0;
+      attempts.n = 0;
       await t.call('SendMessage', { QueueUrl, MessageBody: 'one' });
       await settle(20);
       // The woken waiter gets the message and passes the wake-up on once; that attempt is empty.
-      assert.ok(attempts <= 2, `${attempts} receive attempts for one message`);
+      assert.ok(attempts.n <= 2, `${attempts.n} receive attempts for one message`);
       t.engine.longPolls.releaseAll();
       const results = await Promise.all(waits);
       assert.equal(results.filter((r) => r.Messages?.length).length, 1);
       const got = results.find((r) => r.Messages)!;
       await t.call('DeleteMessage', { QueueUrl, ReceiptHandle: got.Messages[0].ReceiptHandle });
     } finally {
-      store.receive = original;
+      attempts.restore();
     }
   });
 
@@ -177,13 +165,16 @@ test('the long polls tell the store how many messages their idle waiters take, s
   }
 });
 
-/** Counts the store's receives (the round trips a long poll costs on PostgreSQL). */
-function countReceives(t: ReturnType<typeof testEngine>, during?: (n: number) => Promise<void>) {
-  const store = t.engine.store.messages;
-  const original = store.receive.bind(store);
-  const counter = { n: 0, restore: () => { store.receive = original; } };
-  store.receive = async (id, req) => {
-    const r = await original(id, req);
+/**
+ * Counts calls of a store method (receives are the round trips a long poll costs on
+ * PostgreSQL); `during` runs after each call's work, before its answer.
+ */
+function countCalls(t: ReturnType<typeof testEngine>, method: 'receive' | 'nextVisibleAt', during?: (n: number) => Promise<void>) {
+  const store = t.engine.store.messages as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  const original = store[method]!;
+  const counter = { n: 0, restore: () => { store[method] = original; } };
+  store[method] = async (...args) => {
+    const r = await original.apply(t.engine.store.messages, args);
     counter.n++;
     await during?.(counter.n);
     return r;
@@ -191,31 +182,34 @@ function countReceives(t: ReturnType<typeof testEngine>, during?: (n: number) =>
   return counter;
 }
 
-test('a send that commits while a long poll makes its first attempt answers that poll at once', async () => {
+/** Runs `fn` on a fresh engine with one queue, and closes the engine. */
+async function onQueue(name: string, fn: (t: ReturnType<typeof testEngine>, QueueUrl: string) => Promise<void>) {
   const t = testEngine();
   try {
-    const { QueueUrl } = await t.call('CreateQueue', { QueueName: 'race' });
+    await fn(t, (await t.call('CreateQueue', { QueueName: name })).QueueUrl);
+  } finally {
+    await t.close();
+  }
+}
+
+test('a send that commits while a long poll makes its first attempt answers that poll at once', () =>
+  onQueue('race', async (t, QueueUrl) => {
     // The first attempt reads the empty queue; the send commits (and wakes) before the
     // attempt's answer reaches the long poll, which is not waiting yet.
-    const receives = countReceives(t, async (n) => {
+    const receives = countCalls(t, 'receive', async (n) => {
       if (n === 1) await t.call('SendMessage', { QueueUrl, MessageBody: 'in between' });
     });
     const r = await t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 });
     assert.equal(r.Messages?.[0]?.Body, 'in between', 'answered without the clock moving');
     assert.equal(receives.n, 2);
     receives.restore();
-  } finally {
-    await t.close();
-  }
-});
+  }));
 
-test('while a waiting poll has found the queue empty, another joins the wait without a receive of its own', async () => {
-  const t = testEngine();
-  try {
-    const { QueueUrl } = await t.call('CreateQueue', { QueueName: 'known-empty' });
+test('while a waiting poll has found the queue empty, another joins the wait without a receive of its own', () =>
+  onQueue('known-empty', async (t, QueueUrl) => {
     await t.call('SendMessage', { QueueUrl, MessageBody: 'held' });
     await t.call('ReceiveMessage', { QueueUrl, VisibilityTimeout: 10 });
-    const receives = countReceives(t);
+    const receives = countCalls(t, 'receive');
     const first = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 });
     await settle();
     assert.equal(receives.n, 1, 'the first poll found nothing');
@@ -225,7 +219,7 @@ test('while a waiting poll has found the queue empty, another joins the wait wit
     // The receipt expires: the timer armed from the first poll's empty receive answers it.
     t.clock.advance(10_000);
     assert.equal((await first).Messages[0].Body, 'held');
-    // A send is a wake-up: what was known is forgotten, and the second poll is answered.
+    // A send announces one message: the second poll is roused for it.
     await t.call('SendMessage', { QueueUrl, MessageBody: 'new' });
     assert.equal((await second).Messages[0].Body, 'new');
     const third = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 1 });
@@ -235,21 +229,17 @@ test('while a waiting poll has found the queue empty, another joins the wait wit
     assert.equal((await third).Messages[0].Body, 'after');
     assert.ok(receives.n > before);
     receives.restore();
-  } finally {
-    await t.close();
-  }
-});
+  }));
 
 /** Holds the store's receives at a gate, before or after their read, until `open()`. */
 function gateReceives(t: ReturnType<typeof testEngine>, where: 'before' | 'after') {
   const store = t.engine.store.messages;
   const original = store.receive.bind(store);
   let open!: () => void;
-  let gate = new Promise<void>((r) => (open = r));
+  const gate = new Promise<void>((r) => (open = r));
   const g = {
     calls: 0,
     open: () => open(),
-    close: () => { gate = new Promise<void>((r) => (open = r)); },
     restore: () => { store.receive = original; },
   };
   store.receive = async (id, req) => {
@@ -262,14 +252,20 @@ function gateReceives(t: ReturnType<typeof testEngine>, where: 'before' | 'after
   return g;
 }
 
+const bodies = (r: Record<string, any>) => r.Messages.map((m: { Body: string }) => m.Body);
+
+/** Two long polls of up to 10 messages, both waiting (their first look found nothing). */
+async function twoWaiting(t: ReturnType<typeof testEngine>, QueueUrl: string) {
+  const poll = () => t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20, MaxNumberOfMessages: 10 });
+  const polls = [poll(), poll()];
+  await settle();
+  return polls;
+}
+
 describe('a send batch wakes as many waiting receives as take what it wrote', () => {
-  test('a send while an attempt is under way, one that can take it, rouses no other waiter', async () => {
-    const t = testEngine();
-    try {
-      const { QueueUrl } = await t.call('CreateQueue', { QueueName: 'supply-covered' });
-      const first = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20, MaxNumberOfMessages: 10 });
-      const second = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20, MaxNumberOfMessages: 10 });
-      await settle();
+  test('a send while an attempt is under way, one that can take it, rouses no other waiter', () =>
+    onQueue('supply-covered', async (t, QueueUrl) => {
+      const [first, second] = await twoWaiting(t, QueueUrl);
       const gate = gateReceives(t, 'before');
       await t.call('SendMessage', { QueueUrl, MessageBody: 'a' });
       await t.call('SendMessage', { QueueUrl, MessageBody: 'b' });
@@ -277,24 +273,17 @@ describe('a send batch wakes as many waiting receives as take what it wrote', ()
       assert.equal(gate.calls, 1, 'the first waiter is under way and can take both: the second is not roused');
       gate.open();
       const got = await first;
-      assert.deepEqual(got.Messages.map((m: { Body: string }) => m.Body), ['a', 'b']);
+      assert.deepEqual(bodies(got), ['a', 'b']);
       await settle(20);
       assert.equal(gate.calls, 1);
       t.clock.advance(20_000);
       assert.deepEqual(await second, {});
       gate.restore();
-    } finally {
-      await t.close();
-    }
-  });
+    }));
 
-  test('what an attempt under way read too early to see goes to the next waiter', async () => {
-    const t = testEngine();
-    try {
-      const { QueueUrl } = await t.call('CreateQueue', { QueueName: 'supply-left' });
-      const first = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20, MaxNumberOfMessages: 10 });
-      const second = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20, MaxNumberOfMessages: 10 });
-      await settle();
+  test('what an attempt under way read too early to see goes to the next waiter', () =>
+    onQueue('supply-left', async (t, QueueUrl) => {
+      const [first, second] = await twoWaiting(t, QueueUrl);
       const gate = gateReceives(t, 'after');
       await t.call('SendMessage', { QueueUrl, MessageBody: 'a' });
       await settle();
@@ -303,13 +292,10 @@ describe('a send batch wakes as many waiting receives as take what it wrote', ()
       await settle();
       assert.equal(gate.calls, 1);
       gate.open();
-      assert.deepEqual((await first).Messages.map((m: { Body: string }) => m.Body), ['a']);
+      assert.deepEqual(bodies(await first), ['a']);
       // 'b' was announced and not taken: the second waiter is roused for it, with no clock move.
-      assert.deepEqual((await second).Messages.map((m: { Body: string }) => m.Body), ['b']);
+      assert.deepEqual(bodies(await second), ['b']);
       assert.equal(gate.calls, 2);
       gate.restore();
-    } finally {
-      await t.close();
-    }
-  });
+    }));
 });
