@@ -21,6 +21,8 @@ interface Waiter {
   running: boolean;
   /** The most messages one attempt takes. */
   max: number;
+  /** When the wait ends, empty. */
+  deadline: number;
   release(): void;
 }
 
@@ -138,6 +140,7 @@ export class LongPolls {
       const waiter: Waiter = {
         running: false,
         max,
+        deadline,
         release: () => finish([]),
         poke: () => {
           if (done) return;
@@ -156,7 +159,10 @@ export class LongPolls {
                 return;
               }
               this.dispatch(q);
-              if (!done && !waiter.running) this.armTimer(queueId, deadline, nextVisibleAt).catch(() => {});
+              // Whoever still waits needs the timer at the next visible time, also when this
+              // waiter took messages: the timer that woke it may be spent. Without the time
+              // from the receive, an attempt under way will bring it; else it is asked for.
+              if (nextVisibleAt !== undefined || q.running === 0) this.armTimer(queueId, nextVisibleAt).catch(() => {});
             },
             (e) => {
               waiter.running = false;
@@ -173,7 +179,7 @@ export class LongPolls {
       // A wake-up no waiter heard came during the first attempt, which may have read too early.
       if (first.unheard) waiter.poke();
       else this.dispatch(q);
-      if (!waiter.running) this.armTimer(queueId, deadline, first.nextVisibleAt).catch((e) => finish([], e));
+      if (!waiter.running) this.armTimer(queueId, first.nextVisibleAt).catch((e) => finish([], e));
     });
   }
 
@@ -243,13 +249,20 @@ export class LongPolls {
 
   /**
    * One timer per queue, at the next moment a message becomes visible (if before the
-   * caller's deadline): delayed messages and expiring receipts wake a waiter too. `known`
-   * is the time the empty attempt read with its receive, if it did.
+   * last idle waiter's deadline): delayed messages and expiring receipts wake a waiter
+   * too. `known` is the time the attempt read with its receive, if it did.
    */
-  private async armTimer(queueId: number, deadline: number, known?: number | null): Promise<void> {
+  private async armTimer(queueId: number, known?: number | null): Promise<void> {
+    if (!this.queues.get(queueId)?.list.some((w) => !w.running)) return;
     const next = known === undefined ? await this.store.messages.nextVisibleAt(queueId, this.clock.now()) : (known ?? undefined);
     const q = this.queues.get(queueId);
+    const deadline = Math.max(...(q?.list.filter((w) => !w.running).map((w) => w.deadline) ?? []));
     if (!q || next === undefined || next >= deadline) return;
+    if (next <= this.clock.now()) {
+      // Already visible (the clock moved on since the read): wake now, not at a timer.
+      queueMicrotask(() => this.woken(queueId));
+      return;
+    }
     if (q.timer && q.timerAt !== undefined && q.timerAt <= next && q.timerAt > this.clock.now()) return;
     q.timer?.cancel();
     q.timerAt = next;

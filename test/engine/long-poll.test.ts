@@ -299,3 +299,21 @@ describe('a send batch wakes as many waiting receives as take what it wrote', ()
       gate.restore();
     }));
 });
+
+test('after the timer wakes one waiter, the others get a timer for the next message that becomes visible', () =>
+  onQueue('timer-again', async (t, QueueUrl) => {
+    await t.call('SendMessage', { QueueUrl, MessageBody: 'at 2 s', DelaySeconds: 2 });
+    await t.call('SendMessage', { QueueUrl, MessageBody: 'at 5 s', DelaySeconds: 5 });
+    let second: Record<string, any> | undefined;
+    const first = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20, MaxNumberOfMessages: 10 });
+    const pending = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 }).then((r) => (second = r));
+    await settle();
+    t.clock.advance(2000);
+    assert.deepEqual(bodies(await first), ['at 2 s']);
+    await settle();
+    t.clock.advance(3000);
+    await settle(20);
+    // It used to wait for its deadline (20 s): the timer that woke the first was spent.
+    assert.deepEqual(second && bodies(second), ['at 5 s']);
+    await pending;
+  }));
