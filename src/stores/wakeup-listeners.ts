@@ -53,3 +53,8 @@ export class WakeupListeners {
 export function readyCount(messages: readonly NewMessage[]): number | undefined {
   return messages.some((m) => m.visibleAt > m.sentAt || m.dedupId !== undefined) ? undefined : messages.length;
 }
+
+/** Two ready counts added up, for one wake-up of a queue: unknown if either is. */
+export function addReady(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined || b === undefined ? undefined : a + b;
+}

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { NewMessage, StoredMessage } from '../../engine/types.js';
 import { GroupCommit } from './group-commit.js';
 import { countedCtes, INSERT_COLUMNS, insertArrays, query, unnestInsert } from './sql.js';
-import { readyCount } from '../wakeup-listeners.js';
+import { addReady, readyCount } from '../wakeup-listeners.js';
 import { AVAILABLE_CHANNEL, type PgWakeups, type SentCount } from './wakeups.js';
 
 /**
@@ -97,11 +97,7 @@ function sentCounts(items: readonly Send[]): Map<number, SentCount> {
   const out = new Map<number, SentCount>();
   for (const { queueId, messages } of items) {
     const before = out.get(queueId) ?? { total: 0, ready: 0 };
-    const n = readyCount(messages);
-    out.set(queueId, {
-      total: before.total + messages.length,
-      ready: before.ready === undefined || n === undefined ? undefined : before.ready + n,
-    });
+    out.set(queueId, { total: before.total + messages.length, ready: addReady(before.ready, readyCount(messages)) });
   }
   return out;
 }

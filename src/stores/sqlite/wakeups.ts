@@ -1,5 +1,5 @@
 import type { WakeupStore } from '../../engine/store/wakeups.js';
-import { WakeupListeners } from '../wakeup-listeners.js';
+import { addReady, WakeupListeners } from '../wakeup-listeners.js';
 
 /**
  * Wake-ups in one process: an operation marks the queues it made messages available in
@@ -18,8 +18,7 @@ export class SqliteWakeups implements WakeupStore {
 
   /** `count`: the messages made ready to receive, when known (WakeupStore.subscribe). */
   wakeAfterCommit(queueId: number, count?: number): void {
-    const before = this.due.has(queueId) ? this.due.get(queueId) : 0;
-    this.due.set(queueId, before === undefined || count === undefined ? undefined : before + count);
+    this.due.set(queueId, addReady(this.due.has(queueId) ? this.due.get(queueId) : 0, count));
   }
 
   /** The group commit committed: wake every marked queue. */
