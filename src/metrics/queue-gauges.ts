@@ -57,7 +57,7 @@ export class QueueGauges {
   }
 
   /** How many queues dead-letter into each queue, for the queues that are a target. */
-  private deadLetterSources(queues: QueueRecord[]): [QueueRecord, number][] {
+  private deadLetterSources(queues: readonly QueueRecord[]): [QueueRecord, number][] {
     const counts = new Map<string, number>();
     for (const q of queues) {
       const arn = this.engine.settingsOf(q).targetArn;

@@ -12,9 +12,30 @@ import type { QueueRecord } from '../engine/types.js';
  */
 export class QueueCache {
   private readonly byName = new Map<string, QueueRecord>();
+  /**
+   * Every queue, for the readers that need them all (the console's overview, the metrics'
+   * queue gauges, dead-letter source look-ups): building 100,000 records from rows takes
+   * about 0.4 s, which every refresh and scrape would pay. Dropped by any change to any
+   * queue row, including a creation.
+   */
+  private everyQueue?: readonly QueueRecord[];
   /** Bumped on every invalidation, so a read that raced one is not cached. */
   private generation = 0;
   constructor(public enabled: boolean) {}
+
+  async all(load: () => Promise<QueueRecord[]>): Promise<readonly QueueRecord[]> {
+    if (this.enabled && this.everyQueue) return this.everyQueue;
+    const generation = this.generation;
+    const queues = await load();
+    if (!this.enabled || generation !== this.generation) return queues;
+    for (const q of queues) {
+      Object.freeze(q.attributes);
+      Object.freeze(q.tags);
+      Object.freeze(q);
+    }
+    this.everyQueue = Object.freeze(queues);
+    return this.everyQueue;
+  }
 
   async get(key: string, load: () => Promise<QueueRecord | undefined>): Promise<QueueRecord | undefined> {
     if (this.enabled) {
@@ -31,13 +52,16 @@ export class QueueCache {
     return queue;
   }
 
+  /** Drops what is cached of queue `id`; also called for a queue just created, which `all` lacks. */
   forget(id: number): void {
     this.generation++;
+    this.everyQueue = undefined;
     for (const [key, q] of this.byName) if (q.id === id) this.byName.delete(key);
   }
 
   clear(): void {
     this.generation++;
+    this.everyQueue = undefined;
     this.byName.clear();
   }
 }

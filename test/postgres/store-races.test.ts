@@ -227,6 +227,17 @@ describe('several stores on one database', () => {
     await eventually(async () => (await stores[2]!.queues.get(q)) === undefined, 'the deleted queue to be forgotten');
   });
 
+  test('every node\'s list of all queues shows a queue created, changed or deleted on another node', async () => {
+    const mine = async (i: number) => (await stores[i]!.queues.all()).filter((q) => q.name.startsWith('listed-')).map((q) => `${q.name}:${q.attributes.DelaySeconds ?? ''}`);
+    await mine(2); // now cached on node 2
+    const q = await makeQueue(stores[0]!, { name: 'listed-a' });
+    await eventually(async () => (await mine(2)).join() === 'listed-a:', 'the new queue in node 2\'s list');
+    await stores[1]!.queues.update(q.id, { setAttributes: { DelaySeconds: '4' } });
+    await eventually(async () => (await mine(2)).join() === 'listed-a:4', 'the change in node 2\'s list');
+    await stores[3]!.queues.delete(q.id);
+    await eventually(async () => (await mine(2)).length === 0, 'the deletion in node 2\'s list');
+  });
+
   test('a send through one store wakes listeners of the others', async () => {
     const q = await makeQueue(stores[0]!);
     const woken = new Map<number, number | undefined>();

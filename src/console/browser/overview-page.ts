@@ -1,99 +1,205 @@
 import { badge, content, count, duration, errorText, h, queueHref, queueNameOf, replace, time } from './dom.js';
-import { deadLetterTargetOf, loadQueueSummaries, type QueueSummary } from './queue-summaries.js';
+import { call } from './api.js';
+import { deadLetterTargetOf, type QueueSummary } from './queue-summaries.js';
 
 const REFRESH_MS = 5_000;
+/**
+ * Refreshes are spaced at least this many times the last one's duration, so an idle tab
+ * costs the server at most about 1% of a core however many queues the account has.
+ */
+const REFRESH_COST_RATIO = 100;
+/** ... but never less often than this. */
+const REFRESH_MAX_MS = 60_000;
+const PAGE_SIZES = [50, 100, 500];
+/** Typing in the filter asks the server once the typing pauses. */
+const FILTER_DELAY_MS = 250;
 
 type SortKey = 'name' | 'region' | 'type' | 'role' | 'visible' | 'inFlight' | 'delayed' | 'oldest';
 const COLUMNS: [SortKey, string, boolean][] = [
   ['name', 'Name', false], ['region', 'Region', false], ['type', 'Type', false], ['role', 'Dead-letter role', false],
   ['visible', 'Visible', true], ['inFlight', 'In flight', true], ['delayed', 'Delayed', true], ['oldest', 'Oldest message', true],
 ];
-
-const role = (q: QueueSummary): string =>
-  q.DeadLetterSourceQueueUrls.length > 0 && deadLetterTargetOf(q.RedrivePolicy) ? 'both' : q.DeadLetterSourceQueueUrls.length > 0 ? 'dlq' : deadLetterTargetOf(q.RedrivePolicy) ? 'source' : '';
-
-const sortValue: Record<SortKey, (q: QueueSummary) => string | number> = {
-  name: (q) => q.QueueName, region: (q) => q.Region, type: (q) => (q.FifoQueue ? 'fifo' : 'standard'), role,
-  visible: (q) => q.ApproximateNumberOfMessages, inFlight: (q) => q.ApproximateNumberOfMessagesNotVisible,
-  delayed: (q) => q.ApproximateNumberOfMessagesDelayed, oldest: (q) => q.ApproximateAgeOfOldestMessage ?? -1,
+/** The server's SortBy for each column (ListQueueSummaries, docs/extensions.md). */
+const SORT_BY: Record<SortKey, string> = {
+  name: 'Name', region: 'Region', type: 'Type', role: 'Role', visible: 'Visible', inFlight: 'InFlight', delayed: 'Delayed', oldest: 'Oldest',
 };
+const SHOW: [string, string][] = [
+  ['', 'All queues'], ['WithMessages', 'With messages'], ['DeadLetterQueues', 'Dead-letter queues'], ['DeadLetterQueuesWithMessages', 'Dead-letter queues with messages'],
+];
 
 const depth = (q: QueueSummary) => q.ApproximateNumberOfMessages + q.ApproximateNumberOfMessagesNotVisible + q.ApproximateNumberOfMessagesDelayed;
 
-/** Every queue of the account, in every region, the dead-letter relationships first; refreshed while open. */
+interface Overview {
+  Queues: QueueSummary[];
+  TotalCount: number;
+  DeadLetterQueues: QueueSummary[];
+  DeadLetterQueueCount: number;
+}
+
+/**
+ * The account's queues in every region, one page at a time: the server filters, sorts and
+ * pages them (so 100,000 queues cost one page), and the same request brings the
+ * dead-letter queues' cards, those holding messages first. One request per refresh, none
+ * while the tab is hidden.
+ */
 export function overviewPage(): void {
   const params = new URLSearchParams(location.search);
   const state = {
     filter: params.get('q') ?? '',
+    type: params.get('type') ?? '',
+    only: params.get('show') ?? '',
     sort: (params.get('sort') as SortKey | null) ?? 'name',
     desc: params.get('dir') === 'desc',
+    page: Math.max(0, Number(params.get('page') ?? 1) - 1 || 0),
+    size: PAGE_SIZES.includes(Number(params.get('size'))) ? Number(params.get('size')) : 100,
     auto: params.get('refresh') !== 'off',
-    queues: undefined as QueueSummary[] | undefined,
+    data: undefined as Overview | undefined,
     updated: 0,
     error: '',
   };
   const filterInput = h('input', { type: 'search', placeholder: 'Filter by name', value: state.filter, 'aria-label': 'Filter queues by name' });
+  const typeSelect = h('select', { 'aria-label': 'Queue type' },
+    [['', 'Any type'], ['standard', 'Standard'], ['fifo', 'FIFO']].map(([v, l]) => h('option', { value: v!, selected: state.type === v }, l!)));
+  const showSelect = h('select', { 'aria-label': 'Show' }, SHOW.map(([v, l]) => h('option', { value: v, selected: state.only === v }, l)));
   const autoBox = h('input', { type: 'checkbox', checked: state.auto });
   const status = h('span', { class: 'muted', id: 'updated' });
   const relations = h('section', { id: 'dead-letter-map' });
   const table = h('div', { class: 'table-wrap' });
+  const pager = h('nav', { class: 'pager', 'aria-label': 'Pages of queues' });
   replace(content(),
-    h('div', { class: 'toolbar' }, filterInput, h('label', { class: 'inline' }, autoBox, ' Auto-refresh'), status, h('span', { class: 'spacer' }),
+    h('div', { class: 'toolbar' }, filterInput, typeSelect, showSelect, h('label', { class: 'inline' }, autoBox, ' Auto-refresh'), status, h('span', { class: 'spacer' }),
       h('a', { class: 'button', href: '/console/create-queue' }, 'Create queue')),
-    relations, h('h2', {}, 'All queues'), table);
+    relations, h('h2', {}, 'All queues'), table, pager);
 
   const keepUrl = () => {
     const p = new URLSearchParams();
     if (state.filter) p.set('q', state.filter);
+    if (state.type) p.set('type', state.type);
+    if (state.only) p.set('show', state.only);
     if (state.sort !== 'name') p.set('sort', state.sort);
     if (state.desc) p.set('dir', 'desc');
+    if (state.page) p.set('page', String(state.page + 1));
+    if (state.size !== 100) p.set('size', String(state.size));
     if (!state.auto) p.set('refresh', 'off');
-    history.replaceState(null, "", `${location.pathname}${p.toString() ? `?${p}` : ""}`);
+    history.replaceState(null, '', `${location.pathname}${p.toString() ? `?${p}` : ''}`);
   };
   const render = () => {
     status.textContent = state.error ? `Refresh failed: ${state.error}` : state.updated ? `Updated ${time(state.updated).slice(11)}` : '';
     status.className = state.error ? 'error-text' : 'muted';
-    if (!state.queues) return;
-    renderRelations(relations, state.queues);
-    renderTable(table, state, (key) => {
+    if (!state.data) return;
+    renderRelations(relations, state.data);
+    renderTable(table, state, state.data, (key) => {
       state.desc = state.sort === key ? !state.desc : COLUMNS.find((c) => c[0] === key)![2];
       state.sort = key;
-      keepUrl();
-      render();
+      state.page = 0;
+      changed();
+    });
+    renderPager(pager, state, state.data.TotalCount, (page, size) => {
+      state.page = page;
+      state.size = size;
+      changed();
     });
   };
-  filterInput.addEventListener('input', () => {
-    state.filter = filterInput.value.trim();
+  let inFlight: Promise<void> | undefined;
+  let interval = REFRESH_MS;
+  let again = false;
+  const refresh = async (): Promise<void> => {
+    // One request at a time; a change made meanwhile asks again once it is answered.
+    if (inFlight) {
+      again = true;
+      return inFlight;
+    }
+    inFlight = (async () => {
+      const started = performance.now();
+      try {
+        state.data = await call<Overview>('ListQueueSummaries', {
+          AllRegions: true, IncludeDeadLetterQueues: true, MaxResults: state.size, SortBy: SORT_BY[state.sort],
+          SortOrder: state.desc ? 'Descending' : 'Ascending',
+          ...(state.page > 0 && { NextToken: offsetToken(state.page * state.size) }),
+          ...(state.filter && { NameContains: state.filter }),
+          ...(state.type && { QueueType: state.type }),
+          ...(state.only && { Only: state.only }),
+        });
+        state.updated = Date.now();
+        state.error = '';
+      } catch (e) {
+        state.error = errorText(e);
+      }
+      interval = Math.min(REFRESH_MAX_MS, Math.max(REFRESH_MS, REFRESH_COST_RATIO * (performance.now() - started)));
+      render();
+    })();
+    await inFlight;
+    inFlight = undefined;
+    if (again) {
+      again = false;
+      await refresh();
+    }
+  };
+  const changed = () => {
     keepUrl();
-    render();
+    void refresh();
+  };
+  let typing: ReturnType<typeof setTimeout> | undefined;
+  filterInput.addEventListener('input', () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => {
+      state.filter = filterInput.value.trim();
+      state.page = 0;
+      changed();
+    }, FILTER_DELAY_MS);
+  });
+  typeSelect.addEventListener('change', () => {
+    state.type = typeSelect.value;
+    state.page = 0;
+    changed();
+  });
+  showSelect.addEventListener('change', () => {
+    state.only = showSelect.value;
+    state.page = 0;
+    changed();
   });
   autoBox.addEventListener('change', () => {
     state.auto = autoBox.checked;
     keepUrl();
   });
-  const refresh = async () => {
-    try {
-      state.queues = await loadQueueSummaries();
-      state.updated = Date.now();
-      state.error = '';
-    } catch (e) {
-      state.error = errorText(e);
-    }
-    render();
+  const tick = async () => {
+    if (state.auto && document.visibilityState === 'visible' && Date.now() - state.updated >= interval - 50) await refresh();
+    setTimeout(() => void tick(), interval);
   };
-  void refresh();
-  setInterval(() => {
-    if (state.auto && document.visibilityState === 'visible') void refresh();
-  }, REFRESH_MS);
+  void refresh().then(() => setTimeout(() => void tick(), interval));
+  // A tab brought back after a while shows fresh figures at once, not at the next tick.
+  document.addEventListener('visibilitychange', () => {
+    if (state.auto && document.visibilityState === 'visible' && Date.now() - state.updated > interval) void refresh();
+  });
 }
 
-function renderRelations(section: HTMLElement, queues: QueueSummary[]): void {
-  const dlqs = queues.filter((q) => q.DeadLetterSourceQueueUrls.length > 0).sort((a, b) => depth(b) - depth(a) || a.QueueName.localeCompare(b.QueueName));
+/** The overview query's NextToken for a page (an offset: docs/extensions.md). */
+const offsetToken = (offset: number) => btoa(JSON.stringify({ offset }));
+
+function renderPager(nav: HTMLElement, state: { page: number; size: number }, total: number, go: (page: number, size: number) => void): void {
+  const first = total === 0 ? 0 : state.page * state.size + 1;
+  const last = Math.min(total, (state.page + 1) * state.size);
+  const pages = Math.max(1, Math.ceil(total / state.size));
+  replace(nav,
+    h('span', { class: 'muted', id: 'queue-range' }, `${count(first)}–${count(last)} of ${count(total)}`),
+    h('button', { type: 'button', disabled: state.page === 0, onclick: () => go(state.page - 1, state.size) }, '← Previous'),
+    h('span', { class: 'muted' }, `page ${count(state.page + 1)} of ${count(pages)}`),
+    h('button', { type: 'button', disabled: state.page + 1 >= pages, onclick: () => go(state.page + 1, state.size) }, 'Next →'),
+    h('label', { class: 'inline' }, 'Per page ', h('select', {
+      onchange: (e: Event) => go(0, Number((e.target as HTMLSelectElement).value)),
+    }, PAGE_SIZES.map((n) => h('option', { value: n, selected: n === state.size }, String(n))))));
+}
+
+function renderRelations(section: HTMLElement, data: Overview): void {
+  const dlqs = data.DeadLetterQueues;
   if (dlqs.length === 0) {
     replace(section);
     return;
   }
-  replace(section, h('h2', {}, 'Dead-letter queues'), h('div', { class: 'dlq-grid' }, dlqs.map((q) => {
+  const more = data.DeadLetterQueueCount - dlqs.length;
+  replace(section, h('h2', {}, 'Dead-letter queues'), more > 0 ? h('p', { class: 'muted' },
+    `The ${count(dlqs.length)} with the most messages of ${count(data.DeadLetterQueueCount)}; `,
+    h('a', { href: '/console/queues?show=DeadLetterQueues' }, 'list them all'), '.') : null, h('div', { class: 'dlq-grid' }, dlqs.map((q) => {
     const n = depth(q);
     return h('article', { class: `dlq-card${n > 0 ? ' has-messages' : ''}`, 'data-queue': q.QueueName },
       h('header', {}, h('a', { href: queueHref(q.QueueName, '', q.Region) }, q.QueueName), n > 0 ? badge(`${count(n)} message${n === 1 ? '' : 's'}`, 'danger') : badge('empty', 'ok')),
@@ -105,26 +211,19 @@ function renderRelations(section: HTMLElement, queues: QueueSummary[]): void {
   })));
 }
 
-function renderTable(wrap: HTMLElement, state: { filter: string; sort: SortKey; desc: boolean; queues?: QueueSummary[] }, onSort: (k: SortKey) => void): void {
-  const all = state.queues!;
-  if (all.length === 0) {
+function renderTable(wrap: HTMLElement, state: { filter: string; type: string; only: string; sort: SortKey; desc: boolean }, data: Overview, onSort: (k: SortKey) => void): void {
+  const rows = data.Queues;
+  const filtered = state.filter || state.type || state.only;
+  if (data.TotalCount === 0 && !filtered) {
     replace(wrap, h('p', { class: 'empty' }, 'No queues yet. ', h('a', { href: '/console/create-queue' }, 'Create the first one'), '.'));
     return;
   }
-  const needle = state.filter.toLowerCase();
-  const value = sortValue[state.sort];
-  const rows = all.filter((q) => q.QueueName.toLowerCase().includes(needle)).sort((a, b) => {
-    const [x, y] = [value(a), value(b)];
-    const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
-    return (state.desc ? -c : c) || a.QueueName.localeCompare(b.QueueName);
-  });
-  const byArn = new Map(all.map((q) => [q.QueueArn, q.QueueName]));
   replace(wrap, h('table', { class: 'queues', id: 'queues-table' },
     h('thead', {}, h('tr', {}, COLUMNS.map(([key, label, numeric]) => h('th', {
       class: numeric ? 'num' : undefined, 'aria-sort': state.sort === key ? (state.desc ? 'descending' : 'ascending') : undefined,
     }, h('button', { type: 'button', class: 'sort', onclick: () => onSort(key) }, label, state.sort === key ? (state.desc ? ' ↓' : ' ↑') : ''))))),
     h('tbody', {}, rows.length === 0
-      ? h('tr', {}, h('td', { colspan: COLUMNS.length, class: 'empty' }, `No queue name contains “${state.filter}”.`))
+      ? h('tr', {}, h('td', { colspan: COLUMNS.length, class: 'empty' }, state.filter ? `No queue name contains “${state.filter}”.` : 'No queue matches.'))
       : rows.map((q) => {
         const target = deadLetterTargetOf(q.RedrivePolicy);
         const isDlq = q.DeadLetterSourceQueueUrls.length > 0;
@@ -135,7 +234,7 @@ function renderTable(wrap: HTMLElement, state: { filter: string; sort: SortKey; 
           h('td', {}, h('span', { class: 'roles' },
             isDlq ? badge('DLQ', depth(q) > 0 ? 'danger' : 'neutral', `Dead-letter queue of ${q.DeadLetterSourceQueueUrls.map(queueNameOf).join(', ')}`) : null,
             target ? h('span', { class: 'feeds-into' }, badge('source', 'info'), ' → ',
-              h('a', { href: queueHref(byArn.get(target.arn) ?? queueNameOf(target.arn), '', q.Region) }, queueNameOf(target.arn)),
+              h('a', { href: queueHref(queueNameOf(target.arn), '', q.Region) }, queueNameOf(target.arn)),
               h('span', { class: 'muted' }, ` after ${target.maxReceiveCount}${q.RedrivePolicySource?.startsWith('policy:') ? ` (policy ${q.RedrivePolicySource.slice(7)})` : ''}`)) : null)),
           h('td', { class: 'num' }, count(q.ApproximateNumberOfMessages)),
           h('td', { class: 'num' }, count(q.ApproximateNumberOfMessagesNotVisible)),

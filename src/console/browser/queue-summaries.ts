@@ -1,9 +1,6 @@
-import { call } from './api.js';
-
 /**
- * The overview's data: ListQueueSummaries, one request per 1,000 queues, with every
- * queue's counts, the age of its oldest message, the redrive policy in force and the
- * queues that dead-letter into it (docs/extensions.md), in every region of the account.
+ * A queue as ListQueueSummaries describes it: its counts, the age of its oldest message,
+ * the redrive policy in force and the queues that dead-letter into it (docs/extensions.md).
  */
 export interface QueueSummary {
   QueueUrl: string;
@@ -19,17 +16,6 @@ export interface QueueSummary {
   /** `queue`, or `policy:<name>` when a server policy supplies it. */
   RedrivePolicySource?: string;
   DeadLetterSourceQueueUrls: string[];
-}
-
-export async function loadQueueSummaries(): Promise<QueueSummary[]> {
-  const queues: QueueSummary[] = [];
-  let token: string | undefined;
-  do {
-    const out = await call<{ Queues?: QueueSummary[]; NextToken?: string }>('ListQueueSummaries', { MaxResults: 1000, NextToken: token, AllRegions: true });
-    queues.push(...(out.Queues ?? []));
-    token = out.NextToken;
-  } while (token);
-  return queues;
 }
 
 /** The ARN a RedrivePolicy names, if it parses. */

@@ -14,8 +14,11 @@ export interface QueueStore {
   byId(id: number): Promise<QueueRecord | undefined>;
   /** The account's queues in one region, in name order, starting after `after`, at most `limit`. */
   list(owner: QueueOwner, prefix: string, after: string | undefined, limit: number): Promise<QueueRecord[]>;
-  /** Every queue of every account, for background work. */
-  all(): Promise<QueueRecord[]>;
+  /**
+   * Every queue of every account, for background work and overviews; the records may be
+   * shared and frozen (stores cache the list while no queue changes).
+   */
+  all(): Promise<readonly QueueRecord[]>;
   update(id: number, patch: QueuePatch): Promise<QueueRecord | undefined>;
   /** Deletes the queue with its messages, counters and FIFO state. */
   delete(id: number): Promise<boolean>;

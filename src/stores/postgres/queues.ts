@@ -46,7 +46,8 @@ async function deleteAllMessages(c: pg.PoolClient, queueId: number): Promise<voi
 export async function createQueue(db: pg.Pool | pg.PoolClient, queue: NewQueue): Promise<{ queue: QueueRecord; created: boolean }> {
   const { rows } = await query<QueueRow>(db,
     `INSERT INTO queues (account_id, region, name, fifo, attributes, tags, created_at, modified_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (account_id, region, name) DO NOTHING RETURNING *`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (account_id, region, name) DO NOTHING
+     RETURNING *, pg_notify('${QUEUES_CHANNEL}', id::text)`,
     [queue.accountId, queue.region, queue.name, queue.fifo, JSON.stringify(queue.attributes), JSON.stringify(queue.tags), queue.createdAt, queue.modifiedAt],
   );
   if (rows[0]) return { queue: toQueue(rows[0]), created: true };
@@ -63,8 +64,11 @@ export class PgQueues implements QueueStore {
     private readonly cache: QueueCache,
   ) {}
 
-  create(queue: NewQueue): Promise<{ queue: QueueRecord; created: boolean }> {
-    return createQueue(this.pool, queue);
+  async create(queue: NewQueue): Promise<{ queue: QueueRecord; created: boolean }> {
+    const out = await createQueue(this.pool, queue);
+    // Every node's list of all queues lacks it: the NOTIFY above tells the others.
+    if (out.created) this.cache.forget(out.queue.id);
+    return out;
   }
 
   private async queueRow(where: string, values: unknown[]): Promise<QueueRecord | undefined> {
@@ -88,9 +92,8 @@ export class PgQueues implements QueueStore {
     return rows.map(toQueue);
   }
 
-  async all(): Promise<QueueRecord[]> {
-    const { rows } = await this.pool.query<QueueRow>('SELECT * FROM queues ORDER BY id');
-    return rows.map(toQueue);
+  all(): Promise<readonly QueueRecord[]> {
+    return this.cache.all(async () => (await this.pool.query<QueueRow>('SELECT * FROM queues ORDER BY id')).rows.map(toQueue));
   }
 
   /**

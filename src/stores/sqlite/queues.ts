@@ -53,6 +53,7 @@ export class SqliteQueues implements QueueStore {
       JSON.stringify(queue.tags), queue.createdAt, queue.modifiedAt,
     );
     const row = this.sql.byName.get(queue.accountId, queue.region, queue.name) as QueueRow;
+    if (res.changes === 1) this.cache.forget(row.id);
     return { queue: toQueue(row), created: res.changes === 1 };
   }
 
@@ -72,8 +73,8 @@ export class SqliteQueues implements QueueStore {
     return (this.sql.list.all(accountId, region, prefix, prefix, after ?? '', limit) as QueueRow[]).map(toQueue);
   }
 
-  async all(): Promise<QueueRecord[]> {
-    return (this.sql.all.all() as QueueRow[]).map(toQueue);
+  all(): Promise<readonly QueueRecord[]> {
+    return this.cache.all(async () => (this.sql.all.all() as QueueRow[]).map(toQueue));
   }
 
   update(id: number, patch: QueuePatch): Promise<QueueRecord | undefined> {

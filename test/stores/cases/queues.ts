@@ -14,6 +14,18 @@ export const queueCases: CaseGroup = (open) => {
       assert.equal(again.queue.attributes.VisibilityTimeout, '30');
     });
 
+    test('every queue is listed, including one created, changed or deleted after an earlier listing', async () => {
+      const names = async () => (await store().queues.all()).filter((q) => q.accountId === '444444444444').map((q) => `${q.name}:${q.attributes.DelaySeconds ?? ''}`).sort();
+      const a = await makeQueue(store(), { name: 'all-a', accountId: '444444444444' });
+      assert.deepEqual(await names(), ['all-a:']);
+      const b = await makeQueue(store(), { name: 'all-b', accountId: '444444444444' });
+      assert.deepEqual(await names(), ['all-a:', 'all-b:'], 'a creation shows at once');
+      await store().queues.update(a.id, { setAttributes: { DelaySeconds: '5' } });
+      assert.deepEqual(await names(), ['all-a:5', 'all-b:'], 'a change shows at once');
+      await store().queues.delete(b.id);
+      assert.deepEqual(await names(), ['all-a:5'], 'a deletion shows at once');
+    });
+
     test('queues are found by account, region and name, and by id', async () => {
       const q = await makeQueue(store(), { name: 'findme', accountId: '111111111111' });
       assert.equal((await store().queues.get({ accountId: '111111111111', region: 'us-east-1', name: 'findme' }))?.id, q.id);
