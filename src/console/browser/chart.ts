@@ -9,13 +9,15 @@ function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string,
   return el;
 }
 
-const SERIES: [keyof ActivityMinute, string][] = [['Sent', 'sent'], ['Received', 'received'], ['Deleted', 'deleted'], ['DeadLettered', 'dead-lettered']];
+// Drawn in this order: Received (dashed) after Deleted, which it usually equals, so neither hides the other.
+const SERIES: [keyof ActivityMinute, string][] = [['Sent', 'sent'], ['Deleted', 'deleted'], ['Received', 'received'], ['DeadLettered', 'dead-lettered']];
 
 /** The last hour per minute as an inline SVG line chart: no chart library, nothing to load. */
 export function activityChart(minutes: ActivityMinute[]): SVGSVGElement {
   const width = 640;
   const height = 160;
-  const pad = { left: 36, right: 8, top: 8, bottom: 20 };
+  // The right margin holds the depth's own scale.
+  const pad = { left: 36, right: 44, top: 8, bottom: 20 };
   const max = Math.max(1, ...minutes.flatMap((m) => SERIES.map(([k]) => Number(m[k]))));
   const x = (i: number) => pad.left + (i / Math.max(1, minutes.length - 1)) * (width - pad.left - pad.right);
   const y = (v: number) => height - pad.bottom - (v / max) * (height - pad.top - pad.bottom);
@@ -34,7 +36,10 @@ export function activityChart(minutes: ActivityMinute[]): SVGSVGElement {
   const maxDepth = Math.max(1, ...minutes.map((m) => m.Depth));
   const yd = (v: number) => height - pad.bottom - (v / maxDepth) * (height - pad.top - pad.bottom);
   root.append(svg('polyline', { points: minutes.map((m, i) => `${x(i).toFixed(1)},${yd(m.Depth).toFixed(1)}`).join(' '), class: 'series depth' }));
-  root.append(svg('text', { x: width - pad.right, y: yd(maxDepth) + 10, 'text-anchor': 'end', class: 'axis depth' }, `depth ${maxDepth}`));
+  for (const v of [0, Math.round(maxDepth / 2), maxDepth]) {
+    root.append(svg('line', { x1: width - pad.right, x2: width - pad.right + 4, y1: yd(v), y2: yd(v), class: 'grid' }));
+    root.append(svg('text', { x: width - pad.right + 6, y: yd(v) + 4, class: 'axis depth' }, String(v)));
+  }
   return root;
 }
 

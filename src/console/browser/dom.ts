@@ -60,12 +60,16 @@ export function duration(seconds: number | undefined): string {
   return `${Math.floor(s / 86400)} d${Math.floor((s % 86400) / 3600) ? ` ${Math.floor((s % 86400) / 3600)} h` : ''}`;
 }
 
-/** Epoch ms → "2026-02-03 14:05:09" in the browser's time zone. */
+/** Epoch ms → "2026-02-03 14:05:09 UTC": UTC, as the CLI and the logs show times, with the zone said. */
 export function time(ms: number | string | undefined): string {
   if (ms === undefined || ms === '') return '–';
-  const d = new Date(Number(ms));
-  const p = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+  return `${new Date(Number(ms)).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+/** "2026-02-03 14:05:09" or "2026-02-03T14:05" (UTC, as the console shows times) → epoch ms; NaN when it is not one. */
+export function parseUtc(text: string): number {
+  const m = /^(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}:\d{2}(?::\d{2})?))?(?: ?UTC| ?Z)?$/.exec(text.trim());
+  return m ? Date.parse(`${m[1]}T${m[2] ?? '00:00'}Z`) : Number.NaN;
 }
 
 export function badge(text: string, tone: 'neutral' | 'danger' | 'warn' | 'ok' | 'info' = 'neutral', title?: string): HTMLElement {

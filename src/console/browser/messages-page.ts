@@ -43,7 +43,7 @@ export async function messagesPage(): Promise<void> {
 
   const sizeSelect = h('select', { name: 'size', 'aria-label': 'Page size' }, [25, 50, 100].map((n) => h('option', { value: n, selected: n === size }, `${n} per page`)));
   const searchForm = h('form', { class: 'search', method: 'get', id: 'search' },
-    h('fieldset', { class: 'search-fields' }, h('legend', {}, filter ? 'Search (filtered by the server)' : 'Search'), filterFields(params, q.sources)),
+    h('fieldset', { class: 'search-fields' }, h('legend', {}, filter ? 'Search (filtered by the server)' : 'Search'), filterFields(params, q.sources, q.sources.length > 0)),
     // A search stays in the page's region (the form replaces the query).
     params.get('region') ? h('input', { type: 'hidden', name: 'region', value: params.get('region')! }) : null,
     h('div', { class: 'toolbar' }, sizeSelect, h('button', { type: 'submit' }, 'Search'),

@@ -32,6 +32,8 @@ export async function loadPageQueue(name: string): Promise<QueueInfo | undefined
     showBadges(q);
     return q;
   } catch (e) {
+    // Nothing to browse or redrive: the queue's tabs would lead to the same error.
+    document.querySelector('nav.tabs')?.remove();
     replace(content(), h('p', { class: 'error' }, errorText(e)), h('p', {}, h('a', { href: '/console/queues' }, 'All queues')));
     return undefined;
   }

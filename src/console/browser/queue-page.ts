@@ -75,7 +75,7 @@ async function showExtras(q: QueueInfo, breakdownEl: HTMLElement, activityEl: HT
         h('table', { id }, h('thead', {}, h('tr', {}, h('th', {}, title), h('th', { class: 'num' }, 'Messages'), h('th', {}, 'Oldest'), h('th', {}, 'Newest'))),
           h('tbody', {}, rows.map((r) => h('tr', { 'data-key': r.key }, h('td', {}, r.key), h('td', { class: 'num' }, count(r.Count)), h('td', {}, time(r.OldestTimestamp)), h('td', {}, time(r.NewestTimestamp))))));
       replace(breakdownEl, h('h2', {}, 'Why messages are here'), b.BySource.length === 0 ? h('p', { class: 'empty' }, 'No dead-lettered message is here.')
-        : h('div', { class: 'columns' },
+        : h('div', { class: 'columns wide-tables' },
           table('by-source', 'Died in', b.BySource.map((r) => ({ ...r, key: queueNameOf(r.SourceArn) }))),
           table('by-reason', 'Reason', b.ByReason.map((r) => ({ ...r, key: r.Reason })))));
     }

@@ -1,4 +1,4 @@
-import { h, queueNameOf } from './dom.js';
+import { h, parseUtc, queueNameOf } from './dom.js';
 import type { MoveFilter } from './move-tasks.js';
 
 /**
@@ -20,8 +20,8 @@ export function filterFrom(values: URLSearchParams, arnOf: (name: string) => str
   if (get('attrName')) f.MessageAttribute = { Name: get('attrName'), Value: get('attrValue') };
   if (get('diedIn')) f.DeadLetterQueueSourceArn = arnOf(get('diedIn'));
   if (get('DeathReason')) f.DeathReason = get('DeathReason') as MoveFilter['DeathReason'];
-  if (get('after')) f.DeadLetteredAfter = new Date(get('after')).getTime();
-  if (get('before')) f.DeadLetteredBefore = new Date(get('before')).getTime();
+  if (get('after') && !Number.isNaN(parseUtc(get('after')))) f.DeadLetteredAfter = parseUtc(get('after'));
+  if (get('before') && !Number.isNaN(parseUtc(get('before')))) f.DeadLetteredBefore = parseUtc(get('before'));
   return Object.keys(f).length ? f : undefined;
 }
 
@@ -30,12 +30,16 @@ export function filterParams(values: URLSearchParams): URLSearchParams {
   return new URLSearchParams([...values].filter(([k, v]) => FIELDS.includes(k) && v !== ''));
 }
 
-/** The form fields, filled in from `values`; `sources` are the URLs of the queues that dead-letter here. */
-export function filterFields(values: URLSearchParams, sources: string[]): HTMLElement[] {
+/**
+ * The form fields, filled in from `values`; `sources` are the URLs of the queues that
+ * dead-letter here. The fields about deaths are shown on dead-letter queues only.
+ */
+export function filterFields(values: URLSearchParams, sources: string[], deadLetterQueue = true): HTMLElement[] {
   const input = (name: string, attrs: Record<string, string | number | boolean> = {}) => h('input', { name, value: values.get(name) ?? '', ...attrs });
   const select = (name: string, label: string, options: string[]) => h('select', { name, 'aria-label': label },
     h('option', { value: '' }, `any ${label.toLowerCase()}`), options.map((o) => h('option', { value: o, selected: o === values.get(name) }, o)));
   const field = (label: string, control: HTMLElement) => h('label', {}, h('span', { class: 'label' }, label), control);
+  const utc = { placeholder: 'YYYY-MM-DD HH:MM:SS', pattern: '\\d{4}-\\d{2}-\\d{2}([ T]\\d{2}:\\d{2}(:\\d{2})?)?( ?UTC)?', title: 'a time in UTC' };
   return [
     field('Body contains', input('BodyContains', { type: 'search' })),
     h('div', { class: 'row' },
@@ -44,12 +48,14 @@ export function filterFields(values: URLSearchParams, sources: string[]): HTMLEl
     h('div', { class: 'row' },
       field('Message attribute', input('attrName', { placeholder: 'name' })),
       field('has the value', input('attrValue'))),
-    h('div', { class: 'row' },
-      field('Died in', select('diedIn', 'Source', sources.map(queueNameOf))),
-      field('Why', select('DeathReason', 'Death reason', REASONS))),
-    h('div', { class: 'row' },
-      field('Dead-lettered after', input('after', { type: 'datetime-local', step: 1 })),
-      field('and before', input('before', { type: 'datetime-local', step: 1 }))),
+    ...(deadLetterQueue ? [
+      h('div', { class: 'row' },
+        field('Died in', select('diedIn', 'Source', sources.map(queueNameOf))),
+        field('Why', select('DeathReason', 'Death reason', REASONS))),
+      h('div', { class: 'row' },
+        field('Dead-lettered after (UTC)', input('after', utc)),
+        field('and before (UTC)', input('before', utc))),
+    ] : []),
   ];
 }
 
