@@ -120,8 +120,9 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
   engine.start();
   const readiness = new Readiness(store);
   const metricsEndpoint = new MetricsEndpoint(metrics, metricsAccess);
-  // One throttle for every interface that checks the same secrets (auth-throttle.ts).
-  const authThrottle = new AuthThrottle();
+  // One throttle for every interface that checks the same secrets (auth-throttle.ts), on
+  // the engine's clock so that tests on a manual clock can move it.
+  const authThrottle = new AuthThrottle({}, () => clock.now());
   const http = new HttpServer(engine, {
     readiness, authThrottle, trustProxy: config.trustProxy,
     host: config.host, port: config.port, accountId: config.accountId, region: config.region, log,
