@@ -59,7 +59,9 @@ export class ConsoleRoutes {
     if (path.startsWith('/console/assets/') && method === 'GET') return (await serveAsset(path)) ?? notFound();
     const cookie = sessionIdOf(req.headers.cookie);
     // An open console's session comes from the cookie; a new one only for a page (below).
-    const session = this.signInRequired ? this.sessions.get(cookie) : cookie === undefined ? undefined : this.sessions.open(this.opts.accountId, cookie);
+    const session = this.signInRequired
+      ? this.sessions.get(cookie)
+      : cookie === undefined ? undefined : this.sessions.open(this.opts.accountId, cookie);
     if (path === '/console/api') return method === 'POST' ? this.api(req, session, requestId) : methodNotAllowed();
     if (path === '/console/sign-in') {
       if (method === 'POST') return this.signIn(req, client);
@@ -72,7 +74,7 @@ export class ConsoleRoutes {
     if (!session && this.signInRequired) {
       return route ? redirect(`/console/sign-in?next=${encodeURIComponent(path)}`) : page(404, renderNotFound(undefined, true));
     }
-    const current = session || this.sessions.open(this.opts.accountId)!;
+    const current = session ?? this.sessions.open(this.opts.accountId)!;
     const headers: Record<string, string> = session ? {} : { 'set-cookie': sessionCookie(current) };
     if (!route) return page(404, renderNotFound(current, this.signInRequired), headers);
     return page(200, renderPage(route, current, this.signInRequired), headers);
