@@ -21,7 +21,9 @@ let server: ServerProcess;
 before(async () => {
   writeFileSync(join(dir, 'keys.json'), JSON.stringify(KEYS));
   // Behind a "proxy" on loopback, so that the throttle test guesses from an address of its own.
-  server = await startServerProcess({ storage: 'memory', args: ['--credentials', join(dir, 'keys.json'), '--trust-proxy', '127.0.0.1'] });
+  // The throttle runs on the server's clock: a manual one, never moved, keeps the guesser's
+  // wait from running out on a slow machine.
+  server = await startServerProcess({ storage: 'memory', manualClock: true, args: ['--credentials', join(dir, 'keys.json'), '--trust-proxy', '127.0.0.1'] });
 });
 
 after(async () => {
