@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** A signed-in browser. Held in server memory only: a restart signs everyone out. */
+/** A browser using the console: signed in (held in server memory; a restart signs everyone out), or an open console's (held nowhere, see Sessions). */
 export interface Session {
   id: string;
   accountId: string;
