@@ -2,6 +2,7 @@ import { Command, Option } from 'commander';
 import type { RunningServer } from '../server/app.js';
 import { defaults, serverLog } from '../server/server-config.js';
 import { parsePort, StartupError } from '../server/start-up.js';
+import { parseTrustProxy } from '../server/client-address.js';
 
 /** `redrive serve`: the server itself. */
 export function serveCommand(): Command {
@@ -17,6 +18,7 @@ export function serveCommand(): Command {
     .option('--account-id <id>', 'account id in queue URLs and ARNs', defaults.accountId)
     .option('--config <file>', 'config file, JSON or YAML (.yaml, .yml): dead-letter policies and queues to create (SIGHUP reloads them), and storage')
     .option('--credentials <file>', 'JSON file of access keys ({"<key id>": {"secretAccessKey", "accountId"}}): turns on SigV4 signature checking')
+    .option('--trust-proxy <addresses>', 'reverse proxies (comma-separated addresses or CIDR ranges) whose X-Forwarded-For names the client; without it X-Forwarded-For is ignored')
     .option('--node-id <id>', 'this node\'s name in the node label of its metrics (default: host name and port)')
     .option('--metrics-address <host:port>', 'serve /metrics on this address instead of the main port')
     .option('--metrics-token-file <file>', 'a file holding the bearer token /metrics requires (needed for /metrics on the main port with --credentials)')
@@ -39,6 +41,7 @@ export function serveCommand(): Command {
           ...defaults, ...opts, port: parsePort(opts.port), configFile: opts.config,
           shutdownGraceMs: seconds(opts.shutdownGrace, '--shutdown-grace') * 1000,
           amqpPort: opts.amqpPort === undefined ? undefined : parsePort(opts.amqpPort, '--amqp-port'),
+          trustProxy: opts.trustProxy === undefined ? undefined : trustProxy(opts.trustProxy),
           storageFromFlag: cmd.getOptionValueSource('storage') === 'cli',
         }, log);
       } catch (e) {
@@ -54,6 +57,14 @@ export function serveCommand(): Command {
       });
       stopOnSignals(server);
     });
+}
+
+function trustProxy(value: string): string[] {
+  try {
+    return parseTrustProxy(value);
+  } catch (e) {
+    throw new StartupError(`--trust-proxy ${JSON.stringify(value)}: ${(e as Error).message}`);
+  }
 }
 
 function seconds(value: string, flag: string): number {

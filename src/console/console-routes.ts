@@ -9,7 +9,7 @@ import { serveAsset } from './assets.js';
 import { fromOtherSite, hasCsrfToken } from './csrf.js';
 import { pageRoute, renderNotFound, renderPage, renderSignIn } from './pages.js';
 import { clearedCookie, sameSecret, sessionCookie, sessionIdOf, Sessions, type Session } from './sessions.js';
-import { SignInThrottle } from './sign-in-throttle.js';
+import { AuthThrottle, retryAfterSeconds } from '../protocols/auth-throttle.js';
 
 export interface ConsoleOptions {
   engine: Engine;
@@ -18,6 +18,8 @@ export interface ConsoleOptions {
   accountId: string;
   /** With credentials, the console asks for an access key and secret and acts as that key's account. */
   credentials?: Credentials;
+  /** Failed sign-ins, shared with the other interfaces that check the same secrets. */
+  throttle?: AuthThrottle;
 }
 
 export const SIGN_IN_FAILED = 'invalid access key or secret';
@@ -42,9 +44,11 @@ const DUMMY_SECRET = 'redrive-console-no-such-key';
  */
 export class ConsoleRoutes {
   private readonly sessions = new Sessions();
-  private readonly throttle = new SignInThrottle();
+  private readonly throttle: AuthThrottle;
 
-  constructor(private readonly opts: ConsoleOptions) {}
+  constructor(private readonly opts: ConsoleOptions) {
+    this.throttle = opts.throttle ?? new AuthThrottle();
+  }
 
   get signInRequired(): boolean {
     return this.opts.credentials !== undefined;
@@ -53,7 +57,11 @@ export class ConsoleRoutes {
   async handle(req: WireRequest, client: string, requestId: string): Promise<WireResponse> {
     const { path, method } = req;
     if (path.startsWith('/console/assets/') && method === 'GET') return (await serveAsset(path)) ?? notFound();
-    const session = this.sessions.get(sessionIdOf(req.headers.cookie));
+    const cookie = sessionIdOf(req.headers.cookie);
+    // An open console's session comes from the cookie; a new one only for a page (below).
+    const session = this.signInRequired
+      ? this.sessions.get(cookie)
+      : cookie === undefined ? undefined : this.sessions.open(this.opts.accountId, cookie);
     if (path === '/console/api') return method === 'POST' ? this.api(req, session, requestId) : methodNotAllowed();
     if (path === '/console/sign-in') {
       if (method === 'POST') return this.signIn(req, client);
@@ -66,7 +74,7 @@ export class ConsoleRoutes {
     if (!session && this.signInRequired) {
       return route ? redirect(`/console/sign-in?next=${encodeURIComponent(path)}`) : page(404, renderNotFound(undefined, true));
     }
-    const current = session ?? this.sessions.create(this.opts.accountId, undefined);
+    const current = session ?? this.sessions.open(this.opts.accountId)!;
     const headers: Record<string, string> = session ? {} : { 'set-cookie': sessionCookie(current) };
     if (!route) return page(404, renderNotFound(current, this.signInRequired), headers);
     return page(200, renderPage(route, current, this.signInRequired), headers);
@@ -84,20 +92,25 @@ export class ConsoleRoutes {
     return handleJson(this.opts.engine, ctx, req);
   }
 
-  private async signIn(req: WireRequest, client: string): Promise<WireResponse> {
+  private signIn(req: WireRequest, client: string): WireResponse {
     if (!this.opts.credentials) return redirect('/console/');
     const form = new URLSearchParams(req.body.toString('utf8'));
     const next = safeNext(form.get('next'));
     if (fromOtherSite(req)) return page(403, renderSignIn('This sign-in did not come from the console’s own page.', next));
-    await this.throttle.turn(client);
     const keyId = form.get('accessKeyId') ?? '';
+    // Answered at once while this client must wait: no request is held, no slot kept.
+    const wait = this.throttle.wait(client, keyId);
+    if (wait > 0) {
+      const seconds = retryAfterSeconds(wait);
+      return page(429, renderSignIn(`too many failed sign-ins: try again in ${seconds} s`, next), { 'retry-after': String(seconds) });
+    }
     const credential = this.opts.credentials.get(keyId);
     const secretMatches = sameSecret(form.get('secretAccessKey') ?? '', credential?.secretAccessKey ?? DUMMY_SECRET);
     if (!credential || !secretMatches) {
-      this.throttle.failed(client);
+      this.throttle.failed(client, keyId);
       return page(401, renderSignIn(SIGN_IN_FAILED, next));
     }
-    this.throttle.succeeded(client);
+    this.throttle.succeeded(client, keyId);
     const session = this.sessions.create(credential.accountId, keyId);
     return redirect(next, { 'set-cookie': sessionCookie(session) });
   }

@@ -1,6 +1,6 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** A signed-in browser. Held in server memory only: a restart signs everyone out. */
+/** A browser using the console: signed in (held in server memory; a restart signs everyone out), or an open console's (held nowhere, see Sessions). */
 export interface Session {
   id: string;
   accountId: string;
@@ -13,12 +13,30 @@ export interface Session {
 
 export const SESSION_MS = 8 * 3600_000;
 export const SESSION_COOKIE = 'redrive_console';
+/** Signed-in sessions kept at once; past this the oldest is signed out. */
+export const MAX_SESSIONS = 10_000;
 
+/**
+ * The console's sessions. Signed-in sessions (with --credentials) are kept in a table
+ * bounded by MAX_SESSIONS. An open console (no credentials) keeps nothing: its session is
+ * the random id in the browser's cookie, and its CSRF token is an HMAC of that id under a
+ * key of this process, so a page view costs no memory and a flood of cookie-less GETs
+ * fills no table.
+ */
 export class Sessions {
+  /** In creation order, which is expiry order since every session lives SESSION_MS. */
   private readonly byId = new Map<string, Session>();
+  private readonly openKey = randomBytes(32);
 
-  create(accountId: string, accessKeyId: string | undefined, now = Date.now()): Session {
+  constructor(private readonly maxSessions = MAX_SESSIONS) {}
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  create(accountId: string, accessKeyId: string, now = Date.now()): Session {
     this.sweep(now);
+    if (this.byId.size >= this.maxSessions) this.byId.delete(this.byId.keys().next().value!);
     const session: Session = { id: token(), accountId, accessKeyId, csrfToken: token(), expiresAt: now + SESSION_MS };
     this.byId.set(session.id, session);
     return session;
@@ -34,13 +52,27 @@ export class Sessions {
     return session;
   }
 
+  /**
+   * The open console's session of a cookie's id (none for an id this server could not
+   * have made), or a new one, whose id the page sets as its cookie, without an id.
+   */
+  open(accountId: string, id?: string, now = Date.now()): Session | undefined {
+    if (id !== undefined && !/^[\w-]{43}$/.test(id)) return undefined;
+    const sessionId = id ?? token();
+    const csrfToken = createHmac('sha256', this.openKey).update(sessionId).digest('base64url');
+    return { id: sessionId, accountId, csrfToken, expiresAt: now + SESSION_MS };
+  }
+
   delete(id: string): void {
     this.byId.delete(id);
   }
 
-  /** Expired sessions go when a new one is made, so the map never outgrows the live ones by much. */
+  /** Expired sessions are at the front: each call drops those and stops at the first live one. */
   private sweep(now: number): void {
-    for (const [id, s] of this.byId) if (s.expiresAt <= now) this.byId.delete(id);
+    for (const [id, s] of this.byId) {
+      if (s.expiresAt > now) return;
+      this.byId.delete(id);
+    }
   }
 }
 

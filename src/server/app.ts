@@ -16,6 +16,7 @@ import { ConsoleRoutes } from '../console/console-routes.js';
 import { ServerMetrics } from '../metrics/metrics.js';
 import { MetricsEndpoint, parseMetricsAddress, readMetricsToken } from '../metrics/metrics-endpoint.js';
 import { AmqpServer } from '../protocols/amqp/server.js';
+import { AuthThrottle } from '../protocols/auth-throttle.js';
 import { ManagementApi } from './management-api.js';
 import { defaults, serverLog, type ServerConfig } from './server-config.js';
 import { checkAccountId, checkDataDir, checkPortFree, checkRegion, listenError, readCredentials, StartupError } from './start-up.js';
@@ -119,14 +120,17 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
   engine.start();
   const readiness = new Readiness(store);
   const metricsEndpoint = new MetricsEndpoint(metrics, metricsAccess);
+  // One throttle for every interface that checks the same secrets (auth-throttle.ts), on
+  // the engine's clock so that tests on a manual clock can move it.
+  const authThrottle = new AuthThrottle({}, () => clock.now());
   const http = new HttpServer(engine, {
-    readiness,
+    readiness, authThrottle, trustProxy: config.trustProxy,
     host: config.host, port: config.port, accountId: config.accountId, region: config.region, log,
     manualClock: clock instanceof ManualClock ? clock : undefined,
     credentials,
-    console: config.console === 'off' ? undefined : new ConsoleRoutes({ engine, region: config.region, accountId: config.accountId, credentials }),
+    console: config.console === 'off' ? undefined : new ConsoleRoutes({ engine, region: config.region, accountId: config.accountId, credentials, throttle: authThrottle }),
     metrics: metricsEndpoint,
-    management: new ManagementApi(runtimePolicies, { accountId: config.accountId, credentials }),
+    management: new ManagementApi(runtimePolicies, { accountId: config.accountId, credentials, throttle: authThrottle }),
   });
   const amqp = config.amqpPort === undefined ? undefined
     : new AmqpServer({ engine, host: config.host, port: config.amqpPort, accountId: config.accountId, credentials, log });

@@ -10,7 +10,9 @@ import { sqsError } from '../engine/errors.js';
 import type { RequestContext } from '../engine/types.js';
 import { handleJson, isJsonRequest, jsonError } from '../protocols/json/json-adapter.js';
 import { handleQuery, queryError, wantsJson } from '../protocols/query/query-adapter.js';
-import { callerAccount, type Credentials } from './auth/caller.js';
+import { callerAccount, withRetryAfter, type Credentials } from './auth/caller.js';
+import { AuthThrottle } from '../protocols/auth-throttle.js';
+import { ClientAddress } from './client-address.js';
 import type { ManagementApi } from './management-api.js';
 import { scopeRegionOf } from './auth/sigv4.js';
 import { regionOfHost } from '../engine/addressing.js';
@@ -41,6 +43,10 @@ export interface HttpOptions {
   readiness: Readiness;
   /** GET /metrics (docs/monitoring.md); absent: a 404 like any unknown path. */
   metrics?: MetricsEndpoint;
+  /** Failed authentication, shared with the console and the management API (auth-throttle.ts). */
+  authThrottle?: AuthThrottle;
+  /** `--trust-proxy`: the reverse proxies whose X-Forwarded-For names the client (client-address.ts). */
+  trustProxy?: string[];
 }
 
 // A long poll waits up to 20 s, so sockets may stay quiet that long; anything slower is cut.
@@ -62,6 +68,8 @@ export class HttpServer {
   private drained?: () => void;
   /** Whether each request gets an access log line (`debug`); the level is fixed at start. */
   private readonly accessLog: boolean;
+  private readonly authThrottle: AuthThrottle;
+  private readonly clientAddress: ClientAddress;
 
   constructor(
     private readonly engine: Engine,
@@ -76,6 +84,8 @@ export class HttpServer {
       });
     });
     this.accessLog = opts.log.isLevelEnabled('debug');
+    this.authThrottle = opts.authThrottle ?? new AuthThrottle();
+    this.clientAddress = new ClientAddress(opts.trustProxy);
     this.server.keepAliveTimeout = KEEP_ALIVE_MS;
     this.server.timeout = SOCKET_IDLE_MS;
   }
@@ -108,12 +118,13 @@ export class HttpServer {
     const apiPath = path.startsWith('/api/') && this.opts.management !== undefined;
     if (seen && consolePath) seen.protocol = 'console';
     let response: WireResponse;
+    const client = this.clientAddress.of(req.socket.remoteAddress, req.headers['x-forwarded-for']);
     try {
       wire.body = await readBody(req, this.opts.maxBodyBytes ?? 6 * 1024 * 1024);
       response = consolePath
-        ? await this.consoleRoute(wire, req.socket.remoteAddress ?? '', requestId)
-        : apiPath ? await this.opts.management!.handle(wire, req.socket.remoteAddress ?? '')
-        : await this.route(wire, requestId, new ClientGone(res), seen);
+        ? await this.consoleRoute(wire, client, requestId)
+        : apiPath ? await this.opts.management!.handle(wire, client)
+        : await this.route(wire, requestId, new ClientGone(res), client, seen);
     } catch (e) {
       // The body was not read, but the headers already say which protocol the client speaks.
       response = req.headers['x-amz-target'] !== undefined ? jsonError(e) : queryError(e, requestId, wantsJson(req));
@@ -126,7 +137,7 @@ export class HttpServer {
     res.end(response.body);
   }
 
-  private async route(req: WireRequest, requestId: string, signal: Cancellation, seen?: RequestSeen): Promise<WireResponse> {
+  private async route(req: WireRequest, requestId: string, signal: Cancellation, client: string, seen?: RequestSeen): Promise<WireResponse> {
     if (req.path === '/health' || req.path === '/ready') {
       const answer = await healthRoute(req.method, req.path, this.opts.readiness);
       if (answer) return answer;
@@ -137,9 +148,9 @@ export class HttpServer {
     const started = performance.now();
     let accountId: string;
     try {
-      accountId = callerAccount(req, this.opts.credentials, this.opts.accountId, Date.now());
+      accountId = callerAccount(req, this.opts.credentials, this.opts.accountId, Date.now(), { throttle: this.authThrottle, client });
     } catch (e) {
-      return this.refused(req, json, started, json ? jsonError(e) : queryError(e, requestId, wantsJson(req)));
+      return this.refused(req, json, started, withRetryAfter(e, json ? jsonError(e) : queryError(e, requestId, wantsJson(req))));
     }
     const host = req.headers.host ?? `${this.opts.host}:${this.opts.port}`;
     const ctx: RequestContext = {

@@ -1,5 +1,6 @@
 import { parsePolicyBody, PolicyError, policyView, type RuntimePolicies } from '../engine/amqp/policies.js';
 import { authenticator } from '../protocols/amqp/server.js';
+import { AuthThrottle, retryAfterSeconds } from '../protocols/auth-throttle.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import type { Credentials } from './auth/caller.js';
 
@@ -12,13 +13,22 @@ import type { Credentials } from './auth/caller.js';
  */
 export class ManagementApi {
   private readonly authenticate;
+  private readonly throttle: AuthThrottle;
 
-  constructor(private readonly policies: RuntimePolicies, opts: { accountId: string; credentials?: Credentials }) {
+  constructor(private readonly policies: RuntimePolicies, opts: { accountId: string; credentials?: Credentials; throttle?: AuthThrottle }) {
     this.authenticate = authenticator(opts);
+    this.throttle = opts.throttle ?? new AuthThrottle();
   }
 
   async handle(req: WireRequest, client: string): Promise<WireResponse> {
     const account = this.signIn(req, client);
+    if (typeof account === 'number') {
+      const seconds = retryAfterSeconds(account);
+      return {
+        ...json(429, { error: 'too_many_requests', reason: `Too many failed logins; retry after ${seconds} seconds` }),
+        headers: { 'content-type': 'application/json', 'retry-after': String(seconds) },
+      };
+    }
     if (account === undefined) {
       return { ...json(401, { error: 'not_authorized', reason: 'Login failed' }), headers: { 'content-type': 'application/json', 'www-authenticate': 'Basic realm="RabbitMQ Management"' } };
     }
@@ -56,13 +66,21 @@ export class ManagementApi {
     }
   }
 
-  private signIn(req: WireRequest, client: string): string | undefined {
+  /** The caller's account; undefined when the login fails; a number of milliseconds to wait when throttled. */
+  private signIn(req: WireRequest, client: string): string | number | undefined {
     const auth = req.headers.authorization;
     if (typeof auth !== 'string' || !auth.startsWith('Basic ')) return undefined;
     const text = Buffer.from(auth.slice(6), 'base64').toString('utf8');
     const colon = text.indexOf(':');
     if (colon < 0) return undefined;
-    return this.authenticate(text.slice(0, colon), text.slice(colon + 1), client);
+    const user = text.slice(0, colon);
+    // Checked, counted and answered in this turn: parallel guesses queue up in the throttle.
+    const wait = this.throttle.wait(client, user);
+    if (wait > 0) return wait;
+    const account = this.authenticate(user, text.slice(colon + 1), client);
+    if (account === undefined) this.throttle.failed(client, user);
+    else this.throttle.succeeded(client, user);
+    return account;
   }
 }
 

@@ -37,6 +37,11 @@ export interface ServerConfig {
   metricsTokenFile?: string;
   /** The AMQP 0-9-1 listener's port (docs/amqp.md); off when absent. */
   amqpPort?: number;
+  /**
+   * Reverse proxies (addresses or CIDR ranges) whose X-Forwarded-For names the client, for
+   * the throttle of failed authentication (client-address.ts); none by default.
+   */
+  trustProxy?: string[];
 }
 
 export const defaults: ServerConfig = {

@@ -133,6 +133,11 @@ test('--region and --account-id that would end up in ARNs', async () => {
   await refused(['--port', '0', '--account-id', 'abc'], /^--account-id "abc": must be 12 digits/);
 });
 
+test('--trust-proxy that names no address or range', async () => {
+  await refused(['--port', '0', '--trust-proxy', 'localhost'], /^--trust-proxy "localhost": "localhost" is not an IP address or CIDR range$/);
+  await refused(['--port', '0', '--trust-proxy', '10.0.0.0/33'], /^--trust-proxy "10\.0\.0\.0\/33": "10\.0\.0\.0\/33" is not an IP address or CIDR range$/);
+});
+
 test('a bad choice is refused by the option parser in the same JSON format', async () => {
   await refused(['--durability', 'sometimes'], /option '--durability <mode>' argument 'sometimes' is invalid\. Allowed choices are process, power\./);
   await refused(['--storage', 'floppy'], /^--storage "floppy": unknown storage: give sqlite, memory or a postgres:\/\/ URL/);

@@ -122,8 +122,9 @@ describe('SigV4 signing, when credentials are configured', () => {
               },
             });
         const text = await res.text();
-        assert.ok([400, 403].includes(res.status), `${res.status} ${text}`);
-        assert.match(text, /<Code>(IncompleteSignature|InvalidClientTokenId|SignatureDoesNotMatch|RequestExpired|MissingAuthenticationToken)<\/Code>/);
+        // Past the allowance of failed checks from this address, a guess is throttled (429).
+        assert.ok([400, 403, 429].includes(res.status), `${res.status} ${text}`);
+        assert.match(text, /<Code>(IncompleteSignature|InvalidClientTokenId|SignatureDoesNotMatch|RequestExpired|MissingAuthenticationToken|RequestThrottled)<\/Code>/);
       }),
       { numRuns: 300 },
     );

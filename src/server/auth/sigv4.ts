@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { isRegionName } from '../../engine/addressing.js';
+import { isRegionName, regionOfHost } from '../../engine/addressing.js';
 import { SqsError } from '../../engine/errors.js';
 import type { WireRequest } from '../../protocols/wire.js';
 
@@ -32,7 +32,26 @@ export const authErrors = {
     new SqsError('SignatureDoesNotMatch', 'SignatureDoesNotMatch', 403,
       'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.'),
   expired: () => new SqsError('RequestExpired', 'RequestExpired', 400, 'Request has expired.'),
+  // The scope's texts are AWS's own, trailing space included.
+  wrongService: () => mismatchBecause("Credential should be scoped to correct service: 'sqs'. "),
+  wrongRegion: (region: string) => mismatchBecause(`Credential should be scoped to a valid region, not '${region}'. `),
+  wrongDate: (scopeDate: string, amzDate: string) =>
+    mismatchBecause(`Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '${scopeDate}' != '${amzDate.slice(0, 8)}', from '${amzDate}'. `),
+  targetNotSigned: () => new SqsError('IncompleteSignature', 'IncompleteSignature', 400, 'The X-Amz-Target header must be signed.'),
+  /** Too many failed attempts from this client or on this key (auth-throttle.ts); SQS's own throttling error, as HTTP 429. */
+  throttled: (seconds: number) => new Throttled(seconds),
 };
+
+/** Answered with a Retry-After header of `retryAfterSeconds`. */
+export class Throttled extends SqsError {
+  constructor(readonly retryAfterSeconds: number) {
+    super('RequestThrottled', 'RequestThrottled', 429, `Too many failed authentication attempts; retry after ${retryAfterSeconds} seconds.`);
+  }
+}
+
+function mismatchBecause(message: string): SqsError {
+  return new SqsError('SignatureDoesNotMatch', 'SignatureDoesNotMatch', 403, message);
+}
 
 /** The signature a request carries, if any; throws IncompleteSignature when it is malformed. */
 export function readSignature(req: WireRequest): Signature | undefined {
@@ -72,14 +91,33 @@ export function scopeRegionOf(req: WireRequest): string | undefined {
   return region && isRegionName(region) ? region : undefined;
 }
 
-export function verifySignature(req: WireRequest, sig: Signature, secretAccessKey: string, now: number): void {
+/**
+ * Everything about a signature that needs no secret, as SQS checks it: the credential
+ * scope (`<date>/<region>/sqs/aws4_request`, its date X-Amz-Date's, its region well-formed
+ * and the one the host names, if any), the time (15 minutes either way, or a presigned
+ * URL's X-Amz-Expires), and that the action header, when present, is signed: otherwise a
+ * presigned URL or a captured request could be replayed as another action.
+ */
+export function checkSignature(req: WireRequest, sig: Signature, now: number): void {
   const signedAt = parseAmzDate(sig.amzDate);
   if (signedAt === undefined) throw authErrors.incomplete(`Invalid X-Amz-Date ${sig.amzDate}.`);
+  const [date, region, service] = sig.scope.split('/') as [string, string, string];
+  if (date !== sig.amzDate.slice(0, 8)) throw authErrors.wrongDate(date, sig.amzDate);
+  if (service !== 'sqs') throw authErrors.wrongService();
+  const host = header(req, 'host')?.toLowerCase();
+  const hostRegion = host === undefined ? undefined : regionOfHost(host);
+  if (!isRegionName(region) || (hostRegion !== undefined && hostRegion !== region)) throw authErrors.wrongRegion(region);
   if (sig.expires !== undefined) {
     if (sig.expires > MAX_PRESIGNED_SECONDS || now > signedAt + sig.expires * 1000 || signedAt > now + MAX_SKEW_MS) throw authErrors.expired();
   } else if (Math.abs(now - signedAt) > MAX_SKEW_MS) {
     throw authErrors.expired();
   }
+  if (!sig.signedHeaders.includes('host')) throw authErrors.incomplete('The host header must be signed.');
+  if (header(req, 'x-amz-target') !== undefined && !sig.signedHeaders.includes('x-amz-target')) throw authErrors.targetNotSigned();
+}
+
+/** The signature itself, with the key's secret; `checkSignature` first. */
+export function verifySignature(req: WireRequest, sig: Signature, secretAccessKey: string): void {
   const stringToSign = [ALGORITHM, sig.amzDate, sig.scope, sha256(canonicalRequest(req, sig))].join('\n');
   const [date, region, service] = sig.scope.split('/') as [string, string, string];
   let key = hmac(`AWS4${secretAccessKey}`, date);
@@ -90,7 +128,6 @@ export function verifySignature(req: WireRequest, sig: Signature, secretAccessKe
 }
 
 function canonicalRequest(req: WireRequest, sig: Signature): string {
-  if (!sig.signedHeaders.includes('host')) throw authErrors.incomplete('The host header must be signed.');
   const headers = sig.signedHeaders.map((name) => `${name}:${(header(req, name) ?? '').trim().replace(/\s+/g, ' ')}\n`).join('');
   // The raw path is encoded once more, as non-S3 SigV4 requires.
   const path = encode(req.path).replace(/%2F/g, '/');
