@@ -48,6 +48,8 @@ export interface MoveBatch {
   limit: number;
   /** At most this many messages are examined (a filter may skip many). */
   scanLimit: number;
+  /** When set, the batch stops examining messages once their bodies add up to this many characters. */
+  scanBytes?: number;
   /** Whether the message moves at all (selective redrive). */
   matches(m: StoredMessage): boolean;
   /** Where the message goes. */
