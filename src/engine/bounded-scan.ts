@@ -14,6 +14,10 @@ export interface ScanBudget {
   page: number;
 }
 
+/** Within a page, the event loop is given back after about this many body characters (a few ms of parsing). */
+const YIELD_BYTES = 1024 * 1024;
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
 export interface ScanEnd {
   /** The position of the last message examined (the start when none was). */
   cursor: number;
@@ -32,16 +36,22 @@ export async function scanQueue(
 ): Promise<ScanEnd> {
   let messages = 0;
   let bytes = 0;
+  let sinceYield = 0;
   for (let first = true; ; first = false) {
-    if (!first) await new Promise((resolve) => setImmediate(resolve));
+    if (!first) await turn();
     const size = Math.min(budget.page, budget.messages - messages);
     const rows = await store.messages.peek(queueId, cursor, size);
     for (const m of rows) {
       if (messages > 0 && (messages >= budget.messages || bytes >= budget.bytes)) return { cursor, stoppedBy: 'budget' };
+      if (sinceYield >= YIELD_BYTES) {
+        sinceYield = 0;
+        await turn();
+      }
       if (!visit(m)) return { cursor, stoppedBy: 'visitor' };
       cursor = m.seq;
       messages++;
       bytes += m.body.length;
+      sinceYield += m.body.length;
     }
     if (rows.length < size) return { cursor, stoppedBy: 'end' };
     if (messages >= budget.messages || bytes >= budget.bytes) return { cursor, stoppedBy: 'budget' };

@@ -30,10 +30,10 @@ export async function listDeadLetterSourceQueues(engine: Engine, ctx: RequestCon
 const ALL = new Set(['All']);
 /**
  * What a filtered PeekMessages examines at most per request: 1,000 messages, and bodies
- * of 4 MiB in all (a JSON path parses each one), read 50 at a time with the event loop
- * given back between reads (bounded-scan.ts).
+ * of 4 MiB in all (a JSON path parses each one), read 25 at a time with the event loop
+ * given back between reads and every 1 MiB of bodies (bounded-scan.ts).
  */
-export const PEEK_SCAN: ScanBudget = { messages: 1_000, bytes: 4 * 1024 * 1024, page: 50 };
+export const PEEK_SCAN: ScanBudget = { messages: 1_000, bytes: 4 * 1024 * 1024, page: 25 };
 
 /**
  * PeekMessages (a Redrive extension, `X-Amz-Target: AmazonSQS.PeekMessages`): browses a

@@ -96,10 +96,10 @@ export async function startMessageMoveTask(engine: Engine, ctx: RequestContext, 
 /**
  * What counting the messages a task would move examines at most per request (DryRun, or
  * a filtered start's ApproximateNumberOfMessagesToMove): 100,000 messages and 16 MiB of
- * bodies, 50 at a time with the event loop given back between reads. Past it, the count
+ * bodies, 25 at a time, with the event loop given back between reads and every 1 MiB of bodies. Past it, the count
  * is of the messages examined: at least that many would move.
  */
-export const COUNT_SCAN: ScanBudget = { messages: 100_000, bytes: 16 * 1024 * 1024, page: 50 };
+export const COUNT_SCAN: ScanBudget = { messages: 100_000, bytes: 16 * 1024 * 1024, page: 25 };
 
 async function countMatching(
   engine: Engine, source: QueueRecord, destinationArn: string | undefined, filter: MoveFilter | undefined,
