@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 import {
   AddPermissionCommand, CreateQueueCommand, ReceiveMessageCommand, SendMessageCommand, StartMessageMoveTaskCommand, type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { boto3Driver, type ApiError } from '../query/drivers.js';
 import { assertSqsError, invalidParameterValue } from './helpers.js';
 import { A, arnOf, B, useTwoAccounts, type Account, type TwoAccounts } from './cross-account-helpers.js';
 
@@ -74,5 +75,21 @@ describe('cross-account writes through imported dead-letter metadata', () => {
     assert.equal(await depth(t, B, payments), 0);
     assert.equal(await depth(t, A, loot), 0);
     assert.equal(await depth(t, B, dlq), 1, "A's message has no source and stays");
+  });
+
+  test('over the Query protocol (boto3) the same send is refused, and B\'s queues are AccessDenied', async () => {
+    const boto = await boto3Driver(t.server.url, undefined, { accessKeyId: A.accessKeyId, secretAccessKey: A.secretAccessKey });
+    try {
+      await queue(t.sdk(A), 'a-dlq-query');
+      const secret = await queue(t.sdk(B), 'b-secret-query');
+      const refused = (e: ApiError, code: string) => e.code === code;
+      await assert.rejects(boto.call('SendMessage', {
+        QueueUrl: t.urlOf(A, 'a-dlq-query'), MessageBody: 'pwned', MessageSystemAttributes: forged(arnOf(B, 'b-secret-query')),
+      }), (e: ApiError) => refused(e, 'InvalidParameterValue') && /must name a queue of this queue's account/.test(e.message));
+      await assert.rejects(boto.call('ReceiveMessage', { QueueUrl: secret }), (e: ApiError) => refused(e, 'AccessDenied'));
+      assert.equal(await depth(t, B, secret), 0);
+    } finally {
+      await boto.close();
+    }
   });
 });
