@@ -46,7 +46,8 @@ export function useTwoAccounts(ready: (t: TwoAccounts) => void): void {
     dir = mkdtempSync(join(tmpdir(), 'redrive-accounts-'));
     const file = join(dir, 'credentials.json');
     writeFileSync(file, JSON.stringify(Object.fromEntries([A, B].map((k) => [k.accessKeyId, { secretAccessKey: k.secretAccessKey, accountId: k.accountId }]))));
-    server = await startServerProcess({ storage: 'memory', args: ['--credentials', file, '--region', REGION] });
+    // SQLite, so that REDRIVE_TEST_STORAGE=postgres runs the suite on PostgreSQL too.
+    server = await startServerProcess({ args: ['--credentials', file, '--region', REGION] });
     const s = server;
     const call = async (who: Account, action: string, input: Record<string, unknown>): Promise<Answer> => {
       const url = new URL('/', s.url);
