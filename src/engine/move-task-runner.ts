@@ -156,7 +156,11 @@ export class MoveTaskRunner {
             this.driven.delete(task.id);
             // Logged by the node that ended the task, once (a cancel is logged where it was asked).
             if (r.task.status === 'FAILED') {
-              log.warn({ task: task.id, source: task.sourceArn, moved: r.task.moved, reason: r.task.failureReason }, 'move task failed');
+              log.warn({
+                task: task.id, source: task.sourceArn, destination: task.destinationArn, moved: r.task.moved, reason: r.task.failureReason,
+                // The message it stopped at stays in the DLQ (docs/security-accounts.md).
+                messageId: r.failedAt?.messageId, messageSource: r.failedAt?.deadLetterSourceArn,
+              }, 'move task failed');
             } else if (r.task.status === 'COMPLETED' && !r.lost) {
               log.info({ task: task.id, source: task.sourceArn, destination: task.destinationArn, moved: r.task.moved }, 'move task finished');
             }

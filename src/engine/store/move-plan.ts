@@ -1,6 +1,6 @@
 import type { QueueAddress } from '../addressing.js';
 import type { QueueRecord, StoredMessage } from '../types.js';
-import type { MoveBatch, MoveTaskStatus } from './move-tasks.js';
+import type { MoveBatch, MoveBatchResult, MoveTaskStatus } from './move-tasks.js';
 
 /**
  * Where a task may write: its owner's account, its source's region and type. Every
@@ -31,6 +31,8 @@ export interface MovePlan {
   cursor: number;
   status: MoveTaskStatus;
   failureReason: string | null;
+  /** The message a FAILED plan stopped at, for the log. */
+  failedAt?: StoredMessage;
 }
 
 /**
@@ -60,10 +62,15 @@ export function planMoveBatch(
     }
     const a = scopedAddress(scope, batch.destination(m));
     const destination = a && lookup(a);
-    if (!destination || !inScope(scope, destination)) return { ...plan, status: 'FAILED', failureReason: batch.missingQueueReason };
+    if (!destination || !inScope(scope, destination)) return { ...plan, status: 'FAILED', failureReason: batch.missingQueueReason, failedAt: m };
     plan.moves.push({ message: m, destination });
     plan.cursor = m.seq;
   }
   if (rows.length < batch.scanLimit) plan.status = 'COMPLETED';
   return plan;
+}
+
+/** The store's result of a batch, with the message a failed plan stopped at. */
+export function withFailure(done: MoveBatchResult, plan: MovePlan): MoveBatchResult {
+  return plan.failedAt ? { ...done, failedAt: { messageId: plan.failedAt.messageId, deadLetterSourceArn: plan.failedAt.deadLetterSourceArn } } : done;
 }

@@ -65,4 +65,6 @@ export interface MoveBatchResult {
   task: MoveTaskRecord;
   lost: boolean;
   moved: number;
+  /** When the batch failed the task at a message whose destination was refused: its id and where it would have gone. */
+  failedAt?: { messageId: string; deadLetterSourceArn?: string };
 }

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { planMoveBatch, scopedAddress, type MoveScope } from '../../engine/store/move-plan.js';
+import { planMoveBatch, withFailure, scopedAddress, type MoveScope } from '../../engine/store/move-plan.js';
 import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
 import type { QueueAddress } from '../../engine/addressing.js';
 import type { QueueRecord } from '../../engine/types.js';
@@ -126,7 +126,8 @@ export class PgMoveTasks implements MoveTaskStore {
         await c.query(minuteSql('sent', 'd.id', 'd.n', to, '$3'), [[...sentTo.keys()], [...sentTo.values()], b.now]);
         touched.push(...sentTo.keys());
       }
-      return finish(moves.length, plan.cursor, plan.status, plan.failureReason);
+      const done = await finish(moves.length, plan.cursor, plan.status, plan.failureReason);
+      return withFailure(done, plan);
     });
     for (const id of touched) this.wakeups.wake(id);
     return result;

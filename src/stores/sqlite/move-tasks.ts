@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { planMoveBatch, type MoveScope } from '../../engine/store/move-plan.js';
+import { planMoveBatch, withFailure, type MoveScope } from '../../engine/store/move-plan.js';
 import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStatus, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
 import { messageValues, toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
 import type { SqliteCounters } from './counters.js';
@@ -124,7 +124,8 @@ export class SqliteMoveTasks implements MoveTaskStore {
         this.counters.count(id, n, 0, 0, b.now);
         this.wakeups.wakeAfterCommit(id);
       }
-      return finish(plan.moves.length, plan.cursor, plan.status, plan.failureReason);
+      const done = finish(plan.moves.length, plan.cursor, plan.status, plan.failureReason);
+      return withFailure(done, plan);
     });
   }
 }

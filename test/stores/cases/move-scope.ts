@@ -61,6 +61,8 @@ export const moveScopeCases: CaseGroup = (open) => {
         assert.equal(await depth(store(), home), 1);
         assert.equal(await depth(store(), foreign), 0, `nothing written into ${what}`);
         assert.equal(await depth(store(), dlq), 1, 'the refused message stays');
+        const [stays] = await store().messages.peek(dlq.id, 0, 1);
+        assert.equal(r.failedAt?.messageId, stays!.messageId, 'the result names the message it stopped at, for the log');
       });
     }
 
