@@ -85,7 +85,8 @@ export function filterText(filter: object | undefined): string {
 
 export function progress(t: MoveTask): string {
   const total = t.ApproximateNumberOfMessagesToMove;
-  const pct = total ? ` (${Math.floor((100 * t.ApproximateNumberOfMessagesMoved) / total)}%)` : '';
+  // A filtered task's total may be a lower bound (the server counts a bounded part of a large queue).
+  const pct = total ? ` (${Math.min(100, Math.floor((100 * t.ApproximateNumberOfMessagesMoved) / total))}%)` : '';
   const rate = t.MaxNumberOfMessagesPerSecond ? `, at most ${t.MaxNumberOfMessagesPerSecond}/s` : '';
   const reason = t.FailureReason ? `: ${t.FailureReason}` : '';
   return `${t.Status}${reason}  moved ${t.ApproximateNumberOfMessagesMoved}/${total ?? '?'}${pct}${rate}`;

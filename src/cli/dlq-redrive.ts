@@ -30,9 +30,11 @@ export function redriveCommand(dlq: Command): Command {
       if (opts.rate) input.MaxNumberOfMessagesPerSecond = positive(opts.rate, '--rate');
       if (filter) input.Filter = filter;
       if (opts.dryRun) {
-        const r = await startTask<{ ApproximateNumberOfMessagesToMove: number }>(sqs, queue, opts.to, { ...input, DryRun: true });
+        const r = await startTask<{ ApproximateNumberOfMessagesToMove: number; ApproximateNumberOfMessagesToMoveIsLowerBound?: boolean }>(sqs, queue, opts.to, { ...input, DryRun: true });
         if (opts.json) return printJson(r);
-        return out(`${plural(r.ApproximateNumberOfMessagesToMove, 'message')} would move (${filterText(filter)})\n`);
+        // The server counts a bounded part of a large queue (docs/security-accounts.md).
+        const atLeast = r.ApproximateNumberOfMessagesToMoveIsLowerBound ? 'at least ' : '';
+        return out(`${atLeast}${plural(r.ApproximateNumberOfMessagesToMove, 'message')} would move (${filterText(filter)})\n`);
       }
       const { TaskHandle } = await startTask<{ TaskHandle: string }>(sqs, queue, opts.to, input);
       if (!opts.watch) {

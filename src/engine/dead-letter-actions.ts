@@ -9,6 +9,7 @@ import { deadLetterSources } from './redrive-policy.js';
 import type { RequestContext, StoredMessage } from './types.js';
 import { intParam } from './validation.js';
 import { filterPredicate, parseMoveFilter } from './move-filter.js';
+import { scanQueue, type ScanBudget } from './bounded-scan.js';
 
 type Input = Record<string, unknown>;
 
@@ -27,9 +28,12 @@ export async function listDeadLetterSourceQueues(engine: Engine, ctx: RequestCon
 }
 
 const ALL = new Set(['All']);
-/** Messages a filtered PeekMessages examines at most per request (see below). */
-export const PEEK_SCAN_LIMIT = 1_000;
-const PEEK_CHUNK = 200;
+/**
+ * What a filtered PeekMessages examines at most per request: 1,000 messages, and bodies
+ * of 4 MiB in all (a JSON path parses each one), read 25 at a time with the event loop
+ * given back between reads and every 1 MiB of bodies (bounded-scan.ts).
+ */
+export const PEEK_SCAN: ScanBudget = { messages: 1_000, bytes: 4 * 1024 * 1024, page: 25 };
 
 /**
  * PeekMessages (a Redrive extension, `X-Amz-Target: AmazonSQS.PeekMessages`): browses a
@@ -39,44 +43,31 @@ const PEEK_CHUNK = 200;
  * NextToken, Filter (selective redrive's, move-filter.ts). Expired messages, which no
  * receive would return, are left out.
  *
- * A filter is applied here, to at most PEEK_SCAN_LIMIT messages a request, so a search
- * of a large queue costs the same per page whatever it finds: a page can come back with
- * fewer matches than MaxResults (even none) and a NextToken that resumes after the last
- * message examined, as a move task resumes after its scanLimit.
+ * A filter is applied here, to at most PEEK_SCAN a request, so a search of a large queue
+ * costs the same per page whatever it finds: a page can come back with fewer matches
+ * than MaxResults (even none) and a NextToken that resumes after the last message
+ * examined, as a move task resumes after its scanLimit.
  */
 export async function peekMessages(engine: Engine, ctx: RequestContext, input: Input) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const max = intParam(input.MaxResults, 'MaxResults', 1, 100) ?? 10;
   const filter = parseMoveFilter(input.Filter);
   const token = decodeToken(input.NextToken);
-  let cursor = token === undefined ? 0 : Number(token);
-  if (!Number.isSafeInteger(cursor) || cursor < 0) throw errors.invalidParameterValue('Invalid NextToken value.');
+  const start = token === undefined ? 0 : Number(token);
+  if (!Number.isSafeInteger(start) || start < 0) throw errors.invalidParameterValue('Invalid NextToken value.');
   const now = engine.clock.now();
   const cutoff = now - retentionMs(queue);
   const wanted = filterPredicate(filter);
   const page: StoredMessage[] = [];
-  let more = false;
-  for (let scanned = 0; ;) {
-    const size = filter ? Math.min(PEEK_CHUNK, PEEK_SCAN_LIMIT - scanned) : max + 1;
-    const rows = await engine.store.messages.peek(queue.id, cursor, size);
-    for (const m of rows) {
-      if (page.length === max) {
-        more = true;
-        break;
-      }
-      cursor = m.seq;
-      if (m.sentAt >= cutoff && wanted(m)) page.push(m);
-    }
-    scanned += rows.length;
-    if (more || rows.length < size) break;
-    // Unfiltered, `max + 1` rows always fill the page or end the queue; filtered, the scan stops at its limit.
-    if (scanned >= PEEK_SCAN_LIMIT) {
-      more = true;
-      break;
-    }
-  }
+  // Unfiltered, `max + 1` messages fill the page and tell whether more follow.
+  const budget = filter ? PEEK_SCAN : { messages: max + 1, bytes: Infinity, page: max + 1 };
+  const { cursor, stoppedBy } = await scanQueue(engine.store, queue.id, start, budget, (m) => {
+    if (page.length === max) return false;
+    if (m.sentAt >= cutoff && wanted(m)) page.push(m);
+    return true;
+  });
   const out: Record<string, unknown> = { Messages: page.map((m) => peeked(m, now)) };
-  if (more) out.NextToken = encodeToken(String(cursor));
+  if (stoppedBy !== 'end') out.NextToken = encodeToken(String(cursor));
   return out;
 }
 

@@ -12,6 +12,7 @@ import { checkFifoParameters, DEDUP_INTERVAL_MS, FIFO_INFLIGHT_LIMIT, fifoFields
 import { deadLetterRule, lengthLimit, queueFull, sendExpiry } from './dead-lettering.js';
 import { deathAttributes } from './deaths.js';
 import { restoredDeaths } from './imported-deaths.js';
+import { checkRestoreCaller, checkRestoredSource } from './imported-access.js';
 import type { MessageAttributes, NewMessage, QueueRecord, RequestContext, StoredMessage } from './types.js';
 import { checkBatchEntries, checkBody, checkMessageAttributes, intParam } from './validation.js';
 
@@ -37,7 +38,10 @@ function buildMessage(engine: Engine, ctx: RequestContext, queue: QueueRecord, e
   }
   const now = engine.clock.now();
   // An import restores the death history (extension); those attributes are not stored as such.
-  const { systemAttributes, deaths, deadLetterSourceArn } = restoredDeaths(system.attributes);
+  checkRestoreCaller(ctx, queue, system.attributes);
+  const restored = restoredDeaths(system.attributes);
+  checkRestoredSource(queue, restored);
+  const { systemAttributes, deaths, deadLetterSourceArn } = restored;
   const message: NewMessage = {
     messageId: randomUUID(),
     body,

@@ -4,6 +4,7 @@ import { parseQueueArn } from './addressing.js';
 import type { Engine } from './engine.js';
 import { errors, sqsError } from './errors.js';
 import { parseMoveFilter, type MoveFilter } from './move-filter.js';
+import { scanQueue, type ScanBudget } from './bounded-scan.js';
 import { moveRules } from './move-task-runner.js';
 import { cyclesQueueName } from './dead-lettering.js';
 import { deadLetterSources } from './redrive-policy.js';
@@ -69,8 +70,12 @@ export async function startMessageMoveTask(engine: Engine, ctx: RequestContext, 
   const rate = intParam(input.MaxNumberOfMessagesPerSecond, 'MaxNumberOfMessagesPerSecond', 1, 500);
   const filter = parseMoveFilter(input.Filter);
   // A selective redrive expects to move the matching messages, not the whole queue.
-  const toMove = filter || input.DryRun === true ? await countMatching(engine, source, destinationArn, filter) : undefined;
-  if (input.DryRun === true) return { ApproximateNumberOfMessagesToMove: toMove };
+  const counted = filter || input.DryRun === true ? await countMatching(engine, source, destinationArn, filter) : undefined;
+  const toMove = counted?.count;
+  if (input.DryRun === true) {
+    // Extension: the count stopped at COUNT_SCAN, so at least this many would move.
+    return counted!.complete ? { ApproximateNumberOfMessagesToMove: toMove } : { ApproximateNumberOfMessagesToMove: toMove, ApproximateNumberOfMessagesToMoveIsLowerBound: true };
+  }
   const task = await engine.store.moveTasks.create({
     id: randomUUID(), accountId: ctx.accountId, sourceQueueId: source.id, sourceArn, destinationArn,
     maxPerSecond: rate, filter: filter && JSON.stringify(filter), startedAt: engine.clock.now(), toMove,
@@ -88,16 +93,25 @@ export async function startMessageMoveTask(engine: Engine, ctx: RequestContext, 
   return { TaskHandle: encodeTaskHandle(task.id, sourceArn) };
 }
 
-async function countMatching(engine: Engine, source: QueueRecord, destinationArn: string | undefined, filter: MoveFilter | undefined): Promise<number> {
+/**
+ * What counting the messages a task would move examines at most per request (DryRun, or
+ * a filtered start's ApproximateNumberOfMessagesToMove): 100,000 messages and 16 MiB of
+ * bodies, 25 at a time, with the event loop given back between reads and every 1 MiB of bodies. Past it, the count
+ * is of the messages examined: at least that many would move.
+ */
+export const COUNT_SCAN: ScanBudget = { messages: 100_000, bytes: 16 * 1024 * 1024, page: 25 };
+
+async function countMatching(
+  engine: Engine, source: QueueRecord, destinationArn: string | undefined, filter: MoveFilter | undefined,
+): Promise<{ count: number; complete: boolean }> {
   const rules = moveRules(source, { destinationArn, filter });
   const now = engine.clock.now();
-  let n = 0;
-  for (let after = 0; ;) {
-    const page = await engine.store.messages.peek(source.id, after, 1000);
-    n += page.filter((m) => rules.matches(m, now)).length;
-    if (page.length < 1000) return n;
-    after = page[page.length - 1]!.seq;
-  }
+  let count = 0;
+  const { stoppedBy } = await scanQueue(engine.store, source.id, 0, COUNT_SCAN, (m) => {
+    if (rules.matches(m, now)) count++;
+    return true;
+  });
+  return { count, complete: stoppedBy === 'end' };
 }
 
 export async function listMessageMoveTasks(engine: Engine, ctx: RequestContext, input: Input) {

@@ -14,6 +14,8 @@ const POLL_MS = 1_000;
 const RETRY_MS = 1_000;
 /** Messages per batch without a rate limit; each batch is one transaction. */
 const FAST_BATCH = 100;
+/** A filtered batch examines up to ten times its limit, and bodies of at most this many characters (move-plan.ts). */
+const FILTER_SCAN_BYTES = 4 * 1024 * 1024;
 /** With a rate limit, batches of up to this many, spaced to keep the rate. */
 const RATE_BATCH = 10;
 /** After a stall, a rate-limited task catches up by at most this much time. */
@@ -141,6 +143,7 @@ export class MoveTaskRunner {
         const batch: MoveBatch = {
           // A filter may skip many messages, so a filtered batch examines more of them.
           owner: this.owner, now, leaseUntil: now + LEASE_MS, limit, scanLimit: task.filter ? limit * 10 : limit,
+          scanBytes: task.filter ? FILTER_SCAN_BYTES : undefined,
           matches: (m) => !!rules && rules.matches(m, now),
           destination: (m) => rules?.destination(m),
           rewrite: (m, destination) => rules!.rewrite(m, now, destination),
@@ -153,7 +156,11 @@ export class MoveTaskRunner {
             this.driven.delete(task.id);
             // Logged by the node that ended the task, once (a cancel is logged where it was asked).
             if (r.task.status === 'FAILED') {
-              log.warn({ task: task.id, source: task.sourceArn, moved: r.task.moved, reason: r.task.failureReason }, 'move task failed');
+              log.warn({
+                task: task.id, source: task.sourceArn, destination: task.destinationArn, moved: r.task.moved, reason: r.task.failureReason,
+                // The message it stopped at stays in the DLQ (docs/security-accounts.md).
+                messageId: r.failedAt?.messageId, messageSource: r.failedAt?.deadLetterSourceArn,
+              }, 'move task failed');
             } else if (r.task.status === 'COMPLETED' && !r.lost) {
               log.info({ task: task.id, source: task.sourceArn, destination: task.destinationArn, moved: r.task.moved }, 'move task finished');
             }

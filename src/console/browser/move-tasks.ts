@@ -20,8 +20,10 @@ export interface MoveTask extends CliMoveTask {
   Filter?: MoveFilter;
 }
 
-export async function previewMove(req: MoveRequest): Promise<number> {
-  return (await call<{ ApproximateNumberOfMessagesToMove: number }>('StartMessageMoveTask', { ...req, DryRun: true })).ApproximateNumberOfMessagesToMove;
+/** How many would move; `atLeast` when the server stopped counting at its bound (docs/security-accounts.md). */
+export async function previewMove(req: MoveRequest): Promise<{ n: number; atLeast: boolean }> {
+  const r = await call<{ ApproximateNumberOfMessagesToMove: number; ApproximateNumberOfMessagesToMoveIsLowerBound?: boolean }>('StartMessageMoveTask', { ...req, DryRun: true });
+  return { n: r.ApproximateNumberOfMessagesToMove, atLeast: r.ApproximateNumberOfMessagesToMoveIsLowerBound === true };
 }
 
 export async function startMove(req: MoveRequest): Promise<string> {

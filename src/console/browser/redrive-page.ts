@@ -77,9 +77,9 @@ function redriveForm(q: QueueInfo, sameType: string[], started: () => void): HTM
   const run = async (dryRun: boolean) => {
     try {
       const req = request();
-      const n = await previewMove(req);
+      const { n, atLeast } = await previewMove(req);
       const total = Number((await queueAttributes(q.url)).ApproximateNumberOfMessages ?? 0);
-      preview.textContent = `${count(n)} of ${count(total)} visible messages would move ${where()}${req.Filter ? ' (filtered)' : ''}.`;
+      preview.textContent = `${atLeast ? 'At least ' : ''}${count(n)} of ${count(total)} visible messages would move ${where()}${req.Filter ? ' (filtered)' : ''}.`;
       preview.className = 'preview notice';
       if (dryRun) return;
       if (n === 0) return flash('No message matches: nothing to redrive.', 'error');

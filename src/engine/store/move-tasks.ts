@@ -48,6 +48,8 @@ export interface MoveBatch {
   limit: number;
   /** At most this many messages are examined (a filter may skip many). */
   scanLimit: number;
+  /** When set, the batch stops examining messages once their bodies add up to this many characters. */
+  scanBytes?: number;
   /** Whether the message moves at all (selective redrive). */
   matches(m: StoredMessage): boolean;
   /** Where the message goes. */
@@ -63,4 +65,6 @@ export interface MoveBatchResult {
   task: MoveTaskRecord;
   lost: boolean;
   moved: number;
+  /** When the batch failed the task at a message whose destination was refused: its id and where it would have gone. */
+  failedAt?: { messageId: string; deadLetterSourceArn?: string };
 }

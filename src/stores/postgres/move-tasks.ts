@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { planMoveBatch } from '../../engine/store/move-plan.js';
+import { planMoveBatch, withFailure, scopedAddress, type MoveScope } from '../../engine/store/move-plan.js';
 import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
 import type { QueueAddress } from '../../engine/addressing.js';
 import type { QueueRecord } from '../../engine/types.js';
@@ -90,8 +90,9 @@ export class PgMoveTasks implements MoveTaskStore {
         return { task: toTask(after!), lost: false, moved };
       };
       const sourceId = Number(row.source_queue_id);
-      const { rows: source } = await c.query('SELECT 1 FROM queues WHERE id = $1', [sourceId]);
-      if (!source.length) return finish(0, Number(row.cursor), 'FAILED', b.missingQueueReason);
+      const { rows: [source] } = await c.query<Pick<QueueRow, 'region' | 'fifo'>>('SELECT region, fifo FROM queues WHERE id = $1', [sourceId]);
+      if (!source) return finish(0, Number(row.cursor), 'FAILED', b.missingQueueReason);
+      const scope: MoveScope = { accountId: row.account_id, region: source.region, fifo: Boolean(source.fifo) };
       // Plain FOR UPDATE, not SKIP LOCKED: a message a receive holds for a moment is
       // waited for, not skipped past the cursor and left behind.
       const { rows } = await c.query<MessageRow>(
@@ -99,11 +100,8 @@ export class PgMoveTasks implements MoveTaskStore {
         [sourceId, row.cursor, row.max_seq, b.scanLimit],
       );
       const messages = rows.map(toMessage);
-      const queues = await this.destinations(c, messages.map((m) => b.destination(m)));
-      const plan = planMoveBatch(messages, Number(row.cursor), b, (m) => {
-        const a = b.destination(m);
-        return a && queues.get(`${a.accountId}/${a.region}/${a.name}`);
-      });
+      const queues = await this.destinations(c, scope, messages.map((m) => scopedAddress(scope, b.destination(m))));
+      const plan = planMoveBatch(messages, Number(row.cursor), b, scope, (a) => queues.get(a.name));
       const moves = plan.moves;
       if (moves.length) {
         await insertMessages(c, moves.map((mv) => ({ queueId: mv.destination.id, message: b.rewrite(mv.message, mv.destination) })));
@@ -128,24 +126,21 @@ export class PgMoveTasks implements MoveTaskStore {
         await c.query(minuteSql('sent', 'd.id', 'd.n', to, '$3'), [[...sentTo.keys()], [...sentTo.values()], b.now]);
         touched.push(...sentTo.keys());
       }
-      return finish(moves.length, plan.cursor, plan.status, plan.failureReason);
+      const done = await finish(moves.length, plan.cursor, plan.status, plan.failureReason);
+      return withFailure(done, plan);
     });
     for (const id of touched) this.wakeups.wake(id);
     return result;
   }
 
-  /** The queues at the given addresses, by "account/region/name". */
-  private async destinations(c: pg.PoolClient, addrs: (QueueAddress | undefined)[]): Promise<Map<string, QueueRecord>> {
-    const wanted = new Map<string, QueueAddress>();
-    for (const a of addrs) if (a) wanted.set(`${a.accountId}/${a.region}/${a.name}`, a);
-    if (wanted.size === 0) return new Map();
-    const list = [...wanted.values()];
+  /** The queues of the task's scope (move-plan.ts) at the given addresses, by name. */
+  private async destinations(c: pg.PoolClient, scope: MoveScope, addrs: (QueueAddress | undefined)[]): Promise<Map<string, QueueRecord>> {
+    const names = [...new Set(addrs.filter((a) => a !== undefined).map((a) => a.name))];
+    if (names.length === 0) return new Map();
     const { rows } = await c.query<QueueRow>(
-      `SELECT q.* FROM queues q
-         JOIN unnest($1::text[], $2::text[], $3::text[]) AS a(account_id, region, name)
-           ON q.account_id = a.account_id AND q.region = a.region AND q.name = a.name`,
-      [list.map((a) => a.accountId), list.map((a) => a.region), list.map((a) => a.name)],
+      'SELECT * FROM queues WHERE account_id = $1 AND region = $2 AND fifo = $3 AND name = ANY($4::text[])',
+      [scope.accountId, scope.region, scope.fifo, names],
     );
-    return new Map(rows.map((r) => [`${r.account_id}/${r.region}/${r.name}`, toQueue(r)]));
+    return new Map(rows.map((r) => [r.name, toQueue(r)]));
   }
 }

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { planMoveBatch } from '../../engine/store/move-plan.js';
+import { planMoveBatch, withFailure, type MoveScope } from '../../engine/store/move-plan.js';
 import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStatus, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
 import { messageValues, toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
 import type { SqliteCounters } from './counters.js';
@@ -43,8 +43,9 @@ export class SqliteMoveTasks implements MoveTaskStore {
         'UPDATE move_tasks SET moved = moved + ?, cursor = ?, status = ?, failure_reason = ?, lease_until = ? WHERE id = ?',
       ),
       scan: db.prepare(`SELECT * FROM messages WHERE queue_id = ? AND seq > ? AND seq <= ? ORDER BY seq ${BOUND_LIMIT}`),
-      queueByName: db.prepare('SELECT * FROM queues WHERE account_id = ? AND region = ? AND name = ?'),
-      queueExists: db.prepare('SELECT 1 AS x FROM queues WHERE id = ?'),
+      // A move task writes only within its scope (move-plan.ts): the owner's account and region, the source's type.
+      queueInScope: db.prepare('SELECT * FROM queues WHERE account_id = ? AND region = ? AND name = ? AND fifo = ?'),
+      source: db.prepare('SELECT region, fifo FROM queues WHERE id = ?'),
       insertMessage: db.prepare(insertMessageSql()),
       deleteMessage: db.prepare('DELETE FROM messages WHERE seq = ?'),
     };
@@ -103,11 +104,12 @@ export class SqliteMoveTasks implements MoveTaskStore {
         this.sql.progress.run(moved, cursor, status, reason, b.leaseUntil, taskId);
         return { task: toTask(this.sql.task.get(taskId) as MoveTaskRow), lost: false, moved };
       };
-      if (!this.sql.queueExists.get(sourceId)) return finish(0, Number(row.cursor), 'FAILED', b.missingQueueReason);
+      const source = this.sql.source.get(sourceId) as Pick<QueueRow, 'region' | 'fifo'> | undefined;
+      if (!source) return finish(0, Number(row.cursor), 'FAILED', b.missingQueueReason);
+      const scope: MoveScope = { accountId: row.account_id, region: source.region, fifo: Boolean(source.fifo) };
       const rows = (this.sql.scan.all(sourceId, row.cursor, row.max_seq, b.scanLimit) as MessageRow[]).map(toMessage);
-      const plan = planMoveBatch(rows, Number(row.cursor), b, (m) => {
-        const a = b.destination(m);
-        const q = a && (this.sql.queueByName.get(a.accountId, a.region, a.name) as QueueRow | undefined);
+      const plan = planMoveBatch(rows, Number(row.cursor), b, scope, (a) => {
+        const q = this.sql.queueInScope.get(scope.accountId, scope.region, a.name, scope.fifo ? 1 : 0) as QueueRow | undefined;
         return q && toQueue(q);
       });
       const sentTo = new Map<number, number>();
@@ -122,7 +124,8 @@ export class SqliteMoveTasks implements MoveTaskStore {
         this.counters.count(id, n, 0, 0, b.now);
         this.wakeups.wakeAfterCommit(id);
       }
-      return finish(plan.moves.length, plan.cursor, plan.status, plan.failureReason);
+      const done = finish(plan.moves.length, plan.cursor, plan.status, plan.failureReason);
+      return withFailure(done, plan);
     });
   }
 }
