@@ -9,7 +9,13 @@ function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string,
   return el;
 }
 
-const SERIES: [keyof ActivityMinute, string][] = [['Sent', 'sent'], ['Received', 'received'], ['Deleted', 'deleted'], ['DeadLettered', 'dead-lettered']];
+/** The counts of docs/monitoring.md's table ("One count per event"), as GetQueueActivity gives them. */
+const SERIES: [keyof ActivityMinute, string][] = [
+  ['Sent', 'sent'], ['Received', 'received'], ['Deleted', 'deleted'], ['DeadLettered', 'dead-lettered'], ['DeadLetterArrivals', 'arrived'],
+];
+const LABELS: Partial<Record<keyof ActivityMinute, string>> = {
+  DeadLettered: 'Dead-lettered', DeadLetterArrivals: 'Dead-letter arrivals', Depth: 'Depth (right scale)',
+};
 
 /** The last hour per minute as an inline SVG line chart: no chart library, nothing to load. */
 export function activityChart(minutes: ActivityMinute[]): SVGSVGElement {
@@ -44,7 +50,7 @@ export function chartLegend(): HTMLElement {
   for (const [key, cls] of [...SERIES, ['Depth', 'depth'] as const]) {
     const item = document.createElement('span');
     item.className = `key ${cls}`;
-    item.textContent = key === 'DeadLettered' ? 'Dead-lettered' : key === 'Depth' ? 'Depth (right scale)' : key;
+    item.textContent = LABELS[key] ?? key;
     el.append(item);
   }
   return el;

@@ -1,5 +1,5 @@
 import type { QueueRecord, StoredMessage } from '../types.js';
-import type { MoveBatch, MoveTaskStatus } from './move-tasks.js';
+import type { Destination, MoveBatch, MoveTaskStatus } from './move-tasks.js';
 
 export interface MovePlan {
   /** Messages to move, each with its destination queue. */
@@ -36,4 +36,15 @@ export function planMoveBatch(
   }
   if (rows.length < batch.scanLimit) plan.status = 'COMPLETED';
   return plan;
+}
+
+/** How many of a plan's moves go to each destination queue, in the order first met. */
+export function destinationsOf(moves: MovePlan['moves']): Destination[] {
+  const byId = new Map<number, Destination>();
+  for (const { destination } of moves) {
+    const d = byId.get(destination.id);
+    if (d) d.count++;
+    else byId.set(destination.id, { queue: destination, count: 1 });
+  }
+  return [...byId.values()];
 }

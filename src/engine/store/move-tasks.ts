@@ -63,4 +63,11 @@ export interface MoveBatchResult {
   task: MoveTaskRecord;
   lost: boolean;
   moved: number;
+  /** How many of the moved messages went to each destination (a redrive's sends: the engine counts them). */
+  sentTo?: readonly Destination[];
+}
+
+export interface Destination {
+  queue: QueueRecord;
+  count: number;
 }

@@ -41,7 +41,7 @@ const FIFO_RECEIVE_SQL = `
       FROM numbered x WHERE m.seq = x.seq AND x.n <= $4 AND m.visible_at <= $2
     RETURNING m.*, x.n
   ),
-  ${countedCtes('received', '$1::bigint', 'count(*)', 'claimed HAVING count(*) > 0', '$2')}
+  ${countedCtes('received', '$1::bigint', 'count(*)', 'claimed HAVING count(*) > 0')}
   SELECT false AS poison, ${messageColumns('c')}, c.n FROM claimed c
   UNION ALL
   SELECT true, ${messageColumns('m')}, 0 FROM heads h JOIN messages m ON m.seq = h.seq
@@ -130,7 +130,7 @@ export class PgFifo {
            first_received_at = coalesce(m.first_received_at, $3), received_at = $3, receipt_token = u.token
            FROM unnest($4::bigint[], $5::text[]) WITH ORDINALITY AS u(seq, token, n) WHERE m.seq = u.seq
          RETURNING m.*, u.n),
-       ${countedCtes('received', '$1::bigint', 'count(*)', 'claimed HAVING count(*) > 0', '$3')}
+       ${countedCtes('received', '$1::bigint', 'count(*)', 'claimed HAVING count(*) > 0')}
        SELECT * FROM claimed ORDER BY n`,
       [queueId, req.now + req.visibilityTimeoutMs, req.now, plan.claim.map((m) => m.seq), tokens],
     );

@@ -66,7 +66,7 @@ const SEND_SQL = `
      ORDER BY group_id NULLS FIRST, seq
     RETURNING seq
   ),
-  ${countedCtes('sent', SEND_QUEUE, 'count(*)', 'stored HAVING count(*) > 0', SEND_NOW)}
+  ${countedCtes('sent', SEND_QUEUE, 'count(*)', 'stored HAVING count(*) > 0')}
   SELECT i.seq, (s.seq IS NOT NULL) AS stored, d.message_id AS dup_message_id, d.seq AS dup_seq
     FROM input i LEFT JOIN stored s ON s.seq = i.seq
     LEFT JOIN LATERAL (${DUPLICATE_OF('i', SEND_NOW)}) d ON s.seq IS NULL
@@ -253,8 +253,8 @@ export class PgMessages implements MessageStore {
         if (ok.length) {
           await c.query(`
             WITH gone AS (DELETE FROM messages WHERE seq = ANY($2::bigint[]) RETURNING 1),
-            ${countedCtes('deleted', '$1::bigint', 'count(*)', 'gone HAVING count(*) > 0', '$3')}
-            SELECT 1`, [queueId, ok, rule.now]);
+            ${countedCtes('deleted', '$1::bigint', 'count(*)', 'gone HAVING count(*) > 0')}
+            SELECT 1`, [queueId, ok]);
         }
         return out;
       });
@@ -346,15 +346,15 @@ export class PgMessages implements MessageStore {
    * Dead-lettered messages are found through a partial index by id (the console's
    * migration); only ids not found there are looked for among the queue's other messages.
    */
-  async deleteByIds(queueId: number, messageIds: readonly string[], now: number): Promise<string[]> {
+  async deleteByIds(queueId: number, messageIds: readonly string[], _now: number): Promise<string[]> {
     const deleteSql = (dead: string) => `
       WITH gone AS (DELETE FROM messages WHERE queue_id = $1 AND message_id = ANY($2::text[]) ${dead} RETURNING message_id),
-      ${countedCtes('deleted', '$1::bigint', 'count(*)', 'gone HAVING count(*) > 0', '$3')}
+      ${countedCtes('deleted', '$1::bigint', 'count(*)', 'gone HAVING count(*) > 0')}
       SELECT message_id FROM gone`;
-    const dead = await this.pool.query<{ message_id: string }>(deleteSql('AND dead_letter_source IS NOT NULL'), [queueId, messageIds, now]);
+    const dead = await this.pool.query<{ message_id: string }>(deleteSql('AND dead_letter_source IS NOT NULL'), [queueId, messageIds]);
     const deleted = new Set(dead.rows.map((r) => r.message_id));
     const rest = messageIds.filter((id) => !deleted.has(id));
-    if (rest.length) for (const r of (await this.pool.query<{ message_id: string }>(deleteSql(''), [queueId, rest, now])).rows) deleted.add(r.message_id);
+    if (rest.length) for (const r of (await this.pool.query<{ message_id: string }>(deleteSql(''), [queueId, rest])).rows) deleted.add(r.message_id);
     // Deleting a FIFO message held by a receive may release its group to a waiting receive.
     if (deleted.size) this.wakeups.wake(queueId);
     return messageIds.filter((id) => deleted.has(id));

@@ -201,4 +201,9 @@ export const migrations: Migration[] = [
   `,
   // Throughput (issue 19): depths kept per statement (steps.ts).
   DEPTH_PER_STATEMENT,
+  `
+  -- GetQueueActivity: messages that arrived in the queue by dead-lettering (it is their
+  -- DLQ); the counts are now the engine's (activity-counts.ts), added once a second.
+  ALTER TABLE queue_activity ADD COLUMN dead_letter_arrivals BIGINT NOT NULL DEFAULT 0;
+  `,
 ];

@@ -84,23 +84,9 @@ export function countSql(counter: Counter, queueIdExpr: string, nExpr: string, f
 
 type Counter = 'sent' | 'received' | 'deleted';
 
-/**
- * The `counted` CTEs of a counting statement: the queue's counter (countSql) and its
- * minute of activity (minuteSql), both from the same rows, in the same statement.
- */
-export function countedCtes(counter: Counter, queueIdExpr: string, nExpr: string, from: string, nowExpr: string): string {
-  return `counted AS (${countSql(counter, queueIdExpr, nExpr, from)}),
-  counted_minute AS (${minuteSql(counter, queueIdExpr, nExpr, from, nowExpr)})`;
-}
-
-/**
- * An INSERT ... ON CONFLICT adding `n` to a queue's count in the minute of `nowExpr`
- * (queue_activity, GetQueueActivity), sharded like queue_stats.
- */
-export function minuteSql(counter: Counter | 'dead_lettered', queueIdExpr: string, nExpr: string, from: string, nowExpr: string): string {
-  return `INSERT INTO queue_activity (queue_id, minute, shard, ${counter})
-    SELECT ${queueIdExpr}, (${nowExpr})::bigint - (${nowExpr})::bigint % 60000, ${STATS_SHARD}, ${nExpr} FROM ${from}
-    ON CONFLICT (queue_id, minute, shard) DO UPDATE SET ${counter} = queue_activity.${counter} + excluded.${counter}`;
+/** The `counted` CTE of a counting statement: the queue's counter (countSql), from the statement's own rows. */
+export function countedCtes(counter: Counter, queueIdExpr: string, nExpr: string, from: string): string {
+  return `counted AS (${countSql(counter, queueIdExpr, nExpr, from)})`;
 }
 
 /** PostgreSQL types of the columns a message is inserted with (rows.ts lists them). */

@@ -61,7 +61,7 @@ const receiveSql = (fair: boolean) => `
       FROM numbered x WHERE m.seq = x.seq
     RETURNING m.*, x.n
   ),
-  ${countedCtes('received', '$1::bigint', 'count(*)', 'claimed HAVING count(*) > 0', '$2')}
+  ${countedCtes('received', '$1::bigint', 'count(*)', 'claimed HAVING count(*) > 0')}
   SELECT false AS poison, ${messageColumns('c')}, c.n, NULL::bigint AS next_visible FROM claimed c
   UNION ALL
   SELECT true, ${messageColumns('m')}, 0, NULL FROM picked p JOIN messages m ON m.seq = p.seq WHERE p.receive_count >= $5

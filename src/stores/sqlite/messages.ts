@@ -134,7 +134,7 @@ export class SqliteMessages implements MessageStore {
         stored++;
       }
       if (stored) this.wakeups.wakeAfterCommit(queueId, readyCount(stored === messages.length ? messages : out.filter((m) => !m.duplicate && !m.rejected)));
-      if (stored) this.counters.count(queueId, stored, 0, 0, messages[0]!.sentAt);
+      if (stored) this.counters.count(queueId, stored, 0, 0);
       return { messages: out, deadLettered };
     });
   }
@@ -142,7 +142,7 @@ export class SqliteMessages implements MessageStore {
   receive(queueId: number, req: ReceiveRequest): Promise<ReceiveResult> {
     return this.commit.run(() => {
       const result = req.fifo ? this.fifo.receive(queueId, req) : this.receiveStandard(queueId, req);
-      this.counters.count(queueId, 0, result.messages.length, 0, req.now);
+      this.counters.count(queueId, 0, result.messages.length, 0);
       return result;
     });
   }
@@ -211,7 +211,7 @@ export class SqliteMessages implements MessageStore {
         return deleted ? 'ok' : deleteOutcome(this.receiptRow(r.seq, queueId), r, rule);
       });
       const ok = outcomes.filter((o) => o === 'ok').length;
-      this.counters.count(queueId, 0, 0, ok, rule.now);
+      this.counters.count(queueId, 0, 0, ok);
       // A FIFO delete releases its group: wake a waiter if that left a message to hand out.
       if (ok && rule.requireCurrent && this.fifo.anyAvailable(queueId, rule.now)) this.wakeups.wakeAfterCommit(queueId);
       return outcomes;
@@ -221,7 +221,7 @@ export class SqliteMessages implements MessageStore {
   deleteByIds(queueId: number, messageIds: readonly string[], now: number): Promise<string[]> {
     return this.commit.run(() => {
       const deleted = messageIds.filter((id) => this.sql.deleteDeadById.run(queueId, id).changes > 0 || this.sql.deleteById.run(queueId, id).changes > 0);
-      this.counters.count(queueId, 0, 0, deleted.length, now);
+      this.counters.count(queueId, 0, 0, deleted.length);
       // Deleting a FIFO message held by a receive may release its group to a waiting receive.
       if (deleted.length) this.wakeups.wakeAfterCommit(queueId);
       return deleted;

@@ -366,4 +366,9 @@ ${refreshHead('NEW')}
     PRIMARY KEY (account_id, name)
   );
   `,
+  `
+  -- GetQueueActivity: messages that arrived in the queue by dead-lettering (it is their
+  -- DLQ); the counts are now the engine's (activity-counts.ts), added once a second.
+  ALTER TABLE queue_activity ADD COLUMN dead_letter_arrivals INTEGER NOT NULL DEFAULT 0;
+  `,
 ];

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { planMoveBatch } from '../../engine/store/move-plan.js';
+import { destinationsOf, planMoveBatch } from '../../engine/store/move-plan.js';
 import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStatus, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
 import { messageValues, toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
 import type { SqliteCounters } from './counters.js';
@@ -110,19 +110,18 @@ export class SqliteMoveTasks implements MoveTaskStore {
         const q = a && (this.sql.queueByName.get(a.accountId, a.region, a.name) as QueueRow | undefined);
         return q && toQueue(q);
       });
-      const sentTo = new Map<number, number>();
       for (const { message, destination } of plan.moves) {
         this.sql.insertMessage.run(...messageValues(destination.id, b.rewrite(message, destination)));
         this.sql.deleteMessage.run(message.seq);
-        sentTo.set(destination.id, (sentTo.get(destination.id) ?? 0) + 1);
       }
+      const sentTo = destinationsOf(plan.moves);
       // Counted as the receive, delete and send SQS's own redrive makes.
-      this.counters.count(sourceId, 0, plan.moves.length, plan.moves.length, b.now);
-      for (const [id, n] of sentTo) {
-        this.counters.count(id, n, 0, 0, b.now);
-        this.wakeups.wakeAfterCommit(id);
+      this.counters.count(sourceId, 0, plan.moves.length, plan.moves.length);
+      for (const { queue, count } of sentTo) {
+        this.counters.count(queue.id, count, 0, 0);
+        this.wakeups.wakeAfterCommit(queue.id);
       }
-      return finish(plan.moves.length, plan.cursor, plan.status, plan.failureReason);
+      return { ...finish(plan.moves.length, plan.cursor, plan.status, plan.failureReason), sentTo };
     });
   }
 }

@@ -89,7 +89,7 @@ export class SqliteStore implements Store {
     });
     const readMessage = messageReader(this.db);
     const queues = new SqliteQueues(this.db, this.commit, counters);
-    const deadLetters = new SqliteDeadLetters(this.db, this.commit, this.wakeups, counters, readMessage, (q) => queues.insert(q).queue.id);
+    const deadLetters = new SqliteDeadLetters(this.db, this.commit, this.wakeups, readMessage, (q) => queues.insert(q).queue.id);
     this.queues = guardStorage(queues, sqliteStorageError);
     this.deadLetters = guardStorage(deadLetters, sqliteStorageError);
     this.messages = guardStorage(
