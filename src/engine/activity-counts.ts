@@ -3,6 +3,9 @@ import type { EngineObserver } from './observer.js';
 import { MINUTE_MS, type ActivityCounts, type ActivityStore } from './store/activity.js';
 import type { DeathReason, QueueRecord } from './types.js';
 
+/** Rows kept for a store that keeps refusing them (about a day of 1,000 busy queues); older ones go. */
+const MAX_PENDING = 1_000_000;
+
 /**
  * The observer that keeps GetQueueActivity's counts: the same events as /metrics, so
  * both surfaces count alike (observer.ts). Each event adds to its queue's row of the
@@ -58,7 +61,8 @@ export class ActivityCounter implements EngineObserver {
     try {
       await this.store.add(rows);
     } catch (err) {
-      this.ended.push(...rows);
+      this.ended = rows.concat(this.ended);
+      if (this.ended.length > MAX_PENDING) this.ended = this.ended.slice(-MAX_PENDING);
       throw err;
     }
   }
