@@ -7,7 +7,7 @@ const DEPTH_SHARD = -1;
 
 /**
  * Per-minute activity: the engine's counts, added by each node about once a second in
- * one statement, sharded as queue_stats is, so concurrent nodes never wait on one row;
+ * one statement, sharded by connection (STATS_SHARD), so concurrent nodes never wait on one row;
  * a read sums the shards. Every node reads the same rows.
  */
 export class PgActivity implements ActivityStore {

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { NewMessage, StoredMessage } from '../../engine/types.js';
 import { GroupCommit } from './group-commit.js';
-import { countedCtes, INSERT_COLUMNS, insertArrays, query, unnestInsert } from './sql.js';
+import { INSERT_COLUMNS, insertArrays, query, unnestInsert } from './sql.js';
 import { addReady, readyCount } from '../wakeup-listeners.js';
 import { AVAILABLE_CHANNEL, type PgWakeups, type SentCount } from './wakeups.js';
 
@@ -26,7 +26,6 @@ const SEND_SQL = `
     INSERT INTO messages (seq, ${INSERT_COLUMNS.join(', ')})
     SELECT seq, ${INSERT_COLUMNS.join(', ')} FROM input ORDER BY queue_id, seq
   ),
-  ${countedCtes('sent', 'queue_id', 'count(*)', 'input GROUP BY queue_id ORDER BY queue_id')},
   notified AS (SELECT pg_notify('${AVAILABLE_CHANNEL}', ${PAYLOAD}) WHERE ${PAYLOAD} IS NOT NULL)
   -- Reading notified once (an InitPlan) is what runs it: a SELECT in WITH runs only if read.
   SELECT seq FROM input WHERE (SELECT count(*) FROM notified) IS NOT NULL ORDER BY ord`;
@@ -36,8 +35,7 @@ const DELETE_SQL = `
     DELETE FROM messages m USING unnest($1::bigint[], $2::bigint[]) AS d(queue_id, seq)
      WHERE m.seq = d.seq AND m.queue_id = d.queue_id
     RETURNING m.queue_id, m.seq, m.receipt_token, m.visible_at, m.group_id
-  ),
-  ${countedCtes('deleted', 'queue_id', 'count(*)', 'gone GROUP BY queue_id ORDER BY queue_id')}
+  )
   SELECT * FROM gone`;
 
 interface Send {

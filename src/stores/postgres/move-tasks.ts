@@ -4,7 +4,7 @@ import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStore, NewMove
 import type { QueueAddress } from '../../engine/addressing.js';
 import type { QueueRecord } from '../../engine/types.js';
 import { toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
-import { countSql, inTransaction, insertMessages, query, STATS_SHARD } from './sql.js';
+import { inTransaction, insertMessages, query } from './sql.js';
 import type { PgWakeups } from './wakeups.js';
 
 const ACTIVE = `status IN ('RUNNING', 'CANCELLING')`;
@@ -109,16 +109,8 @@ export class PgMoveTasks implements MoveTaskStore {
       if (moves.length) {
         await insertMessages(c, moves.map((mv) => ({ queueId: mv.destination.id, message: b.rewrite(mv.message, mv.destination) })));
         await c.query('DELETE FROM messages WHERE seq = ANY($1::bigint[])', [moves.map((mv) => mv.message.seq)]);
-        // Counted as the receive, delete and send SQS's own redrive makes.
+        // The engine counts the redrive's sends (and its receive and delete on the source).
         sentTo = destinationsOf(moves);
-        await c.query(
-          `INSERT INTO queue_stats (queue_id, shard, received, deleted) VALUES ($1, ${STATS_SHARD}, $2, $2)
-           ON CONFLICT (queue_id, shard) DO UPDATE
-             SET received = queue_stats.received + excluded.received, deleted = queue_stats.deleted + excluded.deleted`,
-          [sourceId, moves.length],
-        );
-        const to = 'unnest($1::bigint[], $2::bigint[]) AS d(id, n) ORDER BY d.id';
-        await c.query(countSql('sent', 'd.id', 'd.n', to), [sentTo.map((d) => d.queue.id), sentTo.map((d) => d.count)]);
         touched.push(...sentTo.map((d) => d.queue.id));
       }
       return { ...await finish(moves.length, plan.cursor, plan.status, plan.failureReason), sentTo };

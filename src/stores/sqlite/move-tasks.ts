@@ -2,7 +2,6 @@ import type Database from 'better-sqlite3';
 import { destinationsOf, planMoveBatch } from '../../engine/store/move-plan.js';
 import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStatus, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
 import { messageValues, toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
-import type { SqliteCounters } from './counters.js';
 import type { GroupCommit } from './group-commit.js';
 import { BOUND_LIMIT, insertMessageSql } from './sql.js';
 import type { SqliteWakeups } from './wakeups.js';
@@ -14,7 +13,6 @@ export class SqliteMoveTasks implements MoveTaskStore {
   constructor(
     private readonly db: Database.Database,
     private readonly commit: GroupCommit,
-    private readonly counters: SqliteCounters,
     private readonly wakeups: SqliteWakeups,
   ) {
     this.sql = this.prepare();
@@ -114,13 +112,9 @@ export class SqliteMoveTasks implements MoveTaskStore {
         this.sql.insertMessage.run(...messageValues(destination.id, b.rewrite(message, destination)));
         this.sql.deleteMessage.run(message.seq);
       }
+      // The engine counts the redrive's sends (and its receive and delete on the source).
       const sentTo = destinationsOf(plan.moves);
-      // Counted as the receive, delete and send SQS's own redrive makes.
-      this.counters.count(sourceId, 0, plan.moves.length, plan.moves.length);
-      for (const { queue, count } of sentTo) {
-        this.counters.count(queue.id, count, 0, 0);
-        this.wakeups.wakeAfterCommit(queue.id);
-      }
+      for (const { queue } of sentTo) this.wakeups.wakeAfterCommit(queue.id);
       return { ...finish(plan.moves.length, plan.cursor, plan.status, plan.failureReason), sentTo };
     });
   }
