@@ -3,13 +3,14 @@ import { clientCommand, group, out, printJson } from './command-kit.js';
 import { age, name, table } from './dlq-format.js';
 import { collect, pair, positive } from './flags.js';
 import { allSummaries } from './summaries.js';
+import { activityTotals, type ActivityMinute } from '../console/browser/activity-totals.js';
 import type { SqsJsonClient } from './sqs-client.js';
 
 interface CreateOptions { attribute?: string[]; tag?: string[]; dlq?: string; maxReceives: string }
 
 /** `redrive queues ...`: the life of a queue, from create to delete. */
 export function queuesCommand(): Command {
-  const queues = group('queues', 'Queues: list, create, show, set (attributes), purge, delete', [
+  const queues = group('queues', 'Queues: list, create, show, activity, set (attributes), purge, delete', [
     'redrive queues list', 'redrive queues create orders --dlq orders-dlq --max-receives 5', 'redrive queues show orders',
   ]);
   clientCommand<{ prefix?: string }>(queues, 'list', 'List the queues of the account with their message counts',
@@ -58,6 +59,14 @@ export function queuesCommand(): Command {
       const rows = [['URL', url], ...Object.entries(attributes).sort(([a], [b]) => a.localeCompare(b)), ...Object.entries(Tags).map(([k, v]) => [`tag ${k}`, v])];
       if (sources.length) rows.push(['dead-letter queue of', sources.map(name).join(', ')]);
       out(table(rows));
+    });
+
+  clientCommand(queues, 'activity <queue>', 'What the last hour counted: sent, received, deleted, dead-lettered, dead-letter arrivals (as the console and /metrics count them)',
+    ['redrive queues activity orders', 'redrive queues activity orders-dlq --json'],
+    async ({ sqs, opts }, queue: string) => {
+      const r = await sqs.call<{ Minutes: ActivityMinute[] }>('GetQueueActivity', { QueueUrl: await sqs.queueUrl(queue) });
+      if (opts.json) return printJson(r);
+      out(`${queue}, last hour: ${activityTotals(r.Minutes)}\n`);
     });
 
   clientCommand(queues, 'set <queue> <name=value...>', 'Change queue attributes; an empty value removes an extension attribute',

@@ -11,7 +11,7 @@ const sampled = new WeakMap<EngineContext, number>();
  * Once a minute (the engine's sweep, on the node holding its lease): records the depth
  * at the end of the minute that just ended of each queue that had operations in it, with
  * the same store call as metrics, and prunes minutes older than two hours. A queue with
- * nothing sent, received, deleted or dead-lettered kept its depth (GetQueueActivity
+ * no counted event (activity-counts.ts) kept its depth (GetQueueActivity
  * carries the last one forward), so idle queues cost nothing here, however many there
  * are. Returns whether it ran.
  */
@@ -20,6 +20,8 @@ export async function sampleDepths(engine: EngineContext): Promise<boolean> {
   const minute = minuteOf(now);
   if (sampled.get(engine) === minute) return false;
   sampled.set(engine, minute);
+  // The minute that ended is complete in the store only once this node's counts are in it.
+  await engine.activity.flush();
   const ids = await withTargets(engine, await engine.store.activity.active(minute - MINUTE_MS));
   const depths = await engine.store.messages.depths(ids, now);
   await engine.store.activity.recordDepths(minute - MINUTE_MS, [...depths].map(([id, d]) => [id, d.visible + d.inflight + d.delayed] as const));

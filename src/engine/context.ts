@@ -23,6 +23,8 @@ export interface EngineContext {
   readonly region: string;
   readonly log: Log;
   readonly observer: EngineObserver;
+  /** The activity counts not yet in the store: flushed before they are read (activity-counts.ts). */
+  readonly activity: { flush(): Promise<void> };
   /** The queue's dead-letter settings in force: its attributes over the matching policy. */
   settingsOf(queue: Omit<QueueRecord, 'id'>): DeadLetterSettings;
   arnOf(queue: Pick<QueueRecord, 'accountId' | 'region' | 'name'>): string;

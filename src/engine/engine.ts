@@ -10,7 +10,8 @@ import { FairQueues } from './fair-queues.js';
 import { LongPolls } from './long-poll.js';
 import { sampleDepths } from './activity-sampler.js';
 import { MoveTaskRunner } from './move-task-runner.js';
-import { noObserver, type EngineObserver } from './observer.js';
+import { ActivityCounter } from './activity-counts.js';
+import { bothObservers, noObserver, type EngineObserver } from './observer.js';
 import { ServerPolicySet, type ServerPolicy } from './server-policies.js';
 import { decodeReceipt, encodeReceipt, type Receipt } from './receipt.js';
 import { exchangeDeadLetterTarget } from './amqp/dead-letter-exchange.js';
@@ -49,7 +50,7 @@ export interface EngineOptions {
   /** Dead-letter policies in force at start (see policies.ts). */
   policies?: ServerPolicy[];
   log?: Log;
-  /** Told what happens, after each commit (metrics); nobody by default. */
+  /** Told what happens, after each commit (metrics), besides the engine's own activity counts. */
   observer?: EngineObserver;
 }
 
@@ -71,7 +72,10 @@ export class Engine implements EngineContext {
   /** Upper bounds of each standard queue's in-flight count (see message-actions.ts). */
   readonly inflightEstimates = new Map<number, number>();
   readonly log: Log;
+  /** Hears every event: the caller's observer (metrics) and the activity counts, so both count alike. */
   readonly observer: EngineObserver;
+  /** GetQueueActivity's counts, kept in memory between flushes (activity-counts.ts). */
+  readonly activity: ActivityCounter;
   readonly policies: ServerPolicySet;
   /** Messages parked in the cycles queue since start (see dead-lettering.ts). */
   cyclesBroken = 0;
@@ -93,7 +97,8 @@ export class Engine implements EngineContext {
     this.longPolls = new LongPolls(this.store, this.clock);
     this.fair = new FairQueues(this.store, this.clock, opts.fairQueues ?? true);
     this.log = opts.log ?? { info() {}, warn() {}, error() {} };
-    this.observer = opts.observer ?? noObserver;
+    this.activity = new ActivityCounter(this.store.activity, this.clock);
+    this.observer = bothObservers(opts.observer ?? noObserver, this.activity);
     this.moveTasks = new MoveTaskRunner(this);
     this.policies = new ServerPolicySet(opts.policies);
   }
@@ -115,12 +120,13 @@ export class Engine implements EngineContext {
    * Logs and counts what an operation on `queue` dead-lettered, once it has committed
    * (stores may run a transaction again, so nothing is logged from inside one): a
    * broken cycle, parked in the cycles queue, or a message dropped with nowhere to go.
-   * The observer hears of every move; a move into a dead-letter queue is not a send there.
+   * The observer hears of every move; a move into a dead-letter queue is not a send there,
+   * it is a dead-letter arrival.
    */
   deadLettered(queue: QueueRecord, moves: DeadLettered[]): void {
     let drops: Map<string, string[]> | undefined;
     for (const d of moves) {
-      if (d.parked || d.cycle) this.observer.cycleBroken(queue, d.reason);
+      if (d.parked || d.cycle) this.observer.cycleBroken(queue, d.reason, d.parked ? d.to : undefined);
       else if (d.to === undefined) this.observer.dropped(queue, d.reason);
       else this.observer.deadLettered(queue, d.to, d.reason);
       if (d.parked) {
@@ -216,6 +222,8 @@ export class Engine implements EngineContext {
     const owner = randomUUID();
     let held = false;
     const expiryTick = () => {
+      // Every node adds its own activity counts; only the lease holder sweeps.
+      this.activity.flush().catch((err) => this.log.error({ err }, 'activity counts not saved; kept for the next second'));
       this.store.maintenance.tryLease('retention-sweep', owner, this.clock.now(), SWEEP_LEASE_MS)
         .then(async (h) => { held = h; if (h) { await this.sweepExpiry(); await sampleDepths(this); } })
         .catch((err) => this.log.error({ err }, 'expiry sweep failed'))
@@ -299,6 +307,7 @@ export class Engine implements EngineContext {
     this.retentionTimer = undefined;
     await this.moveTasks.stop();
     this.longPolls.releaseAll();
+    await this.activity.flush().catch((err) => this.log.error({ err }, 'activity counts not saved at shutdown'));
   }
 }
 

@@ -86,7 +86,7 @@ export async function sendMessage(engine: Engine, ctx: RequestContext, input: In
   engine.deadLettered(queue, deadLettered);
   if (stored!.rejected) throw queueFull(queue);
   if (stored!.duplicate) engine.observer.deduplicated(queue, 1);
-  else engine.observer.sent(queue, [size]);
+  else engine.observer.sent(queue, 1, [size]);
   return sendResult(queue, stored!);
 }
 
@@ -98,7 +98,7 @@ function observeBatch(engine: Engine, queue: QueueRecord, stored: StoredMessage[
     if (m.duplicate) duplicates++;
     else if (!m.rejected) sent.push(sizes[i]!);
   });
-  if (sent.length) engine.observer.sent(queue, sent);
+  if (sent.length) engine.observer.sent(queue, sent.length, sent);
   if (duplicates) engine.observer.deduplicated(queue, duplicates);
 }
 

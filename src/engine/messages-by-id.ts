@@ -20,6 +20,7 @@ export async function deleteMessagesById(engine: Engine, ctx: RequestContext, in
   const ids = checkBatchEntries<{ Id: string }>(Array.isArray(raw) ? raw.map((Id: unknown) => ({ Id })) : raw, 'MessageId', 'MessageIds')
     .map((e) => e.Id);
   const deleted = new Set(await engine.store.messages.deleteByIds(queue.id, ids, engine.clock.now()));
+  if (deleted.size) engine.observer.deleted(queue, deleted.size);
   return {
     Successful: ids.filter((id) => deleted.has(id)).map((Id) => ({ Id })),
     Failed: ids.filter((id) => !deleted.has(id)).map((Id) => ({

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MoveBatch, MoveTaskRecord } from './store/store.js';
+import type { Destination } from './store/move-tasks.js';
+import type { EngineObserver } from './observer.js';
 import { parseQueueArn, type QueueAddress } from './addressing.js';
 import type { Timer } from './clock.js';
 import type { EngineContext } from './context.js';
@@ -151,7 +153,10 @@ export class MoveTaskRunner {
         };
         try {
           const r = await store.moveTasks.runBatch(task.id, batch);
-          if (!r.lost) this.engine.observer.moveTask(r.task, r.moved);
+          if (!r.lost) {
+            this.engine.observer.moveTask(r.task, r.moved);
+            if (source) countRedrive(this.engine.observer, source, r.moved, r.sentTo ?? []);
+          }
           if (r.lost || r.task.status !== 'RUNNING') {
             this.driven.delete(task.id);
             // Logged by the node that ended the task, once (a cancel is logged where it was asked).
@@ -176,4 +181,15 @@ export class MoveTaskRunner {
     };
     step();
   }
+}
+
+/**
+ * A redrive is what SQS's own is: a receive and a delete on the queue it empties, and a
+ * send to each destination (docs/monitoring.md, "One count per event").
+ */
+function countRedrive(observer: EngineObserver, source: QueueRecord, moved: number, sentTo: readonly Destination[]): void {
+  if (moved === 0) return;
+  observer.received(source, moved);
+  observer.deleted(source, moved);
+  for (const d of sentTo) observer.sent(d.queue, d.count);
 }

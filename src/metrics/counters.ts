@@ -46,13 +46,13 @@ export class CounterObserver implements EngineObserver {
     const counter = (name: string, help: string, labelNames: readonly string[] = QUEUE) =>
       new Counter({ name, help, labelNames, registers: [registry] });
     this.m = {
-      sent: counter('redrive_number_of_messages_sent_total', 'Messages sent to the queue by clients and redrives (CloudWatch NumberOfMessagesSent); dead-letter moves are not sends.'),
-      received: counter('redrive_number_of_messages_received_total', 'Messages returned by ReceiveMessage (CloudWatch NumberOfMessagesReceived).'),
-      deleted: counter('redrive_number_of_messages_deleted_total', 'Messages deleted (CloudWatch NumberOfMessagesDeleted).'),
+      sent: counter('redrive_number_of_messages_sent_total', 'Messages stored by a send: a client\'s or a redrive\'s (CloudWatch NumberOfMessagesSent); dead-letter moves are not sends.'),
+      received: counter('redrive_number_of_messages_received_total', 'Messages returned by ReceiveMessage or an AMQP delivery, and messages a redrive took (CloudWatch NumberOfMessagesReceived).'),
+      deleted: counter('redrive_number_of_messages_deleted_total', 'Messages deleted by a client, an operator or a redrive; not by a purge or retention (CloudWatch NumberOfMessagesDeleted).'),
       emptyReceives: counter('redrive_number_of_empty_receives_total', 'ReceiveMessage calls that returned no message (CloudWatch NumberOfEmptyReceives).'),
       deduplicated: counter('redrive_number_of_deduplicated_sent_messages_total', 'FIFO sends answered from the deduplication cache (CloudWatch NumberOfDeduplicatedSentMessages).'),
       sizes: new Histogram({
-        name: 'redrive_sent_message_size_bytes', help: 'Size of messages sent, body and attributes (CloudWatch SentMessageSize).',
+        name: 'redrive_sent_message_size_bytes', help: 'Size of messages sent by SQS clients, body and attributes (CloudWatch SentMessageSize).',
         labelNames: QUEUE, buckets: SIZE_BUCKETS, registers: [registry],
       }),
       deadLettered: counter('redrive_messages_dead_lettered_total', 'Messages moved from queue_name into dead_letter_queue, by reason.',
@@ -68,9 +68,10 @@ export class CounterObserver implements EngineObserver {
     this.moveTasks = new MoveTaskGauges(registry, node);
   }
 
-  sent(queue: QueueRecord, sizes: readonly number[]): void {
+  sent(queue: QueueRecord, count: number, sizes?: readonly number[]): void {
     const s = this.series(queue);
-    s.sent.inc(sizes.length);
+    s.sent.inc(count);
+    if (!sizes) return;
     s.sizes ??= this.m.sizes.labels(s.labels);
     for (const size of sizes) s.sizes.observe(size);
   }

@@ -98,6 +98,9 @@ describe('console panels backed by extensions', { skip }, () => {
     const rows = async (id: string) => (await page.locator(`#${id} tbody tr`).evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 2).map((td) => td.textContent))));
     assert.deepEqual(await rows('by-source'), [['br-a', '3'], ['br-b', '1']]);
     assert.deepEqual(await rows('by-reason'), [['delivery_limit', '3'], ['rejected', '1']]);
+    await page.waitForSelector('#activity-totals');
+    assert.match(await page.textContent('#activity-totals') ?? '', /^0 sent, 0 received, 0 deleted, 0 dead-lettered, 4 arrived by dead-lettering; 4 in the queue now\.$/,
+      'a DLQ shows what arrived in it, which is not a send');
   });
 
   test('a queue’s page charts its last hour with the right numbers', async () => {
@@ -108,8 +111,8 @@ describe('console panels backed by extensions', { skip }, () => {
     for (const m of got.slice(0, 2)) await sqs.send(new DeleteMessageCommand({ QueueUrl: q, ReceiptHandle: m.ReceiptHandle! }));
     await openPage(page, `${server.url}/console/queues/act`);
     await page.waitForSelector('#activity-totals');
-    assert.equal(await page.textContent('#activity-totals'), '5 sent, 3 received, 2 deleted, 0 dead-lettered; 3 in the queue now.');
-    assert.equal(await page.locator('#activity svg.chart polyline.series').count(), 5, 'four counts and the depth');
+    assert.equal(await page.textContent('#activity-totals'), '5 sent, 3 received, 2 deleted, 0 dead-lettered, 0 arrived by dead-lettering; 3 in the queue now.');
+    assert.equal(await page.locator('#activity svg.chart polyline.series').count(), 6, 'five counts and the depth');
   });
 
   test('deleting a selection of messages from a DLQ', async () => {

@@ -20,8 +20,8 @@ test('the depth of each minute is sampled once, at its end; the current minute s
   await call('SendMessage', { QueueUrl, MessageBody: 'c' });
   const { Minutes } = await call('GetQueueActivity', { QueueUrl });
   const at = (t: number) => Minutes.find((m: { Timestamp: number }) => m.Timestamp === t);
-  assert.deepEqual(at(T), { Timestamp: T, Sent: 2, Received: 0, Deleted: 0, DeadLettered: 0, Depth: 2 });
-  assert.deepEqual(at(T + 60_000), { Timestamp: T + 60_000, Sent: 1, Received: 0, Deleted: 0, DeadLettered: 0, Depth: 3 });
+  assert.deepEqual(at(T), { Timestamp: T, Sent: 2, Received: 0, Deleted: 0, DeadLettered: 0, DeadLetterArrivals: 0, Depth: 2 });
+  assert.deepEqual(at(T + 60_000), { Timestamp: T + 60_000, Sent: 1, Received: 0, Deleted: 0, DeadLettered: 0, DeadLetterArrivals: 0, Depth: 3 });
   assert.equal(Minutes[0].Depth, 0, 'before the queue was created it held nothing');
   await close();
 });

@@ -9,8 +9,17 @@ function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string,
   return el;
 }
 
-// Drawn in this order: Received (dashed) after Deleted, which it usually equals, so neither hides the other.
-const SERIES: [keyof ActivityMinute, string][] = [['Sent', 'sent'], ['Deleted', 'deleted'], ['Received', 'received'], ['DeadLettered', 'dead-lettered']];
+/**
+ * The counts of docs/monitoring.md's table ("One count per event"), as GetQueueActivity
+ * gives them, drawn in this order: Received (dashed) after Deleted, which it usually
+ * equals, so neither hides the other.
+ */
+const SERIES: [keyof ActivityMinute, string][] = [
+  ['Sent', 'sent'], ['Deleted', 'deleted'], ['Received', 'received'], ['DeadLettered', 'dead-lettered'], ['DeadLetterArrivals', 'arrived'],
+];
+const LABELS: Partial<Record<keyof ActivityMinute, string>> = {
+  DeadLettered: 'Dead-lettered', DeadLetterArrivals: 'Dead-letter arrivals', Depth: 'Depth (right scale)',
+};
 
 /** The last hour per minute as an inline SVG line chart: no chart library, nothing to load. */
 export function activityChart(minutes: ActivityMinute[]): SVGSVGElement {
@@ -49,7 +58,7 @@ export function chartLegend(): HTMLElement {
   for (const [key, cls] of [...SERIES, ['Depth', 'depth'] as const]) {
     const item = document.createElement('span');
     item.className = `key ${cls}`;
-    item.textContent = key === 'DeadLettered' ? 'Dead-lettered' : key === 'Depth' ? 'Depth (right scale)' : key;
+    item.textContent = LABELS[key] ?? key;
     el.append(item);
   }
   return el;

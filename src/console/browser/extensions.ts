@@ -8,14 +8,9 @@ export interface Breakdown {
 
 export const deadLetterBreakdown = (url: string) => call<Breakdown>('GetDeadLetterBreakdown', { QueueUrl: url });
 
-export interface ActivityMinute {
-  Timestamp: number;
-  Sent: number;
-  Received: number;
-  Deleted: number;
-  DeadLettered: number;
-  Depth: number;
-}
+import type { ActivityMinute } from './activity-totals.js';
+
+export type { ActivityMinute };
 
 export const queueActivity = (url: string) => call<{ Minutes: ActivityMinute[] }>('GetQueueActivity', { QueueUrl: url });
 

@@ -3,6 +3,7 @@ import { attributesForm } from './attributes-form.js';
 import { activityChart, chartLegend } from './chart.js';
 import { confirmAction } from './dialog.js';
 import { badge, content, count, errorText, facts, flash, h, mainData, queueHref, queueNameOf, replace, time } from './dom.js';
+import { activityTotals } from './activity-totals.js';
 import { deadLetterBreakdown, queueActivity } from './extensions.js';
 import { depthOf, loadPageQueue, loadQueue, showBadges, type QueueInfo } from './queue-info.js';
 import { sendForm } from './send-form.js';
@@ -79,11 +80,9 @@ async function showExtras(q: QueueInfo, breakdownEl: HTMLElement, activityEl: HT
           table('by-source', 'Died in', b.BySource.map((r) => ({ ...r, key: queueNameOf(r.SourceArn) }))),
           table('by-reason', 'Reason', b.ByReason.map((r) => ({ ...r, key: r.Reason })))));
     }
-    const sum = (k: 'Sent' | 'Received' | 'Deleted' | 'DeadLettered') => a.Minutes.reduce((n, m) => n + m[k], 0);
     activityEl.classList.remove('hidden');
     replace(activityEl, h('h2', {}, 'Last hour'), activityChart(a.Minutes), chartLegend(),
-      h('p', { class: 'muted', id: 'activity-totals' }, `${count(sum('Sent'))} sent, ${count(sum('Received'))} received, ${count(sum('Deleted'))} deleted, `,
-        `${count(sum('DeadLettered'))} dead-lettered; ${count(a.Minutes[a.Minutes.length - 1]?.Depth ?? 0)} in the queue now.`));
+      h('p', { class: 'muted', id: 'activity-totals' }, activityTotals(a.Minutes)));
   } catch (e) {
     flash(errorText(e), 'error');
   }

@@ -158,6 +158,8 @@ export class AmqpBroker {
       return r;
     };
     const messages = await this.engine.longPolls.wait(queue.id, waitMs, attempt, signal, max);
+    // A delivery is a receive (docs/monitoring.md); a consumer's idle wait is no empty receive.
+    if (messages.length) this.engine.observer.received(queue, messages.length);
     return messages.map((m) => ({
       queue, seq: m.seq, token: m.receiptToken!, messageId: m.messageId, sentAt: m.sentAt,
       redelivered: m.receiveCount > 1, receiveCount: m.receiveCount, content: fromStored(m, queue.name),
@@ -174,7 +176,9 @@ export class AmqpBroker {
   /** basic.ack: deletes the messages (only under their current receipt). */
   async ack(queue: QueueRecord, deliveries: Delivery[]): Promise<void> {
     if (!deliveries.length) return;
-    await this.engine.store.messages.delete(queue.id, deliveries, { now: this.engine.clock.now(), requireCurrent: true });
+    const outcomes = await this.engine.store.messages.delete(queue.id, deliveries, { now: this.engine.clock.now(), requireCurrent: true });
+    const ok = outcomes.filter((o) => o === 'ok').length;
+    if (ok) this.engine.observer.deleted(queue, ok);
   }
 
   /**

@@ -80,6 +80,7 @@ export async function publishBatch(
     const { messages: stored, deadLettered } = await engine.store.messages.send(queue.id, messages, await lengthLimit(engine, queue));
     engine.deadLettered(queue, deadLettered);
     const refused = stored.filter((m) => m.rejected);
+    if (stored.length > refused.length) engine.observer.sent(queue, stored.length - refused.length);
     if (refused.length && engine.settingsOf(queue).overflow === 'reject-publish-dlx') await deadLetterRefused(engine, queue, refused);
     stored.forEach((m, k) => {
       const r = results[owners[k]!]!;

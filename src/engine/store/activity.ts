@@ -1,11 +1,14 @@
 /**
- * Per-minute activity of each queue, for the console's chart (GetQueueActivity). The
- * counts are written by the operations themselves, in their own transaction, with the
- * counters the stores keep anyway (so a request pays nothing extra); the depth is
- * sampled once a minute by the engine (queue-activity.ts). Minutes are epoch
- * milliseconds rounded down to the minute, taken from the operation's `now`.
+ * Per-minute activity of each queue, for the console's chart and the CLI
+ * (GetQueueActivity). The counts come from the engine's observer events, summed in
+ * memory per queue and minute and added here about once a second
+ * (../activity-counts.ts), so a request pays no write of its own; the depth is sampled
+ * once a minute by the engine (../activity-sampler.ts). Minutes are epoch milliseconds
+ * rounded down to the minute.
  */
 export interface ActivityStore {
+  /** Adds counts to the queues' minutes (several nodes may add to the same minute). */
+  add(counts: readonly ActivityCounts[]): Promise<void>;
   /** The queue's recorded minutes from `from` to `to` (inclusive), oldest first. Minutes with nothing recorded are absent. */
   minutes(queueId: number, from: number, to: number): Promise<ActivityMinute[]>;
   /** The queues with counts recorded in `minute`: the only ones whose depth that minute's operations changed. */
@@ -16,13 +19,23 @@ export interface ActivityStore {
   prune(before: number): Promise<number>;
 }
 
-export interface ActivityMinute {
+/** What one minute of a queue counts (docs/monitoring.md, "One count per event"). */
+export interface ActivityCounts {
+  queueId: number;
   minute: number;
+  /** Stored by a client's send or a redrive's. */
   sent: number;
+  /** Handed out by a receive, an AMQP delivery or a redrive. */
   received: number;
+  /** Deleted by a client, an operator or a redrive. */
   deleted: number;
-  /** Messages of this queue that were dead-lettered (moved to its DLQ, parked or dropped). */
+  /** Messages that left this queue by dead-lettering: moved to its DLQ, parked or dropped. */
   deadLettered: number;
+  /** Messages that arrived in this queue by dead-lettering (it is their DLQ). */
+  deadLetterArrivals: number;
+}
+
+export interface ActivityMinute extends Omit<ActivityCounts, 'queueId'> {
   /** The depth sampled at the end of the minute; absent when none was. */
   depth?: number;
 }

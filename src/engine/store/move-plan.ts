@@ -1,6 +1,6 @@
 import type { QueueAddress } from '../addressing.js';
 import type { QueueRecord, StoredMessage } from '../types.js';
-import type { MoveBatch, MoveBatchResult, MoveTaskStatus } from './move-tasks.js';
+import type { Destination, MoveBatch, MoveBatchResult, MoveTaskStatus } from './move-tasks.js';
 
 /**
  * Where a task may write: its owner's account, its source's region and type. Every
@@ -73,4 +73,15 @@ export function planMoveBatch(
 /** The store's result of a batch, with the message a failed plan stopped at. */
 export function withFailure(done: MoveBatchResult, plan: MovePlan): MoveBatchResult {
   return plan.failedAt ? { ...done, failedAt: { messageId: plan.failedAt.messageId, deadLetterSourceArn: plan.failedAt.deadLetterSourceArn } } : done;
+}
+
+/** How many of a plan's moves go to each destination queue, in the order first met. */
+export function destinationsOf(moves: MovePlan['moves']): Destination[] {
+  const byId = new Map<number, Destination>();
+  for (const { destination } of moves) {
+    const d = byId.get(destination.id);
+    if (d) d.count++;
+    else byId.set(destination.id, { queue: destination, count: 1 });
+  }
+  return [...byId.values()];
 }

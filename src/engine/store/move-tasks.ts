@@ -67,4 +67,11 @@ export interface MoveBatchResult {
   moved: number;
   /** When the batch failed the task at a message whose destination was refused: its id and where it would have gone. */
   failedAt?: { messageId: string; deadLetterSourceArn?: string };
+  /** How many of the moved messages went to each destination (a redrive's sends: the engine counts them). */
+  sentTo?: readonly Destination[];
+}
+
+export interface Destination {
+  queue: QueueRecord;
+  count: number;
 }

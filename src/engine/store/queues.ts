@@ -20,12 +20,10 @@ export interface QueueStore {
    */
   all(): Promise<readonly QueueRecord[]>;
   update(id: number, patch: QueuePatch): Promise<QueueRecord | undefined>;
-  /** Deletes the queue with its messages, counters and FIFO state. */
+  /** Deletes the queue with its messages and FIFO state. */
   delete(id: number): Promise<boolean>;
   /** Deletes every message if no purge happened within `cooldownMs`; false otherwise. */
   purge(id: number, now: number, cooldownMs: number): Promise<boolean>;
-  /** The queue's counters since it was created. */
-  stats(id: number): Promise<QueueStats>;
 }
 
 export interface QueuePatch {
@@ -36,9 +34,3 @@ export interface QueuePatch {
   modifiedAt?: number;
 }
 
-export interface QueueStats {
-  /** Sent by clients or by a redrive into this queue; moves into a dead-letter queue are not sends. */
-  sent: number;
-  received: number;
-  deleted: number;
-}

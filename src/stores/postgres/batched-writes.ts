@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { NewMessage, StoredMessage } from '../../engine/types.js';
 import { GroupCommit } from './group-commit.js';
-import { countedCtes, INSERT_COLUMNS, insertArrays, query, unnestInsert } from './sql.js';
+import { INSERT_COLUMNS, insertArrays, query, unnestInsert } from './sql.js';
 import { addReady, readyCount } from '../wakeup-listeners.js';
 import { AVAILABLE_CHANNEL, type PgWakeups, type SentCount } from './wakeups.js';
 
@@ -12,8 +12,7 @@ import { AVAILABLE_CHANNEL, type PgWakeups, type SentCount } from './wakeups.js'
  * Several queues share a statement; rows and counters are written in queue order, so two
  * batches lock shared rows in the same order.
  */
-const NOW = `$${INSERT_COLUMNS.length + 1}`;
-const PAYLOAD = `$${INSERT_COLUMNS.length + 2}::text`;
+const PAYLOAD = `$${INSERT_COLUMNS.length + 1}::text`;
 /**
  * The sends also NOTIFY the other nodes (wakeups.ts) in the same statement, when there are
  * any: the notification is delivered at the commit, when the messages become visible,
@@ -27,7 +26,6 @@ const SEND_SQL = `
     INSERT INTO messages (seq, ${INSERT_COLUMNS.join(', ')})
     SELECT seq, ${INSERT_COLUMNS.join(', ')} FROM input ORDER BY queue_id, seq
   ),
-  ${countedCtes('sent', 'queue_id', 'count(*)', 'input GROUP BY queue_id ORDER BY queue_id', NOW)},
   notified AS (SELECT pg_notify('${AVAILABLE_CHANNEL}', ${PAYLOAD}) WHERE ${PAYLOAD} IS NOT NULL)
   -- Reading notified once (an InitPlan) is what runs it: a SELECT in WITH runs only if read.
   SELECT seq FROM input WHERE (SELECT count(*) FROM notified) IS NOT NULL ORDER BY ord`;
@@ -37,8 +35,7 @@ const DELETE_SQL = `
     DELETE FROM messages m USING unnest($1::bigint[], $2::bigint[]) AS d(queue_id, seq)
      WHERE m.seq = d.seq AND m.queue_id = d.queue_id
     RETURNING m.queue_id, m.seq, m.receipt_token, m.visible_at, m.group_id
-  ),
-  ${countedCtes('deleted', 'queue_id', 'count(*)', 'gone GROUP BY queue_id ORDER BY queue_id', '$3')}
+  )
   SELECT * FROM gone`;
 
 interface Send {
@@ -104,8 +101,7 @@ function sentCounts(items: readonly Send[]): Map<number, SentCount> {
 
 async function sendAll(pool: pg.Pool, items: Send[], payload: string | null): Promise<StoredMessage[][]> {
   const rows = items.flatMap(({ queueId, messages }) => messages.map((message) => ({ queueId, message })));
-  const now = Math.max(...rows.map((r) => r.message.sentAt));
-  const { rows: seqs } = await query<{ seq: string }>(pool, SEND_SQL, [...insertArrays(rows), now, payload], 'redrive-send-batch');
+  const { rows: seqs } = await query<{ seq: string }>(pool, SEND_SQL, [...insertArrays(rows), payload], 'redrive-send-batch');
   let i = 0;
   return items.map(({ queueId, messages }) => messages.map((m) => ({
     ...m, queueId, receiveCount: m.receiveCount ?? 0, firstReceivedAt: null, receivedAt: null, receiptToken: null, seq: Number(seqs[i++]!.seq),
@@ -115,9 +111,8 @@ async function sendAll(pool: pg.Pool, items: Send[], payload: string | null): Pr
 async function deleteAll(pool: pg.Pool, items: Delete[]): Promise<Map<number, Gone>[]> {
   // In position order, so two batches deleting the same messages lock them in the same order.
   const pairs = items.flatMap(({ queueId, seqs }) => seqs.map((seq) => [queueId, seq] as const)).sort((a, b) => a[1] - b[1]);
-  const now = Math.max(...items.map((d) => d.now));
   type Row = { queue_id: string; seq: string; receipt_token: string | null; visible_at: string; group_id: string | null };
-  const { rows } = await query<Row>(pool, DELETE_SQL, [pairs.map((p) => p[0]), pairs.map((p) => p[1]), now], 'redrive-delete-batch');
+  const { rows } = await query<Row>(pool, DELETE_SQL, [pairs.map((p) => p[0]), pairs.map((p) => p[1])], 'redrive-delete-batch');
   const found = new Map(rows.map((r) => [`${r.queue_id}:${r.seq}`, { receiptToken: r.receipt_token, visibleAt: Number(r.visible_at), groupId: r.group_id }]));
   // Each message goes to the first request that named it; a later one finds it gone.
   return items.map(({ queueId, seqs }) => {

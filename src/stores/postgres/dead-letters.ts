@@ -6,7 +6,7 @@ import type { ReceiptRef } from '../../engine/store/messages.js';
 import type { DeathReason, NewMessage, StoredMessage } from '../../engine/types.js';
 import { toMessage, type MessageRow } from '../rows.js';
 import { createQueue } from './queues.js';
-import { inTransaction, insertMessages, minuteSql } from './sql.js';
+import { inTransaction, insertMessages } from './sql.js';
 import type { PgWakeups } from './wakeups.js';
 
 /** Moves standard messages to their dead-letter queues in place, keeping their positions. */
@@ -17,16 +17,6 @@ const MOVE_SQL = `
     FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::int[])
       AS u(seq, dest, sent_at, dedup_id, arn, deaths, expires_at, receive_count)
    WHERE m.seq = u.seq`;
-
-/** Counts the messages in the activity of the queues they left, in the caller's transaction. */
-async function countDeadLettered(c: pg.PoolClient, messages: StoredMessage[], now: number): Promise<void> {
-  const byQueue = new Map<number, number>();
-  for (const m of messages) byQueue.set(m.queueId, (byQueue.get(m.queueId) ?? 0) + 1);
-  await c.query(
-    minuteSql('dead_lettered', 'd.id', 'd.n', 'unnest($1::bigint[], $2::bigint[]) AS d(id, n) ORDER BY d.id', '$3'),
-    [[...byQueue.keys()], [...byQueue.values()], now],
-  );
-}
 
 /**
  * Dead-lettering for every reason, as in the SQLite store: the move itself (shared by
@@ -117,7 +107,6 @@ export class PgDeadLetters implements DeadLetterStore {
       await insertMessages(c, copied.flatMap(({ m, p }) => p.copies!.map((k) => ({ queueId: k.queueId, deadLetteredAt: now, message: copiedMessage(m, p, k, now) }))));
       for (const { m, p } of copied) out.push(...copyOutcomes(m, p, target.reason));
     }
-    await countDeadLettered(c, messages, now);
   }
 
   /** One covering pass over the partial index of dead-lettered messages (the console's migration). */
@@ -140,7 +129,6 @@ export class PgDeadLetters implements DeadLetterStore {
     if (target) return this.move(c, messages, target, now, out);
     await c.query('DELETE FROM messages WHERE seq = ANY($1::bigint[])', [messages.map((m) => m.seq)]);
     for (const m of messages) out.push({ messageId: m.messageId, from: m.queueId, reason });
-    await countDeadLettered(c, messages, now);
   }
 
   /**

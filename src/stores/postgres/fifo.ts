@@ -5,7 +5,7 @@ import type { ReceiveRequest, ReceiveResult } from '../../engine/store/messages.
 import type { StoredMessage } from '../../engine/types.js';
 import { toMessage, type MessageRow } from '../rows.js';
 import type { PgDeadLetters } from './dead-letters.js';
-import { countedCtes, inTransaction, messageColumns, NO_LIMIT, query, type ReceiveRow } from './sql.js';
+import { inTransaction, messageColumns, NO_LIMIT, query, type ReceiveRow } from './sql.js';
 import type { PgWakeups } from './wakeups.js';
 
 /**
@@ -40,8 +40,7 @@ const FIFO_RECEIVE_SQL = `
       first_received_at = coalesce(m.first_received_at, $2), received_at = $2, receipt_token = ($7::text[])[x.n]
       FROM numbered x WHERE m.seq = x.seq AND x.n <= $4 AND m.visible_at <= $2
     RETURNING m.*, x.n
-  ),
-  ${countedCtes('received', '$1::bigint', 'count(*)', 'claimed HAVING count(*) > 0', '$2')}
+  )
   SELECT false AS poison, ${messageColumns('c')}, c.n FROM claimed c
   UNION ALL
   SELECT true, ${messageColumns('m')}, 0 FROM heads h JOIN messages m ON m.seq = h.seq
@@ -126,13 +125,12 @@ export class PgFifo {
     const tokens = plan.claim.map(() => req.newToken());
     const { rows: claimed } = await c.query<MessageRow & { n: string }>(
       `WITH claimed AS (
-         UPDATE messages m SET visible_at = $2, receive_count = m.receive_count + 1,
-           first_received_at = coalesce(m.first_received_at, $3), received_at = $3, receipt_token = u.token
-           FROM unnest($4::bigint[], $5::text[]) WITH ORDINALITY AS u(seq, token, n) WHERE m.seq = u.seq
-         RETURNING m.*, u.n),
-       ${countedCtes('received', '$1::bigint', 'count(*)', 'claimed HAVING count(*) > 0', '$3')}
+         UPDATE messages m SET visible_at = $1, receive_count = m.receive_count + 1,
+           first_received_at = coalesce(m.first_received_at, $2), received_at = $2, receipt_token = u.token
+           FROM unnest($3::bigint[], $4::text[]) WITH ORDINALITY AS u(seq, token, n) WHERE m.seq = u.seq
+         RETURNING m.*, u.n)
        SELECT * FROM claimed ORDER BY n`,
-      [queueId, req.now + req.visibilityTimeoutMs, req.now, plan.claim.map((m) => m.seq), tokens],
+      [req.now + req.visibilityTimeoutMs, req.now, plan.claim.map((m) => m.seq), tokens],
     );
     return { messages: claimed.map(toMessage), deadLettered };
   }

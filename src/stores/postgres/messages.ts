@@ -12,7 +12,7 @@ import type { PgDeadLetters } from './dead-letters.js';
 import { queueDepths } from './depths.js';
 import { PgFifo } from './fifo.js';
 import {
-  countedCtes, INSERT_COLUMNS, inTransaction, insertArrays, messageColumns, NO_LIMIT, query, unnestInsert, type ReceiveRow,
+  INSERT_COLUMNS, inTransaction, insertArrays, messageColumns, NO_LIMIT, query, unnestInsert, type ReceiveRow,
 } from './sql.js';
 import { FAIR_RECEIVE_SQL, RECEIVE_SQL } from './standard-receive.js';
 import type { PgWakeups } from './wakeups.js';
@@ -39,7 +39,6 @@ const SEND_EXTRA = [
   { name: 'first_of_id', type: 'bool' },
 ];
 const SEND_NOW = `$${INSERT_COLUMNS.length + SEND_EXTRA.length + 1}`;
-const SEND_QUEUE = `$${INSERT_COLUMNS.length + SEND_EXTRA.length + 2}::bigint`;
 const SEND_SQL = `
   WITH input AS MATERIALIZED (
     SELECT nextval('messages_seq') AS seq, t.*
@@ -65,8 +64,7 @@ const SEND_SQL = `
         OR (i.first_of_id AND EXISTS (SELECT 1 FROM won w WHERE w.scope = i.dedup_scope AND w.dedup_id = i.dedup_id))
      ORDER BY group_id NULLS FIRST, seq
     RETURNING seq
-  ),
-  ${countedCtes('sent', SEND_QUEUE, 'count(*)', 'stored HAVING count(*) > 0', SEND_NOW)}
+  )
   SELECT i.seq, (s.seq IS NOT NULL) AS stored, d.message_id AS dup_message_id, d.seq AS dup_seq
     FROM input i LEFT JOIN stored s ON s.seq = i.seq
     LEFT JOIN LATERAL (${DUPLICATE_OF('i', SEND_NOW)}) d ON s.seq IS NULL
@@ -147,7 +145,6 @@ export class PgMessages implements MessageStore {
       messages.map((m) => m.dedupUntil ?? null),
       first,
       messages[0]!.sentAt,
-      queueId,
     ];
     type Row = { seq: string; stored: boolean; dup_message_id: string | null; dup_seq: string | null };
     const { rows } = await query<Row>(db, SEND_SQL, values, 'redrive-send');
@@ -251,10 +248,7 @@ export class PgMessages implements MessageStore {
           return outcome;
         });
         if (ok.length) {
-          await c.query(`
-            WITH gone AS (DELETE FROM messages WHERE seq = ANY($2::bigint[]) RETURNING 1),
-            ${countedCtes('deleted', '$1::bigint', 'count(*)', 'gone HAVING count(*) > 0', '$3')}
-            SELECT 1`, [queueId, ok, rule.now]);
+          await c.query('DELETE FROM messages WHERE seq = ANY($1::bigint[])', [ok]);
         }
         return out;
       });
@@ -346,15 +340,12 @@ export class PgMessages implements MessageStore {
    * Dead-lettered messages are found through a partial index by id (the console's
    * migration); only ids not found there are looked for among the queue's other messages.
    */
-  async deleteByIds(queueId: number, messageIds: readonly string[], now: number): Promise<string[]> {
-    const deleteSql = (dead: string) => `
-      WITH gone AS (DELETE FROM messages WHERE queue_id = $1 AND message_id = ANY($2::text[]) ${dead} RETURNING message_id),
-      ${countedCtes('deleted', '$1::bigint', 'count(*)', 'gone HAVING count(*) > 0', '$3')}
-      SELECT message_id FROM gone`;
-    const dead = await this.pool.query<{ message_id: string }>(deleteSql('AND dead_letter_source IS NOT NULL'), [queueId, messageIds, now]);
+  async deleteByIds(queueId: number, messageIds: readonly string[], _now: number): Promise<string[]> {
+    const deleteSql = (dead: string) => `DELETE FROM messages WHERE queue_id = $1 AND message_id = ANY($2::text[]) ${dead} RETURNING message_id`;
+    const dead = await this.pool.query<{ message_id: string }>(deleteSql('AND dead_letter_source IS NOT NULL'), [queueId, messageIds]);
     const deleted = new Set(dead.rows.map((r) => r.message_id));
     const rest = messageIds.filter((id) => !deleted.has(id));
-    if (rest.length) for (const r of (await this.pool.query<{ message_id: string }>(deleteSql(''), [queueId, rest, now])).rows) deleted.add(r.message_id);
+    if (rest.length) for (const r of (await this.pool.query<{ message_id: string }>(deleteSql(''), [queueId, rest])).rows) deleted.add(r.message_id);
     // Deleting a FIFO message held by a receive may release its group to a waiting receive.
     if (deleted.size) this.wakeups.wake(queueId);
     return messageIds.filter((id) => deleted.has(id));

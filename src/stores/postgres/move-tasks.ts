@@ -1,10 +1,10 @@
 import type pg from 'pg';
-import { planMoveBatch, withFailure, scopedAddress, type MoveScope } from '../../engine/store/move-plan.js';
+import { destinationsOf, planMoveBatch, withFailure, scopedAddress, type MoveScope } from '../../engine/store/move-plan.js';
 import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
 import type { QueueAddress } from '../../engine/addressing.js';
 import type { QueueRecord } from '../../engine/types.js';
 import { toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
-import { countSql, inTransaction, insertMessages, minuteSql, query, STATS_SHARD } from './sql.js';
+import { inTransaction, insertMessages, query } from './sql.js';
 import type { PgWakeups } from './wakeups.js';
 
 const ACTIVE = `status IN ('RUNNING', 'CANCELLING')`;
@@ -103,31 +103,16 @@ export class PgMoveTasks implements MoveTaskStore {
       const queues = await this.destinations(c, scope, messages.map((m) => scopedAddress(scope, b.destination(m))));
       const plan = planMoveBatch(messages, Number(row.cursor), b, scope, (a) => queues.get(a.name));
       const moves = plan.moves;
+      let sentTo: ReturnType<typeof destinationsOf> = [];
       if (moves.length) {
         await insertMessages(c, moves.map((mv) => ({ queueId: mv.destination.id, message: b.rewrite(mv.message, mv.destination) })));
         await c.query('DELETE FROM messages WHERE seq = ANY($1::bigint[])', [moves.map((mv) => mv.message.seq)]);
-        // Counted as the receive, delete and send SQS's own redrive makes.
-        const sentTo = new Map<number, number>();
-        for (const mv of moves) sentTo.set(mv.destination.id, (sentTo.get(mv.destination.id) ?? 0) + 1);
-        await c.query(
-          `INSERT INTO queue_stats (queue_id, shard, received, deleted) VALUES ($1, ${STATS_SHARD}, $2, $2)
-           ON CONFLICT (queue_id, shard) DO UPDATE
-             SET received = queue_stats.received + excluded.received, deleted = queue_stats.deleted + excluded.deleted`,
-          [sourceId, moves.length],
-        );
-        await c.query(
-          `INSERT INTO queue_activity (queue_id, minute, shard, received, deleted) VALUES ($1, $3::bigint - $3::bigint % 60000, ${STATS_SHARD}, $2, $2)
-           ON CONFLICT (queue_id, minute, shard) DO UPDATE
-             SET received = queue_activity.received + excluded.received, deleted = queue_activity.deleted + excluded.deleted`,
-          [sourceId, moves.length, b.now],
-        );
-        const to = 'unnest($1::bigint[], $2::bigint[]) AS d(id, n) ORDER BY d.id';
-        await c.query(countSql('sent', 'd.id', 'd.n', to), [[...sentTo.keys()], [...sentTo.values()]]);
-        await c.query(minuteSql('sent', 'd.id', 'd.n', to, '$3'), [[...sentTo.keys()], [...sentTo.values()], b.now]);
-        touched.push(...sentTo.keys());
+        // The engine counts the redrive's sends (and its receive and delete on the source).
+        sentTo = destinationsOf(moves);
+        touched.push(...sentTo.map((d) => d.queue.id));
       }
       const done = await finish(moves.length, plan.cursor, plan.status, plan.failureReason);
-      return withFailure(done, plan);
+      return withFailure({ ...done, sentTo }, plan);
     });
     for (const id of touched) this.wakeups.wake(id);
     return result;

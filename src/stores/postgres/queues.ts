@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { QueueAddress } from '../../engine/addressing.js';
-import type { NewQueue, QueueOwner, QueuePatch, QueueStats, QueueStore } from '../../engine/store/queues.js';
+import type { NewQueue, QueueOwner, QueuePatch, QueueStore } from '../../engine/store/queues.js';
 import type { QueueRecord } from '../../engine/types.js';
 import type { QueueCache } from '../queue-cache.js';
 import { toQueue, type QueueRow } from '../rows.js';
@@ -131,7 +131,7 @@ export class PgQueues implements QueueStore {
   delete(id: number): Promise<boolean> {
     return this.changeQueue(id, async (c) => {
       await deleteAllMessages(c, id);
-      for (const table of ['queue_stats', 'fifo_dedup', 'receive_attempts', 'fifo_groups', 'queue_depth', 'queue_count']) {
+      for (const table of ['fifo_dedup', 'receive_attempts', 'fifo_groups', 'queue_depth', 'queue_count']) {
         await c.query(`DELETE FROM ${table} WHERE queue_id = $1`, [id]);
       }
       const { rowCount } = await c.query('DELETE FROM queues WHERE id = $1', [id]);
@@ -153,15 +153,6 @@ export class PgQueues implements QueueStore {
       await c.query('DELETE FROM receive_attempts WHERE queue_id = $1', [id]);
       return true;
     });
-  }
-
-  async stats(queueId: number): Promise<QueueStats> {
-    const { rows } = await this.pool.query<{ sent: string | null; received: string | null; deleted: string | null }>(
-      'SELECT sum(sent) AS sent, sum(received) AS received, sum(deleted) AS deleted FROM queue_stats WHERE queue_id = $1',
-      [queueId],
-    );
-    const r = rows[0]!;
-    return { sent: Number(r.sent ?? 0), received: Number(r.received ?? 0), deleted: Number(r.deleted ?? 0) };
   }
 
 }

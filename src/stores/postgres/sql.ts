@@ -72,36 +72,11 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
   }
 }
 
-/** The shard of queue_stats this connection adds to (see schema.ts). */
+/**
+ * The shard of a sharded counter table (queue_count, queue_activity) this connection adds
+ * to, so concurrent writers never wait on one row; a read sums the shards.
+ */
 export const STATS_SHARD = 'pg_backend_pid() % 16';
-
-/** An INSERT ... ON CONFLICT adding `n` to one counter of a queue. */
-export function countSql(counter: Counter, queueIdExpr: string, nExpr: string, from: string): string {
-  return `INSERT INTO queue_stats (queue_id, shard, ${counter})
-    SELECT ${queueIdExpr}, ${STATS_SHARD}, ${nExpr} FROM ${from}
-    ON CONFLICT (queue_id, shard) DO UPDATE SET ${counter} = queue_stats.${counter} + excluded.${counter}`;
-}
-
-type Counter = 'sent' | 'received' | 'deleted';
-
-/**
- * The `counted` CTEs of a counting statement: the queue's counter (countSql) and its
- * minute of activity (minuteSql), both from the same rows, in the same statement.
- */
-export function countedCtes(counter: Counter, queueIdExpr: string, nExpr: string, from: string, nowExpr: string): string {
-  return `counted AS (${countSql(counter, queueIdExpr, nExpr, from)}),
-  counted_minute AS (${minuteSql(counter, queueIdExpr, nExpr, from, nowExpr)})`;
-}
-
-/**
- * An INSERT ... ON CONFLICT adding `n` to a queue's count in the minute of `nowExpr`
- * (queue_activity, GetQueueActivity), sharded like queue_stats.
- */
-export function minuteSql(counter: Counter | 'dead_lettered', queueIdExpr: string, nExpr: string, from: string, nowExpr: string): string {
-  return `INSERT INTO queue_activity (queue_id, minute, shard, ${counter})
-    SELECT ${queueIdExpr}, (${nowExpr})::bigint - (${nowExpr})::bigint % 60000, ${STATS_SHARD}, ${nExpr} FROM ${from}
-    ON CONFLICT (queue_id, minute, shard) DO UPDATE SET ${counter} = queue_activity.${counter} + excluded.${counter}`;
-}
 
 /** PostgreSQL types of the columns a message is inserted with (rows.ts lists them). */
 const COLUMN_TYPES: Record<string, string> = {

@@ -1,4 +1,4 @@
-import { countedCtes, messageColumns, nullColumns } from './sql.js';
+import { messageColumns, nullColumns } from './sql.js';
 
 /** The standard receive's statements (messages.ts runs them). */
 const WINDOW = `SELECT seq, group_id FROM messages
@@ -60,8 +60,7 @@ const receiveSql = (fair: boolean) => `
       first_received_at = coalesce(m.first_received_at, $2), received_at = $2, receipt_token = ($7::text[])[x.n]
       FROM numbered x WHERE m.seq = x.seq
     RETURNING m.*, x.n
-  ),
-  ${countedCtes('received', '$1::bigint', 'count(*)', 'claimed HAVING count(*) > 0', '$2')}
+  )
   SELECT false AS poison, ${messageColumns('c')}, c.n, NULL::bigint AS next_visible FROM claimed c
   UNION ALL
   SELECT true, ${messageColumns('m')}, 0, NULL FROM picked p JOIN messages m ON m.seq = p.seq WHERE p.receive_count >= $5

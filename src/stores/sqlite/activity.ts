@@ -1,15 +1,21 @@
 import type Database from 'better-sqlite3';
-import type { ActivityMinute, ActivityStore } from '../../engine/store/activity.js';
+import type { ActivityCounts, ActivityMinute, ActivityStore } from '../../engine/store/activity.js';
 import type { GroupCommit } from './group-commit.js';
 
-/** Per-minute activity: the counts come from counters.ts with each commit; depths and pruning here. */
+/** Per-minute activity: the engine's counts (added about once a second), sampled depths, pruning. */
 export class SqliteActivity implements ActivityStore {
   private readonly sql;
 
   constructor(db: Database.Database, private readonly commit: GroupCommit) {
     this.sql = {
+      add: db.prepare(
+        `INSERT INTO queue_activity (queue_id, minute, sent, received, deleted, dead_lettered, dead_letter_arrivals) VALUES (?,?,?,?,?,?,?)
+         ON CONFLICT (queue_id, minute) DO UPDATE SET sent = sent + excluded.sent, received = received + excluded.received,
+           deleted = deleted + excluded.deleted, dead_lettered = dead_lettered + excluded.dead_lettered,
+           dead_letter_arrivals = dead_letter_arrivals + excluded.dead_letter_arrivals`,
+      ),
       minutes: db.prepare(
-        `SELECT minute, sent, received, deleted, dead_lettered, depth FROM queue_activity
+        `SELECT minute, sent, received, deleted, dead_lettered, dead_letter_arrivals, depth FROM queue_activity
           WHERE queue_id = ? AND minute BETWEEN ? AND ? ORDER BY minute`,
       ).raw(true),
       depth: db.prepare(
@@ -21,9 +27,16 @@ export class SqliteActivity implements ActivityStore {
     };
   }
 
+  add(counts: readonly ActivityCounts[]): Promise<void> {
+    return this.commit.run(() => {
+      for (const c of counts) this.sql.add.run(c.queueId, c.minute, c.sent, c.received, c.deleted, c.deadLettered, c.deadLetterArrivals);
+    });
+  }
+
   async minutes(queueId: number, from: number, to: number): Promise<ActivityMinute[]> {
-    return (this.sql.minutes.all(queueId, from, to) as (number | null)[][]).map(([minute, sent, received, deleted, deadLettered, depth]) => ({
-      minute: minute!, sent: sent!, received: received!, deleted: deleted!, deadLettered: deadLettered!, ...(depth !== null && { depth: depth! }),
+    return (this.sql.minutes.all(queueId, from, to) as (number | null)[][]).map(([minute, sent, received, deleted, deadLettered, arrivals, depth]) => ({
+      minute: minute!, sent: sent!, received: received!, deleted: deleted!, deadLettered: deadLettered!, deadLetterArrivals: arrivals!,
+      ...(depth !== null && { depth: depth! }),
     }));
   }
 

@@ -6,7 +6,6 @@ import type { ReceiptRef } from '../../engine/store/messages.js';
 import type { NewQueue } from '../../engine/store/queues.js';
 import type { DeathReason, NewMessage, StoredMessage } from '../../engine/types.js';
 import { messageValues, toMessage, type MessageRow } from '../rows.js';
-import type { SqliteCounters } from './counters.js';
 import type { GroupCommit } from './group-commit.js';
 import { BOUND_LIMIT, insertMessageSql } from './sql.js';
 import type { SqliteWakeups } from './wakeups.js';
@@ -24,7 +23,6 @@ export class SqliteDeadLetters implements DeadLetterStore {
     db: Database.Database,
     private readonly commit: GroupCommit,
     private readonly wakeups: SqliteWakeups,
-    private readonly counters: SqliteCounters,
     private readonly readMessage: (seq: number, queueId: number) => StoredMessage | undefined,
     /** Creates a queue unless it exists, in the running transaction; returns its id. */
     private readonly ensureQueue: (queue: NewQueue) => number,
@@ -97,7 +95,6 @@ export class SqliteDeadLetters implements DeadLetterStore {
         this.sql.insert.run(...messageValues(c.queueId, copiedMessage(m, a, c, now)), now);
         this.wakeups.wakeAfterCommit(c.queueId);
       }
-      this.counters.deadLettered(m.queueId, now);
       out.push(...copyOutcomes(m, a, target.reason));
       return;
     }
@@ -117,7 +114,6 @@ export class SqliteDeadLetters implements DeadLetterStore {
       this.sql.insert.run(...messageValues(dest, moved), now);
     }
     this.wakeups.wakeAfterCommit(dest);
-    this.counters.deadLettered(m.queueId, now);
     out.push({ messageId: m.messageId, from: m.queueId, to: dest, reason: target.reason, parked: a.parked });
   }
 
@@ -125,7 +121,6 @@ export class SqliteDeadLetters implements DeadLetterStore {
   private moveOrDrop(m: StoredMessage, target: DeadLetterTarget | undefined, reason: DeathReason, now: number, out: DeadLettered[]): void {
     if (target) return this.move(m, target, now, out);
     this.sql.remove.run(m.seq);
-    this.counters.deadLettered(m.queueId, now);
     out.push({ messageId: m.messageId, from: m.queueId, reason });
   }
 

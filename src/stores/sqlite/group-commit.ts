@@ -11,14 +11,8 @@ interface Job {
 }
 
 export interface CommitHooks {
-  /** Inside the transaction, after every job: write what the jobs accumulated. */
-  beforeCommit?(): void;
   /** After a successful commit, before the callers are answered. */
   afterCommit?(): void;
-  /** After a job ended: `ok` false means its effects were rolled back. */
-  jobDone?(ok: boolean): void;
-  /** The whole transaction was rolled back (to be retried, or failed). */
-  rolledBack?(): void;
 }
 
 /** A job failed on the fast path: the batch is retried with one savepoint per job. */
@@ -56,15 +50,12 @@ export class GroupCommit {
         } catch (e) {
           throw new JobFailed();
         }
-        this.hooks.jobDone?.(true);
       }
-      this.hooks.beforeCommit?.();
     });
     this.safe = db.transaction((jobs: Job[]) => {
       for (const job of jobs) {
         try {
           job.result = savepoint(job.run);
-          this.hooks.jobDone?.(true);
         } catch (e) {
           // SQLITE_FULL, IOERR, NOMEM or BUSY may roll back the whole transaction, not
           // just the savepoint: then later jobs would run (and commit) on their own, so
@@ -72,10 +63,8 @@ export class GroupCommit {
           if (!this.db.inTransaction) throw e;
           job.failed = true;
           job.error = e;
-          this.hooks.jobDone?.(false);
         }
       }
-      this.hooks.beforeCommit?.();
     });
   }
 
@@ -101,11 +90,9 @@ export class GroupCommit {
         this.fast(jobs);
       } catch (e) {
         if (!(e instanceof JobFailed)) throw e;
-        this.hooks.rolledBack?.();
         this.safe(jobs);
       }
     } catch (e) {
-      this.hooks.rolledBack?.();
       for (const job of jobs) job.reject(e);
       return;
     }

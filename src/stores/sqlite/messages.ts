@@ -8,7 +8,6 @@ import { FAIR_GROUPS_SCANNED, readyWindow, takeOrder, type ReadyRow } from '../.
 import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../../engine/types.js';
 import { fromColumns, messageValues, READ_COLUMNS, toMessage, type MessageRow } from '../rows.js';
 import { readyCount } from '../wakeup-listeners.js';
-import type { SqliteCounters } from './counters.js';
 import type { SqliteDeadLetters } from './dead-letters.js';
 import { SqliteFifo } from './fifo.js';
 import type { GroupCommit } from './group-commit.js';
@@ -23,7 +22,6 @@ export class SqliteMessages implements MessageStore {
   constructor(
     db: Database.Database,
     private readonly commit: GroupCommit,
-    private readonly counters: SqliteCounters,
     private readonly wakeups: SqliteWakeups,
     private readonly deadLetters: SqliteDeadLetters,
     private readonly readMessage: (seq: number, queueId: number) => StoredMessage | undefined,
@@ -134,16 +132,13 @@ export class SqliteMessages implements MessageStore {
         stored++;
       }
       if (stored) this.wakeups.wakeAfterCommit(queueId, readyCount(stored === messages.length ? messages : out.filter((m) => !m.duplicate && !m.rejected)));
-      if (stored) this.counters.count(queueId, stored, 0, 0, messages[0]!.sentAt);
       return { messages: out, deadLettered };
     });
   }
 
   receive(queueId: number, req: ReceiveRequest): Promise<ReceiveResult> {
     return this.commit.run(() => {
-      const result = req.fifo ? this.fifo.receive(queueId, req) : this.receiveStandard(queueId, req);
-      this.counters.count(queueId, 0, result.messages.length, 0, req.now);
-      return result;
+      return req.fifo ? this.fifo.receive(queueId, req) : this.receiveStandard(queueId, req);
     });
   }
 
@@ -210,10 +205,8 @@ export class SqliteMessages implements MessageStore {
           : this.sql.delete.run(r.seq, queueId).changes;
         return deleted ? 'ok' : deleteOutcome(this.receiptRow(r.seq, queueId), r, rule);
       });
-      const ok = outcomes.filter((o) => o === 'ok').length;
-      this.counters.count(queueId, 0, 0, ok, rule.now);
       // A FIFO delete releases its group: wake a waiter if that left a message to hand out.
-      if (ok && rule.requireCurrent && this.fifo.anyAvailable(queueId, rule.now)) this.wakeups.wakeAfterCommit(queueId);
+      if (rule.requireCurrent && outcomes.includes('ok') && this.fifo.anyAvailable(queueId, rule.now)) this.wakeups.wakeAfterCommit(queueId);
       return outcomes;
     });
   }
@@ -221,7 +214,6 @@ export class SqliteMessages implements MessageStore {
   deleteByIds(queueId: number, messageIds: readonly string[], now: number): Promise<string[]> {
     return this.commit.run(() => {
       const deleted = messageIds.filter((id) => this.sql.deleteDeadById.run(queueId, id).changes > 0 || this.sql.deleteById.run(queueId, id).changes > 0);
-      this.counters.count(queueId, 0, 0, deleted.length, now);
       // Deleting a FIFO message held by a receive may release its group to a waiting receive.
       if (deleted.length) this.wakeups.wakeAfterCommit(queueId);
       return deleted;

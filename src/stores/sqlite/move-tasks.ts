@@ -1,8 +1,7 @@
 import type Database from 'better-sqlite3';
-import { planMoveBatch, withFailure, type MoveScope } from '../../engine/store/move-plan.js';
+import { destinationsOf, planMoveBatch, withFailure, type MoveScope } from '../../engine/store/move-plan.js';
 import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStatus, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
 import { messageValues, toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
-import type { SqliteCounters } from './counters.js';
 import type { GroupCommit } from './group-commit.js';
 import { BOUND_LIMIT, insertMessageSql } from './sql.js';
 import type { SqliteWakeups } from './wakeups.js';
@@ -14,7 +13,6 @@ export class SqliteMoveTasks implements MoveTaskStore {
   constructor(
     private readonly db: Database.Database,
     private readonly commit: GroupCommit,
-    private readonly counters: SqliteCounters,
     private readonly wakeups: SqliteWakeups,
   ) {
     this.sql = this.prepare();
@@ -112,20 +110,15 @@ export class SqliteMoveTasks implements MoveTaskStore {
         const q = this.sql.queueInScope.get(scope.accountId, scope.region, a.name, scope.fifo ? 1 : 0) as QueueRow | undefined;
         return q && toQueue(q);
       });
-      const sentTo = new Map<number, number>();
       for (const { message, destination } of plan.moves) {
         this.sql.insertMessage.run(...messageValues(destination.id, b.rewrite(message, destination)));
         this.sql.deleteMessage.run(message.seq);
-        sentTo.set(destination.id, (sentTo.get(destination.id) ?? 0) + 1);
       }
-      // Counted as the receive, delete and send SQS's own redrive makes.
-      this.counters.count(sourceId, 0, plan.moves.length, plan.moves.length, b.now);
-      for (const [id, n] of sentTo) {
-        this.counters.count(id, n, 0, 0, b.now);
-        this.wakeups.wakeAfterCommit(id);
-      }
+      // The engine counts the redrive's sends (and its receive and delete on the source).
+      const sentTo = destinationsOf(plan.moves);
+      for (const { queue } of sentTo) this.wakeups.wakeAfterCommit(queue.id);
       const done = finish(plan.moves.length, plan.cursor, plan.status, plan.failureReason);
-      return withFailure(done, plan);
+      return withFailure({ ...done, sentTo }, plan);
     });
   }
 }

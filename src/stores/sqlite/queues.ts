@@ -1,14 +1,13 @@
 import type Database from 'better-sqlite3';
 import type { QueueAddress } from '../../engine/addressing.js';
-import type { NewQueue, QueueOwner, QueuePatch, QueueStats, QueueStore } from '../../engine/store/queues.js';
+import type { NewQueue, QueueOwner, QueuePatch, QueueStore } from '../../engine/store/queues.js';
 import type { QueueRecord } from '../../engine/types.js';
 import { QueueCache } from '../queue-cache.js';
 import { toQueue, type QueueRow } from '../rows.js';
-import type { SqliteCounters } from './counters.js';
 import type { GroupCommit } from './group-commit.js';
 import { BOUND_LIMIT } from './sql.js';
 
-/** Queue rows, with what dies with a queue: its messages, counters, FIFO state and depth. */
+/** Queue rows, with what dies with a queue: its messages, FIFO state and depth. */
 export class SqliteQueues implements QueueStore {
   /** This process is the database's only writer, so the cache is exact. */
   private readonly cache = new QueueCache(true);
@@ -17,7 +16,6 @@ export class SqliteQueues implements QueueStore {
   constructor(
     db: Database.Database,
     private readonly commit: GroupCommit,
-    private readonly counters: SqliteCounters,
   ) {
     this.sql = {
       insert: db.prepare(
@@ -33,7 +31,7 @@ export class SqliteQueues implements QueueStore {
       update: db.prepare('UPDATE queues SET attributes = ?, tags = ?, modified_at = ? WHERE id = ?'),
       delete: db.prepare('DELETE FROM queues WHERE id = ?'),
       deleteMessages: db.prepare('DELETE FROM messages WHERE queue_id = ?'),
-      // What else a queue owns (its counters are the counters' own).
+      // What else a queue owns.
       deleteState: ['fifo_dedup', 'receive_attempts', 'queue_depth'].map((t) => db.prepare(`DELETE FROM ${t} WHERE queue_id = ?`)),
       // A purge also forgets deduplication ids and receive attempts, as SQS does: a send
       // that reuses an id after a purge stores a new message.
@@ -96,7 +94,6 @@ export class SqliteQueues implements QueueStore {
     return this.commit.run(() => {
       this.cache.forget(id);
       this.sql.deleteMessages.run(id);
-      this.counters.drop(id);
       for (const statement of this.sql.deleteState) statement.run(id);
       return this.sql.delete.run(id).changes === 1;
     });
@@ -110,9 +107,5 @@ export class SqliteQueues implements QueueStore {
       for (const forget of this.sql.forgetFifo) forget.run(id);
       return true;
     });
-  }
-
-  async stats(id: number): Promise<QueueStats> {
-    return this.counters.read(id);
   }
 }

@@ -6,7 +6,6 @@ import type { Store, StoreStats } from '../../engine/store/store.js';
 import { guardStorage } from '../storage-guard.js';
 import { SqliteActivity } from './activity.js';
 import { Checkpointer, FALLBACK_CHECKPOINT_PAGES } from './checkpointer.js';
-import { SqliteCounters } from './counters.js';
 import { SqliteDeadLetters } from './dead-letters.js';
 import { SqliteExchanges } from './exchanges.js';
 import { SqlitePolicies } from './policies.js';
@@ -80,22 +79,16 @@ export class SqliteStore implements Store {
       this.db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       this.checkpointer = new Checkpointer(opts.path, synchronous);
     }
-    const counters = new SqliteCounters(this.db);
-    this.commit = new GroupCommit(this.db, {
-      afterCommit: () => this.wakeups.committed(),
-      jobDone: (ok) => counters.jobDone(ok),
-      beforeCommit: () => counters.flush(),
-      rolledBack: () => counters.discard(),
-    });
+    this.commit = new GroupCommit(this.db, { afterCommit: () => this.wakeups.committed() });
     const readMessage = messageReader(this.db);
-    const queues = new SqliteQueues(this.db, this.commit, counters);
-    const deadLetters = new SqliteDeadLetters(this.db, this.commit, this.wakeups, counters, readMessage, (q) => queues.insert(q).queue.id);
+    const queues = new SqliteQueues(this.db, this.commit);
+    const deadLetters = new SqliteDeadLetters(this.db, this.commit, this.wakeups, readMessage, (q) => queues.insert(q).queue.id);
     this.queues = guardStorage(queues, sqliteStorageError);
     this.deadLetters = guardStorage(deadLetters, sqliteStorageError);
     this.messages = guardStorage(
-      new SqliteMessages(this.db, this.commit, counters, this.wakeups, deadLetters, readMessage), sqliteStorageError,
+      new SqliteMessages(this.db, this.commit, this.wakeups, deadLetters, readMessage), sqliteStorageError,
     );
-    this.moveTasks = guardStorage(new SqliteMoveTasks(this.db, this.commit, counters, this.wakeups), sqliteStorageError);
+    this.moveTasks = guardStorage(new SqliteMoveTasks(this.db, this.commit, this.wakeups), sqliteStorageError);
     this.maintenance = guardStorage(new SqliteMaintenance(this.db, this.commit), sqliteStorageError);
     this.activity = guardStorage(new SqliteActivity(this.db, this.commit), sqliteStorageError);
     this.exchanges = guardStorage(new SqliteExchanges(this.db, this.commit), sqliteStorageError);
