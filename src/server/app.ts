@@ -18,6 +18,7 @@ import { MetricsEndpoint, parseMetricsAddress, readMetricsToken } from '../metri
 import { AmqpServer } from '../protocols/amqp/server.js';
 import { ManagementApi } from './management-api.js';
 import { defaults, serverLog, type ServerConfig } from './server-config.js';
+import { parseAllowedHosts } from './request-guard.js';
 import { checkAccountId, checkDataDir, checkPortFree, checkRegion, listenError, readCredentials, StartupError } from './start-up.js';
 
 /** Where the storage setting points: checked before anything is opened or created. */
@@ -61,6 +62,10 @@ async function checkStartup(config: ServerConfig) {
   const from = storage === config.storage ? '--storage' : `${config.configFile}: storage`;
   if (storageKind(storage, from) === 'sqlite') checkDataDir(config.dataDir);
   const credentials = config.credentials ? readCredentials(config.credentials) : undefined;
+  if (credentials && config.clock === 'manual') {
+    throw new StartupError('--clock manual cannot be combined with --credentials: anyone could move the clock of a server meant to be protected; the manual clock is for tests only');
+  }
+  const allowedHosts = startupCheck(() => parseAllowedHosts(config.allowedHosts));
   const metricsAccess = startupCheck(() => ({
     token: config.metricsTokenFile ? readMetricsToken(config.metricsTokenFile) : undefined,
     address: config.metricsAddress ? parseMetricsAddress(config.metricsAddress) : undefined,
@@ -68,7 +73,7 @@ async function checkStartup(config: ServerConfig) {
   }));
   await checkPortFree(config.host, config.port);
   if (config.amqpPort !== undefined) await checkPortFree(config.host, config.amqpPort, '--amqp-port');
-  return { file, storage, credentials, metricsAccess };
+  return { file, storage, credentials, metricsAccess, allowedHosts };
 }
 
 /** Runs a check of start-up input, reporting its failure as the one line a user can act on. */
@@ -95,7 +100,7 @@ export interface RunningServer {
 /** Opens the store, starts the engine and the HTTP front; `stop` undoes it in order. */
 export async function startServer(config: ServerConfig, log = serverLog(config.logLevel)): Promise<RunningServer> {
   const clock: Clock = config.clock === 'manual' ? new ManualClock() : new SystemClock();
-  const { file, storage, credentials, metricsAccess } = await checkStartup(config);
+  const { file, storage, credentials, metricsAccess, allowedHosts } = await checkStartup(config);
   const policies = file?.policies ?? [];
   const store = await openStore({ ...config, storage }, log);
   // With --port 0 the port is not known yet: the process id tells nodes on one host apart.
@@ -123,7 +128,7 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
     readiness,
     host: config.host, port: config.port, accountId: config.accountId, region: config.region, log,
     manualClock: clock instanceof ManualClock ? clock : undefined,
-    credentials,
+    credentials, allowedHosts, bodyBudget: config.maxBodyMemoryMiB === undefined ? undefined : config.maxBodyMemoryMiB * 1024 * 1024,
     console: config.console === 'off' ? undefined : new ConsoleRoutes({ engine, region: config.region, accountId: config.accountId, credentials }),
     metrics: metricsEndpoint,
     management: new ManagementApi(runtimePolicies, { accountId: config.accountId, credentials }),

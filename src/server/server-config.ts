@@ -37,6 +37,10 @@ export interface ServerConfig {
   metricsTokenFile?: string;
   /** The AMQP 0-9-1 listener's port (docs/amqp.md); off when absent. */
   amqpPort?: number;
+  /** `--allowed-hosts`: comma-separated host names the HTTP port answers to (request-guard.ts). */
+  allowedHosts?: string;
+  /** `--max-body-memory`: request bodies held in memory at once, in MiB (admission.ts). */
+  maxBodyMemoryMiB?: number;
 }
 
 export const defaults: ServerConfig = {
@@ -51,6 +55,7 @@ export const defaults: ServerConfig = {
   clock: 'system',
   console: 'on',
   shutdownGraceMs: 0,
+  maxBodyMemoryMiB: 512,
 };
 
 /** The server's JSON log lines (pino); start-up failures go the same way (see the CLI). */
