@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Engine } from '../engine/engine.js';
 import { Admission, admissionLimits, DEFAULT_BODY_BUDGET } from './admission.js';
-import { MAX_REQUEST_BODY, readBody } from './request-body.js';
+import { BodyAbandoned, BodyRefused, MAX_REQUEST_BODY, readBody } from './request-body.js';
 import { RequestGuard, type Area } from './request-guard.js';
 import { send } from './respond.js';
 import type { Cancellation } from '../engine/long-poll.js';
@@ -141,10 +141,14 @@ export class HttpServer {
           : area === 'api' ? await this.opts.management!.handle(wire, req.socket.remoteAddress ?? '')
           : await this.route(wire, requestId, new ClientGone(res), seen);
       }
-    } catch (e) {
+    } catch (thrown) {
+      if (thrown instanceof BodyAbandoned || req.destroyed) return;
+      const e = thrown instanceof BodyRefused ? thrown.error : thrown;
       // The body was not read, but the headers already say which protocol the client speaks.
       response = area === 'api' ? managementFailure(e) : req.headers['x-amz-target'] !== undefined ? jsonError(e) : queryError(e, requestId, wantsJson(req));
-      response.headers.connection = 'close';
+      // A body refused as it streamed in is dropped to its end (request-body.ts); after any
+      // other failure it may be unread, and the connection cannot carry another request.
+      if (!(thrown instanceof BodyRefused)) response.headers.connection = 'close';
     }
     if (response.error) this.opts.log.error({ err: response.error, requestId }, 'request failed');
     if (seen) logRequest(this.opts.log, wire, seen, response, requestId, started);

@@ -141,3 +141,23 @@ test('a bad choice is refused by the option parser in the same JSON format', asy
 test('--host that is not an address of this machine', async () => {
   await refused(['--port', '0', '--host', '203.0.113.7'], /^--host 203\.0\.113\.7: cannot listen on this address \(EADDRNOTAVAIL\): give an address of this machine/);
 });
+
+test('a --credentials file with no key: a server nobody could use does not start (issue 27, finding 16)', async () => {
+  for (const content of ['{}', '[]']) {
+    const cwd = tempDir();
+    writeFileSync(join(cwd, 'keys.json'), content);
+    const line = content === '{}' ? /^--credentials keys\.json: holds no access keys, so no request could be signed: add at least one, \{"<access key id>"/ : /^--credentials keys\.json: expected an object of access key ids/;
+    await refused(['--port', '0', '--credentials', 'keys.json'], line, { cwd });
+  }
+});
+
+test('--clock manual with --credentials: refused, or anyone could move a protected server\'s clock (finding 13)', async () => {
+  const cwd = tempDir();
+  writeFileSync(join(cwd, 'keys.json'), '{"AKID": {"secretAccessKey": "s", "accountId": "111111111111"}}');
+  await refused(['--port', '0', '--credentials', 'keys.json', '--clock', 'manual'], /^--clock manual cannot be combined with --credentials/, { cwd });
+});
+
+test('--allowed-hosts and --max-body-memory that make no sense', async () => {
+  await refused(['--port', '0', '--allowed-hosts', 'ok.example,not a host'], /^--allowed-hosts "ok\.example,not a host": "not a host" is not a host name/);
+  await refused(['--port', '0', '--max-body-memory', '0'], /^--max-body-memory "0": must be a whole number of MiB, 1 or more/);
+});
