@@ -142,7 +142,8 @@ export class HttpServer {
           : await this.route(wire, requestId, new ClientGone(res), seen);
       }
     } catch (thrown) {
-      if (thrown instanceof BodyAbandoned || req.destroyed) return;
+      // Nobody to answer (the body's bytes come back in `done` all the same).
+      if (thrown instanceof BodyAbandoned || res.destroyed) return;
       const e = thrown instanceof BodyRefused ? thrown.error : thrown;
       // The body was not read, but the headers already say which protocol the client speaks.
       response = area === 'api' ? managementFailure(e) : req.headers['x-amz-target'] !== undefined ? jsonError(e) : queryError(e, requestId, wantsJson(req));
