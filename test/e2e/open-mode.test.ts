@@ -30,9 +30,10 @@ after(async () => {
 });
 
 /** A raw request with headers of our choosing (fetch sets its own Host and Sec-Fetch-*). */
-function send(opts: { method?: string; path?: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; text: string; code?: string }> {
+function send(opts: { method?: string; path?: string; headers?: Record<string, string>; body?: string; to?: number }): Promise<{ status: number; text: string; code?: string }> {
+  const to = opts.to ?? port;
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: opts.method ?? 'GET', path: opts.path ?? '/', headers: { host: `127.0.0.1:${port}`, ...opts.headers } }, (res) => {
+    const req = request({ host: '127.0.0.1', port: to, method: opts.method ?? 'GET', path: opts.path ?? '/', headers: { host: `127.0.0.1:${to}`, ...opts.headers } }, (res) => {
       let text = '';
       res.on('data', (d) => (text += d));
       res.on('end', () => resolve({ status: res.statusCode!, text, code: String(res.headers['x-amzn-query-error'] ?? '').split(';')[0] || undefined }));
@@ -110,22 +111,37 @@ describe('requests a web page could send are refused', () => {
 });
 
 describe('with --credentials the Host header is checked only when --allowed-hosts is given', () => {
-  let signed: ServerProcess | undefined;
+  const started: ServerProcess[] = [];
+  let keysDir: string | undefined;
   after(async () => {
-    await signed?.stop();
-    signed?.cleanup();
+    for (const s of started) {
+      await s.stop();
+      s.cleanup();
+    }
+    if (keysDir) (await import('node:fs')).rmSync(keysDir, { recursive: true, force: true });
   });
 
-  test('an unsigned request under any name gets the signature refusal, not the Host one', async () => {
+  test('without it any name gets the signature refusal; with it an unknown name gets the Host one; no cross-site rule', async () => {
     const { mkdtempSync, writeFileSync } = await import('node:fs');
     const { join } = await import('node:path');
     const { tmpdir } = await import('node:os');
-    const dir = mkdtempSync(join(tmpdir(), 'redrive-open-'));
-    writeFileSync(join(dir, 'keys.json'), '{"AKIDOPEN": {"secretAccessKey": "s", "accountId": "111111111111"}}');
-    signed = await startServerProcess({ storage: 'memory', args: ['--credentials', join(dir, 'keys.json')] });
-    const res = await fetch(`${signed.url}/?Action=ListQueues`, { headers: { origin: 'http://elsewhere.example' } });
-    assert.equal(res.status, 403);
-    assert.doesNotMatch(await res.text(), /does not name this server|another site|origin/);
+    keysDir = mkdtempSync(join(tmpdir(), 'redrive-open-'));
+    const keys = join(keysDir, 'keys.json');
+    writeFileSync(keys, '{"AKIDOPEN": {"secretAccessKey": "s", "accountId": "111111111111"}}');
+    const [any, named] = await Promise.all([
+      startServerProcess({ storage: 'memory', args: ['--credentials', keys] }),
+      startServerProcess({ storage: 'memory', args: ['--credentials', keys, '--allowed-hosts', 'queue.internal'] }),
+    ]);
+    started.push(any, named);
+    const portOf = (s: ServerProcess) => Number(new URL(s.url).port);
+    const crossSite = { origin: 'http://elsewhere.example', 'sec-fetch-site': 'cross-site', 'content-type': FORM };
+    const unsigned = await send({ to: portOf(any), method: 'POST', headers: { host: 'evil.example', ...crossSite }, body: form({ Action: 'ListQueues' }) });
+    assert.deepEqual([unsigned.status, unsigned.code], [403, 'MissingAuthenticationToken'], unsigned.text);
+    const refusedHost = await send({ to: portOf(named), path: '/?Action=ListQueues', headers: { host: 'evil.example' } });
+    assert.deepEqual([refusedHost.status, refusedHost.code], [403, 'AccessDenied']);
+    assert.match(refusedHost.text, /does not name this server/);
+    const allowed = await send({ to: portOf(named), path: '/?Action=ListQueues', headers: { host: 'queue.internal', ...crossSite } });
+    assert.deepEqual([allowed.status, allowed.code], [403, 'MissingAuthenticationToken'], allowed.text);
   });
 });
 
