@@ -22,6 +22,8 @@ export function serveCommand(): Command {
     .option('--node-id <id>', 'this node\'s name in the node label of its metrics (default: host name and port)')
     .option('--metrics-address <host:port>', 'serve /metrics on this address instead of the main port')
     .option('--metrics-token-file <file>', 'a file holding the bearer token /metrics requires (needed for /metrics on the main port with --credentials)')
+    .option('--allowed-hosts <names>', 'host names clients may address this server by, besides IP addresses and localhost (comma-separated; .example.com allows its subdomains); checked without --credentials always, with it when given')
+    .option('--max-body-memory <MiB>', 'request bodies held in memory at once, all requests together; past it requests get 503', String(defaults.maxBodyMemoryMiB))
     .option('--amqp-port <port>', 'serve AMQP 0-9-1 on this port too (off by default; 0 picks a free one)')
     .addOption(new Option('--console <state>', 'the web console under /console').choices(['on', 'off']).default(defaults.console))
     .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default(defaults.logLevel))
@@ -35,11 +37,13 @@ export function serveCommand(): Command {
       const { startServer } = await import('../server/app.js');
       const { ConfigError } = await import('../server/config-file.js');
       const { stopOnSignals } = await import('./shutdown.js');
+      const { guardProcess } = await import('../server/process-guard.js');
       let server: RunningServer;
       try {
         server = await startServer({
           ...defaults, ...opts, port: parsePort(opts.port), configFile: opts.config,
           shutdownGraceMs: seconds(opts.shutdownGrace, '--shutdown-grace') * 1000,
+          maxBodyMemoryMiB: mebibytes(opts.maxBodyMemory, '--max-body-memory'),
           amqpPort: opts.amqpPort === undefined ? undefined : parsePort(opts.amqpPort, '--amqp-port'),
           trustProxy: opts.trustProxy === undefined ? undefined : trustProxy(opts.trustProxy),
           storageFromFlag: cmd.getOptionValueSource('storage') === 'cli',
@@ -50,6 +54,7 @@ export function serveCommand(): Command {
         else log.fatal({ err: e }, `could not start: ${(e as Error).message}`);
         process.exit(1);
       }
+      guardProcess(server.log);
       // Policies change without a restart: edit the file, then `kill -HUP <pid>`. A file
       // that does not validate is logged and ignored; the policies in force stay.
       process.on('SIGHUP', () => {
@@ -65,6 +70,12 @@ function trustProxy(value: string): string[] {
   } catch (e) {
     throw new StartupError(`--trust-proxy ${JSON.stringify(value)}: ${(e as Error).message}`);
   }
+}
+
+function mebibytes(value: string, flag: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || n < 1) throw new StartupError(`${flag} ${JSON.stringify(value)}: must be a whole number of MiB, 1 or more`);
+  return n;
 }
 
 function seconds(value: string, flag: string): number {

@@ -128,9 +128,24 @@ function nextOf(query: string): string {
   return safeNext(new URLSearchParams(query).get('next'));
 }
 
-/** Only a console path: an open redirect to another site would help phishing. */
+/**
+ * Only a console path of this server: an open redirect to another site would help phishing.
+ * It ends up in a Location header, so it is rebuilt by the URL parser (which resolves dot
+ * segments and percent-encodes what a header cannot carry) and must come out as printable
+ * ASCII; one with control characters (a header injection) is not repaired but dropped.
+ */
 function safeNext(next: string | null): string {
-  return next && /^\/console(\/[^\\]*)?$/.test(next) && !next.startsWith('//') ? next : '/console/';
+  const home = '/console/';
+  if (!next || !next.startsWith('/console') || next.startsWith('//') || /[\x00-\x1f\x7f\\]/.test(next)) return home;
+  let url: URL;
+  try {
+    url = new URL(next, 'http://console.invalid');
+  } catch {
+    return home;
+  }
+  const target = url.pathname + url.search;
+  const ours = url.origin === 'http://console.invalid' && (url.pathname === '/console' || url.pathname.startsWith('/console/'));
+  return ours && /^[\x21-\x7e]+$/.test(target) ? target : home;
 }
 
 function page(status: number, body: string, headers: Record<string, string> = {}): WireResponse {

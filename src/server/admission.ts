@@ -21,20 +21,33 @@ import { queryError } from '../protocols/query/query-adapter.js';
 export interface AdmissionLimits {
   /** Requests being served at once, long polls included. */
   maxRequests: number;
-  /** Request bodies in flight, by Content-Length. */
+  /**
+   * Request bodies held in memory at once, counted as their bytes arrive however they are
+   * framed (Content-Length or chunked). The first `smallBodyBytes` of each request are not
+   * drawn from it: small requests keep being served while large ones fill the budget, and
+   * what those hold together is bounded by `maxRequests`.
+   */
   maxBodyBytes: number;
   /** Long polls waiting at once (Engine option `maxLongPolls`). */
   maxLongPolls: number;
+  /** Each request may hold this much of its body without drawing from `maxBodyBytes` (0 when absent). */
+  smallBodyBytes?: number;
 }
 
 /**
  * Limits that fit the open-file limit: a few descriptors stay free for the database, its
  * WAL and shared memory, logs, and the sockets of requests being shed.
  */
-export function admissionLimits(fileLimit = openFileLimit()): AdmissionLimits {
+export function admissionLimits(fileLimit = openFileLimit(), maxBodyBytes = DEFAULT_BODY_BUDGET): AdmissionLimits {
   const maxRequests = Math.max(64, Math.min(fileLimit - 128, 20_000));
-  return { maxRequests, maxBodyBytes: 512 * 1024 * 1024, maxLongPolls: Math.min(10_000, Math.floor(maxRequests * 0.75)) };
+  return { maxRequests, maxBodyBytes, maxLongPolls: Math.min(10_000, Math.floor(maxRequests * 0.75)), smallBodyBytes: SMALL_BODY_BYTES };
 }
+
+/** `--max-body-memory`'s default: 512 MiB of request bodies in flight. */
+export const DEFAULT_BODY_BUDGET = 512 * 1024 * 1024;
+
+/** Each request may hold this much of its body without drawing from the shared budget. */
+const SMALL_BODY_BYTES = 64 * 1024;
 
 /** The soft RLIMIT_NOFILE, from /proc on Linux; a common default elsewhere. */
 export function openFileLimit(): number {
@@ -47,6 +60,11 @@ export function openFileLimit(): number {
   return 1024;
 }
 
+const BODY_BUDGET_SPENT = 'Too much request data in flight';
+
+/** The refusal of a body that outgrew the budget while it streamed in (see `take`). */
+export const bodyBudgetError = () => sqsError('ServiceUnavailable', `${BODY_BUDGET_SPENT}; the server is shedding load. Retry with back-off.`);
+
 export class Admission {
   requests = 0;
   bodyBytes = 0;
@@ -54,8 +72,14 @@ export class Admission {
   /** Connections that have sent a request and are still open. */
   sockets = 0;
   private readonly seen = new WeakSet<object>();
+  /** Body bytes read so far, per request admitted. */
+  private readonly held = new Map<IncomingMessage, number>();
 
   constructor(readonly limits: AdmissionLimits = admissionLimits()) {}
+
+  private get small(): number {
+    return this.limits.smallBodyBytes ?? 0;
+  }
 
   /**
    * Call first thing in the request handler: `if (this.admission.refuse(req, res)) return;`.
@@ -72,21 +96,38 @@ export class Admission {
     // (503s from the engine included) closes its connection, so that descriptors come back
     // and the kernel can hand over the connections waiting to be accepted.
     if (this.sockets > this.limits.maxRequests) res.shouldKeepAlive = false;
-    const bytes = Number(req.headers['content-length']) || 0;
-    if (this.requests >= this.limits.maxRequests || this.bodyBytes + bytes > this.limits.maxBodyBytes) {
+    // A declared length that cannot fit is refused before a byte of it is read.
+    const declared = Math.max(0, (Number(req.headers['content-length']) || 0) - this.small);
+    if (this.requests >= this.limits.maxRequests || this.bodyBytes + declared > this.limits.maxBodyBytes) {
       this.shed++;
-      this.answer(req, res, this.requests >= this.limits.maxRequests ? 'Too many concurrent requests' : 'Too much request data in flight');
+      this.answer(req, res, this.requests >= this.limits.maxRequests ? 'Too many concurrent requests' : BODY_BUDGET_SPENT);
       return true;
     }
     this.requests++;
-    this.bodyBytes += bytes;
     return false;
   }
 
-  /** The request admitted by `refuse` has been answered (or abandoned). */
+  /**
+   * Counts `bytes` more of this request's body as they arrive. False when they do not fit
+   * in the budget: the caller stops reading and refuses the request with `bodyBudgetError`.
+   */
+  take(req: IncomingMessage, bytes: number): boolean {
+    const before = this.held.get(req) ?? 0;
+    const drawn = Math.max(0, before + bytes - this.small) - Math.max(0, before - this.small);
+    if (drawn > 0 && this.bodyBytes + drawn > this.limits.maxBodyBytes) {
+      this.shed++;
+      return false;
+    }
+    this.held.set(req, before + bytes);
+    this.bodyBytes += drawn;
+    return true;
+  }
+
+  /** The request admitted by `refuse` has been answered (or abandoned): its body's bytes come back. */
   done(req: IncomingMessage): void {
     this.requests--;
-    this.bodyBytes -= Number(req.headers['content-length']) || 0;
+    this.bodyBytes -= Math.max(0, (this.held.get(req) ?? 0) - this.small);
+    this.held.delete(req);
   }
 
   private answer(req: IncomingMessage, res: ServerResponse, why: string): void {

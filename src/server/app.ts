@@ -19,6 +19,7 @@ import { AmqpServer } from '../protocols/amqp/server.js';
 import { AuthThrottle } from '../protocols/auth-throttle.js';
 import { ManagementApi } from './management-api.js';
 import { defaults, serverLog, type ServerConfig } from './server-config.js';
+import { parseAllowedHosts } from './request-guard.js';
 import { checkAccountId, checkDataDir, checkPortFree, checkRegion, listenError, readCredentials, StartupError } from './start-up.js';
 
 /** Where the storage setting points: checked before anything is opened or created. */
@@ -62,6 +63,7 @@ async function checkStartup(config: ServerConfig) {
   const from = storage === config.storage ? '--storage' : `${config.configFile}: storage`;
   if (storageKind(storage, from) === 'sqlite') checkDataDir(config.dataDir);
   const credentials = config.credentials ? readCredentials(config.credentials) : undefined;
+  const allowedHosts = startupCheck(() => parseAllowedHosts(config.allowedHosts));
   const metricsAccess = startupCheck(() => ({
     token: config.metricsTokenFile ? readMetricsToken(config.metricsTokenFile) : undefined,
     address: config.metricsAddress ? parseMetricsAddress(config.metricsAddress) : undefined,
@@ -69,7 +71,7 @@ async function checkStartup(config: ServerConfig) {
   }));
   await checkPortFree(config.host, config.port);
   if (config.amqpPort !== undefined) await checkPortFree(config.host, config.amqpPort, '--amqp-port');
-  return { file, storage, credentials, metricsAccess };
+  return { file, storage, credentials, metricsAccess, allowedHosts };
 }
 
 /** Runs a check of start-up input, reporting its failure as the one line a user can act on. */
@@ -96,7 +98,7 @@ export interface RunningServer {
 /** Opens the store, starts the engine and the HTTP front; `stop` undoes it in order. */
 export async function startServer(config: ServerConfig, log = serverLog(config.logLevel)): Promise<RunningServer> {
   const clock: Clock = config.clock === 'manual' ? new ManualClock() : new SystemClock();
-  const { file, storage, credentials, metricsAccess } = await checkStartup(config);
+  const { file, storage, credentials, metricsAccess, allowedHosts } = await checkStartup(config);
   const policies = file?.policies ?? [];
   const store = await openStore({ ...config, storage }, log);
   // With --port 0 the port is not known yet: the process id tells nodes on one host apart.
@@ -127,7 +129,7 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
     readiness, authThrottle, trustProxy: config.trustProxy,
     host: config.host, port: config.port, accountId: config.accountId, region: config.region, log,
     manualClock: clock instanceof ManualClock ? clock : undefined,
-    credentials,
+    credentials, allowedHosts, bodyBudget: config.maxBodyMemoryMiB === undefined ? undefined : config.maxBodyMemoryMiB * 1024 * 1024,
     console: config.console === 'off' ? undefined : new ConsoleRoutes({ engine, region: config.region, accountId: config.accountId, credentials, throttle: authThrottle }),
     metrics: metricsEndpoint,
     management: new ManagementApi(runtimePolicies, { accountId: config.accountId, credentials, throttle: authThrottle }),

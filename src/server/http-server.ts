@@ -3,10 +3,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Engine } from '../engine/engine.js';
-import { Admission } from './admission.js';
+import { Admission, admissionLimits, DEFAULT_BODY_BUDGET } from './admission.js';
+import { BodyAbandoned, BodyRefused, MAX_REQUEST_BODY, readBody } from './request-body.js';
+import { RequestGuard, type Area } from './request-guard.js';
+import { send } from './respond.js';
 import type { Cancellation } from '../engine/long-poll.js';
 import { hasAction } from '../engine/actions.js';
-import { sqsError } from '../engine/errors.js';
+import { SqsError, sqsError } from '../engine/errors.js';
 import type { RequestContext } from '../engine/types.js';
 import { handleJson, isJsonRequest, jsonError } from '../protocols/json/json-adapter.js';
 import { handleQuery, queryError, wantsJson } from '../protocols/query/query-adapter.js';
@@ -33,6 +36,10 @@ export interface HttpOptions {
   manualClock?: ManualClock;
   /** Largest request body accepted; SQS's 1 MiB message limit plus encoding overhead. */
   maxBodyBytes?: number;
+  /** Request bodies held in memory at once, all requests together (`--max-body-memory`). */
+  bodyBudget?: number;
+  /** `--allowed-hosts`: host names served besides IP addresses and localhost (request-guard.ts). */
+  allowedHosts?: string[];
   /** When set, SQS requests must be SigV4-signed by one of these keys (see auth/caller.ts). */
   credentials?: Credentials;
   /** RabbitMQ's management API for policies, under /api/ (management-api.ts). */
@@ -64,7 +71,9 @@ export class HttpServer {
   readonly server: Server;
   private active = 0;
   /** Load shedding at the door (see admission.ts). */
-  private readonly admission = new Admission();
+  private readonly admission: Admission;
+  /** Host and cross-site checks (request-guard.ts). */
+  private readonly guard: RequestGuard;
   private drained?: () => void;
   /** Whether each request gets an access log line (`debug`); the level is fixed at start. */
   private readonly accessLog: boolean;
@@ -75,10 +84,21 @@ export class HttpServer {
     private readonly engine: Engine,
     private readonly opts: HttpOptions,
   ) {
+    this.admission = new Admission(admissionLimits(undefined, opts.bodyBudget ?? DEFAULT_BODY_BUDGET));
+    this.guard = new RequestGuard({ credentials: opts.credentials !== undefined, allowedHosts: opts.allowedHosts ?? [] });
     this.server = createServer({ keepAlive: true, requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS }, (req, res) => {
-      if (this.admission.refuse(req, res)) return;
+      try {
+        if (this.admission.refuse(req, res)) return;
+      } catch (err) {
+        opts.log.error({ err }, 'could not shed a request; closing its connection');
+        res.destroy();
+        return;
+      }
       this.active++;
-      this.handle(req, res).finally(() => {
+      this.handle(req, res).catch((err: unknown) => {
+        opts.log.error({ err, method: req.method, url: req.url }, 'request handling failed; closing its connection');
+        res.destroy();
+      }).finally(() => {
         this.admission.done(req);
         if (--this.active === 0) this.drained?.();
       });
@@ -114,27 +134,37 @@ export class HttpServer {
     const seen: RequestSeen | undefined = this.accessLog ? { protocol: 'http' } : undefined;
     const [path, query = ''] = (req.url ?? '/').split('?', 2) as [string, string?];
     const wire: WireRequest = { method: req.method ?? 'GET', path, query, headers: req.headers, body: EMPTY };
-    const consolePath = path === '/console' || path.startsWith('/console/');
-    const apiPath = path.startsWith('/api/') && this.opts.management !== undefined;
-    if (seen && consolePath) seen.protocol = 'console';
+    const area = areaOf(path, this.opts.management !== undefined);
+    if (seen && area === 'console') seen.protocol = 'console';
     let response: WireResponse;
     const client = this.clientAddress.of(req.socket.remoteAddress, req.headers['x-forwarded-for']);
     try {
-      wire.body = await readBody(req, this.opts.maxBodyBytes ?? 6 * 1024 * 1024);
-      response = consolePath
-        ? await this.consoleRoute(wire, client, requestId)
-        : apiPath ? await this.opts.management!.handle(wire, client)
-        : await this.route(wire, requestId, new ClientGone(res), client, seen);
-    } catch (e) {
+      const refusal = this.guard.check(area, req.headers);
+      if (refusal) {
+        this.opts.log.warn({ requestId, host: req.headers.host, origin: req.headers.origin, client }, refusal.message);
+        response = refused(area, refusal.message, req, requestId);
+        // Its body is not read: close the connection rather than read it to reuse it.
+        response.headers.connection = 'close';
+      } else {
+        wire.body = await readBody(req, this.opts.maxBodyBytes ?? MAX_REQUEST_BODY, this.admission);
+        response = area === 'console'
+          ? await this.consoleRoute(wire, client, requestId)
+          : area === 'api' ? await this.opts.management!.handle(wire, client)
+          : await this.route(wire, requestId, new ClientGone(res), client, seen);
+      }
+    } catch (thrown) {
+      // Nobody to answer (the body's bytes come back in `done` all the same).
+      if (thrown instanceof BodyAbandoned || res.destroyed) return;
+      const e = thrown instanceof BodyRefused ? thrown.error : thrown;
       // The body was not read, but the headers already say which protocol the client speaks.
-      response = req.headers['x-amz-target'] !== undefined ? jsonError(e) : queryError(e, requestId, wantsJson(req));
-      response.headers.connection = 'close';
+      response = area === 'api' ? managementFailure(e) : req.headers['x-amz-target'] !== undefined ? jsonError(e) : queryError(e, requestId, wantsJson(req));
+      // A body refused as it streamed in is dropped to its end (request-body.ts); after any
+      // other failure it may be unread, and the connection cannot carry another request.
+      if (!(thrown instanceof BodyRefused)) response.headers.connection = 'close';
     }
     if (response.error) this.opts.log.error({ err: response.error, requestId }, 'request failed');
     if (seen) logRequest(this.opts.log, wire, seen, response, requestId, started);
-    if (res.destroyed) return;
-    res.writeHead(response.status, { ...response.headers, 'x-amzn-requestid': requestId, 'content-length': Buffer.byteLength(response.body) });
-    res.end(response.body);
+    send(res, response, requestId, this.opts.log);
   }
 
   private async route(req: WireRequest, requestId: string, signal: Cancellation, client: string, seen?: RequestSeen): Promise<WireResponse> {
@@ -143,7 +173,10 @@ export class HttpServer {
       if (answer) return answer;
     }
     if (req.path === '/metrics' && this.opts.metrics) return this.opts.metrics.onMainPort(req);
-    if (req.path === '/_redrive/clock' && this.opts.manualClock) return this.moveClock(req);
+    const clockPath = req.path === '/_redrive/clock' && this.opts.manualClock !== undefined;
+    // The manual clock (tests) moves for anyone in open mode, and only for a signed request
+    // with --credentials, like any other change to the server's state.
+    if (clockPath && !this.opts.credentials) return this.moveClock(req);
     const json = req.method === 'POST' && isJsonRequest(req);
     const started = performance.now();
     let accountId: string;
@@ -152,6 +185,7 @@ export class HttpServer {
     } catch (e) {
       return this.refused(req, json, started, withRetryAfter(e, json ? jsonError(e) : queryError(e, requestId, wantsJson(req))));
     }
+    if (clockPath) return this.moveClock(req);
     const host = req.headers.host ?? `${this.opts.host}:${this.opts.port}`;
     const ctx: RequestContext = {
       accountId,
@@ -194,7 +228,12 @@ export class HttpServer {
   private moveClock(req: WireRequest): WireResponse {
     const clock = this.opts.manualClock!;
     if (req.method === 'POST') {
-      const { advanceMs } = JSON.parse(req.body.toString('utf8') || '{}') as { advanceMs?: number };
+      let advanceMs: unknown;
+      try {
+        ({ advanceMs } = JSON.parse(req.body.toString('utf8') || '{}') as { advanceMs?: unknown });
+      } catch {
+        return { status: 400, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'the body must be JSON: {"advanceMs": n}' }) };
+      }
       if (typeof advanceMs === 'number' && advanceMs > 0) clock.advance(advanceMs);
     }
     return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ now: clock.now() }) };
@@ -203,24 +242,25 @@ export class HttpServer {
 
 const EMPTY = Buffer.alloc(0);
 
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        // Stop reading; the answer goes out with `connection: close`.
-        req.pause();
-        req.removeAllListeners('data');
-        reject(sqsError('RequestEntityTooLarge', `Request body is larger than ${limit} bytes.`));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
+function areaOf(path: string, management: boolean): Area {
+  if (path === '/console' || path.startsWith('/console/')) return 'console';
+  if (path.startsWith('/api/') && management) return 'api';
+  return path === '/health' || path === '/ready' ? 'probe' : 'sqs';
+}
+
+/** A request-guard refusal in the shape of the part of the server it was sent to. */
+function refused(area: Area, message: string, req: IncomingMessage, requestId: string): WireResponse {
+  if (area === 'api') return { status: 403, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'not_authorized', reason: message }) };
+  if (area === 'console') return { status: 403, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: message };
+  const err = sqsError('AccessDenied', message);
+  return req.headers['x-amz-target'] !== undefined ? jsonError(err) : queryError(err, requestId, wantsJson(req));
+}
+
+/** A failure under /api/ in RabbitMQ's shape: the client's own (a body too large) or ours. */
+function managementFailure(e: unknown): WireResponse {
+  const status = e instanceof SqsError ? e.status : 500;
+  const reason = e instanceof SqsError ? e.message : 'Internal error';
+  return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: status >= 500 ? 'internal_server_error' : 'bad_request', reason }), error: e instanceof SqsError ? undefined : e };
 }
 
 /**

@@ -32,7 +32,8 @@ export class ManagementApi {
     if (account === undefined) {
       return { ...json(401, { error: 'not_authorized', reason: 'Login failed' }), headers: { 'content-type': 'application/json', 'www-authenticate': 'Basic realm="RabbitMQ Management"' } };
     }
-    const parts = req.path.split('/').slice(2).map((p) => decodeURIComponent(p));
+    const parts = decodeSegments(req.path.split('/').slice(2));
+    if (!parts) return json(400, { error: 'bad_request', reason: 'invalid percent-encoding in the path' });
     if (parts[0] !== 'policies' || parts.length > 3) return notFound();
     if (parts.length >= 2 && parts[1] !== '/') return json(404, { error: 'Object Not Found', reason: 'Not Found' });
     if (parts.length < 3) {
@@ -81,6 +82,15 @@ export class ManagementApi {
     if (account === undefined) this.throttle.failed(client, user);
     else this.throttle.succeeded(client, user);
     return account;
+  }
+}
+
+/** A path's segments decoded, or undefined when one is not valid percent-encoded UTF-8. */
+function decodeSegments(segments: string[]): string[] | undefined {
+  try {
+    return segments.map((p) => decodeURIComponent(p));
+  } catch {
+    return undefined;
   }
 }
 

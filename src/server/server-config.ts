@@ -42,6 +42,10 @@ export interface ServerConfig {
    * the throttle of failed authentication (client-address.ts); none by default.
    */
   trustProxy?: string[];
+  /** `--allowed-hosts`: comma-separated host names the HTTP port answers to (request-guard.ts). */
+  allowedHosts?: string;
+  /** `--max-body-memory`: request bodies held in memory at once, in MiB (admission.ts). */
+  maxBodyMemoryMiB?: number;
 }
 
 export const defaults: ServerConfig = {
@@ -56,6 +60,7 @@ export const defaults: ServerConfig = {
   clock: 'system',
   console: 'on',
   shutdownGraceMs: 0,
+  maxBodyMemoryMiB: 512,
 };
 
 /** The server's JSON log lines (pino); start-up failures go the same way (see the CLI). */

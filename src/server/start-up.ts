@@ -118,11 +118,15 @@ const CREDENTIALS_SHAPE = '{"<access key id>": {"secretAccessKey": "...", "accou
 
 /** `--credentials`: any failure is one line naming the flag, the file and what it must hold. */
 export function readCredentials(path: string): Credentials {
+  let credentials: Credentials;
   try {
-    return loadCredentials(path);
+    credentials = loadCredentials(path);
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     const why = err.code ? `cannot read it (${err.code})` : err instanceof SyntaxError ? `not valid JSON (${err.message})` : err.message;
     throw new StartupError(`--credentials ${path}: ${why}: give a JSON file of access keys, ${CREDENTIALS_SHAPE}`);
   }
+  // No key would sign nothing in: a server nobody can use is a mistake, not a lockdown.
+  if (credentials.size === 0) throw new StartupError(`--credentials ${path}: holds no access keys, so no request could be signed: add at least one, ${CREDENTIALS_SHAPE}`);
+  return credentials;
 }

@@ -19,11 +19,12 @@ export function browserMissing(): string | undefined {
   return `no Chromium at ${CHROMIUM} (apt-get install chromium, or set REDRIVE_TEST_CHROMIUM)`;
 }
 
-export function launchBrowser(): Promise<Browser> {
+/** `extraArgs`: more Chromium switches, e.g. `--host-resolver-rules=...` to give a name to 127.0.0.1. */
+export function launchBrowser(extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
+    args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync', ...extraArgs],
   });
 }
 

@@ -11,7 +11,7 @@ import { describe, test } from 'node:test';
 import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { arn, create, redrivePolicy, reject } from './death-helpers.js';
-import { rawJson, receive } from './helpers.js';
+import { rawJson, receive, SDK_HEADER } from './helpers.js';
 
 const config = join(mkdtempSync(join(tmpdir(), 'redrive-ext-')), 'redrive.json');
 writeFileSync(config, JSON.stringify({ policies: [{ name: 'pol', pattern: '^pol-', definition: { deadLetterTargetName: 'sum-dlq', maxReceiveCount: 3 } }] }));
@@ -29,7 +29,7 @@ async function call(action: string, input: Record<string, unknown>) {
 
 async function query(params: Record<string, string>) {
   const res = await fetch(server.url, {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER },
     body: new URLSearchParams({ Version: '2012-11-05', ...params }).toString(),
   });
   return { status: res.status, code: res.headers.get('x-amzn-query-error'), xml: await res.text() };

@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { runToEnd, waitFor } from './dlq-helpers.js';
-import { assertSqsError, receive } from './helpers.js';
+import { assertSqsError, receive, SDK_HEADER } from './helpers.js';
 import {
   advanceUntilDepth, arn, attr, create, entries, history, peek, receiveWithHistory, redrivePolicy, reject,
 } from './death-helpers.js';
@@ -65,7 +65,7 @@ test('RejectMessage and the history in PeekMessages work over the Query protocol
   await send(src, 'q');
   const [m] = await receive(sqs, src);
   const query = (params: Record<string, string>) => fetch(server.url, {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER },
     body: new URLSearchParams({ Version: '2012-11-05', ...params }).toString(),
   });
   const res = await query({ Action: 'RejectMessage', QueueUrl: src, ReceiptHandle: m!.ReceiptHandle!, Reason: 'via query' });

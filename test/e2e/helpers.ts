@@ -74,6 +74,13 @@ export async function receive(sqs: SQSClient, QueueUrl: string, extra: Partial<C
   return out.Messages ?? [];
 }
 
+/**
+ * A header every AWS SDK sends and no web page can add to a cross-site request: without
+ * --credentials, an unsigned form POST needs one to get past the open-mode guard
+ * (src/server/request-guard.ts), so the raw Query tests send it as the SDKs do.
+ */
+export const SDK_HEADER = { 'amz-sdk-invocation-id': '7a1f3b0e-0000-4000-8000-000000000000' } as const;
+
 /** A raw AWS JSON 1.0 request, bypassing the SDK. */
 export async function rawJson(url: string, target: string, body: string, headers: Record<string, string> = {}) {
   const res = await fetch(url, {

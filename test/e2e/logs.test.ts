@@ -14,6 +14,7 @@ import {
   PurgeQueueCommand, SendMessageBatchCommand, SetQueueAttributesCommand, StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { redrivePolicy } from './dlq-helpers.js';
+import { SDK_HEADER } from './helpers.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
 const ACCOUNT = '000000000000';
@@ -75,7 +76,7 @@ test('at debug: one access line per request, with action, queue, status, error c
 
   // The Query protocol, to a queue URL: the queue comes from the path.
   const res = await fetch(`${server.url}/${ACCOUNT}/access`, {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'Action=GetQueueAttributes&AttributeName.1=All',
+    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER }, body: 'Action=GetQueueAttributes&AttributeName.1=All',
   });
   assert.equal(res.status, 200);
   const query = await logged(server, 'request', { action: 'GetQueueAttributes', protocol: 'query' });

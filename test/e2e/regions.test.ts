@@ -16,7 +16,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { awsCliDriver, type Driver, type Keys } from '../query/drivers.js';
-import { assertSqsError, invalidParameterValue } from './helpers.js';
+import { assertSqsError, invalidParameterValue, SDK_HEADER } from './helpers.js';
 
 const KEYS: Keys = { accessKeyId: 'AKIDREGIONS', secretAccessKey: 'regions-secret' };
 const ACCOUNT = '123456789012';
@@ -125,7 +125,7 @@ function query(server: ServerProcess, host: string, params: Record<string, strin
   return new Promise((resolve, reject) => {
     const req = request({
       host: url.hostname, port: url.port, method: 'POST', path: '/',
-      headers: { host, 'content-type': 'application/x-www-form-urlencoded', ...(authorization ? { authorization } : {}) },
+      headers: { host, 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER, ...(authorization ? { authorization } : {}) },
     }, (res) => {
       let text = '';
       res.on('data', (d) => (text += d));

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { XMLParser } from 'fast-xml-parser';
 import { ApiError, boto3Driver, jsonSdkDriver, type Driver } from '../query/drivers.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
-import { rawJson } from './helpers.js';
+import { rawJson, SDK_HEADER } from './helpers.js';
 
 let server: ServerProcess;
 const drivers: Driver[] = [];
@@ -161,10 +161,10 @@ bothProtocols('9. a standard queue hands out a message whose visibility ran out 
   assert.deepEqual(bodies(await receive(api, url)), ['old']);
 });
 
-// Over Query the whole form is posted raw: no client sets these headers.
+// Over Query the whole form is posted raw: no client sets these headers (but the SDK's own, see SDK_HEADER).
 const form = (params: Record<string, string>) => new URLSearchParams({ Version: '2012-11-05', ...params });
 const postQuery = (params: Record<string, string>, headers: Record<string, string> = {}) =>
-  fetch(`${server.url}/`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: form(params) });
+  fetch(`${server.url}/`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER, ...headers }, body: form(params) });
 
 describe('7. the X-Amzn-Trace-Id header becomes the AWSTraceHeader system attribute', () => {
   const trace = 'Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1';

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
+import { send, signer } from '../query/signed-request.js';
 import { startServerProcess } from '../support/server-process.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/index.js', import.meta.url));
@@ -145,4 +146,41 @@ test('a bad choice is refused by the option parser in the same JSON format', asy
 
 test('--host that is not an address of this machine', async () => {
   await refused(['--port', '0', '--host', '203.0.113.7'], /^--host 203\.0\.113\.7: cannot listen on this address \(EADDRNOTAVAIL\): give an address of this machine/);
+});
+
+test('a --credentials file with no key: a server nobody could use does not start (issue 27, finding 16)', async () => {
+  for (const content of ['{}', '[]']) {
+    const cwd = tempDir();
+    writeFileSync(join(cwd, 'keys.json'), content);
+    const line = content === '{}' ? /^--credentials keys\.json: holds no access keys, so no request could be signed: add at least one, \{"<access key id>"/ : /^--credentials keys\.json: expected an object of access key ids/;
+    await refused(['--port', '0', '--credentials', 'keys.json'], line, { cwd });
+  }
+});
+
+test('--clock manual with --credentials: only a signed request moves the clock (finding 13)', async () => {
+  const cwd = tempDir();
+  const keys = { accessKeyId: 'AKIDCLOCK', secretAccessKey: 'clock-secret' };
+  writeFileSync(join(cwd, 'keys.json'), JSON.stringify({ [keys.accessKeyId]: { secretAccessKey: keys.secretAccessKey, accountId: '111111111111' } }));
+  const server = await startServerProcess({ storage: 'memory', manualClock: true, args: ['--credentials', join(cwd, 'keys.json')] });
+  try {
+    const host = new URL(server.url).host;
+    const clockRequest = (body: string) => ({ method: 'POST', path: '/_redrive/clock', headers: { host, 'content-type': 'application/json' }, body });
+    const unsigned = await send(server.url, clockRequest('{"advanceMs":60000}'));
+    assert.equal(unsigned.status, 403, unsigned.text);
+    const guessed = await send(server.url, await signer({ ...keys, secretAccessKey: 'guess' }).sign(clockRequest('{"advanceMs":60000}')));
+    assert.equal(guessed.status, 403, guessed.text);
+    const before = await send(server.url, await signer(keys).sign(clockRequest('{"advanceMs":0}')));
+    assert.equal(before.status, 200, before.text);
+    const moved = await send(server.url, await signer(keys).sign(clockRequest('{"advanceMs":1000}')));
+    assert.equal(moved.status, 200, moved.text);
+    const now = (r: { text: string }) => (JSON.parse(r.text) as { now: number }).now;
+    assert.equal(now(moved) - now(before), 1000, 'only the signed request moved it');
+  } finally {
+    await server.stop();
+  }
+});
+
+test('--allowed-hosts and --max-body-memory that make no sense', async () => {
+  await refused(['--port', '0', '--allowed-hosts', 'ok.example,not a host'], /^--allowed-hosts "ok\.example,not a host": "not a host" is not a host name/);
+  await refused(['--port', '0', '--max-body-memory', '0'], /^--max-body-memory "0": must be a whole number of MiB, 1 or more/);
 });

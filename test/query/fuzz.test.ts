@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { SDK_HEADER } from '../e2e/helpers.js';
 
 /**
  * Malformed requests on both protocols against a running server. Every answer must be a
@@ -28,7 +29,7 @@ interface Answer {
 
 function send(base: URL, r: Raw): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ agent, host: base.hostname, port: base.port, method: r.method, path: r.path, headers: { ...r.headers, 'content-length': r.body.length } }, (res) => {
+    const req = request({ agent, host: base.hostname, port: base.port, method: r.method, path: r.path, headers: { ...SDK_HEADER, ...r.headers, 'content-length': r.body.length } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));

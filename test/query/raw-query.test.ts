@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { SDK_HEADER } from '../e2e/helpers.js';
 
 // Raw HTTP against the Query protocol; expectations from real SQS (scratch/sqs-errors.md A4, B6, C).
 const xml = new XMLParser();
@@ -15,7 +16,7 @@ describe('Query protocol over raw HTTP', () => {
     return { res, text: await res.text() };
   };
   const post = async (url: string, params: Record<string, string>) => {
-    const res = await fetch(url, { method: 'POST', body: new URLSearchParams({ Version: '2012-11-05', ...params }) });
+    const res = await fetch(url, { method: 'POST', headers: SDK_HEADER, body: new URLSearchParams({ Version: '2012-11-05', ...params }) });
     return { res, text: await res.text() };
   };
   const errorOf = (text: string) => {
@@ -170,7 +171,7 @@ describe('Query protocol over raw HTTP', () => {
 
   it('answers an oversized body in XML for Query and in JSON for JSON', async () => {
     const big = new Uint8Array(7 * 1024 * 1024).fill(97);
-    const q = await fetch(`${server.url}/`, { method: 'POST', body: big, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const q = await fetch(`${server.url}/`, { method: 'POST', body: big, headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER } });
     assert.equal(q.status, 413);
     assert.equal(errorOf(await q.text()).Code, 'RequestEntityTooLarge');
     const j = await fetch(`${server.url}/`, { method: 'POST', body: big, headers: { 'x-amz-target': 'AmazonSQS.ListQueues', 'content-type': 'application/x-amz-json-1.0' } });

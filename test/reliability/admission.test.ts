@@ -62,7 +62,7 @@ test('the door sheds requests and body bytes past its limits with a clean 503, a
 });
 
 test('limits follow the open-file limit, leaving a quarter of the requests to non-waiting work', () => {
-  assert.deepEqual(admissionLimits(1024), { maxRequests: 896, maxBodyBytes: 512 * 1024 * 1024, maxLongPolls: 672 });
+  assert.deepEqual(admissionLimits(1024), { maxRequests: 896, maxBodyBytes: 512 * 1024 * 1024, maxLongPolls: 672, smallBodyBytes: 64 * 1024 });
   assert.equal(admissionLimits(1_000_000).maxLongPolls, 10_000);
   assert.equal(admissionLimits(100).maxRequests, 64);
 });

@@ -76,7 +76,7 @@ export async function startServerProcess(opts: ServerProcessOptions = {}): Promi
       return c;
     },
     advanceClock: async (ms) => {
-      const res = await fetch(`${url}/_redrive/clock`, { method: 'POST', body: JSON.stringify({ advanceMs: ms }) });
+      const res = await fetch(`${url}/_redrive/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceMs: ms }) });
       return ((await res.json()) as { now: number }).now;
     },
     stop: async () => {

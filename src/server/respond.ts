@@ -1,0 +1,40 @@
+import { validateHeaderName, validateHeaderValue, type ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { WireResponse } from '../protocols/wire.js';
+
+/**
+ * Writes an answer without ever throwing: a request must not be able to end the process.
+ * Headers are checked before anything is written (node:http throws on a value with a
+ * control or non-Latin-1 character); a bad one is a bug, answered with a bare 500 and
+ * logged. A failure once headers are out can only be ended by closing that one socket.
+ */
+export function send(res: ServerResponse, response: WireResponse, requestId: string, log: Logger): void {
+  if (res.destroyed) return;
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const headers: Record<string, string | number> = {
+    ...response.headers, 'x-amzn-requestid': requestId, 'content-length': Buffer.byteLength(response.body),
+  };
+  let body = response.body;
+  try {
+    for (const [name, value] of Object.entries(headers)) {
+      validateHeaderName(name);
+      validateHeaderValue(name, String(value));
+    }
+  } catch (err) {
+    log.error({ err, requestId, status: response.status }, 'response header refused by node:http; answered 500 instead');
+    body = '';
+    for (const name of Object.keys(headers)) delete headers[name];
+    Object.assign(headers, { 'x-amzn-requestid': requestId, 'content-length': 0, connection: 'close' });
+    response = { ...response, status: 500 };
+  }
+  try {
+    res.writeHead(response.status, headers);
+    res.end(body);
+  } catch (err) {
+    log.error({ err, requestId }, 'could not write the response; closing its connection');
+    res.destroy();
+  }
+}
