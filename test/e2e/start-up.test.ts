@@ -164,7 +164,9 @@ test('--clock manual with --credentials: only a signed request moves the clock (
   const server = await startServerProcess({ storage: 'memory', manualClock: true, args: ['--credentials', join(cwd, 'keys.json')] });
   try {
     const host = new URL(server.url).host;
-    const clockRequest = (body: string) => ({ method: 'POST', path: '/_redrive/clock', headers: { host, 'content-type': 'application/json' }, body });
+    const clockRequest = (body: string) => ({
+      method: 'POST', protocol: 'http:', hostname: host.split(':')[0]!, path: '/_redrive/clock', headers: { host, 'content-type': 'application/json' }, body,
+    });
     const unsigned = await send(server.url, clockRequest('{"advanceMs":60000}'));
     assert.equal(unsigned.status, 403, unsigned.text);
     const guessed = await send(server.url, await signer({ ...keys, secretAccessKey: 'guess' }).sign(clockRequest('{"advanceMs":60000}')));
