@@ -14,6 +14,7 @@ import { noObserver, type EngineObserver } from './observer.js';
 import { ServerPolicySet, type ServerPolicy } from './server-policies.js';
 import { decodeReceipt, encodeReceipt, type Receipt } from './receipt.js';
 import { exchangeDeadLetterTarget } from './amqp/dead-letter-exchange.js';
+import type { AmqpPropertyCodec } from './amqp/message-view.js';
 import type { DeadLettered, DeadLetterTarget } from './store/dead-letters.js';
 import type { Store } from './store/store.js';
 import { retentionMs, SETTABLE } from './queue-attributes.js';
@@ -51,6 +52,8 @@ export interface EngineOptions {
   log?: Log;
   /** Told what happens, after each commit (metrics); nobody by default. */
   observer?: EngineObserver;
+  /** Reads and writes AMQP content properties as JSON (PeekMessages, imports); without it they are shown raw and cannot be imported. */
+  amqpCodec?: AmqpPropertyCodec;
 }
 
 /**
@@ -73,6 +76,7 @@ export class Engine implements EngineContext {
   readonly log: Log;
   readonly observer: EngineObserver;
   readonly policies: ServerPolicySet;
+  readonly amqpCodec?: AmqpPropertyCodec;
   /** Messages parked in the cycles queue since start (see dead-lettering.ts). */
   cyclesBroken = 0;
   /** Messages dropped since start because they had no dead-letter queue to go to. */
@@ -96,6 +100,7 @@ export class Engine implements EngineContext {
     this.observer = opts.observer ?? noObserver;
     this.moveTasks = new MoveTaskRunner(this);
     this.policies = new ServerPolicySet(opts.policies);
+    this.amqpCodec = opts.amqpCodec;
   }
 
   /**

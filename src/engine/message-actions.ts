@@ -12,6 +12,7 @@ import { checkFifoParameters, DEDUP_INTERVAL_MS, FIFO_INFLIGHT_LIMIT, fifoFields
 import { deadLetterRule, lengthLimit, queueFull, sendExpiry } from './dead-lettering.js';
 import { deathAttributes } from './deaths.js';
 import { restoredDeaths } from './imported-deaths.js';
+import { restoredEnvelope } from './amqp/message-view.js';
 import type { MessageAttributes, NewMessage, QueueRecord, RequestContext, StoredMessage } from './types.js';
 import { checkBatchEntries, checkBody, checkMessageAttributes, intParam } from './validation.js';
 
@@ -42,7 +43,7 @@ function buildMessage(engine: Engine, ctx: RequestContext, queue: QueueRecord, e
     messageId: randomUUID(),
     body,
     attributes: user.attributes,
-    systemAttributes: withTraceHeader(ctx, systemAttributes),
+    systemAttributes: withTraceHeader(ctx, restoredEnvelope(systemAttributes, body, queue.name, engine.amqpCodec)),
     md5OfBody: md5Hex(body),
     md5OfAttributes: md5OfAttributes(user.attributes),
     md5OfSystemAttributes: md5OfAttributes(system.attributes),

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { amqpPropertyCodec } from '../protocols/amqp/property-json.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { RuntimePolicies } from '../engine/amqp/policies.js';
@@ -103,6 +104,7 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
   const metrics = new ServerMetrics({ store, node });
   const engine = new Engine({
     store, clock, region: config.region, log, policies, maxLongPolls: admissionLimits().maxLongPolls, observer: metrics.observer,
+    amqpCodec: amqpPropertyCodec,
   });
   metrics.attach(engine, node);
   const runtimePolicies = new RuntimePolicies(store.policies, engine.policies, policies, log);

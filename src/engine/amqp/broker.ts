@@ -10,7 +10,7 @@ import type { QueueAddress } from '../addressing.js';
 import type { DeathReason, QueueRecord } from '../types.js';
 import { amqpErrors } from './errors.js';
 import { AmqpExchanges } from './exchanges.js';
-import { fromStored, type AmqpContent } from './messages.js';
+import { deliveriesHere, envelopeOf, fromStored, type AmqpContent } from './messages.js';
 import { publishBatch, type Publish, type PublishResult } from './publish.js';
 import { attributesOf, checkEquivalent, checkQueueArguments } from './queue-arguments.js';
 
@@ -39,7 +39,7 @@ export interface Delivery {
   messageId: string;
   sentAt: number;
   redelivered: boolean;
-  /** How many times it has been delivered, this time included. */
+  /** How many times it has been delivered from this queue, this time included. */
   receiveCount: number;
   content: AmqpContent;
 }
@@ -158,10 +158,14 @@ export class AmqpBroker {
       return r;
     };
     const messages = await this.engine.longPolls.wait(queue.id, waitMs, attempt, signal, max);
-    return messages.map((m) => ({
-      queue, seq: m.seq, token: m.receiptToken!, messageId: m.messageId, sentAt: m.sentAt,
-      redelivered: m.receiveCount > 1, receiveCount: m.receiveCount, content: fromStored(m, queue.name),
-    }));
+    return messages.map((m) => {
+      const env = envelopeOf(m, queue.name);
+      const here = deliveriesHere(m, env);
+      return {
+        queue, seq: m.seq, token: m.receiptToken!, messageId: m.messageId, sentAt: m.sentAt,
+        redelivered: here > 1, receiveCount: here, content: fromStored(m, queue.name, env),
+      };
+    });
   }
 
   /** The queue's delivery limit: set by argument or policy, and, as in RabbitMQ, for quorum queues only. */
