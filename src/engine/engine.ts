@@ -15,6 +15,7 @@ import { ServerPolicySet, type ServerPolicy } from './server-policies.js';
 import { decodeReceipt, encodeReceipt, type Receipt } from './receipt.js';
 import { exchangeDeadLetterTarget } from './amqp/dead-letter-exchange.js';
 import type { AmqpPropertyCodec } from './amqp/message-view.js';
+import { DeliveryHolders } from './amqp/delivery-holders.js';
 import type { DeadLettered, DeadLetterTarget } from './store/dead-letters.js';
 import type { Store } from './store/store.js';
 import { retentionMs, SETTABLE } from './queue-attributes.js';
@@ -77,6 +78,8 @@ export class Engine implements EngineContext {
   readonly observer: EngineObserver;
   readonly policies: ServerPolicySet;
   readonly amqpCodec?: AmqpPropertyCodec;
+  /** Which process holds each AMQP delivery, to return a stopped one's at once (amqp/delivery-holders.ts). */
+  readonly deliveryHolders: DeliveryHolders;
   /** Messages parked in the cycles queue since start (see dead-lettering.ts). */
   cyclesBroken = 0;
   /** Messages dropped since start because they had no dead-letter queue to go to. */
@@ -101,6 +104,7 @@ export class Engine implements EngineContext {
     this.moveTasks = new MoveTaskRunner(this);
     this.policies = new ServerPolicySet(opts.policies);
     this.amqpCodec = opts.amqpCodec;
+    this.deliveryHolders = new DeliveryHolders(this.store, this.clock, this.log);
   }
 
   /**
@@ -302,6 +306,7 @@ export class Engine implements EngineContext {
     this.sweepTimer = undefined;
     this.retentionTimer?.cancel();
     this.retentionTimer = undefined;
+    this.deliveryHolders.stop();
     await this.moveTasks.stop();
     this.longPolls.releaseAll();
   }

@@ -118,6 +118,11 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
       throw new ConfigError(`${config.configFile}: ${(e as Error).message}`);
     });
   }
+  // Before the AMQP listener opens: deliveries a stopped process held are ready again first.
+  await engine.deliveryHolders.start().catch(async (e) => {
+    await store.close();
+    throw e;
+  });
   engine.start();
   const readiness = new Readiness(store);
   const metricsEndpoint = new MetricsEndpoint(metrics, metricsAccess);

@@ -4,7 +4,6 @@ import type { Engine } from '../engine.js';
 import { SqsError } from '../errors.js';
 import type { Cancellation } from '../long-poll.js';
 import { defaultAttributes, parseAttributes, retentionMs } from '../queue-attributes.js';
-import { newReceiptToken } from '../receipt.js';
 import type { AmqpQueueRecord } from '../store/exchanges.js';
 import type { QueueAddress } from '../addressing.js';
 import type { DeathReason, QueueRecord } from '../types.js';
@@ -152,7 +151,7 @@ export class AmqpBroker {
       const now = this.engine.clock.now();
       const r = await this.engine.store.messages.receive(queue.id, {
         now, max, visibilityTimeoutMs: DELIVERY_VISIBILITY_MS, retentionCutoff: now - retentionMs(queue),
-        newToken: newReceiptToken, deadLetter,
+        newToken: this.engine.deliveryHolders.newToken, deadLetter,
       });
       this.engine.deadLettered(queue, r.deadLettered);
       return r;

@@ -1,0 +1,90 @@
+import pg from 'pg';
+import { holderPrefix, type HeldDeliveryStore, type HolderState, type ReleasedCount } from '../../engine/store/held-deliveries.js';
+import { query } from './sql.js';
+import type { PgWakeups } from './wakeups.js';
+
+const LEASE = 'amqp-holder:';
+const lockKey = (holder: string) => `redrive-amqp-holder:${holder}`;
+
+/**
+ * Several nodes share the database. Each registers its holder id in `leases` (with
+ * `until` 0: a registry entry, not a timed lease) and holds a session advisory lock on
+ * it over a connection of its own for as long as it runs; PostgreSQL drops the lock
+ * when that connection ends (the process died, or its host's connection was reset). A
+ * holder whose lock can be taken is gone, and only its deliveries are released.
+ *
+ * If the lock connection breaks while the node runs, the node takes its lock again on
+ * its next check (held-deliveries in the engine re-registers); meanwhile another node
+ * may release its deliveries, which are then delivered again (at least once, as AMQP
+ * allows) and its acknowledgements of them are ignored.
+ */
+export class PgHeldDeliveries implements HeldDeliveryStore {
+  readonly shared = true;
+  private self?: string;
+  private lockClient?: pg.Client;
+
+  constructor(private readonly pool: pg.Pool, private readonly clientConfig: pg.ClientConfig, private readonly wakeups: PgWakeups,
+    private readonly log?: (msg: string, err?: unknown) => void) {}
+
+  async register(holder: string): Promise<void> {
+    this.self = holder;
+    if (this.lockClient) return;
+    const client = new pg.Client(this.clientConfig);
+    client.on('error', (err) => {
+      this.log?.('the connection holding this node\'s AMQP holder lock failed; it is taken again on the next check', err);
+      if (this.lockClient === client) this.lockClient = undefined;
+    });
+    await client.connect();
+    try {
+      await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lockKey(holder)]);
+      await query(this.pool, 'INSERT INTO leases (name, owner, until) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING', [LEASE + holder, holder, 0]);
+    } catch (e) {
+      await client.end().catch(() => undefined);
+      throw e;
+    }
+    this.lockClient = client;
+  }
+
+  /** Whether the holder's process still holds its lock: taking it (and letting it go at once) means it is gone. */
+  private async alive(holder: string): Promise<boolean> {
+    if (holder === this.self) return true;
+    const c = await this.pool.connect();
+    try {
+      const { rows } = await c.query<{ got: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS got', [lockKey(holder)]);
+      if (!rows[0]!.got) return true;
+      await c.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lockKey(holder)]);
+      return false;
+    } finally {
+      c.release();
+    }
+  }
+
+  async holders(): Promise<HolderState[]> {
+    const { rows } = await query<{ owner: string }>(this.pool, 'SELECT owner FROM leases WHERE name LIKE $1', [`${LEASE}%`]);
+    const out: HolderState[] = [];
+    for (const { owner } of rows) if (owner !== this.self) out.push({ holder: owner, alive: await this.alive(owner) });
+    return out;
+  }
+
+  async release(holder: string, now: number): Promise<{ alive: true } | { alive: false; released: ReleasedCount[] }> {
+    if (await this.alive(holder)) return { alive: true };
+    const { rows } = await query<{ queue_id: string; n: string }>(this.pool,
+      `WITH r AS (
+         UPDATE messages SET visible_at = LEAST(sent_at, $1), receipt_token = NULL
+          WHERE queue_id IN (SELECT id FROM queues) AND visible_at > $1 AND receipt_token LIKE $2
+          RETURNING queue_id)
+       SELECT queue_id, count(*) AS n FROM r GROUP BY queue_id`,
+      [now, `${holderPrefix(holder)}%`],
+    );
+    await query(this.pool, 'DELETE FROM leases WHERE name = $1', [LEASE + holder]);
+    const released = rows.map((r) => ({ queueId: Number(r.queue_id), count: Number(r.n) }));
+    for (const r of released) this.wakeups.wake(r.queueId);
+    return { alive: false, released };
+  }
+
+  async close(): Promise<void> {
+    const c = this.lockClient;
+    this.lockClient = undefined;
+    await c?.end().catch(() => undefined);
+  }
+}
