@@ -40,6 +40,14 @@ async function holdTen(ch: Channel, queue: string): Promise<string[]> {
   return got;
 }
 
+/** ReleaseAmqpDeliveries (docs/extensions.md) on `node`. */
+async function release(node: AmqpServer, input: Record<string, unknown> = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${node.server.url}/`, {
+    method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.ReleaseAmqpDeliveries' }, body: JSON.stringify(input),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
 async function ready(ch: Channel, queue: string): Promise<number> {
   return (await ch.checkQueue(queue)).messageCount;
 }
@@ -63,6 +71,11 @@ test('a killed node\'s held AMQP deliveries return to their queues, a live node\
   assert.equal(await ready(probe, 'held-a'), 10);
   assert.equal(await ready(probe, 'held-b'), 10);
 
+  const holderA = (await release(a)).body.Self as string;
+  const refused = await release(b, { Holder: holderA });
+  assert.equal(refused.status, 400);
+  assert.match(String(refused.body.message), /is a running process/);
+
   await a.server.kill();
   // B checks every 10 s for nodes that are gone.
   let back = 0;
@@ -72,13 +85,18 @@ test('a killed node\'s held AMQP deliveries return to their queues, a live node\
   }
   assert.equal(back, 20, 'the killed node\'s 10 deliveries are ready again');
   assert.equal(await ready(probe, 'held-b'), 10, 'the live node\'s deliveries stay held');
+  for (let i = 0; i < 40 && !/returned unacknowledged AMQP deliveries/.test(b.server.output()); i++) await pause(50);
   assert.match(b.server.output(), /returned unacknowledged AMQP deliveries of a stopped process/);
 
-  // A node starting after B is killed releases B's at once, flagged redelivered.
-  await b.server.kill();
+  // B is killed after C started: an operator has C release B's deliveries at once.
   const c = await startAmqpServer({ storage: db.url });
   nodes.push(c);
   const chC = await connect(c);
+  assert.equal(await ready(chC, 'held-b'), 10);
+  await b.server.kill();
+  const released = await release(c);
+  assert.equal(released.status, 200, JSON.stringify(released.body));
+  assert.equal(released.body.Released, 10);
   assert.equal(await ready(chC, 'held-b'), 20);
   const again: { body: string; redelivered: boolean }[] = [];
   for (let m = await chC.get('held-b', { noAck: true }); m; m = await chC.get('held-b', { noAck: true })) {
