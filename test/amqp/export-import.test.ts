@@ -110,6 +110,13 @@ describe('AMQP dead letters through export and import', () => {
     assert.equal(after[2]!.properties.headers?.tenant, 'acme');
     assert.deepEqual(after[2]!.properties.headers?.raw, Buffer.from([0xff, 0x00, 0xfe]));
     await ch.close();
+
+    // Nothing is held by a stopped process here; the command says so.
+    const release = await cli('messages', 'release-amqp');
+    assert.match(release.stdout, /^released 0 deliveries \(this server is [0-9a-f]{16}\)\n$/, release.stderr);
+    const bad = await cli('messages', 'release-amqp', 'not-a-holder');
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /Holder must be 16 hexadecimal digits/);
   });
 
   test('an import with a bad AMQP part is refused line by line, and nothing is half-stored', async () => {
