@@ -1,6 +1,7 @@
 import type { Engine } from './engine.js';
 import { decodeToken, encodeToken } from './queue-actions.js';
 import { sourcesByTarget } from './redrive-policy.js';
+import { exchangeTargetNames } from './amqp/dead-letter-targets.js';
 import type { QueueRecord, RequestContext } from './types.js';
 import { intParam } from './validation.js';
 
@@ -14,7 +15,9 @@ import { intParam } from './validation.js';
  * whose cost does not grow with the visible backlog. RedrivePolicy is the one in force:
  * the queue's own attribute, or else the server policy's (config file), and
  * RedrivePolicySource says which; DeadLetterSourceQueueUrls are the queues of the
- * account whose policy in force names this queue.
+ * account whose policy in force names this queue, or whose AMQP dead-letter exchange
+ * reaches it. A queue with a dead-letter exchange has DeadLetterExchange,
+ * DeadLetterRoutingKey (if set) and DeadLetterTargetQueueNames, the queues it reaches.
  *
  * Like ListQueues it lists the caller's region; `AllRegions: true` lists every region of
  * the account instead (the console's overview), ordered by name then region. Each
@@ -32,6 +35,8 @@ export async function listQueueSummaries(engine: Engine, ctx: RequestContext, in
     engine.store.messages.depths(page.map((q) => q.id), now),
     page.length ? sourcesByTarget(engine, { accountId: ctx.accountId, region: allRegions ? undefined : ctx.region }) : new Map<string, QueueRecord[]>(),
   ]);
+  const exchangeTargets = new Map(await Promise.all(page.filter((q) => engine.settingsOf(q).deadLetterExchange !== undefined)
+    .map(async (q) => [q.id, await exchangeTargetNames(engine, q)] as const)));
   const Queues = page.map((q) => {
     const d = depths.get(q.id);
     const arn = engine.arnOf(q);
@@ -51,6 +56,12 @@ export async function listQueueSummaries(engine: Engine, ctx: RequestContext, in
     if (settings.targetArn !== undefined && settings.maxReceiveCount !== undefined) {
       out.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: settings.targetArn, maxReceiveCount: settings.maxReceiveCount });
       out.RedrivePolicySource = q.attributes.RedrivePolicy ? 'queue' : `policy:${settings.policy?.name ?? ''}`;
+    }
+    if (settings.deadLetterExchange !== undefined) {
+      // AMQP's x-dead-letter-exchange: source -> exchange -> the queues it reaches.
+      out.DeadLetterExchange = settings.deadLetterExchange;
+      if (settings.deadLetterRoutingKey !== undefined) out.DeadLetterRoutingKey = settings.deadLetterRoutingKey;
+      out.DeadLetterTargetQueueNames = exchangeTargets.get(q.id) ?? [];
     }
     return out;
   });

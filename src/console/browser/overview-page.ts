@@ -9,8 +9,10 @@ const COLUMNS: [SortKey, string, boolean][] = [
   ['visible', 'Visible', true], ['inFlight', 'In flight', true], ['delayed', 'Delayed', true], ['oldest', 'Oldest message', true],
 ];
 
+const isSource = (q: QueueSummary) => Boolean(deadLetterTargetOf(q.RedrivePolicy)) || q.DeadLetterExchange !== undefined;
 const role = (q: QueueSummary): string =>
-  q.DeadLetterSourceQueueUrls.length > 0 && deadLetterTargetOf(q.RedrivePolicy) ? 'both' : q.DeadLetterSourceQueueUrls.length > 0 ? 'dlq' : deadLetterTargetOf(q.RedrivePolicy) ? 'source' : '';
+  q.DeadLetterSourceQueueUrls.length > 0 && isSource(q) ? 'both' : q.DeadLetterSourceQueueUrls.length > 0 ? 'dlq' : isSource(q) ? 'source' : '';
+const exchangeName = (x: string) => (x === '' ? '(default exchange)' : x);
 
 const sortValue: Record<SortKey, (q: QueueSummary) => string | number> = {
   name: (q) => q.QueueName, region: (q) => q.Region, type: (q) => (q.FifoQueue ? 'fifo' : 'standard'), role,
@@ -98,7 +100,11 @@ function renderRelations(section: HTMLElement, queues: QueueSummary[]): void {
     return h('article', { class: `dlq-card${n > 0 ? ' has-messages' : ''}`, 'data-queue': q.QueueName },
       h('header', {}, h('a', { href: queueHref(q.QueueName, '', q.Region) }, q.QueueName), n > 0 ? badge(`${count(n)} message${n === 1 ? '' : 's'}`, 'danger') : badge('empty', 'ok')),
       h('p', { class: 'feeds' }, h('span', { class: 'muted' }, 'fed by '),
-        q.DeadLetterSourceQueueUrls.map((u, i) => [i ? ', ' : '', h('a', { href: queueHref(queueNameOf(u), '', q.Region) }, queueNameOf(u))])),
+        q.DeadLetterSourceQueueUrls.map((u, i) => {
+          const source = queues.find((s) => s.QueueUrl === u);
+          const via = source?.DeadLetterExchange !== undefined ? h('span', { class: 'muted via-exchange' }, ` via exchange ${exchangeName(source.DeadLetterExchange)}`) : null;
+          return [i ? ', ' : '', h('a', { href: queueHref(queueNameOf(u), '', q.Region) }, queueNameOf(u)), via];
+        })),
       n > 0 ? h('p', { class: 'card-links' },
         h('span', { class: 'muted' }, `oldest ${duration(q.ApproximateAgeOfOldestMessage)}`),
         h('a', { href: queueHref(q.QueueName, '/messages', q.Region) }, 'Browse'), h('a', { href: queueHref(q.QueueName, '/redrive', q.Region) }, 'Redrive')) : null);
@@ -136,7 +142,12 @@ function renderTable(wrap: HTMLElement, state: { filter: string; sort: SortKey; 
             isDlq ? badge('DLQ', depth(q) > 0 ? 'danger' : 'neutral', `Dead-letter queue of ${q.DeadLetterSourceQueueUrls.map(queueNameOf).join(', ')}`) : null,
             target ? h('span', { class: 'feeds-into' }, badge('source', 'info'), ' → ',
               h('a', { href: queueHref(byArn.get(target.arn) ?? queueNameOf(target.arn), '', q.Region) }, queueNameOf(target.arn)),
-              h('span', { class: 'muted' }, ` after ${target.maxReceiveCount}${q.RedrivePolicySource?.startsWith('policy:') ? ` (policy ${q.RedrivePolicySource.slice(7)})` : ''}`)) : null)),
+              h('span', { class: 'muted' }, ` after ${target.maxReceiveCount}${q.RedrivePolicySource?.startsWith('policy:') ? ` (policy ${q.RedrivePolicySource.slice(7)})` : ''}`)) : null,
+            q.DeadLetterExchange !== undefined ? h('span', { class: 'feeds-into via-exchange' }, badge('source', 'info'), ' → ',
+              h('span', { class: 'exchange', title: 'AMQP dead-letter exchange' }, `exchange ${exchangeName(q.DeadLetterExchange)}`),
+              q.DeadLetterRoutingKey !== undefined ? h('span', { class: 'muted' }, ` (key ${q.DeadLetterRoutingKey})`) : null, ' → ',
+              (q.DeadLetterTargetQueueNames ?? []).length === 0 ? h('span', { class: 'muted' }, 'no queue bound')
+                : (q.DeadLetterTargetQueueNames ?? []).map((n, i) => [i ? ', ' : '', h('a', { href: queueHref(n, '', q.Region) }, n)])) : null)),
           h('td', { class: 'num' }, count(q.ApproximateNumberOfMessages)),
           h('td', { class: 'num' }, count(q.ApproximateNumberOfMessagesNotVisible)),
           h('td', { class: 'num' }, count(q.ApproximateNumberOfMessagesDelayed)),

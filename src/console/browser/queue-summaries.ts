@@ -19,6 +19,10 @@ export interface QueueSummary {
   /** `queue`, or `policy:<name>` when a server policy supplies it. */
   RedrivePolicySource?: string;
   DeadLetterSourceQueueUrls: string[];
+  /** AMQP: the queue dead-letters through this exchange (x-dead-letter-exchange), to these queues. */
+  DeadLetterExchange?: string;
+  DeadLetterRoutingKey?: string;
+  DeadLetterTargetQueueNames?: string[];
 }
 
 export async function loadQueueSummaries(): Promise<QueueSummary[]> {

@@ -98,9 +98,15 @@ export class AmqpBroker {
       throw amqpErrors.precondition(`invalid arguments for queue '${d.name}' in vhost '/': ${e instanceof SqsError ? e.message : String(e)}`);
     }
     const now = this.engine.clock.now();
-    const { queue } = await this.engine.store.queues.create({
+    const { queue, created } = await this.engine.store.queues.create({
       ...this.address(d.name), fifo: false, attributes, tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
     });
+    if (created) {
+      this.engine.log.info({
+        queue: d.name, account: this.accountId, region: this.engine.region, fifo: false, via: 'amqp',
+        durable: d.durable, exclusive: d.exclusive, autoDelete: d.autoDelete, arguments: Object.keys(d.arguments),
+      }, 'queue created');
+    }
     const record = { ...given, queueId: queue.id };
     await this.engine.store.exchanges.setQueue(record);
     return { queue, record, messageCount: 0 };
@@ -117,6 +123,7 @@ export class AmqpBroker {
     if (ifEmpty && total > 0) throw amqpErrors.precondition(`queue '${queue.name}' in vhost '/' not empty`);
     await this.engine.store.queues.delete(queue.id);
     await this.engine.store.exchanges.unbindDestination(this.accountId, 'queue', queue.name);
+    this.engine.log.info({ queue: queue.name, account: queue.accountId, by: this.accountId, via: 'amqp' }, 'queue deleted');
     return counts.visible;
   }
 
