@@ -37,11 +37,12 @@ export class SqliteHeldDeliveries implements HeldDeliveryStore {
 
   async release(holder: string, now: number): Promise<{ alive: true } | { alive: false; released: ReleasedCount[] }> {
     if (holder === this.self) return { alive: true };
-    const ids = await this.commit.run(() => this.sql.release.all({ now, prefix: `${holderPrefix(holder)}%` }) as number[]);
-    const counts = new Map<number, number>();
-    for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
-    for (const [id, n] of counts) this.wakeups.wakeAfterCommit(id, n);
-    this.wakeups.committed();
+    const counts = await this.commit.run(() => {
+      const byQueue = new Map<number, number>();
+      for (const id of this.sql.release.all({ now, prefix: `${holderPrefix(holder)}%` }) as number[]) byQueue.set(id, (byQueue.get(id) ?? 0) + 1);
+      for (const [id, n] of byQueue) this.wakeups.wakeAfterCommit(id, n);
+      return byQueue;
+    });
     return { alive: false, released: [...counts].map(([queueId, count]) => ({ queueId, count })) };
   }
 }
