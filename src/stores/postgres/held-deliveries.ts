@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { holderPrefix, type HeldDeliveryStore, type HolderState, type ReleasedCount } from '../../engine/store/held-deliveries.js';
 import { query } from './sql.js';
 import type { PgWakeups } from './wakeups.js';
@@ -9,40 +9,28 @@ const lockKey = (holder: string) => `redrive-amqp-holder:${holder}`;
 /**
  * Several nodes share the database. Each registers its holder id in `leases` (with
  * `until` 0: a registry entry, not a timed lease) and holds a session advisory lock on
- * it over a connection of its own for as long as it runs; PostgreSQL drops the lock
- * when that connection ends (the process died, or its host's connection was reset). A
- * holder whose lock can be taken is gone, and only its deliveries are released.
+ * it for as long as it runs, on its LISTEN connection (wakeups.ts), so it opens no
+ * connection more; PostgreSQL drops the lock when that connection ends (the process
+ * died, or its connection was reset). A holder whose lock can be taken is gone, and only
+ * its deliveries are released.
  *
- * If the lock connection breaks while the node runs, the node takes its lock again on
- * its next check (held-deliveries in the engine re-registers); meanwhile another node
- * may release its deliveries, which are then delivered again (at least once, as AMQP
- * allows) and its acknowledgements of them are ignored.
+ * While a running node's LISTEN connection is being re-established its lock is free, and
+ * another node may release its deliveries: they are then delivered again (at least
+ * once, as AMQP allows) and its acknowledgements of them are ignored.
  */
 export class PgHeldDeliveries implements HeldDeliveryStore {
   readonly shared = true;
   private self?: string;
-  private lockClient?: pg.Client;
 
-  constructor(private readonly pool: pg.Pool, private readonly clientConfig: pg.ClientConfig, private readonly wakeups: PgWakeups,
-    private readonly log?: (msg: string, err?: unknown) => void) {}
+  constructor(private readonly pool: pg.Pool, private readonly wakeups: PgWakeups) {}
 
+  /** Again on every check: the row comes back if another node took it while this one's lock was briefly free. */
   async register(holder: string): Promise<void> {
-    this.self = holder;
-    if (this.lockClient) return;
-    const client = new pg.Client(this.clientConfig);
-    client.on('error', (err) => {
-      this.log?.('the connection holding this node\'s AMQP holder lock failed; it is taken again on the next check', err);
-      if (this.lockClient === client) this.lockClient = undefined;
-    });
-    await client.connect();
-    try {
-      await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lockKey(holder)]);
-      await query(this.pool, 'INSERT INTO leases (name, owner, until) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING', [LEASE + holder, holder, 0]);
-    } catch (e) {
-      await client.end().catch(() => undefined);
-      throw e;
+    if (this.self !== holder) {
+      this.self = holder;
+      await this.wakeups.holdLock(lockKey(holder));
     }
-    this.lockClient = client;
+    await query(this.pool, 'INSERT INTO leases (name, owner, until) VALUES ($1, $2, 0) ON CONFLICT (name) DO NOTHING', [LEASE + holder, holder]);
   }
 
   /** Whether the holder's process still holds its lock: taking it (and letting it go at once) means it is gone. */
@@ -80,11 +68,5 @@ export class PgHeldDeliveries implements HeldDeliveryStore {
     const released = rows.map((r) => ({ queueId: Number(r.queue_id), count: Number(r.n) }));
     for (const r of released) this.wakeups.wake(r.queueId);
     return { alive: false, released };
-  }
-
-  async close(): Promise<void> {
-    const c = this.lockClient;
-    this.lockClient = undefined;
-    await c?.end().catch(() => undefined);
   }
 }

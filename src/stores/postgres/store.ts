@@ -72,7 +72,6 @@ export class PostgresStore implements Store {
   readonly wakeups: PgWakeups;
   readonly activity: PgActivity;
   readonly heldDeliveries: PgHeldDeliveries;
-  private readonly holderLock: PgHeldDeliveries;
 
   private constructor(private readonly pool: pg.Pool, clientConfig: pg.ClientConfig, opts: PostgresOptions) {
     const cache = new QueueCache(false);
@@ -86,8 +85,7 @@ export class PostgresStore implements Store {
     this.activity = guardStorage(new PgActivity(pool), postgresStorageError);
     this.exchanges = guardStorage(new PgExchanges(pool), postgresStorageError);
     this.policies = guardStorage(new PgPolicies(pool), postgresStorageError);
-    this.holderLock = new PgHeldDeliveries(pool, clientConfig, this.wakeups, opts.log);
-    this.heldDeliveries = guardStorage(this.holderLock, postgresStorageError);
+    this.heldDeliveries = guardStorage(new PgHeldDeliveries(pool, this.wakeups), postgresStorageError);
   }
 
   /** Connects, brings the schema up to date and starts listening for other nodes. */
@@ -123,7 +121,6 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
-    await this.holderLock.close();
     await this.wakeups.close();
     await this.pool.end();
   }
