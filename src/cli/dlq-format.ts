@@ -1,5 +1,6 @@
 /** How the client commands print queues, messages and move tasks for people. */
 import type { MoveFilter } from '../engine/move-filter.js';
+import { amqpDeathDetail, amqpLines, binaryBodyLines, type AmqpView } from './amqp-format.js';
 
 export interface MoveTask {
   TaskHandle?: string;
@@ -16,6 +17,8 @@ export interface MoveTask {
 
 export interface Death {
   queue: string; queueArn?: string; reason: string; count: number; firstTime: number; lastTime: number; rejectReason?: string; originalTtlSeconds?: number;
+  /** AMQP deaths (x-death): the exchange and routing keys it had, and its expiration property. */
+  exchange?: string; routingKeys?: string[]; originalExpiration?: string;
 }
 
 export interface PeekedMessage {
@@ -27,6 +30,10 @@ export interface PeekedMessage {
   State: string;
   DeadLetteredTimestamp?: number;
   DeathHistory?: Death[];
+  /** A message published over AMQP (or imported as one). */
+  Amqp?: AmqpView;
+  /** 'base64': the body is binary, shown base64. */
+  BodyEncoding?: string;
 }
 
 export const time = (ms: number | string | null | undefined) => (ms === undefined || ms === null ? '-' : new Date(Number(ms)).toISOString());
@@ -130,10 +137,12 @@ export function peeked(m: PeekedMessage, full: boolean): string {
   if (attrs.length) lines.push(`  attributes: ${attrs.join(', ')}`);
   // The dead-letter history, newest first: one line per {queue, reason}.
   for (const d of m.DeathHistory ?? []) {
-    const extra = [d.rejectReason !== undefined ? `reason "${d.rejectReason}"` : '', d.originalTtlSeconds !== undefined ? `ttl ${d.originalTtlSeconds}s` : '']
+    const extra = [d.rejectReason !== undefined ? `reason "${d.rejectReason}"` : '', d.originalTtlSeconds !== undefined ? `ttl ${d.originalTtlSeconds}s` : '', ...amqpDeathDetail(d)]
       .filter(Boolean).join(', ');
-    lines.push(`  died ${d.count}x in ${d.queue}: ${d.reason}, ${time(d.firstTime)} .. ${time(d.lastTime)}${extra ? `  (${extra})` : ''}`);
+    const reason = d.reason === 'rejected' && d.exchange !== undefined ? 'rejected over AMQP (basic.reject or basic.nack)' : d.reason;
+    lines.push(`  died ${d.count}x in ${d.queue}: ${reason}, ${time(d.firstTime)} .. ${time(d.lastTime)}${extra ? `  (${extra})` : ''}`);
   }
-  lines.push(...bodyLines(m.Body, full));
+  lines.push(...amqpLines(m.Amqp));
+  lines.push(...(m.BodyEncoding === 'base64' ? binaryBodyLines(m.Body, m.Amqp?.Properties.contentType, full) : bodyLines(m.Body, full)));
   return lines.join('\n') + '\n';
 }

@@ -7,9 +7,12 @@ import type { SqsJsonClient } from './sqs-client.js';
 
 /**
  * Export and import as JSON lines: one message a line, with what a replay needs (body,
- * attributes, FIFO group and deduplication ids, death history) and, for reading, where
- * and when it was sent. Import sends the history with the RedriveDeathHistory system
- * attribute (docs/extensions.md), so the replayed message still shows how it failed.
+ * attributes, FIFO group and deduplication ids, death history, an AMQP message's
+ * exchange, routing keys and properties, and `BodyEncoding: "base64"` for a binary body)
+ * and, for reading, where and when it was sent. Import sends the history with the
+ * RedriveDeathHistory system attribute and the AMQP part with RedriveAmqp
+ * (docs/extensions.md), so the replayed message still shows how it failed and AMQP
+ * consumers get the same properties and body bytes.
  */
 export interface ExportedMessage {
   MessageId: string;
@@ -20,6 +23,10 @@ export interface ExportedMessage {
   SentTimestamp?: number;
   DeadLetterQueueSourceArn?: string;
   DeathHistory?: Death[];
+  /** 'base64': Body is a binary body, base64; import decodes it. */
+  BodyEncoding?: string;
+  /** An AMQP message's exchange, routing keys and properties (headers with their field types). */
+  Amqp?: PeekedMessage['Amqp'];
 }
 
 export function exported(m: PeekedMessage): ExportedMessage {
@@ -31,6 +38,8 @@ export function exported(m: PeekedMessage): ExportedMessage {
   if (a.SentTimestamp !== undefined) e.SentTimestamp = Number(a.SentTimestamp);
   if (a.DeadLetterQueueSourceArn !== undefined) e.DeadLetterQueueSourceArn = a.DeadLetterQueueSourceArn;
   if (m.DeathHistory?.length) e.DeathHistory = m.DeathHistory;
+  if (m.BodyEncoding) e.BodyEncoding = m.BodyEncoding;
+  if (m.Amqp) e.Amqp = m.Amqp;
   return e;
 }
 
@@ -63,6 +72,8 @@ function entry(m: ExportedMessage, id: number, fifo: boolean, where: string): Re
   const restore: Record<string, { DataType: string; StringValue: string }> = {};
   if (m.DeathHistory?.length) restore.RedriveDeathHistory = { DataType: 'String', StringValue: JSON.stringify(m.DeathHistory) };
   if (m.DeadLetterQueueSourceArn) restore.DeadLetterQueueSourceArn = { DataType: 'String', StringValue: m.DeadLetterQueueSourceArn };
+  // The server checks and stores it as the message's AMQP envelope (docs/extensions.md).
+  if (m.Amqp || m.BodyEncoding) restore.RedriveAmqp = { DataType: 'String', StringValue: JSON.stringify({ ...m.Amqp, ...(m.BodyEncoding ? { BodyEncoding: m.BodyEncoding } : {}) }) };
   if (Object.keys(restore).length) e.MessageSystemAttributes = restore;
   return e;
 }

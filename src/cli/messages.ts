@@ -10,7 +10,7 @@ interface SendOptions { attribute?: string[]; group?: string; dedup?: string; de
 
 /** `redrive messages ...`: send, look at, delete, export and import messages. */
 export function messagesCommand(): Command {
-  const messages = group('messages', 'Messages: send, peek, delete (by id), export, import (JSON lines)', [
+  const messages = group('messages', 'Messages: send, peek, delete (by id), export, import (JSON lines), release-amqp', [
     "redrive messages send orders '{\"id\":1}'", 'redrive messages peek orders', 'redrive messages export orders-dlq --out dlq.jsonl',
   ]);
   clientCommand<SendOptions>(messages, 'send <queue> [body]', 'Send a message (the body from the argument, or from stdin without one)',
@@ -76,5 +76,14 @@ export function messagesCommand(): Command {
       for (const f of r.failed) process.stderr.write(`redrive: line ${f.line} not imported: ${f.message} (${f.code})\n`);
     })
     .option('--in <file>', 'the file to read (- for stdin)', '-');
+
+  clientCommand(messages, 'release-amqp [holder]', 'Return the unacknowledged AMQP deliveries of stopped server processes to their queues now (ReleaseAmqpDeliveries)',
+    ['redrive messages release-amqp', 'redrive messages release-amqp 3f2a9c0d1e4b5a69'],
+    async ({ sqs, opts }, holder: string | undefined) => {
+      const r = await sqs.call<{ Released: number; Self: string; Holders: { Holder: string; Alive: boolean }[] }>('ReleaseAmqpDeliveries', holder ? { Holder: holder } : {});
+      if (opts.json) return printJson(r);
+      for (const h of r.Holders) out(`process ${h.Holder}: ${h.Alive ? 'running' : 'stopped'}\n`);
+      out(`released ${r.Released} ${r.Released === 1 ? 'delivery' : 'deliveries'} (this server is ${r.Self})\n`);
+    });
   return messages;
 }

@@ -6,6 +6,7 @@ import * as deadLetters from './dead-letter-actions.js';
 import { getDeadLetterBreakdown } from './dead-letter-breakdown.js';
 import { deleteMessagesById } from './messages-by-id.js';
 import { getQueueActivity } from './queue-activity.js';
+import { releaseAmqpDeliveries } from './amqp/release-action.js';
 import { listQueueSummaries } from './queue-summaries.js';
 import * as messages from './message-actions.js';
 import * as moveTasks from './move-task-actions.js';
@@ -54,6 +55,8 @@ export const actions: Record<string, ActionHandler> = {
   DeleteMessagesById: deleteMessagesById,
   GetDeadLetterBreakdown: getDeadLetterBreakdown,
   GetQueueActivity: getQueueActivity,
+  // Redrive extension: return a stopped process's unacknowledged AMQP deliveries now.
+  ReleaseAmqpDeliveries: releaseAmqpDeliveries,
 };
 
 export function hasAction(name: string): boolean {

@@ -10,6 +10,7 @@ import type { RequestContext, StoredMessage } from './types.js';
 import { intParam } from './validation.js';
 import { filterPredicate, parseMoveFilter } from './move-filter.js';
 import { scanQueue, type ScanBudget } from './bounded-scan.js';
+import { amqpView, bodyEncoding, type AmqpPropertyCodec } from './amqp/message-view.js';
 
 type Input = Record<string, unknown>;
 
@@ -66,12 +67,12 @@ export async function peekMessages(engine: Engine, ctx: RequestContext, input: I
     if (m.sentAt >= cutoff && wanted(m)) page.push(m);
     return true;
   });
-  const out: Record<string, unknown> = { Messages: page.map((m) => peeked(m, now)) };
+  const out: Record<string, unknown> = { Messages: page.map((m) => peeked(m, now, engine.amqpCodec)) };
   if (stoppedBy !== 'end') out.NextToken = encodeToken(String(cursor));
   return out;
 }
 
-function peeked(m: StoredMessage, now: number) {
+function peeked(m: StoredMessage, now: number, codec: AmqpPropertyCodec | undefined) {
   const out: Record<string, unknown> = {
     MessageId: m.messageId,
     Body: m.body,
@@ -82,6 +83,10 @@ function peeked(m: StoredMessage, now: number) {
     VisibleTimestamp: m.visibleAt,
   };
   if (m.attributes) out.MessageAttributes = m.attributes;
+  const amqp = amqpView(m, codec);
+  if (amqp) out.Amqp = amqp;
+  const encoding = bodyEncoding(m);
+  if (encoding) out.BodyEncoding = encoding;
   if (m.deadLetteredAt !== undefined) out.DeadLetteredTimestamp = m.deadLetteredAt;
   if (m.expiresAt !== undefined) out.ExpiresTimestamp = m.expiresAt;
   if (m.deaths?.length) {

@@ -15,6 +15,8 @@ import { bothObservers, noObserver, type EngineObserver } from './observer.js';
 import { ServerPolicySet, type ServerPolicy } from './server-policies.js';
 import { decodeReceipt, encodeReceipt, type Receipt } from './receipt.js';
 import { exchangeDeadLetterTarget } from './amqp/dead-letter-exchange.js';
+import type { AmqpPropertyCodec } from './amqp/message-view.js';
+import { DeliveryHolders } from './amqp/delivery-holders.js';
 import type { DeadLettered, DeadLetterTarget } from './store/dead-letters.js';
 import type { Store } from './store/store.js';
 import { retentionMs, SETTABLE } from './queue-attributes.js';
@@ -52,6 +54,8 @@ export interface EngineOptions {
   log?: Log;
   /** Told what happens, after each commit (metrics), besides the engine's own activity counts. */
   observer?: EngineObserver;
+  /** Reads and writes AMQP content properties as JSON (PeekMessages, imports); without it they are shown raw and cannot be imported. */
+  amqpCodec?: AmqpPropertyCodec;
 }
 
 /**
@@ -77,6 +81,9 @@ export class Engine implements EngineContext {
   /** GetQueueActivity's counts, kept in memory between flushes (activity-counts.ts). */
   readonly activity: ActivityCounter;
   readonly policies: ServerPolicySet;
+  readonly amqpCodec?: AmqpPropertyCodec;
+  /** Which process holds each AMQP delivery, to return a stopped one's at once (amqp/delivery-holders.ts). */
+  readonly deliveryHolders: DeliveryHolders;
   /** Messages parked in the cycles queue since start (see dead-lettering.ts). */
   cyclesBroken = 0;
   /** Messages dropped since start because they had no dead-letter queue to go to. */
@@ -101,6 +108,8 @@ export class Engine implements EngineContext {
     this.observer = bothObservers(opts.observer ?? noObserver, this.activity);
     this.moveTasks = new MoveTaskRunner(this);
     this.policies = new ServerPolicySet(opts.policies);
+    this.amqpCodec = opts.amqpCodec;
+    this.deliveryHolders = new DeliveryHolders(this.store, this.clock, this.log);
   }
 
   /**
@@ -305,6 +314,7 @@ export class Engine implements EngineContext {
     this.sweepTimer = undefined;
     this.retentionTimer?.cancel();
     this.retentionTimer = undefined;
+    this.deliveryHolders.stop();
     await this.moveTasks.stop();
     this.longPolls.releaseAll();
     await this.activity.flush().catch((err) => this.log.error({ err }, 'activity counts not saved at shutdown'));

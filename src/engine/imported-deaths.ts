@@ -17,7 +17,9 @@ export const RESTORE_ATTRIBUTES: readonly string[] = [DEATH_HISTORY_ATTRIBUTE, S
 const MAX_ENTRIES = 100;
 const MAX_TTL_SECONDS = 1_209_600;
 const REASONS: readonly string[] = ['rejected', 'expired', 'maxlen', 'delivery_limit'] satisfies DeathReason[];
-const FIELDS = ['queue', 'queueArn', 'reason', 'count', 'firstTime', 'lastTime', 'rejectReason', 'originalTtlSeconds'];
+const FIELDS = ['queue', 'queueArn', 'reason', 'count', 'firstTime', 'lastTime', 'rejectReason', 'originalTtlSeconds', 'exchange', 'routingKeys', 'originalExpiration'];
+/** x-death's routing keys: the message's key and its CC keys. */
+const MAX_ROUTING_KEYS = 100;
 
 export interface Restored {
   /** The system attributes without the two restore attributes (undefined when none are left). */
@@ -77,15 +79,31 @@ function parseHistory(text: string): Death[] | undefined {
     if (d.originalTtlSeconds !== undefined && (!isInt(d.originalTtlSeconds) || d.originalTtlSeconds < 0 || d.originalTtlSeconds > MAX_TTL_SECONDS)) {
       throw fail(`${at}: originalTtlSeconds must be 0 to ${MAX_TTL_SECONDS}.`);
     }
+    checkAmqpFields(d, fail, at);
     const key = `${d.queueArn as string} ${d.reason as string}`;
     if (seen.has(key)) throw fail(`${at} repeats the queue and reason of an earlier entry.`);
     seen.add(key);
     const death: Death = { queue: d.queue, queueArn: d.queueArn as string, reason: d.reason as DeathReason, count: d.count, firstTime: d.firstTime, lastTime: d.lastTime };
     if (d.rejectReason !== undefined) death.rejectReason = d.rejectReason as string;
     if (d.originalTtlSeconds !== undefined) death.originalTtlSeconds = d.originalTtlSeconds as number;
+    if (d.exchange !== undefined) death.exchange = d.exchange as string;
+    if (d.routingKeys !== undefined) death.routingKeys = d.routingKeys as string[];
+    if (d.originalExpiration !== undefined) death.originalExpiration = d.originalExpiration as string;
     return death;
   });
   return deaths.length ? deaths : undefined;
+}
+
+/** The fields an AMQP death records (x-death's exchange, routing-keys and original-expiration): AMQP short strings. */
+function checkAmqpFields(d: Record<string, unknown>, fail: (reason: string) => Error, at: string): void {
+  const short = (v: unknown) => typeof v === 'string' && Buffer.byteLength(v) <= 255;
+  if (d.exchange !== undefined && !short(d.exchange)) throw fail(`${at}: exchange must be a string of at most 255 bytes.`);
+  if (d.routingKeys !== undefined && (!Array.isArray(d.routingKeys) || d.routingKeys.length > MAX_ROUTING_KEYS || !d.routingKeys.every(short))) {
+    throw fail(`${at}: routingKeys must be an array of at most ${MAX_ROUTING_KEYS} strings of at most 255 bytes.`);
+  }
+  if (d.originalExpiration !== undefined && !(short(d.originalExpiration) && /^\d+$/.test(d.originalExpiration as string))) {
+    throw fail(`${at}: originalExpiration must be milliseconds as a decimal string.`);
+  }
 }
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);

@@ -13,6 +13,7 @@ import { deadLetterRule, lengthLimit, queueFull, sendExpiry } from './dead-lette
 import { deathAttributes } from './deaths.js';
 import { restoredDeaths } from './imported-deaths.js';
 import { checkRestoreCaller, checkRestoredSource } from './imported-access.js';
+import { restoredEnvelope } from './amqp/message-view.js';
 import type { MessageAttributes, NewMessage, QueueRecord, RequestContext, StoredMessage } from './types.js';
 import { checkBatchEntries, checkBody, checkMessageAttributes, intParam } from './validation.js';
 
@@ -46,7 +47,7 @@ function buildMessage(engine: Engine, ctx: RequestContext, queue: QueueRecord, e
     messageId: randomUUID(),
     body,
     attributes: user.attributes,
-    systemAttributes: withTraceHeader(ctx, systemAttributes),
+    systemAttributes: withTraceHeader(ctx, restoredEnvelope(systemAttributes, body, queue.name, engine.amqpCodec)),
     md5OfBody: md5Hex(body),
     md5OfAttributes: md5OfAttributes(user.attributes),
     md5OfSystemAttributes: md5OfAttributes(system.attributes),

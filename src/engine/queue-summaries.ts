@@ -1,6 +1,7 @@
 import type { Engine } from './engine.js';
 import { decodeToken, encodeToken } from './queue-actions.js';
 import { sourcesByTarget } from './redrive-policy.js';
+import { exchangeTargetNames } from './amqp/dead-letter-targets.js';
 import { errors } from './errors.js';
 import { type Candidate, matchNames, needsAllDepths, pageOf, parseOverviewQuery, QUERY_INPUTS, totalDepth } from './queue-overview.js';
 import type { QueueDepth, QueueRecord, RequestContext } from './types.js';
@@ -16,7 +17,9 @@ import { intParam } from './validation.js';
  * whose cost does not grow with the visible backlog. RedrivePolicy is the one in force:
  * the queue's own attribute, or else the server policy's (config file), and
  * RedrivePolicySource says which; DeadLetterSourceQueueUrls are the queues of the
- * account whose policy in force names this queue.
+ * account whose policy in force names this queue, or whose AMQP dead-letter exchange
+ * reaches it. A queue with a dead-letter exchange has DeadLetterExchange,
+ * DeadLetterRoutingKey (if set) and DeadLetterTargetQueueNames, the queues it reaches.
  *
  * Like ListQueues it lists the caller's region; `AllRegions: true` lists every region of
  * the account instead, ordered by name then region. Each summary names its `Region`.
@@ -35,7 +38,8 @@ export async function listQueueSummaries(engine: Engine, ctx: RequestContext, in
     engine.store.messages.depths(page.map((q) => q.id), now),
     page.length ? sourcesByTarget(engine, { accountId: ctx.accountId, region: allRegions ? undefined : ctx.region }) : new Map<string, QueueRecord[]>(),
   ]);
-  const out: Record<string, unknown> = { Queues: page.map((q) => summary(engine, ctx, q, depths.get(q.id), sources, now)) };
+  const exchangeTargets = await exchangeTargetsOf(engine, page);
+  const out: Record<string, unknown> = { Queues: page.map((q) => summary(engine, ctx, q, depths.get(q.id), sources, now, exchangeTargets)) };
   if (rows.length > limit) out.NextToken = encodeToken(allRegions ? regionalKey(page[page.length - 1]!) : page[page.length - 1]!.name);
   return out;
 }
@@ -68,14 +72,15 @@ async function overview(engine: Engine, ctx: RequestContext, input: Record<strin
   const { page, total } = pageOf(query, matched, depths, now);
   const missing = [...page.map((c) => c.queue), ...(withDlqs ? dlqs : [])].filter((q) => !depths.has(q.id)).map((q) => q.id);
   if (missing.length) for (const [id, d] of await engine.store.messages.depths(missing, now)) depths.set(id, d);
+  const exchangeTargets = await exchangeTargetsOf(engine, [...page.map((c) => c.queue), ...(withDlqs ? dlqs.slice(0, MAX_DEAD_LETTER_CARDS) : [])]);
   const out: Record<string, unknown> = {
-    Queues: page.map((c) => summary(engine, ctx, c.queue, depths.get(c.queue.id), sources, now)),
+    Queues: page.map((c) => summary(engine, ctx, c.queue, depths.get(c.queue.id), sources, now, exchangeTargets)),
     TotalCount: total,
   };
   if (query.offset + page.length < total) out.NextToken = encodeOffset(query.offset + page.length);
   if (withDlqs) {
     dlqs.sort((a, b) => totalDepth(depths.get(b.id)) - totalDepth(depths.get(a.id)) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    out.DeadLetterQueues = dlqs.slice(0, MAX_DEAD_LETTER_CARDS).map((q) => summary(engine, ctx, q, depths.get(q.id), sources, now));
+    out.DeadLetterQueues = dlqs.slice(0, MAX_DEAD_LETTER_CARDS).map((q) => summary(engine, ctx, q, depths.get(q.id), sources, now, exchangeTargets));
     out.DeadLetterQueueCount = dlqs.length;
   }
   return out;
@@ -97,8 +102,17 @@ function decodeOffset(token: unknown): number {
   throw errors.invalidParameterValue('Invalid NextToken value.');
 }
 
+/** The queues each AMQP dead-letter exchange of `queues` reaches, by queue id. */
+async function exchangeTargetsOf(engine: Engine, queues: QueueRecord[]): Promise<Map<number, string[]>> {
+  return new Map(await Promise.all(queues.filter((q) => engine.settingsOf(q).deadLetterExchange !== undefined)
+    .map(async (q) => [q.id, await exchangeTargetNames(engine, q)] as const)));
+}
+
 /** One queue as ListQueueSummaries shows it. */
-function summary(engine: Engine, ctx: RequestContext, q: QueueRecord, d: QueueDepth | undefined, sources: Map<string, QueueRecord[]>, now: number) {
+function summary(
+  engine: Engine, ctx: RequestContext, q: QueueRecord, d: QueueDepth | undefined, sources: Map<string, QueueRecord[]>, now: number,
+  exchangeTargets: Map<number, string[]>,
+) {
   const arn = engine.arnOf(q);
   const settings = engine.settingsOf(q);
   const out: Record<string, unknown> = {
@@ -112,10 +126,21 @@ function summary(engine: Engine, ctx: RequestContext, q: QueueRecord, d: QueueDe
     ApproximateNumberOfMessagesDelayed: d?.delayed ?? 0,
     DeadLetterSourceQueueUrls: (sources.get(arn) ?? []).map((s) => engine.urlOf(ctx, s)),
   };
+  // The sources that dead-letter here through an AMQP dead-letter exchange, and which.
+  const viaExchange = (sources.get(arn) ?? []).filter((s) => engine.settingsOf(s).deadLetterExchange !== undefined);
+  if (viaExchange.length) {
+    out.DeadLetterSourceExchanges = viaExchange.map((s) => ({ QueueUrl: engine.urlOf(ctx, s), Exchange: engine.settingsOf(s).deadLetterExchange }));
+  }
   if (d?.oldestSentAt !== undefined) out.ApproximateAgeOfOldestMessage = Math.max(0, Math.floor((now - d.oldestSentAt) / 1000));
   if (settings.targetArn !== undefined && settings.maxReceiveCount !== undefined) {
     out.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: settings.targetArn, maxReceiveCount: settings.maxReceiveCount });
     out.RedrivePolicySource = q.attributes.RedrivePolicy ? 'queue' : `policy:${settings.policy?.name ?? ''}`;
+  }
+  if (settings.deadLetterExchange !== undefined) {
+    // AMQP's x-dead-letter-exchange: source -> exchange -> the queues it reaches.
+    out.DeadLetterExchange = settings.deadLetterExchange;
+    if (settings.deadLetterRoutingKey !== undefined) out.DeadLetterRoutingKey = settings.deadLetterRoutingKey;
+    out.DeadLetterTargetQueueNames = exchangeTargets.get(q.id) ?? [];
   }
   return out;
 }

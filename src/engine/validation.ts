@@ -1,5 +1,6 @@
 import { MESSAGE_TTL_ATTRIBUTE } from './dead-letter-settings.js';
 import { RESTORE_ATTRIBUTES } from './imported-deaths.js';
+import { AMQP_ATTRIBUTE } from './amqp/attribute-name.js';
 import { errors, sqsError } from './errors.js';
 import type { MessageAttributes, MessageAttributeValue } from './types.js';
 
@@ -52,7 +53,7 @@ export function checkMessageAttributes(
   const clean: [string, MessageAttributeValue][] = [];
   for (const [name, value] of entries) {
     if (kind === 'system') {
-      if (name !== 'AWSTraceHeader' && name !== MESSAGE_TTL_ATTRIBUTE && !RESTORE_ATTRIBUTES.includes(name)) {
+      if (name !== 'AWSTraceHeader' && name !== MESSAGE_TTL_ATTRIBUTE && name !== AMQP_ATTRIBUTE && !RESTORE_ATTRIBUTES.includes(name)) {
         throw errors.invalidParameterValue(`Message system attribute name '${name}' is invalid.`);
       }
     } else {

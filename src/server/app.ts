@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { amqpPropertyCodec } from '../protocols/amqp/property-json.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { RuntimePolicies } from '../engine/amqp/policies.js';
@@ -106,6 +107,7 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
   const metrics = new ServerMetrics({ store, node });
   const engine = new Engine({
     store, clock, region: config.region, log, policies, maxLongPolls: admissionLimits().maxLongPolls, observer: metrics.observer,
+    amqpCodec: amqpPropertyCodec,
   });
   metrics.attach(engine, node);
   const runtimePolicies = new RuntimePolicies(store.policies, engine.policies, policies, log);
@@ -119,6 +121,11 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
       throw new ConfigError(`${config.configFile}: ${(e as Error).message}`);
     });
   }
+  // Before the AMQP listener opens: deliveries a stopped process held are ready again first.
+  await engine.deliveryHolders.start().catch(async (e) => {
+    await store.close();
+    throw e;
+  });
   engine.start();
   const readiness = new Readiness(store);
   const metricsEndpoint = new MetricsEndpoint(metrics, metricsAccess);

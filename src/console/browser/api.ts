@@ -81,6 +81,10 @@ export interface PeekedMessage {
   DeathHistory?: Death[];
   FirstDeath?: DeathSummary;
   LastDeath?: DeathSummary;
+  /** A message published over AMQP: its exchange, routing keys and properties (headers typed). */
+  Amqp?: { Exchange: string; RoutingKey: string; RoutingKeys?: string[]; Properties: Record<string, unknown> };
+  /** 'base64': the body is binary, given base64. */
+  BodyEncoding?: string;
 }
 
 export interface Death {
@@ -92,6 +96,10 @@ export interface Death {
   lastTime: number;
   rejectReason?: string;
   originalTtlSeconds?: number;
+  /** AMQP deaths: the exchange and routing keys it had, and its expiration property. */
+  exchange?: string;
+  routingKeys?: string[];
+  originalExpiration?: string;
 }
 
 export interface DeathSummary {

@@ -4,6 +4,7 @@ import { badge, content, count, facts, flash, h, mainData, queueHref, queueNameO
 import { downloadJsonLines } from './export.js';
 import { deleteMessagesById } from './extensions.js';
 import { stateBadge } from './messages-page.js';
+import { amqpSection, binaryBodyView, rejectedOverAmqp } from './amqp-view.js';
 import { loadPageQueue } from './queue-info.js';
 
 const MAX_PAGES = 100;
@@ -33,10 +34,11 @@ export async function messagePage(): Promise<void> {
     h('div', { class: 'toolbar' }, stateBadge(m.State), h('span', { class: 'spacer' }),
       h('button', { type: 'button', onclick: () => downloadJsonLines(`${name}-${id}`, [m]) }, 'Export as JSON line'), deleteButton),
     h('div', { class: 'columns' },
-      h('section', {}, h('h2', {}, 'Body'), bodyView(m.Body),
+      h('section', {}, h('h2', {}, 'Body'), m.BodyEncoding === 'base64' ? binaryBodyView(m.Body, m.Amqp?.Properties.contentType) : bodyView(m.Body),
         m.MessageAttributes && Object.keys(m.MessageAttributes).length ? [h('h2', {}, 'Message attributes'), h('table', { class: 'attrs' },
           h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Type'), h('th', {}, 'Value'))),
-          h('tbody', {}, Object.entries(m.MessageAttributes).map(([k, v]) => h('tr', {}, h('td', { class: 'mono' }, k), h('td', {}, v.DataType), h('td', { class: 'mono' }, v.StringValue ?? v.BinaryValue ?? '')))))] : null),
+          h('tbody', {}, Object.entries(m.MessageAttributes).map(([k, v]) => h('tr', {}, h('td', { class: 'mono' }, k), h('td', {}, v.DataType), h('td', { class: 'mono' }, v.StringValue ?? v.BinaryValue ?? '')))))] : null,
+        amqpSection(m)),
       h('section', {}, h('h2', {}, 'Why it is here'), deathView(m),
         h('h2', {}, 'System attributes'), facts([
           ['Sent', time(a.SentTimestamp)],
@@ -85,6 +87,8 @@ const REASON_TEXT: Record<string, string> = {
   maxlen: 'pushed out by the queue’s length limit',
 };
 
+const reasonText = (d: Death) => (rejectedOverAmqp(d) ? 'rejected over AMQP (basic.reject or basic.nack)' : REASON_TEXT[d.reason] ?? d.reason);
+
 /** The death history as a timeline, newest first, one entry per {queue, reason}. */
 function deathView(m: PeekedMessage): HTMLElement {
   const history = m.DeathHistory ?? [];
@@ -93,7 +97,7 @@ function deathView(m: PeekedMessage): HTMLElement {
   }
   const first = m.FirstDeath;
   return h('div', { class: 'deaths' },
-    h('p', { class: 'death-summary' }, 'Last died in ', h('strong', {}, m.LastDeath!.queue), ' because it was ', h('strong', {}, REASON_TEXT[m.LastDeath!.reason] ?? m.LastDeath!.reason), '.',
+    h('p', { class: 'death-summary' }, 'Last died in ', h('strong', {}, m.LastDeath!.queue), ' because it was ', h('strong', {}, reasonText(history.find((d) => d.queue === m.LastDeath!.queue && d.reason === m.LastDeath!.reason) ?? history[0]!)), '.',
       first && (first.queue !== m.LastDeath!.queue || first.reason !== m.LastDeath!.reason || first.time !== m.LastDeath!.time)
         ? [' First died in ', h('strong', {}, first.queue), ` (${first.reason}) at ${time(first.time)}.`] : null),
     h('ol', { class: 'timeline', id: 'death-history' }, history.map(deathEntry)));
@@ -105,5 +109,7 @@ function deathEntry(d: Death): HTMLElement {
       h('a', { href: queueHref(d.queue) }, d.queue), h('span', { class: 'count' }, `× ${count(d.count)}`)),
     h('div', { class: 'muted' }, d.count > 1 ? `first ${time(d.firstTime)}, last ${time(d.lastTime)}` : time(d.lastTime)),
     d.rejectReason ? h('blockquote', { class: 'reject-reason' }, d.rejectReason) : null,
+    h('div', { class: 'muted' }, reasonText(d)),
+    d.exchange !== undefined ? h('div', { class: 'muted death-route' }, `published to exchange ${d.exchange === '' ? '(default)' : d.exchange} with routing keys ${(d.routingKeys ?? []).join(', ')}`) : null,
     d.originalTtlSeconds !== undefined ? h('div', { class: 'muted' }, `its own TTL was ${d.originalTtlSeconds} s`) : null);
 }

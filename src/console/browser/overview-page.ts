@@ -23,6 +23,8 @@ const COLUMNS: [SortKey, string, boolean][] = [
 const SORT_BY: Record<SortKey, string> = {
   name: 'Name', region: 'Region', type: 'Type', role: 'Role', visible: 'Visible', inFlight: 'InFlight', delayed: 'Delayed', oldest: 'Oldest',
 };
+
+const exchangeName = (x: string) => (x === '' ? '(default exchange)' : x);
 const SHOW: [string, string][] = [
   ['', 'All queues'], ['WithMessages', 'With messages'], ['DeadLetterQueues', 'Dead-letter queues'], ['DeadLetterQueuesWithMessages', 'Dead-letter queues with messages'],
 ];
@@ -204,7 +206,11 @@ function renderRelations(section: HTMLElement, data: Overview): void {
     return h('article', { class: `dlq-card${n > 0 ? ' has-messages' : ''}`, 'data-queue': q.QueueName },
       h('header', {}, h('a', { href: queueHref(q.QueueName, '', q.Region) }, q.QueueName), n > 0 ? badge(`${count(n)} message${n === 1 ? '' : 's'}`, 'danger') : badge('empty', 'ok')),
       h('p', { class: 'feeds' }, h('span', { class: 'muted' }, 'fed by '),
-        q.DeadLetterSourceQueueUrls.map((u, i) => [i ? ', ' : '', h('a', { href: queueHref(queueNameOf(u), '', q.Region) }, queueNameOf(u))])),
+        q.DeadLetterSourceQueueUrls.map((u, i) => {
+          const exchange = q.DeadLetterSourceExchanges?.find((s) => s.QueueUrl === u)?.Exchange;
+          const via = exchange !== undefined ? h('span', { class: 'muted via-exchange' }, ` via exchange ${exchangeName(exchange)}`) : null;
+          return [i ? ', ' : '', h('a', { href: queueHref(queueNameOf(u), '', q.Region) }, queueNameOf(u)), via];
+        })),
       n > 0 ? h('p', { class: 'card-links' },
         h('span', { class: 'muted' }, `oldest ${duration(q.ApproximateAgeOfOldestMessage)}`),
         h('a', { href: queueHref(q.QueueName, '/messages', q.Region) }, 'Browse'), h('a', { href: queueHref(q.QueueName, '/redrive', q.Region) }, 'Redrive')) : null);
@@ -235,7 +241,12 @@ function renderTable(wrap: HTMLElement, state: { filter: string; type: string; o
             isDlq ? badge('DLQ', depth(q) > 0 ? 'danger' : 'neutral', `Dead-letter queue of ${q.DeadLetterSourceQueueUrls.map(queueNameOf).join(', ')}`) : null,
             target ? h('span', { class: 'feeds-into' }, badge('source', 'info'), ' → ',
               h('a', { href: queueHref(queueNameOf(target.arn), '', q.Region) }, queueNameOf(target.arn)),
-              h('span', { class: 'muted' }, ` after ${target.maxReceiveCount}${q.RedrivePolicySource?.startsWith('policy:') ? ` (policy ${q.RedrivePolicySource.slice(7)})` : ''}`)) : null)),
+              h('span', { class: 'muted' }, ` after ${target.maxReceiveCount}${q.RedrivePolicySource?.startsWith('policy:') ? ` (policy ${q.RedrivePolicySource.slice(7)})` : ''}`)) : null,
+            q.DeadLetterExchange !== undefined ? h('span', { class: 'feeds-into via-exchange' }, badge('source', 'info'), ' → ',
+              h('span', { class: 'exchange', title: 'AMQP dead-letter exchange' }, `exchange ${exchangeName(q.DeadLetterExchange)}`),
+              q.DeadLetterRoutingKey !== undefined ? h('span', { class: 'muted' }, ` (key ${q.DeadLetterRoutingKey})`) : null, ' → ',
+              (q.DeadLetterTargetQueueNames ?? []).length === 0 ? h('span', { class: 'muted' }, 'no queue bound')
+                : (q.DeadLetterTargetQueueNames ?? []).map((n, i) => [i ? ', ' : '', h('a', { href: queueHref(n, '', q.Region) }, n)])) : null)),
           h('td', { class: 'num' }, count(q.ApproximateNumberOfMessages)),
           h('td', { class: 'num' }, count(q.ApproximateNumberOfMessagesNotVisible)),
           h('td', { class: 'num' }, count(q.ApproximateNumberOfMessagesDelayed)),

@@ -57,8 +57,12 @@ function stat(label: string, value: string | undefined): HTMLElement {
 }
 
 function relations(q: QueueInfo): HTMLElement | null {
-  if (!q.target && !q.sources.length) return null;
+  const dlx = q.attributes.RedriveDeadLetterExchange;
+  if (!q.target && !q.sources.length && dlx === undefined) return null;
+  const key = q.attributes.RedriveDeadLetterRoutingKey;
   return h('section', { class: 'relations' },
+    dlx !== undefined ? h('p', { id: 'dead-letter-exchange' }, 'Messages it dead-letters (AMQP) are published to exchange ',
+      h('code', {}, dlx === '' ? '(default)' : dlx), key !== undefined ? [' with routing key ', h('code', {}, key)] : ' with their own routing keys', '.') : null,
     q.target ? h('p', {}, 'Messages received more than ', h('strong', {}, String(q.target.maxReceiveCount)), ' times are moved to ',
       h('a', { href: queueHref(queueNameOf(q.target.arn)) }, queueNameOf(q.target.arn)), '.') : null,
     q.sources.length ? h('p', {}, 'Dead-letter queue of ',

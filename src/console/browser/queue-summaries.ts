@@ -16,6 +16,12 @@ export interface QueueSummary {
   /** `queue`, or `policy:<name>` when a server policy supplies it. */
   RedrivePolicySource?: string;
   DeadLetterSourceQueueUrls: string[];
+  /** AMQP: the queue dead-letters through this exchange (x-dead-letter-exchange), to these queues. */
+  DeadLetterExchange?: string;
+  DeadLetterRoutingKey?: string;
+  DeadLetterTargetQueueNames?: string[];
+  /** The sources that dead-letter here through an AMQP dead-letter exchange, with it. */
+  DeadLetterSourceExchanges?: { QueueUrl: string; Exchange: string }[];
 }
 
 /** The ARN a RedrivePolicy names, if it parses. */

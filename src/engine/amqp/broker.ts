@@ -4,13 +4,12 @@ import type { Engine } from '../engine.js';
 import { SqsError } from '../errors.js';
 import type { Cancellation } from '../long-poll.js';
 import { defaultAttributes, parseAttributes, retentionMs } from '../queue-attributes.js';
-import { newReceiptToken } from '../receipt.js';
 import type { AmqpQueueRecord } from '../store/exchanges.js';
 import type { QueueAddress } from '../addressing.js';
 import type { DeathReason, QueueRecord } from '../types.js';
 import { amqpErrors } from './errors.js';
 import { AmqpExchanges } from './exchanges.js';
-import { fromStored, type AmqpContent } from './messages.js';
+import { deliveriesHere, envelopeOf, fromStored, type AmqpContent } from './messages.js';
 import { publishBatch, type Publish, type PublishResult } from './publish.js';
 import { attributesOf, checkEquivalent, checkQueueArguments } from './queue-arguments.js';
 
@@ -39,7 +38,7 @@ export interface Delivery {
   messageId: string;
   sentAt: number;
   redelivered: boolean;
-  /** How many times it has been delivered, this time included. */
+  /** How many times it has been delivered from this queue, this time included. */
   receiveCount: number;
   content: AmqpContent;
 }
@@ -99,9 +98,15 @@ export class AmqpBroker {
       throw amqpErrors.precondition(`invalid arguments for queue '${d.name}' in vhost '/': ${e instanceof SqsError ? e.message : String(e)}`);
     }
     const now = this.engine.clock.now();
-    const { queue } = await this.engine.store.queues.create({
+    const { queue, created } = await this.engine.store.queues.create({
       ...this.address(d.name), fifo: false, attributes, tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
     });
+    if (created) {
+      this.engine.log.info({
+        queue: d.name, account: this.accountId, region: this.engine.region, fifo: false, via: 'amqp',
+        durable: d.durable, exclusive: d.exclusive, autoDelete: d.autoDelete, arguments: Object.keys(d.arguments),
+      }, 'queue created');
+    }
     const record = { ...given, queueId: queue.id };
     await this.engine.store.exchanges.setQueue(record);
     return { queue, record, messageCount: 0 };
@@ -118,6 +123,7 @@ export class AmqpBroker {
     if (ifEmpty && total > 0) throw amqpErrors.precondition(`queue '${queue.name}' in vhost '/' not empty`);
     await this.engine.store.queues.delete(queue.id);
     await this.engine.store.exchanges.unbindDestination(this.accountId, 'queue', queue.name);
+    this.engine.log.info({ queue: queue.name, account: queue.accountId, by: this.accountId, via: 'amqp' }, 'queue deleted');
     return counts.visible;
   }
 
@@ -152,7 +158,7 @@ export class AmqpBroker {
       const now = this.engine.clock.now();
       const r = await this.engine.store.messages.receive(queue.id, {
         now, max, visibilityTimeoutMs: DELIVERY_VISIBILITY_MS, retentionCutoff: now - retentionMs(queue),
-        newToken: newReceiptToken, deadLetter,
+        newToken: this.engine.deliveryHolders.newToken, deadLetter,
       });
       this.engine.deadLettered(queue, r.deadLettered);
       return r;
@@ -160,10 +166,14 @@ export class AmqpBroker {
     const messages = await this.engine.longPolls.wait(queue.id, waitMs, attempt, signal, max);
     // A delivery is a receive (docs/monitoring.md); a consumer's idle wait is no empty receive.
     if (messages.length) this.engine.observer.received(queue, messages.length);
-    return messages.map((m) => ({
-      queue, seq: m.seq, token: m.receiptToken!, messageId: m.messageId, sentAt: m.sentAt,
-      redelivered: m.receiveCount > 1, receiveCount: m.receiveCount, content: fromStored(m, queue.name),
-    }));
+    return messages.map((m) => {
+      const env = envelopeOf(m, queue.name);
+      const here = deliveriesHere(m, env);
+      return {
+        queue, seq: m.seq, token: m.receiptToken!, messageId: m.messageId, sentAt: m.sentAt,
+        redelivered: here > 1, receiveCount: here, content: fromStored(m, queue.name, env),
+      };
+    });
   }
 
   /** The queue's delivery limit: set by argument or policy, and, as in RabbitMQ, for quorum queues only. */

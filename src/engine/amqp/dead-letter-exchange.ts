@@ -83,7 +83,7 @@ export async function exchangeDeadLetterTarget(engine: EngineContext, queue: Que
       });
       // With a dead-letter routing key the message's keys (and its CC header) are replaced.
       const keys = key === undefined ? [env.k, ...env.r ?? []] : [key];
-      const next: Envelope = { ...env, x: dlx, k: keys[0]!, r: keys.length > 1 ? keys.slice(1) : undefined, e: undefined };
+      const next: Envelope = { ...env, x: dlx, k: keys[0]!, r: keys.length > 1 ? keys.slice(1) : undefined, e: undefined, n: m.receiveCount || undefined };
       if (key !== undefined) {
         next.c = undefined;
         next.d = 1;

@@ -4,6 +4,7 @@ import { sendExpiry } from '../dead-lettering.js';
 import { md5Hex } from '../md5.js';
 import type { Death, MessageAttributes, NewMessage, QueueRecord, StoredMessage } from '../types.js';
 import { hasForbiddenCharacters } from '../validation.js';
+import { AMQP_ATTRIBUTE } from './attribute-name.js';
 
 /**
  * An AMQP message as a Redrive message. The body is stored as text when it is UTF-8 with
@@ -11,7 +12,7 @@ import { hasForbiddenCharacters } from '../validation.js';
  * AMQP needs (properties, the exchange and routing key it was published with, the body's
  * encoding) travels in one message system attribute, which SQS receivers never see.
  */
-export const AMQP_ATTRIBUTE = 'RedriveAmqp';
+export { AMQP_ATTRIBUTE };
 
 export interface AmqpContent {
   body: Buffer;
@@ -51,6 +52,8 @@ export interface Envelope {
   h?: Record<string, unknown>;
   /** the CC header is dropped on delivery (a dead-letter routing key replaced the keys) */
   d?: 1;
+  /** dead-lettered through an exchange: its receive count when it arrived (the count carries over, as SQS's does) */
+  n?: number;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -107,8 +110,7 @@ export function envelopeAttributes(system: MessageAttributes | undefined, env: E
 }
 
 /** A stored message as AMQP delivers it; one sent over SQS has no properties and the default exchange. */
-export function fromStored(m: StoredMessage, queueName: string): AmqpContent {
-  const env = envelopeOf(m, queueName);
+export function fromStored(m: StoredMessage, queueName: string, env = envelopeOf(m, queueName)): AmqpContent {
   const content: AmqpContent = {
     body: env.b ? Buffer.from(m.body, 'base64') : Buffer.from(m.body, 'utf8'),
     properties: env.p ? Buffer.from(env.p, 'base64') : NO_PROPERTIES,
@@ -118,4 +120,13 @@ export function fromStored(m: StoredMessage, queueName: string): AmqpContent {
   if (m.deaths?.length) content.deaths = m.deaths;
   if (env.d) content.dropCc = true;
   return content;
+}
+
+/**
+ * How often the message has been delivered from the queue it is in: a dead letter keeps
+ * its receive count (as SQS's do), but RabbitMQ's redelivered flag and delivery limit
+ * count deliveries from this queue only.
+ */
+export function deliveriesHere(m: Pick<StoredMessage, 'receiveCount' | 'deadLetteredAt'>, env: Envelope): number {
+  return m.deadLetteredAt !== undefined && env.n ? Math.max(0, m.receiveCount - env.n) : m.receiveCount;
 }

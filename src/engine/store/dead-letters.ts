@@ -94,7 +94,7 @@ export interface DeadLetterCopy {
 export function copiedMessage(m: StoredMessage, a: DeadLetterArrival, c: DeadLetterCopy, now: number): StoredMessage {
   return {
     ...m, messageId: c.messageId, systemAttributes: c.systemAttributes ?? m.systemAttributes, sentAt: now, visibleAt: now,
-    dedupId: undefined, deadLetterSourceArn: a.deadLetterSourceArn, deaths: a.deaths ?? m.deaths, expiresAt: c.expiresAt, receiveCount: 0,
+    dedupId: undefined, deadLetterSourceArn: a.deadLetterSourceArn, deaths: a.deaths ?? m.deaths, expiresAt: c.expiresAt, receiveCount: a.receiveCount ?? m.receiveCount,
   };
 }
 

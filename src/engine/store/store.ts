@@ -1,6 +1,7 @@
 import type { ActivityStore } from './activity.js';
 import type { DeadLetterStore } from './dead-letters.js';
 import type { ExchangeStore } from './exchanges.js';
+import type { HeldDeliveryStore } from './held-deliveries.js';
 import type { MaintenanceStore } from './maintenance.js';
 import type { MessageStore } from './messages.js';
 import type { MoveTaskStore } from './move-tasks.js';
@@ -12,6 +13,7 @@ import type { WakeupStore } from './wakeups.js';
 export type * from './activity.js';
 export type * from './dead-letters.js';
 export type * from './exchanges.js';
+export type * from './held-deliveries.js';
 export type * from './maintenance.js';
 export type * from './messages.js';
 export type * from './move-tasks.js';
@@ -47,6 +49,8 @@ export interface Store {
   /** Policies set at run time (the management API). */
   readonly policies: PolicyStore;
   readonly activity: ActivityStore;
+  /** AMQP deliveries by the process holding them, to return a dead process's at once. */
+  readonly heldDeliveries: HeldDeliveryStore;
   /** The store's own figures (group commit, connection pool), for metrics; a store may have none. */
   stats?(): StoreStats;
   close(): Promise<void>;

@@ -14,6 +14,7 @@ import { PgMoveTasks } from './move-tasks.js';
 import { PgQueues } from './queues.js';
 import { postgresStorageError } from './storage-errors.js';
 import { PgWakeups } from './wakeups.js';
+import { PgHeldDeliveries } from './held-deliveries.js';
 
 export interface PostgresOptions {
   /**
@@ -70,6 +71,7 @@ export class PostgresStore implements Store {
   readonly policies: PgPolicies;
   readonly wakeups: PgWakeups;
   readonly activity: PgActivity;
+  readonly heldDeliveries: PgHeldDeliveries;
 
   private constructor(private readonly pool: pg.Pool, clientConfig: pg.ClientConfig, opts: PostgresOptions) {
     const cache = new QueueCache(false);
@@ -83,6 +85,7 @@ export class PostgresStore implements Store {
     this.activity = guardStorage(new PgActivity(pool), postgresStorageError);
     this.exchanges = guardStorage(new PgExchanges(pool), postgresStorageError);
     this.policies = guardStorage(new PgPolicies(pool), postgresStorageError);
+    this.heldDeliveries = guardStorage(new PgHeldDeliveries(pool, this.wakeups), postgresStorageError);
   }
 
   /** Connects, brings the schema up to date and starts listening for other nodes. */

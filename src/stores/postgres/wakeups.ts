@@ -7,6 +7,8 @@ import { WakeupListeners } from '../wakeup-listeners.js';
 
 export const AVAILABLE_CHANNEL = 'redrive_available';
 export const QUEUES_CHANNEL = 'redrive_queues';
+
+const LOCK_SQL = 'SELECT pg_advisory_lock(hashtextextended($1, 0))';
 /** NOTIFY payloads must stay under 8000 bytes. */
 const MAX_IDS_PER_NOTIFY = 500;
 
@@ -55,6 +57,8 @@ export class PgWakeups implements WakeupStore {
   private reconnectTimer?: NodeJS.Timeout;
   /** Whether another node listens (until known, assume so). */
   private peers = true;
+  /** A session advisory lock held on the LISTEN connection (held-deliveries.ts), taken again on every reconnect. */
+  private lockKey?: string;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -154,6 +158,7 @@ export class PgWakeups implements WakeupStore {
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));
     await client.connect();
+    if (this.lockKey !== undefined) await client.query(LOCK_SQL, [this.lockKey]);
     // The statement other nodes look for in pg_stat_activity (findPeers), then the hello.
     await client.query(`LISTEN ${AVAILABLE_CHANNEL}; LISTEN ${QUEUES_CHANNEL}`);
     this.client = client;
@@ -164,6 +169,19 @@ export class PgWakeups implements WakeupStore {
     this.cache.clear();
     this.cache.enabled = true;
     for (const id of this.listeners.queueIds()) this.listeners.wake(id);
+  }
+
+  /**
+   * Holds the session advisory lock `key` for as long as this node runs: on the LISTEN
+   * connection, so a node opens no connection more than pool_size + 1. The LISTEN is
+   * issued again after it, as the last statement findPeers looks for.
+   */
+  async holdLock(key: string): Promise<void> {
+    this.lockKey = key;
+    const c = this.client;
+    if (!c) return;
+    await c.query(LOCK_SQL, [key]);
+    await c.query(`LISTEN ${AVAILABLE_CHANNEL}; LISTEN ${QUEUES_CHANNEL}`);
   }
 
   private lost(client: pg.Client, err?: unknown): void {

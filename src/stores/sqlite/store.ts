@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { SqliteHeldDeliveries } from './held-deliveries.js';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DEFAULT_REGION } from '../../engine/addressing.js';
@@ -54,6 +55,7 @@ export class SqliteStore implements Store {
   readonly policies: SqlitePolicies;
   readonly wakeups = new SqliteWakeups();
   readonly activity: SqliteActivity;
+  readonly heldDeliveries: SqliteHeldDeliveries;
   private readonly db: Database.Database;
   private readonly commit: GroupCommit;
   private readonly checkpointer?: Checkpointer;
@@ -93,6 +95,7 @@ export class SqliteStore implements Store {
     this.activity = guardStorage(new SqliteActivity(this.db, this.commit), sqliteStorageError);
     this.exchanges = guardStorage(new SqliteExchanges(this.db, this.commit), sqliteStorageError);
     this.policies = guardStorage(new SqlitePolicies(this.db, this.commit), sqliteStorageError);
+    this.heldDeliveries = guardStorage(new SqliteHeldDeliveries(this.db, this.commit, this.wakeups), sqliteStorageError);
   }
 
   stats(): StoreStats {

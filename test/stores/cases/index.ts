@@ -12,6 +12,7 @@ import { exchangeCases } from './exchanges.js';
 import { messageCases } from './messages.js';
 import { moveScopeCases } from './move-scope.js';
 import { queueCases } from './queues.js';
+import { heldDeliveryCases } from './held-deliveries.js';
 
 /** Every conformance case group; add new groups here. */
-export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deadLetterCopyCases, deathCases, depthCases, maintenanceCases, dueCases, consoleCases, exchangeCases, fairCases, moveScopeCases];
+export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deadLetterCopyCases, deathCases, depthCases, maintenanceCases, dueCases, consoleCases, exchangeCases, fairCases, moveScopeCases, heldDeliveryCases];

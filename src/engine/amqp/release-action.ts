@@ -1,0 +1,29 @@
+import type { Engine } from '../engine.js';
+import { errors } from '../errors.js';
+import type { RequestContext } from '../types.js';
+
+/**
+ * ReleaseAmqpDeliveries (a Redrive extension, docs/extensions.md): returns to their
+ * queues the unacknowledged AMQP deliveries of server processes that are gone, as every
+ * server does by itself when it starts (and, on PostgreSQL, every 10 seconds). For an
+ * operator who will not wait for that, or who wants to see which processes still hold
+ * deliveries. Input: Holder (optional, one process's holder id); without it every gone
+ * process's deliveries are released. A process that is running is never released: its
+ * consumers' deliveries come back when their channels close.
+ */
+export async function releaseAmqpDeliveries(engine: Engine, _ctx: RequestContext, input: Record<string, unknown>) {
+  const holders = engine.deliveryHolders;
+  const before = await holders.holders();
+  let released: number;
+  if (input.Holder !== undefined && input.Holder !== null) {
+    if (typeof input.Holder !== 'string') throw errors.invalidParameterValue('Holder must be a string.');
+    released = await holders.release(input.Holder);
+  } else {
+    released = await holders.releaseGone();
+  }
+  return {
+    Released: released,
+    Self: holders.holder,
+    Holders: before.map((h) => ({ Holder: h.holder, Alive: h.alive })),
+  };
+}
