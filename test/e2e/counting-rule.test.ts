@@ -13,7 +13,7 @@ import { cliAt } from '../cli/support.js';
 import { total } from '../metrics/scrape.js';
 import { arn, create, redrivePolicy } from './death-helpers.js';
 import { runToEnd } from './dlq-helpers.js';
-import { rawJson, receive } from './helpers.js';
+import { rawJson, receive, SDK_HEADER } from './helpers.js';
 
 let server: ServerProcess;
 let sqs: SQSClient;
@@ -95,7 +95,8 @@ test('every event moves the same counters on /metrics, GetQueueActivity and the 
 
     // The Query protocol carries the same numbers.
     const q = await (await fetch(server.url, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      // An unsigned form in open mode must say it comes from a client, not a web page (docs/security.md).
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER },
       body: new URLSearchParams({ Action: 'GetQueueActivity', Version: '2012-11-05', QueueUrl: url }).toString(),
     })).text();
     const xmlSum = (k: string) => [...q.matchAll(new RegExp(`<${k}>(\\d+)</${k}>`, 'g'))].reduce((n, m) => n + Number(m[1]), 0);
