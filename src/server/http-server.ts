@@ -15,6 +15,7 @@ import type { ManagementApi } from './management-api.js';
 import { scopeRegionOf } from './auth/sigv4.js';
 import { regionOfHost } from '../engine/addressing.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
+import { headerText } from '../protocols/utf8.js';
 import type { ManualClock } from '../engine/clock.js';
 import type { ConsoleRoutes } from '../console/console-routes.js';
 import { healthRoute, type Readiness } from './readiness.js';
@@ -148,7 +149,7 @@ export class HttpServer {
       region: scopeRegionOf(req) ?? regionOfHost(host.toLowerCase()) ?? this.opts.region,
       baseUrl: `http://${host}`,
       requestId,
-      traceHeader: typeof req.headers['x-amzn-trace-id'] === 'string' ? req.headers['x-amzn-trace-id'] : undefined,
+      traceHeader: typeof req.headers['x-amzn-trace-id'] === 'string' ? headerText(req.headers['x-amzn-trace-id']) : undefined,
     };
     if (seen) Object.assign(seen, { ctx, protocol: json ? 'json' : 'query' });
     const response = await (json ? handleJson(this.engine, ctx, req, signal) : handleQuery(this.engine, ctx, req, signal));

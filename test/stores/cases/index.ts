@@ -11,6 +11,7 @@ import { dueCases } from './maintenance-due.js';
 import { exchangeCases } from './exchanges.js';
 import { messageCases } from './messages.js';
 import { queueCases } from './queues.js';
+import { textCases } from './text-fidelity.js';
 
 /** Every conformance case group; add new groups here. */
-export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deadLetterCopyCases, deathCases, depthCases, maintenanceCases, dueCases, consoleCases, exchangeCases, fairCases];
+export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deadLetterCopyCases, deathCases, depthCases, maintenanceCases, dueCases, consoleCases, exchangeCases, fairCases, textCases];
