@@ -39,6 +39,7 @@ test('--help reads like a map, and every client command shows examples', async (
   const top = await runCli(['--help']);
   for (const g of ['serve', 'queues', 'messages', 'dlq', 'backup', 'version']) assert.match(top.stdout, new RegExp(`^  ${g}\\b`, 'm'), g);
   assert.match(top.stdout, /Examples:\n {2}\$ redrive serve/);
+  assert.match((await runCli(['serve', '--help'])).stdout, /Examples:\n {2}\$ redrive serve\n/);
   const commands: Record<string, string[]> = {
     queues: ['list', 'create', 'show', 'set', 'purge', 'delete'],
     messages: ['send', 'peek', 'delete', 'export', 'import'],
@@ -63,6 +64,10 @@ test('queues: create (with a dead-letter queue, attributes and tags), list, show
   assert.deepEqual([a.VisibilityTimeout, JSON.parse(a.RedrivePolicy!).maxReceiveCount], ['60', 3]);
   assert.equal((await cli('queues', 'create', 'shop.fifo')).code, 0);
   assert.equal((await attributes(sqs, url('shop.fifo'))).FifoQueue, 'true', 'a .fifo name makes a FIFO queue');
+  const noDlq = await cli('queues', 'create', 'x', '--max-receives', '3');
+  assert.equal(noDlq.code, 1);
+  assert.equal(noDlq.stderr, 'redrive: --max-receives needs --dlq <queue>: the dead-letter queue a message goes to after that many receives\n');
+  await assert.rejects(attributes(sqs, url('x')), 'nothing was created');
   const badDlq = await cli('queues', 'create', 'x', '--dlq', 'nope');
   assert.equal(badDlq.stderr, 'redrive: --dlq "nope" does not exist in this account: check the name with `redrive queues list`\n');
 
