@@ -19,6 +19,7 @@ import { headerText } from '../protocols/utf8.js';
 import type { ManualClock } from '../engine/clock.js';
 import type { ConsoleRoutes } from '../console/console-routes.js';
 import { healthRoute, type Readiness } from './readiness.js';
+import { browserLanding } from './landing.js';
 import { logRequest, type RequestSeen } from './access-log.js';
 import type { MetricsEndpoint } from '../metrics/metrics-endpoint.js';
 
@@ -134,6 +135,8 @@ export class HttpServer {
     }
     if (req.path === '/metrics' && this.opts.metrics) return this.opts.metrics.onMainPort(req);
     if (req.path === '/_redrive/clock' && this.opts.manualClock) return this.moveClock(req);
+    const landing = browserLanding(req, this.opts.console !== undefined);
+    if (landing) return landing;
     const json = req.method === 'POST' && isJsonRequest(req);
     const started = performance.now();
     let accountId: string;
