@@ -16,8 +16,9 @@ export const cyclesQueueName = (fifo: boolean) => (fifo ? `${CYCLES_QUEUE}.fifo`
 async function targetQueue(engine: EngineContext, queue: QueueRecord): Promise<QueueRecord | undefined> {
   const arn = engine.settingsOf(queue).targetArn;
   const addr = arn && parseQueueArn(arn);
-  // A dead-letter queue is in the same region as its source, as in SQS.
-  if (!addr || addr.region !== queue.region) return undefined;
+  // A dead-letter queue is in the same account and region as its source, as in SQS: a
+  // server policy's target ARN serves the queues of its own account only.
+  if (!addr || addr.region !== queue.region || addr.accountId !== queue.accountId) return undefined;
   const dlq = await engine.store.queues.get(addr);
   // A deleted target stops dead-lettering, so nothing is lost (docs/dead-letter-queues.md);
   // a policy that names a queue of the other type is ignored likewise. A queue may be its
