@@ -14,7 +14,8 @@ export interface MovePlan {
  * Decides one batch of a move task over `rows`, the source's messages after the task's
  * cursor in position order (at most `batch.scanLimit`). In-flight or delayed messages
  * and those the filter rejects stay where they are, as SQS's own receive would leave
- * them; a destination that no longer exists fails the task at that message.
+ * them; a destination that no longer exists, or would refuse the message, fails the task
+ * at that message.
  * `resolve` finds a message's destination queue. Pure, so every store
  * decides alike.
  */
@@ -31,6 +32,8 @@ export function planMoveBatch(
     }
     const destination = resolve(m);
     if (!destination) return { ...plan, status: 'FAILED', failureReason: batch.missingQueueReason };
+    const refused = batch.refusal?.(m, destination);
+    if (refused) return { ...plan, status: 'FAILED', failureReason: refused };
     plan.moves.push({ message: m, destination });
     plan.cursor = m.seq;
   }
