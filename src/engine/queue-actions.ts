@@ -3,7 +3,7 @@ import { errors, sqsError } from './errors.js';
 import {
   applySseRules, defaultAttributes, FAIR_QUEUE_ATTRIBUTES, isKnownAttribute, parseAttributes, READ_ONLY, SETTABLE,
 } from './queue-attributes.js';
-import { checkFifoAttributes } from './fifo.js';
+import { checkFifoAttributes, DEDUP_QUEUE_WIDE, dedupScopeChange } from './fifo.js';
 import { checkRedriveAttributes } from './redrive-policy.js';
 import {
   APPLIED_POLICY_ATTRIBUTE, MAX_LENGTH_ATTRIBUTE, MAX_LENGTH_BYTES_ATTRIBUTE, OVERFLOW_ATTRIBUTE, TTL_ATTRIBUTE,
@@ -133,6 +133,7 @@ export async function getQueueAttributes(engine: Engine, ctx: RequestContext, in
 
 async function queueAttributes(engine: Engine, queue: QueueRecord, names: string[]): Promise<Record<string, string>> {
   const out: Record<string, string> = { ...queue.attributes };
+  delete out[DEDUP_QUEUE_WIDE];
   const needsCounts = names.includes('All') || names.some((n) => n.startsWith('ApproximateNumber'));
   if (needsCounts) {
     const c = await engine.store.messages.count(queue.id, engine.clock.now());
@@ -186,7 +187,8 @@ export async function setQueueAttributes(engine: Engine, ctx: RequestContext, in
   const emptied = Object.keys(attributes).filter((k) => attributes[k] === '' && SETTABLE[k]?.default === undefined);
   for (const k of emptied) delete attributes[k];
   const removeAttributes = [...remove, ...emptied];
-  await engine.store.queues.update(queue.id, { setAttributes: attributes, removeAttributes, modifiedAt: engine.clock.now() });
+  const setAttributes = { ...attributes, ...dedupScopeChange(queue, attributes) };
+  await engine.store.queues.update(queue.id, { setAttributes, removeAttributes, modifiedAt: engine.clock.now() });
   engine.log.info(
     { queue: queue.name, account: queue.accountId, by: ctx.accountId, set: Object.keys(attributes), removed: removeAttributes },
     'queue attributes changed',

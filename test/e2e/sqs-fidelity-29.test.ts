@@ -117,3 +117,27 @@ bothProtocols('5. AddPermission: at most 7 actions, and SQS wording for an actio
   assert.equal((await api.call('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['Policy'] })).Attributes, undefined, 'no partial state');
   await grant(eight.slice(0, 7));
 });
+
+bothProtocols('3. a FIFO queue switched from queue to messageGroup deduplication keeps deduplicating across groups', async (api, q) => {
+  const highThroughput = { DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' };
+  const sendTwice = async (url: string) => {
+    const first = await api.call('SendMessage', { QueueUrl: url, MessageBody: 'one', MessageGroupId: '4', MessageDeduplicationId: 'same' });
+    const [m] = await receive(api, url);
+    await api.call('DeleteMessage', { QueueUrl: url, ReceiptHandle: m!.ReceiptHandle });
+    const second = await api.call('SendMessage', { QueueUrl: url, MessageBody: 'two', MessageGroupId: '5', MessageDeduplicationId: 'same' });
+    return { first: first.MessageId as string, second: second.MessageId as string, after: await receive(api, url) };
+  };
+  const switched = await create(api, q('switched.fifo'), { FifoQueue: 'true', DeduplicationScope: 'queue' });
+  await api.call('SetQueueAttributes', { QueueUrl: switched, Attributes: highThroughput });
+  const attrs = (await api.call('GetQueueAttributes', { QueueUrl: switched, AttributeNames: ['All'] })).Attributes as Record<string, string>;
+  assert.equal(attrs.DeduplicationScope, 'messageGroup');
+  assert.ok(Object.keys(attrs).every((k) => /^[A-Z]/.test(k)), `no internal attribute shown: ${Object.keys(attrs).join(', ')}`);
+  const a = await sendTwice(switched);
+  assert.equal(a.second, a.first, 'a duplicate: the first message id comes back');
+  assert.deepEqual(a.after, [], 'and nothing new is delivered');
+  // Created with messageGroup: per group, as documented.
+  const born = await create(api, q('born.fifo'), { FifoQueue: 'true', ...highThroughput });
+  const b = await sendTwice(born);
+  assert.notEqual(b.second, b.first);
+  assert.deepEqual(b.after.map((m) => m.Body), ['two']);
+});
