@@ -101,6 +101,10 @@ test('messages: send (argument or stdin, attributes), peek, delete by id', async
   assert.match(sent.stdout, /^[0-9a-f-]{36}\n$/);
   const piped = await runCli(['messages', 'send', 'notes', '--endpoint', server.url, '--json'], { input: 'from stdin\n' });
   const id2 = (JSON.parse(piped.stdout) as { MessageId: string }).MessageId;
+  // Bytes that are not UTF-8 are refused, not sent as U+FFFD.
+  const notText = await runCli(['messages', 'send', 'notes', '--endpoint', server.url], { input: Buffer.from([0x62, 0xff, 0xfe]) });
+  assert.equal(notText.code, 1);
+  assert.equal(notText.stderr, 'redrive: the body on stdin is not UTF-8 text, which is all SQS carries: send binary data base64-encoded\n');
   const delay = await cli('messages', 'send', 'notes', 'x', '--delay', 'soon');
   assert.equal(delay.stderr, 'redrive: --delay "soon": give a whole number of seconds, 0 to 900\n');
   const peek = await cli('messages', 'peek', 'notes');
@@ -157,4 +161,12 @@ test('import reports the line of a bad export, after sending what came before it
   assert.match(fifo.stderr, /line 1: a FIFO queue needs a MessageGroupId, and this message has none/);
   const missing = await cli('messages', 'import', 'plain', '--in', join(dir, 'nope.jsonl'));
   assert.match(missing.stderr, /--in \S+nope\.jsonl: no such file/);
+  // Bytes that are not UTF-8 stop the import there; they are never sent as U+FFFD.
+  const notText = join(dir, 'not-text.jsonl');
+  writeFileSync(notText, Buffer.concat([Buffer.from('{"Body":"fine"}\n{"Body":"bad'), Buffer.from([0xff]), Buffer.from('"}\n')]));
+  const before = (await counts(sqs, url('plain'))).visible;
+  const bad = await cli('messages', 'import', 'plain', '--in', notText);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /not-text\.jsonl after line \d+: not UTF-8 text; \d+ messages? before it (was|were) imported into plain, none after it\n$/);
+  assert.ok((await counts(sqs, url('plain'))).visible <= before + 1, 'the bad line was not sent');
 });
