@@ -138,7 +138,8 @@ export function tasksCommand(dlq: Command): Command {
     async ({ sqs, opts }, queue: string) => {
       const arn = await sqs.queueArn(queue, 'dead-letter queue');
       const { Results = [] } = await sqs.call<{ Results?: MoveTask[] }>('ListMessageMoveTasks', { SourceArn: arn, MaxResults: 10 });
-      if (opts.json) return printJson(Results.map((t) => ({ TaskId: shortTaskId(t.TaskHandle), ...t })));
+      // SQS hands out a handle only while a task runs; a finished task has neither field.
+      if (opts.json) return printJson(Results.map((t) => (t.TaskHandle ? { TaskId: shortTaskId(t.TaskHandle), ...t } : t)));
       if (!Results.length) return out(`no move tasks on ${queue}\n`);
       out(table([TASK_HEADER, ...Results.map(taskLine)]));
     });

@@ -1,5 +1,6 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { Transform, type Readable } from 'node:stream';
 import { once } from 'node:events';
 import { CliError } from './cli-error.js';
 import { plural, type Death, type PeekedMessage } from './dlq-format.js';
@@ -92,7 +93,7 @@ export interface ImportResult { sent: number; failed: { line: number; code: stri
 
 /** Sends each line of `file` (stdin for `-`) to the queue, ten at a time. */
 export async function importQueue(sqs: SqsJsonClient, url: string, fifo: boolean, file: string, name: string): Promise<ImportResult> {
-  const lines = createInterface({ input: file === '-' ? process.stdin : createReadStream(file), crlfDelay: Infinity });
+  const lines = createInterface({ input: strictUtf8(file === '-' ? process.stdin : createReadStream(file)), crlfDelay: Infinity });
   const result: ImportResult = { sent: 0, failed: [] };
   let batch: { line: number; entry: Record<string, unknown> }[] = [];
   let bytes = 0;
@@ -127,8 +128,36 @@ export async function importQueue(sqs: SqsJsonClient, url: string, fifo: boolean
     }
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new CliError(`--in ${file}: no such file`, { code: 'InvalidFlag' });
+    if (e instanceof NotUtf8) {
+      await flush();
+      throw new CliError(`${file === '-' ? 'stdin' : file} after line ${n}: not UTF-8 text; ${plural(result.sent, 'message')} before it ${result.sent === 1 ? 'was' : 'were'} imported into ${name}, none after it`, { code: 'InvalidImport' });
+    }
     throw e;
   }
   await flush();
   return result;
+}
+
+class NotUtf8 extends Error {}
+
+/** The input as text, or an error at the first byte that is not UTF-8 (never U+FFFD in its place). */
+function strictUtf8(input: Readable): Readable {
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  const decode = (chunk?: Buffer) => {
+    try {
+      return chunk ? decoder.decode(chunk, { stream: true }) : decoder.decode();
+    } catch {
+      throw new NotUtf8('not UTF-8');
+    }
+  };
+  const out = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      try { done(null, decode(chunk)); } catch (e) { done(e as Error); }
+    },
+    flush(done) {
+      try { done(null, decode()); } catch (e) { done(e as Error); }
+    },
+  });
+  input.on('error', (e) => out.destroy(e));
+  return input.pipe(out);
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { text } from 'node:stream/consumers';
+import { buffer } from 'node:stream/consumers';
+import { CliError } from './cli-error.js';
 import { clientCommand, group, out, printJson } from './command-kit.js';
 import { plural } from './dlq-format.js';
 import { collect, pair, seconds } from './flags.js';
@@ -18,7 +19,7 @@ export function messagesCommand(): Command {
       "redrive messages send events.fifo '{\"id\":2}' --group customer-7 --dedup order-2"],
     async ({ sqs, opts }, queue: string, body: string | undefined) => {
       const url = await sqs.queueUrl(queue);
-      const input: Record<string, unknown> = { QueueUrl: url, MessageBody: body ?? (await text(process.stdin)).replace(/\n$/, '') };
+      const input: Record<string, unknown> = { QueueUrl: url, MessageBody: body ?? (await stdinText()).replace(/\n$/, '') };
       if (opts.attribute?.length) {
         input.MessageAttributes = Object.fromEntries(opts.attribute.map((a) => pair(a, '--attribute')).map(([n, v]) => [n, { DataType: 'String', StringValue: v }]));
       }
@@ -86,4 +87,13 @@ export function messagesCommand(): Command {
       out(`released ${r.Released} ${r.Released === 1 ? 'delivery' : 'deliveries'} (this server is ${r.Self})\n`);
     });
   return messages;
+}
+
+/** The body from stdin, as sent or refused: a lenient decoder would send U+FFFD in place of bytes that are not UTF-8. */
+async function stdinText(): Promise<string> {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(await buffer(process.stdin));
+  } catch {
+    throw new CliError('the body on stdin is not UTF-8 text, which is all SQS carries: send binary data base64-encoded', { code: 'InvalidBody' });
+  }
 }

@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import { clientCommand, group, out, printJson } from './command-kit.js';
 import { age, name, table } from './dlq-format.js';
+import { CliError } from './cli-error.js';
 import { collect, pair, positive } from './flags.js';
 import { allSummaries } from './summaries.js';
 import { activityTotals, type ActivityMinute } from '../console/browser/activity-totals.js';
 import type { SqsJsonClient } from './sqs-client.js';
 
-interface CreateOptions { attribute?: string[]; tag?: string[]; dlq?: string; maxReceives: string }
+interface CreateOptions { attribute?: string[]; tag?: string[]; dlq?: string; maxReceives?: string }
 
 /** `redrive queues ...`: the life of a queue, from create to delete. */
 export function queuesCommand(): Command {
@@ -32,9 +33,13 @@ export function queuesCommand(): Command {
     async ({ sqs, opts }, queue: string) => {
       const attributes = Object.fromEntries((opts.attribute ?? []).map((a) => pair(a, '--attribute')));
       if (queue.endsWith('.fifo')) attributes.FifoQueue ??= 'true';
+      // Alone it would create a queue without the redrive policy the user asked for.
+      if (opts.maxReceives !== undefined && !opts.dlq) {
+        throw new CliError('--max-receives needs --dlq <queue>: the dead-letter queue a message goes to after that many receives', { code: 'InvalidFlag' });
+      }
       if (opts.dlq) {
         const deadLetterTargetArn = await sqs.queueArn(opts.dlq, '--dlq');
-        attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn, maxReceiveCount: positive(opts.maxReceives, '--max-receives') });
+        attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn, maxReceiveCount: positive(opts.maxReceives ?? '5', '--max-receives') });
       }
       const tags = Object.fromEntries((opts.tag ?? []).map((t) => pair(t, '--tag')));
       const r = await sqs.call<{ QueueUrl: string }>('CreateQueue', {
@@ -46,7 +51,7 @@ export function queuesCommand(): Command {
     .option('--attribute <name=value>', 'a queue attribute (repeatable), e.g. VisibilityTimeout=60', collect)
     .option('--tag <key=value>', 'a tag (repeatable)', collect)
     .option('--dlq <queue>', 'dead-letter queue for messages received too often (sets RedrivePolicy)')
-    .option('--max-receives <n>', 'with --dlq: receives before a message is dead-lettered', '5');
+    .option('--max-receives <n>', 'with --dlq: receives before a message is dead-lettered (default: 5)');
 
   clientCommand(queues, 'show <queue>', 'Show a queue: its URL, every attribute, its tags and the queues that dead-letter into it',
     ['redrive queues show orders', 'redrive queues show orders --json'],

@@ -28,6 +28,14 @@ export function serveCommand(): Command {
     .addOption(new Option('--console <state>', 'the web console under /console').choices(['on', 'off']).default(defaults.console))
     .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default(defaults.logLevel))
     .option('--shutdown-grace <seconds>', 'on SIGTERM, answer 503 on /ready for this long while still serving, then drain (give load balancers time to notice)', '0')
+    .addHelpText('after', `
+Examples:
+  $ redrive serve
+  $ redrive serve --port 9324 --data-dir /var/lib/redrive --durability power
+  $ redrive serve --storage memory --log-level warn
+  $ redrive serve --storage postgres://redrive@db:5432/redrive --amqp-port 5672 --credentials keys.json
+  $ redrive serve --config redrive.yaml --metrics-address 127.0.0.1:9100
+`)
     .addOption(new Option('--clock <clock>', 'manual: time moves only via POST /_redrive/clock (tests only)').choices(['system', 'manual']).default('system').hideHelp())
     // A bad flag is a start-up failure like any other: one JSON line, as the logs.
     .configureOutput({ outputError: (message) => serverLog('info').fatal(message.replace(/^error: /, '').trim()) })
@@ -40,11 +48,15 @@ export function serveCommand(): Command {
       const { guardProcess } = await import('../server/process-guard.js');
       let server: RunningServer;
       try {
+        const port = parsePort(opts.port);
+        const amqpPort = opts.amqpPort === undefined ? undefined : parsePort(opts.amqpPort, '--amqp-port');
+        // Else the AMQP listener takes the port first and the HTTP one reads as someone else's.
+        if (amqpPort === port && port !== 0) throw new StartupError(`--amqp-port ${amqpPort}: the same port as --port; give AMQP a port of its own`);
         server = await startServer({
-          ...defaults, ...opts, port: parsePort(opts.port), configFile: opts.config,
+          ...defaults, ...opts, port, configFile: opts.config,
           shutdownGraceMs: seconds(opts.shutdownGrace, '--shutdown-grace') * 1000,
           maxBodyMemoryMiB: mebibytes(opts.maxBodyMemory, '--max-body-memory'),
-          amqpPort: opts.amqpPort === undefined ? undefined : parsePort(opts.amqpPort, '--amqp-port'),
+          amqpPort,
           trustProxy: opts.trustProxy === undefined ? undefined : trustProxy(opts.trustProxy),
           storageFromFlag: cmd.getOptionValueSource('storage') === 'cli',
         }, log);

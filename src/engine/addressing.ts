@@ -33,17 +33,21 @@ export function regionOfHost(host: string | undefined): string | undefined {
 /**
  * The queue's URL as the caller addressed this server (`ctx.baseUrl`). When the caller's
  * host names a region (`sqs.<region>.<domain>`), another region's queue gets that
- * region's host, so its URL resolves there in turn.
+ * region's host, so its URL resolves there in turn. When it names none, a queue outside
+ * the server's default region gets its region as the first path segment
+ * (`http://127.0.0.1:9324/eu-west-1/<account>/<name>`): the same name in two regions then
+ * has two URLs, as in SQS, and each one is callable through the same endpoint. A queue of
+ * the default region keeps the plain `/<account>/<name>` URL.
  */
-export function queueUrl(ctx: RequestContext, queue: QueueAddress): string {
-  return `${regionalBase(ctx.baseUrl, queue.region)}/${queue.accountId}/${queue.name}`;
-}
-
-function regionalBase(baseUrl: string, region: string): string {
-  const m = /^(https?:\/\/)([^/]+)$/.exec(baseUrl);
-  const hostRegion = m ? regionOfHost(m[2]) : undefined;
-  if (!m || hostRegion === undefined || hostRegion === region) return baseUrl;
-  return `${m[1]}sqs.${region}.${m[2]!.slice(`sqs.${hostRegion}.`.length)}`;
+export function queueUrl(ctx: RequestContext, queue: QueueAddress, defaultRegion: string): string {
+  const m = /^(https?:\/\/)([^/]+)$/.exec(ctx.baseUrl);
+  const hostRegion = m ? regionOfHost(m[2]!.toLowerCase()) : undefined;
+  if (m && hostRegion !== undefined) {
+    const base = hostRegion === queue.region ? ctx.baseUrl : `${m[1]}sqs.${queue.region}.${m[2]!.slice(`sqs.${hostRegion}.`.length)}`;
+    return `${base}/${queue.accountId}/${queue.name}`;
+  }
+  const region = queue.region === defaultRegion ? '' : `/${queue.region}`;
+  return `${ctx.baseUrl}${region}/${queue.accountId}/${queue.name}`;
 }
 
 export function queueArn(region: string, accountId: string, name: string): string {
@@ -53,7 +57,8 @@ export function queueArn(region: string, accountId: string, name: string): strin
 /**
  * Finds the queue a URL names. Like SQS, the path gives the account and name: a client
  * may reach the server by another host name than the one it was given. The region is
- * the host's when it names one (`sqs.<region>.…`), else the request's.
+ * the path's when it has one (`/<region>/<account>/<name>`), else the host's when it names
+ * one (`sqs.<region>.…`), else the request's.
  */
 export function parseQueueUrl(url: unknown, ctx: RequestContext): QueueAddress {
   if (url === undefined || url === null || url === '') throw errors.missingParameter('QueueUrl');
@@ -68,6 +73,8 @@ export function parseQueueUrl(url: unknown, ctx: RequestContext): QueueAddress {
   }
   const parts = path.split('?')[0]!.split('/').filter(Boolean);
   if (parts.length === 2) return { accountId: parts[0]!, region, name: decodeName(parts[1]!) };
+  // `/<region>/<account>/<name>`: a queue outside the default region (see queueUrl).
+  if (parts.length === 3 && isRegionName(parts[0]!)) return { accountId: parts[1]!, region: parts[0]!, name: decodeName(parts[2]!) };
   if (parts.length === 1 && scheme < 0) return { accountId: ctx.accountId, region, name: parts[0]! };
   throw errors.queueDoesNotExist();
 }

@@ -212,7 +212,7 @@ export class Engine implements EngineContext {
   }
 
   urlOf(ctx: RequestContext, queue: Pick<QueueRecord, 'accountId' | 'region' | 'name'>): string {
-    return queueUrl(ctx, queue);
+    return queueUrl(ctx, queue, this.region);
   }
 
   /**

@@ -60,7 +60,7 @@ export function fifoFields(queue: QueueRecord, e: Entry, body: string, now: numb
     : createHash('sha256').update(body, 'utf8').digest('hex');
   // An id is remembered in the queue's current scope, and looked up in both: a change of
   // DeduplicationScope does not forget what was deduplicated under the other one.
-  const perGroup = queue.attributes.DeduplicationScope === 'messageGroup';
+  const perGroup = queue.attributes.DeduplicationScope === 'messageGroup' && queue.attributes[DEDUP_QUEUE_WIDE] !== 'true';
   const [dedupScope, dedupOtherScope] = perGroup ? [`group:${groupId}`, 'queue'] : ['queue', `group:${groupId}`];
   return { groupId, dedupId, dedupScope, dedupOtherScope, dedupUntil: now + DEDUP_INTERVAL_MS };
 }
@@ -68,6 +68,21 @@ export function fifoFields(queue: QueueRecord, e: Entry, body: string, now: numb
 export function receiveAttemptId(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
   return checkId(value, 'ReceiveRequestAttemptId');
+}
+
+/**
+ * Stored (never shown) on a FIFO queue that deduplicated queue-wide before it was switched
+ * to DeduplicationScope messageGroup: SQS keeps deduplicating such a queue across groups
+ * (an id sent in one group, deleted, then sent in another within 5 minutes is still a
+ * duplicate), so Redrive does too. Only a queue created with messageGroup deduplicates
+ * per group.
+ */
+export const DEDUP_QUEUE_WIDE = '__dedupQueueWide';
+
+/** What SetQueueAttributes also stores when it changes the deduplication scope (see DEDUP_QUEUE_WIDE). */
+export function dedupScopeChange(queue: QueueRecord, attributes: Record<string, string>): Record<string, string> {
+  const wasQueueWide = (queue.attributes.DeduplicationScope ?? 'queue') === 'queue';
+  return queue.fifo && wasQueueWide && attributes.DeduplicationScope === 'messageGroup' ? { [DEDUP_QUEUE_WIDE]: 'true' } : {};
 }
 
 /** SQS allows perMessageGroupId throughput only with messageGroup deduplication. */

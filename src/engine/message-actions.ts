@@ -15,7 +15,7 @@ import { restoredDeaths } from './imported-deaths.js';
 import { checkRestoreCaller, checkRestoredSource } from './imported-access.js';
 import { restoredEnvelope } from './amqp/message-view.js';
 import type { MessageAttributes, NewMessage, QueueRecord, RequestContext, StoredMessage } from './types.js';
-import { checkBatchEntries, checkBody, checkMessageAttributes, intParam } from './validation.js';
+import { checkBatchEntries, checkBody, checkMessageAttributes, hasForbiddenCharacters, intParam } from './validation.js';
 
 type Input = Record<string, unknown>;
 const TWELVE_HOURS_MS = 43_200_000;
@@ -68,6 +68,8 @@ function buildMessage(engine: Engine, ctx: RequestContext, queue: QueueRecord, e
  */
 function withTraceHeader(ctx: RequestContext, system: MessageAttributes | undefined): MessageAttributes | undefined {
   if (ctx.traceHeader === undefined || system?.AWSTraceHeader) return system;
+  // A header that is not text SQS could store is left out, never stored altered.
+  if (hasForbiddenCharacters(ctx.traceHeader)) return system;
   return { ...system, AWSTraceHeader: { DataType: 'String', StringValue: ctx.traceHeader } };
 }
 

@@ -8,6 +8,7 @@ import type { EngineContext } from './context.js';
 import { filterPredicate, type MoveFilter } from './move-filter.js';
 import { queueExpiry } from './dead-lettering.js';
 import { queueNumber, retentionMs } from './queue-attributes.js';
+import { messageSize } from './validation.js';
 import type { NewMessage, QueueRecord, StoredMessage } from './types.js';
 
 /** A node holds a task for this long without renewing; another node then takes it over. */
@@ -59,6 +60,11 @@ export function moveRules(
       deaths: m.deaths, expiresAt: expiryOf(destination, now),
     }),
   };
+}
+
+/** SQS's redrive sends each message to the destination, which refuses one over its size limit. */
+function tooLargeFor(m: StoredMessage, destination: QueueRecord): string | undefined {
+  return messageSize(m) > queueNumber(destination, 'MaximumMessageSize') ? 'InvalidParameterValue' : undefined;
 }
 
 interface Driven {
@@ -150,6 +156,7 @@ export class MoveTaskRunner {
           destination: (m) => rules?.destination(m),
           rewrite: (m, destination) => rules!.rewrite(m, now, destination),
           missingQueueReason: NON_EXISTENT_QUEUE,
+          refusal: tooLargeFor,
         };
         try {
           const r = await store.moveTasks.runBatch(task.id, batch);

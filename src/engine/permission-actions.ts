@@ -1,10 +1,21 @@
 import { GRANTABLE, list, readAccessPolicy, type AccessPolicy, type Statement } from './access-policy.js';
 import type { Engine } from './engine.js';
-import { errors } from './errors.js';
+import { errors, sqsError } from './errors.js';
 import type { QueueRecord, RequestContext } from './types.js';
 
 /** AddPermission and RemovePermission: edit the statements of a queue's access policy. */
 const LABEL = /^[A-Za-z0-9_-]{1,80}$/;
+/** SQS's limit on the actions one AddPermission grants. */
+const MAX_ACTIONS = 7;
+/** Actions that exist but only the owner may call: SQS gives them their own reason. */
+const OWNER_ONLY = ['AddPermission', 'RemovePermission', 'CreateQueue', 'DeleteQueue', 'SetQueueAttributes', 'TagQueue', 'UntagQueue'];
+
+function actionNameError(action: string) {
+  const reason = OWNER_ONLY.includes(action)
+    ? 'Only the queue owner is allowed to invoke this action.'
+    : 'Please refer to the appropriate WSDL for a list of valid actions.';
+  return errors.invalidValue('ActionName', `SQS:${action}`, reason);
+}
 
 function stringList(v: unknown, name: string): string[] {
   if (v === undefined || v === null) throw errors.missingParameter(name);
@@ -39,7 +50,8 @@ export async function addPermission(engine: Engine, ctx: RequestContext, input: 
   const accounts = stringList(input.AWSAccountIds, 'AWSAccountIds');
   const actions = stringList(input.Actions, 'Actions');
   for (const a of accounts) if (!/^\d{12}$/.test(a)) throw errors.invalidValue('AWSAccountIds', a, 'Must be a 12-digit AWS account id.');
-  for (const a of actions) if (!GRANTABLE.includes(a)) throw errors.invalidValue('Actions', a, 'Please refer to the appropriate WSDL for a list of valid actions.');
+  if (actions.length > MAX_ACTIONS) throw sqsError('OverLimit', `${actions.length} Actions were found, maximum allowed is ${MAX_ACTIONS}.`);
+  for (const a of actions) if (!GRANTABLE.includes(a)) throw actionNameError(a);
   const statements = list(readAccessPolicy(queue).Statement);
   if (statements.some((s) => s.Sid === label)) throw errors.invalidValue('Label', label, 'Already exists.');
   const principals = accounts.map((a) => `arn:aws:iam::${a}:root`);

@@ -3,13 +3,13 @@ import { errors, sqsError } from './errors.js';
 import {
   applySseRules, defaultAttributes, FAIR_QUEUE_ATTRIBUTES, isKnownAttribute, parseAttributes, READ_ONLY, SETTABLE,
 } from './queue-attributes.js';
-import { checkFifoAttributes } from './fifo.js';
+import { checkFifoAttributes, DEDUP_QUEUE_WIDE, dedupScopeChange } from './fifo.js';
 import { checkRedriveAttributes } from './redrive-policy.js';
 import {
   APPLIED_POLICY_ATTRIBUTE, MAX_LENGTH_ATTRIBUTE, MAX_LENGTH_BYTES_ATTRIBUTE, OVERFLOW_ATTRIBUTE, TTL_ATTRIBUTE,
 } from './dead-letter-settings.js';
 import type { QueueRecord, RequestContext } from './types.js';
-import { checkQueueName, intParam, requireString } from './validation.js';
+import { checkQueueName, hasForbiddenCharacters, intParam, requireString } from './validation.js';
 
 type Input = Record<string, unknown>;
 
@@ -133,6 +133,7 @@ export async function getQueueAttributes(engine: Engine, ctx: RequestContext, in
 
 async function queueAttributes(engine: Engine, queue: QueueRecord, names: string[]): Promise<Record<string, string>> {
   const out: Record<string, string> = { ...queue.attributes };
+  delete out[DEDUP_QUEUE_WIDE];
   const needsCounts = names.includes('All') || names.some((n) => n.startsWith('ApproximateNumber'));
   if (needsCounts) {
     const c = await engine.store.messages.count(queue.id, engine.clock.now());
@@ -186,7 +187,8 @@ export async function setQueueAttributes(engine: Engine, ctx: RequestContext, in
   const emptied = Object.keys(attributes).filter((k) => attributes[k] === '' && SETTABLE[k]?.default === undefined);
   for (const k of emptied) delete attributes[k];
   const removeAttributes = [...remove, ...emptied];
-  await engine.store.queues.update(queue.id, { setAttributes: attributes, removeAttributes, modifiedAt: engine.clock.now() });
+  const setAttributes = { ...attributes, ...dedupScopeChange(queue, attributes) };
+  await engine.store.queues.update(queue.id, { setAttributes, removeAttributes, modifiedAt: engine.clock.now() });
   engine.log.info(
     { queue: queue.name, account: queue.accountId, by: ctx.accountId, set: Object.keys(attributes), removed: removeAttributes },
     'queue attributes changed',
@@ -199,7 +201,7 @@ function checkTags(tags: Record<string, string>): void {
   if (keys.length > 50) throw errors.invalidParameterValue('Too many tags added for queue. The maximum is 50.');
   for (const k of keys) {
     const v = tags[k];
-    if (k.length === 0 || k.length > 128 || typeof v !== 'string' || v.length > 256) {
+    if (k.length === 0 || k.length > 128 || typeof v !== 'string' || v.length > 256 || hasForbiddenCharacters(k) || hasForbiddenCharacters(v)) {
       throw errors.invalidParameterValue(`Tag key or value is invalid: ${k}.`);
     }
   }
@@ -208,7 +210,8 @@ function checkTags(tags: Record<string, string>): void {
 export async function tagQueue(engine: Engine, ctx: RequestContext, input: Input) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const tags = stringMap(input.Tags, 'Tags');
-  if (!tags) throw errors.missingParameter('Tags');
+  // SQS treats an empty map as a missing one.
+  if (!tags || Object.keys(tags).length === 0) throw errors.missingParameter('Tags');
   checkTags({ ...queue.tags, ...tags });
   await engine.store.queues.update(queue.id, { setTags: tags });
   return {};
@@ -218,6 +221,10 @@ export async function untagQueue(engine: Engine, ctx: RequestContext, input: Inp
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const keys = stringList(input.TagKeys, 'TagKeys');
   if (!keys) throw errors.missingParameter('TagKeys');
+  // SQS checks each key's length, and reads an empty list as one empty key.
+  if (keys.length === 0 || keys.some((k) => k.length === 0 || k.length > 128)) {
+    throw errors.invalidParameterValue('Tag keys must be between 1 and 128 characters in length.');
+  }
   await engine.store.queues.update(queue.id, { removeTags: keys });
   return {};
 }

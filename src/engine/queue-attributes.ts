@@ -3,6 +3,7 @@ import {
 } from './dead-letter-settings.js';
 import { errors, sqsError } from './errors.js';
 import type { QueueRecord } from './types.js';
+import { hasForbiddenCharacters } from './validation.js';
 
 /** Settable queue attributes: their defaults and how a value is checked and normalised. */
 interface AttributeSpec {
@@ -135,7 +136,8 @@ export function parseAttributes(
       }
       throw sqsError('InvalidAttributeName', `Unknown Attribute ${name}.`);
     }
-    if (typeof raw !== 'string') throw invalid(name);
+    // A value is stored as given or refused: never one that holds characters SQS refuses.
+    if (typeof raw !== 'string' || hasForbiddenCharacters(raw)) throw invalid(name);
     if (mode === 'set' && spec.createOnly) {
       throw sqsError('InvalidAttributeName', `Unknown Attribute ${name}.`);
     }

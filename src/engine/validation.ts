@@ -26,6 +26,11 @@ export function checkBody(body: unknown): string {
   return body;
 }
 
+/** A stored message's size as SQS counts it against MaximumMessageSize: body and user attributes. */
+export function messageSize(m: { body: string; attributes?: MessageAttributes }): number {
+  return Buffer.byteLength(m.body, 'utf8') + checkMessageAttributes(m.attributes).size;
+}
+
 // "Alphanumeric" in SQS includes letters beyond ASCII: `attr.1øßä` is a valid name.
 const ATTRIBUTE_NAME = /^[\p{L}\p{N}_\-.]{1,256}$/u;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;

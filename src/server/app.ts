@@ -15,7 +15,7 @@ import { HttpServer } from './http-server.js';
 import { Readiness } from './readiness.js';
 import { ConsoleRoutes } from '../console/console-routes.js';
 import { ServerMetrics } from '../metrics/metrics.js';
-import { MetricsEndpoint, parseMetricsAddress, readMetricsToken } from '../metrics/metrics-endpoint.js';
+import { MetricsEndpoint, parseMetricsAddress, readMetricsToken, type MetricsAccess } from '../metrics/metrics-endpoint.js';
 import { AmqpServer } from '../protocols/amqp/server.js';
 import { AuthThrottle } from '../protocols/auth-throttle.js';
 import { ManagementApi } from './management-api.js';
@@ -153,7 +153,12 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
     throw e;
   });
   const metricsListener = metricsAccess.address ? await metricsEndpoint.listen() : undefined;
-  log.info({ url, storage: store.kind, durability: config.durability, node, metrics: metricsListener?.url ?? `${url}/metrics` }, 'listening');
+  log.info({
+    url, storage: store.kind,
+    // --durability is the SQLite file's setting; memory and PostgreSQL have their own.
+    ...(store.kind === 'sqlite' ? { durability: config.durability } : {}),
+    node, metrics: metricsListener?.url ?? metricsOnMainPort(url, metricsAccess),
+  }, 'listening');
   if (config.console !== 'off') {
     log.info(credentials ? `console at ${url}/console (sign in with an access key)` : `console open without sign-in at ${url}/console`);
   }
@@ -188,4 +193,10 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
         log.info('stopped');
       })()),
   };
+}
+
+/** Where /metrics answers a scrape, or why it does not (metrics-endpoint.ts refuses it then). */
+function metricsOnMainPort(url: string, access: MetricsAccess): string {
+  if (access.credentials && !access.token) return 'closed: --credentials is on; open it with --metrics-token-file or --metrics-address';
+  return access.token ? `${url}/metrics (bearer token of --metrics-token-file)` : `${url}/metrics`;
 }

@@ -20,9 +20,11 @@ import type { ManagementApi } from './management-api.js';
 import { scopeRegionOf } from './auth/sigv4.js';
 import { regionOfHost } from '../engine/addressing.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
+import { headerText } from '../protocols/utf8.js';
 import type { ManualClock } from '../engine/clock.js';
 import type { ConsoleRoutes } from '../console/console-routes.js';
 import { healthRoute, type Readiness } from './readiness.js';
+import { browserLanding } from './landing.js';
 import { logRequest, type RequestSeen } from './access-log.js';
 import type { MetricsEndpoint } from '../metrics/metrics-endpoint.js';
 
@@ -177,6 +179,8 @@ export class HttpServer {
     // The manual clock (tests) moves for anyone in open mode, and only for a signed request
     // with --credentials, like any other change to the server's state.
     if (clockPath && !this.opts.credentials) return this.moveClock(req);
+    const landing = browserLanding(req, this.opts.console !== undefined);
+    if (landing) return landing;
     const json = req.method === 'POST' && isJsonRequest(req);
     const started = performance.now();
     let accountId: string;
@@ -193,7 +197,7 @@ export class HttpServer {
       region: scopeRegionOf(req) ?? regionOfHost(host.toLowerCase()) ?? this.opts.region,
       baseUrl: `http://${host}`,
       requestId,
-      traceHeader: typeof req.headers['x-amzn-trace-id'] === 'string' ? req.headers['x-amzn-trace-id'] : undefined,
+      traceHeader: typeof req.headers['x-amzn-trace-id'] === 'string' ? headerText(req.headers['x-amzn-trace-id']) : undefined,
     };
     if (seen) Object.assign(seen, { ctx, protocol: json ? 'json' : 'query' });
     const response = await (json ? handleJson(this.engine, ctx, req, signal) : handleQuery(this.engine, ctx, req, signal));

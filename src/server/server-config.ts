@@ -63,7 +63,18 @@ export const defaults: ServerConfig = {
   maxBodyMemoryMiB: 512,
 };
 
-/** The server's JSON log lines (pino); start-up failures go the same way (see the CLI). */
+/**
+ * The server's JSON log lines (pino); start-up failures go the same way (see the CLI).
+ * They go through process.stdout, not pino's own fd writer: that one flushes at exit in
+ * a loop that retries a write failing with EPIPE forever, so a server whose stdout reader
+ * had gone never exited on SIGTERM. A log line that cannot be written is dropped.
+ */
 export function serverLog(level: string): Logger {
-  return pino({ level, base: undefined });
+  if (!stdoutGuarded) {
+    stdoutGuarded = true;
+    process.stdout.on('error', () => {});
+  }
+  return pino({ level, base: undefined }, process.stdout);
 }
+
+let stdoutGuarded = false;

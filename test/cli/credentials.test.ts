@@ -43,7 +43,8 @@ test('keys from the environment sign for account A; a profile of the credentials
   assert.equal(a.stdout, `${server.url}/111111111111/a-orders\n`);
   const b = await cli({}, 'queues', 'create', 'b-orders', '--profile', 'team-b');
   assert.equal(b.code, 0, b.stderr);
-  assert.equal(b.stdout, `${server.url}/222222222222/b-orders\n`);
+  // The profile's region is eu-west-1, not the server's: its URL names it (docs/regions.md).
+  assert.equal(b.stdout, `${server.url}/eu-west-1/222222222222/b-orders\n`);
   const byProfileEnv = await cli({ AWS_PROFILE: 'team-b' }, 'queues', 'list', '--json');
   assert.deepEqual((JSON.parse(byProfileEnv.stdout) as { QueueName: string }[]).map((q) => q.QueueName), ['b-orders']);
   const listA = await cli(envA, 'queues', 'list');

@@ -139,6 +139,10 @@ test('redrive --dry-run with a filter counts; redrive --watch shows progress to 
   const tasks = await cli('dlq', 'tasks', 'orders-dlq');
   assert.match(tasks.stdout, /^ID\s+STARTED\s+STATUS\s+MOVED\s+DESTINATION\s+FILTER$/m);
   assert.match(tasks.stdout, /^-\s+\S+Z\s+COMPLETED\s+2\/2\s+replay\s+\$\.type = "order"$/m);
+  // A finished task has no handle in SQS, so no made-up TaskId either.
+  const [finished] = JSON.parse((await cli('dlq', 'tasks', 'orders-dlq', '--json')).stdout) as Record<string, unknown>[];
+  assert.equal(finished!.Status, 'COMPLETED');
+  assert.ok(!('TaskId' in finished!) && !('TaskHandle' in finished!), JSON.stringify(finished));
 });
 
 test('a redrive that leaves messages behind says how many and why', async () => {

@@ -39,6 +39,7 @@ test('--help reads like a map, and every client command shows examples', async (
   const top = await runCli(['--help']);
   for (const g of ['serve', 'queues', 'messages', 'dlq', 'backup', 'version']) assert.match(top.stdout, new RegExp(`^  ${g}\\b`, 'm'), g);
   assert.match(top.stdout, /Examples:\n {2}\$ redrive serve/);
+  assert.match((await runCli(['serve', '--help'])).stdout, /Examples:\n {2}\$ redrive serve\n/);
   const commands: Record<string, string[]> = {
     queues: ['list', 'create', 'show', 'set', 'purge', 'delete'],
     messages: ['send', 'peek', 'delete', 'export', 'import', 'release-amqp'],
@@ -63,6 +64,10 @@ test('queues: create (with a dead-letter queue, attributes and tags), list, show
   assert.deepEqual([a.VisibilityTimeout, JSON.parse(a.RedrivePolicy!).maxReceiveCount], ['60', 3]);
   assert.equal((await cli('queues', 'create', 'shop.fifo')).code, 0);
   assert.equal((await attributes(sqs, url('shop.fifo'))).FifoQueue, 'true', 'a .fifo name makes a FIFO queue');
+  const noDlq = await cli('queues', 'create', 'x', '--max-receives', '3');
+  assert.equal(noDlq.code, 1);
+  assert.equal(noDlq.stderr, 'redrive: --max-receives needs --dlq <queue>: the dead-letter queue a message goes to after that many receives\n');
+  await assert.rejects(attributes(sqs, url('x')), 'nothing was created');
   const badDlq = await cli('queues', 'create', 'x', '--dlq', 'nope');
   assert.equal(badDlq.stderr, 'redrive: --dlq "nope" does not exist in this account: check the name with `redrive queues list`\n');
 
@@ -96,6 +101,10 @@ test('messages: send (argument or stdin, attributes), peek, delete by id', async
   assert.match(sent.stdout, /^[0-9a-f-]{36}\n$/);
   const piped = await runCli(['messages', 'send', 'notes', '--endpoint', server.url, '--json'], { input: 'from stdin\n' });
   const id2 = (JSON.parse(piped.stdout) as { MessageId: string }).MessageId;
+  // Bytes that are not UTF-8 are refused, not sent as U+FFFD.
+  const notText = await runCli(['messages', 'send', 'notes', '--endpoint', server.url], { input: Buffer.from([0x62, 0xff, 0xfe]) });
+  assert.equal(notText.code, 1);
+  assert.equal(notText.stderr, 'redrive: the body on stdin is not UTF-8 text, which is all SQS carries: send binary data base64-encoded\n');
   const delay = await cli('messages', 'send', 'notes', 'x', '--delay', 'soon');
   assert.equal(delay.stderr, 'redrive: --delay "soon": give a whole number of seconds, 0 to 900\n');
   const peek = await cli('messages', 'peek', 'notes');
@@ -152,4 +161,12 @@ test('import reports the line of a bad export, after sending what came before it
   assert.match(fifo.stderr, /line 1: a FIFO queue needs a MessageGroupId, and this message has none/);
   const missing = await cli('messages', 'import', 'plain', '--in', join(dir, 'nope.jsonl'));
   assert.match(missing.stderr, /--in \S+nope\.jsonl: no such file/);
+  // Bytes that are not UTF-8 stop the import there; they are never sent as U+FFFD.
+  const notText = join(dir, 'not-text.jsonl');
+  writeFileSync(notText, Buffer.concat([Buffer.from('{"Body":"fine"}\n{"Body":"bad'), Buffer.from([0xff]), Buffer.from('"}\n')]));
+  const before = (await counts(sqs, url('plain'))).visible;
+  const bad = await cli('messages', 'import', 'plain', '--in', notText);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /not-text\.jsonl after line \d+: not UTF-8 text; \d+ messages? before it (was|were) imported into plain, none after it\n$/);
+  assert.ok((await counts(sqs, url('plain'))).visible <= before + 1, 'the bad line was not sent');
 });

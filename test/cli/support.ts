@@ -16,7 +16,7 @@ export interface CliResult {
 export interface CliOptions {
   /** Variables on top of a clean environment: no AWS_* or REDRIVE_* of the machine, and no ~/.aws files. */
   env?: Record<string, string>;
-  input?: string;
+  input?: string | Buffer;
 }
 
 /** A temporary directory holding the AWS config and credentials files a test writes. */
@@ -55,7 +55,7 @@ export async function runCli(args: string[], opts: CliOptions = {}): Promise<Cli
   return finished(child, opts.input);
 }
 
-export function finished(child: ChildProcess, input?: string): Promise<CliResult> {
+export function finished(child: ChildProcess, input?: string | Buffer): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d));

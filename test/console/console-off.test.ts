@@ -32,3 +32,34 @@ test('with the console on, its pages and assets are served (the control for the 
     on.cleanup();
   }
 });
+
+const BROWSER = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+
+test('a browser opening the root is told the console is off; SDK-shaped requests get SQS answers', async () => {
+  const res = await fetch(`${server.url}/`, { headers: BROWSER, redirect: 'manual' });
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type')!, /^text\/html/);
+  assert.match(await res.text(), /console is off on this server; start it with <code>--console on<\/code>/);
+  // No Accept: text/html, or a parameter, or a POST: SQS's own answer, unchanged.
+  for (const [path, init] of [['/', {}], ['/?Action=ListQueues', { headers: BROWSER }], ['/', { method: 'POST', headers: BROWSER }]] as const) {
+    const sqs = await fetch(`${server.url}${path}`, init);
+    assert.notEqual(sqs.headers.get('content-type'), 'text/html; charset=utf-8', `${path} ${JSON.stringify(init)}`);
+    await sqs.text();
+  }
+  const bare = await fetch(`${server.url}/`);
+  assert.equal(bare.status, 404);
+  assert.equal(await bare.text(), '<?xml version="1.0"?><UnknownOperationException/>');
+});
+
+test('with the console on, a browser opening the root is sent to it', async () => {
+  const { startServerProcess } = await import('../support/server-process.js');
+  const on = await startServerProcess({ storage: 'memory' });
+  try {
+    const res = await fetch(`${on.url}/`, { headers: BROWSER, redirect: 'manual' });
+    assert.equal(res.status, 302);
+    assert.equal(res.headers.get('location'), '/console/');
+  } finally {
+    await on.stop();
+    on.cleanup();
+  }
+});

@@ -205,6 +205,20 @@ describe('rate limit, cancel and one active task', () => {
     assert.equal(t.ApproximateNumberOfMessagesMoved, 1);
     assert.deepEqual((await drain(sqs, `${server.url}/000000000000/gone-dlq`)).map((m) => m.Body), ['g1', 'g2', 'g3']);
   });
+
+  test('a message larger than the destination takes fails the task there, as the send would, and stays', async () => {
+    const src = await sourceOf(sqs, 'big-src', 'big-dlq');
+    const dest = await createQueue(sqs, 'big-dest', { MaximumMessageSize: '1024' });
+    const big = 'x'.repeat(2000);
+    await deadLetter(sqs, src, ['small', big, 'after']);
+    await start(arn('big-dlq'), { DestinationArn: arn('big-dest') });
+    const t = await runToEnd(server, sqs, arn('big-dlq'));
+    assert.equal(t.Status, 'FAILED');
+    assert.equal(t.FailureReason, 'InvalidParameterValue');
+    assert.equal(t.ApproximateNumberOfMessagesMoved, 1);
+    assert.deepEqual((await drain(sqs, dest)).map((m) => m.Body), ['small']);
+    assert.deepEqual((await drain(sqs, `${server.url}/000000000000/big-dlq`)).map((m) => m.Body), [big, 'after']);
+  });
 });
 
 describe('selective redrive (extension)', () => {

@@ -11,11 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
-  CreateQueueCommand, GetQueueAttributesCommand, ListQueuesCommand, ReceiveMessageCommand, SendMessageCommand,
+  CreateQueueCommand, GetQueueAttributesCommand, GetQueueUrlCommand, ListQueuesCommand, ReceiveMessageCommand, SendMessageCommand,
   SetQueueAttributesCommand, SQSClient, StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
-import { awsCliDriver, type Driver, type Keys } from '../query/drivers.js';
+import { awsCliDriver, boto3Driver, PYTHON, type Driver, type Keys } from '../query/drivers.js';
 import { assertSqsError, invalidParameterValue, SDK_HEADER } from './helpers.js';
 
 const KEYS: Keys = { accessKeyId: 'AKIDREGIONS', secretAccessKey: 'regions-secret' };
@@ -53,6 +53,14 @@ for (const signed of [false, true]) {
       const westUrl = (await west.send(new CreateQueueCommand({ QueueName: 'orders', Attributes: { DelaySeconds: '5' } }))).QueueUrl!;
       const arn = async (c: SQSClient, QueueUrl: string) =>
         (await c.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn', 'DelaySeconds'] }))).Attributes!;
+      // Issue 29: one endpoint, two regions, two URLs; the default region's is the plain one.
+      assert.equal(eastUrl, `${server.url}/${ACCOUNT}/orders`);
+      assert.equal(westUrl, `${server.url}/${WEST}/${ACCOUNT}/orders`);
+      assert.equal((await west.send(new GetQueueUrlCommand({ QueueName: 'orders' }))).QueueUrl, westUrl);
+      assert.deepEqual((await west.send(new ListQueuesCommand({ QueueNamePrefix: 'orders' }))).QueueUrls, [westUrl]);
+      assert.deepEqual((await east.send(new ListQueuesCommand({ QueueNamePrefix: 'orders' }))).QueueUrls, [eastUrl]);
+      // The URL names its queue whichever region the client is set to.
+      assert.equal((await arn(east, westUrl)).QueueArn, `arn:aws:sqs:${WEST}:${ACCOUNT}:orders`);
       assert.deepEqual(await arn(east, eastUrl), { QueueArn: `arn:aws:sqs:${EAST}:${ACCOUNT}:orders`, DelaySeconds: '0' });
       assert.deepEqual(await arn(west, westUrl), { QueueArn: `arn:aws:sqs:${WEST}:${ACCOUNT}:orders`, DelaySeconds: '5' }, 'not the same queue');
       await east.send(new SendMessageCommand({ QueueUrl: eastUrl, MessageBody: 'for the east' }));
@@ -80,6 +88,8 @@ for (const signed of [false, true]) {
       const westUrl = (await west.call('CreateQueue', { QueueName: 'cli-jobs' })).QueueUrl as string;
       const arnOf = async (cli: Driver, QueueUrl: string) =>
         ((await cli.call('GetQueueAttributes', { QueueUrl, AttributeNames: ['QueueArn'] })).Attributes as Record<string, string>).QueueArn;
+      assert.notEqual(eastUrl, westUrl, 'one URL per region');
+      assert.equal(westUrl, `${server.url}/${WEST}/${ACCOUNT}/cli-jobs`);
       assert.equal(await arnOf(east, eastUrl), `arn:aws:sqs:${EAST}:${ACCOUNT}:cli-jobs`);
       assert.equal(await arnOf(west, westUrl), `arn:aws:sqs:${WEST}:${ACCOUNT}:cli-jobs`);
       await west.call('SendMessage', { QueueUrl: westUrl, MessageBody: 'west' });
@@ -89,8 +99,19 @@ for (const signed of [false, true]) {
       assert.equal(await counts(west, westUrl), '1');
       assert.equal(await counts(east, eastUrl), '0');
       const listed = async (cli: Driver) => ((await cli.call('ListQueues', { QueueNamePrefix: 'cli-' })).QueueUrls as string[] | undefined) ?? [];
-      assert.deepEqual((await listed(east)).length, 1);
-      assert.deepEqual((await listed(west)).length, 1);
+      assert.deepEqual(await listed(east), [eastUrl]);
+      assert.deepEqual(await listed(west), [westUrl]);
+      assert.equal((await west.call('GetQueueUrl', { QueueName: 'cli-jobs' })).QueueUrl, westUrl);
+      // boto3 (Query) through the same endpoint, and a Query request sent to the URL itself.
+      const boto = await boto3Driver(server.url, PYTHON, keys);
+      clis.push(boto);
+      assert.equal(await counts(boto, westUrl), '1');
+      if (!signed) {
+        const port = new URL(server.url).port;
+        const asAccount = `AWS4-HMAC-SHA256 Credential=${ACCOUNT}/20260101/${EAST}/sqs/aws4_request, SignedHeaders=host, Signature=00`;
+        const onPath = await queryAt(server, `127.0.0.1:${port}`, `/${WEST}/${ACCOUNT}/cli-jobs`, { Action: 'GetQueueAttributes', 'AttributeName.1': 'QueueArn' }, asAccount);
+        assert.match(onPath, new RegExp(`arn:aws:sqs:${WEST}:${ACCOUNT}:cli-jobs`));
+      }
     });
 
     test('a RedrivePolicy naming another region\'s queue is refused, as SQS refuses it; the same region is accepted', async () => {
@@ -120,11 +141,15 @@ for (const signed of [false, true]) {
 
 /** A raw Query request with a Host header of our choosing (fetch cannot set one). */
 function query(server: ServerProcess, host: string, params: Record<string, string>, authorization?: string): Promise<string> {
+  return queryAt(server, host, '/', params, authorization);
+}
+
+function queryAt(server: ServerProcess, host: string, path: string, params: Record<string, string>, authorization?: string): Promise<string> {
   const url = new URL(server.url);
   const body = new URLSearchParams({ ...params, Version: '2012-11-05' }).toString();
   return new Promise((resolve, reject) => {
     const req = request({
-      host: url.hostname, port: url.port, method: 'POST', path: '/',
+      host: url.hostname, port: url.port, method: 'POST', path,
       headers: { host, 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER, ...(authorization ? { authorization } : {}) },
     }, (res) => {
       let text = '';

@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { XMLParser } from 'fast-xml-parser';
-import { ApiError, boto3Driver, jsonSdkDriver, type Driver } from '../query/drivers.js';
+import { boto3Driver, jsonSdkDriver, type Driver } from '../query/drivers.js';
+import { bothProtocols as sharedBoth, create, expectError, receive } from './both-protocols.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { rawJson, SDK_HEADER } from './helpers.js';
 
@@ -28,30 +29,7 @@ after(async () => {
 const arn = (name: string) => `arn:aws:sqs:us-east-1:000000000000:${name}`;
 const fifo = { FifoQueue: 'true', ContentBasedDeduplication: 'true' };
 
-async function expectError(call: Promise<unknown>, code: string, message: string): Promise<void> {
-  const err = await call.then(() => assert.fail(`expected ${code}`), (e: unknown) => e);
-  assert.ok(err instanceof ApiError, String(err));
-  assert.equal(err.code, code);
-  assert.equal(err.message, message);
-}
-
-/** One test per driver; each gets queue names of its own. */
-function bothProtocols(name: string, run: (api: Driver, q: (n: string) => string) => Promise<void>): void {
-  describe(name, () => {
-    for (const [i, label] of ['JSON (AWS SDK v3)', 'Query (boto3)'].entries()) {
-      test(label, () => run(drivers[i]!, (n) => `${drivers[i]!.protocol}-${n}`));
-    }
-  });
-}
-
-async function create(api: Driver, QueueName: string, Attributes?: Record<string, string>): Promise<string> {
-  return (await api.call('CreateQueue', { QueueName, Attributes })).QueueUrl as string;
-}
-
-async function receive(api: Driver, QueueUrl: string, extra: Record<string, unknown> = {}) {
-  const out = await api.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 0, ...extra });
-  return (out.Messages ?? []) as { Body: string; ReceiptHandle: string; Attributes?: Record<string, string> }[];
-}
+const bothProtocols = (name: string, run: Parameters<typeof sharedBoth>[2]) => sharedBoth(drivers, name, run);
 
 const bodies = (ms: { Body: string }[]) => ms.map((m) => m.Body);
 

@@ -80,6 +80,7 @@ test('a port in use: which port and what to do, and no ./data created', async ()
     // The AMQP listener's port is checked as early, under its own flag.
     await refused(['--port', '0', '--amqp-port', String(port)], new RegExp(`^--amqp-port ${port}: 127\\.0\\.0\\.1:${port} is already in use .*: stop what uses it, or give another --amqp-port`));
     await refused(['--port', '0', '--amqp-port', 'x'], /^--amqp-port "x": must be a whole number from 0 to 65535/);
+    await refused(['--port', String(port), '--amqp-port', String(port)], new RegExp(`^--amqp-port ${port}: the same port as --port; give AMQP a port of its own$`));
   } finally {
     taken.close();
   }

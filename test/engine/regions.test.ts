@@ -36,11 +36,17 @@ test('a host sqs.<region>.… gives other regions\' queues their own host, and a
     // Signed for the west, sent by the east's host: the west's host.
     const viaEast = inRegion('eu-west-1', 'http://sqs.us-east-1.example.test:9324');
     assert.equal((await call(viaEast, 'GetQueueUrl', { QueueName: 'jobs' })).QueueUrl, QueueUrl);
-    // A plain host names no region: the URL stays on it.
-    assert.equal((await call(inRegion('eu-west-1'), 'GetQueueUrl', { QueueName: 'jobs' })).QueueUrl, `${ctx.baseUrl}/000000000000/jobs`);
+    // A plain host names no region: the URL stays on it, with the region in its path
+    // (issue 29: the same name in two regions must not share a URL), and resolves there.
+    const onPlain = (await call(inRegion('eu-west-1'), 'GetQueueUrl', { QueueName: 'jobs' })).QueueUrl as string;
+    assert.equal(onPlain, `${ctx.baseUrl}/eu-west-1/000000000000/jobs`);
+    assert.equal((await call(inRegion('us-east-1'), 'GetQueueAttributes', { QueueUrl: onPlain, AttributeNames: ['QueueArn'] })).Attributes.QueueArn,
+      'arn:aws:sqs:eu-west-1:000000000000:jobs');
+    await call(inRegion('us-east-1'), 'CreateQueue', { QueueName: 'jobs' });
+    assert.equal((await call(inRegion('us-east-1'), 'GetQueueUrl', { QueueName: 'jobs' })).QueueUrl, `${ctx.baseUrl}/000000000000/jobs`, 'the default region keeps the plain URL');
     const attrs = await call(inRegion('us-east-1'), 'GetQueueAttributes', { QueueUrl, AttributeNames: ['QueueArn'] });
     assert.equal(attrs.Attributes.QueueArn, 'arn:aws:sqs:eu-west-1:000000000000:jobs', 'the URL\'s host names the region');
-    await assert.rejects(call(inRegion('us-east-1'), 'GetQueueAttributes', { QueueUrl: `${ctx.baseUrl}/000000000000/jobs` }), { name: 'QueueDoesNotExist' });
+    await assert.rejects(call(inRegion('us-east-1'), 'GetQueueAttributes', { QueueUrl: `${ctx.baseUrl}/000000000000/nope` }), { name: 'QueueDoesNotExist' });
   } finally {
     await close();
   }

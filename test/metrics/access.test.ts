@@ -38,6 +38,7 @@ const scrape = (url: string, token?: string) => fetch(url, { headers: token ? { 
 
 test('without --credentials, /metrics is open on the main port', async () => {
   const s = await serve([]);
+  assert.match(s.output(), new RegExp(`"metrics":"${s.url}/metrics"`));
   const res = await scrape(`${s.url}/metrics`);
   assert.equal(res.status, 200);
   assert.match(await res.text(), /# TYPE redrive_long_polls_waiting gauge/);
@@ -48,6 +49,9 @@ test('with --credentials and no metrics flag, /metrics refuses and says which fl
   const s = await serve(['--credentials', keys]);
   const res = await scrape(`${s.url}/metrics`);
   assert.equal(res.status, 403);
+  // The start-up line does not advertise a URL that answers 403.
+  assert.match(s.output(), /"metrics":"closed: --credentials is on; open it with --metrics-token-file or --metrics-address"/);
+  assert.doesNotMatch(s.output(), /"durability"/, 'memory has no --durability');
   assert.match(await res.text(), /--metrics-token-file or --metrics-address/);
 });
 

@@ -43,7 +43,9 @@ export interface MovePlan {
  * account or region, the other type), fails the task at that message, which stays where
  * it is: SQS fails a redrive whose destination is gone the same way, and a queue of
  * another account is, to the task's owner, a queue that does not exist.
- * `lookup` finds a queue by address; pure otherwise, so every store decides alike.
+ * A destination that would refuse the message (`batch.refusal`: too large for it) fails the
+ * task at that message too. `lookup` finds a queue by address; pure otherwise, so every
+ * store decides alike.
  */
 export function planMoveBatch(
   rows: StoredMessage[], cursor: number, batch: MoveBatch, scope: MoveScope,
@@ -63,6 +65,8 @@ export function planMoveBatch(
     const a = scopedAddress(scope, batch.destination(m));
     const destination = a && lookup(a);
     if (!destination || !inScope(scope, destination)) return { ...plan, status: 'FAILED', failureReason: batch.missingQueueReason, failedAt: m };
+    const refused = batch.refusal?.(m, destination);
+    if (refused) return { ...plan, status: 'FAILED', failureReason: refused, failedAt: m };
     plan.moves.push({ message: m, destination });
     plan.cursor = m.seq;
   }

@@ -58,6 +58,12 @@ export interface MoveBatch {
   rewrite(m: StoredMessage, destination: QueueRecord): NewMessage;
   /** The failure reason when the source or a destination no longer exists. */
   missingQueueReason: string;
+  /**
+   * The failure reason when `destination` would refuse the message as a send (too large
+   * for its MaximumMessageSize), else undefined: the task fails there, as SQS's redrive,
+   * a send to the destination, does; the message stays in the source.
+   */
+  refusal?(m: StoredMessage, destination: QueueRecord): string | undefined;
 }
 
 export interface MoveBatchResult {

@@ -4,6 +4,7 @@ import type { Engine } from '../../engine/engine.js';
 import { SqsError, sqsError } from '../../engine/errors.js';
 import type { RequestContext } from '../../engine/types.js';
 import type { WireRequest, WireResponse } from '../wire.js';
+import { decodeUtf8 } from '../utf8.js';
 
 const CONTENT_TYPE = 'application/x-amz-json-1.0';
 const TARGET_PREFIX = 'AmazonSQS.';
@@ -33,7 +34,7 @@ function parseBody(body: Buffer): Record<string, unknown> {
   if (body.length === 0) return {};
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body.toString('utf8'));
+    parsed = JSON.parse(decodeUtf8(body));
   } catch {
     throw sqsError('SerializationException', 'Start of structure or map found where not expected.');
   }

@@ -7,6 +7,7 @@ import type { WireRequest, WireResponse } from '../wire.js';
 import { decodeInput, type Params } from './decode.js';
 import { errorJson, errorXml, successJson, successXml } from './encode.js';
 import { queryOperation } from './model.js';
+import { parseForm } from '../utf8.js';
 
 const CONTENT_TYPE = 'text/xml';
 const JSON_TYPE = 'application/json';
@@ -54,16 +55,15 @@ export async function handleQuery(engine: Engine, ctx: RequestContext, req: Wire
 /** Query-string parameters, then form-body parameters, which win on a repeated name. */
 function readParams(req: WireRequest): Params {
   const params: Params = new Map();
-  const add = (text: string) => {
-    for (const [k, v] of new URLSearchParams(text)) {
-      if (params.size >= MAX_PARAMS) {
-        throw sqsError('MalformedQueryString', `The request has more than ${MAX_PARAMS} parameters.`);
-      }
-      params.set(k, v);
+  const add = (k: string, v: string) => {
+    if (params.size >= MAX_PARAMS) {
+      throw sqsError('MalformedQueryString', `The request has more than ${MAX_PARAMS} parameters.`);
     }
+    params.set(k, v);
   };
-  add(req.query);
-  if (req.body.length > 0) add(req.body.toString('utf8'));
+  // node:http hands the request target over byte for byte as latin1.
+  parseForm(Buffer.from(req.query, 'latin1'), add);
+  parseForm(req.body, add);
   return params;
 }
 

@@ -112,7 +112,9 @@ export class SqliteMaintenance implements MaintenanceStore {
       const fs = await statfs(dir);
       const free = fs.bavail * fs.bsize;
       if (free < MIN_FREE_BYTES) {
-        throw errors.storageUnavailable(`the disk holding the data directory ${dir} is full (${free} bytes free)`, 'ENOSPC');
+        // Not full yet (sends may still succeed), but too low to promise the largest one.
+        throw errors.storageUnavailable(
+          `the disk holding the data directory ${dir} has ${free} bytes free, below the free-space threshold of ${MIN_FREE_BYTES} bytes`, 'LOW_FREE_SPACE');
       }
     }
     await this.commit.run(() => this.sql.probeWrite.run());
