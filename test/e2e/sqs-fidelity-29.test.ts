@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { boto3Driver, jsonSdkDriver, type Driver } from '../query/drivers.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { bothProtocols as sharedBoth, create, expectError, receive } from './both-protocols.js';
+import { SDK_HEADER } from './helpers.js';
 
 let server: ServerProcess;
 const drivers: Driver[] = [];
@@ -38,7 +39,7 @@ async function post(body: Buffer, headers: Record<string, string>) {
 const json = (target: string, parts: (string | Buffer)[]) =>
   post(Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p))), { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${target}` });
 const query = (parts: (string | Buffer)[]) =>
-  post(Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p))), { 'content-type': 'application/x-www-form-urlencoded' });
+  post(Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p))), { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER });
 const percent = (b: Buffer) => [...b].map((x) => `%${x.toString(16).toUpperCase().padStart(2, '0')}`).join('');
 
 describe('1. bytes that are not UTF-8 are refused, never replaced', () => {
