@@ -4,7 +4,7 @@ import * as permissions from './permission-actions.js';
 import type { Cancellation } from './long-poll.js';
 import * as deadLetters from './dead-letter-actions.js';
 import { getDeadLetterBreakdown } from './dead-letter-breakdown.js';
-import { deleteMessagesById } from './messages-by-id.js';
+import { changeMessageVisibilityById, deleteMessagesById, moveMessagesById } from './messages-by-id.js';
 import { getQueueActivity } from './queue-activity.js';
 import { listQueueSummaries } from './queue-summaries.js';
 import * as messages from './message-actions.js';
@@ -52,6 +52,8 @@ export const actions: Record<string, ActionHandler> = {
   // Redrive extensions for the console and the CLI (docs/extensions.md).
   ListQueueSummaries: listQueueSummaries,
   DeleteMessagesById: deleteMessagesById,
+  ChangeMessageVisibilityById: changeMessageVisibilityById,
+  MoveMessagesById: moveMessagesById,
   GetDeadLetterBreakdown: getDeadLetterBreakdown,
   GetQueueActivity: getQueueActivity,
 };

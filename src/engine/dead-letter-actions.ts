@@ -9,6 +9,7 @@ import { deadLetterSources } from './redrive-policy.js';
 import type { RequestContext, StoredMessage } from './types.js';
 import { intParam } from './validation.js';
 import { filterPredicate, parseMoveFilter } from './move-filter.js';
+import { countMatches } from './triage.js';
 
 type Input = Record<string, unknown>;
 
@@ -36,8 +37,9 @@ const PEEK_CHUNK = 200;
  * queue's messages by position without receiving them. Unlike viewing messages in the
  * SQS console, it changes no receive count and no visibility, so it can never push a
  * message into a dead-letter queue. Input: QueueUrl, MaxResults (1-100, default 10),
- * NextToken, Filter (selective redrive's, move-filter.ts). Expired messages, which no
- * receive would return, are left out.
+ * NextToken, Filter (selective redrive's, move-filter.ts), CountOnly (triage.ts: a count
+ * of the matches instead of the messages). Expired messages, which no receive would
+ * return, are left out.
  *
  * A filter is applied here, to at most PEEK_SCAN_LIMIT messages a request, so a search
  * of a large queue costs the same per page whatever it finds: a page can come back with
@@ -54,6 +56,7 @@ export async function peekMessages(engine: Engine, ctx: RequestContext, input: I
   const now = engine.clock.now();
   const cutoff = now - retentionMs(queue);
   const wanted = filterPredicate(filter);
+  if (input.CountOnly === true) return countMatches(engine, queue, cursor, wanted, cutoff);
   const page: StoredMessage[] = [];
   let more = false;
   for (let scanned = 0; ;) {

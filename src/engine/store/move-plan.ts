@@ -1,5 +1,5 @@
 import type { QueueRecord, StoredMessage } from '../types.js';
-import type { MoveBatch, MoveTaskStatus } from './move-tasks.js';
+import type { MoveBatch, MoveById, MoveByIdResult, MoveTaskStatus } from './move-tasks.js';
 
 export interface MovePlan {
   /** Messages to move, each with its destination queue. */
@@ -36,4 +36,18 @@ export function planMoveBatch(
   }
   if (rows.length < batch.scanLimit) plan.status = 'COMPLETED';
   return plan;
+}
+
+/**
+ * Decides the move of one message by id (MoveMessagesById), found or not: the same rules
+ * as a task's batch, for one message the operator chose. Pure, so every store decides alike.
+ */
+export function planMoveById(
+  id: string, m: StoredMessage | undefined, move: MoveById, resolve: (m: StoredMessage) => QueueRecord | undefined,
+): MoveByIdResult {
+  if (!m) return { id, outcome: 'notFound' };
+  if (!move.matches(m)) return { id, outcome: 'refused', message: m };
+  const destination = resolve(m);
+  if (!destination) return { id, outcome: 'noDestination', message: m };
+  return { id, outcome: 'moved', message: m, destination };
 }

@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import { planMoveBatch } from '../../engine/store/move-plan.js';
-import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
+import { planMoveBatch, planMoveById } from '../../engine/store/move-plan.js';
+import type { MoveBatch, MoveBatchResult, MoveById, MoveByIdResult, MoveTaskRecord, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
 import type { QueueAddress } from '../../engine/addressing.js';
-import type { QueueRecord } from '../../engine/types.js';
+import type { QueueRecord, StoredMessage } from '../../engine/types.js';
 import { toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
 import { countSql, inTransaction, insertMessages, minuteSql, query, STATS_SHARD } from './sql.js';
 import type { PgWakeups } from './wakeups.js';
@@ -108,30 +108,57 @@ export class PgMoveTasks implements MoveTaskStore {
       if (moves.length) {
         await insertMessages(c, moves.map((mv) => ({ queueId: mv.destination.id, message: b.rewrite(mv.message, mv.destination) })));
         await c.query('DELETE FROM messages WHERE seq = ANY($1::bigint[])', [moves.map((mv) => mv.message.seq)]);
-        // Counted as the receive, delete and send SQS's own redrive makes.
         const sentTo = new Map<number, number>();
         for (const mv of moves) sentTo.set(mv.destination.id, (sentTo.get(mv.destination.id) ?? 0) + 1);
-        await c.query(
-          `INSERT INTO queue_stats (queue_id, shard, received, deleted) VALUES ($1, ${STATS_SHARD}, $2, $2)
-           ON CONFLICT (queue_id, shard) DO UPDATE
-             SET received = queue_stats.received + excluded.received, deleted = queue_stats.deleted + excluded.deleted`,
-          [sourceId, moves.length],
-        );
-        await c.query(
-          `INSERT INTO queue_activity (queue_id, minute, shard, received, deleted) VALUES ($1, $3::bigint - $3::bigint % 60000, ${STATS_SHARD}, $2, $2)
-           ON CONFLICT (queue_id, minute, shard) DO UPDATE
-             SET received = queue_activity.received + excluded.received, deleted = queue_activity.deleted + excluded.deleted`,
-          [sourceId, moves.length, b.now],
-        );
-        const to = 'unnest($1::bigint[], $2::bigint[]) AS d(id, n) ORDER BY d.id';
-        await c.query(countSql('sent', 'd.id', 'd.n', to), [[...sentTo.keys()], [...sentTo.values()]]);
-        await c.query(minuteSql('sent', 'd.id', 'd.n', to, '$3'), [[...sentTo.keys()], [...sentTo.values()], b.now]);
+        await countMoves(c, sourceId, sentTo, b.now);
         touched.push(...sentTo.keys());
       }
       return finish(moves.length, plan.cursor, plan.status, plan.failureReason);
     });
     for (const id of touched) this.wakeups.wake(id);
     return result;
+  }
+
+  async moveByIds(queueId: number, messageIds: readonly string[], move: MoveById): Promise<MoveByIdResult[]> {
+    const touched: number[] = [];
+    const results = await inTransaction(this.pool, async (c) => {
+      touched.length = 0;
+      const out: MoveByIdResult[] = [];
+      const sentTo = new Map<number, number>();
+      for (const id of messageIds) {
+        const byId = (dead: string) => c.query<MessageRow>(`SELECT * FROM messages WHERE queue_id = $1 AND message_id = $2 ${dead} FOR UPDATE`, [queueId, id]);
+        // Dead-lettered messages through their partial index, any other by the queue's rows.
+        const dead = await byId('AND dead_letter_source IS NOT NULL');
+        const [row] = dead.rows.length ? dead.rows : (await byId('')).rows;
+        const m = row && toMessage(row);
+        const queues = await this.destinations(c, [m && move.destination(m)]);
+        const r = planMoveById(id, m, move, (x) => {
+          const a = move.destination(x);
+          return a && queues.get(`${a.accountId}/${a.region}/${a.name}`);
+        });
+        if (r.outcome !== 'moved') {
+          out.push(r);
+          continue;
+        }
+        const arriving = move.rewrite(r.message!, r.destination!);
+        await insertMessages(c, [{ queueId: r.destination!.id, message: arriving }]);
+        await c.query('DELETE FROM messages WHERE seq = $1', [r.message!.seq]);
+        sentTo.set(r.destination!.id, (sentTo.get(r.destination!.id) ?? 0) + 1);
+        out.push({ ...r, newMessageId: arriving.messageId });
+      }
+      if (sentTo.size) await countMoves(c, queueId, sentTo, move.now);
+      touched.push(...sentTo.keys());
+      return out;
+    });
+    for (const id of touched) this.wakeups.wake(id);
+    return results;
+  }
+
+  async inflightById(queueId: number, messageId: string, now: number): Promise<StoredMessage | undefined> {
+    const { rows: [row] } = await this.pool.query<MessageRow>(
+      'SELECT * FROM messages WHERE queue_id = $1 AND visible_at > $2 AND message_id = $3 AND receive_count > 0', [queueId, now, messageId],
+    );
+    return row && toMessage(row);
   }
 
   /** The queues at the given addresses, by "account/region/name". */
@@ -148,4 +175,25 @@ export class PgMoveTasks implements MoveTaskStore {
     );
     return new Map(rows.map((r) => [`${r.account_id}/${r.region}/${r.name}`, toQueue(r)]));
   }
+}
+
+/** Counted as the receive, delete and send SQS's own redrive makes: on the source, and on each destination its share. */
+async function countMoves(c: pg.PoolClient, sourceId: number, sentTo: Map<number, number>, now: number): Promise<void> {
+  let moved = 0;
+  for (const n of sentTo.values()) moved += n;
+  await c.query(
+    `INSERT INTO queue_stats (queue_id, shard, received, deleted) VALUES ($1, ${STATS_SHARD}, $2, $2)
+     ON CONFLICT (queue_id, shard) DO UPDATE
+       SET received = queue_stats.received + excluded.received, deleted = queue_stats.deleted + excluded.deleted`,
+    [sourceId, moved],
+  );
+  await c.query(
+    `INSERT INTO queue_activity (queue_id, minute, shard, received, deleted) VALUES ($1, $3::bigint - $3::bigint % 60000, ${STATS_SHARD}, $2, $2)
+     ON CONFLICT (queue_id, minute, shard) DO UPDATE
+       SET received = queue_activity.received + excluded.received, deleted = queue_activity.deleted + excluded.deleted`,
+    [sourceId, moved, now],
+  );
+  const to = 'unnest($1::bigint[], $2::bigint[]) AS d(id, n) ORDER BY d.id';
+  await c.query(countSql('sent', 'd.id', 'd.n', to), [[...sentTo.keys()], [...sentTo.values()]]);
+  await c.query(minuteSql('sent', 'd.id', 'd.n', to, '$3'), [[...sentTo.keys()], [...sentTo.values()], now]);
 }

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
-import { planMoveBatch } from '../../engine/store/move-plan.js';
-import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStatus, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
+import { planMoveBatch, planMoveById } from '../../engine/store/move-plan.js';
+import type { MoveBatch, MoveBatchResult, MoveById, MoveByIdResult, MoveTaskRecord, MoveTaskStatus, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
+import type { StoredMessage } from '../../engine/types.js';
 import { messageValues, toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
 import type { SqliteCounters } from './counters.js';
 import type { GroupCommit } from './group-commit.js';
@@ -47,6 +48,10 @@ export class SqliteMoveTasks implements MoveTaskStore {
       queueExists: db.prepare('SELECT 1 AS x FROM queues WHERE id = ?'),
       insertMessage: db.prepare(insertMessageSql()),
       deleteMessage: db.prepare('DELETE FROM messages WHERE seq = ?'),
+      // By id: dead-lettered messages through their partial index, any other by the queue's rows.
+      deadById: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND message_id = ? AND dead_letter_source IS NOT NULL'),
+      anyById: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND message_id = ?'),
+      inflightById: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND visible_at > ? AND message_id = ? AND receive_count > 0'),
     };
   }
 
@@ -124,5 +129,33 @@ export class SqliteMoveTasks implements MoveTaskStore {
       }
       return finish(plan.moves.length, plan.cursor, plan.status, plan.failureReason);
     });
+  }
+
+  moveByIds(queueId: number, messageIds: readonly string[], move: MoveById): Promise<MoveByIdResult[]> {
+    return this.commit.run(() => {
+      const results = messageIds.map((id) => {
+        const row = (this.sql.deadById.get(queueId, id) ?? this.sql.anyById.get(queueId, id)) as MessageRow | undefined;
+        const r = planMoveById(id, row && toMessage(row), move, (m) => {
+          const a = move.destination(m);
+          const q = a && (this.sql.queueByName.get(a.accountId, a.region, a.name) as QueueRow | undefined);
+          return q && toQueue(q);
+        });
+        if (r.outcome !== 'moved') return r;
+        const arriving = move.rewrite(r.message!, r.destination!);
+        this.sql.insertMessage.run(...messageValues(r.destination!.id, arriving));
+        this.sql.deleteMessage.run(r.message!.seq);
+        // Counted as a move task's message: the receive, delete and send of SQS's redrive.
+        this.counters.count(queueId, 0, 1, 1, move.now);
+        this.counters.count(r.destination!.id, 1, 0, 0, move.now);
+        this.wakeups.wakeAfterCommit(r.destination!.id);
+        return { ...r, newMessageId: arriving.messageId };
+      });
+      return results;
+    });
+  }
+
+  async inflightById(queueId: number, messageId: string, now: number): Promise<StoredMessage | undefined> {
+    const row = this.sql.inflightById.get(queueId, now, messageId) as MessageRow | undefined;
+    return row && toMessage(row);
   }
 }
