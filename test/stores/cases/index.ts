@@ -10,7 +10,8 @@ import { maintenanceCases } from './maintenance.js';
 import { dueCases } from './maintenance-due.js';
 import { exchangeCases } from './exchanges.js';
 import { messageCases } from './messages.js';
+import { moveByIdCases } from './move-by-id.js';
 import { queueCases } from './queues.js';
 
 /** Every conformance case group; add new groups here. */
-export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deadLetterCopyCases, deathCases, depthCases, maintenanceCases, dueCases, consoleCases, exchangeCases, fairCases];
+export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deadLetterCopyCases, deathCases, depthCases, maintenanceCases, dueCases, consoleCases, exchangeCases, fairCases, moveByIdCases];
