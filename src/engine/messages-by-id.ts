@@ -63,7 +63,7 @@ export async function changeMessageVisibilityById(engine: Engine, ctx: RequestCo
   if (input.VisibilityTimeout === undefined || input.VisibilityTimeout === null) throw errors.missingParameter('VisibilityTimeout');
   const timeout = intParam(input.VisibilityTimeout, 'VisibilityTimeout', 0, 43_200)!;
   const now = engine.clock.now();
-  const notInflight = () => sqsError('MessageNotInflight', `No message with id ${id} is in flight in ${queue.name}.`);
+  const notInflight = () => sqsError('MessageNotInflight', `Message ${id} is not in flight in ${queue.name}.`);
   const m = await engine.store.moveTasks.inflightById(queue.id, id, now);
   if (!m) throw notInflight();
   // The current receipt, required: a receive or a lapse in between means the message is no longer the one looked at.

@@ -41,7 +41,7 @@ test('--help reads like a map, and every client command shows examples', async (
   assert.match(top.stdout, /Examples:\n {2}\$ redrive serve/);
   const commands: Record<string, string[]> = {
     queues: ['list', 'create', 'show', 'set', 'purge', 'delete'],
-    messages: ['send', 'peek', 'delete', 'export', 'import'],
+    messages: ['send', 'peek', 'delete', 'visible', 'move', 'export', 'import'],
     dlq: ['list', 'peek', 'why', 'redrive', 'tasks', 'watch', 'cancel'],
   };
   for (const [group, names] of Object.entries(commands)) {
