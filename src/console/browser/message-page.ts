@@ -5,6 +5,7 @@ import { downloadJsonLines } from './export.js';
 import { deleteMessagesById } from './extensions.js';
 import { stateBadge } from './messages-page.js';
 import { loadPageQueue } from './queue-info.js';
+import { messageActions } from './message-actions.js';
 
 const MAX_PAGES = 100;
 
@@ -30,7 +31,7 @@ export async function messagePage(): Promise<void> {
     else flash(out.Failed[0]?.Message ?? 'The message was not deleted.', 'error');
   };
   replace(content(),
-    h('div', { class: 'toolbar' }, stateBadge(m.State), h('span', { class: 'spacer' }),
+    h('div', { class: 'toolbar' }, stateBadge(m.State), h('span', { class: 'spacer' }), messageActions(q, m),
       h('button', { type: 'button', onclick: () => downloadJsonLines(`${name}-${id}`, [m]) }, 'Export as JSON line'), deleteButton),
     h('div', { class: 'columns' },
       h('section', {}, h('h2', {}, 'Body'), bodyView(m.Body),
