@@ -83,6 +83,27 @@ describe('MoveMessagesById', () => {
     const bad = await call('MoveMessagesById', { QueueUrl: dlq, MessageIds: [ids[0]], DestinationArn: arn('no-such') });
     assert.equal(bad.status, 404, bad.text);
   });
+
+  test('in the Query protocol, with PeekMessages CountOnly and the rejection reasons', async () => {
+    const { dlq, ids } = await withDeadLetters('qmv', ['q1', 'q2']);
+    const query = async (params: Record<string, string>) => {
+      const res = await fetch(server.url, {
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ Version: '2012-11-05', QueueUrl: dlq, ...params }).toString(),
+      });
+      return { status: res.status, xml: await res.text() };
+    };
+    const count = await query({ Action: 'PeekMessages', CountOnly: 'true', 'Filter.BodyContains': 'q2' });
+    assert.match(count.xml, /<Count>1<\/Count>/);
+    assert.match(count.xml, /<Examined>2<\/Examined>/);
+    const why = await query({ Action: 'GetDeadLetterBreakdown' });
+    assert.match(why.xml, /<ByRejectionReason><Reason>why q1<\/Reason><Count>1<\/Count><\/ByRejectionReason>/);
+    assert.match(why.xml, /<RejectionReasonsComplete>true<\/RejectionReasonsComplete>/);
+    const moved = await query({ Action: 'MoveMessagesById', 'MessageId.1': ids[0]!, 'MessageId.2': 'gone' });
+    assert.equal(moved.status, 200, moved.xml);
+    assert.match(moved.xml, new RegExp(`<MovedMessage><Id>${ids[0]}</Id><MessageId>[0-9a-f-]{36}</MessageId><DestinationArn>${arn('qmv')}</DestinationArn></MovedMessage>`));
+    assert.match(moved.xml, /<BatchResultErrorEntry><Id>gone<\/Id><SenderFault>true<\/SenderFault><Code>MessageNotFound<\/Code>/);
+  });
 });
 
 describe('the CLI', () => {
