@@ -127,7 +127,7 @@ function moveFailure(source: QueueRecord, r: MoveByIdResult, now: number, destin
   const m = r.message as StoredMessage | undefined;
   if (!m || m.sentAt < now - retentionMs(source)) return notFound(source, r.id);
   if (r.outcome === 'noDestination') {
-    return fail('NonExistentQueue', `The queue ${r.id} would move to (${destinationArn ?? m.deadLetterSourceArn}) does not exist in this account and region.`);
+    return fail('NonExistentQueue', `Message ${r.id} cannot move: ${destinationArn ?? m.deadLetterSourceArn} is not a queue of this account and region.`);
   }
   if (m.visibleAt > now) {
     return m.receiveCount > 0

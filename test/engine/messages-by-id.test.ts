@@ -164,3 +164,15 @@ test('GetDeadLetterBreakdown lists the top rejection reasons; PeekMessages Count
   assert.deepEqual(rest, { Count: 166, Examined: 500 });
   await close();
 });
+
+test('MoveMessagesById leaves a message whose source queue is gone where it is', async () => {
+  const { call, close } = setup();
+  const { source, dlq, id } = await deadLettered(call, 'gone');
+  await call('DeleteQueue', { QueueUrl: source });
+  const r = await call('MoveMessagesById', { QueueUrl: dlq, MessageIds: [id] });
+  assert.deepEqual(r.Successful, []);
+  assert.equal(r.Failed[0].Code, 'NonExistentQueue');
+  assert.match(r.Failed[0].Message, /arn:aws:sqs:us-east-1:000000000000:gone is not a queue of this account and region/);
+  assert.deepEqual((await call('PeekMessages', { QueueUrl: dlq })).Messages.map((m: { MessageId: string }) => m.MessageId), [id]);
+  await close();
+});
