@@ -21,7 +21,7 @@ export function dlqCommand(): Command {
         ...rows.map((r) => [r.queue, String(r.visible), String(r.inflight), age(r.oldestSeconds), r.sources.join(', ')])]));
     });
   peekCommand(dlq, 'dlq', 'dead-letter queue');
-  clientCommand(dlq, 'why <dlq>', 'Why messages are in a dead-letter queue: counts by the queue they died in and by reason',
+  clientCommand(dlq, 'why <dlq>', 'Why messages are in a dead-letter queue: counts by the queue they died in, by reason, and the consumers\' top rejection texts',
     ['redrive dlq why orders-dlq', 'redrive dlq why orders-dlq --json'],
     async ({ sqs, opts }, queue: string) => {
       const url = await sqs.queueUrl(queue, 'dead-letter queue');
@@ -31,6 +31,11 @@ export function dlqCommand(): Command {
       out(table([['DIED IN', 'MESSAGES', 'FIRST', 'LAST'], ...b.BySource.map((s) => [name(s.SourceArn), String(s.Count), time(s.OldestTimestamp), time(s.NewestTimestamp)])]));
       out('\n');
       out(table([['REASON', 'MESSAGES', 'MEANING'], ...b.ByReason.map((r) => [r.Reason, String(r.Count), REASONS[r.Reason] ?? ''])]));
+      if (b.ByRejectionReason?.length) {
+        out('\n');
+        out(table([['REJECTED WITH', 'MESSAGES'], ...b.ByRejectionReason.map((r) => [r.Reason === '' ? '(no reason given)' : JSON.stringify(r.Reason), String(r.Count)])]));
+        if (!b.RejectionReasonsComplete) out(`(counted over the first ${b.RejectionReasonsExamined} messages)\n`);
+      }
       out(`\nredrive one source: redrive dlq redrive ${queue} --source ${name(b.BySource[0]!.SourceArn)} --dry-run\n`);
     });
   redriveCommand(dlq);
@@ -43,6 +48,9 @@ export function dlqCommand(): Command {
 interface Breakdown {
   BySource: { SourceArn: string; Count: number; OldestTimestamp: number; NewestTimestamp: number }[];
   ByReason: { Reason: string; Count: number; OldestTimestamp: number; NewestTimestamp: number }[];
+  ByRejectionReason?: { Reason: string; Count: number }[];
+  RejectionReasonsExamined?: number;
+  RejectionReasonsComplete?: boolean;
 }
 
 const REASONS: Record<string, string> = {

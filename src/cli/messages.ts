@@ -6,12 +6,13 @@ import { plural } from './dlq-format.js';
 import { collect, pair, seconds } from './flags.js';
 import { exportQueue, importQueue } from './message-io.js';
 import { peekCommand } from './peek.js';
+import { messageActionCommands } from './message-actions.js';
 
 interface SendOptions { attribute?: string[]; group?: string; dedup?: string; delay?: string }
 
 /** `redrive messages ...`: send, look at, delete, export and import messages. */
 export function messagesCommand(): Command {
-  const messages = group('messages', 'Messages: send, peek, delete (by id), export, import (JSON lines), release-amqp', [
+  const messages = group('messages', 'Messages: send, peek, delete, make visible and move (by id), export, import (JSON lines), release-amqp', [
     "redrive messages send orders '{\"id\":1}'", 'redrive messages peek orders', 'redrive messages export orders-dlq --out dlq.jsonl',
   ]);
   clientCommand<SendOptions>(messages, 'send <queue> [body]', 'Send a message (the body from the argument, or from stdin without one)',
@@ -55,6 +56,8 @@ export function messagesCommand(): Command {
       for (const id of deleted) out(`deleted ${id}\n`);
       for (const f of failed) process.stderr.write(`redrive: message ${f.Id} is not in ${queue} (deleted, received and deleted, redriven or expired)\n`);
     });
+
+  messageActionCommands(messages);
 
   clientCommand<{ out: string }>(messages, 'export <queue>', 'Write every message of a queue as JSON lines, without receiving them: body, attributes, FIFO ids and death history',
     ['redrive messages export orders-dlq --out orders-dlq.jsonl', 'redrive messages export orders-dlq | jq -r .Body'],

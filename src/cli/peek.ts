@@ -7,6 +7,8 @@ import { filterOf, withFilterFlags, type FilterOptions } from './filter-flags.js
 
 export interface PeekOptions extends FilterOptions {
   limit: string;
+  count?: boolean;
+  json?: boolean;
   from?: string;
   full?: boolean;
 }
@@ -36,6 +38,7 @@ export function peekCommand(parent: Command, group: string, role: string): Comma
     async ({ sqs, opts }, queue: string) => {
       const filter = await filterOf(sqs, opts);
       const url = await sqs.queueUrl(queue, role);
+      if (opts.count) return countCommand(sqs, url, queue, opts, filter);
       const { messages, next } = await peekPages(sqs, url, positive(opts.limit, '--limit'), opts.from, filter);
       if (opts.json) return printJson({ Messages: messages, NextToken: next });
       if (!messages.length) out(`no messages${filter ? ' that match' : ''} in ${queue}\n`);
@@ -44,5 +47,28 @@ export function peekCommand(parent: Command, group: string, role: string): Comma
     })
     .option('--limit <n>', 'at most this many messages', '10')
     .option('--from <token>', 'continue after a previous peek (its NextToken)')
-    .option('--full', 'print whole bodies'));
+    .option('--full', 'print whole bodies')
+    .option('--count', `count the messages that match instead (at most ${COUNT_REQUESTS * 1000} examined; the server examines 1,000 a request)`));
+}
+
+/** Requests `--count` makes at most, each examining at most 1,000 messages on the server. */
+const COUNT_REQUESTS = 10;
+
+async function countCommand(sqs: SqsJsonClient, url: string, queue: string, opts: PeekOptions, filter?: object) {
+  let count = 0;
+  let examined = 0;
+  let token = opts.from;
+  for (let i = 0; i < COUNT_REQUESTS; i++) {
+    const r = await sqs.call<{ Count: number; Examined: number; NextToken?: string }>('PeekMessages', {
+      QueueUrl: url, CountOnly: true, ...(token ? { NextToken: token } : {}), ...(filter ? { Filter: filter } : {}),
+    });
+    count += r.Count;
+    examined += r.Examined;
+    token = r.NextToken;
+    if (!token) break;
+  }
+  if (opts.json) return printJson({ Count: count, Examined: examined, Exact: !token, NextToken: token });
+  const what = filter ? 'match' : 'are';
+  if (!token) return out(`${count} messages ${what} in ${queue}\n`);
+  out(`at least ${count} messages ${what} in ${queue} (the first ${examined} examined)\nmore: add --from ${token}\n`);
 }

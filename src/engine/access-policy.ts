@@ -35,6 +35,8 @@ const AS_SINGLE: Record<string, string> = {
   DeleteMessageBatch: 'DeleteMessage',
   ChangeMessageVisibilityBatch: 'ChangeMessageVisibility',
   DeleteMessagesById: 'DeleteMessage',
+  ChangeMessageVisibilityById: 'ChangeMessageVisibility',
+  MoveMessagesById: 'StartMessageMoveTask',
   GetDeadLetterBreakdown: 'GetQueueAttributes',
   GetQueueActivity: 'GetQueueAttributes',
 };

@@ -4,7 +4,7 @@ import * as permissions from './permission-actions.js';
 import type { Cancellation } from './long-poll.js';
 import * as deadLetters from './dead-letter-actions.js';
 import { getDeadLetterBreakdown } from './dead-letter-breakdown.js';
-import { deleteMessagesById } from './messages-by-id.js';
+import { changeMessageVisibilityById, deleteMessagesById, moveMessagesById } from './messages-by-id.js';
 import { getQueueActivity } from './queue-activity.js';
 import { releaseAmqpDeliveries } from './amqp/release-action.js';
 import { listQueueSummaries } from './queue-summaries.js';
@@ -53,6 +53,8 @@ export const actions: Record<string, ActionHandler> = {
   // Redrive extensions for the console and the CLI (docs/extensions.md).
   ListQueueSummaries: listQueueSummaries,
   DeleteMessagesById: deleteMessagesById,
+  ChangeMessageVisibilityById: changeMessageVisibilityById,
+  MoveMessagesById: moveMessagesById,
   GetDeadLetterBreakdown: getDeadLetterBreakdown,
   GetQueueActivity: getQueueActivity,
   // Redrive extension: return a stopped process's unacknowledged AMQP deliveries now.

@@ -57,3 +57,11 @@ export async function scanQueue(
     if (messages >= budget.messages || bytes >= budget.bytes) return { cursor, stoppedBy: 'budget' };
   }
 }
+
+/**
+ * What a filtered PeekMessages examines at most per request: 1,000 messages, and bodies
+ * of 4 MiB in all (a JSON path parses each one), read 25 at a time with the event loop
+ * given back between reads and every 1 MiB of bodies (scanQueue). PeekMessages' counts and
+ * GetDeadLetterBreakdown's rejection reasons (triage.ts) read within the same bound.
+ */
+export const PEEK_SCAN: ScanBudget = { messages: 1_000, bytes: 4 * 1024 * 1024, page: 25 };

@@ -9,8 +9,9 @@ import { deadLetterSources } from './redrive-policy.js';
 import type { RequestContext, StoredMessage } from './types.js';
 import { intParam } from './validation.js';
 import { filterPredicate, parseMoveFilter } from './move-filter.js';
-import { scanQueue, type ScanBudget } from './bounded-scan.js';
+import { PEEK_SCAN, scanQueue } from './bounded-scan.js';
 import { amqpView, bodyEncoding, type AmqpPropertyCodec } from './amqp/message-view.js';
+import { countMatches } from './triage.js';
 
 type Input = Record<string, unknown>;
 
@@ -29,20 +30,15 @@ export async function listDeadLetterSourceQueues(engine: Engine, ctx: RequestCon
 }
 
 const ALL = new Set(['All']);
-/**
- * What a filtered PeekMessages examines at most per request: 1,000 messages, and bodies
- * of 4 MiB in all (a JSON path parses each one), read 25 at a time with the event loop
- * given back between reads and every 1 MiB of bodies (bounded-scan.ts).
- */
-export const PEEK_SCAN: ScanBudget = { messages: 1_000, bytes: 4 * 1024 * 1024, page: 25 };
 
 /**
  * PeekMessages (a Redrive extension, `X-Amz-Target: AmazonSQS.PeekMessages`): browses a
  * queue's messages by position without receiving them. Unlike viewing messages in the
  * SQS console, it changes no receive count and no visibility, so it can never push a
  * message into a dead-letter queue. Input: QueueUrl, MaxResults (1-100, default 10),
- * NextToken, Filter (selective redrive's, move-filter.ts). Expired messages, which no
- * receive would return, are left out.
+ * NextToken, Filter (selective redrive's, move-filter.ts), CountOnly (triage.ts: a count
+ * of the matches instead of the messages). Expired messages, which no receive would
+ * return, are left out.
  *
  * A filter is applied here, to at most PEEK_SCAN a request, so a search of a large queue
  * costs the same per page whatever it finds: a page can come back with fewer matches
@@ -59,6 +55,7 @@ export async function peekMessages(engine: Engine, ctx: RequestContext, input: I
   const now = engine.clock.now();
   const cutoff = now - retentionMs(queue);
   const wanted = filterPredicate(filter);
+  if (input.CountOnly === true) return countMatches(engine, queue, start, wanted, cutoff);
   const page: StoredMessage[] = [];
   // Unfiltered, `max + 1` messages fill the page and tell whether more follow.
   const budget = filter ? PEEK_SCAN : { messages: max + 1, bytes: Infinity, page: max + 1 };

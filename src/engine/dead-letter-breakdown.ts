@@ -1,4 +1,6 @@
 import type { Engine } from './engine.js';
+import { retentionMs } from './queue-attributes.js';
+import { rejectionReasons } from './triage.js';
 import type { RequestContext } from './types.js';
 
 interface Group {
@@ -16,6 +18,8 @@ interface Group {
  *
  * The store reads one index of dead-lettered messages, grouped by source and reason
  * together (dead-letters.breakdown); both views are summed from those groups here.
+ * ByRejectionReason, the consumers' own texts, is read from a bounded number of the
+ * messages themselves (triage.ts).
  */
 export async function getDeadLetterBreakdown(engine: Engine, ctx: RequestContext, input: Record<string, unknown>) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
@@ -29,7 +33,10 @@ export async function getDeadLetterBreakdown(engine: Engine, ctx: RequestContext
   const sorted = <K extends string>(m: Map<string, Group>, key: K) =>
     [...m].map(([k, g]) => ({ [key]: k, ...g }) as Record<K, string> & Group)
       .sort((a, b) => b.Count - a.Count || (a[key] < b[key] ? -1 : 1));
-  return { BySource: sorted(bySource, 'SourceArn'), ByReason: sorted(byReason, 'Reason') };
+  return {
+    BySource: sorted(bySource, 'SourceArn'), ByReason: sorted(byReason, 'Reason'),
+    ...(await rejectionReasons(engine, queue, engine.clock.now() - retentionMs(queue))),
+  };
 }
 
 function add(m: Map<string, Group>, key: string, r: { count: number; oldest: number; newest: number }): void {

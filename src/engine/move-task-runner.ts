@@ -194,7 +194,7 @@ export class MoveTaskRunner {
  * A redrive is what SQS's own is: a receive and a delete on the queue it empties, and a
  * send to each destination (docs/monitoring.md, "One count per event").
  */
-function countRedrive(observer: EngineObserver, source: QueueRecord, moved: number, sentTo: readonly Destination[]): void {
+export function countRedrive(observer: EngineObserver, source: QueueRecord, moved: number, sentTo: readonly Destination[]): void {
   if (moved === 0) return;
   observer.received(source, moved);
   observer.deleted(source, moved);

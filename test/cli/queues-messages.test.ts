@@ -42,7 +42,7 @@ test('--help reads like a map, and every client command shows examples', async (
   assert.match((await runCli(['serve', '--help'])).stdout, /Examples:\n {2}\$ redrive serve\n/);
   const commands: Record<string, string[]> = {
     queues: ['list', 'create', 'show', 'set', 'purge', 'delete'],
-    messages: ['send', 'peek', 'delete', 'export', 'import', 'release-amqp'],
+    messages: ['send', 'peek', 'delete', 'visible', 'move', 'export', 'import', 'release-amqp'],
     dlq: ['list', 'peek', 'why', 'redrive', 'tasks', 'watch', 'cancel'],
   };
   for (const [group, names] of Object.entries(commands)) {

@@ -32,12 +32,12 @@ test('another account needs the grant of the matching SQS action', async () => {
   const { MessageId } = await call('SendMessage', { QueueUrl, MessageBody: 'x' });
   const other: RequestContext = { ...ctx, accountId: '111111111111' };
   const as = (action: string, input: Record<string, unknown>) => dispatch(engine, { ...other }, action, input) as Promise<Record<string, any>>;
-  for (const [action, input] of [['DeleteMessagesById', { QueueUrl, MessageIds: [MessageId] }], ['GetQueueActivity', { QueueUrl }], ['GetDeadLetterBreakdown', { QueueUrl }]] as const) {
+  for (const [action, input] of [['DeleteMessagesById', { QueueUrl, MessageIds: [MessageId] }], ['ChangeMessageVisibilityById', { QueueUrl, MessageId, VisibilityTimeout: 0 }], ['MoveMessagesById', { QueueUrl, MessageIds: [MessageId] }], ['GetQueueActivity', { QueueUrl }], ['GetDeadLetterBreakdown', { QueueUrl }]] as const) {
     await assert.rejects(as(action, input), (e: Error) => e.name === 'AccessDenied', action);
   }
   await call('AddPermission', { QueueUrl, Label: 'ops', AWSAccountIds: ['111111111111'], Actions: ['GetQueueAttributes', 'DeleteMessage'] });
   assert.equal((await as('GetQueueActivity', { QueueUrl })).Minutes.length, 60, 'GetQueueAttributes grants the activity');
-  assert.deepEqual(await as('GetDeadLetterBreakdown', { QueueUrl }), { BySource: [], ByReason: [] });
+  assert.deepEqual(await as('GetDeadLetterBreakdown', { QueueUrl }), { BySource: [], ByReason: [], ByRejectionReason: [], RejectionReasonsExamined: 1, RejectionReasonsComplete: true });
   assert.deepEqual((await as('DeleteMessagesById', { QueueUrl, MessageIds: [MessageId] })).Successful, [{ Id: MessageId }], 'DeleteMessage grants deletes by id');
   const mine = await as('ListQueueSummaries', {});
   assert.deepEqual(mine.Queues, [], 'summaries list only the caller’s own queues');

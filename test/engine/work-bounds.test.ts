@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { PEEK_SCAN } from '../../src/engine/dead-letter-actions.js';
+import { PEEK_SCAN } from '../../src/engine/bounded-scan.js';
 import { COUNT_SCAN } from '../../src/engine/move-task-actions.js';
 import { ctx, testEngine } from './support.js';
 

@@ -4,6 +4,9 @@ import { call } from './api.js';
 export interface Breakdown {
   BySource: { SourceArn: string; Count: number; OldestTimestamp: number; NewestTimestamp: number }[];
   ByReason: { Reason: string; Count: number; OldestTimestamp: number; NewestTimestamp: number }[];
+  ByRejectionReason?: { Reason: string; Count: number }[];
+  RejectionReasonsExamined?: number;
+  RejectionReasonsComplete?: boolean;
 }
 
 export const deadLetterBreakdown = (url: string) => call<Breakdown>('GetDeadLetterBreakdown', { QueueUrl: url });
@@ -28,4 +31,41 @@ export async function deleteMessagesById(url: string, ids: string[]): Promise<De
     out.Failed.push(...r.Failed);
   }
   return out;
+}
+
+export interface MoveResult {
+  Successful: { Id: string; MessageId: string; DestinationArn: string }[];
+  Failed: { Id: string; Code: string; Message: string }[];
+}
+
+/** Moves messages by id (to their sources, or to `destinationArn`), ten per request; the results of every request together. */
+export async function moveMessagesById(url: string, ids: string[], destinationArn?: string): Promise<MoveResult> {
+  const out: MoveResult = { Successful: [], Failed: [] };
+  for (let i = 0; i < ids.length; i += 10) {
+    const r = await call<MoveResult>('MoveMessagesById', { QueueUrl: url, MessageIds: ids.slice(i, i + 10), DestinationArn: destinationArn });
+    out.Successful.push(...r.Successful);
+    out.Failed.push(...r.Failed);
+  }
+  return out;
+}
+
+export const changeVisibilityById = (url: string, id: string, seconds: number) =>
+  call('ChangeMessageVisibilityById', { QueueUrl: url, MessageId: id, VisibilityTimeout: seconds });
+
+/** Requests a count makes at most: the server examines 1,000 messages per request. */
+export const COUNT_REQUESTS = 10;
+
+/** How many messages match `filter`, from the start of the queue; `exact` false means "at least". */
+export async function countMatches(url: string, filter?: object): Promise<{ count: number; examined: number; exact: boolean }> {
+  let token: string | undefined;
+  let count = 0;
+  let examined = 0;
+  for (let i = 0; i < COUNT_REQUESTS; i++) {
+    const r = await call<{ Count: number; Examined: number; NextToken?: string }>('PeekMessages', { QueueUrl: url, CountOnly: true, NextToken: token, Filter: filter });
+    count += r.Count;
+    examined += r.Examined;
+    token = r.NextToken;
+    if (!token) break;
+  }
+  return { count, examined, exact: !token };
 }

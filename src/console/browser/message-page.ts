@@ -6,6 +6,7 @@ import { deleteMessagesById } from './extensions.js';
 import { stateBadge } from './messages-page.js';
 import { amqpSection, binaryBodyView, rejectedOverAmqp } from './amqp-view.js';
 import { loadPageQueue } from './queue-info.js';
+import { messageActions } from './message-actions.js';
 
 const MAX_PAGES = 100;
 
@@ -31,7 +32,7 @@ export async function messagePage(): Promise<void> {
     else flash(out.Failed[0]?.Message ?? 'The message was not deleted.', 'error');
   };
   replace(content(),
-    h('div', { class: 'toolbar' }, stateBadge(m.State), h('span', { class: 'spacer' }),
+    h('div', { class: 'toolbar' }, stateBadge(m.State), h('span', { class: 'spacer' }), messageActions(q, m),
       h('button', { type: 'button', onclick: () => downloadJsonLines(`${name}-${id}`, [m]) }, 'Export as JSON line'), deleteButton),
     h('div', { class: 'columns' },
       h('section', {}, h('h2', {}, 'Body'), m.BodyEncoding === 'base64' ? binaryBodyView(m.Body, m.Amqp?.Properties.contentType) : bodyView(m.Body),

@@ -5,6 +5,7 @@ import { downloadJsonLines } from './export.js';
 import { deleteMessagesById } from './extensions.js';
 import { arnFor, loadPageQueue } from './queue-info.js';
 import { filterFields, filterFrom, filterParams } from './search-filter.js';
+import { matchCount, moveSelectedButton } from './message-actions.js';
 
 /** Requests a search makes at most per page view: PeekMessages examines 1,000 messages each. */
 const SEARCH_REQUESTS = 5;
@@ -52,6 +53,7 @@ export async function messagesPage(): Promise<void> {
       h('span', { class: 'spacer' }),
       h('button', { type: 'button', id: 'export-selected', onclick: () => exportChosen(true) }, 'Export selected'),
       h('button', { type: 'button', id: 'export-page', onclick: () => exportChosen(false) }, 'Export page'),
+      moveSelectedButton(q, () => [...selectedIds]),
       h('button', { type: 'button', id: 'delete-selected', class: 'danger', onclick: () => void deleteChosen() }, 'Delete selected…')));
   const exportChosen = (onlySelected: boolean) => {
     const chosen = onlySelected ? messages.filter((m) => selectedIds.has(m.MessageId)) : messages;
@@ -91,6 +93,7 @@ export async function messagesPage(): Promise<void> {
   replace(content(),
     h('p', { class: 'muted' }, 'Browsing is read-only: it receives nothing, so no receive count, visibility or receive time changes.'),
     searchForm,
+    filter ? matchCount(q, filter) : null,
     messages.length === 0
       ? h('p', { class: 'empty', id: 'no-match' }, filter ? (next ? 'No match in the messages searched so far.' : 'No message matches.') : from ? 'No more messages.' : 'This queue is empty.')
       : h('div', { class: 'table-wrap' }, h('table', { class: 'messages', id: 'messages-table' },

@@ -4,7 +4,7 @@ import { activityChart, chartLegend } from './chart.js';
 import { confirmAction } from './dialog.js';
 import { badge, content, count, errorText, facts, flash, h, mainData, queueHref, queueNameOf, replace, time } from './dom.js';
 import { activityTotals } from './activity-totals.js';
-import { deadLetterBreakdown, queueActivity } from './extensions.js';
+import { deadLetterBreakdown, queueActivity, type Breakdown } from './extensions.js';
 import { depthOf, loadPageQueue, loadQueue, showBadges, type QueueInfo } from './queue-info.js';
 import { sendForm } from './send-form.js';
 
@@ -82,7 +82,7 @@ async function showExtras(q: QueueInfo, breakdownEl: HTMLElement, activityEl: HT
       replace(breakdownEl, h('h2', {}, 'Why messages are here'), b.BySource.length === 0 ? h('p', { class: 'empty' }, 'No dead-lettered message is here.')
         : h('div', { class: 'columns wide-tables' },
           table('by-source', 'Died in', b.BySource.map((r) => ({ ...r, key: queueNameOf(r.SourceArn) }))),
-          table('by-reason', 'Reason', b.ByReason.map((r) => ({ ...r, key: r.Reason })))));
+          table('by-reason', 'Reason', b.ByReason.map((r) => ({ ...r, key: r.Reason })))), rejections(b));
     }
     activityEl.classList.remove('hidden');
     replace(activityEl, h('h2', {}, 'Last hour'), activityChart(a.Minutes), chartLegend(),
@@ -90,6 +90,16 @@ async function showExtras(q: QueueInfo, breakdownEl: HTMLElement, activityEl: HT
   } catch (e) {
     flash(errorText(e), 'error');
   }
+}
+
+/** The consumers' own words: the texts most often given when rejecting the messages here. */
+function rejections(b: Breakdown): HTMLElement | null {
+  const rows = b.ByRejectionReason ?? [];
+  if (rows.length === 0) return null;
+  return h('div', { id: 'rejection-reasons' }, h('h3', {}, 'Top rejection reasons'),
+    h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Rejected with'), h('th', { class: 'num' }, 'Messages'))),
+      h('tbody', {}, rows.map((r) => h('tr', {}, h('td', {}, r.Reason === '' ? h('span', { class: 'muted' }, '(no reason given)') : h('q', {}, r.Reason)), h('td', { class: 'num' }, count(r.Count)))))),
+    b.RejectionReasonsComplete ? null : h('p', { class: 'muted' }, `Counted over the first ${count(b.RejectionReasonsExamined ?? 0)} messages of the queue.`));
 }
 
 async function purge(q: QueueInfo, refresh: () => Promise<void>): Promise<void> {

@@ -1,6 +1,6 @@
 import type { QueueAddress } from '../addressing.js';
 import type { QueueRecord, StoredMessage } from '../types.js';
-import type { Destination, MoveBatch, MoveBatchResult, MoveTaskStatus } from './move-tasks.js';
+import type { Destination, MoveBatch, MoveBatchResult, MoveById, MoveByIdResult, MoveTaskStatus } from './move-tasks.js';
 
 /**
  * Where a task may write: its owner's account, its source's region and type. Every
@@ -88,4 +88,20 @@ export function destinationsOf(moves: MovePlan['moves']): Destination[] {
     else byId.set(destination.id, { queue: destination, count: 1 });
   }
   return [...byId.values()];
+}
+
+/**
+ * Decides the move of one message by id (MoveMessagesById), found or not: the same rules
+ * as a task's batch, scope included, for one message the operator chose. Pure, so every
+ * store decides alike.
+ */
+export function planMoveById(
+  id: string, m: StoredMessage | undefined, move: MoveById, scope: MoveScope, lookup: (a: QueueAddress) => QueueRecord | undefined,
+): MoveByIdResult {
+  if (!m) return { id, outcome: 'notFound' };
+  if (!move.matches(m)) return { id, outcome: 'refused', message: m };
+  const a = scopedAddress(scope, move.destination(m));
+  const destination = a && lookup(a);
+  if (!destination || !inScope(scope, destination)) return { id, outcome: 'noDestination', message: m };
+  return { id, outcome: 'moved', message: m, destination };
 }

@@ -15,6 +15,29 @@ export interface MoveTaskStore {
   release(owner: string): Promise<void>;
   /** One atomic step of a task: moves up to `limit` messages and records the progress. */
   runBatch(taskId: string, batch: MoveBatch): Promise<MoveBatchResult>;
+  /**
+   * MoveMessagesById: moves the queue's messages with these ids, each one atomically (it
+   * is in exactly one queue at any time), with a move task's rules and counters.
+   */
+  moveByIds(queueId: number, messageIds: readonly string[], move: MoveById): Promise<MoveByIdResult[]>;
+  /** The queue's message with this id if it is in flight (reads the hidden range only). */
+  inflightById(queueId: number, messageId: string, now: number): Promise<StoredMessage | undefined>;
+}
+
+/** The rules of a move by id: as a move task's batch, without the task. */
+export type MoveById = Pick<MoveBatch, 'now' | 'matches' | 'destination' | 'rewrite'>;
+
+/**
+ * One message of a move by id. notFound: the queue has no message with this id.
+ * refused: `matches` said no (`message` tells the engine why). noDestination: its
+ * destination queue does not exist. moved: it is now `moved` in `destination`.
+ */
+export interface MoveByIdResult {
+  id: string;
+  outcome: 'moved' | 'notFound' | 'refused' | 'noDestination';
+  message?: StoredMessage;
+  destination?: QueueRecord;
+  newMessageId?: string;
 }
 
 export type MoveTaskStatus = 'RUNNING' | 'COMPLETED' | 'CANCELLING' | 'CANCELLED' | 'FAILED';

@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import { destinationsOf, planMoveBatch, withFailure, scopedAddress, type MoveScope } from '../../engine/store/move-plan.js';
-import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
+import { destinationsOf, planMoveBatch, planMoveById, withFailure, scopedAddress, type MoveScope } from '../../engine/store/move-plan.js';
+import type { MoveBatch, MoveBatchResult, MoveById, MoveByIdResult, MoveTaskRecord, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
 import type { QueueAddress } from '../../engine/addressing.js';
-import type { QueueRecord } from '../../engine/types.js';
+import type { QueueRecord, StoredMessage } from '../../engine/types.js';
 import { toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
 import { inTransaction, insertMessages, query } from './sql.js';
 import type { PgWakeups } from './wakeups.js';
@@ -116,6 +116,47 @@ export class PgMoveTasks implements MoveTaskStore {
     });
     for (const id of touched) this.wakeups.wake(id);
     return result;
+  }
+
+  async moveByIds(queueId: number, messageIds: readonly string[], move: MoveById): Promise<MoveByIdResult[]> {
+    const touched: number[] = [];
+    const results = await inTransaction(this.pool, async (c) => {
+      touched.length = 0;
+      const out: MoveByIdResult[] = [];
+      const { rows: [source] } = await c.query<Pick<QueueRow, 'account_id' | 'region' | 'fifo'>>('SELECT account_id, region, fifo FROM queues WHERE id = $1', [queueId]);
+      if (!source) return messageIds.map((id) => ({ id, outcome: 'notFound' as const }));
+      // The same scope as a move task's: the source's account, region and type.
+      const scope: MoveScope = { accountId: source.account_id, region: source.region, fifo: Boolean(source.fifo) };
+      for (const id of messageIds) {
+        const byId = (dead: string) => c.query<MessageRow>(`SELECT * FROM messages WHERE queue_id = $1 AND message_id = $2 ${dead} FOR UPDATE`, [queueId, id]);
+        // Dead-lettered messages through their partial index, any other by the queue's rows.
+        const dead = await byId('AND dead_letter_source IS NOT NULL');
+        const [row] = dead.rows.length ? dead.rows : (await byId('')).rows;
+        const m = row && toMessage(row);
+        const queues = await this.destinations(c, scope, [m && scopedAddress(scope, move.destination(m))]);
+        const r = planMoveById(id, m, move, scope, (a) => queues.get(a.name));
+        if (r.outcome !== 'moved') {
+          out.push(r);
+          continue;
+        }
+        const arriving = move.rewrite(r.message!, r.destination!);
+        await insertMessages(c, [{ queueId: r.destination!.id, message: arriving }]);
+        await c.query('DELETE FROM messages WHERE seq = $1', [r.message!.seq]);
+        // The engine counts it as a move task's message (a receive, a delete and a send).
+        touched.push(r.destination!.id);
+        out.push({ ...r, newMessageId: arriving.messageId });
+      }
+      return out;
+    });
+    for (const id of touched) this.wakeups.wake(id);
+    return results;
+  }
+
+  async inflightById(queueId: number, messageId: string, now: number): Promise<StoredMessage | undefined> {
+    const { rows: [row] } = await this.pool.query<MessageRow>(
+      'SELECT * FROM messages WHERE queue_id = $1 AND visible_at > $2 AND message_id = $3 AND receive_count > 0', [queueId, now, messageId],
+    );
+    return row && toMessage(row);
   }
 
   /** The queues of the task's scope (move-plan.ts) at the given addresses, by name. */

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
-import { destinationsOf, planMoveBatch, withFailure, type MoveScope } from '../../engine/store/move-plan.js';
-import type { MoveBatch, MoveBatchResult, MoveTaskRecord, MoveTaskStatus, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
+import { destinationsOf, planMoveBatch, planMoveById, withFailure, type MoveScope } from '../../engine/store/move-plan.js';
+import type { MoveBatch, MoveBatchResult, MoveById, MoveByIdResult, MoveTaskRecord, MoveTaskStatus, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
+import type { StoredMessage } from '../../engine/types.js';
 import { messageValues, toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
 import type { GroupCommit } from './group-commit.js';
 import { BOUND_LIMIT, insertMessageSql } from './sql.js';
@@ -43,9 +44,13 @@ export class SqliteMoveTasks implements MoveTaskStore {
       scan: db.prepare(`SELECT * FROM messages WHERE queue_id = ? AND seq > ? AND seq <= ? ORDER BY seq ${BOUND_LIMIT}`),
       // A move task writes only within its scope (move-plan.ts): the owner's account and region, the source's type.
       queueInScope: db.prepare('SELECT * FROM queues WHERE account_id = ? AND region = ? AND name = ? AND fifo = ?'),
-      source: db.prepare('SELECT region, fifo FROM queues WHERE id = ?'),
+      source: db.prepare('SELECT account_id, region, fifo FROM queues WHERE id = ?'),
       insertMessage: db.prepare(insertMessageSql()),
       deleteMessage: db.prepare('DELETE FROM messages WHERE seq = ?'),
+      // By id: dead-lettered messages through their partial index, any other by the queue's rows.
+      deadById: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND message_id = ? AND dead_letter_source IS NOT NULL'),
+      anyById: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND message_id = ?'),
+      inflightById: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND visible_at > ? AND message_id = ? AND receive_count > 0'),
     };
   }
 
@@ -120,5 +125,33 @@ export class SqliteMoveTasks implements MoveTaskStore {
       const done = finish(plan.moves.length, plan.cursor, plan.status, plan.failureReason);
       return withFailure({ ...done, sentTo }, plan);
     });
+  }
+
+  moveByIds(queueId: number, messageIds: readonly string[], move: MoveById): Promise<MoveByIdResult[]> {
+    return this.commit.run(() => {
+      const source = this.sql.source.get(queueId) as Pick<QueueRow, 'account_id' | 'region' | 'fifo'> | undefined;
+      if (!source) return messageIds.map((id) => ({ id, outcome: 'notFound' as const }));
+      // The same scope as a move task's: the source's account, region and type.
+      const scope: MoveScope = { accountId: source.account_id, region: source.region, fifo: Boolean(source.fifo) };
+      return messageIds.map((id) => {
+        const row = (this.sql.deadById.get(queueId, id) ?? this.sql.anyById.get(queueId, id)) as MessageRow | undefined;
+        const r = planMoveById(id, row && toMessage(row), move, scope, (a) => {
+          const q = this.sql.queueInScope.get(scope.accountId, scope.region, a.name, scope.fifo ? 1 : 0) as QueueRow | undefined;
+          return q && toQueue(q);
+        });
+        if (r.outcome !== 'moved') return r;
+        const arriving = move.rewrite(r.message!, r.destination!);
+        this.sql.insertMessage.run(...messageValues(r.destination!.id, arriving));
+        this.sql.deleteMessage.run(r.message!.seq);
+        // The engine counts it as a move task's message (a receive, a delete and a send).
+        this.wakeups.wakeAfterCommit(r.destination!.id);
+        return { ...r, newMessageId: arriving.messageId };
+      });
+    });
+  }
+
+  async inflightById(queueId: number, messageId: string, now: number): Promise<StoredMessage | undefined> {
+    const row = this.sql.inflightById.get(queueId, now, messageId) as MessageRow | undefined;
+    return row && toMessage(row);
   }
 }
