@@ -9,7 +9,7 @@ import { DeleteMessageCommand, SendMessageCommand, type SQSClient } from '@aws-s
 import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { cliAt } from '../cli/support.js';
 import { arn, create, redrivePolicy, reject } from './death-helpers.js';
-import { counts, rawJson, receive } from './helpers.js';
+import { counts, rawJson, receive, SDK_HEADER } from './helpers.js';
 
 let server: ServerProcess;
 let sqs: SQSClient;
@@ -48,7 +48,7 @@ describe('ChangeMessageVisibilityById', () => {
     assert.equal(again!.Attributes?.ApproximateReceiveCount, '2');
     // Query protocol: the same action, made visible after 600 s.
     const res = await fetch(server.url, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER },
       body: new URLSearchParams({ Action: 'ChangeMessageVisibilityById', Version: '2012-11-05', QueueUrl: q, MessageId: MessageId!, VisibilityTimeout: '600' }).toString(),
     });
     assert.equal(res.status, 200, await res.text());
@@ -82,13 +82,17 @@ describe('MoveMessagesById', () => {
     assert.deepEqual(await counts(sqs, dlq), { visible: 0, inflight: 0, delayed: 0 });
     const bad = await call('MoveMessagesById', { QueueUrl: dlq, MessageIds: [ids[0]], DestinationArn: arn('no-such') });
     assert.equal(bad.status, 404, bad.text);
+    // Counted as a redrive (docs/monitoring.md): received and deleted on the DLQ, sent where each went.
+    const total = async (url: string, k: string) => ((await call('GetQueueActivity', { QueueUrl: url })).json.Minutes as Record<string, number>[]).reduce((n, m) => n + m[k]!, 0);
+    assert.deepEqual([await total(dlq, 'Received'), await total(dlq, 'Deleted')], [3, 3], 'the DLQ counts three moves');
+    assert.equal(await total(other, 'Sent'), 2, 'mv-other counts its two');
   });
 
   test('in the Query protocol, with PeekMessages CountOnly and the rejection reasons', async () => {
     const { dlq, ids } = await withDeadLetters('qmv', ['q1', 'q2']);
     const query = async (params: Record<string, string>) => {
       const res = await fetch(server.url, {
-        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER },
         body: new URLSearchParams({ Version: '2012-11-05', QueueUrl: dlq, ...params }).toString(),
       });
       return { status: res.status, xml: await res.text() };

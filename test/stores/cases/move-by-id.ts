@@ -22,7 +22,7 @@ export const moveByIdCases: CaseGroup = (open) => {
   describe('moves by id', () => {
     const store = useStore(open);
 
-    test('moveByIds moves each visible message atomically, reports the others, and counts as a redrive', async () => {
+    test('moveByIds moves each visible message atomically, reports the others, and wakes the destination', async () => {
       const src = await makeQueue(store());
       const dst = await makeQueue(store());
       const [visible, held, lost] = [newMessage(T), newMessage(T), newMessage(T, { body: 'lost' })];
@@ -36,9 +36,6 @@ export const moveByIdCases: CaseGroup = (open) => {
       const inDst = await store().messages.peek(dst.id, 0, 10);
       assert.deepEqual(inDst.map((m) => [m.messageId, m.body]), [[r[0]!.newMessageId, visible.body]]);
       assert.deepEqual((await store().messages.peek(src.id, 0, 10)).map((m) => m.messageId).sort(), [held.messageId, lost.messageId].sort());
-      const [s] = await store().activity.minutes(src.id, T, T);
-      assert.deepEqual([s!.received, s!.deleted], [2, 1], 'the source counts the redrive as a receive and a delete (plus the client receive)');
-      assert.equal((await store().activity.minutes(dst.id, T, T))[0]!.sent, 1, 'the destination counts a send');
       // Woken like a move task's destination: a receive there finds it.
       assert.equal((await store().messages.receive(dst.id, receiveRequest(T + 3))).messages.length, 1);
     });
