@@ -2,10 +2,11 @@ import { Command, Option } from 'commander';
 import type { RunningServer } from '../server/app.js';
 import { defaults, serverLog } from '../server/server-config.js';
 import { parsePort, StartupError } from '../server/start-up.js';
+import { addAmqpFlags, amqpLimitsFrom } from './amqp-flags.js';
 
 /** `redrive serve`: the server itself. */
 export function serveCommand(): Command {
-  return new Command('serve')
+  return addAmqpFlags(new Command('serve'))
     .description('Run the Redrive server')
     .option('--host <host>', 'address to listen on', defaults.host)
     .option('--port <port>', 'port to listen on (0 picks a free one)', String(defaults.port))
@@ -39,6 +40,7 @@ export function serveCommand(): Command {
           ...defaults, ...opts, port: parsePort(opts.port), configFile: opts.config,
           shutdownGraceMs: seconds(opts.shutdownGrace, '--shutdown-grace') * 1000,
           amqpPort: opts.amqpPort === undefined ? undefined : parsePort(opts.amqpPort, '--amqp-port'),
+          amqpLimits: amqpLimitsFrom(opts),
           storageFromFlag: cmd.getOptionValueSource('storage') === 'cli',
         }, log);
       } catch (e) {

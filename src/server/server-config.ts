@@ -1,6 +1,7 @@
 import pino, { type Logger } from 'pino';
 import { DEFAULT_REGION } from '../engine/addressing.js';
 import type { Durability } from '../stores/sqlite/store.js';
+import type { AmqpLimits } from '../protocols/amqp/limits.js';
 
 // The server's settings and their defaults, apart from app.ts so that the CLI can build
 // `redrive serve`'s flags (and its client commands can start) without loading the server.
@@ -37,6 +38,8 @@ export interface ServerConfig {
   metricsTokenFile?: string;
   /** The AMQP 0-9-1 listener's port (docs/amqp.md); off when absent. */
   amqpPort?: number;
+  /** The AMQP listener's limits (docs/security-amqp.md); defaults for those not given. */
+  amqpLimits?: Partial<AmqpLimits>;
 }
 
 export const defaults: ServerConfig = {
