@@ -43,6 +43,8 @@ export class Channel implements ConsumerHost {
   open = true;
   /** A channel.close was sent; everything but close-ok is ignored until it comes. */
   closing = false;
+  /** The client sent channel.close: what it sent after is ignored; what it sent before still runs. */
+  closedByPeer = false;
   private chain: Promise<void> = Promise.resolve();
   readonly publisher = new Publisher(this);
   /** The acks waiting to run, which later acks may join. */
@@ -94,6 +96,22 @@ export class Channel implements ConsumerHost {
     }
     if (err.hard) this.host.fail(err);
     else this.closeWith(err);
+  }
+
+  /**
+   * channel.close from the client: the methods it sent before (publishes still being
+   * stored, acks) run first, as in RabbitMQ, then the channel gives its messages back
+   * and `done` answers close-ok.
+   */
+  closeByPeer(done: () => void): void {
+    this.closedByPeer = true;
+    this.publisher.closeBatch();
+    this.openAcks = undefined;
+    this.chain = this.chain.then(async () => {
+      this.open = false;
+      await this.release().catch(() => undefined);
+      done();
+    });
   }
 
   /** Closes the channel from the server's side with the error's code. */

@@ -198,7 +198,7 @@ export class Connection implements ChannelHost {
     const ch = this.channels.get(f.channel);
     if (f.type === FRAME_METHOD) return this.channelMethod(f.channel, ch, decodeMethod(f.payload));
     if (!ch) throw amqpErrors.channelError(`expected 'channel.open' on channel ${f.channel}`);
-    if (ch.closing) return;
+    if (ch.closing || ch.closedByPeer) return;
     try {
       if (f.type === FRAME_HEADER) ch.publisher.header(f.payload);
       else if (f.type === FRAME_BODY) ch.publisher.body(f.payload);
@@ -297,6 +297,7 @@ export class Connection implements ChannelHost {
       if (m.name === 'channel.close' || m.name === 'channel.close-ok') this.channels.delete(n);
       return;
     }
+    if (ch.closedByPeer) return;
     if (ch.publisher.expectingContent) {
       throw amqpErrors.unexpectedFrame(`expected content header for class 60, got non content header frame instead`);
     }
@@ -304,10 +305,10 @@ export class Connection implements ChannelHost {
       case 'channel.open':
         throw amqpErrors.channelError("second 'channel.open' seen");
       case 'channel.close':
-        ch.open = false;
-        this.channels.delete(n);
-        void ch.release().finally(() => this.write([methodFrame(n, 'channel.close-ok')]));
-        return;
+        return ch.closeByPeer(() => {
+          if (this.channels.get(n) === ch) this.channels.delete(n);
+          this.write([methodFrame(n, 'channel.close-ok')]);
+        });
       case 'channel.close-ok': case 'channel.flow-ok':
         return;
     }
