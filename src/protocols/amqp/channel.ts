@@ -8,6 +8,7 @@ import { Publisher } from './publisher.js';
 import type { AmqpRegistry } from './registry.js';
 import type { Args, Method, MethodName } from './spec.js';
 import { handleQueueMethod } from './queue-methods.js';
+import { byQueue, settleOnly } from './unacked.js';
 import type { Holdings } from './limits.js';
 
 /** What a channel needs of its connection. */
@@ -385,26 +386,4 @@ export class Channel implements ConsumerHost {
     this.host.registry.removeConsumer(c.queue.id, c);
     if (this.open && !this.closing) this.send('basic.cancel', { consumerTag: c.tag, noWait: true });
   }
-}
-
-const EMPTY = Buffer.alloc(0);
-
-/**
- * What a delivery keeps once it is written: settling it needs its receipt, never its
- * body or properties, so an unacknowledged delivery holds a few hundred bytes, whatever
- * its size.
- */
-function settleOnly(d: Delivery): Delivery {
-  return { ...d, content: { ...d.content, body: EMPTY, properties: EMPTY, deaths: undefined } };
-}
-
-/** Deliveries grouped by queue, in order, for one store call per queue. */
-function byQueue(deliveries: Delivery[]): Delivery[][] {
-  const groups = new Map<number, Delivery[]>();
-  for (const d of deliveries) {
-    const list = groups.get(d.queue.id);
-    if (list) list.push(d);
-    else groups.set(d.queue.id, [d]);
-  }
-  return [...groups.values()];
 }
