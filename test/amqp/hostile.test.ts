@@ -277,7 +277,7 @@ describe('AMQP login guessing', () => {
     const dir = mkdtempSync(join(tmpdir(), 'redrive-amqp-throttle-'));
     const file = join(dir, 'keys.json');
     writeFileSync(file, JSON.stringify(Object.fromEntries(Object.entries(keys).map(([k, secret]) => [k, { secretAccessKey: secret, accountId: '111122223333' }]))));
-    s = await startAmqpServer({ args: ['--credentials', file], manualClock: true });
+    s = await startAmqpServer({ args: ['--credentials', file, '--amqp-max-connections', '3'], manualClock: true });
   });
   after(async () => {
     await s.server.stop();
@@ -303,5 +303,17 @@ describe('AMQP login guessing', () => {
     assert.match(await attempt('AKIDBOB', keys.AKIDBOB), /403|ACCESS_REFUSED/, 'the address is throttled');
     await s.server.advanceClock(60_000);
     assert.equal(await attempt('AKIDBOB', keys.AKIDBOB), 'connected');
+  });
+
+  test('connections in total: the one past the limit is refused with 530, whoever asks, and served again once one closes', async () => {
+    const conns = [await amqp.connect(url('AKIDALICE', keys.AKIDALICE)), await amqp.connect(url('AKIDBOB', keys.AKIDBOB)), await amqp.connect(url('AKIDBOB', keys.AKIDBOB))];
+    try {
+      assert.match(await attempt('AKIDALICE', keys.AKIDALICE), /Expected ConnectionOpenOk; got <ConnectionClose/);
+      assert.match(s.server.output(), /access to vhost '\/' refused for user 'AKIDALICE': connection limit \(3\) is reached/);
+      await conns.pop()!.close();
+      assert.equal(await attempt('AKIDALICE', keys.AKIDALICE), 'connected');
+    } finally {
+      await Promise.all(conns.map((c) => c.close()));
+    }
   });
 });
