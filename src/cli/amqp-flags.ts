@@ -13,6 +13,7 @@ const FLAGS: [flag: string, key: keyof AmqpLimits, unit: Unit, description: stri
   ['--amqp-max-connections-per-user', 'maxConnectionsPerUser', 'count', 'open AMQP connections per user; more are refused with 530'],
   ['--amqp-max-unfinished-bytes', 'maxUnfinishedBytes', 'bytes', 'bytes of partly received messages per AMQP connection; over it the connection is closed with 506'],
   ['--amqp-max-unfinished-bytes-total', 'maxUnfinishedBytesTotal', 'bytes', 'the same over all AMQP connections'],
+  ['--amqp-max-queued-bytes-total', 'maxQueuedBytesTotal', 'bytes', 'bytes of AMQP messages waiting to be stored; over it publishing connections are blocked until under half'],
   ['--amqp-max-unacked', 'maxUnacked', 'count', 'unacknowledged deliveries per AMQP connection; past it consumers wait for acks'],
 ];
 

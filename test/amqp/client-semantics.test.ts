@@ -12,7 +12,7 @@ import amqp from 'amqplib';
 import { field, Writer } from '../../src/protocols/amqp/codec.js';
 import { methodFrame, PROTOCOL_HEADER } from '../../src/protocols/amqp/frames.js';
 import { RawClient } from './raw-client.js';
-import { pause, useAmqpServer } from './support.js';
+import { pause, startAmqpServer, useAmqpServer } from './support.js';
 
 /** `promise`, or a failure after `ms` (a hang is the bug these tests look for). */
 const within = <T>(promise: Promise<T>, ms: number, what: string) =>
@@ -180,8 +180,31 @@ describe('RabbitMQ client semantics', () => {
     const caps = props.get('capabilities')!.value as Map<string, { value: unknown }>;
     const on = [...caps].filter(([, v]) => v.value === true).map(([k]) => k).sort();
     assert.deepEqual(on, [
-      'authentication_failure_close', 'basic.nack', 'consumer_cancel_notify', 'exchange_exchange_bindings', 'per_consumer_qos', 'publisher_confirms',
+      'authentication_failure_close', 'basic.nack', 'connection.blocked', 'consumer_cancel_notify', 'exchange_exchange_bindings', 'per_consumer_qos',
+      'publisher_confirms',
     ]);
     c.close();
+  });
+
+  test('connection.blocked and unblocked: publishers are blocked while too much waits to be stored, then unblocked; nothing is lost', async () => {
+    const s = await startAmqpServer({ args: ['--amqp-max-queued-bytes-total', String(1 << 20)] });
+    try {
+      const conn = await amqp.connect(s.url);
+      const events: string[] = [];
+      conn.on('blocked', (reason: string) => events.push(`blocked: ${reason}`));
+      conn.on('unblocked', () => events.push('unblocked'));
+      const ch = await conn.createConfirmChannel();
+      await ch.assertQueue('blocked-q');
+      for (let i = 0; i < 40; i++) ch.sendToQueue('blocked-q', Buffer.alloc(256 << 10, i));
+      await within(ch.waitForConfirms(), 30_000, 'the confirms');
+      for (let i = 0; i < 100 && events.at(-1) !== 'unblocked'; i++) await pause(50);
+      assert.deepEqual(events.slice(0, 2), ['blocked: low on memory', 'unblocked']);
+      assert.equal(events.at(-1), 'unblocked');
+      assert.equal((await ch.checkQueue('blocked-q')).messageCount, 40);
+      await conn.close();
+    } finally {
+      await s.server.stop();
+      s.server.cleanup();
+    }
   });
 });

@@ -5,10 +5,12 @@ import type { Engine } from '../../engine/engine.js';
 import { DecodeError } from './codec.js';
 import { Channel, type ChannelHost } from './channel.js';
 import {
-  FRAME_BODY, FRAME_HEADER, FRAME_HEARTBEAT, FRAME_METHOD, FrameParser, HEARTBEAT, methodFrame, PROTOCOL_HEADER, type Frame,
+  FRAME_BODY, FRAME_HEADER, FRAME_HEARTBEAT, FRAME_METHOD, FrameParser, methodFrame, PROTOCOL_HEADER, type Frame,
 } from './frames.js';
-import { serverProperties, type SignIn } from './handshake.js';
+import { capability, serverProperties, type SignIn } from './handshake.js';
 import { Holdings, type AmqpUsage } from './limits.js';
+import { Flow } from './flow.js';
+import { startHeartbeat } from './heartbeat.js';
 import type { AmqpRegistry } from './registry.js';
 import { decodeMethod, type Method } from './spec.js';
 
@@ -27,15 +29,6 @@ const FRAME_MAX = 131_072;
 const MIN_FRAME_MAX = 4096;
 /** Bytes buffered for the socket past which consumers wait for it to drain. */
 const HIGH_WATER = 1 << 20;
-/**
- * Methods waiting on this connection's channels past which it stops reading the socket
- * (TCP then slows the publisher down), and below which it reads again.
- */
-const BACKLOG_PAUSE = 2000;
-const BACKLOG_RESUME = 500;
-/** The same for the bytes of complete messages waiting to be stored. */
-const BACKLOG_PAUSE_BYTES = 16 << 20;
-const BACKLOG_RESUME_BYTES = 4 << 20;
 
 type State = 'header' | 'start-ok' | 'tune-ok' | 'open' | 'ready' | 'closing' | 'closed';
 
@@ -58,13 +51,12 @@ export class Connection implements ChannelHost {
   private lastReceived = Date.now();
   private lastSent = Date.now();
   private closeTimer?: NodeJS.Timeout;
-  private pending = 0;
-  private pendingBytes = 0;
   /** Until connection.open-ok: the handshake's timer and the bytes received so far. */
   private handshake?: { timer: NodeJS.Timeout; bytes: number };
   private login?: { account: string; user: string; counted: boolean };
   /** What this connection holds of the limited resources. */
   readonly holdings: Holdings;
+  private readonly flow: Flow;
   /** Settles once the socket is gone and its messages and exclusive queues are dealt with. */
   readonly done: Promise<void>;
 
@@ -72,6 +64,7 @@ export class Connection implements ChannelHost {
     const limits = opts.usage.limits;
     this.channelMax = limits.channelMax;
     this.holdings = new Holdings(opts.usage, this.channels);
+    this.flow = new Flow(socket, opts.usage, (name, args) => this.send0(name, args));
     opts.usage.handshakes++;
     this.handshake = { timer: setTimeout(() => this.handshakeExpired(), limits.handshakeTimeoutMs), bytes: 0 };
     socket.setNoDelay(true);
@@ -97,10 +90,7 @@ export class Connection implements ChannelHost {
   }
 
   backlog(delta: number, bytes = 0): void {
-    this.pending += delta;
-    this.pendingBytes += bytes;
-    if ((this.pending >= BACKLOG_PAUSE || this.pendingBytes >= BACKLOG_PAUSE_BYTES) && !this.socket.isPaused()) this.socket.pause();
-    else if (this.pending <= BACKLOG_RESUME && this.pendingBytes <= BACKLOG_RESUME_BYTES && this.socket.isPaused()) this.socket.resume();
+    this.flow.backlog(delta, bytes);
   }
 
   writable(): boolean {
@@ -222,6 +212,7 @@ export class Connection implements ChannelHost {
         throw new AmqpError(CODES.ACCESS_REFUSED, `Login was refused using authentication mechanism ${String(a.mechanism)}. For details see the broker logfile.`, 0, 0, true);
       }
       this.login = { ...login, counted: false };
+      this.flow.hearsBlocked = capability(a.clientProperties, 'connection.blocked');
       this.broker = new AmqpBroker(this.opts.engine, login.account);
       this.state = 'tune-ok';
       this.send0('connection.tune', { channelMax: this.opts.usage.limits.channelMax, frameMax: FRAME_MAX, heartbeat: this.opts.heartbeat ?? 60 });
@@ -234,7 +225,15 @@ export class Connection implements ChannelHost {
       this.parser.frameMax = frameMax;
       const channelMax = this.opts.usage.limits.channelMax;
       this.channelMax = Number(a.channelMax) === 0 ? channelMax : Math.min(Number(a.channelMax), channelMax);
-      this.startHeartbeat(Number(a.heartbeat));
+      this.heartbeatTimer = startHeartbeat(Number(a.heartbeat), {
+        lastReceived: () => this.lastReceived,
+        lastSent: () => this.lastSent,
+        write: (frames) => this.write(frames),
+        gone: () => {
+          this.opts.log.warn({ connection: this.id }, 'AMQP connection missed heartbeats: closing it');
+          this.socket.destroy();
+        },
+      });
       this.state = 'open';
     } else {
       if (a.virtualHost !== '/') throw new AmqpError(CODES.NOT_ALLOWED, `vhost ${String(a.virtualHost)} not found`);
@@ -245,6 +244,7 @@ export class Connection implements ChannelHost {
         throw new AmqpError(CODES.NOT_ALLOWED, refused);
       }
       this.login!.counted = true;
+      this.flow.watchAlarm();
       this.endHandshake();
       this.state = 'ready';
       this.send0('connection.open-ok');
@@ -348,22 +348,6 @@ export class Connection implements ChannelHost {
     this.closeTimer = setTimeout(() => this.socket.destroy(), this.opts.usage.limits.closeTimeoutMs);
   }
 
-  private startHeartbeat(seconds: number): void {
-    if (!seconds) return;
-    const ms = seconds * 1000;
-    this.heartbeatTimer = setInterval(() => {
-      const now = Date.now();
-      // Two missed intervals, as RabbitMQ counts them, mean the peer is gone.
-      if (now - this.lastReceived > 2 * ms) {
-        this.opts.log.warn({ connection: this.id }, 'AMQP connection missed heartbeats: closing it');
-        this.socket.destroy();
-        return;
-      }
-      if (now - this.lastSent >= ms / 2) this.write([HEARTBEAT]);
-    }, ms / 2);
-    this.heartbeatTimer.unref();
-  }
-
   private async releaseChannels(): Promise<void> {
     const channels = [...this.channels.values()];
     this.channels.clear();
@@ -380,6 +364,7 @@ export class Connection implements ChannelHost {
     clearInterval(this.heartbeatTimer);
     clearTimeout(this.closeTimer);
     this.endHandshake();
+    this.flow.stop();
     if (this.login?.counted) this.opts.usage.closeConnection(this.login.user);
     this.login = undefined;
     await this.releaseChannels().catch(() => undefined);

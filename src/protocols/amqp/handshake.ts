@@ -57,6 +57,12 @@ export function signIn(authenticate: Authenticate, throttle: LoginThrottle, log:
   };
 }
 
+/** Whether connection.start-ok's client properties announce a capability. */
+export function capability(clientProperties: unknown, name: string): boolean {
+  const caps = (clientProperties as FieldTable | undefined)?.get('capabilities');
+  return caps?.type === 'F' && caps.value.get(name)?.value === true;
+}
+
 /** PLAIN (`[authzid] NUL user NUL password`) or AMQPLAIN (a table with LOGIN and PASSWORD). */
 export function credentials(mechanism: string, response: Buffer): { user: string; password: string } | undefined {
   if (mechanism === 'PLAIN') {
@@ -83,13 +89,13 @@ export function credentials(mechanism: string, response: Buffer): { user: string
 
 /**
  * What connection.start tells the client. Of RabbitMQ 3.13's capabilities, Redrive has
- * all but `connection.blocked`, `consumer_priorities` and `direct_reply_to` (docs/amqp.md says why).
+ * all but `consumer_priorities` and `direct_reply_to` (docs/amqp.md says why).
  */
 export function serverProperties(): FieldTable {
   const capabilities = Object.fromEntries(
     [
       'publisher_confirms', 'exchange_exchange_bindings', 'basic.nack', 'consumer_cancel_notify', 'per_consumer_qos',
-      'authentication_failure_close',
+      'authentication_failure_close', 'connection.blocked',
     ].map((c) => [c, field.bool(true)]),
   );
   return new Map([

@@ -22,6 +22,12 @@ export interface AmqpLimits {
   maxUnfinishedBytes: number;
   /** The same, summed over all connections. */
   maxUnfinishedBytesTotal: number;
+  /**
+   * Bytes of complete messages waiting to be stored, over all connections: RabbitMQ's
+   * memory alarm for AMQP publishes. Over it, connections that publish are blocked
+   * (connection.blocked, and their sockets are not read) until it is back under half.
+   */
+  maxQueuedBytesTotal: number;
   /** Deliveries a connection holds unacknowledged; past it its consumers wait for acks, basic.get is refused with 406. */
   maxUnacked: number;
   /** After close / close-ok, how long the server keeps reading (and discarding) before it drops a peer that does not close. */
@@ -38,6 +44,7 @@ export const DEFAULT_AMQP_LIMITS: AmqpLimits = {
   maxUnfinishedBytes: 64 * 1024 * 1024,
   maxUnfinishedBytesTotal: 512 * 1024 * 1024,
   maxUnacked: 100_000,
+  maxQueuedBytesTotal: 256 * 1024 * 1024,
   closeTimeoutMs: 5_000,
 };
 
@@ -52,6 +59,10 @@ export type Refusal = string | undefined;
 export class AmqpUsage {
   handshakes = 0;
   unfinishedBytes = 0;
+  /** Set while the bytes waiting to be stored are over maxQueuedBytesTotal (until under half). */
+  alarm = false;
+  private queuedBytes = 0;
+  private readonly alarmListeners = new Set<() => void>();
   private open = 0;
   private readonly perUser = new Map<string, number>();
 
@@ -69,6 +80,22 @@ export class AmqpUsage {
     this.open++;
     this.perUser.set(user, mine + 1);
     return undefined;
+  }
+
+  /** Bytes of complete messages waiting to be stored, taken or (negative) given back. */
+  queued(delta: number): void {
+    this.queuedBytes += delta;
+    const max = this.limits.maxQueuedBytesTotal;
+    const on = this.alarm ? this.queuedBytes > max / 2 : this.queuedBytes > max;
+    if (on === this.alarm) return;
+    this.alarm = on;
+    for (const l of this.alarmListeners) l();
+  }
+
+  /** Calls `listener` when the alarm is set or cleared; returns how to stop. */
+  onAlarm(listener: () => void): () => void {
+    this.alarmListeners.add(listener);
+    return () => this.alarmListeners.delete(listener);
   }
 
   closeConnection(user: string): void {
