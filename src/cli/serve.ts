@@ -6,7 +6,7 @@ import { addAmqpFlags, amqpLimitsFrom } from './amqp-flags.js';
 
 /** `redrive serve`: the server itself. */
 export function serveCommand(): Command {
-  return addAmqpFlags(new Command('serve'))
+  const command = new Command('serve')
     .description('Run the Redrive server')
     .option('--host <host>', 'address to listen on', defaults.host)
     .option('--port <port>', 'port to listen on (0 picks a free one)', String(defaults.port))
@@ -21,7 +21,9 @@ export function serveCommand(): Command {
     .option('--node-id <id>', 'this node\'s name in the node label of its metrics (default: host name and port)')
     .option('--metrics-address <host:port>', 'serve /metrics on this address instead of the main port')
     .option('--metrics-token-file <file>', 'a file holding the bearer token /metrics requires (needed for /metrics on the main port with --credentials)')
-    .option('--amqp-port <port>', 'serve AMQP 0-9-1 on this port too (off by default; 0 picks a free one)')
+    .option('--amqp-port <port>', 'serve AMQP 0-9-1 on this port too (off by default; 0 picks a free one)');
+  // The AMQP listener's limits follow its port in the help.
+  return addAmqpFlags(command)
     .addOption(new Option('--console <state>', 'the web console under /console').choices(['on', 'off']).default(defaults.console))
     .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default(defaults.logLevel))
     .option('--shutdown-grace <seconds>', 'on SIGTERM, answer 503 on /ready for this long while still serving, then drain (give load balancers time to notice)', '0')
