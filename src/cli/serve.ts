@@ -3,10 +3,11 @@ import type { RunningServer } from '../server/app.js';
 import { defaults, serverLog } from '../server/server-config.js';
 import { parsePort, StartupError } from '../server/start-up.js';
 import { parseTrustProxy } from '../server/client-address.js';
+import { addAmqpFlags, amqpLimitsFrom } from './amqp-flags.js';
 
 /** `redrive serve`: the server itself. */
 export function serveCommand(): Command {
-  return new Command('serve')
+  const command = new Command('serve')
     .description('Run the Redrive server')
     .option('--host <host>', 'address to listen on', defaults.host)
     .option('--port <port>', 'port to listen on (0 picks a free one)', String(defaults.port))
@@ -24,7 +25,9 @@ export function serveCommand(): Command {
     .option('--metrics-token-file <file>', 'a file holding the bearer token /metrics requires (needed for /metrics on the main port with --credentials)')
     .option('--allowed-hosts <names>', 'host names clients may address this server by, besides IP addresses and localhost (comma-separated; .example.com allows its subdomains); checked without --credentials always, with it when given')
     .option('--max-body-memory <MiB>', 'request bodies held in memory at once, all requests together; past it requests get 503', String(defaults.maxBodyMemoryMiB))
-    .option('--amqp-port <port>', 'serve AMQP 0-9-1 on this port too (off by default; 0 picks a free one)')
+    .option('--amqp-port <port>', 'serve AMQP 0-9-1 on this port too (off by default; 0 picks a free one)');
+  // The AMQP listener's limits follow its port in the help.
+  return addAmqpFlags(command)
     .addOption(new Option('--console <state>', 'the web console under /console').choices(['on', 'off']).default(defaults.console))
     .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default(defaults.logLevel))
     .option('--shutdown-grace <seconds>', 'on SIGTERM, answer 503 on /ready for this long while still serving, then drain (give load balancers time to notice)', '0')
@@ -58,6 +61,7 @@ Examples:
           maxBodyMemoryMiB: mebibytes(opts.maxBodyMemory, '--max-body-memory'),
           amqpPort,
           trustProxy: opts.trustProxy === undefined ? undefined : trustProxy(opts.trustProxy),
+          amqpLimits: amqpLimitsFrom(opts),
           storageFromFlag: cmd.getOptionValueSource('storage') === 'cli',
         }, log);
       } catch (e) {

@@ -142,7 +142,7 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
     management: new ManagementApi(runtimePolicies, { accountId: config.accountId, credentials, throttle: authThrottle }),
   });
   const amqp = config.amqpPort === undefined ? undefined
-    : new AmqpServer({ engine, host: config.host, port: config.amqpPort, accountId: config.accountId, credentials, log });
+    : new AmqpServer({ engine, host: config.host, port: config.amqpPort, accountId: config.accountId, credentials, log, limits: config.amqpLimits });
   const url = await (async () => {
     await amqp?.listen().catch((e) => { throw listenError(e, config.host, config.amqpPort!, '--amqp-port') ?? e; });
     return http.listen().catch((e) => { throw listenError(e, config.host, config.port) ?? e; });

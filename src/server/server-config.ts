@@ -1,6 +1,7 @@
 import pino, { type Logger } from 'pino';
 import { DEFAULT_REGION } from '../engine/addressing.js';
 import type { Durability } from '../stores/sqlite/store.js';
+import type { AmqpLimits } from '../protocols/amqp/limits.js';
 
 // The server's settings and their defaults, apart from app.ts so that the CLI can build
 // `redrive serve`'s flags (and its client commands can start) without loading the server.
@@ -46,6 +47,8 @@ export interface ServerConfig {
   allowedHosts?: string;
   /** `--max-body-memory`: request bodies held in memory at once, in MiB (admission.ts). */
   maxBodyMemoryMiB?: number;
+  /** The AMQP listener's limits (docs/security-amqp.md); defaults for those not given. */
+  amqpLimits?: Partial<AmqpLimits>;
 }
 
 export const defaults: ServerConfig = {

@@ -1,10 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before } from 'node:test';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { Sha256 } from '../../src/cli/credentials.js';
 import { createTestDatabase, type TestDatabase } from './postgres.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/index.js', import.meta.url));
@@ -76,7 +78,18 @@ export async function startServerProcess(opts: ServerProcessOptions = {}): Promi
       return c;
     },
     advanceClock: async (ms) => {
-      const res = await fetch(`${url}/_redrive/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceMs: ms }) });
+      const body = JSON.stringify({ advanceMs: ms });
+      const host = new URL(url).host;
+      let headers: Record<string, string> = { host, 'content-type': 'application/json' };
+      // With --credentials the clock moves only for a signed request: sign with the file's first key.
+      const keys = credentialsOf(opts.args ?? []);
+      if (keys) {
+        const signed = await new SignatureV4({ service: 'sqs', region: 'us-east-1', credentials: keys, sha256: Sha256, applyChecksum: false })
+          .sign({ method: 'POST', protocol: 'http:', hostname: '127.0.0.1', path: '/_redrive/clock', headers, body });
+        headers = signed.headers as Record<string, string>;
+      }
+      const res = await fetch(`${url}/_redrive/clock`, { method: 'POST', headers, body });
+      if (!res.ok) throw new Error(`advanceClock: ${res.status} ${await res.text()}`);
       return ((await res.json()) as { now: number }).now;
     },
     stop: async () => {
@@ -96,6 +109,15 @@ export async function startServerProcess(opts: ServerProcessOptions = {}): Promi
       postgresByDataDir.delete(dataDir);
     },
   };
+}
+
+/** The first access key of a `--credentials` file among the server's arguments, if any. */
+function credentialsOf(args: string[]): { accessKeyId: string; secretAccessKey: string } | undefined {
+  const i = args.indexOf('--credentials');
+  if (i < 0 || !args[i + 1]) return undefined;
+  const file = JSON.parse(readFileSync(args[i + 1]!, 'utf8')) as Record<string, { secretAccessKey: string }>;
+  const [accessKeyId, key] = Object.entries(file)[0] ?? [];
+  return accessKeyId && key ? { accessKeyId, secretAccessKey: key.secretAccessKey } : undefined;
 }
 
 /**

@@ -8,6 +8,8 @@ import { Publisher } from './publisher.js';
 import type { AmqpRegistry } from './registry.js';
 import type { Args, Method, MethodName } from './spec.js';
 import { handleQueueMethod } from './queue-methods.js';
+import { byQueue, settleOnly } from './unacked.js';
+import type { Holdings } from './limits.js';
 
 /** What a channel needs of its connection. */
 export interface ChannelHost {
@@ -15,6 +17,8 @@ export interface ChannelHost {
   readonly broker: AmqpBroker;
   readonly registry: AmqpRegistry;
   readonly frameMax: number;
+  /** What the connection holds of the limited resources (unfinished publishes, unacknowledged deliveries). */
+  readonly holdings: Holdings;
   write(frames: Buffer[]): void;
   /** Whether the socket's buffer is below its high-water mark. */
   writable(): boolean;
@@ -23,7 +27,7 @@ export interface ChannelHost {
   /** A connection-level error raised while serving this channel. */
   fail(err: AmqpError): void;
   /** Methods queued on channels and not yet run: the connection stops reading while too many are. */
-  backlog(delta: number): void;
+  backlog(delta: number, bytes?: number): void;
 }
 
 interface Unacked {
@@ -40,6 +44,8 @@ export class Channel implements ConsumerHost {
   open = true;
   /** A channel.close was sent; everything but close-ok is ignored until it comes. */
   closing = false;
+  /** The client sent channel.close: what it sent after is ignored; what it sent before still runs. */
+  closedByPeer = false;
   private chain: Promise<void> = Promise.resolve();
   readonly publisher = new Publisher(this);
   /** The acks waiting to run, which later acks may join. */
@@ -63,8 +69,11 @@ export class Channel implements ConsumerHost {
     this.host.write([methodFrame(this.number, name, args)]);
   }
 
-  /** Runs `op` after every earlier method of the channel; a failure closes the channel. */
-  enqueue(op: () => Promise<void> | void, method?: Method): void {
+  /**
+   * Runs `op` after every earlier method of the channel; a failure closes the channel.
+   * `always` runs after it, and also when the channel closed first and `op` never ran.
+   */
+  enqueue(op: () => Promise<void> | void, method?: Method, always?: () => void): void {
     this.publisher.closeBatch();
     this.openAcks = undefined;
     this.host.backlog(1);
@@ -74,6 +83,7 @@ export class Channel implements ConsumerHost {
       } catch (e) {
         this.raise(e, method);
       } finally {
+        always?.();
         this.host.backlog(-1);
       }
     });
@@ -89,6 +99,22 @@ export class Channel implements ConsumerHost {
     else this.closeWith(err);
   }
 
+  /**
+   * channel.close from the client: the methods it sent before (publishes still being
+   * stored, acks) run first, as in RabbitMQ, then the channel gives its messages back
+   * and `done` answers close-ok.
+   */
+  closeByPeer(done: () => void): void {
+    this.closedByPeer = true;
+    this.publisher.closeBatch();
+    this.openAcks = undefined;
+    this.chain = this.chain.then(async () => {
+      this.open = false;
+      await this.release().catch(() => undefined);
+      done();
+    });
+  }
+
   /** Closes the channel from the server's side with the error's code. */
   closeWith(err: AmqpError): void {
     if (this.closing || !this.open) return;
@@ -99,11 +125,13 @@ export class Channel implements ConsumerHost {
 
   /** Stops consumers and gives every unacknowledged message back. */
   async release(): Promise<void> {
+    this.publisher.abandon();
     for (const c of this.consumers.values()) this.stopConsumer(c);
     this.consumers.clear();
     const all = [...this.unacked.values()].map((u) => u.delivery);
     this.unacked.clear();
     this.wakeCredit();
+    this.host.holdings.settled();
     await this.requeueAll(all).catch(() => undefined);
   }
 
@@ -126,7 +154,7 @@ export class Channel implements ConsumerHost {
           return;
         }
         const acks = [ack];
-        this.enqueue(() => this.ackBatch(acks), m);
+        this.enqueue(() => this.ackBatch(acks), m, () => this.host.backlog(1 - acks.length));
         this.openAcks = acks;
         return;
       }
@@ -204,6 +232,9 @@ export class Channel implements ConsumerHost {
   private async get(a: Args): Promise<void> {
     const queue = await this.broker.queue(String(a.queue));
     this.host.registry.checkOwner(queue.id, queue.name, this.host.id);
+    if (!a.noAck && this.host.holdings.unackedRoom() <= 0) {
+      throw amqpErrors.precondition('too many unacknowledged messages on this connection: acknowledge some first');
+    }
     this.host.registry.touch(queue.id, Date.now());
     const [d] = await this.broker.receive(queue, 1, 0);
     if (!d) {
@@ -212,7 +243,7 @@ export class Channel implements ConsumerHost {
     }
     const tag = ++this.deliveryTag;
     if (a.noAck) await this.broker.ack(queue, [d]);
-    else this.unacked.set(tag, { delivery: d });
+    else this.unacked.set(tag, { delivery: settleOnly(d) });
     const messageCount = await this.broker.messageCount(queue);
     this.host.write([
       methodFrame(this.number, 'basic.get-ok', {
@@ -229,6 +260,7 @@ export class Channel implements ConsumerHost {
     for (const u of all) if (u.consumer) u.consumer.unacked--;
     await this.requeueAll(all.map((u) => u.delivery));
     this.wakeCredit();
+    this.host.holdings.settled();
     if (m.name === 'basic.recover') this.send('basic.recover-ok');
   }
 
@@ -250,11 +282,7 @@ export class Channel implements ConsumerHost {
     } catch (e) {
       error = e;
     }
-    try {
-      await this.apply(picked, 'ack');
-    } finally {
-      this.host.backlog(1 - acks.length);
-    }
+    await this.apply(picked, 'ack');
     if (error) throw error;
   }
 
@@ -289,6 +317,7 @@ export class Channel implements ConsumerHost {
       // so with prefetch 1 it is the next one delivered, as in RabbitMQ.
       for (const u of picked) if (u.consumer) u.consumer.unacked--;
       this.wakeCredit();
+      this.host.holdings.settled();
     }
   }
 
@@ -297,7 +326,7 @@ export class Channel implements ConsumerHost {
   credit(c: Consumer): number {
     if (!this.open || this.closing || !this.flowActive || !this.host.writable()) return 0;
     if (c.noAck) return Infinity;
-    let room = Infinity;
+    let room = this.host.holdings.unackedRoom();
     if (this.prefetchConsumer > 0) room = this.prefetchConsumer - c.unacked;
     if (this.prefetchChannel > 0) room = Math.min(room, this.prefetchChannel - this.unacked.size);
     return room;
@@ -305,6 +334,7 @@ export class Channel implements ConsumerHost {
 
   creditChanged(): Promise<void> {
     if (!this.host.writable()) return this.host.drained();
+    if (this.host.holdings.unackedRoom() <= 0) return this.host.holdings.roomChanged();
     return new Promise((resolve) => this.creditWaiters.push(resolve));
   }
 
@@ -332,7 +362,7 @@ export class Channel implements ConsumerHost {
       const tag = ++this.deliveryTag;
       if (c.noAck) acks.push(d);
       else {
-        this.unacked.set(tag, { delivery: d, consumer: c });
+        this.unacked.set(tag, { delivery: settleOnly(d), consumer: c });
         c.unacked++;
       }
       frames.push(
@@ -356,15 +386,4 @@ export class Channel implements ConsumerHost {
     this.host.registry.removeConsumer(c.queue.id, c);
     if (this.open && !this.closing) this.send('basic.cancel', { consumerTag: c.tag, noWait: true });
   }
-}
-
-/** Deliveries grouped by queue, in order, for one store call per queue. */
-function byQueue(deliveries: Delivery[]): Delivery[][] {
-  const groups = new Map<number, Delivery[]>();
-  for (const d of deliveries) {
-    const list = groups.get(d.queue.id);
-    if (list) list.push(d);
-    else groups.set(d.queue.id, [d]);
-  }
-  return [...groups.values()];
 }

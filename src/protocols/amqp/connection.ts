@@ -2,21 +2,24 @@ import type { Socket } from 'node:net';
 import { AmqpBroker } from '../../engine/amqp/broker.js';
 import { AmqpError, CODES, amqpErrors } from '../../engine/amqp/errors.js';
 import type { Engine } from '../../engine/engine.js';
-import { DecodeError, field, Reader, strOf, type FieldTable } from './codec.js';
+import { DecodeError } from './codec.js';
 import { Channel, type ChannelHost } from './channel.js';
 import {
-  FRAME_BODY, FRAME_HEADER, FRAME_HEARTBEAT, FRAME_METHOD, FrameParser, HEARTBEAT, methodFrame, PROTOCOL_HEADER, type Frame,
+  FRAME_BODY, FRAME_HEADER, FRAME_HEARTBEAT, FRAME_METHOD, FrameParser, methodFrame, PROTOCOL_HEADER, type Frame,
 } from './frames.js';
+import { capability, serverProperties, type SignIn } from './handshake.js';
+import { Holdings, type AmqpUsage } from './limits.js';
+import { Flow } from './flow.js';
+import { startHeartbeat } from './heartbeat.js';
 import type { AmqpRegistry } from './registry.js';
-import { decodeArgs, lookupMethod, type Method } from './spec.js';
-
-/** Signs a user in: the account it acts as, or undefined (refused). */
-export type Authenticate = (user: string, password: string, remoteAddress: string | undefined) => string | undefined;
+import { decodeMethod, type Method } from './spec.js';
 
 export interface ConnectionOptions {
   engine: Engine;
   registry: AmqpRegistry;
-  authenticate: Authenticate;
+  signIn: SignIn;
+  /** The limits, and what all connections hold together. */
+  usage: AmqpUsage;
   /** Seconds the server proposes (RabbitMQ's default: 60). */
   heartbeat?: number;
   log: { warn(obj: object, msg?: string): void };
@@ -24,15 +27,8 @@ export interface ConnectionOptions {
 
 const FRAME_MAX = 131_072;
 const MIN_FRAME_MAX = 4096;
-const CHANNEL_MAX = 2047;
 /** Bytes buffered for the socket past which consumers wait for it to drain. */
 const HIGH_WATER = 1 << 20;
-/**
- * Methods waiting on this connection's channels past which it stops reading the socket
- * (TCP then slows the publisher down), and below which it reads again.
- */
-const BACKLOG_PAUSE = 2000;
-const BACKLOG_RESUME = 500;
 
 type State = 'header' | 'start-ok' | 'tune-ok' | 'open' | 'ready' | 'closing' | 'closed';
 
@@ -48,18 +44,29 @@ export class Connection implements ChannelHost {
   broker!: AmqpBroker;
   frameMax = FRAME_MAX;
   private state: State = 'header';
-  private readonly parser = new FrameParser(FRAME_MAX);
+  private parser = new FrameParser(MIN_FRAME_MAX);
   private readonly channels = new Map<number, Channel>();
-  private channelMax = CHANNEL_MAX;
+  private channelMax: number;
   private heartbeatTimer?: NodeJS.Timeout;
   private lastReceived = Date.now();
   private lastSent = Date.now();
   private closeTimer?: NodeJS.Timeout;
-  private pending = 0;
+  /** Until connection.open-ok: the handshake's timer and the bytes received so far. */
+  private handshake?: { timer: NodeJS.Timeout; bytes: number };
+  private login?: { account: string; user: string; counted: boolean };
+  /** What this connection holds of the limited resources. */
+  readonly holdings: Holdings;
+  private readonly flow: Flow;
   /** Settles once the socket is gone and its messages and exclusive queues are dealt with. */
   readonly done: Promise<void>;
 
   constructor(private readonly socket: Socket, private readonly opts: ConnectionOptions) {
+    const limits = opts.usage.limits;
+    this.channelMax = limits.channelMax;
+    this.holdings = new Holdings(opts.usage, this.channels);
+    this.flow = new Flow(socket, opts.usage, (name, args) => this.send0(name, args));
+    opts.usage.handshakes++;
+    this.handshake = { timer: setTimeout(() => this.handshakeExpired(), limits.handshakeTimeoutMs), bytes: 0 };
     socket.setNoDelay(true);
     socket.on('data', (chunk) => this.onData(chunk));
     socket.on('error', () => socket.destroy());
@@ -82,10 +89,8 @@ export class Connection implements ChannelHost {
     this.socket.uncork();
   }
 
-  backlog(delta: number): void {
-    this.pending += delta;
-    if (this.pending >= BACKLOG_PAUSE && !this.socket.isPaused()) this.socket.pause();
-    else if (this.pending <= BACKLOG_RESUME && this.socket.isPaused()) this.socket.resume();
+  backlog(delta: number, bytes = 0): void {
+    this.flow.backlog(delta, bytes);
   }
 
   writable(): boolean {
@@ -116,15 +121,29 @@ export class Connection implements ChannelHost {
   }
 
   private receive(chunk: Buffer): void {
+    // After close / close-ok, what the peer still sends is read and dropped (as RabbitMQ
+    // does), so its last writes are not answered with a reset.
+    if (this.state === 'closed') return;
     this.lastReceived = Date.now();
+    if (this.handshake && (this.handshake.bytes += chunk.length) > this.opts.usage.limits.handshakeMaxBytes) {
+      this.opts.log.warn({ connection: this.id, address: this.socket.remoteAddress }, 'AMQP connection sent too much before signing in: closing it');
+      this.socket.destroy();
+      return;
+    }
     this.parser.push(chunk);
     if (this.state === 'header') {
       const header = this.parser.takeRaw(8);
       if (!header) return;
       if (!header.equals(PROTOCOL_HEADER)) {
-        // The spec's answer to a protocol we do not speak: our header, then close.
-        this.socket.end(PROTOCOL_HEADER);
+        // The spec's answer to a protocol we do not speak (RabbitMQ's too): our header,
+        // then the socket goes once it is written; nothing more is read.
         this.state = 'closed';
+        this.parser = new FrameParser(MIN_FRAME_MAX);
+        const drop = setTimeout(() => this.socket.destroy(), 500);
+        this.socket.end(PROTOCOL_HEADER, () => {
+          clearTimeout(drop);
+          this.socket.destroy();
+        });
         return;
       }
       this.state = 'start-ok';
@@ -133,7 +152,7 @@ export class Connection implements ChannelHost {
       });
     }
     try {
-      for (let f = this.parser.next(); f && this.state !== 'closed'; f = this.parser.next()) this.onFrame(f);
+      for (let f = this.parser.next(); f && (this.state as State) !== 'closed'; f = this.parser.next()) this.onFrame(f);
     } catch (e) {
       this.fail(e instanceof AmqpError ? e : amqpErrors.frameError(String((e as Error).message)));
     }
@@ -143,27 +162,13 @@ export class Connection implements ChannelHost {
     this.write([methodFrame(0, name, args)]);
   }
 
-  private decode(f: Frame): Method {
-    if (f.payload.length < 4) throw amqpErrors.frameError('method frame shorter than its class and method ids');
-    const classId = f.payload.readUInt16BE(0);
-    const methodId = f.payload.readUInt16BE(2);
-    const def = lookupMethod(classId, methodId);
-    if (!def) throw new AmqpError(CODES.NOT_IMPLEMENTED, `unknown method {${classId},${methodId}}`, classId, methodId);
-    try {
-      return { name: def.name, classId, methodId, args: decodeArgs(def, new Reader(f.payload.subarray(4))) };
-    } catch (e) {
-      if (e instanceof DecodeError || e instanceof RangeError) {
-        throw new AmqpError(CODES.FRAME_ERROR, `cannot decode ${def.name}: ${e.message}`, classId, methodId);
-      }
-      throw e;
-    }
-  }
-
   private onFrame(f: Frame): void {
     if (this.state === 'closing') {
       if (f.type === FRAME_METHOD && f.channel === 0) {
-        const m = this.decode(f);
+        const m = decodeMethod(f.payload);
         if (m.name === 'connection.close') this.send0('connection.close-ok');
+        // The peer's close-ok ends the exchange: RabbitMQ closes the socket then.
+        if (m.name === 'connection.close-ok') this.socket.end();
         if (m.name === 'connection.close' || m.name === 'connection.close-ok') this.finish();
       }
       return;
@@ -174,16 +179,16 @@ export class Connection implements ChannelHost {
     }
     if (this.state !== 'ready') {
       if (f.type !== FRAME_METHOD || f.channel !== 0) throw amqpErrors.unexpectedFrame('frame before the connection is open');
-      return this.negotiate(this.decode(f));
+      return this.negotiate(decodeMethod(f.payload));
     }
     if (f.channel === 0) {
       if (f.type !== FRAME_METHOD) throw amqpErrors.unexpectedFrame('content frame on channel 0');
-      return this.connectionMethod(this.decode(f));
+      return this.connectionMethod(decodeMethod(f.payload));
     }
     const ch = this.channels.get(f.channel);
-    if (f.type === FRAME_METHOD) return this.channelMethod(f.channel, ch, this.decode(f));
+    if (f.type === FRAME_METHOD) return this.channelMethod(f.channel, ch, decodeMethod(f.payload));
     if (!ch) throw amqpErrors.channelError(`expected 'channel.open' on channel ${f.channel}`);
-    if (ch.closing) return;
+    if (ch.closing || ch.closedByPeer) return;
     try {
       if (f.type === FRAME_HEADER) ch.publisher.header(f.payload);
       else if (f.type === FRAME_BODY) ch.publisher.body(f.payload);
@@ -202,14 +207,15 @@ export class Connection implements ChannelHost {
     if (m.name !== expected) throw amqpErrors.commandInvalid(`expected '${expected}', got '${m.name}'`);
     const a = m.args;
     if (m.name === 'connection.start-ok') {
-      const creds = credentials(String(a.mechanism), a.response as Buffer);
-      const account = creds && this.opts.authenticate(creds.user, creds.password, this.socket.remoteAddress);
-      if (!account) {
+      const login = this.opts.signIn.login(String(a.mechanism), a.response as Buffer, this.socket.remoteAddress);
+      if (!login) {
         throw new AmqpError(CODES.ACCESS_REFUSED, `Login was refused using authentication mechanism ${String(a.mechanism)}. For details see the broker logfile.`, 0, 0, true);
       }
-      this.broker = new AmqpBroker(this.opts.engine, account);
+      this.login = { ...login, counted: false };
+      this.flow.hearsBlocked = capability(a.clientProperties, 'connection.blocked');
+      this.broker = new AmqpBroker(this.opts.engine, login.account);
       this.state = 'tune-ok';
-      this.send0('connection.tune', { channelMax: CHANNEL_MAX, frameMax: FRAME_MAX, heartbeat: this.opts.heartbeat ?? 60 });
+      this.send0('connection.tune', { channelMax: this.opts.usage.limits.channelMax, frameMax: FRAME_MAX, heartbeat: this.opts.heartbeat ?? 60 });
     } else if (m.name === 'connection.tune-ok') {
       const frameMax = Number(a.frameMax) || FRAME_MAX;
       if (frameMax < MIN_FRAME_MAX || frameMax > FRAME_MAX) {
@@ -217,26 +223,62 @@ export class Connection implements ChannelHost {
       }
       this.frameMax = frameMax;
       this.parser.frameMax = frameMax;
-      this.channelMax = Number(a.channelMax) === 0 ? CHANNEL_MAX : Math.min(Number(a.channelMax), CHANNEL_MAX);
-      this.startHeartbeat(Number(a.heartbeat));
+      const channelMax = this.opts.usage.limits.channelMax;
+      this.channelMax = Number(a.channelMax) === 0 ? channelMax : Math.min(Number(a.channelMax), channelMax);
+      this.heartbeatTimer = startHeartbeat(Number(a.heartbeat), {
+        lastReceived: () => this.lastReceived,
+        lastSent: () => this.lastSent,
+        write: (frames) => this.write(frames),
+        gone: () => {
+          this.opts.log.warn({ connection: this.id }, 'AMQP connection missed heartbeats: closing it');
+          this.socket.destroy();
+        },
+      });
       this.state = 'open';
     } else {
       if (a.virtualHost !== '/') throw new AmqpError(CODES.NOT_ALLOWED, `vhost ${String(a.virtualHost)} not found`);
+      // RabbitMQ checks its connection limits here too.
+      const refused = this.opts.usage.openConnection(this.login!.user);
+      if (refused) {
+        this.opts.log.warn({ connection: this.id, user: this.login!.user, address: this.socket.remoteAddress }, `AMQP connection refused: ${refused}`);
+        throw new AmqpError(CODES.NOT_ALLOWED, refused);
+      }
+      this.login!.counted = true;
+      this.flow.watchAlarm();
+      this.endHandshake();
       this.state = 'ready';
       this.send0('connection.open-ok');
     }
   }
 
+  private endHandshake(): void {
+    if (!this.handshake) return;
+    clearTimeout(this.handshake.timer);
+    this.handshake = undefined;
+    this.opts.usage.handshakes--;
+  }
+
+  /** RabbitMQ's handshake_timeout: a peer that has not opened the connection in time is dropped. */
+  private handshakeExpired(): void {
+    this.opts.log.warn({ connection: this.id, address: this.socket.remoteAddress, state: this.state }, 'AMQP handshake timed out: closing the connection');
+    this.socket.destroy();
+  }
+
   private connectionMethod(m: Method): void {
     switch (m.name) {
       case 'connection.close':
-        this.state = 'closing';
         this.send0('connection.close-ok');
+        void this.releaseChannels();
         return this.finish();
       case 'connection.close-ok': case 'connection.blocked': case 'connection.unblocked':
         return;
-      case 'connection.update-secret':
-        throw new AmqpError(CODES.NOT_IMPLEMENTED, 'connection.update-secret', m.classId, m.methodId);
+      case 'connection.update-secret': {
+        const secret = (m.args.newSecret as Buffer).toString('utf8');
+        if (!this.opts.signIn.updateSecret(this.login!.user, secret, this.socket.remoteAddress)) {
+          throw new AmqpError(CODES.NOT_ALLOWED, 'New secret was refused by one of the backends', m.classId, m.methodId);
+        }
+        return this.send0('connection.update-secret-ok');
+      }
       default:
         throw new AmqpError(CODES.CHANNEL_ERROR, `${m.name} on channel 0`, m.classId, m.methodId);
     }
@@ -255,6 +297,7 @@ export class Connection implements ChannelHost {
       if (m.name === 'channel.close' || m.name === 'channel.close-ok') this.channels.delete(n);
       return;
     }
+    if (ch.closedByPeer) return;
     if (ch.publisher.expectingContent) {
       throw amqpErrors.unexpectedFrame(`expected content header for class 60, got non content header frame instead`);
     }
@@ -262,10 +305,10 @@ export class Connection implements ChannelHost {
       case 'channel.open':
         throw amqpErrors.channelError("second 'channel.open' seen");
       case 'channel.close':
-        ch.open = false;
-        this.channels.delete(n);
-        void ch.release().finally(() => this.write([methodFrame(n, 'channel.close-ok')]));
-        return;
+        return ch.closeByPeer(() => {
+          if (this.channels.get(n) === ch) this.channels.delete(n);
+          this.write([methodFrame(n, 'channel.close-ok')]);
+        });
       case 'channel.close-ok': case 'channel.flow-ok':
         return;
     }
@@ -286,30 +329,23 @@ export class Connection implements ChannelHost {
     }
     this.state = 'closing';
     this.write([methodFrame(0, 'connection.close', { replyCode: err.code, replyText: err.replyText, classId: err.classId, methodId: err.methodId })]);
-    this.closeTimer = setTimeout(() => this.finish(), 1000);
+    // A peer that never answers close-ok is dropped.
+    this.closeTimer = setTimeout(() => this.socket.destroy(), this.opts.usage.limits.closeTimeoutMs);
     void this.releaseChannels();
   }
 
+  /**
+   * After close-ok (sent or received): as RabbitMQ, the server writes nothing more, and
+   * reads and drops what the peer still sends until it closes the socket, or for the
+   * close timeout. Dropping the socket at once would answer the peer's last writes (a
+   * client's queued publishes, sent after its close) with a reset, and the client would
+   * lose the close-ok with it.
+   */
   private finish(): void {
     this.state = 'closed';
-    this.socket.end();
-    this.socket.destroySoon();
-  }
-
-  private startHeartbeat(seconds: number): void {
-    if (!seconds) return;
-    const ms = seconds * 1000;
-    this.heartbeatTimer = setInterval(() => {
-      const now = Date.now();
-      // Two missed intervals, as RabbitMQ counts them, mean the peer is gone.
-      if (now - this.lastReceived > 2 * ms) {
-        this.opts.log.warn({ connection: this.id }, 'AMQP connection missed heartbeats: closing it');
-        this.socket.destroy();
-        return;
-      }
-      if (now - this.lastSent >= ms / 2) this.write([HEARTBEAT]);
-    }, ms / 2);
-    this.heartbeatTimer.unref();
+    this.parser = new FrameParser(MIN_FRAME_MAX);
+    clearTimeout(this.closeTimer);
+    this.closeTimer = setTimeout(() => this.socket.destroy(), this.opts.usage.limits.closeTimeoutMs);
   }
 
   private async releaseChannels(): Promise<void> {
@@ -324,50 +360,19 @@ export class Connection implements ChannelHost {
   /** The socket is gone: channels give their messages back, exclusive queues are deleted. */
   private async cleanup(): Promise<void> {
     this.state = 'closed';
+    this.parser = new FrameParser(MIN_FRAME_MAX);
     clearInterval(this.heartbeatTimer);
     clearTimeout(this.closeTimer);
+    this.endHandshake();
+    this.flow.stop();
+    if (this.login?.counted) this.opts.usage.closeConnection(this.login.user);
+    this.login = undefined;
     await this.releaseChannels().catch(() => undefined);
+    this.holdings.release();
     for (const queueId of this.registry.ownedBy(this.id)) {
       const queue = await this.opts.engine.store.queues.byId(queueId).catch(() => undefined);
       this.registry.queueDeleted(queueId);
       if (queue && this.broker) await this.broker.deleteQueue(queue, false).catch(() => undefined);
     }
   }
-}
-
-/** PLAIN (`[authzid] NUL user NUL password`) or AMQPLAIN (a table with LOGIN and PASSWORD). */
-function credentials(mechanism: string, response: Buffer): { user: string; password: string } | undefined {
-  if (mechanism === 'PLAIN') {
-    const parts = response.toString('utf8').split('\0');
-    if (parts.length !== 3) return undefined;
-    return { user: parts[1]!, password: parts[2]! };
-  }
-  if (mechanism === 'AMQPLAIN') {
-    const w = Buffer.alloc(4 + response.length);
-    w.writeUInt32BE(response.length, 0);
-    response.copy(w, 4);
-    let t: FieldTable;
-    try {
-      t = new Reader(w).table();
-    } catch {
-      return undefined;
-    }
-    const user = strOf(t.get('LOGIN'));
-    const password = strOf(t.get('PASSWORD'));
-    return user === undefined || password === undefined ? undefined : { user, password };
-  }
-  return undefined;
-}
-
-function serverProperties(): FieldTable {
-  const capabilities = Object.fromEntries(
-    ['publisher_confirms', 'exchange_exchange_bindings', 'basic.nack', 'consumer_cancel_notify', 'per_consumer_qos', 'authentication_failure_close']
-      .map((c) => [c, field.bool(true)]),
-  );
-  return new Map([
-    ['product', field.str('Redrive')],
-    ['platform', field.str(`Node.js ${process.version}`)],
-    ['information', field.str('An SQS-compatible message queue that speaks AMQP 0-9-1: docs/amqp.md')],
-    ['capabilities', field.table(capabilities)],
-  ]);
 }

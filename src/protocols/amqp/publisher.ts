@@ -13,11 +13,13 @@ export interface PublisherChannel {
   readonly broker: AmqpBroker;
   readonly host: {
     readonly frameMax: number;
+    readonly holdings: { holdContent(delta: number): void };
     write(frames: Buffer[]): void;
     fail(err: AmqpError): void;
-    backlog(delta: number): void;
+    /** Methods (and bytes of complete messages) queued and not yet run. */
+    backlog(delta: number, bytes?: number): void;
   };
-  enqueue(op: () => Promise<void> | void, method?: Method): void;
+  enqueue(op: () => Promise<void> | void, method?: Method, always?: () => void): void;
   raise(e: unknown, method?: Method): void;
   send(name: MethodName, args?: Args): void;
 }
@@ -95,13 +97,22 @@ export class Publisher {
     if (!p || p.bodySize === undefined) throw amqpErrors.unexpectedFrame('expected method frame, got non method frame instead');
     p.chunks.push(payload);
     p.received += payload.length;
+    this.channel.host.holdings.holdContent(payload.length);
     if (p.received > p.bodySize) throw amqpErrors.frameError(`body of ${p.received} bytes, more than the ${p.bodySize} its header announced`);
     if (p.received === p.bodySize) this.finishPublish();
+  }
+
+  /** The channel closed mid-publish: the bytes received so far are given back. */
+  abandon(): void {
+    const p = this.publishing;
+    this.publishing = undefined;
+    if (p?.received) this.channel.host.holdings.holdContent(-p.received);
   }
 
   private finishPublish(): void {
     const p = this.publishing!;
     this.publishing = undefined;
+    if (p.received) this.channel.host.holdings.holdContent(-p.received);
     // As RabbitMQ 3: refused once the whole message is in.
     if (p.args.immediate) return this.channel.host.fail(new AmqpError(CODES.NOT_IMPLEMENTED, 'immediate=true', 60, 40));
     const body = p.chunks.length === 1 ? p.chunks[0]! : Buffer.concat(p.chunks);
@@ -122,37 +133,58 @@ export class Publisher {
     }
     // Publishes that arrive while the channel is busy join the batch waiting to run, as
     // long as no other method came between them.
+    this.channel.host.backlog(0, body.length);
     if (this.openBatch && this.openBatch.length < MAX_BATCH) {
       this.openBatch.push(item);
       this.channel.host.backlog(1);
       return;
     }
     const batch = [item];
-    this.channel.enqueue(() => this.runBatch(batch), { name: 'basic.publish', classId: 60, methodId: 40, args: p.args });
+    const bytes = () => batch.reduce((n, it) => n + it.publish.content.body.length, 0);
+    this.channel.enqueue(() => this.runBatch(batch), { name: 'basic.publish', classId: 60, methodId: 40, args: p.args }, () => {
+      if (this.openBatch === batch) this.openBatch = undefined;
+      this.channel.host.backlog(1 - batch.length, -bytes());
+    });
     this.openBatch = batch;
   }
 
+  /**
+   * Stores a batch in one call, then answers in order: returns for unroutable mandatory
+   * publishes, and confirms as RabbitMQ sends them, one basic.ack with multiple=true for
+   * each run of stored messages, a basic.nack for each refused one (which ends a run).
+   */
   private async runBatch(batch: QueuedPublish[]): Promise<void> {
     if (this.openBatch === batch) this.openBatch = undefined;
-    try {
-      const bad = batch.findIndex((it) => it.error !== undefined);
-      const good = bad < 0 ? batch : batch.slice(0, bad);
-      const { results, error } = await this.channel.broker.publish(good.map((it) => it.publish));
-      results.forEach((r, k) => {
-        const { seq, mandatory, publish: { content } } = good[k]!;
-        if (mandatory && r.routed === 0 && !r.refused) {
-          this.channel.host.write([
-            methodFrame(this.channel.number, 'basic.return', { replyCode: CODES.NO_ROUTE, replyText: 'NO_ROUTE', exchange: content.exchange, routingKey: content.routingKey }),
-            ...contentFrames(this.channel.number, content.properties, content.body, this.channel.host.frameMax),
-          ]);
-        }
-        if (seq) this.channel.send(r.refused ? 'basic.nack' : 'basic.ack', { deliveryTag: seq, multiple: false });
-      });
-      const err = error ?? (bad < 0 ? undefined : batch[bad]!.error);
-      if (err) throw err;
-    } finally {
-      this.channel.host.backlog(1 - batch.length);
-    }
+    const bad = batch.findIndex((it) => it.error !== undefined);
+    const good = bad < 0 ? batch : batch.slice(0, bad);
+    const { results, error } = await this.channel.broker.publish(good.map((it) => it.publish));
+    const frames: Buffer[] = [];
+    const n = this.channel.number;
+    let run: { first: number; last: number } | undefined;
+    const endRun = () => {
+      if (run) frames.push(methodFrame(n, 'basic.ack', { deliveryTag: run.last, multiple: run.last > run.first }));
+      run = undefined;
+    };
+    results.forEach((r, k) => {
+      const { seq, mandatory, publish: { content } } = good[k]!;
+      if (mandatory && r.routed === 0 && !r.refused) {
+        frames.push(
+          methodFrame(n, 'basic.return', { replyCode: CODES.NO_ROUTE, replyText: 'NO_ROUTE', exchange: content.exchange, routingKey: content.routingKey }),
+          ...contentFrames(n, content.properties, content.body, this.channel.host.frameMax),
+        );
+      }
+      if (!seq) return;
+      if (!r.refused) {
+        run = { first: run?.first ?? seq, last: seq };
+        return;
+      }
+      endRun();
+      frames.push(methodFrame(n, 'basic.nack', { deliveryTag: seq, multiple: false }));
+    });
+    endRun();
+    if (frames.length) this.channel.host.write(frames);
+    const err = error ?? (bad < 0 ? undefined : batch[bad]!.error);
+    if (err) throw err;
   }
 }
 

@@ -1,7 +1,10 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
 import type { Engine } from '../../engine/engine.js';
-import { Connection, type Authenticate } from './connection.js';
+import { Connection } from './connection.js';
+import { signIn, type Authenticate } from './handshake.js';
+import { AmqpUsage, DEFAULT_AMQP_LIMITS, type AmqpLimits } from './limits.js';
+import { LoginThrottle } from './login-throttle.js';
 import { QueueExpiry } from './queue-expiry.js';
 import { AmqpRegistry } from './registry.js';
 
@@ -14,6 +17,8 @@ export interface AmqpServerOptions {
   /** Access key id → secret and account: the user name and password of PLAIN sign-in. */
   credentials?: ReadonlyMap<string, { secretAccessKey: string; accountId: string }>;
   heartbeat?: number;
+  /** docs/security-amqp.md; RabbitMQ-like defaults for those not given. */
+  limits?: Partial<AmqpLimits>;
   log: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
 }
 
@@ -46,15 +51,35 @@ export class AmqpServer {
   private readonly connections = new Map<Socket, Connection>();
   readonly registry = new AmqpRegistry();
   private readonly expiry: QueueExpiry;
+  readonly usage: AmqpUsage;
+  private lastTurnedAway = 0;
 
   constructor(private readonly opts: AmqpServerOptions) {
-    const authenticate = authenticator(opts);
+    const usage = (this.usage = new AmqpUsage({ ...DEFAULT_AMQP_LIMITS, ...opts.limits }));
+    const login = signIn(authenticator(opts), new LoginThrottle(() => opts.engine.clock.now()), opts.log, opts.credentials !== undefined);
     this.server = createServer((socket) => {
-      const c = new Connection(socket, { engine: opts.engine, registry: this.registry, authenticate, heartbeat: opts.heartbeat, log: opts.log });
+      // Before a peer has said a word, there is no protocol refusal to give it: a socket
+      // over the handshake limit is closed at once, so unauthenticated peers hold at most
+      // that many sockets (each for the handshake timeout at most).
+      if (usage.handshakes >= usage.limits.maxHandshakes) {
+        socket.on('error', () => undefined);
+        socket.destroy();
+        this.turnedAway();
+        return;
+      }
+      const c = new Connection(socket, { engine: opts.engine, registry: this.registry, signIn: login, usage, heartbeat: opts.heartbeat, log: opts.log });
       this.connections.set(socket, c);
       void c.done.then(() => this.connections.delete(socket));
     });
     this.expiry = new QueueExpiry(opts.engine, this.registry, opts.log);
+  }
+
+  /** Logged at most once a second, so a flood does not flood the log too. */
+  private turnedAway(): void {
+    const now = Date.now();
+    if (now - this.lastTurnedAway < 1000) return;
+    this.lastTurnedAway = now;
+    this.opts.log.warn({ handshakes: this.usage.handshakes, limit: this.usage.limits.maxHandshakes }, 'AMQP connection turned away: too many connections still in their handshake');
   }
 
   /** Listens; resolves with the port (useful with port 0). */

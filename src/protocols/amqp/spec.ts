@@ -1,3 +1,4 @@
+import { AmqpError, CODES } from '../../engine/amqp/errors.js';
 import { DecodeError, Reader, Writer, type FieldTable } from './codec.js';
 
 /**
@@ -148,5 +149,22 @@ export function encodeMethod(w: Writer, name: MethodName, args: Args = {}): void
       case 'bit': w.bit(Boolean(v)); break;
       case 'table': w.table(v as FieldTable | undefined); break;
     }
+  }
+}
+
+/** A method frame's payload: its method and arguments; an unknown method is 540, bad arguments 501. */
+export function decodeMethod(payload: Buffer): Method {
+  if (payload.length < 4) throw new AmqpError(CODES.FRAME_ERROR, 'method frame shorter than its class and method ids');
+  const classId = payload.readUInt16BE(0);
+  const methodId = payload.readUInt16BE(2);
+  const def = lookupMethod(classId, methodId);
+  if (!def) throw new AmqpError(CODES.NOT_IMPLEMENTED, `unknown method {${classId},${methodId}}`, classId, methodId);
+  try {
+    return { name: def.name, classId, methodId, args: decodeArgs(def, new Reader(payload.subarray(4))) };
+  } catch (e) {
+    if (e instanceof DecodeError || e instanceof RangeError) {
+      throw new AmqpError(CODES.FRAME_ERROR, `cannot decode ${def.name}: ${e.message}`, classId, methodId);
+    }
+    throw e;
   }
 }
