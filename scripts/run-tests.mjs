@@ -41,8 +41,16 @@ if (files.length === 0 || missing.length > 0) {
 
 if (!(await reportPreflight())) process.exit(1);
 
-const args = ['--enable-source-maps', '--test', '--test-concurrency=2', ...process.argv.slice(2), ...files];
-const run = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+const extra = process.argv.slice(2);
+// `spec` prints each test as it ends (TAP, the default off a terminal, is for machines);
+// the files run side by side, and a file's lines come once the files before it are done.
+const reporter = extra.some((a) => a.startsWith('--test-reporter')) ? [] : ['--test-reporter=spec'];
+const concurrency = extra.some((a) => a.startsWith('--test-concurrency')) ? [] : [`--test-concurrency=${process.env.REDRIVE_TEST_CONCURRENCY || 3}`];
+const args = ['--enable-source-maps', '--test', ...reporter, ...concurrency, ...extra, ...files];
+// The AWS SDK's NodeVersionSupportWarning (Node 20) is about the SDK's future, not this
+// project: its own switch turns it off in every test process and the servers they start.
+const env = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...process.env };
+const run = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env });
 if (run.error) throw run.error;
 if (run.signal) process.kill(process.pid, run.signal);
 process.exit(run.status ?? 1);
