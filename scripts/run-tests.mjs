@@ -10,14 +10,18 @@
  * node before the file list.
  *
  * Before that, scripts/preflight.mjs checks the services and programs the tests drive
- * (PostgreSQL, the AWS CLI, boto3, Chromium, a C++ toolchain, RabbitMQ under CI) and stops
- * with one line per missing one.
+ * (PostgreSQL, the AWS CLI, boto3, pika, promtool, Chromium, a C++ toolchain, RabbitMQ)
+ * and stops with one line per missing one; outside CI, the tests of a missing client that
+ * is not an npm package skip instead, and the run ends by naming each such group, how many
+ * tests it holds and how to enable it.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { reportPreflight } from './preflight.mjs';
+import { SKIP_GROUPS } from './skip-groups.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -39,18 +43,38 @@ if (files.length === 0 || missing.length > 0) {
   process.exit(1);
 }
 
-if (!(await reportPreflight())) process.exit(1);
+const skips = await reportPreflight();
+if (!skips) process.exit(1);
 
 const extra = process.argv.slice(2);
 // `spec` prints each test as it ends (TAP, the default off a terminal, is for machines);
 // the files run side by side, and a file's lines come once the files before it are done.
 const reporter = extra.some((a) => a.startsWith('--test-reporter')) ? [] : ['--test-reporter=spec'];
 const concurrency = extra.some((a) => a.startsWith('--test-concurrency')) ? [] : [`--test-concurrency=${process.env.REDRIVE_TEST_CONCURRENCY || 3}`];
-const args = ['--enable-source-maps', '--test', ...reporter, ...concurrency, ...extra, ...files];
+// Beside the chosen reporter, one that counts the tests skipped for a missing client.
+const counted = join(mkdtempSync(join(tmpdir(), 'redrive-run-')), 'skipped.json');
+const skipReporter = reporter.length === 0 ? [] : [
+  '--test-reporter-destination=stdout', `--test-reporter=${join(root, 'scripts/skipped-groups.mjs')}`, `--test-reporter-destination=${counted}`,
+];
+const args = ['--enable-source-maps', '--test', ...reporter, ...skipReporter, ...concurrency, ...extra, ...files];
 // The AWS SDK's NodeVersionSupportWarning (Node 20) is about the SDK's future, not this
 // project: its own switch turns it off in every test process and the servers they start.
-const env = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...process.env };
+const env = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...process.env, REDRIVE_TEST_SKIP: skips.join(',') };
 const run = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env });
 if (run.error) throw run.error;
+if (skips.length > 0) {
+  let counts = {};
+  try {
+    counts = JSON.parse(readFileSync(counted, 'utf8'));
+  } catch {
+    // No count (the run ended early, or another reporter was chosen): the groups are still named.
+  }
+  console.log(`\nSkipped, for want of a client that is not an npm package (CI=true runs them all):`);
+  for (const id of skips) {
+    const n = counts[id] ?? 0;
+    console.log(`  ${id}: ${n} test${n === 1 ? '' : 's'} need ${SKIP_GROUPS[id].what}; to run them: ${SKIP_GROUPS[id].enable}`);
+  }
+}
+rmSync(dirname(counted), { recursive: true, force: true });
 if (run.signal) process.kill(process.pid, run.signal);
 process.exit(run.status ?? 1);

@@ -16,6 +16,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { awsCliDriver, type Driver, type Keys } from '../query/drivers.js';
+import { needs } from '../support/requirements.js';
 import { assertSqsError, invalidParameterValue } from './helpers.js';
 
 const KEYS: Keys = { accessKeyId: 'AKIDREGIONS', secretAccessKey: 'regions-secret' };
@@ -72,7 +73,7 @@ for (const signed of [false, true]) {
       assert.match(metrics, visible(WEST), 'one series per region, labelled with the queue\'s own region');
     });
 
-    test('the Debian CLI (Query, --region): the same, on its own queue name', async () => {
+    test('the Debian CLI (Query, --region): the same, on its own queue name', needs('aws-cli'), async () => {
       const east = awsCliDriver(server.url, { region: EAST, keys });
       const west = awsCliDriver(server.url, { region: WEST, keys });
       clis.push(east, west);

@@ -86,6 +86,15 @@ describe('the test preflight', () => {
     assert.match(r.stderr, /^npm test: note: RabbitMQ at amqp:\/\/127\.0\.0\.1:1: not reachable.*differential\.test\.ts.*skipped \(CI=true fails instead\)\.$/m);
   });
 
+  test('off CI, a missing client that is not an npm package is said, and its tests skip; the run goes on', async () => {
+    const r = await node('scripts/preflight.mjs', { REDRIVE_TEST_AWS_CLI: join(empty, 'aws'), REDRIVE_TEST_PYTHON: join(empty, 'python3') });
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(lines(r).filter((l) => l.startsWith('npm test needs ')), []);
+    assert.match(r.stderr, /^npm test: note: AWS CLI at .*\/aws: not found\..*apt-get install awscli.*; its tests are skipped \(CI=true fails instead\)\.$/m);
+    assert.match(r.stderr, /^npm test: note: boto3 for .*\/python3: .*not found\..*apt-get install python3-boto3.*; its tests are skipped/m);
+    assert.match(r.stderr, /^npm test: note: pika for .*\/python3: .*; its tests are skipped/m);
+  });
+
   test('npm test stops at the preflight, before any test runs', async () => {
     const r = await node('scripts/run-tests.mjs', { REDRIVE_TEST_POSTGRES_URL: CLOSED_PORT });
     assert.equal(r.status, 1);
