@@ -31,7 +31,7 @@ after(async () => {
 });
 
 for (const [mode, down] of [['fast shutdown', () => own.stop()], ['crash (pg_ctl stop -m immediate)', () => own.crash()]] as const) {
-  test(`PostgreSQL ${mode} and start under load`, { timeout: 120_000 }, async (t) => {
+  test(`PostgreSQL ${mode} and start under load`, { timeout: 300_000 }, async (t) => {
     const pair = await twoNodes(own, mode.startsWith('fast') ? 'restart' : 'crash', PARAMS, nodes);
     const load = new FaultLoad(pair, 'q');
     await pause(1500);
@@ -47,7 +47,7 @@ for (const [mode, down] of [['fast shutdown', () => own.stop()], ['crash (pg_ctl
   });
 }
 
-test('a stalled database (SIGSTOP for 10 s): requests fail cleanly, long polls end, nothing hangs after SIGCONT', { timeout: 120_000 }, async (t) => {
+test('a stalled database (SIGSTOP for 10 s): requests fail cleanly, long polls end, nothing hangs after SIGCONT', { timeout: 300_000 }, async (t) => {
   const pair = await twoNodes(own, 'stall', PARAMS, nodes);
   const load = new FaultLoad(pair, 'q');
   await pause(1500);
