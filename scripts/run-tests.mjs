@@ -7,7 +7,8 @@
  *
  * The list comes from the sources, so a stale compiled test whose source was renamed or
  * deleted is not run. Extra arguments (`npm test -- --test-name-pattern=fifo`) go to
- * node before the file list.
+ * node before the file list; test files among them (`npm test -- test/e2e/queues.test.ts`)
+ * run alone.
  *
  * Before that, scripts/preflight.mjs checks the services and programs the tests drive
  * (PostgreSQL, the AWS CLI, boto3, pika, promtool, Chromium, a C++ toolchain, RabbitMQ)
@@ -36,7 +37,9 @@ function testSources(dir) {
   return found.sort();
 }
 
-const files = testSources(join(root, 'test')).map((source) => join('dist', source.replace(/\.ts$/, '.js')));
+// Test files named among the arguments (`npm test -- test/e2e/queues.test.ts`) run alone.
+const named = process.argv.slice(2).filter((a) => /\.test\.ts$/.test(a)).map((a) => relative(root, join(process.cwd(), a)));
+const files = (named.length > 0 ? named : testSources(join(root, 'test'))).map((source) => join('dist', source.replace(/\.ts$/, '.js')));
 const missing = files.filter((file) => !existsSync(join(root, file)));
 if (files.length === 0 || missing.length > 0) {
   console.error(files.length === 0 ? 'run-tests: no test/**/*.test.ts found' : `run-tests: not compiled (run tsc -p tsconfig.json): ${missing.join(', ')}`);
@@ -66,7 +69,7 @@ if (ready.ownPostgres) {
   for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.exit(130));
 }
 
-const extra = process.argv.slice(2);
+const extra = process.argv.slice(2).filter((a) => !/\.test\.ts$/.test(a));
 // `spec` prints each test as it ends (TAP, the default off a terminal, is for machines);
 // the files run side by side, and a file's lines come once the files before it are done.
 const reporter = extra.some((a) => a.startsWith('--test-reporter')) ? [] : ['--test-reporter=spec'];
