@@ -92,7 +92,7 @@ if (skips.length > 0) {
   console.log(`\nSkipped, for want of a client that is not an npm package (CI=true runs them all):`);
   for (const id of skips) {
     const n = counts[id] ?? 0;
-    console.log(`  ${id}: ${n} test${n === 1 ? '' : 's'} need ${SKIP_GROUPS[id].what}; to run them: ${SKIP_GROUPS[id].enable}`);
+    console.log(`  ${id}: ${n} test${n === 1 ? ' needs' : 's need'} ${SKIP_GROUPS[id].what}; to run ${n === 1 ? 'it' : 'them'}: ${SKIP_GROUPS[id].enable}`);
   }
 }
 rmSync(dirname(counted), { recursive: true, force: true });
