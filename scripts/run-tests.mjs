@@ -79,7 +79,10 @@ const counted = join(mkdtempSync(join(tmpdir(), 'redrive-run-')), 'skipped.json'
 const skipReporter = reporter.length === 0 ? [] : [
   '--test-reporter-destination=stdout', `--test-reporter=${join(root, 'scripts/skipped-groups.mjs')}`, `--test-reporter-destination=${counted}`,
 ];
-const args = ['--enable-source-maps', '--test', ...reporter, ...skipReporter, ...concurrency, ...extra, ...files];
+// A test (or a test file: the limit applies to each file's run as a whole too) that hangs
+// fails after 30 minutes instead of holding the run for ever.
+const timeout = extra.some((a) => a.startsWith('--test-timeout')) ? [] : ['--test-timeout=1800000'];
+const args = ['--enable-source-maps', '--test', ...reporter, ...skipReporter, ...concurrency, ...timeout, ...extra, ...files];
 const run = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env });
 if (run.error) throw run.error;
 if (skips.length > 0) {
