@@ -20,8 +20,13 @@ export async function twoNodes(own: OwnPostgres, db: string, params: string, sta
   await admin.connect();
   await admin.query(`CREATE DATABASE ${db}`);
   await admin.end();
-  const pair = await Promise.all([0, 1].map(() => startServerProcess({ storage: `${own.url(db)}?${params}` })));
-  started.push(...pair);
+  // Every node that started goes to `started`, even when the other did not, so the file's
+  // cleanup stops it.
+  const starts = await Promise.allSettled([0, 1].map(() => startServerProcess({ storage: `${own.url(db)}?${params}` })));
+  for (const s of starts) if (s.status === 'fulfilled') started.push(s.value);
+  const failed = starts.find((s) => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  const pair = starts.map((s) => (s as PromiseFulfilledResult<ServerProcess>).value);
   await pair[0]!.client().send(new CreateQueueCommand({ QueueName: 'q', Attributes: { VisibilityTimeout: '2' } }));
   await pair[0]!.client().send(new CreateQueueCommand({ QueueName: 'probe' }));
   await pair[0]!.client().send(new CreateQueueCommand({ QueueName: 'idle' }));
