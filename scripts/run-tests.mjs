@@ -7,17 +7,22 @@
  *
  * The list comes from the sources, so a stale compiled test whose source was renamed or
  * deleted is not run. Extra arguments (`npm test -- --test-name-pattern=fifo`) go to
- * node before the file list.
+ * node before the file list; test files among them (`npm test -- test/e2e/queues.test.ts`)
+ * run alone.
  *
  * Before that, scripts/preflight.mjs checks the services and programs the tests drive
- * (PostgreSQL, the AWS CLI, boto3, Chromium, a C++ toolchain, RabbitMQ under CI) and stops
- * with one line per missing one.
+ * (PostgreSQL, the AWS CLI, boto3, pika, promtool, Chromium, a C++ toolchain, RabbitMQ)
+ * and stops with one line per missing one; outside CI, the tests of a missing client that
+ * is not an npm package skip instead, and the run ends by naming each such group, how many
+ * tests it holds and how to enable it.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { reportPreflight } from './preflight.mjs';
+import { SKIP_GROUPS } from './skip-groups.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -32,17 +37,67 @@ function testSources(dir) {
   return found.sort();
 }
 
-const files = testSources(join(root, 'test')).map((source) => join('dist', source.replace(/\.ts$/, '.js')));
+// Test files named among the arguments (`npm test -- test/e2e/queues.test.ts`) run alone.
+const named = process.argv.slice(2).filter((a) => /\.test\.ts$/.test(a)).map((a) => relative(root, join(process.cwd(), a)));
+const files = (named.length > 0 ? named : testSources(join(root, 'test'))).map((source) => join('dist', source.replace(/\.ts$/, '.js')));
 const missing = files.filter((file) => !existsSync(join(root, file)));
 if (files.length === 0 || missing.length > 0) {
   console.error(files.length === 0 ? 'run-tests: no test/**/*.test.ts found' : `run-tests: not compiled (run tsc -p tsconfig.json): ${missing.join(', ')}`);
   process.exit(1);
 }
 
-if (!(await reportPreflight())) process.exit(1);
+const ready = await reportPreflight();
+if (!ready) process.exit(1);
+const { skips } = ready;
+// The AWS SDK's NodeVersionSupportWarning (Node 20) is about the SDK's future, not this
+// project: its own switch turns it off in every test process and the servers they start.
+const env = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...process.env, REDRIVE_TEST_SKIP: skips.join(',') };
+// No PostgreSQL to use (outside CI): one of the run's own, as the fault tests start theirs.
+let ownPostgres;
+if (ready.ownPostgres) {
+  const { startOwnPostgres } = await import(pathToFileURL(join(root, 'dist/test/support/own-postgres.js')).href);
+  try {
+    ownPostgres = await startOwnPostgres();
+  } catch (e) {
+    console.error(`npm test needs PostgreSQL: none at 127.0.0.1:5432, and none could be started (${e.message.trim()}); start one, or set REDRIVE_TEST_POSTGRES_URL. No test was run.`);
+    process.exit(1);
+  }
+  env.REDRIVE_TEST_POSTGRES_URL = ownPostgres.url();
+  console.error(`npm test: a PostgreSQL of this run's own at ${env.REDRIVE_TEST_POSTGRES_URL}`);
+  // Stopped whatever ends the run.
+  process.once('exit', () => ownPostgres.destroy());
+  for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.exit(130));
+}
 
-const args = ['--enable-source-maps', '--test', '--test-concurrency=2', ...process.argv.slice(2), ...files];
-const run = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+const extra = process.argv.slice(2).filter((a) => !/\.test\.ts$/.test(a));
+// `spec` prints each test as it ends (TAP, the default off a terminal, is for machines);
+// the files run side by side, and a file's lines come once the files before it are done.
+const reporter = extra.some((a) => a.startsWith('--test-reporter')) ? [] : ['--test-reporter=spec'];
+const concurrency = extra.some((a) => a.startsWith('--test-concurrency')) ? [] : [`--test-concurrency=${process.env.REDRIVE_TEST_CONCURRENCY || 3}`];
+// Beside the chosen reporter, one that counts the tests skipped for a missing client.
+const counted = join(mkdtempSync(join(tmpdir(), 'redrive-run-')), 'skipped.json');
+const skipReporter = reporter.length === 0 ? [] : [
+  '--test-reporter-destination=stdout', `--test-reporter=${join(root, 'scripts/skipped-groups.mjs')}`, `--test-reporter-destination=${counted}`,
+];
+// A test (or a test file: the limit applies to each file's run as a whole too) that hangs
+// fails after 30 minutes instead of holding the run for ever.
+const timeout = extra.some((a) => a.startsWith('--test-timeout')) ? [] : ['--test-timeout=1800000'];
+const args = ['--enable-source-maps', '--test', ...reporter, ...skipReporter, ...concurrency, ...timeout, ...extra, ...files];
+const run = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env });
 if (run.error) throw run.error;
+if (skips.length > 0) {
+  let counts = {};
+  try {
+    counts = JSON.parse(readFileSync(counted, 'utf8'));
+  } catch {
+    // No count (the run ended early, or another reporter was chosen): the groups are still named.
+  }
+  console.log(`\nSkipped, for want of a client that is not an npm package (CI=true runs them all):`);
+  for (const id of skips) {
+    const n = counts[id] ?? 0;
+    console.log(`  ${id}: ${n} test${n === 1 ? ' needs' : 's need'} ${SKIP_GROUPS[id].what}; to run ${n === 1 ? 'it' : 'them'}: ${SKIP_GROUPS[id].enable}`);
+  }
+}
+rmSync(dirname(counted), { recursive: true, force: true });
 if (run.signal) process.kill(process.pid, run.signal);
 process.exit(run.status ?? 1);

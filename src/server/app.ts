@@ -8,7 +8,7 @@ import { Engine } from '../engine/engine.js';
 import { PostgresStore } from '../stores/postgres/store.js';
 import { SqliteStore } from '../stores/sqlite/store.js';
 import type { Store } from '../engine/store/store.js';
-import { ConfigError, loadConfigFile } from './config-file.js';
+import { ConfigError, loadConfigFile, parseConfig } from './config-file.js';
 import { declareQueues } from './declare-queues.js';
 import { admissionLimits } from './admission.js';
 import { HttpServer } from './http-server.js';
@@ -58,10 +58,11 @@ export async function openStore(config: ServerConfig, log?: Logger): Promise<Sto
 async function checkStartup(config: ServerConfig) {
   checkRegion(config.region);
   checkAccountId(config.accountId);
-  const file = config.configFile ? await loadConfigFile(config.configFile) : undefined;
+  const file = config.configFile ? await loadConfigFile(config.configFile)
+    : config.configValue !== undefined ? parseConfig(config.configValue, 'config') : undefined;
   // The config file names the storage unless --storage did.
   const storage = config.storageFromFlag || !file?.storage ? config.storage : file.storage;
-  const from = storage === config.storage ? '--storage' : `${config.configFile}: storage`;
+  const from = storage === config.storage ? '--storage' : `${config.configFile ?? 'config'}: storage`;
   if (storageKind(storage, from) === 'sqlite') checkDataDir(config.dataDir);
   const credentials = config.credentials ? readCredentials(config.credentials) : undefined;
   const allowedHosts = startupCheck(() => parseAllowedHosts(config.allowedHosts));
@@ -89,6 +90,8 @@ export const DRAIN_MS = 2_500;
 
 export interface RunningServer {
   url: string;
+  /** The AMQP listener's port (the one picked for `--amqp-port 0`), when it is on. */
+  amqpPort?: number;
   engine: Engine;
   log: Logger;
   /** Re-reads the config file: applies its policies to every queue at once, declares its queues. */
@@ -118,7 +121,7 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
   if (file) {
     await declareQueues(engine, file.queues, config.accountId).catch(async (e) => {
       await store.close();
-      throw new ConfigError(`${config.configFile}: ${(e as Error).message}`);
+      throw new ConfigError(`${config.configFile ?? 'config'}: ${(e as Error).message}`);
     });
   }
   // Before the AMQP listener opens: deliveries a stopped process held are ready again first.
@@ -143,8 +146,9 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
   });
   const amqp = config.amqpPort === undefined ? undefined
     : new AmqpServer({ engine, host: config.host, port: config.amqpPort, accountId: config.accountId, credentials, log, limits: config.amqpLimits });
+  let amqpPort: number | undefined;
   const url = await (async () => {
-    await amqp?.listen().catch((e) => { throw listenError(e, config.host, config.amqpPort!, '--amqp-port') ?? e; });
+    amqpPort = await amqp?.listen().catch((e) => { throw listenError(e, config.host, config.amqpPort!, '--amqp-port') ?? e; });
     return http.listen().catch((e) => { throw listenError(e, config.host, config.port) ?? e; });
   })().catch(async (e) => {
     await amqp?.close();
@@ -164,7 +168,7 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
   }
   let stopping: Promise<void> | undefined;
   return {
-    url, engine, log,
+    url, amqpPort, engine, log,
     reload: async () => {
       if (!config.configFile) return;
       const next = await loadConfigFile(config.configFile);

@@ -115,7 +115,15 @@ export async function loadConfigFile(path: string): Promise<ConfigFile> {
   const raw = await readConfig(path).catch((e: NodeJS.ErrnoException) => {
     throw new ConfigError(e.code ? `--config ${path}: cannot read it (${e.code}): give the path of a readable config file` : `${path}: ${e.message}`);
   });
+  return parseConfig(raw, path);
+}
+
+/**
+ * Validates a config already read (the file's content, or the `config` option of the
+ * library's startRedrive); every error starts with `source`.
+ */
+export function parseConfig(raw: unknown, source: string): ConfigFile {
   const result = fileSchema.safeParse(raw);
-  if (!result.success) throw new ConfigError(issueLines(result.error).map((line) => `${path}: ${line}`).join('\n'));
+  if (!result.success) throw new ConfigError(issueLines(result.error).map((line) => `${source}: ${line}`).join('\n'));
   return result.data;
 }

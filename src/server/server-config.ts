@@ -23,6 +23,8 @@ export interface ServerConfig {
   credentials?: string;
   /** The config file with dead-letter policies (config-file.ts), reloaded by `reload()`. */
   configFile?: string;
+  /** The config file's content given as a value (the library's `config` option); not with `configFile`. */
+  configValue?: unknown;
   /** The web console under /console (docs/console.md): `on` (default) or `off`. */
   console: 'on' | 'off';
   /**

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { needs } from '../support/requirements.js';
 import { RABBIT_URL, rabbitOrSkip, useAmqpServer } from './support.js';
 
 const SCRIPT = fileURLToPath(new URL('../../../test/amqp/pika_scenario.py', import.meta.url));
@@ -19,7 +20,7 @@ const run = async (url: string, queue: string) =>
 describe('pika', () => {
   const server = useAmqpServer();
 
-  test('publish, get, reject, consume with prefetch, nack with requeue, ack: the same as on RabbitMQ', async (t) => {
+  test('publish, get, reject, consume with prefetch, nack with requeue, ack: the same as on RabbitMQ', needs('pika'), async (t) => {
     const rabbit = await rabbitOrSkip(t);
     if (!rabbit) return;
     await rabbit.close();

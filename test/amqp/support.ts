@@ -7,6 +7,7 @@ import { after, before, type TestContext } from 'node:test';
 import amqp, { type ChannelModel } from 'amqplib';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { startServerProcess, type ServerProcess, type ServerProcessOptions } from '../support/server-process.js';
+import { skipReason } from '../support/requirements.js';
 
 export const RABBIT_URL = process.env.REDRIVE_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
@@ -68,7 +69,7 @@ export async function rabbitOrSkip(t: TestContext): Promise<ChannelModel | undef
   } catch (e) {
     const why = `RabbitMQ is not reachable at ${RABBIT_URL.replace(/\/\/[^@]*@/, '//')} (${(e as Error).message})`;
     if (process.env.CI === 'true') assert.fail(`RabbitMQ is needed when CI=true: ${why}`);
-    t.skip(why);
+    t.skip(skipReason('rabbitmq', why));
     return undefined;
   }
 }

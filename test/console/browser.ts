@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { skipReason } from '../support/requirements.js';
 
 const CHROMIUM = process.env.REDRIVE_TEST_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -16,7 +17,7 @@ const CHROMIUM = process.env.REDRIVE_TEST_CHROMIUM ?? '/usr/bin/chromium';
 export function browserMissing(): string | undefined {
   if (existsSync(CHROMIUM)) return undefined;
   if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing, and CI=true: the console's browser tests must run in CI`);
-  return `no Chromium at ${CHROMIUM} (apt-get install chromium, or set REDRIVE_TEST_CHROMIUM)`;
+  return skipReason('chromium', `no Chromium at ${CHROMIUM}`);
 }
 
 /** `extraArgs`: more Chromium switches, e.g. `--host-resolver-rules=...` to give a name to 127.0.0.1. */

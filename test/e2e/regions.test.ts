@@ -17,6 +17,7 @@ import {
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { awsCliDriver, boto3Driver, PYTHON, type Driver, type Keys } from '../query/drivers.js';
 import { assertSqsError, invalidParameterValue, SDK_HEADER } from './helpers.js';
+import { needs } from '../support/requirements.js';
 
 const KEYS: Keys = { accessKeyId: 'AKIDREGIONS', secretAccessKey: 'regions-secret' };
 const ACCOUNT = '123456789012';
@@ -80,7 +81,7 @@ for (const signed of [false, true]) {
       assert.match(metrics, visible(WEST), 'one series per region, labelled with the queue\'s own region');
     });
 
-    test('the Debian CLI (Query, --region): the same, on its own queue name', async () => {
+    test('the Debian CLI (Query, --region): the same, on its own queue name', needs('aws-cli'), async () => {
       const east = awsCliDriver(server.url, { region: EAST, keys });
       const west = awsCliDriver(server.url, { region: WEST, keys });
       clis.push(east, west);

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { needs } from '../support/requirements.js';
 import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { MONITORING } from './scrape.js';
 
@@ -15,13 +16,13 @@ function promtool(args: string[], input?: string) {
   return r;
 }
 
-test('promtool check rules passes on the shipped rules', () => {
+test('promtool check rules passes on the shipped rules', needs('promtool'), () => {
   const r = promtool(['check', 'rules', 'redrive-alerts.yml']);
   assert.equal(r.status, 0, r.stdout + r.stderr);
   assert.match(r.stdout, /SUCCESS: 8 rules found/);
 });
 
-test('promtool test rules passes the rules\' unit tests', () => {
+test('promtool test rules passes the rules\' unit tests', needs('promtool'), () => {
   const r = promtool(['test', 'rules', 'redrive-alerts.test.yml']);
   assert.equal(r.status, 0, r.stdout + r.stderr);
   assert.match(r.stdout, /SUCCESS/);
@@ -30,7 +31,7 @@ test('promtool test rules passes the rules\' unit tests', () => {
 let server: ServerProcess;
 useServerProcess({}, (s) => (server = s));
 
-test('promtool check metrics finds no problem in a scrape with every kind of series', async () => {
+test('promtool check metrics finds no problem in a scrape with every kind of series', needs('promtool'), async () => {
   const sqs = server.client();
   const dlq = (await sqs.send(new CreateQueueCommand({ QueueName: 'lint-dlq' }))).QueueUrl!;
   const src = (await sqs.send(new CreateQueueCommand({

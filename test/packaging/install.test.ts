@@ -21,6 +21,7 @@ import {
   CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand,
 } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../support/server-process.js';
+import { libraryTests } from './library.js';
 import { run, serve, stopJob } from './process-group.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -65,7 +66,9 @@ describe('the packed package, installed from its tarball', { timeout: 15 * 60_00
     mkdirSync(app);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'redrive-user', private: true, allowScripts: { 'better-sqlite3': !PREBUILT } }));
     const installed = performance.now();
-    run('npm', ['install', '--strict-allow-scripts', '--no-audit', '--no-fund', tarball], { cwd: app });
+    // With the SQS SDK a user's tests drive the library with (library.ts), from npm's cache.
+    const sdk = `@aws-sdk/client-sqs@${JSON.parse(readFileSync(join(ROOT, 'node_modules/@aws-sdk/client-sqs/package.json'), 'utf8')).version}`;
+    run('npm', ['install', '--strict-allow-scripts', '--prefer-offline', '--no-audit', '--no-fund', tarball, sdk], { cwd: app });
     console.log(`# npm install of the tarball on ${process.version} (${PREBUILT ? 'prebuilt better-sqlite3 13, nothing compiled' : 'better-sqlite3 12 built'}): ${((performance.now() - installed) / 1000).toFixed(1)} s`);
   });
 
@@ -77,13 +80,14 @@ describe('the packed package, installed from its tarball', { timeout: 15 * 60_00
     for (const needed of [
       'package.json', 'README.md', 'CHANGELOG.md', 'LICENSE',
       'dist/src/cli/index.js', 'dist/src/server/app.js',
+      'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/index.cjs', 'dist/src/index.d.cts', 'dist/src/library/start-redrive.d.ts',
       'dist/src/stores/sqlite/migrations.js', 'dist/src/stores/postgres/migrations.js',
       'dist/src/stores/sqlite/checkpoint-worker.js', 'dist/src/protocols/query/sqs-query-model.json',
       'dist/src/console/browser/main.js', 'src/console/static/console.css', 'src/console/static/favicon.svg',
     ]) assert.ok(files.includes(needed), `${needed} is in the package`);
-    const unwanted = files.filter((f) => /^(test|bench|docs|scripts|dist\/test|dist\/bench)\/|\.ts$|\.map$|tsconfig/.test(f));
+    const unwanted = files.filter((f) => /^(test|bench|docs|scripts|dist\/test|dist\/bench)\/|(?<!\.d)\.ts$|\.map$|tsconfig/.test(f));
     assert.deepEqual(unwanted, []);
-    const other = files.filter((f) => !/^(dist\/src\/.*\.(js|json)|src\/console\/static\/[^/]+)$/.test(f));
+    const other = files.filter((f) => !/^(dist\/src\/.*\.(js|cjs|d\.ts|d\.cts|json)|src\/console\/static\/[^/]+)$/.test(f));
     assert.deepEqual(other.sort(), ['CHANGELOG.md', 'LICENSE', 'README.md', 'package.json']);
   });
 
@@ -122,6 +126,8 @@ describe('the packed package, installed from its tarball', { timeout: 15 * 60_00
     assert.match(server.output(), /"msg":"shutting down"[^]*"msg":"stopped"/);
     assert.ok(existsSync(join(dataDir, 'redrive.db')), 'the SQLite database is in --data-dir');
   });
+
+  libraryTests(() => app);
 
   test("the Dockerfile's CMD and HEALTHCHECK, outside a container: the data survived, assets load, SIGTERM ends it", async () => {
     // The image's paths mapped onto this install; the port and the loopback host are the

@@ -15,7 +15,9 @@ import { after } from 'node:test';
 export function userEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (k === 'INIT_CWD' || (/^npm_/i.test(k) && k.toLowerCase() !== 'npm_config_nodedir')) continue;
+    // NODE_TEST_CONTEXT, set by `node --test` for the file it runs, would make a user's own
+    // `node --test` report to this runner rather than print.
+    if (k === 'INIT_CWD' || k === 'NODE_TEST_CONTEXT' || (/^npm_/i.test(k) && k.toLowerCase() !== 'npm_config_nodedir')) continue;
     env[k] = v;
   }
   return env;

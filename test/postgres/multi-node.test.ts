@@ -38,13 +38,18 @@ describe('three nodes on one PostgreSQL database', () => {
     const received = new Map<string, number>();
     let producing = 3;
     const produce = async (p: number) => {
-      for (let i = 0; i < perProducer; i += 10) {
-        const entries = Array.from({ length: 10 }, (_, j) => ({ Id: `e${j}`, MessageBody: `p${p}-${i + j}` }));
-        const out = await clients[p]!.send(new SendMessageBatchCommand({ QueueUrl: urlOn(p, 'std'), Entries: entries }));
-        assert.equal(out.Successful?.length, 10);
-        entries.forEach((e) => sent.add(e.MessageBody));
+      // A producer that fails still counts down, so the consumers end and the failure is seen
+      // (rather than the consumers polling for ever).
+      try {
+        for (let i = 0; i < perProducer; i += 10) {
+          const entries = Array.from({ length: 10 }, (_, j) => ({ Id: `e${j}`, MessageBody: `p${p}-${i + j}` }));
+          const out = await clients[p]!.send(new SendMessageBatchCommand({ QueueUrl: urlOn(p, 'std'), Entries: entries }));
+          assert.equal(out.Successful?.length, 10);
+          entries.forEach((e) => sent.add(e.MessageBody));
+        }
+      } finally {
+        producing--;
       }
-      producing--;
     };
     const consume = async (node: number) => {
       for (;;) {

@@ -13,4 +13,4 @@ function assertSpeaksQuery(url: string): void {
 }
 
 // Each call starts the CLI afresh (about half a CPU-second), so scenarios run two at a time.
-runScenarios('aws cli (Debian awscli) over Query', awsCliDriver, { concurrency: 2, check: (_driver, url) => assertSpeaksQuery(url) });
+runScenarios('aws cli (Debian awscli) over Query', awsCliDriver, { needs: 'aws-cli', concurrency: 2, check: (_driver, url) => assertSpeaksQuery(url) });

