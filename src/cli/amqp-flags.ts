@@ -4,7 +4,7 @@ import { StartupError } from '../server/start-up.js';
 
 type Unit = 'seconds' | 'count' | 'bytes';
 
-/** `redrive serve`'s flags for the AMQP listener's limits (docs/security-amqp.md). */
+/** `redrive serve`'s flags for the AMQP listener's limits (docs/security.md). */
 const FLAGS: [flag: string, key: keyof AmqpLimits, unit: Unit, description: string][] = [
   ['--amqp-handshake-timeout', 'handshakeTimeoutMs', 'seconds', 'drop an AMQP socket that has not opened its connection within this many seconds'],
   ['--amqp-max-handshakes', 'maxHandshakes', 'count', 'AMQP sockets still in their handshake at once; more are closed on accept'],

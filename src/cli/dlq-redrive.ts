@@ -32,7 +32,7 @@ export function redriveCommand(dlq: Command): Command {
       if (opts.dryRun) {
         const r = await startTask<{ ApproximateNumberOfMessagesToMove: number; ApproximateNumberOfMessagesToMoveIsLowerBound?: boolean }>(sqs, queue, opts.to, { ...input, DryRun: true });
         if (opts.json) return printJson(r);
-        // The server counts a bounded part of a large queue (docs/security-accounts.md).
+        // The server counts a bounded part of a large queue (docs/security.md).
         const atLeast = r.ApproximateNumberOfMessagesToMoveIsLowerBound ? 'at least ' : '';
         return out(`${atLeast}${plural(r.ApproximateNumberOfMessagesToMove, 'message')} would move (${filterText(filter)})\n`);
       }

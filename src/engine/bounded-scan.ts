@@ -2,7 +2,7 @@ import type { Store } from './store/store.js';
 import type { StoredMessage } from './types.js';
 
 /**
- * How much of a queue one request may read to answer (docs/security-accounts.md, "Work
+ * How much of a queue one request may read to answer (docs/security.md, "Work
  * per request"): a filter parses every body it looks at, so both the number of messages
  * and their body characters are bounded, and the event loop is given back between pages.
  */

@@ -5,7 +5,7 @@ import type { MessageAttributes, QueueRecord, RequestContext } from './types.js'
 
 /**
  * Who may restore dead-letter metadata on a send, and what it may name
- * (docs/security-accounts.md). SQS itself accepts no system attribute on a send but
+ * (docs/security.md). SQS itself accepts no system attribute on a send but
  * AWSTraceHeader, so these are Redrive's import extension and follow two rules:
  * - only the queue's owner may give them: to a sender from another account, granted
  *   SendMessage by the queue's Policy, they do not exist, and are refused as SQS refuses

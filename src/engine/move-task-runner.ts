@@ -170,7 +170,7 @@ export class MoveTaskRunner {
             if (r.task.status === 'FAILED') {
               log.warn({
                 task: task.id, source: task.sourceArn, destination: task.destinationArn, moved: r.task.moved, reason: r.task.failureReason,
-                // The message it stopped at stays in the DLQ (docs/security-accounts.md).
+                // The message it stopped at stays in the DLQ (docs/security.md).
                 messageId: r.failedAt?.messageId, messageSource: r.failedAt?.deadLetterSourceArn,
               }, 'move task failed');
             } else if (r.task.status === 'COMPLETED' && !r.lost) {

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 
 /**
  * What a web page in the operator's browser must not be able to do to a server on their
- * machine (docs/security-http.md, "Open mode"):
+ * machine (docs/security.md, "Open mode"):
  * - DNS rebinding: a page on `evil.example` re-resolves its own name to 127.0.0.1 and then
  *   reads the answers as same-origin. Its requests carry `Host: evil.example`, so the Host
  *   header must name this server: an IP address (which no DNS answer can rebind), `localhost`

@@ -49,7 +49,7 @@ export interface ServerConfig {
   allowedHosts?: string;
   /** `--max-body-memory`: request bodies held in memory at once, in MiB (admission.ts). */
   maxBodyMemoryMiB?: number;
-  /** The AMQP listener's limits (docs/security-amqp.md); defaults for those not given. */
+  /** The AMQP listener's limits (docs/security.md); defaults for those not given. */
   amqpLimits?: Partial<AmqpLimits>;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Hostile peers on the AMQP port (docs/security-amqp.md), against a real server process
+ * Hostile peers on the AMQP port (docs/security.md), against a real server process
  * with small limits: junk instead of the protocol header, half-finished handshakes,
  * unfinished publishes, channel and connection floods. Each flood is bounded; after each,
  * a well-behaved amqplib client is still served, the server's memory stays bounded and

@@ -96,7 +96,7 @@ test('a wrong secret and an unknown key get the same answer; past the allowance,
     texts.push(/<p class="error" role="alert">([^<]*)<\/p>/.exec(await res.text())?.[1]);
   }
   assert.deepEqual(texts, ['invalid access key or secret', 'invalid access key or secret']);
-  // Ten failures in a row are checked (docs/security-auth.md); the next ones wait, and are
+  // Ten failures in a row are checked (docs/security.md); the next ones wait, and are
   // told so at once instead of being held.
   for (let i = 2; i < 11; i++) assert.equal((await signIn('AKIDALPHA', `guess-${i}`, guesser)).status, 401);
   const right = await signIn('AKIDALPHA', KEYS.AKIDALPHA.secretAccessKey, guesser);

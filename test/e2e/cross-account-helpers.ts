@@ -1,5 +1,5 @@
 /**
- * Two accounts on one server under --credentials (docs/security-accounts.md): a server
+ * Two accounts on one server under --credentials (docs/security.md): a server
  * process, an SDK client per account, and a signed raw JSON call for the extensions the
  * SDK cannot send, signed with the same SigV4 signer the CLI uses.
  */

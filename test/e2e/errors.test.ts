@@ -16,7 +16,7 @@ let sqs: SQSClient;
 let queueUrl: string;
 
 before(async () => {
-  // Its Host header tests address the server by names of their own (docs/security-http.md).
+  // Its Host header tests address the server by names of their own (docs/security.md).
   server = await startServerProcess({ storage: 'memory', manualClock: true, args: ['--allowed-hosts', 'sqs.example.com,.test'] });
   sqs = server.client();
   queueUrl = await createQueue(sqs, 'wire');

@@ -1,7 +1,7 @@
 /**
  * Open mode (no --credentials) on a developer's laptop (issue 27, finding 8): a web page
  * the operator visits must not drive the API, and DNS rebinding must not reach it. The
- * rules are src/server/request-guard.ts's, documented in docs/security-http.md. Raw HTTP
+ * rules are src/server/request-guard.ts's, documented in docs/security.md. Raw HTTP
  * checks each rule; a real Chromium then runs the attacks the review ran.
  */
 import assert from 'node:assert/strict';

@@ -1,7 +1,7 @@
 /**
  * A server policy's deadLetterTargetArn names one account's queue; a queue of another
  * account that the policy matches is not dead-lettered into it (a dead-letter queue is
- * in its source's account, as in SQS, docs/security-accounts.md): its message stays.
+ * in its source's account, as in SQS, docs/security.md): its message stays.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

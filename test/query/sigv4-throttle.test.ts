@@ -16,7 +16,7 @@ import { jsonRequest, send, signer, type Keys, type RawResponse } from './signed
 
 const GOOD: Keys = { accessKeyId: 'AKIDTHROTTLE', secretAccessKey: 'throttle-secret' };
 const WRONG: Keys = { ...GOOD, secretAccessKey: 'a-guess' };
-/** Failures in a row checked before the first wait (docs/security-auth.md). */
+/** Failures in a row checked before the first wait (docs/security.md). */
 const FREE = 10;
 
 const dir = mkdtempSync(join(tmpdir(), 'redrive-sigv4-throttle-'));

@@ -20,7 +20,7 @@ export interface MoveTask extends CliMoveTask {
   Filter?: MoveFilter;
 }
 
-/** How many would move; `atLeast` when the server stopped counting at its bound (docs/security-accounts.md). */
+/** How many would move; `atLeast` when the server stopped counting at its bound (docs/security.md). */
 export async function previewMove(req: MoveRequest): Promise<{ n: number; atLeast: boolean }> {
   const r = await call<{ ApproximateNumberOfMessagesToMove: number; ApproximateNumberOfMessagesToMoveIsLowerBound?: boolean }>('StartMessageMoveTask', { ...req, DryRun: true });
   return { n: r.ApproximateNumberOfMessagesToMove, atLeast: r.ApproximateNumberOfMessagesToMoveIsLowerBound === true };

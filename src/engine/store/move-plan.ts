@@ -6,7 +6,7 @@ import type { Destination, MoveBatch, MoveBatchResult, MoveById, MoveByIdResult,
  * Where a task may write: its owner's account, its source's region and type. Every
  * destination (the task's DestinationArn, or each message's DeadLetterQueueSourceArn,
  * which an import may have set) is held to it at every batch, so a queue deleted,
- * recreated or never the owner's is never written to (docs/security-accounts.md).
+ * recreated or never the owner's is never written to (docs/security.md).
  */
 export interface MoveScope {
   accountId: string;

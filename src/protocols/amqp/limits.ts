@@ -1,7 +1,7 @@
 import { AmqpError, CODES } from '../../engine/amqp/errors.js';
 
 /**
- * The AMQP listener's resource limits (docs/security-amqp.md): what one peer may make the
+ * The AMQP listener's resource limits (docs/security.md): what one peer may make the
  * server hold before it signs in, and what one connection, one user and all connections
  * together may hold after. Each has a `redrive serve` flag (src/cli/amqp-flags.ts).
  */

@@ -17,7 +17,7 @@ export interface AmqpServerOptions {
   /** Access key id → secret and account: the user name and password of PLAIN sign-in. */
   credentials?: ReadonlyMap<string, { secretAccessKey: string; accountId: string }>;
   heartbeat?: number;
-  /** docs/security-amqp.md; RabbitMQ-like defaults for those not given. */
+  /** docs/security.md; RabbitMQ-like defaults for those not given. */
   limits?: Partial<AmqpLimits>;
   log: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
 }
