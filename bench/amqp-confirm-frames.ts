@@ -1,6 +1,4 @@
-import { Writer } from '../src/protocols/amqp/codec.js';
-import { methodFrame } from '../src/protocols/amqp/frames.js';
-import { RawClient } from '../test/amqp/raw-client.js';
+import { publishFrames, RawClient } from '../test/amqp/raw-client.js';
 
 /**
  * Confirm frames per confirmed publish (docs/performance.md, "AMQP"): N persistent 256-byte
@@ -11,21 +9,6 @@ import { RawClient } from '../test/amqp/raw-client.js';
  */
 const port = Number(process.argv[2]);
 const n = Number(process.argv[3] ?? 10_000);
-
-function publishFrames(channel: number, queue: string, body: string): Buffer {
-  const header = new Writer();
-  header.short(60).short(0).longlong(Buffer.byteLength(body)).short(0);
-  const frame = (type: number, payload: Buffer) => {
-    const f = Buffer.alloc(payload.length + 8);
-    f[0] = type;
-    f.writeUInt16BE(channel, 1);
-    f.writeUInt32BE(payload.length, 3);
-    payload.copy(f, 7);
-    f[payload.length + 7] = 0xce;
-    return f;
-  };
-  return Buffer.concat([methodFrame(channel, 'basic.publish', { exchange: '', routingKey: queue }), frame(2, header.result()), frame(3, Buffer.from(body))]);
-}
 
 const c = await RawClient.signedIn(port);
 const queue = `confirm-frames-${Date.now()}`;

@@ -62,7 +62,8 @@ async function overview(engine: Engine, ctx: RequestContext, input: Record<strin
   for (const queue of all) {
     if (queue.accountId !== ctx.accountId || (region !== undefined && queue.region !== region) || !queue.name.startsWith(prefix)) continue;
     const isDlq = sources.has(engine.arnOf(queue));
-    const isSource = engine.settingsOf(queue).targetArn !== undefined || engine.settingsOf(queue).deadLetterExchange !== undefined;
+    const settings = engine.settingsOf(queue);
+    const isSource = settings.targetArn !== undefined || settings.deadLetterExchange !== undefined;
     candidates.push({ queue, role: isDlq && isSource ? 'both' : isDlq ? 'dlq' : isSource ? 'source' : '' });
     if (isDlq) dlqs.push(queue);
   }

@@ -9,34 +9,14 @@ import { execFile } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import amqp from 'amqplib';
-import { field, Writer } from '../../src/protocols/amqp/codec.js';
-import { methodFrame, PROTOCOL_HEADER } from '../../src/protocols/amqp/frames.js';
-import { RawClient } from './raw-client.js';
+import { field } from '../../src/protocols/amqp/codec.js';
+import { PROTOCOL_HEADER } from '../../src/protocols/amqp/frames.js';
+import { publishFrames, RawClient } from './raw-client.js';
 import { pause, startAmqpServer, useAmqpServer } from './support.js';
 
 /** `promise`, or a failure after `ms` (a hang is the bug these tests look for). */
 const within = <T>(promise: Promise<T>, ms: number, what: string) =>
   Promise.race([promise, pause(ms).then(() => assert.fail(`${what} did not settle within ${ms} ms`))]);
-
-/** basic.publish to the default exchange with its content header and body, as raw frames. */
-function publishFrames(channel: number, queue: string, body: string): Buffer {
-  const header = new Writer();
-  header.short(60).short(0).longlong(Buffer.byteLength(body)).short(0);
-  const frame = (type: number, payload: Buffer) => {
-    const f = Buffer.alloc(payload.length + 8);
-    f[0] = type;
-    f.writeUInt16BE(channel, 1);
-    f.writeUInt32BE(payload.length, 3);
-    payload.copy(f, 7);
-    f[payload.length + 7] = 0xce;
-    return f;
-  };
-  return Buffer.concat([
-    methodFrame(channel, 'basic.publish', { exchange: '', routingKey: queue }),
-    frame(2, header.result()),
-    frame(3, Buffer.from(body)),
-  ]);
-}
 
 /** Confirms received until `last` is covered: each as [kind, tag, multiple]. */
 async function confirms(c: RawClient, last: number): Promise<[string, number, boolean][]> {

@@ -4,7 +4,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { FrameParser, methodFrame, PROTOCOL_HEADER, type Frame } from '../../src/protocols/amqp/frames.js';
-import { Reader } from '../../src/protocols/amqp/codec.js';
+import { Reader, Writer } from '../../src/protocols/amqp/codec.js';
 import { decodeArgs, lookupMethod, type Args, type MethodName } from '../../src/protocols/amqp/spec.js';
 
 export interface Answer {
@@ -104,4 +104,24 @@ export class RawClient {
   close(): void {
     this.socket.destroy();
   }
+}
+
+/** basic.publish to the default exchange with its content header and body, as raw frames. */
+export function publishFrames(channel: number, queue: string, body: string): Buffer {
+  const header = new Writer();
+  header.short(60).short(0).longlong(Buffer.byteLength(body)).short(0);
+  const frame = (type: number, payload: Buffer) => {
+    const f = Buffer.alloc(payload.length + 8);
+    f[0] = type;
+    f.writeUInt16BE(channel, 1);
+    f.writeUInt32BE(payload.length, 3);
+    payload.copy(f, 7);
+    f[payload.length + 7] = 0xce;
+    return f;
+  };
+  return Buffer.concat([
+    methodFrame(channel, 'basic.publish', { exchange: '', routingKey: queue }),
+    frame(2, header.result()),
+    frame(3, Buffer.from(body)),
+  ]);
 }
