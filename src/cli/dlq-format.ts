@@ -1,5 +1,5 @@
 /** How the client commands print queues, messages and move tasks for people. */
-import type { MoveFilter } from '../engine/move-filter.js';
+import type { MoveFilter } from '../engine/move-tasks/move-filter.js';
 import { amqpDeathDetail, amqpLines, binaryBodyLines, type AmqpView } from './amqp-format.js';
 
 export interface MoveTask {

@@ -1,5 +1,5 @@
 import type { Engine } from '../engine/engine.js';
-import { isRegionName } from '../engine/addressing.js';
+import { isRegionName } from '../engine/queues/addressing.js';
 import { SqsError } from '../engine/errors.js';
 import type { RequestContext } from '../engine/types.js';
 import { handleJson, jsonError } from '../protocols/json/json-adapter.js';

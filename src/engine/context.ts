@@ -1,5 +1,5 @@
 import type { Clock } from './clock.js';
-import type { DeadLetterSettings } from './dead-letter-settings.js';
+import type { DeadLetterSettings } from './dead-letters/dead-letter-settings.js';
 import type { EngineObserver } from './observer.js';
 import type { Store } from './store/store.js';
 import type { DeadLetterTarget } from './store/dead-letters.js';

@@ -1,25 +1,25 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { accessDenied, policyAllows } from './access-policy.js';
-import { parseQueueUrl, queueArn, queueUrl } from './addressing.js';
+import { accessDenied, policyAllows } from './queues/access-policy.js';
+import { parseQueueUrl, queueArn, queueUrl } from './queues/addressing.js';
 import type { Clock } from './clock.js';
 import type { EngineContext, Log } from './context.js';
-import { effectiveSettings, type DeadLetterSettings } from './dead-letter-settings.js';
-import { deadLetterTarget } from './dead-lettering.js';
+import { effectiveSettings, type DeadLetterSettings } from './dead-letters/dead-letter-settings.js';
+import { deadLetterTarget } from './dead-letters/dead-lettering.js';
 import { errors } from './errors.js';
-import { FairQueues } from './fair-queues.js';
-import { LongPolls } from './long-poll.js';
-import { sampleDepths } from './activity-sampler.js';
-import { MoveTaskRunner } from './move-task-runner.js';
-import { ActivityCounter } from './activity-counts.js';
+import { FairQueues } from './messages/fair-queues.js';
+import { LongPolls } from './messages/long-poll.js';
+import { sampleDepths } from './activity/activity-sampler.js';
+import { MoveTaskRunner } from './move-tasks/move-task-runner.js';
+import { ActivityCounter } from './activity/activity-counts.js';
 import { bothObservers, noObserver, type EngineObserver } from './observer.js';
-import { ServerPolicySet, type ServerPolicy } from './server-policies.js';
-import { decodeReceipt, encodeReceipt, type Receipt } from './receipt.js';
+import { ServerPolicySet, type ServerPolicy } from './dead-letters/server-policies.js';
+import { decodeReceipt, encodeReceipt, type Receipt } from './messages/receipt.js';
 import { exchangeDeadLetterTarget } from './amqp/dead-letter-exchange.js';
 import type { AmqpPropertyCodec } from './amqp/message-view.js';
 import { DeliveryHolders } from './amqp/delivery-holders.js';
 import type { DeadLettered, DeadLetterTarget } from './store/dead-letters.js';
 import type { Store } from './store/store.js';
-import { retentionMs, SETTABLE } from './queue-attributes.js';
+import { retentionMs, SETTABLE } from './queues/queue-attributes.js';
 import type { DeathReason, QueueRecord, RequestContext } from './types.js';
 
 /** A sweeping node that stops renewing is replaced by another after this long. */

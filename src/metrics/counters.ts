@@ -1,5 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { parseQueueArn } from '../engine/addressing.js';
+import { parseQueueArn } from '../engine/queues/addressing.js';
 import type { EngineObserver } from '../engine/observer.js';
 import type { MoveTaskRecord } from '../engine/store/move-tasks.js';
 import type { DeathReason, QueueRecord } from '../engine/types.js';

@@ -1,4 +1,4 @@
-import { parseQueueArn } from '../engine/addressing.js';
+import { parseQueueArn } from '../engine/queues/addressing.js';
 import type { EngineContext } from '../engine/context.js';
 import type { QueueRecord } from '../engine/types.js';
 import type { QueueLabelCache } from './queue-labels.js';

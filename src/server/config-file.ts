@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'yaml';
 import * as z from 'zod';
-import type { ServerPolicy } from '../engine/server-policies.js';
-import { arrayOf, intFrom, issueLines, must, nonEmptyString, policiesSchema, strictObject } from '../engine/server-policy-schema.js';
+import type { ServerPolicy } from '../engine/dead-letters/server-policies.js';
+import { arrayOf, intFrom, issueLines, must, nonEmptyString, policiesSchema, strictObject } from '../engine/dead-letters/server-policy-schema.js';
 
 /**
  * The server's config file (`redrive serve --config FILE`): YAML when its name ends in

@@ -1,5 +1,5 @@
-import { queueArn } from '../engine/addressing.js';
-import { actions } from '../engine/actions.js';
+import { queueArn } from '../engine/queues/addressing.js';
+import { actions } from '../engine/actions/registry.js';
 import type { Engine } from '../engine/engine.js';
 import type { RequestContext } from '../engine/types.js';
 import { ConfigError, type QueueDeclaration } from './config-file.js';

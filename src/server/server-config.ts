@@ -1,5 +1,5 @@
 import pino, { type Logger } from 'pino';
-import { DEFAULT_REGION } from '../engine/addressing.js';
+import { DEFAULT_REGION } from '../engine/queues/addressing.js';
 import type { Durability } from '../stores/sqlite/store.js';
 import type { AmqpLimits } from '../protocols/amqp/limits.js';
 

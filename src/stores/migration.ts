@@ -1,4 +1,4 @@
-import { isRegionName } from '../engine/addressing.js';
+import { isRegionName } from '../engine/queues/addressing.js';
 
 /**
  * A schema step of either SQL store: SQL, or SQL made from the store's default region

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { defaultAttributes } from '../../src/engine/queue-attributes.js';
+import { defaultAttributes } from '../../src/engine/queues/queue-attributes.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { browserMissing, launchBrowser, openPage } from './browser.js';

@@ -1,8 +1,8 @@
 /** The console's extensions in the engine: depth sampling per minute, and who may call them. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { sampleDepths } from '../../src/engine/activity-sampler.js';
-import { dispatch } from '../../src/engine/actions.js';
+import { sampleDepths } from '../../src/engine/activity/activity-sampler.js';
+import { dispatch } from '../../src/engine/actions/registry.js';
 import type { RequestContext } from '../../src/engine/types.js';
 import { ctx, settle, testEngine } from './support.js';
 

@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { actions } from '../../src/engine/actions.js';
+import { actions } from '../../src/engine/actions/registry.js';
 import { ManualClock } from '../../src/engine/clock.js';
-import { deadLetterTarget } from '../../src/engine/dead-lettering.js';
+import { deadLetterTarget } from '../../src/engine/dead-letters/dead-lettering.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { QueueRecord } from '../../src/engine/types.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';

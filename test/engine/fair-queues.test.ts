@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import { FAIR_REFRESH_MS, judgeNoisy, NOISY_HOLD_MS, NOISY_MIN_INFLIGHT } from '../../src/engine/fair-queues.js';
+import { FAIR_REFRESH_MS, judgeNoisy, NOISY_HOLD_MS, NOISY_MIN_INFLIGHT } from '../../src/engine/messages/fair-queues.js';
 import { takeOrder } from '../../src/engine/store/standard-plan.js';
 import { testEngine } from './support.js';
 

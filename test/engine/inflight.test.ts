@@ -4,7 +4,7 @@
  */
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { actions } from '../../src/engine/actions.js';
+import { actions } from '../../src/engine/actions/registry.js';
 import { ManualClock } from '../../src/engine/clock.js';
 import { Engine } from '../../src/engine/engine.js';
 import { SqsError } from '../../src/engine/errors.js';

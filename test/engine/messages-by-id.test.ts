@@ -1,7 +1,7 @@
 /** Operator actions by message id (docs/extensions.md): visibility, moves, and the triage counts, on a manual clock. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { actions } from '../../src/engine/actions.js';
+import { actions } from '../../src/engine/actions/registry.js';
 import { ManualClock } from '../../src/engine/clock.js';
 import { Engine } from '../../src/engine/engine.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { filterPredicate, parseMoveFilter } from '../../src/engine/move-filter.js';
+import { filterPredicate, parseMoveFilter } from '../../src/engine/move-tasks/move-filter.js';
 import type { StoredMessage } from '../../src/engine/types.js';
 
 const message = (over: Partial<StoredMessage>): StoredMessage => ({

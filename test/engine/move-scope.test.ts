@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { dispatch } from '../../src/engine/actions.js';
+import { dispatch } from '../../src/engine/actions/registry.js';
 import type { RequestContext } from '../../src/engine/types.js';
 import { ctx, settle, testEngine } from './support.js';
 

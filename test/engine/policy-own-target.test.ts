@@ -7,10 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { actions } from '../../src/engine/actions.js';
+import { actions } from '../../src/engine/actions/registry.js';
 import { ManualClock } from '../../src/engine/clock.js';
 import { Engine } from '../../src/engine/engine.js';
-import type { ServerPolicyDefinition } from '../../src/engine/server-policies.js';
+import type { ServerPolicyDefinition } from '../../src/engine/dead-letters/server-policies.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';
 import { ctx } from './support.js';
 

@@ -1,5 +1,5 @@
 /**
- * ListQueueSummaries as the console's overview queries it (src/engine/queue-overview.ts):
+ * ListQueueSummaries as the console's overview queries it (src/engine/queues/queue-overview.ts):
  * filtered, sorted and paged by the server, with the dead-letter queues' cards in the same
  * answer.
  */

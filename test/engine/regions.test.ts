@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { actions } from '../../src/engine/actions.js';
-import { regionOfHost } from '../../src/engine/addressing.js';
+import { actions } from '../../src/engine/actions/registry.js';
+import { regionOfHost } from '../../src/engine/queues/addressing.js';
 import { ManualClock } from '../../src/engine/clock.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { RequestContext } from '../../src/engine/types.js';

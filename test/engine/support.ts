@@ -1,4 +1,4 @@
-import { actions } from '../../src/engine/actions.js';
+import { actions } from '../../src/engine/actions/registry.js';
 import { ManualClock } from '../../src/engine/clock.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { RequestContext } from '../../src/engine/types.js';

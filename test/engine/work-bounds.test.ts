@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { PEEK_SCAN } from '../../src/engine/bounded-scan.js';
-import { COUNT_SCAN } from '../../src/engine/move-task-actions.js';
+import { PEEK_SCAN } from '../../src/engine/messages/bounded-scan.js';
+import { COUNT_SCAN } from '../../src/engine/actions/move-task-actions.js';
 import { ctx, testEngine } from './support.js';
 
 const arn = (name: string) => `arn:aws:sqs:${ctx.region}:${ctx.accountId}:${name}`;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { actions } from '../../src/engine/actions.js';
+import { actions } from '../../src/engine/actions/registry.js';
 import { decodeInput } from '../../src/protocols/query/decode.js';
 import { escapeXml, successXml } from '../../src/protocols/query/encode.js';
 import { queryOperation } from '../../src/protocols/query/model.js';

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { Admission, admissionLimits } from '../../src/server/admission.js';
 import { SqsError } from '../../src/engine/errors.js';
-import { actions } from '../../src/engine/actions.js';
+import { actions } from '../../src/engine/actions/registry.js';
 import { ManualClock } from '../../src/engine/clock.js';
 import { Engine } from '../../src/engine/engine.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';

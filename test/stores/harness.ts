@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
-import { newReceiptToken } from '../../src/engine/receipt.js';
+import { newReceiptToken } from '../../src/engine/messages/receipt.js';
 import type { NewMessage, QueueRecord } from '../../src/engine/types.js';
 import type { ReceiveRequest, Store } from '../../src/engine/store/store.js';
 

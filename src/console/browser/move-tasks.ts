@@ -1,5 +1,5 @@
 import type { MoveTask as CliMoveTask } from '../../cli/dlq-format.js';
-import type { MoveFilter } from '../../engine/move-filter.js';
+import type { MoveFilter } from '../../engine/move-tasks/move-filter.js';
 import { call } from './api.js';
 
 export type { MoveFilter };

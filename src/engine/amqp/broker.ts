@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { deadLetterRule, deadLetterTarget } from '../dead-lettering.js';
+import { deadLetterRule, deadLetterTarget } from '../dead-letters/dead-lettering.js';
 import type { Engine } from '../engine.js';
 import { SqsError } from '../errors.js';
-import type { Cancellation } from '../long-poll.js';
-import { defaultAttributes, parseAttributes, retentionMs } from '../queue-attributes.js';
+import type { Cancellation } from '../messages/long-poll.js';
+import { defaultAttributes, parseAttributes, retentionMs } from '../queues/queue-attributes.js';
 import type { AmqpQueueRecord } from '../store/exchanges.js';
-import type { QueueAddress } from '../addressing.js';
+import type { QueueAddress } from '../queues/addressing.js';
 import type { DeathReason, QueueRecord } from '../types.js';
 import { amqpErrors } from './errors.js';
 import { AmqpExchanges } from './exchanges.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EngineContext } from '../context.js';
-import { closesCycle, firstDeathEntry, recordDeath } from '../deaths.js';
+import { closesCycle, firstDeathEntry, recordDeath } from '../dead-letters/deaths.js';
 import type { DeadLetterArrival, DeadLetterCopy, DeadLetterTarget } from '../store/dead-letters.js';
 import type { QueueOwner } from '../store/queues.js';
 import type { Death, DeathReason, QueueRecord, StoredMessage } from '../types.js';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { EngineContext } from '../context.js';
-import { sendExpiry } from '../dead-lettering.js';
-import { md5Hex } from '../md5.js';
+import { sendExpiry } from '../dead-letters/dead-lettering.js';
+import { md5Hex } from '../messages/md5.js';
 import type { Death, MessageAttributes, NewMessage, QueueRecord, StoredMessage } from '../types.js';
-import { hasForbiddenCharacters } from '../validation.js';
+import { hasForbiddenCharacters } from '../queues/validation.js';
 import { AMQP_ATTRIBUTE } from './attribute-name.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Log } from '../context.js';
-import type { ServerPolicy, ServerPolicyDefinition, ServerPolicySet } from '../server-policies.js';
+import type { ServerPolicy, ServerPolicyDefinition, ServerPolicySet } from '../dead-letters/server-policies.js';
 import type { PolicyRecord, PolicyStore } from '../store/policies.js';
 
 /**

@@ -1,4 +1,4 @@
-import { lengthLimit } from '../dead-lettering.js';
+import { lengthLimit } from '../dead-letters/dead-lettering.js';
 import type { Engine } from '../engine.js';
 import { copiedMessage, copyOutcomes, type DeadLettered } from '../store/dead-letters.js';
 import type { NewMessage, QueueRecord, StoredMessage } from '../types.js';

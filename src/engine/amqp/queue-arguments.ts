@@ -1,6 +1,6 @@
 import {
   DELIVERY_LIMIT_ATTRIBUTE, DLX_ATTRIBUTE, DLX_ROUTING_KEY_ATTRIBUTE, MAX_LENGTH_ATTRIBUTE, MAX_LENGTH_BYTES_ATTRIBUTE, OVERFLOW_ATTRIBUTE, TTL_ATTRIBUTE,
-} from '../dead-letter-settings.js';
+} from '../dead-letters/dead-letter-settings.js';
 import { amqpErrors } from './errors.js';
 
 /**

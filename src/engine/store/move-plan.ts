@@ -1,4 +1,4 @@
-import type { QueueAddress } from '../addressing.js';
+import type { QueueAddress } from '../queues/addressing.js';
 import type { QueueRecord, StoredMessage } from '../types.js';
 import type { Destination, MoveBatch, MoveBatchResult, MoveById, MoveByIdResult, MoveTaskStatus } from './move-tasks.js';
 

@@ -1,4 +1,4 @@
-import type { QueueAddress } from '../addressing.js';
+import type { QueueAddress } from '../queues/addressing.js';
 import type { NewMessage, QueueRecord, StoredMessage } from '../types.js';
 
 /** Redrive move tasks: each step is one atomic batch, leased so one node runs a task. */

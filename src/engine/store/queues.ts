@@ -1,4 +1,4 @@
-import type { QueueAddress } from '../addressing.js';
+import type { QueueAddress } from '../queues/addressing.js';
 import type { QueueRecord } from '../types.js';
 
 /** An account in one region: what ListQueues lists. */

@@ -23,7 +23,7 @@ export interface ReadyRow {
 
 /**
  * Fair queues (docs/fair-queues.md): the noisy message groups of a standard queue, each
- * with its messages in flight, as the engine judged them (src/engine/fair-queues.ts).
+ * with its messages in flight, as the engine judged them (src/engine/messages/fair-queues.ts).
  */
 export type NoisyGroups = ReadonlyMap<string, number>;
 

@@ -1,5 +1,5 @@
-import { dispatch, hasAction } from '../../engine/actions.js';
-import type { Cancellation } from '../../engine/long-poll.js';
+import { dispatch, hasAction } from '../../engine/actions/registry.js';
+import type { Cancellation } from '../../engine/messages/long-poll.js';
 import type { Engine } from '../../engine/engine.js';
 import { errors, SqsError, sqsError } from '../../engine/errors.js';
 import type { RequestContext } from '../../engine/types.js';

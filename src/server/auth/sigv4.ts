@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { isRegionName, regionOfHost } from '../../engine/addressing.js';
+import { isRegionName, regionOfHost } from '../../engine/queues/addressing.js';
 import { SqsError } from '../../engine/errors.js';
 import type { WireRequest } from '../../protocols/wire.js';
 

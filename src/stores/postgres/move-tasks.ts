@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { destinationsOf, planMoveBatch, planMoveById, withFailure, scopedAddress, type MoveScope } from '../../engine/store/move-plan.js';
 import type { MoveBatch, MoveBatchResult, MoveById, MoveByIdResult, MoveTaskRecord, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
-import type { QueueAddress } from '../../engine/addressing.js';
+import type { QueueAddress } from '../../engine/queues/addressing.js';
 import type { QueueRecord, StoredMessage } from '../../engine/types.js';
 import { toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
 import { inTransaction, insertMessages, query } from './sql.js';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { QueueAddress } from '../../engine/addressing.js';
+import type { QueueAddress } from '../../engine/queues/addressing.js';
 import type { NewQueue, QueueOwner, QueuePatch, QueueStore } from '../../engine/store/queues.js';
 import type { QueueRecord } from '../../engine/types.js';
 import type { QueueCache } from '../queue-cache.js';

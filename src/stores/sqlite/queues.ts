@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { QueueAddress } from '../../engine/addressing.js';
+import type { QueueAddress } from '../../engine/queues/addressing.js';
 import type { NewQueue, QueueOwner, QueuePatch, QueueStore } from '../../engine/store/queues.js';
 import type { QueueRecord } from '../../engine/types.js';
 import { QueueCache } from '../queue-cache.js';

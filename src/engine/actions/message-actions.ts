@@ -1,0 +1,334 @@
+import { randomUUID } from 'node:crypto';
+import type { ReceiptOutcome } from '../store/store.js';
+import type { Engine } from '../engine.js';
+import type { ReceiptCodec } from '../engine.js';
+import { errors, SqsError, sqsError } from '../errors.js';
+import { md5Hex, md5OfAttributes } from '../messages/md5.js';
+import { selectMessageAttributes, sequenceNumber, systemAttributes } from '../messages/message-attributes.js';
+import { queueNumber, retentionMs } from '../queues/queue-attributes.js';
+import type { Attempt, Cancellation } from '../messages/long-poll.js';
+import { newReceiptToken } from '../messages/receipt.js';
+import { checkFifoParameters, DEDUP_INTERVAL_MS, FIFO_INFLIGHT_LIMIT, fifoFields, receiveAttemptId } from '../messages/fifo.js';
+import { deadLetterRule, lengthLimit, queueFull, sendExpiry } from '../dead-letters/dead-lettering.js';
+import { deathAttributes } from '../dead-letters/deaths.js';
+import { restoredDeaths } from '../dead-letters/imported-deaths.js';
+import { checkRestoreCaller, checkRestoredSource } from '../dead-letters/imported-access.js';
+import { restoredEnvelope } from '../amqp/message-view.js';
+import type { MessageAttributes, NewMessage, QueueRecord, RequestContext, StoredMessage } from '../types.js';
+import { checkBatchEntries, checkBody, checkMessageAttributes, hasForbiddenCharacters, intParam } from '../queues/validation.js';
+
+type Input = Record<string, unknown>;
+const TWELVE_HOURS_MS = 43_200_000;
+
+/** Validates one message to send and builds it; `batch` changes SQS's wording of size errors. */
+function buildMessage(engine: Engine, ctx: RequestContext, queue: QueueRecord, e: Input, batch: boolean): { message: NewMessage; size: number } {
+  const body = checkBody(e.MessageBody);
+  const user = checkMessageAttributes(e.MessageAttributes);
+  const system = checkMessageAttributes(e.MessageSystemAttributes, 'system');
+  const size = Buffer.byteLength(body, 'utf8') + user.size;
+  const max = queueNumber(queue, 'MaximumMessageSize');
+  if (size > max) {
+    throw errors.invalidParameterValue(
+      `One or more parameters ${batch ? 'cannot be validated' : 'are invalid'}. Reason: Message must be shorter than ${max} bytes.`,
+    );
+  }
+  let delay = queueNumber(queue, 'DelaySeconds');
+  // A FIFO queue has only its queue-level delay (a per-message one was rejected earlier).
+  if (!queue.fifo && e.DelaySeconds !== undefined && e.DelaySeconds !== null) {
+    delay = intParam(e.DelaySeconds, 'DelaySeconds', 0, 900)!;
+  }
+  const now = engine.clock.now();
+  // An import restores the death history (extension); those attributes are not stored as such.
+  checkRestoreCaller(ctx, queue, system.attributes);
+  const restored = restoredDeaths(system.attributes);
+  checkRestoredSource(queue, restored);
+  const { systemAttributes, deaths, deadLetterSourceArn } = restored;
+  const message: NewMessage = {
+    messageId: randomUUID(),
+    body,
+    attributes: user.attributes,
+    systemAttributes: withTraceHeader(ctx, restoredEnvelope(systemAttributes, body, queue.name, engine.amqpCodec)),
+    md5OfBody: md5Hex(body),
+    md5OfAttributes: md5OfAttributes(user.attributes),
+    md5OfSystemAttributes: md5OfAttributes(system.attributes),
+    senderId: ctx.accountId,
+    sentAt: now,
+    visibleAt: now + delay * 1000,
+    expiresAt: sendExpiry(engine, queue, system.attributes, now),
+    ...fifoFields(queue, e, body, now),
+    ...(deaths ? { deaths } : {}),
+    ...(deadLetterSourceArn ? { deadLetterSourceArn } : {}),
+  };
+  return { message, size };
+}
+
+/**
+ * The X-Amzn-Trace-Id header becomes the AWSTraceHeader system attribute unless the send
+ * gives one itself. The response's MD5 covers only the attributes the client sent.
+ */
+function withTraceHeader(ctx: RequestContext, system: MessageAttributes | undefined): MessageAttributes | undefined {
+  if (ctx.traceHeader === undefined || system?.AWSTraceHeader) return system;
+  // A header that is not text SQS could store is left out, never stored altered.
+  if (hasForbiddenCharacters(ctx.traceHeader)) return system;
+  return { ...system, AWSTraceHeader: { DataType: 'String', StringValue: ctx.traceHeader } };
+}
+
+function sendResult(queue: QueueRecord, m: StoredMessage) {
+  const out: Record<string, unknown> = { MessageId: m.messageId, MD5OfMessageBody: m.md5OfBody };
+  if (m.md5OfAttributes) out.MD5OfMessageAttributes = m.md5OfAttributes;
+  if (m.md5OfSystemAttributes) out.MD5OfMessageSystemAttributes = m.md5OfSystemAttributes;
+  if (queue.fifo) out.SequenceNumber = sequenceNumber(m.seq);
+  return out;
+}
+
+export async function sendMessage(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  checkFifoParameters(queue, input, false);
+  const { message, size } = buildMessage(engine, ctx, queue, input, false);
+  const { messages: [stored], deadLettered } = await engine.store.messages.send(queue.id, [message], await lengthLimit(engine, queue));
+  engine.deadLettered(queue, deadLettered);
+  if (stored!.rejected) throw queueFull(queue);
+  if (stored!.duplicate) engine.observer.deduplicated(queue, 1);
+  else engine.observer.sent(queue, 1, [size]);
+  return sendResult(queue, stored!);
+}
+
+/** Tells the observer what a batch stored: sizes of the messages sent, and the duplicates. */
+function observeBatch(engine: Engine, queue: QueueRecord, stored: StoredMessage[], sizes: number[]): void {
+  const sent: number[] = [];
+  let duplicates = 0;
+  stored.forEach((m, i) => {
+    if (m.duplicate) duplicates++;
+    else if (!m.rejected) sent.push(sizes[i]!);
+  });
+  if (sent.length) engine.observer.sent(queue, sent.length, sent);
+  if (duplicates) engine.observer.deduplicated(queue, duplicates);
+}
+
+const BATCH_LIMIT = 1_048_576;
+
+function failure(id: string, e: unknown) {
+  const err = e instanceof SqsError ? e : errors.internal();
+  return { Id: id, SenderFault: err.senderFault, Code: err.code, Message: err.message };
+}
+
+export async function sendMessageBatch(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const entries = checkBatchEntries<Input & { Id: string }>(input.Entries, 'SendMessageBatchRequestEntry');
+  for (const e of entries) checkFifoParameters(queue, e, true);
+  let total = 0;
+  const built: { id: string; message?: NewMessage; size?: number; error?: unknown }[] = entries.map((e) => {
+    try {
+      const { message, size } = buildMessage(engine, ctx, queue, e, true);
+      total += size;
+      return { id: e.Id, message, size };
+    } catch (error) {
+      total += typeof e.MessageBody === 'string' ? Buffer.byteLength(e.MessageBody) : 0;
+      return { id: e.Id, error };
+    }
+  });
+  if (total > BATCH_LIMIT) {
+    throw sqsError('BatchRequestTooLong', `Batch requests cannot be longer than ${BATCH_LIMIT} bytes. You have sent ${total} bytes.`);
+  }
+  const good = built.filter((b) => b.message);
+  const { messages: stored, deadLettered } = good.length
+    ? await engine.store.messages.send(queue.id, good.map((b) => b.message!), await lengthLimit(engine, queue))
+    : { messages: [], deadLettered: [] };
+  engine.deadLettered(queue, deadLettered);
+  observeBatch(engine, queue, stored, good.map((b) => b.size!));
+  stored.forEach((m, i) => {
+    if (m.rejected) good[i]!.error = queueFull(queue);
+  });
+  const out: Record<string, unknown> = {};
+  const successful = stored.flatMap((m, i) => (m.rejected ? [] : [{ Id: good[i]!.id, ...sendResult(queue, m) }]));
+  if (successful.length) out.Successful = successful;
+  const failed = built.filter((b) => b.error).map((b) => failure(b.id, b.error));
+  if (failed.length) out.Failed = failed;
+  return out;
+}
+
+const nameList = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+
+export async function receiveMessage(engine: Engine, ctx: RequestContext, input: Input, signal?: Cancellation) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const max = intParam(input.MaxNumberOfMessages, 'MaxNumberOfMessages', 1, 10) ?? 1;
+  const visibility = intParam(input.VisibilityTimeout, 'VisibilityTimeout', 0, 43_200) ?? queueNumber(queue, 'VisibilityTimeout');
+  const wait = intParam(input.WaitTimeSeconds, 'WaitTimeSeconds', 0, 20, 'Must be >= 0 and <= 20, if provided.')
+    ?? queueNumber(queue, 'ReceiveMessageWaitTimeSeconds');
+  const systemNames = new Set([...nameList(input.AttributeNames), ...nameList(input.MessageSystemAttributeNames)]);
+  const userNames = nameList(input.MessageAttributeNames);
+  const attemptId = queue.fifo ? receiveAttemptId(input.ReceiveRequestAttemptId) : undefined;
+  const deadLetter = await deadLetterRule(engine, queue);
+
+  const attempt = async (): Promise<Attempt<StoredMessage>> => {
+    const now = engine.clock.now();
+    if (await overInflightLimit(engine, queue, now)) {
+      // Short polls of a standard queue are told; long polls and FIFO queues get nothing.
+      if (wait > 0 || queue.fifo) return { messages: [] };
+      throw sqsError('OverLimit', `Too many messages in flight for queue ${queue.name}.`);
+    }
+    const noisy = await engine.fair.noisy(queue, now);
+    const r = await engine.store.messages.receive(queue.id, {
+      now, max, visibilityTimeoutMs: visibility * 1000, retentionCutoff: now - retentionMs(queue),
+      newToken: newReceiptToken, deadLetter, fifo: queue.fifo, attemptId, attemptUntil: now + DEDUP_INTERVAL_MS,
+      ...(noisy && { noisy }),
+    });
+    engine.fair.noteReceived(queue, r.messages);
+    engine.deadLettered(queue, r.deadLettered);
+    noteReceived(engine, queue, r.messages.length);
+    return r;
+  };
+  // Each waiting long poll holds a connection and its memory for up to 20 s. Past the cap a
+  // receive still gets what is there, but does not wait: an empty answer would make the
+  // client poll again at once, so it gets a 503, which SDKs retry with back-off.
+  const capped = wait > 0 && engine.longPolls.size >= engine.maxLongPolls;
+  const messages = await engine.longPolls.wait(queue.id, capped ? 0 : wait * 1000, attempt, signal, max);
+  if (capped && messages.length === 0) {
+    throw sqsError('ServiceUnavailable', 'Too many long polls are waiting; the server is shedding load. Retry with back-off.');
+  }
+  // Counted per call, as CloudWatch counts NumberOfEmptyReceives: a long poll's attempts are one receive.
+  engine.observer.received(queue, messages.length);
+  if (messages.length === 0) return {};
+  const receipts = await engine.receipts();
+  return {
+    Messages: messages.map((m) => {
+      const out: Record<string, unknown> = {
+        MessageId: m.messageId,
+        ReceiptHandle: receipts.seal({ queueId: queue.id, seq: m.seq, token: m.receiptToken! }),
+        MD5OfBody: m.md5OfBody,
+        Body: m.body,
+      };
+      const attrs = { ...systemAttributes(m, systemNames), ...deathAttributes(m, (n) => systemNames.has(n)) };
+      if (Object.keys(attrs).length) out.Attributes = attrs;
+      const user = selectMessageAttributes(m.attributes, userNames);
+      if (user.attributes) {
+        out.MD5OfMessageAttributes = user.md5;
+        out.MessageAttributes = user.attributes;
+      }
+      return out;
+    }),
+  };
+}
+
+/**
+ * The in-flight limit without counting on every receive: an upper bound grows with
+ * each receive and is replaced by an exact count only when it nears the limit.
+ */
+function noteReceived(engine: Engine, queue: QueueRecord, n: number): void {
+  if (n) engine.inflightEstimates.set(queue.id, (engine.inflightEstimates.get(queue.id) ?? 0) + n);
+}
+
+async function overInflightLimit(engine: Engine, queue: QueueRecord, now: number): Promise<boolean> {
+  const limit = queue.fifo ? Math.min(FIFO_INFLIGHT_LIMIT, engine.inflightLimit) : engine.inflightLimit;
+  const estimate = engine.inflightEstimates.get(queue.id) ?? Infinity;
+  if (estimate < limit) return false;
+  const exact = await engine.store.messages.countInflight(queue.id, now);
+  engine.inflightEstimates.set(queue.id, exact);
+  return exact >= limit;
+}
+
+
+function deleteError(outcome: ReceiptOutcome, handle: string): SqsError | undefined {
+  if (outcome === 'lapsed') return errors.invalidValue('ReceiptHandle', handle, 'The receipt handle has expired.');
+  return undefined;
+}
+
+export async function deleteMessage(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const receipt = (await engine.receipts()).open(queue, input.ReceiptHandle);
+  const [outcome] = await engine.store.messages.delete(queue.id, [receipt], { now: engine.clock.now(), requireCurrent: queue.fifo });
+  if (outcome === 'ok') engine.observer.deleted(queue, 1);
+  const err = deleteError(outcome!, String(input.ReceiptHandle));
+  if (err) throw err;
+  return {};
+}
+
+/** Runs a batch of receipt operations: per-entry validation, one store call, per-entry results. */
+async function receiptBatch<T>(
+  input: Input,
+  entryShape: string,
+  prepare: (e: Input) => T,
+  apply: (items: T[]) => Promise<ReceiptOutcome[]>,
+  toError: (o: ReceiptOutcome, e: Input) => SqsError | undefined,
+) {
+  const entries = checkBatchEntries<Input & { Id: string }>(input.Entries, entryShape);
+  const prepared: { e: Input & { Id: string }; item?: T; error?: unknown }[] = entries.map((e) => {
+    try {
+      return { e, item: prepare(e) };
+    } catch (error) {
+      return { e, error };
+    }
+  });
+  const ok = prepared.filter((p) => p.item !== undefined);
+  const outcomes = ok.length ? await apply(ok.map((p) => p.item!)) : [];
+  ok.forEach((p, i) => {
+    const err = toError(outcomes[i]!, p.e);
+    if (err) p.error = err;
+  });
+  const out: Record<string, unknown> = {};
+  const successful = prepared.filter((p) => !p.error).map((p) => ({ Id: p.e.Id }));
+  const failed = prepared.filter((p) => p.error).map((p) => failure(p.e.Id, p.error));
+  if (successful.length) out.Successful = successful;
+  if (failed.length) out.Failed = failed;
+  return out;
+}
+
+export async function deleteMessageBatch(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const receipts = await engine.receipts();
+  return receiptBatch(
+    input, 'DeleteMessageBatchRequestEntry',
+    (e) => receipts.open(queue, e.ReceiptHandle),
+    async (items) => {
+      const outcomes = await engine.store.messages.delete(queue.id, items, { now: engine.clock.now(), requireCurrent: queue.fifo });
+      const ok = outcomes.filter((o) => o === 'ok').length;
+      if (ok) engine.observer.deleted(queue, ok);
+      return outcomes;
+    },
+    (o, e) => deleteError(o, String(e.ReceiptHandle)),
+  );
+}
+
+function visibilityError(outcome: ReceiptOutcome, handle: string, timeout: number): SqsError | undefined {
+  switch (outcome) {
+    case 'ok':
+      return undefined;
+    case 'tooLong':
+      return errors.invalidValue('VisibilityTimeout', timeout, 'Total VisibilityTimeout for the message is beyond the limit [43200 seconds]');
+    case 'lapsed':
+      return errors.invalidValue('ReceiptHandle', handle, 'The receipt handle has expired.');
+    case 'notInflight':
+      return sqsError('MessageNotInflight', 'The message referred to is not in flight.');
+    default:
+      return errors.invalidValue('ReceiptHandle', handle, 'Message does not exist or is not available for visibility timeout change.');
+  }
+}
+
+function visibilityChange(receipts: ReceiptCodec, queue: QueueRecord, e: Input) {
+  const receipt = receipts.open(queue, e.ReceiptHandle);
+  if (e.VisibilityTimeout === undefined || e.VisibilityTimeout === null) throw errors.missingParameter('VisibilityTimeout');
+  const timeout = intParam(e.VisibilityTimeout, 'VisibilityTimeout', 0, 43_200)!;
+  // SQS counts any time since the receive, so even a change made at once may not reach
+  // the full 12 hours: 43200 right after a receive is already beyond the limit.
+  return { ...receipt, visibilityTimeoutMs: timeout * 1000, maxSinceReceiveMs: TWELVE_HOURS_MS - 1, requireCurrent: queue.fifo };
+}
+
+export async function changeMessageVisibility(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const change = visibilityChange(await engine.receipts(), queue, input);
+  const [outcome] = await engine.store.messages.changeVisibility(queue.id, [change], engine.clock.now());
+  const err = visibilityError(outcome!, String(input.ReceiptHandle), change.visibilityTimeoutMs / 1000);
+  if (err) throw err;
+  return {};
+}
+
+export async function changeMessageVisibilityBatch(engine: Engine, ctx: RequestContext, input: Input) {
+  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const receipts = await engine.receipts();
+  return receiptBatch(
+    input, 'ChangeMessageVisibilityBatchRequestEntry',
+    (e) => visibilityChange(receipts, queue, e),
+    (items) => engine.store.messages.changeVisibility(queue.id, items, engine.clock.now()),
+    (o, e) => visibilityError(o, String(e.ReceiptHandle), Number(e.VisibilityTimeout)),
+  );
+}

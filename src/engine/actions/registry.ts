@@ -1,0 +1,82 @@
+import type { Engine } from '../engine.js';
+import { SqsError } from '../errors.js';
+import * as permissions from './permission-actions.js';
+import type { Cancellation } from '../messages/long-poll.js';
+import * as deadLetters from './dead-letter-actions.js';
+import { getDeadLetterBreakdown } from './dead-letter-breakdown-actions.js';
+import { changeMessageVisibilityById, deleteMessagesById, moveMessagesById } from './message-by-id-actions.js';
+import { getQueueActivity } from './queue-activity-actions.js';
+import { releaseAmqpDeliveries } from './amqp-delivery-actions.js';
+import { listQueueSummaries } from './queue-summary-actions.js';
+import * as messages from './message-actions.js';
+import * as moveTasks from './move-task-actions.js';
+import * as queues from './queue-actions.js';
+import type { RequestContext } from '../types.js';
+
+export type ActionInput = Record<string, unknown>;
+export type ActionHandler = (
+  engine: Engine,
+  ctx: RequestContext,
+  input: ActionInput,
+  signal?: Cancellation,
+) => Promise<Record<string, unknown>>;
+
+/** Every SQS action Redrive serves, by its API name. Both protocol adapters dispatch here. */
+export const actions: Record<string, ActionHandler> = {
+  AddPermission: permissions.addPermission,
+  RemovePermission: permissions.removePermission,
+  CreateQueue: queues.createQueue,
+  GetQueueUrl: queues.getQueueUrl,
+  ListQueues: queues.listQueues,
+  DeleteQueue: queues.deleteQueue,
+  PurgeQueue: queues.purgeQueue,
+  GetQueueAttributes: queues.getQueueAttributes,
+  SetQueueAttributes: queues.setQueueAttributes,
+  TagQueue: queues.tagQueue,
+  UntagQueue: queues.untagQueue,
+  ListQueueTags: queues.listQueueTags,
+  SendMessage: messages.sendMessage,
+  SendMessageBatch: messages.sendMessageBatch,
+  ReceiveMessage: messages.receiveMessage,
+  DeleteMessage: messages.deleteMessage,
+  DeleteMessageBatch: messages.deleteMessageBatch,
+  ChangeMessageVisibility: messages.changeMessageVisibility,
+  ChangeMessageVisibilityBatch: messages.changeMessageVisibilityBatch,
+  ListDeadLetterSourceQueues: deadLetters.listDeadLetterSourceQueues,
+  StartMessageMoveTask: moveTasks.startMessageMoveTask,
+  ListMessageMoveTasks: moveTasks.listMessageMoveTasks,
+  CancelMessageMoveTask: moveTasks.cancelMessageMoveTask,
+  // Redrive extension (not an SQS action): browse messages without receiving them.
+  PeekMessages: deadLetters.peekMessages,
+  // Redrive extension: dead-letter a received message now, with reason `rejected`.
+  RejectMessage: deadLetters.rejectMessage,
+  // Redrive extensions for the console and the CLI (docs/extensions.md).
+  ListQueueSummaries: listQueueSummaries,
+  DeleteMessagesById: deleteMessagesById,
+  ChangeMessageVisibilityById: changeMessageVisibilityById,
+  MoveMessagesById: moveMessagesById,
+  GetDeadLetterBreakdown: getDeadLetterBreakdown,
+  GetQueueActivity: getQueueActivity,
+  // Redrive extension: return a stopped process's unacknowledged AMQP deliveries now.
+  ReleaseAmqpDeliveries: releaseAmqpDeliveries,
+};
+
+export function hasAction(name: string): boolean {
+  return Object.prototype.hasOwnProperty.call(actions, name);
+}
+
+/** Runs an action for a protocol adapter (which has checked `hasAction`), and tells the observer how it went. */
+export async function dispatch(engine: Engine, ctx: RequestContext, action: string, input: ActionInput, signal?: Cancellation) {
+  ctx.action = action;
+  ctx.input = input;
+  const start = performance.now();
+  let code = '';
+  try {
+    return await actions[action]!(engine, ctx, input, signal);
+  } catch (e) {
+    code = e instanceof SqsError ? e.code : 'InternalFailure';
+    throw e;
+  } finally {
+    engine.observer.request(action, ctx.protocol ?? 'json', code, (performance.now() - start) / 1000);
+  }
+}

@@ -1,0 +1,98 @@
+import { queueArn } from '../queues/addressing.js';
+import type { Overflow, ServerPolicy, ServerPolicyDefinition, ServerPolicySet } from './server-policies.js';
+import type { QueueRecord, RedrivePolicy } from '../types.js';
+
+/** The extension queue attributes (documented in docs/extensions.md). */
+export const TTL_ATTRIBUTE = 'RedriveMessageTtlSeconds';
+export const MAX_LENGTH_ATTRIBUTE = 'RedriveMaxLength';
+export const MAX_LENGTH_BYTES_ATTRIBUTE = 'RedriveMaxLengthBytes';
+export const OVERFLOW_ATTRIBUTE = 'RedriveOverflow';
+/** AMQP dead-letter exchanges: set from x-dead-letter-exchange, -routing-key, x-delivery-limit. */
+export const DLX_ATTRIBUTE = 'RedriveDeadLetterExchange';
+export const DLX_ROUTING_KEY_ATTRIBUTE = 'RedriveDeadLetterRoutingKey';
+export const DELIVERY_LIMIT_ATTRIBUTE = 'RedriveDeliveryLimit';
+/** The message system attribute that gives one message its own time-to-live. */
+export const MESSAGE_TTL_ATTRIBUTE = 'RedriveTtlSeconds';
+/** Read-only: the policy that applies to the queue and the settings it contributes. */
+export const APPLIED_POLICY_ATTRIBUTE = 'RedriveAppliedPolicy';
+
+/** A queue's dead-letter settings in force: its own attributes over the matching policy. */
+export interface DeadLetterSettings {
+  targetArn?: string;
+  maxReceiveCount?: number;
+  messageTtlSeconds?: number;
+  maxLength?: number;
+  maxLengthBytes?: number;
+  overflow: Overflow;
+  /** AMQP: the dead-letter exchange (`` is the default exchange); when set it replaces the target queue. */
+  deadLetterExchange?: string;
+  deadLetterRoutingKey?: string;
+  deliveryLimit?: number;
+  /** The matching policy and what of it is in force (not overridden by the queue). */
+  policy?: { name: string; applied: ServerPolicyDefinition };
+}
+
+/** The ARN of a policy's dead-letter queue for a queue of `accountId`, if it names one. */
+function policyTarget(d: ServerPolicyDefinition, region: string, accountId: string): string | undefined {
+  return d.deadLetterTargetArn ?? (d.deadLetterTargetName === undefined ? undefined : queueArn(region, accountId, d.deadLetterTargetName));
+}
+
+/** What of a policy applies to its own dead-letter queue when it opts in: never the target. */
+function limitsOf(d: ServerPolicyDefinition): ServerPolicyDefinition {
+  const { messageTtlSeconds, maxLength, maxLengthBytes, overflow } = d;
+  return { messageTtlSeconds, maxLength, maxLengthBytes, overflow };
+}
+
+const num = (v: string | undefined): number | undefined => (v === undefined || v === '' ? undefined : Number(v));
+
+/**
+ * Resolves the settings of `queue`. As RabbitMQ's queue arguments win over policies, an
+ * attribute set on the queue wins over the policy's value for that setting. The
+ * RedrivePolicy attribute holds the target and maxReceiveCount together, so a queue
+ * that has one takes both from it.
+ */
+export function effectiveSettings(policies: ServerPolicySet, region: string, queue: Omit<QueueRecord, 'id'>): DeadLetterSettings {
+  const a = queue.attributes;
+  const own = a.RedrivePolicy ? (JSON.parse(a.RedrivePolicy) as RedrivePolicy) : undefined;
+  const self = queueArn(region, queue.accountId, queue.name);
+  const targets = (p: ServerPolicy) => policyTarget(p.definition, region, queue.accountId) === self;
+  // A policy never applies to its own dead-letter queue unless it opts in, and then
+  // only its limits: a lower policy that matches applies instead (docs/extensions.md).
+  const policy = policies.match(queue.name, (p) => (p.accountId !== undefined && p.accountId !== queue.accountId)
+    || (targets(p) && !p.definition.applyToDeadLetterTarget));
+  const d = policy ? (targets(policy) ? limitsOf(policy.definition) : policy.definition) : {};
+  const applied: ServerPolicyDefinition = {};
+  const pick = <K extends keyof ServerPolicyDefinition>(key: K, mine: ServerPolicyDefinition[K] | undefined): ServerPolicyDefinition[K] | undefined => {
+    // RabbitMQ's rule for management-API policies: of two numeric limits the lower applies.
+    if (mine !== undefined && policy?.lowerLimitWins && typeof mine === 'number' && typeof d[key] === 'number' && (d[key] as number) < mine) {
+      applied[key] = d[key];
+      return d[key];
+    }
+    if (mine !== undefined) return mine;
+    if (d[key] !== undefined) applied[key] = d[key];
+    return d[key];
+  };
+  let targetArn = own?.deadLetterTargetArn;
+  let maxReceiveCount = own?.maxReceiveCount;
+  if (!own) {
+    targetArn = pick('deadLetterTargetArn', undefined);
+    const byName = pick('deadLetterTargetName', undefined);
+    if (byName !== undefined) targetArn = queueArn(region, queue.accountId, byName);
+    maxReceiveCount = pick('maxReceiveCount', undefined);
+  }
+  const settings: DeadLetterSettings = {
+    targetArn,
+    maxReceiveCount,
+    messageTtlSeconds: pick('messageTtlSeconds', num(a[TTL_ATTRIBUTE])),
+    maxLength: pick('maxLength', num(a[MAX_LENGTH_ATTRIBUTE])),
+    maxLengthBytes: pick('maxLengthBytes', num(a[MAX_LENGTH_BYTES_ATTRIBUTE])),
+    // RabbitMQ's default overflow behaviour is drop-head.
+    overflow: pick('overflow', (a[OVERFLOW_ATTRIBUTE] || undefined) as Overflow | undefined) ?? 'drop-head',
+    // An attribute present but empty is an AMQP argument naming the default exchange.
+    deadLetterExchange: pick('deadLetterExchange', a[DLX_ATTRIBUTE]),
+    deadLetterRoutingKey: pick('deadLetterRoutingKey', a[DLX_ROUTING_KEY_ATTRIBUTE]),
+    deliveryLimit: pick('deliveryLimit', num(a[DELIVERY_LIMIT_ATTRIBUTE])),
+  };
+  if (policy && Object.keys(applied).length) settings.policy = { name: policy.name, applied };
+  return settings;
+}
