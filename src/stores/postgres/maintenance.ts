@@ -8,7 +8,7 @@ const SWEEP_BATCH = 5000;
 /** A readiness check that takes longer than this fails: a load balancer must not wait on it. */
 const READY_TIMEOUT_MS = 2000;
 
-export class PgMaintenance implements MaintenanceStore {
+export class PostgresMaintenance implements MaintenanceStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async retentionDue(rule: RetentionRule, limit: number): Promise<RetentionDue[]> {

@@ -42,7 +42,7 @@ export class SqliteMaintenance implements MaintenanceStore {
            FROM queues q)
          WHERE due_at IS NOT NULL ORDER BY due_at ${BOUND_LIMIT}`,
       ),
-      // messages_ttl (migration 9) holds only messages with a time-to-live.
+      // messages_ttl (migrations/000011.sql) holds only messages with a time-to-live.
       expiryDue: db.prepare(
         `SELECT DISTINCT queue_id AS id FROM messages WHERE expires_at <= ? AND visible_at <= ? ${BOUND_LIMIT}`,
       ).pluck(),
