@@ -14,7 +14,7 @@ import { openDatabase } from '../../src/stores/sqlite/driver.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';
 import type { Store } from '../../src/engine/store/store.js';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
-import { makeQueue, newMessage, tempFile } from './harness.js';
+import { makeQueue, tempFile } from './harness.js';
 
 const OLD_ROW = `INSERT INTO queues (account_id, name, fifo, attributes, tags, created_at, modified_at) VALUES
   ('000000000000', 'kept', 0, '{"DelaySeconds":"0"}', '{}', 1, 1), ('000000000000', 'deleted', 0, '{}', '{}', 1, 1)`;

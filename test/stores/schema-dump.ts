@@ -43,8 +43,8 @@ export async function postgresSchema(client: pg.ClientBase): Promise<string[]> {
   ];
   const lines: string[] = [];
   for (const q of queries) {
-    const { rows } = await client.query<{ line: string }>({ text: q, rowMode: 'array' } as never);
-    for (const r of rows as unknown as [string][]) lines.push(squeeze(r[0]));
+    const { rows } = await client.query<[string]>({ text: q, rowMode: 'array' });
+    for (const [line] of rows) lines.push(squeeze(line));
   }
   return lines.sort();
 }

@@ -162,7 +162,8 @@ describe('the migration files', () => {
 
   test("name the default region as :'default_region', given as a quoted region name", () => {
     const [step] = readMigrations(folder({ '000001.sql': "INSERT INTO t VALUES (:'default_region');" }));
-    assert.equal(step!.sql('ap-south-1'), "INSERT INTO t VALUES ('ap-south-1');");
-    assert.throws(() => step!.sql("x'); DROP TABLE queues; --"), /invalid default region/);
+    assert.ok(step);
+    assert.equal(step.sql('ap-south-1'), "INSERT INTO t VALUES ('ap-south-1');");
+    assert.throws(() => step.sql("x'); DROP TABLE queues; --"), /invalid default region/);
   });
 });
