@@ -131,8 +131,11 @@ describe('PostgreSQL', () => {
       return postgresSchema(client);
     });
     assert.ok(fresh.includes(`migrations ${Array.from({ length: latest }, (_, i) => i + 1).join(',')}`));
-    for (let k = 1; k < latest; k++) {
-      await withDatabase(async (client, url) => {
+    // One database for every version, emptied before each: everything the steps create
+    // lives in its public schema.
+    await withDatabase(async (client, url) => {
+      for (let k = 1; k < latest; k++) {
+        await client.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
         assert.equal(await migratePostgres(client, REGION, k), k);
         const { rows } = await client.query("SELECT 1 FROM information_schema.columns WHERE table_name = 'queues' AND column_name = 'region'");
         for (const sql of oldRows(rows.length > 0, String)) await client.query(sql);
@@ -140,8 +143,8 @@ describe('PostgreSQL', () => {
         assert.deepEqual(await postgresSchema(client), fresh, `upgraded from version ${k}`);
         assert.equal((await client.query('SELECT count(*)::int AS n FROM messages')).rows[0].n, 3, `messages kept from version ${k}`);
         assert.deepEqual((await client.query('SELECT region FROM queues ORDER BY id')).rows.map((r) => r.region), [REGION, REGION]);
-      });
-    }
+      }
+    });
   });
 });
 
