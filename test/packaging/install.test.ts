@@ -12,7 +12,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -81,14 +81,19 @@ describe('the packed package, installed from its tarball', { timeout: 15 * 60_00
       'package.json', 'README.md', 'CHANGELOG.md', 'LICENSE',
       'dist/src/cli/index.js', 'dist/src/server/app.js',
       'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/index.cjs', 'dist/src/index.d.cts', 'dist/src/library/start-redrive.d.ts',
-      'dist/src/stores/sqlite/migrations.js', 'dist/src/stores/postgres/migrations.js',
+      'src/stores/sqlite/migrations/000001.sql', 'src/stores/postgres/migrations/000001.sql',
       'dist/src/stores/sqlite/checkpoint-worker.js', 'dist/src/protocols/query/sqs-query-model.json',
       'dist/src/console/browser/main.js', 'src/console/static/console.css', 'src/console/static/favicon.svg',
     ]) assert.ok(files.includes(needed), `${needed} is in the package`);
     const unwanted = files.filter((f) => /^(test|bench|docs|scripts|dist\/test|dist\/bench)\/|(?<!\.d)\.ts$|\.map$|tsconfig/.test(f));
     assert.deepEqual(unwanted, []);
-    const other = files.filter((f) => !/^(dist\/src\/.*\.(js|cjs|d\.ts|d\.cts|json)|src\/console\/static\/[^/]+)$/.test(f));
+    const other = files.filter((f) => !/^(dist\/src\/.*\.(js|cjs|d\.ts|d\.cts|json)|src\/console\/static\/[^/]+|src\/stores\/(sqlite|postgres)\/migrations\/\d{6}\.sql)$/.test(f));
     assert.deepEqual(other.sort(), ['CHANGELOG.md', 'LICENSE', 'README.md', 'package.json']);
+    for (const store of ['sqlite', 'postgres']) {
+      const dir = `src/stores/${store}/migrations`;
+      const steps = readdirSync(join(ROOT, dir)).filter((f) => f.endsWith('.sql')).map((f) => `${dir}/${f}`).sort();
+      assert.deepEqual(files.filter((f) => f.startsWith(`${dir}/`)).sort(), steps, `every ${store} migration is in the package`);
+    }
   });
 
   test('installs without the checkout and without running the TypeScript compiler', () => {

@@ -6,22 +6,22 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import pg from 'pg';
-import { migrationSql, type Migration } from '../../src/stores/migration.js';
-import { migrations as pgMigrations } from '../../src/stores/postgres/migrations.js';
+import type { Migration } from '../../src/stores/migration.js';
+import { migrate as migratePostgres, postgresMigrations } from '../../src/stores/postgres/migrate.js';
 import { PostgresStore } from '../../src/stores/postgres/store.js';
-import { migrations as sqliteMigrations } from '../../src/stores/sqlite/migrations.js';
+import { migrate as migrateSqlite, sqliteMigrations } from '../../src/stores/sqlite/migrate.js';
 import { openDatabase } from '../../src/stores/sqlite/driver.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';
 import type { Store } from '../../src/engine/store/store.js';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
-import { makeQueue, newMessage, tempFile } from './harness.js';
+import { makeQueue, tempFile } from './harness.js';
 
 const OLD_ROW = `INSERT INTO queues (account_id, name, fifo, attributes, tags, created_at, modified_at) VALUES
   ('000000000000', 'kept', 0, '{"DelaySeconds":"0"}', '{}', 1, 1), ('000000000000', 'deleted', 0, '{}', '{}', 1, 1)`;
 
 /** How many steps come before the regions step: the schema a database from before regions has. */
-function stepsBeforeRegions(steps: Migration[]): number {
-  const i = steps.findIndex((m) => migrationSql(m, 'x').includes('Regions (docs/regions.md)'));
+function stepsBeforeRegions(steps: readonly Migration[]): number {
+  const i = steps.findIndex((m) => m.sql('us-east-1').includes('Regions (docs/regions.md)'));
   assert.ok(i > 0, 'the regions step is found');
   return i;
 }
@@ -39,9 +39,7 @@ async function checkUpgraded(store: Store): Promise<void> {
 test('SQLite: queues from before regions move into the default region the store opens with', async () => {
   const path = tempFile('redrive.db');
   const db = openDatabase(path);
-  const before = stepsBeforeRegions(sqliteMigrations);
-  for (let v = 0; v < before; v++) db.exec(migrationSql(sqliteMigrations[v]!, 'unused'));
-  db.pragma(`user_version = ${before}`);
+  migrateSqlite(db, path, 'us-east-1', stepsBeforeRegions(sqliteMigrations()));
   db.exec(OLD_ROW);
   db.exec(`INSERT INTO messages (queue_id, message_id, body, md5_body, sender_id, sent_at, visible_at)
     VALUES (1, 'm1', 'hello', 'x', 's', 1, 1)`);
@@ -63,12 +61,7 @@ test('PostgreSQL: queues from before regions move into the default region the st
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();
   try {
-    await client.query('CREATE TABLE redrive_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
-    const before = stepsBeforeRegions(pgMigrations);
-    for (let v = 0; v < before; v++) {
-      await client.query(migrationSql(pgMigrations[v]!, 'unused'));
-      await client.query('INSERT INTO redrive_migrations (version) VALUES ($1)', [v + 1]);
-    }
+    await migratePostgres(client, 'us-east-1', stepsBeforeRegions(postgresMigrations()));
     await client.query(OLD_ROW.replace(/, 0, /g, ', false, '));
     await client.query(`INSERT INTO messages (queue_id, message_id, body, md5_body, sender_id, sent_at, visible_at)
       VALUES (1, 'm1', 'hello', 'x', 's', 1, 1)`);

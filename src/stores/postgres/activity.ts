@@ -10,7 +10,7 @@ const DEPTH_SHARD = -1;
  * one statement, sharded by connection (STATS_SHARD), so concurrent nodes never wait on one row;
  * a read sums the shards. Every node reads the same rows.
  */
-export class PgActivity implements ActivityStore {
+export class PostgresActivity implements ActivityStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async add(counts: readonly ActivityCounts[]): Promise<void> {

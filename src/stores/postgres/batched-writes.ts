@@ -3,7 +3,7 @@ import type { NewMessage, StoredMessage } from '../../engine/types.js';
 import { GroupCommit } from './group-commit.js';
 import { INSERT_COLUMNS, insertArrays, query, unnestInsert } from './sql.js';
 import { addReady, readyCount } from '../wakeup-listeners.js';
-import { AVAILABLE_CHANNEL, type PgWakeups, type SentCount } from './wakeups.js';
+import { AVAILABLE_CHANNEL, type PostgresWakeups, type SentCount } from './wakeups.js';
 
 /**
  * The writes every message takes, grouped (group-commit.ts): the sends of one turn to
@@ -60,7 +60,7 @@ export class BatchedWrites {
   private readonly sends: GroupCommit<Send, StoredMessage[]>;
   private readonly deletes: GroupCommit<Delete, Map<number, Gone>>;
 
-  constructor(pool: pg.Pool, wakeups: PgWakeups) {
+  constructor(pool: pg.Pool, wakeups: PostgresWakeups) {
     this.sends = new GroupCommit(async (items) => {
       const sent = sentCounts(items);
       const out = await sendAll(pool, items, wakeups.payload(sent));

@@ -7,7 +7,7 @@ import type { DeathReason, NewMessage, StoredMessage } from '../../engine/types.
 import { toMessage, type MessageRow } from '../rows.js';
 import { createQueue } from './queues.js';
 import { inTransaction, insertMessages } from './sql.js';
-import type { PgWakeups } from './wakeups.js';
+import type { PostgresWakeups } from './wakeups.js';
 
 /** Moves standard messages to their dead-letter queues in place, keeping their positions. */
 const MOVE_SQL = `
@@ -25,10 +25,10 @@ const MOVE_SQL = `
  * to the caller's `out` list; the caller wakes the destinations after the commit, and
  * the engine logs and counts what the operation returns.
  */
-export class PgDeadLetters implements DeadLetterStore {
+export class PostgresDeadLetters implements DeadLetterStore {
   constructor(
     private readonly pool: pg.Pool,
-    private readonly wakeups: PgWakeups,
+    private readonly wakeups: PostgresWakeups,
   ) {}
 
   async reject(queueId: number, receipt: ReceiptRef, now: number, target: DeadLetterTarget): Promise<RejectResult> {
@@ -109,7 +109,7 @@ export class PgDeadLetters implements DeadLetterStore {
     }
   }
 
-  /** One covering pass over the partial index of dead-lettered messages (the console's migration). */
+  /** One covering pass over the partial index of dead-lettered messages (migrations/000006.sql). */
   async breakdown(queueId: number): Promise<BreakdownRow[]> {
     const { rows } = await this.pool.query<{ source: string; reason: string | null; n: string; oldest: string | null; newest: string | null }>(
       `SELECT dead_letter_source AS source, death_reason AS reason, count(*) AS n,

@@ -1,12 +1,16 @@
 import type pg from 'pg';
-import type { QueueDepth } from '../../engine/types.js';
+import type { GroupInflight } from '../../engine/store/messages.js';
+import type { MessageCounts, QueueDepth } from '../../engine/types.js';
 import { inTransaction } from './sql.js';
+
+// How many messages queues hold, by state: the counting queries of the message store
+// (messages.ts delegates to them).
 
 /**
  * Many queues' depths in one statement, in one snapshot. The hidden range, the oldest
  * message and the groups in flight are read per queue over indexes; the total is the sum
- * of the queue's maintained count shards (queue_count, migration 9), whatever the backlog
- * (docs/performance.md).
+ * of the queue's maintained count shards (queue_count, kept by the triggers of
+ * migrations/000009.sql), whatever the backlog (docs/performance.md).
  */
 export async function queueDepths(pool: pg.Pool, queueIds: readonly number[], now: number): Promise<Map<number, QueueDepth>> {
   const rows = await inTransaction(pool, async (client) => {
@@ -46,4 +50,43 @@ interface DepthRow {
   inflight: string;
   oldest: string | null;
   groups: string;
+}
+
+/** In-flight messages only. */
+export async function countInflight(pool: pg.Pool, queueId: number, now: number): Promise<number> {
+  // The range condition on visible_at lets messages_ready skip the visible backlog.
+  const { rows } = await pool.query<{ n: string }>(
+    'SELECT count(*) AS n FROM messages WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0',
+    [queueId, now],
+  );
+  return Number(rows[0]!.n);
+}
+
+/** A fair queue's messages in flight, in all and by group. */
+export async function inflightByGroup(pool: pg.Pool, queueId: number, now: number): Promise<GroupInflight> {
+  const { rows } = await pool.query<{ group_id: string | null; n: string }>(
+    'SELECT group_id, count(*) AS n FROM messages WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0 GROUP BY group_id',
+    [queueId, now],
+  );
+  const groups = new Map<string, number>();
+  let total = 0;
+  for (const r of rows) {
+    total += Number(r.n);
+    if (r.group_id !== null) groups.set(r.group_id, Number(r.n));
+  }
+  return { total, groups };
+}
+
+/** A fair queue's counts and oldest message outside its noisy groups. */
+export async function quietDepth(
+  pool: pg.Pool, queueId: number, noisy: readonly string[], now: number,
+): Promise<MessageCounts & { oldestSentAt?: number }> {
+  const { rows } = await pool.query<{ visible: string; inflight: string; delayed: string; oldest: string | null }>(
+    `SELECT count(*) FILTER (WHERE visible_at <= $2) AS visible, count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0) AS inflight,
+            count(*) FILTER (WHERE visible_at > $2 AND receive_count = 0) AS delayed, min(sent_at) AS oldest
+       FROM messages WHERE queue_id = $1 AND (group_id IS NULL OR group_id <> ALL($3::text[]))`,
+    [queueId, now, noisy],
+  );
+  const r = rows[0]!;
+  return { visible: Number(r.visible), inflight: Number(r.inflight), delayed: Number(r.delayed), ...(r.oldest !== null && { oldestSentAt: Number(r.oldest) }) };
 }

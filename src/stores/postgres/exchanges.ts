@@ -20,7 +20,7 @@ const bindingOf = (r: BindingRow): BindingRecord => ({
 
 const bindingKey = (b: BindingRecord) => [b.accountId, b.source, b.destinationKind, b.destination, b.routingKey, canonicalJson(b.arguments)];
 
-export class PgExchanges implements ExchangeStore {
+export class PostgresExchanges implements ExchangeStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async declare(e: ExchangeRecord): Promise<{ exchange: ExchangeRecord; created: boolean }> {

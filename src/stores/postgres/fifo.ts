@@ -4,9 +4,9 @@ import { planFifoReceive } from '../../engine/store/fifo-plan.js';
 import type { ReceiveRequest, ReceiveResult } from '../../engine/store/messages.js';
 import type { StoredMessage } from '../../engine/types.js';
 import { toMessage, type MessageRow } from '../rows.js';
-import type { PgDeadLetters } from './dead-letters.js';
+import type { PostgresDeadLetters } from './dead-letters.js';
 import { inTransaction, messageColumns, NO_LIMIT, query, type ReceiveRow } from './sql.js';
-import type { PgWakeups } from './wakeups.js';
+import type { PostgresWakeups } from './wakeups.js';
 
 /**
  * A FIFO receive in one statement. Groups are locked with FOR UPDATE SKIP LOCKED, so
@@ -48,11 +48,11 @@ const FIFO_RECEIVE_SQL = `
   ORDER BY n`;
 
 /** The FIFO side of the PostgreSQL store: receive by group, dead-lettering, attempt replay. */
-export class PgFifo {
+export class PostgresFifo {
   constructor(
     private readonly pool: pg.Pool,
-    private readonly deadLetters: PgDeadLetters,
-    private readonly wakeups: PgWakeups,
+    private readonly deadLetters: PostgresDeadLetters,
+    private readonly wakeups: PostgresWakeups,
   ) {}
 
   async receive(queueId: number, req: ReceiveRequest): Promise<ReceiveResult> {

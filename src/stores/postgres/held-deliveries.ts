@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { holderPrefix, type HeldDeliveryStore, type HolderState, type ReleasedCount } from '../../engine/store/held-deliveries.js';
 import { query } from './sql.js';
-import type { PgWakeups } from './wakeups.js';
+import type { PostgresWakeups } from './wakeups.js';
 
 const LEASE = 'amqp-holder:';
 const lockKey = (holder: string) => `redrive-amqp-holder:${holder}`;
@@ -18,11 +18,11 @@ const lockKey = (holder: string) => `redrive-amqp-holder:${holder}`;
  * another node may release its deliveries: they are then delivered again (at least
  * once, as AMQP allows) and its acknowledgements of them are ignored.
  */
-export class PgHeldDeliveries implements HeldDeliveryStore {
+export class PostgresHeldDeliveries implements HeldDeliveryStore {
   readonly shared = true;
   private self?: string;
 
-  constructor(private readonly pool: pg.Pool, private readonly wakeups: PgWakeups) {}
+  constructor(private readonly pool: pg.Pool, private readonly wakeups: PostgresWakeups) {}
 
   /** Again on every check: the row comes back if another node took it while this one's lock was briefly free. */
   async register(holder: string): Promise<void> {

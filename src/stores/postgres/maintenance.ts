@@ -1,14 +1,14 @@
 import type pg from 'pg';
 import type { MaintenanceStore, RetentionDue, RetentionRule } from '../../engine/store/maintenance.js';
 import { errors } from '../../engine/errors.js';
-import { migrations } from './migrations.js';
+import { postgresMigrations } from './migrate.js';
 import { query } from './sql.js';
 
 const SWEEP_BATCH = 5000;
 /** A readiness check that takes longer than this fails: a load balancer must not wait on it. */
 const READY_TIMEOUT_MS = 2000;
 
-export class PgMaintenance implements MaintenanceStore {
+export class PostgresMaintenance implements MaintenanceStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async retentionDue(rule: RetentionRule, limit: number): Promise<RetentionDue[]> {
@@ -93,8 +93,8 @@ export class PgMaintenance implements MaintenanceStore {
       const r = rows[0]!;
       if (r.recovery) throw errors.storageUnavailable('the database is a standby in recovery, which refuses writes', '25006');
       if (r.read_only === 'on') throw errors.storageUnavailable('the database is read-only', '25006');
-      if (r.version !== migrations.length) {
-        throw new Error(`the database schema is at version ${r.version ?? 0}, not ${migrations.length}: migrations have not run`);
+      if (r.version !== postgresMigrations().length) {
+        throw new Error(`the database schema is at version ${r.version ?? 0}, not ${postgresMigrations().length}: migrations have not run`);
       }
     } finally {
       clearTimeout(timer);

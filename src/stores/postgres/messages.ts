@@ -8,14 +8,14 @@ import { FAIR_GROUPS_SCANNED, noisyRanking, readyWindow } from '../../engine/sto
 import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../../engine/types.js';
 import { toMessage, type MessageRow } from '../rows.js';
 import { BatchedWrites } from './batched-writes.js';
-import type { PgDeadLetters } from './dead-letters.js';
-import { queueDepths } from './depths.js';
-import { PgFifo } from './fifo.js';
+import type { PostgresDeadLetters } from './dead-letters.js';
+import { countInflight, inflightByGroup, queueDepths, quietDepth } from './depths.js';
+import { PostgresFifo } from './fifo.js';
 import {
   INSERT_COLUMNS, inTransaction, insertArrays, messageColumns, NO_LIMIT, query, unnestInsert, type ReceiveRow,
 } from './sql.js';
 import { FAIR_RECEIVE_SQL, RECEIVE_SQL } from './standard-receive.js';
-import type { PgWakeups } from './wakeups.js';
+import type { PostgresWakeups } from './wakeups.js';
 
 /**
  * The message a FIFO send duplicates: the id's entry in the message's own scope or the
@@ -78,16 +78,16 @@ const SEND_SQL = `
  */
 
 /** Sending, receiving, deleting and counting messages; FIFO receives through fifo.ts. */
-export class PgMessages implements MessageStore {
-  private readonly fifo: PgFifo;
+export class PostgresMessages implements MessageStore {
+  private readonly fifo: PostgresFifo;
   private readonly batched: BatchedWrites;
 
   constructor(
     private readonly pool: pg.Pool,
-    private readonly deadLetters: PgDeadLetters,
-    private readonly wakeups: PgWakeups,
+    private readonly deadLetters: PostgresDeadLetters,
+    private readonly wakeups: PostgresWakeups,
   ) {
-    this.fifo = new PgFifo(pool, deadLetters, wakeups);
+    this.fifo = new PostgresFifo(pool, deadLetters, wakeups);
     this.batched = new BatchedWrites(pool, wakeups);
   }
 
@@ -294,38 +294,16 @@ export class PgMessages implements MessageStore {
     return queueDepths(this.pool, queueIds, now);
   }
 
-  async countInflight(queueId: number, now: number): Promise<number> {
-    // The range condition on visible_at lets messages_ready skip the visible backlog.
-    const { rows } = await this.pool.query<{ n: string }>(
-      'SELECT count(*) AS n FROM messages WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0',
-      [queueId, now],
-    );
-    return Number(rows[0]!.n);
+  countInflight(queueId: number, now: number): Promise<number> {
+    return countInflight(this.pool, queueId, now);
   }
 
-  async inflightByGroup(queueId: number, now: number) {
-    const { rows } = await this.pool.query<{ group_id: string | null; n: string }>(
-      'SELECT group_id, count(*) AS n FROM messages WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0 GROUP BY group_id',
-      [queueId, now],
-    );
-    const groups = new Map<string, number>();
-    let total = 0;
-    for (const r of rows) {
-      total += Number(r.n);
-      if (r.group_id !== null) groups.set(r.group_id, Number(r.n));
-    }
-    return { total, groups };
+  inflightByGroup(queueId: number, now: number) {
+    return inflightByGroup(this.pool, queueId, now);
   }
 
-  async quietDepth(queueId: number, noisy: readonly string[], now: number) {
-    const { rows } = await this.pool.query<{ visible: string; inflight: string; delayed: string; oldest: string | null }>(
-      `SELECT count(*) FILTER (WHERE visible_at <= $2) AS visible, count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0) AS inflight,
-              count(*) FILTER (WHERE visible_at > $2 AND receive_count = 0) AS delayed, min(sent_at) AS oldest
-         FROM messages WHERE queue_id = $1 AND (group_id IS NULL OR group_id <> ALL($3::text[]))`,
-      [queueId, now, noisy],
-    );
-    const r = rows[0]!;
-    return { visible: Number(r.visible), inflight: Number(r.inflight), delayed: Number(r.delayed), ...(r.oldest !== null && { oldestSentAt: Number(r.oldest) }) };
+  quietDepth(queueId: number, noisy: readonly string[], now: number) {
+    return quietDepth(this.pool, queueId, noisy, now);
   }
 
   async nextVisibleAt(queueId: number, now: number): Promise<number | undefined> {
@@ -337,8 +315,8 @@ export class PgMessages implements MessageStore {
   }
 
   /**
-   * Dead-lettered messages are found through a partial index by id (the console's
-   * migration); only ids not found there are looked for among the queue's other messages.
+   * Dead-lettered messages are found through a partial index by id (migrations/000006.sql);
+   * only ids not found there are looked for among the queue's other messages.
    */
   async deleteByIds(queueId: number, messageIds: readonly string[], _now: number): Promise<string[]> {
     const deleteSql = (dead: string) => `DELETE FROM messages WHERE queue_id = $1 AND message_id = ANY($2::text[]) ${dead} RETURNING message_id`;

@@ -5,7 +5,7 @@ import type { QueueAddress } from '../../engine/queues/addressing.js';
 import type { QueueRecord, StoredMessage } from '../../engine/types.js';
 import { toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
 import { inTransaction, insertMessages, query } from './sql.js';
-import type { PgWakeups } from './wakeups.js';
+import type { PostgresWakeups } from './wakeups.js';
 
 const ACTIVE = `status IN ('RUNNING', 'CANCELLING')`;
 
@@ -14,10 +14,10 @@ const ACTIVE = `status IN ('RUNNING', 'CANCELLING')`;
  * transaction that moves messages and records progress together, so a node that dies
  * mid-task leaves the task exactly where its last batch left it.
  */
-export class PgMoveTasks implements MoveTaskStore {
+export class PostgresMoveTasks implements MoveTaskStore {
   constructor(
     private readonly pool: pg.Pool,
-    private readonly wakeups: PgWakeups,
+    private readonly wakeups: PostgresWakeups,
   ) {}
 
   async create(t: NewMoveTask, maxActivePerAccount: number): Promise<MoveTaskRecord | 'sourceBusy' | 'accountLimit'> {

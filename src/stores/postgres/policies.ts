@@ -5,7 +5,7 @@ import { query } from './sql.js';
 interface PolicyRow { account_id: string; name: string; pattern: string; apply_to: string; priority: number; definition: string }
 
 /** Runtime policies (the management API's), one row each, shared by every node. */
-export class PgPolicies implements PolicyStore {
+export class PostgresPolicies implements PolicyStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async list(): Promise<PolicyRecord[]> {

@@ -19,7 +19,7 @@ async function deleteAllMessages(c: pg.PoolClient, queueId: number): Promise<voi
   await c.query(`SET LOCAL redrive.bulk_delete = 'on'`);
   const { rowCount } = await c.query('DELETE FROM messages WHERE queue_id = $1', [queueId]);
   await c.query(`SET LOCAL redrive.bulk_delete = 'off'`);
-  // What the count trigger would have subtracted (migration 9), in this backend's shard.
+  // What the count trigger would have subtracted (migrations/000009.sql), in this backend's shard.
   await c.query(
     `INSERT INTO queue_count AS c (queue_id, shard, messages) VALUES ($1, ${STATS_SHARD}, $2)
      ON CONFLICT (queue_id, shard) DO UPDATE SET messages = c.messages + excluded.messages`,
@@ -58,7 +58,7 @@ export async function createQueue(db: pg.Pool | pg.PoolClient, queue: NewQueue):
 }
 
 /** Queue rows, with what dies with a queue: its messages, counters, FIFO state and depth. */
-export class PgQueues implements QueueStore {
+export class PostgresQueues implements QueueStore {
   constructor(
     private readonly pool: pg.Pool,
     private readonly cache: QueueCache,

@@ -121,7 +121,7 @@ export function unnestInsert(first: number, alias: string, extra: { name: string
  * Inserts messages, each into its own queue, in one statement; returns the new
  * positions in input order. Positions are drawn in input order; rows are written in
  * FIFO group order, so two transactions touching the same groups lock them in the same
- * order (see the triggers in schema.ts) and cannot deadlock each other.
+ * order (see the group triggers in migrations/000002.sql) and cannot deadlock each other.
  */
 export const INSERT_MESSAGES_SQL = `
   WITH input AS MATERIALIZED (SELECT nextval('messages_seq') AS seq, t.* FROM ${unnestInsert(1, 't')}),

@@ -3,18 +3,18 @@ import { DEFAULT_REGION } from '../../engine/queues/addressing.js';
 import type { Store, StoreStats } from '../../engine/store/store.js';
 import { QueueCache } from '../queue-cache.js';
 import { guardStorage } from '../storage-guard.js';
-import { PgDeadLetters } from './dead-letters.js';
-import { PgActivity } from './activity.js';
-import { PgExchanges } from './exchanges.js';
-import { PgPolicies } from './policies.js';
-import { PgMaintenance } from './maintenance.js';
-import { PgMessages } from './messages.js';
+import { PostgresDeadLetters } from './dead-letters.js';
+import { PostgresActivity } from './activity.js';
+import { PostgresExchanges } from './exchanges.js';
+import { PostgresPolicies } from './policies.js';
+import { PostgresMaintenance } from './maintenance.js';
+import { PostgresMessages } from './messages.js';
 import { migrate } from './migrate.js';
-import { PgMoveTasks } from './move-tasks.js';
-import { PgQueues } from './queues.js';
+import { PostgresMoveTasks } from './move-tasks.js';
+import { PostgresQueues } from './queues.js';
 import { postgresStorageError } from './storage-errors.js';
-import { PgWakeups } from './wakeups.js';
-import { PgHeldDeliveries } from './held-deliveries.js';
+import { PostgresWakeups } from './wakeups.js';
+import { PostgresHeldDeliveries } from './held-deliveries.js';
 
 export interface PostgresOptions {
   /**
@@ -62,30 +62,30 @@ export function parsePostgresUrl(url: string): PostgresUrl {
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres';
-  readonly queues: PgQueues;
-  readonly messages: PgMessages;
-  readonly deadLetters: PgDeadLetters;
-  readonly moveTasks: PgMoveTasks;
-  readonly maintenance: PgMaintenance;
-  readonly exchanges: PgExchanges;
-  readonly policies: PgPolicies;
-  readonly wakeups: PgWakeups;
-  readonly activity: PgActivity;
-  readonly heldDeliveries: PgHeldDeliveries;
+  readonly queues: PostgresQueues;
+  readonly messages: PostgresMessages;
+  readonly deadLetters: PostgresDeadLetters;
+  readonly moveTasks: PostgresMoveTasks;
+  readonly maintenance: PostgresMaintenance;
+  readonly exchanges: PostgresExchanges;
+  readonly policies: PostgresPolicies;
+  readonly wakeups: PostgresWakeups;
+  readonly activity: PostgresActivity;
+  readonly heldDeliveries: PostgresHeldDeliveries;
 
   private constructor(private readonly pool: pg.Pool, clientConfig: pg.ClientConfig, opts: PostgresOptions) {
     const cache = new QueueCache(false);
-    this.wakeups = new PgWakeups(pool, clientConfig, cache, { fallbackPollMs: opts.fallbackPollMs ?? 1500, log: opts.log });
-    const deadLetters = new PgDeadLetters(pool, this.wakeups);
+    this.wakeups = new PostgresWakeups(pool, clientConfig, cache, { fallbackPollMs: opts.fallbackPollMs ?? 1500, log: opts.log });
+    const deadLetters = new PostgresDeadLetters(pool, this.wakeups);
     this.deadLetters = guardStorage(deadLetters, postgresStorageError);
-    this.queues = guardStorage(new PgQueues(pool, cache), postgresStorageError);
-    this.messages = guardStorage(new PgMessages(pool, deadLetters, this.wakeups), postgresStorageError);
-    this.moveTasks = guardStorage(new PgMoveTasks(pool, this.wakeups), postgresStorageError);
-    this.maintenance = guardStorage(new PgMaintenance(pool), postgresStorageError);
-    this.activity = guardStorage(new PgActivity(pool), postgresStorageError);
-    this.exchanges = guardStorage(new PgExchanges(pool), postgresStorageError);
-    this.policies = guardStorage(new PgPolicies(pool), postgresStorageError);
-    this.heldDeliveries = guardStorage(new PgHeldDeliveries(pool, this.wakeups), postgresStorageError);
+    this.queues = guardStorage(new PostgresQueues(pool, cache), postgresStorageError);
+    this.messages = guardStorage(new PostgresMessages(pool, deadLetters, this.wakeups), postgresStorageError);
+    this.moveTasks = guardStorage(new PostgresMoveTasks(pool, this.wakeups), postgresStorageError);
+    this.maintenance = guardStorage(new PostgresMaintenance(pool), postgresStorageError);
+    this.activity = guardStorage(new PostgresActivity(pool), postgresStorageError);
+    this.exchanges = guardStorage(new PostgresExchanges(pool), postgresStorageError);
+    this.policies = guardStorage(new PostgresPolicies(pool), postgresStorageError);
+    this.heldDeliveries = guardStorage(new PostgresHeldDeliveries(pool, this.wakeups), postgresStorageError);
   }
 
   /** Connects, brings the schema up to date and starts listening for other nodes. */

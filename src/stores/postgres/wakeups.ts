@@ -18,7 +18,7 @@ export interface SentCount {
   ready: number | undefined;
 }
 
-export interface PgWakeupOptions {
+export interface PostgresWakeupOptions {
   /** How often queues with waiting receives are checked, in case a notification was lost. */
   fallbackPollMs: number;
   log?: (msg: string, err?: unknown) => void;
@@ -44,7 +44,7 @@ export interface PgWakeupOptions {
  * connects and at every fallback poll, and a node that starts announces itself with a
  * NOTIFY, so the others start notifying at once.
  */
-export class PgWakeups implements WakeupStore {
+export class PostgresWakeups implements WakeupStore {
   readonly nodeId = randomUUID().slice(0, 8);
   private readonly listeners = new WakeupListeners();
   private readonly pending = new Set<number>();
@@ -64,7 +64,7 @@ export class PgWakeups implements WakeupStore {
     private readonly pool: pg.Pool,
     private readonly clientConfig: pg.ClientConfig,
     private readonly cache: QueueCache,
-    private readonly opts: PgWakeupOptions,
+    private readonly opts: PostgresWakeupOptions,
   ) {}
 
   async start(): Promise<void> {

@@ -40,7 +40,7 @@ export class SqliteDeadLetters implements DeadLetterStore {
       ),
       head: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND visible_at <= ? ORDER BY visible_at, seq LIMIT 1'),
       depth: db.prepare('SELECT messages, bytes FROM queue_depth WHERE queue_id = ?'),
-      // One covering pass over the partial index of dead-lettered messages (the console's migration).
+      // One covering pass over the partial index of dead-lettered messages (migrations/000009.sql).
       breakdown: db.prepare(
         `SELECT dead_letter_source AS source, death_reason AS reason, count(*) AS n,
                 min(dead_lettered_at) AS oldest, max(dead_lettered_at) AS newest

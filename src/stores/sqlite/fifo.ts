@@ -8,7 +8,7 @@ import { BOUND_LIMIT } from './sql.js';
 
 /**
  * The SQLite side of FIFO queues: receiving by message group, deduplication, and
- * receive-attempt replay. Group availability itself is kept by triggers (migration 3),
+ * receive-attempt replay. Group availability itself is kept by triggers (migrations/000008.sql),
  * so these functions only read it. Each runs inside the caller's transaction.
  */
 export class SqliteFifo {

@@ -6,7 +6,7 @@ import { errors } from '../../engine/errors.js';
 import type { MaintenanceStore, RetentionDue, RetentionRule } from '../../engine/store/maintenance.js';
 import { BOUND_LIMIT } from './sql.js';
 import type { GroupCommit } from './group-commit.js';
-import { migrations } from './migrations.js';
+import { sqliteMigrations } from './migrate.js';
 
 const SWEEP_BATCH = 5000;
 /**
@@ -30,7 +30,7 @@ export class SqliteMaintenance implements MaintenanceStore {
       schemaVersion: db.prepare('PRAGMA user_version').pluck(),
       // Writing the version it already has changes nothing, yet dirties page 1, so the
       // commit appends one WAL frame: a real write, with no table of its own.
-      probeWrite: db.prepare(`PRAGMA user_version = ${migrations.length}`),
+      probeWrite: db.prepare(`PRAGMA user_version = ${sqliteMigrations().length}`),
       sweep: db.prepare(
         `DELETE FROM messages WHERE seq IN (SELECT seq FROM messages WHERE queue_id = ? AND sent_at < ? LIMIT ${SWEEP_BATCH})`,
       ),
@@ -42,7 +42,7 @@ export class SqliteMaintenance implements MaintenanceStore {
            FROM queues q)
          WHERE due_at IS NOT NULL ORDER BY due_at ${BOUND_LIMIT}`,
       ),
-      // messages_ttl (migration 9) holds only messages with a time-to-live.
+      // messages_ttl (migrations/000011.sql) holds only messages with a time-to-live.
       expiryDue: db.prepare(
         `SELECT DISTINCT queue_id AS id FROM messages WHERE expires_at <= ? AND visible_at <= ? ${BOUND_LIMIT}`,
       ).pluck(),
@@ -100,8 +100,8 @@ export class SqliteMaintenance implements MaintenanceStore {
    */
   async ready(): Promise<void> {
     const version = this.sql.schemaVersion.get() as number;
-    if (version !== migrations.length) {
-      throw new Error(`the database schema is at version ${version}, not ${migrations.length}: migrations have not run`);
+    if (version !== sqliteMigrations().length) {
+      throw new Error(`the database schema is at version ${version}, not ${sqliteMigrations().length}: migrations have not run`);
     }
     if (this.dir) {
       const dir = this.dir;

@@ -93,7 +93,7 @@ export class SqliteMessages implements MessageStore {
          FROM t`,
       ).raw(true),
       nextVisible: db.prepare('SELECT min(visible_at) AS t FROM messages WHERE queue_id = ? AND visible_at > ?'),
-      // Dead-lettered messages are found by id through a partial index (the console's migration);
+      // Dead-lettered messages are found by id through a partial index (migrations/000009.sql);
       // any other message by reading the queue, as no index of every message id is kept.
       deleteDeadById: db.prepare('DELETE FROM messages WHERE queue_id = ? AND message_id = ? AND dead_letter_source IS NOT NULL'),
       deleteById: db.prepare('DELETE FROM messages WHERE queue_id = ? AND message_id = ?'),
