@@ -54,7 +54,7 @@ export class ConsoleRoutes {
     return this.opts.credentials !== undefined;
   }
 
-  async handle(req: WireRequest, client: string, requestId: string): Promise<WireResponse> {
+  async handle(req: WireRequest, { client, requestId }: { client: string; requestId: string }): Promise<WireResponse> {
     const { path, method } = req;
     if (path.startsWith('/console/assets/') && method === 'GET') return (await serveAsset(path)) ?? notFound();
     const cookie = sessionIdOf(req.headers.cookie);

@@ -8,10 +8,14 @@ import { Engine } from '../engine/engine.js';
 import { PostgresStore } from '../stores/postgres/store.js';
 import { SqliteStore } from '../stores/sqlite/store.js';
 import type { Store } from '../engine/store/store.js';
-import { ConfigError, loadConfigFile, parseConfig } from './config-file.js';
+import { ConfigError, loadConfigFile, parseConfig, type ConfigFile } from './config-file.js';
 import { declareQueues } from './declare-queues.js';
 import { admissionLimits } from './admission.js';
 import { HttpServer } from './http-server.js';
+import { mountTable } from './mount-table.js';
+import { Resources } from './resources.js';
+import { SqsApp } from './sqs-app.js';
+import type { Credentials } from './auth/caller.js';
 import { Readiness } from './readiness.js';
 import { ConsoleRoutes } from '../console/console-routes.js';
 import { ServerMetrics } from '../metrics/metrics.js';
@@ -38,7 +42,7 @@ export async function openStore(config: ServerConfig, log?: Logger): Promise<Sto
       return new SqliteStore({ path: join(config.dataDir, 'redrive.db'), durability: config.durability, defaultRegion: config.region });
     } catch (e) {
       // The store's message names the file (or the directory) and what to do.
-      throw new StartupError(`--data-dir ${config.dataDir}: ${(e as Error).message}`);
+      throw new StartupError(`--data-dir ${config.dataDir}: ${(e as Error).message}`, { cause: e });
     }
   }
   try {
@@ -46,7 +50,7 @@ export async function openStore(config: ServerConfig, log?: Logger): Promise<Sto
   } catch (e) {
     const url = new URL(config.storage);
     if (url.password) url.password = '***';
-    throw new StartupError(`--storage ${url.href}: cannot open the PostgreSQL database (${(e as Error).message}): check that it is up and the URL is right`);
+    throw new StartupError(`--storage ${url.href}: cannot open the PostgreSQL database (${(e as Error).message}): check that it is up and the URL is right`, { cause: e });
   }
 }
 
@@ -55,7 +59,7 @@ export async function openStore(config: ServerConfig, log?: Logger): Promise<Sto
  * flags, the config file, the storage, the credentials file, the metrics flags and the
  * ports. Returns the config file's content, the credentials and who may scrape /metrics.
  */
-async function checkStartup(config: ServerConfig) {
+async function checkStartup(config: ServerConfig): Promise<Checked> {
   checkRegion(config.region);
   checkAccountId(config.accountId);
   const file = config.configFile ? await loadConfigFile(config.configFile)
@@ -76,12 +80,21 @@ async function checkStartup(config: ServerConfig) {
   return { file, storage, credentials, metricsAccess, allowedHosts };
 }
 
+interface Checked {
+  file?: ConfigFile;
+  /** The storage setting in force: --storage, else the config file's. */
+  storage: string;
+  credentials?: Credentials;
+  metricsAccess: MetricsAccess;
+  allowedHosts: string[];
+}
+
 /** Runs a check of start-up input, reporting its failure as the one line a user can act on. */
 function startupCheck<T>(check: () => T): T {
   try {
     return check();
   } catch (e) {
-    throw e instanceof StartupError ? e : new StartupError((e as Error).message);
+    throw e instanceof StartupError ? e : new StartupError((e as Error).message, { cause: e });
   }
 }
 
@@ -99,12 +112,28 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Opens the store, starts the engine and the HTTP front; `stop` undoes it in order. */
+/**
+ * Opens the store, starts the engine and the listeners; `stop` closes them in reverse
+ * order. When a step fails, what the steps before it opened is closed the same way.
+ */
 export async function startServer(config: ServerConfig, log = serverLog(config.logLevel)): Promise<RunningServer> {
+  const checked = await checkStartup(config);
+  const resources = new Resources();
+  try {
+    return await start(config, checked, resources, log);
+  } catch (e) {
+    // The caller sees why start-up failed; a failure to close is logged beside it.
+    await resources.closeAll().catch((err: unknown) => log.error({ err }, 'could not close what start-up had opened'));
+    throw e;
+  }
+}
+
+async function start(config: ServerConfig, checked: Checked, resources: Resources, log: Logger): Promise<RunningServer> {
+  const { file, storage, credentials, metricsAccess, allowedHosts } = checked;
   const clock: Clock = config.clock === 'manual' ? new ManualClock() : new SystemClock();
-  const { file, storage, credentials, metricsAccess, allowedHosts } = await checkStartup(config);
   const policies = file?.policies ?? [];
   const store = await openStore({ ...config, storage }, log);
+  resources.defer(() => store.close());
   // With --port 0 the port is not known yet: the process id tells nodes on one host apart.
   const node = config.nodeId ?? `${hostname()}:${config.port || `pid${process.pid}`}`;
   const metrics = new ServerMetrics({ store, node });
@@ -114,49 +143,50 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
   });
   metrics.attach(engine, node);
   const runtimePolicies = new RuntimePolicies(store.policies, engine.policies, policies, log);
-  await runtimePolicies.start().catch(async (e) => {
-    await store.close();
-    throw e;
-  });
+  await runtimePolicies.start();
+  resources.defer(() => runtimePolicies.stop());
   if (file) {
-    await declareQueues(engine, file.queues, config.accountId).catch(async (e) => {
-      await store.close();
-      throw new ConfigError(`${config.configFile ?? 'config'}: ${(e as Error).message}`);
+    await declareQueues(engine, file.queues, config.accountId).catch((e: unknown) => {
+      throw new ConfigError(`${config.configFile ?? 'config'}: ${(e as Error).message}`, { cause: e });
     });
   }
   // Before the AMQP listener opens: deliveries a stopped process held are ready again first.
-  await engine.deliveryHolders.start().catch(async (e) => {
-    await store.close();
-    throw e;
-  });
+  await engine.deliveryHolders.start();
   engine.start();
+  resources.defer(() => engine.close());
   const readiness = new Readiness(store);
   const metricsEndpoint = new MetricsEndpoint(metrics, metricsAccess);
   // One throttle for every interface that checks the same secrets (auth-throttle.ts), on
   // the engine's clock so that tests on a manual clock can move it.
   const authThrottle = new AuthThrottle({}, () => clock.now());
-  const http = new HttpServer(engine, {
-    readiness, authThrottle, trustProxy: config.trustProxy,
-    host: config.host, port: config.port, accountId: config.accountId, region: config.region, log,
-    manualClock: clock instanceof ManualClock ? clock : undefined,
-    credentials, allowedHosts, bodyBudget: config.maxBodyMemoryMiB === undefined ? undefined : config.maxBodyMemoryMiB * 1024 * 1024,
-    console: config.console === 'off' ? undefined : new ConsoleRoutes({ engine, region: config.region, accountId: config.accountId, credentials, throttle: authThrottle }),
-    metrics: metricsEndpoint,
-    management: new ManagementApi(runtimePolicies, { accountId: config.accountId, credentials, throttle: authThrottle }),
+  const http = new HttpServer({
+    host: config.host, port: config.port, log, trustProxy: config.trustProxy,
+    guard: { credentials: credentials !== undefined, allowedHosts },
+    bodyBudget: config.maxBodyMemoryMiB === undefined ? undefined : config.maxBodyMemoryMiB * 1024 * 1024,
+    mounts: mountTable({
+      sqs: new SqsApp(engine, {
+        accountId: config.accountId, region: config.region, host: config.host, port: config.port, credentials, authThrottle,
+        manualClock: clock instanceof ManualClock ? clock : undefined,
+      }),
+      readiness,
+      console: config.console === 'off' ? undefined : new ConsoleRoutes({ engine, region: config.region, accountId: config.accountId, credentials, throttle: authThrottle }),
+      metrics: metricsEndpoint,
+      management: new ManagementApi(runtimePolicies, { accountId: config.accountId, credentials, throttle: authThrottle }),
+    }),
   });
-  const amqp = config.amqpPort === undefined ? undefined
-    : new AmqpServer({ engine, host: config.host, port: config.amqpPort, accountId: config.accountId, credentials, log, limits: config.amqpLimits });
   let amqpPort: number | undefined;
-  const url = await (async () => {
-    amqpPort = await amqp?.listen().catch((e) => { throw listenError(e, config.host, config.amqpPort!, '--amqp-port') ?? e; });
-    return http.listen().catch((e) => { throw listenError(e, config.host, config.port) ?? e; });
-  })().catch(async (e) => {
-    await amqp?.close();
-    await engine.close();
-    await store.close();
-    throw e;
-  });
+  if (config.amqpPort !== undefined) {
+    const amqp = new AmqpServer({ engine, host: config.host, port: config.amqpPort, accountId: config.accountId, credentials, log, limits: config.amqpLimits });
+    // Its listen starts the expiry of deliveries before it binds: close undoes both.
+    resources.defer(() => amqp.close());
+    amqpPort = await amqp.listen().catch((e) => { throw listenError(e, config.host, config.amqpPort!, '--amqp-port') ?? e; });
+  }
+  const url = await http.listen().catch((e) => { throw listenError(e, config.host, config.port) ?? e; });
+  // Waiting long polls are answered at once; requests still running after the drain are
+  // cut, their writes committed or not as with a crash, before the engine and the store close.
+  resources.defer(() => http.close(DRAIN_MS));
   const metricsListener = metricsAccess.address ? await metricsEndpoint.listen() : undefined;
+  if (metricsListener) resources.defer(() => metricsListener.close());
   log.info({
     url, storage: store.kind,
     // --durability is the SQLite file's setting; memory and PostgreSQL have their own.
@@ -182,18 +212,7 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
         log.info({ graceMs: config.shutdownGraceMs }, 'shutting down');
         // The load balancer sees /ready fail and stops sending; until then, serve on.
         if (config.shutdownGraceMs > 0) await new Promise((r) => setTimeout(r, config.shutdownGraceMs));
-        await amqp?.close();
-        runtimePolicies.stop();
-        const closing = http.close();
-        await metricsListener?.close();
-        await engine.close();
-        // Requests still running after the drain are cut; their writes are committed
-        // or not, as with a crash, and the store closes cleanly either way.
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([closing, new Promise((r) => (timer = setTimeout(r, DRAIN_MS)))]);
-        clearTimeout(timer);
-        http.server.closeAllConnections();
-        await store.close();
+        await resources.closeAll();
         log.info('stopped');
       })()),
   };

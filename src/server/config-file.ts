@@ -36,7 +36,9 @@ export interface QueueDeclaration {
   deadLetterQueue?: { name: string; maxReceiveCount: number };
 }
 
-export class ConfigError extends Error {}
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
 
 const accountIdError = must('a string of 12 digits');
 const scalar = z.union([z.string(), z.number(), z.boolean()], { error: must('a string, number or boolean') });
@@ -85,7 +87,7 @@ function parseJson(text: string): unknown {
   } catch (e) {
     const message = (e as Error).message.replace(/ \(line \d+ column \d+\)$/, '');
     const at = /at position (\d+)/.exec(message);
-    throw new ConfigError(`invalid JSON${at ? ` at ${lineColumn(text, Number(at[1]))}` : ''}: ${message}`);
+    throw new ConfigError(`invalid JSON${at ? ` at ${lineColumn(text, Number(at[1]))}` : ''}: ${message}`, { cause: e });
   }
 }
 
@@ -101,7 +103,7 @@ function parseYaml(text: string): unknown {
   try {
     return doc.toJS();
   } catch (e) {
-    throw new ConfigError(`invalid YAML: ${(e as Error).message}`); // an unresolved alias, or too many
+    throw new ConfigError(`invalid YAML: ${(e as Error).message}`, { cause: e }); // an unresolved alias, or too many
   }
 }
 
@@ -113,7 +115,7 @@ async function readConfig(path: string): Promise<unknown> {
 /** Reads and validates the file; every error names the file, and the field or the line. */
 export async function loadConfigFile(path: string): Promise<ConfigFile> {
   const raw = await readConfig(path).catch((e: NodeJS.ErrnoException) => {
-    throw new ConfigError(e.code ? `--config ${path}: cannot read it (${e.code}): give the path of a readable config file` : `${path}: ${e.message}`);
+    throw new ConfigError(e.code ? `--config ${path}: cannot read it (${e.code}): give the path of a readable config file` : `${path}: ${e.message}`, { cause: e });
   });
   return parseConfig(raw, path);
 }

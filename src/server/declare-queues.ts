@@ -20,7 +20,7 @@ export async function declareQueues(engine: Engine, decls: QueueDeclaration[], d
     try {
       await what();
     } catch (e) {
-      throw new ConfigError(`queues[${i}] (${d.name}): ${(e as Error).message}`);
+      throw new ConfigError(`queues[${i}] (${d.name}): ${(e as Error).message}`, { cause: e });
     }
   };
   const urlOf = (d: QueueDeclaration) => `http://config/${d.accountId ?? defaultAccount}/${d.name}`;

@@ -2,13 +2,17 @@ import type { WireRequest, WireResponse } from '../protocols/wire.js';
 
 /**
  * A person who opens the server's root in a browser: a GET of `/` with no parameters that
- * asks for HTML. SDKs never send that (they POST, or GET with an Action), so their answer
- * is SQS's as before; the browser goes to the console, or is told it is off.
+ * asks for HTML. SDKs never send that (they POST, or GET with an Action), so their requests
+ * go to the SQS API.
  */
-export function browserLanding(req: WireRequest, consoleOn: boolean): WireResponse | undefined {
-  if (req.method !== 'GET' || req.path !== '/' || req.query !== '') return undefined;
+export function isBrowserLanding(req: WireRequest): boolean {
+  if (req.method !== 'GET' || req.path !== '/' || req.query !== '') return false;
   const accept = req.headers.accept;
-  if (typeof accept !== 'string' || !/(^|,)\s*text\/html\s*(;|,|$)/i.test(accept)) return undefined;
+  return typeof accept === 'string' && /(^|,)\s*text\/html\s*(;|,|$)/i.test(accept);
+}
+
+/** The browser goes to the console, or is told it is off. */
+export function browserLanding(consoleOn: boolean): WireResponse {
   if (consoleOn) return { status: 302, headers: { location: '/console/', 'content-type': 'text/plain; charset=utf-8' }, body: 'The console is at /console/.\n' };
   return {
     status: 200,

@@ -20,7 +20,7 @@ export class ManagementApi {
     this.throttle = opts.throttle ?? new AuthThrottle();
   }
 
-  async handle(req: WireRequest, client: string): Promise<WireResponse> {
+  async handle(req: WireRequest, { client }: { client: string }): Promise<WireResponse> {
     const account = this.signIn(req, client);
     if (typeof account === 'number') {
       const seconds = retryAfterSeconds(account);

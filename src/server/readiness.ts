@@ -43,12 +43,10 @@ export class Readiness {
   }
 }
 
-/** `GET|HEAD /health` (liveness: the process answers) and `GET|HEAD /ready`; undefined for any other request. */
-export async function healthRoute(method: string, path: string, readiness: Readiness): Promise<WireResponse | undefined> {
-  if (method !== 'GET' && method !== 'HEAD') return undefined;
+/** The answer to `GET|HEAD /health` (liveness: the process answers) when `path` is that, else to `/ready`. */
+export async function healthAnswer(path: string, readiness: Readiness): Promise<WireResponse> {
   const headers = { 'content-type': 'application/json', 'cache-control': 'no-store' };
   if (path === '/health') return { status: 200, headers, body: '{"status":"ok"}' };
-  if (path !== '/ready') return undefined;
   const a = await readiness.check();
   return a.ready
     ? { status: 200, headers, body: '{"status":"ready"}' }

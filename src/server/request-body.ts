@@ -54,6 +54,8 @@ export function readBody(req: IncomingMessage, limit: number, admission: Admissi
 
 /** The client closed its connection before its body was whole: nobody to answer. */
 export class BodyAbandoned extends Error {
+  override name = 'BodyAbandoned';
+
   constructor() {
     super('the client went away before sending its whole body');
   }
@@ -61,7 +63,9 @@ export class BodyAbandoned extends Error {
 
 /** A body refused as it streamed in; the rest of it is being dropped, so the connection may carry on. */
 export class BodyRefused extends Error {
+  override name = 'BodyRefused';
+
   constructor(readonly error: SqsError) {
-    super(error.message);
+    super(error.message, { cause: error });
   }
 }

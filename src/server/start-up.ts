@@ -9,7 +9,9 @@ import { loadCredentials, type Credentials } from './auth/caller.js';
  * opened: each failure is a StartupError, one line naming the flag or file and saying
  * what to do, which the CLI logs as the server's other logs and exits non-zero on.
  */
-export class StartupError extends Error {}
+export class StartupError extends Error {
+  override name = 'StartupError';
+}
 
 const uid = () => process.getuid?.() ?? '?';
 
@@ -61,7 +63,7 @@ export function checkDataDir(dir: string): void {
     } catch (e) {
       // Missing, or under a file (ENOTDIR): the loop goes up to what is there.
       const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new StartupError(`${flag}: cannot be read (${code}): make it readable and writable by the user running Redrive (uid ${uid()})`);
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new StartupError(`${flag}: cannot be read (${code}): make it readable and writable by the user running Redrive (uid ${uid()})`, { cause: e });
     }
     if (kind === 'other') {
       throw new StartupError(at === resolve(dir)
@@ -89,21 +91,22 @@ export function listenError(e: unknown, host: string, port: number, flag = '--po
   const code = (e as NodeJS.ErrnoException).code;
   const where = `${host}:${port}`;
   if (code === 'EADDRINUSE') {
-    return new StartupError(`${flag} ${port}: ${where} is already in use (another Redrive server?): stop what uses it, or give another ${flag} (0 picks a free one)`);
+    return new StartupError(`${flag} ${port}: ${where} is already in use (another Redrive server?): stop what uses it, or give another ${flag} (0 picks a free one)`, { cause: e });
   }
   if (code === 'EACCES') {
-    return new StartupError(`${flag} ${port}: not allowed to listen on ${where} (ports below 1024 need privileges): give a port from 1024 up`);
+    return new StartupError(`${flag} ${port}: not allowed to listen on ${where} (ports below 1024 need privileges): give a port from 1024 up`, { cause: e });
   }
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-    return new StartupError(`--host ${host}: cannot listen on this address (${code}): give an address of this machine, such as 127.0.0.1 or 0.0.0.0`);
+    return new StartupError(`--host ${host}: cannot listen on this address (${code}): give an address of this machine, such as 127.0.0.1 or 0.0.0.0`, { cause: e });
   }
   return undefined;
 }
 
 /**
  * Binds the port and lets it go again, so a port in use (or a --host that is not an
- * address of this machine) is found before the data directory is created. The server binds it for good only after opening the store; a
- * port taken in between gets the same line from listenError.
+ * address of this machine) is found before the data directory is created. The server binds
+ * it for good only after opening the store; a port taken in between gets the same line
+ * from listenError.
  */
 export async function checkPortFree(host: string, port: number, flag = '--port'): Promise<void> {
   // Port 0 too: it checks --host.
@@ -124,7 +127,7 @@ export function readCredentials(path: string): Credentials {
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     const why = err.code ? `cannot read it (${err.code})` : err instanceof SyntaxError ? `not valid JSON (${err.message})` : err.message;
-    throw new StartupError(`--credentials ${path}: ${why}: give a JSON file of access keys, ${CREDENTIALS_SHAPE}`);
+    throw new StartupError(`--credentials ${path}: ${why}: give a JSON file of access keys, ${CREDENTIALS_SHAPE}`, { cause: e });
   }
   // No key would sign nothing in: a server nobody can use is a mistake, not a lockdown.
   if (credentials.size === 0) throw new StartupError(`--credentials ${path}: holds no access keys, so no request could be signed: add at least one, ${CREDENTIALS_SHAPE}`);

@@ -3,13 +3,9 @@
  * process, an SDK client per account, and a signed raw JSON call for the extensions the
  * SDK cannot send, signed with the same SigV4 signer the CLI uses.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before } from 'node:test';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { signer } from '../../src/cli/credentials.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 
 export const A = { accessKeyId: 'AKIDACCOUNTA', secretAccessKey: 'secret-a', accountId: '111111111111' };
 export const B = { accessKeyId: 'AKIDACCOUNTB', secretAccessKey: 'secret-b', accountId: '222222222222' };
@@ -39,16 +35,10 @@ export interface TwoAccounts {
 
 /** Starts the server before the file's tests and stops it after; `ready` receives the handle. */
 export function useTwoAccounts(ready: (t: TwoAccounts) => void): void {
-  let server: ServerProcess | undefined;
-  let dir: string;
   const clients: SQSClient[] = [];
-  before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'redrive-accounts-'));
-    const file = join(dir, 'credentials.json');
-    writeFileSync(file, JSON.stringify(Object.fromEntries([A, B].map((k) => [k.accessKeyId, { secretAccessKey: k.secretAccessKey, accountId: k.accountId }]))));
-    // SQLite, so that REDRIVE_TEST_STORAGE=postgres runs the suite on PostgreSQL too.
-    server = await startServerProcess({ args: ['--credentials', file, '--region', REGION] });
-    const s = server;
+  const credentials = Object.fromEntries([A, B].map((k) => [k.accessKeyId, { secretAccessKey: k.secretAccessKey, accountId: k.accountId }]));
+  // SQLite, so that REDRIVE_TEST_STORAGE=postgres runs the suite on PostgreSQL too.
+  useServerProcess({ credentials, args: ['--region', REGION] }, (s) => {
     const call = async (who: Account, action: string, input: Record<string, unknown>): Promise<Answer> => {
       const url = new URL('/', s.url);
       const body = JSON.stringify(input);
@@ -88,13 +78,5 @@ export function useTwoAccounts(ready: (t: TwoAccounts) => void): void {
         throw new Error(`the task of ${sourceArn} did not end`);
       },
     });
-  });
-  after(async () => {
-    clients.forEach((c) => c.destroy());
-    if (server) {
-      await server.stop();
-      server.cleanup();
-    }
-    rmSync(dir, { recursive: true, force: true });
-  });
+  }, () => clients.forEach((c) => c.destroy()));
 }

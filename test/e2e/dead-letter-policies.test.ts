@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { ListDeadLetterSourceQueuesCommand, ListQueueTagsCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startServerProcess, useServerProcess, withServerProcess, type ServerProcess } from '../support/server-process.js';
 import { waitFor } from './dlq-helpers.js';
 import { assertSqsError, attributes, receive } from './helpers.js';
 import { advanceUntilDepth, create, entries, peek, receiveWithHistory, redrivePolicy } from './death-helpers.js';
@@ -24,18 +24,16 @@ const policy = (definition: Record<string, unknown>, extra: Record<string, unkno
 let server: ServerProcess;
 let sqs: SQSClient;
 
-before(async () => {
+useServerProcess(() => {
   writeConfig([
     policy({ deadLetterTargetName: 'policy-dlq', maxReceiveCount: 1, maxLength: 1, overflow: 'reject-publish' }),
     // Lower priority: never applies while `pol` matches.
     { name: 'weaker', pattern: '.*', priority: 0, definition: { maxLength: 100 } },
   ]);
-  server = await startServerProcess({ storage: 'memory', manualClock: true, args: ['--config', configFile] });
-  sqs = server.client();
-});
-after(async () => {
-  await server.stop();
-  server.cleanup();
+  return { storage: 'memory', manualClock: true, args: ['--config', configFile] };
+}, (s) => {
+  server = s;
+  sqs = s.client();
 });
 
 const send = (QueueUrl: string, MessageBody: string) => sqs.send(new SendMessageCommand({ QueueUrl, MessageBody }));
@@ -161,8 +159,7 @@ describe('a YAML config file', () => {
     const file = join(dir, 'redrive.yaml');
     const policies = (maxLength: number) => `policies:\n  - name: yaml\n    pattern: ^yaml-\n    definition: { maxLength: ${maxLength} }\n`;
     writeFileSync(file, policies(3));
-    const yaml = await startServerProcess({ storage: 'memory', args: ['--config', file] });
-    try {
+    await withServerProcess({ storage: 'memory', args: ['--config', file] }, async (yaml) => {
       const c = yaml.client();
       const q = await create(c, 'yaml-a');
       assert.equal((await attributes(c, q)).RedriveMaxLength, '3');
@@ -172,10 +169,7 @@ describe('a YAML config file', () => {
       assert.equal((await attributes(c, q)).RedriveMaxLength, '3', 'the policies in force stay');
       await signalReload(yaml, () => writeFileSync(file, policies(4)), 'policies reloaded');
       assert.equal((await attributes(c, q)).RedriveMaxLength, '4');
-    } finally {
-      await yaml.stop();
-      yaml.cleanup();
-    }
+    });
   });
 });
 
@@ -185,8 +179,7 @@ describe("a policy matching its own dead-letter queue (issue 17's repro)", () =>
     writeFileSync(file, JSON.stringify({ policies: [{
       name: 'shop', pattern: '^shop-', definition: { deadLetterTargetName: 'shop-dlq', maxReceiveCount: 5, messageTtlSeconds: 2 },
     }] }));
-    const shop = await startServerProcess({ storage: 'memory', manualClock: true, args: ['--config', file] });
-    try {
+    await withServerProcess({ storage: 'memory', manualClock: true, args: ['--config', file] }, async (shop) => {
       const client = shop.client();
       const dlq = await create(client, 'shop-dlq');
       const orders = await create(client, 'shop-orders');
@@ -203,9 +196,6 @@ describe("a policy matching its own dead-letter queue (issue 17's repro)", () =>
       const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'dlq', 'list', '--endpoint', shop.url]);
       assert.match(stdout, /shop-dlq\s+1\s+0\s+\d+s\s+shop-orders\n/);
       assert.doesNotMatch(stdout, /shop-dlq\s.*shop-dlq/, 'the DLQ is not its own source');
-    } finally {
-      await shop.stop();
-      shop.cleanup();
-    }
+    });
   });
 });

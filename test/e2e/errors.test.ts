@@ -3,27 +3,23 @@
  * body with `__type` and `message`, an `x-amzn-query-error` header and the right status.
  * Also: request size limits and queue URLs that follow the request's Host header.
  */
-import { test, describe, before, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import { ListQueuesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { sqsClient, startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { sqsClient, useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { createQueue, rawJson } from './helpers.js';
 
 let server: ServerProcess;
 let sqs: SQSClient;
 let queueUrl: string;
 
-before(async () => {
-  // Its Host header tests address the server by names of their own (docs/security.md).
-  server = await startServerProcess({ storage: 'memory', manualClock: true, args: ['--allowed-hosts', 'sqs.example.com,.test'] });
-  sqs = server.client();
+// Its Host header tests address the server by names of their own (docs/security.md).
+useServerProcess({ storage: 'memory', manualClock: true, args: ['--allowed-hosts', 'sqs.example.com,.test'] }, async (s) => {
+  server = s;
+  sqs = s.client();
   queueUrl = await createQueue(sqs, 'wire');
-});
-after(async () => {
-  await server.stop();
-  server.cleanup();
 });
 
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');

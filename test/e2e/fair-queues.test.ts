@@ -5,21 +5,16 @@
  * fair-queue figures when asked for them by name.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { SendMessageBatchCommand, type QueueAttributeName, type SQSClient } from '@aws-sdk/client-sqs';
-import { sqsClient, startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { attributes, createQueue, receive } from './helpers.js';
 
 let server: ServerProcess;
 let sqs: SQSClient;
-before(async () => {
-  server = await startServerProcess({ storage: 'sqlite', manualClock: true });
-  sqs = sqsClient(server.url);
-});
-after(async () => {
-  sqs.destroy();
-  await server.stop();
-  server.cleanup();
+useServerProcess({ storage: 'sqlite', manualClock: true }, (s) => {
+  server = s;
+  sqs = s.client();
 });
 
 async function send(QueueUrl: string, group: string, n: number): Promise<void> {

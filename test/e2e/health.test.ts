@@ -14,7 +14,7 @@ import { test } from 'node:test';
 import { CreateQueueCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import pg from 'pg';
 import { startOwnPostgres } from '../support/own-postgres.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startServerProcess, withServerProcess, type ServerProcess } from '../support/server-process.js';
 
 const reason = (p: Probe) => (JSON.parse(p.body) as { status: string; reason?: string }).reason ?? '';
 
@@ -50,8 +50,7 @@ function sh(cmd: string, args: string[]): string | undefined {
 }
 
 test('GET and HEAD on /health and /ready', async () => {
-  const server = await startServerProcess({ storage: 'memory' });
-  try {
+  await withServerProcess({ storage: 'memory' }, async (server) => {
     for (const path of ['/health', '/ready'] as const) {
       const get = await probe(server.url, path);
       assert.equal(get.status, 200);
@@ -60,10 +59,7 @@ test('GET and HEAD on /health and /ready', async () => {
       assert.equal(head.status, 200);
       assert.equal(head.body, '', 'HEAD has no body');
     }
-  } finally {
-    await server.stop();
-    server.cleanup();
-  }
+  });
 });
 
 test('SQLite: /ready fails while the data directory is read-only or its disk is full, and recovers', { timeout: 60_000 }, async (t) => {

@@ -5,13 +5,11 @@
  * /proc/<pid>/status) stays under a stated bound, and the process is alive.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { createQueue } from './helpers.js';
 
 const MiB = 1024 * 1024;
@@ -56,15 +54,11 @@ describe('an open server under floods', () => {
   let sqs: SQSClient;
   let queueUrl: string;
   let host: string;
-  before(async () => {
-    server = await startServerProcess({ storage: 'memory', args: ['--max-body-memory', String(BUDGET_MIB)] });
-    sqs = server.client();
+  useServerProcess({ storage: 'memory', args: ['--max-body-memory', String(BUDGET_MIB)] }, async (s) => {
+    server = s;
+    sqs = s.client();
     queueUrl = await createQueue(sqs, 'hostile');
-    host = new URL(server.url).host;
-  });
-  after(async () => {
-    await server?.stop();
-    server?.cleanup();
+    host = new URL(s.url).host;
   });
 
   test('unsigned chunked uploads are counted in the body budget: over it they get 503, memory stays bounded (finding 6)', async (t) => {
@@ -193,15 +187,8 @@ describe('an open server under floods', () => {
 
 describe('a console sign-in that names where to go next (finding 2)', () => {
   let server: ServerProcess;
-  const dir = mkdtempSync(join(tmpdir(), 'redrive-hostile-'));
-  before(async () => {
-    writeFileSync(join(dir, 'keys.json'), JSON.stringify({ AKIDHOSTILE: { secretAccessKey: 'hostile-secret', accountId: '111111111111' } }));
-    server = await startServerProcess({ storage: 'memory', args: ['--credentials', join(dir, 'keys.json')] });
-  });
-  after(async () => {
-    await server?.stop();
-    server?.cleanup();
-    rmSync(dir, { recursive: true, force: true });
+  useServerProcess({ storage: 'memory', credentials: { AKIDHOSTILE: { secretAccessKey: 'hostile-secret', accountId: '111111111111' } } }, (s) => {
+    server = s;
   });
 
   const signIn = async (next: string) => {

@@ -9,7 +9,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startServerProcess, useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { browserMissing, launchBrowser, logMatch } from '../console/browser.js';
 import { counts, createQueue, SDK_HEADER } from './helpers.js';
 
@@ -18,15 +18,11 @@ let sqs: SQSClient;
 let queueUrl: string;
 let port: number;
 
-before(async () => {
-  server = await startServerProcess({ storage: 'memory', args: ['--allowed-hosts', 'queue.internal,.corp.example'] });
-  sqs = server.client();
+useServerProcess({ storage: 'memory', args: ['--allowed-hosts', 'queue.internal,.corp.example'] }, async (s) => {
+  server = s;
+  sqs = s.client();
   queueUrl = await createQueue(sqs, 'precious');
-  port = Number(new URL(server.url).port);
-});
-after(async () => {
-  await server?.stop();
-  server?.cleanup();
+  port = Number(new URL(s.url).port);
 });
 
 /** A raw request with headers of our choosing (fetch sets its own Host and Sec-Fetch-*). */
@@ -66,6 +62,21 @@ describe('the Host header must name this server (DNS rebinding)', () => {
     assert.deepEqual([api.status, JSON.parse(api.text).error], [403, 'not_authorized']);
     assert.equal((await send({ path: '/console/', headers: { host: 'evil.example' } })).status, 403);
     assert.equal((await send({ path: '/health', headers: { host: 'evil.example' } })).status, 200);
+  });
+
+  test('only GET and HEAD of /health and /ready answer any name: an SQS action posted to them is guarded like any other', async () => {
+    for (const path of ['/health', '/ready']) {
+      assert.equal((await send({ method: 'HEAD', path, headers: { host: 'evil.example' } })).status, 200, `HEAD ${path}`);
+      const rebound = await send({
+        method: 'POST', path, headers: { host: 'evil.example', 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.CreateQueue' },
+        body: JSON.stringify({ QueueName: 'rebound' }),
+      });
+      assert.equal(rebound.status, 403, `POST ${path}: ${rebound.text}`);
+      assert.equal(JSON.parse(rebound.text).__type, 'com.amazonaws.sqs#AccessDenied');
+      const crossSite = await send({ method: 'POST', path, headers: { 'sec-fetch-site': 'cross-site', 'content-type': FORM }, body: form({ Action: 'CreateQueue', QueueName: 'rebound' }) });
+      assert.deepEqual([crossSite.status, crossSite.code], [403, 'AccessDenied'], `cross-site POST ${path}`);
+    }
+    await assert.rejects(sqs.send(new GetQueueUrlCommand({ QueueName: 'rebound' })), { name: 'QueueDoesNotExist' });
   });
 });
 
@@ -112,25 +123,18 @@ describe('requests a web page could send are refused', () => {
 
 describe('with --credentials the Host header is checked only when --allowed-hosts is given', () => {
   const started: ServerProcess[] = [];
-  let keysDir: string | undefined;
   after(async () => {
     for (const s of started) {
       await s.stop();
       s.cleanup();
     }
-    if (keysDir) (await import('node:fs')).rmSync(keysDir, { recursive: true, force: true });
   });
 
   test('without it any name gets the signature refusal; with it an unknown name gets the Host one; no cross-site rule', async () => {
-    const { mkdtempSync, writeFileSync } = await import('node:fs');
-    const { join } = await import('node:path');
-    const { tmpdir } = await import('node:os');
-    keysDir = mkdtempSync(join(tmpdir(), 'redrive-open-'));
-    const keys = join(keysDir, 'keys.json');
-    writeFileSync(keys, '{"AKIDOPEN": {"secretAccessKey": "s", "accountId": "111111111111"}}');
+    const credentials = { AKIDOPEN: { secretAccessKey: 's', accountId: '111111111111' } };
     const [any, named] = await Promise.all([
-      startServerProcess({ storage: 'memory', args: ['--credentials', keys] }),
-      startServerProcess({ storage: 'memory', args: ['--credentials', keys, '--allowed-hosts', 'queue.internal'] }),
+      startServerProcess({ storage: 'memory', credentials }),
+      startServerProcess({ storage: 'memory', credentials, args: ['--allowed-hosts', 'queue.internal'] }),
     ]);
     started.push(any, named);
     const portOf = (s: ServerProcess) => Number(new URL(s.url).port);

@@ -5,16 +5,13 @@
  * with --credentials.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import {
   CreateQueueCommand, GetQueueAttributesCommand, GetQueueUrlCommand, ListQueuesCommand, ReceiveMessageCommand, SendMessageCommand,
   SetQueueAttributesCommand, SQSClient, StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { awsCliDriver, boto3Driver, PYTHON, type Driver, type Keys } from '../query/drivers.js';
 import { assertSqsError, invalidParameterValue, SDK_HEADER } from './helpers.js';
 import { needs } from '../support/requirements.js';
@@ -30,22 +27,12 @@ const sdk = (server: ServerProcess, region: string, keys: Keys) =>
 for (const signed of [false, true]) {
   describe(`two regions, ${signed ? 'with' : 'without'} --credentials`, () => {
     let server: ServerProcess;
-    let dir: string;
     const keys: Keys = signed ? KEYS : { accessKeyId: ACCOUNT, secretAccessKey: 'x' };
     const clis: Driver[] = [];
-
-    before(async () => {
-      dir = mkdtempSync(join(tmpdir(), 'redrive-regions-'));
-      const file = join(dir, 'credentials.json');
-      writeFileSync(file, JSON.stringify({ [KEYS.accessKeyId]: { secretAccessKey: KEYS.secretAccessKey, accountId: ACCOUNT } }));
-      server = await startServerProcess({ storage: 'memory', args: signed ? ['--credentials', file, '--region', EAST] : ['--region', EAST] });
-    });
-    after(async () => {
-      await Promise.all(clis.map((c) => c.close()));
-      await server.stop();
-      server.cleanup();
-      rmSync(dir, { recursive: true, force: true });
-    });
+    const credentials = { [KEYS.accessKeyId]: { secretAccessKey: KEYS.secretAccessKey, accountId: ACCOUNT } };
+    useServerProcess({ storage: 'memory', credentials: signed ? credentials : undefined, args: ['--region', EAST] }, (s) => {
+      server = s;
+    }, () => Promise.all(clis.map((c) => c.close())));
 
     test('the SDK: one name in two regions is two queues, with ARNs in their regions; ListQueues lists the caller\'s region', async () => {
       const east = sdk(server, EAST, keys);
@@ -164,11 +151,7 @@ function queryAt(server: ServerProcess, host: string, path: string, params: Reco
 
 describe('the region of an unsigned request comes from a host sqs.<region>.…', () => {
   let server: ServerProcess;
-  before(async () => (server = await startServerProcess({ storage: 'memory', args: ['--region', EAST] })));
-  after(async () => {
-    await server.stop();
-    server.cleanup();
-  });
+  useServerProcess({ storage: 'memory', args: ['--region', EAST] }, (s) => (server = s));
 
   test('queue URLs follow the host, a URL resolves in its host\'s region, another region\'s URL gets that region\'s host', async () => {
     const port = new URL(server.url).port;

@@ -5,25 +5,20 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { boto3Driver, jsonSdkDriver, type Driver } from '../query/drivers.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { bothProtocols as sharedBoth, create, expectError, receive } from './both-protocols.js';
 import { SDK_HEADER } from './helpers.js';
 
 let server: ServerProcess;
 const drivers: Driver[] = [];
 
-before(async () => {
-  server = await startServerProcess({ storage: 'sqlite', manualClock: true });
+useServerProcess({ storage: 'sqlite', manualClock: true }, async (s) => {
+  server = s;
   drivers.push(jsonSdkDriver(server.url), await boto3Driver(server.url));
   assert.equal(drivers[1]!.protocol, 'query', `${drivers[1]!.name} does not speak the Query protocol`);
-});
-after(async () => {
-  await Promise.all(drivers.map((d) => d.close()));
-  await server.stop();
-  server.cleanup();
-});
+}, () => Promise.all(drivers.map((d) => d.close())));
 
 const bothProtocols = (name: string, run: Parameters<typeof sharedBoth>[2]) => sharedBoth(drivers, name, run);
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');

@@ -5,30 +5,25 @@
  * (a trace header, an Accept header) goes as a raw request in each protocol.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { XMLParser } from 'fast-xml-parser';
 import { boto3Driver, jsonSdkDriver, type Driver } from '../query/drivers.js';
 import { bothProtocols as sharedBoth, create, expectError, receive } from './both-protocols.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { rawJson, SDK_HEADER } from './helpers.js';
 import { needs } from '../support/requirements.js';
 
 let server: ServerProcess;
 const drivers: Driver[] = [];
 
-before(async () => {
-  server = await startServerProcess({ storage: 'sqlite', manualClock: true });
+useServerProcess({ storage: 'sqlite', manualClock: true }, async (s) => {
+  server = s;
   drivers.push(jsonSdkDriver(server.url));
   // Without boto3 (outside CI, scripts/skip-groups.mjs) the comparisons run on the JSON SDK alone.
   if (needs('boto3').skip) return;
   drivers.push(await boto3Driver(server.url));
   assert.equal(drivers[1]!.protocol, 'query', `${drivers[1]!.name} does not speak the Query protocol`);
-});
-after(async () => {
-  await Promise.all(drivers.map((d) => d.close()));
-  await server.stop();
-  server.cleanup();
-});
+}, () => Promise.all(drivers.map((d) => d.close())));
 
 const arn = (name: string) => `arn:aws:sqs:us-east-1:000000000000:${name}`;
 const fifo = { FifoQueue: 'true', ContentBasedDeduplication: 'true' };

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
 import { send, signer } from '../query/signed-request.js';
-import { startServerProcess } from '../support/server-process.js';
+import { startServerProcess, withServerProcess } from '../support/server-process.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/index.js', import.meta.url));
 const made: string[] = [];
@@ -159,11 +159,9 @@ test('a --credentials file with no key: a server nobody could use does not start
 });
 
 test('--clock manual with --credentials: only a signed request moves the clock (finding 13)', async () => {
-  const cwd = tempDir();
   const keys = { accessKeyId: 'AKIDCLOCK', secretAccessKey: 'clock-secret' };
-  writeFileSync(join(cwd, 'keys.json'), JSON.stringify({ [keys.accessKeyId]: { secretAccessKey: keys.secretAccessKey, accountId: '111111111111' } }));
-  const server = await startServerProcess({ storage: 'memory', manualClock: true, args: ['--credentials', join(cwd, 'keys.json')] });
-  try {
+  const credentials = { [keys.accessKeyId]: { secretAccessKey: keys.secretAccessKey, accountId: '111111111111' } };
+  await withServerProcess({ storage: 'memory', manualClock: true, credentials }, async (server) => {
     const host = new URL(server.url).host;
     const clockRequest = (body: string) => ({
       method: 'POST', protocol: 'http:', hostname: host.split(':')[0]!, path: '/_redrive/clock', headers: { host, 'content-type': 'application/json' }, body,
@@ -178,9 +176,7 @@ test('--clock manual with --credentials: only a signed request moves the clock (
     assert.equal(moved.status, 200, moved.text);
     const now = (r: { text: string }) => (JSON.parse(r.text) as { now: number }).now;
     assert.equal(now(moved) - now(before), 1000, 'only the signed request moved it');
-  } finally {
-    await server.stop();
-  }
+  });
 });
 
 test('--allowed-hosts and --max-body-memory that make no sense', async () => {

@@ -78,7 +78,7 @@ test("an option serve would refuse rejects with serve's line", async () => {
   await assert.rejects(startRedrive({ config: { queues: [{ name: 'a', bogus: 1 } as never] } }), {
     message: 'config: queues[0].bogus: unknown field (known: name, accountId, attributes, tags, deadLetterQueue)',
   });
-  await assert.rejects(startRedrive({ region: 'Not A Region' }), /^Error: --region "Not A Region": must be a region name/);
+  await assert.rejects(startRedrive({ region: 'Not A Region' }), /^StartupError: --region "Not A Region": must be a region name/);
   await assert.rejects(startRedrive({ storage: 'redis' }), /--storage "redis": unknown storage/);
 });
 

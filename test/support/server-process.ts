@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,8 @@ export interface ServerProcessOptions {
   args?: string[];
   /** A command the server runs under, e.g. `['prlimit', '--nofile=1024:1024']`; it must exec the server. */
   prefix?: string[];
+  /** Access keys: written to a file in the data directory, which `--credentials` names. */
+  credentials?: Record<string, { secretAccessKey: string; accountId: string }>;
 }
 
 export interface ServerProcess {
@@ -43,11 +45,14 @@ export async function startServerProcess(opts: ServerProcessOptions = {}): Promi
   const owned = !opts.dataDir;
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'redrive-test-'));
   const storage = await storageFor(opts.storage ?? 'sqlite', dataDir);
+  const keysFile = opts.credentials && join(dataDir, 'credentials.json');
+  if (keysFile) writeFileSync(keysFile, JSON.stringify(opts.credentials));
+  const serverArgs = [...(keysFile ? ['--credentials', keysFile] : []), ...(opts.args ?? [])];
   const args = [
     '--enable-source-maps', CLI, 'serve', '--port', '0', '--host', '127.0.0.1',
     '--storage', storage, '--data-dir', dataDir, '--log-level', 'info',
     ...(opts.manualClock ? ['--clock', 'manual'] : []),
-    ...(opts.args ?? []),
+    ...serverArgs,
   ];
   const [command, ...before] = [...(opts.prefix ?? []), process.execPath];
   const proc = spawn(command!, [...before, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -87,7 +92,7 @@ export async function startServerProcess(opts: ServerProcessOptions = {}): Promi
       const host = new URL(url).host;
       let headers: Record<string, string> = { host, 'content-type': 'application/json' };
       // With --credentials the clock moves only for a signed request: sign with the file's first key.
-      const keys = credentialsOf(opts.args ?? []);
+      const keys = credentialsOf(serverArgs);
       if (keys) {
         const signed = await new SignatureV4({ service: 'sqs', region: 'us-east-1', credentials: keys, sha256: Sha256, applyChecksum: false })
           .sign({ method: 'POST', protocol: 'http:', hostname: '127.0.0.1', path: '/_redrive/clock', headers, body });
@@ -161,18 +166,40 @@ export function sqsClient(url: string): SQSClient {
 }
 
 /**
- * Starts a server process before the enclosing file's (or suite's) tests and stops it,
- * removing its data, after them. `onStart` receives the running server.
+ * The server of a file's (or a suite's) tests: started before them, stopped after them
+ * with its data removed. `opts` may be a function, called when the server starts (after
+ * the hooks registered before this call). `onStart` receives the running server and may
+ * prepare more (queues, clients); `onStop` runs before the server stops (closing drivers).
  */
-export function useServerProcess(opts: ServerProcessOptions, onStart: (server: ServerProcess) => void): void {
+export function useServerProcess(
+  opts: ServerProcessOptions | (() => ServerProcessOptions),
+  onStart: (server: ServerProcess) => unknown,
+  onStop?: () => unknown,
+): void {
   let server: ServerProcess | undefined;
   before(async () => {
-    server = await startServerProcess(opts);
-    onStart(server);
+    server = await startServerProcess(typeof opts === 'function' ? opts() : opts);
+    await onStart(server);
   });
   after(async () => {
-    if (!server) return;
-    await server.stop();
-    server.cleanup();
+    try {
+      await onStop?.();
+    } finally {
+      if (server) {
+        await server.stop();
+        server.cleanup();
+      }
+    }
   });
+}
+
+/** Runs `run` against a server of its own, then stops the server (unless `run` did) and removes its data. */
+export async function withServerProcess<T>(opts: ServerProcessOptions, run: (server: ServerProcess) => Promise<T>): Promise<T> {
+  const server = await startServerProcess(opts);
+  try {
+    return await run(server);
+  } finally {
+    if (server.proc.exitCode === null && server.proc.signalCode === null) await server.stop();
+    server.cleanup();
+  }
 }

@@ -1,0 +1,120 @@
+import type { Engine } from '../engine/engine.js';
+import { hasAction } from '../engine/actions/registry.js';
+import type { ManualClock } from '../engine/clock.js';
+import { regionOfHost } from '../engine/queues/addressing.js';
+import type { RequestContext } from '../engine/types.js';
+import { AuthThrottle } from '../protocols/auth-throttle.js';
+import { handleJson, isJsonRequest, jsonError } from '../protocols/json/json-adapter.js';
+import { handleQuery, queryError, wantsJson } from '../protocols/query/query-adapter.js';
+import { headerText } from '../protocols/utf8.js';
+import type { WireRequest, WireResponse } from '../protocols/wire.js';
+import { callerAccount, withRetryAfter, type Credentials } from './auth/caller.js';
+import { scopeRegionOf } from './auth/sigv4.js';
+import { sqsErrors, type Exchange, type SubApp } from './mount.js';
+
+export interface SqsOptions {
+  /** The account of an unsigned request (auth/caller.ts). */
+  accountId: string;
+  /** The region of a request that names none. */
+  region: string;
+  /** The address the server listens on: queue URLs name it when a request has no Host header. */
+  host: string;
+  port: number;
+  /** When set, every request must be SigV4-signed by one of these keys (auth/caller.ts). */
+  credentials?: Credentials;
+  /** Failed signatures, shared with the other interfaces that check the same secrets. */
+  authThrottle?: AuthThrottle;
+  /** Present only when the server runs on a manual clock (tests): enables /_redrive/clock. */
+  manualClock?: ManualClock;
+}
+
+/**
+ * The SQS API, both protocols, on every path no other sub-application serves: resolves the
+ * caller (SigV4 with --credentials) and the region, hands the request to the JSON or the
+ * Query adapter, and counts the requests refused before they reached an action.
+ */
+export class SqsApp implements SubApp {
+  readonly name = 'sqs';
+  readonly area = 'sqs';
+  readonly logAs = 'http';
+  readonly errors = sqsErrors;
+  private readonly authThrottle: AuthThrottle;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly opts: SqsOptions,
+  ) {
+    this.authThrottle = opts.authThrottle ?? new AuthThrottle();
+  }
+
+  matches(): boolean {
+    return true;
+  }
+
+  /** Waiting long polls are answered at once, with what there is, so that the front drains. */
+  close(): void {
+    this.engine.longPolls.releaseAll();
+  }
+
+  async handle(req: WireRequest, x: Exchange): Promise<WireResponse> {
+    const clockPath = req.path === '/_redrive/clock' && this.opts.manualClock !== undefined;
+    // The manual clock (tests) moves for anyone in open mode, and only for a signed request
+    // with --credentials, like any other change to the server's state.
+    if (clockPath && !this.opts.credentials) return this.moveClock(req);
+    const json = req.method === 'POST' && isJsonRequest(req);
+    const started = performance.now();
+    let accountId: string;
+    try {
+      accountId = callerAccount(req, this.opts.credentials, this.opts.accountId, Date.now(), { throttle: this.authThrottle, client: x.client });
+    } catch (e) {
+      return this.refused(req, json, started, withRetryAfter(e, json ? jsonError(e) : queryError(e, x.requestId, wantsJson(req))));
+    }
+    if (clockPath) return this.moveClock(req);
+    const host = req.headers.host ?? `${this.opts.host}:${this.opts.port}`;
+    const ctx: RequestContext = {
+      accountId,
+      // A signed request's region is the one it was signed for; else the host may name one.
+      region: scopeRegionOf(req) ?? regionOfHost(host.toLowerCase()) ?? this.opts.region,
+      baseUrl: `http://${host}`,
+      requestId: x.requestId,
+      traceHeader: typeof req.headers['x-amzn-trace-id'] === 'string' ? headerText(req.headers['x-amzn-trace-id']) : undefined,
+    };
+    if (x.seen) Object.assign(x.seen, { ctx, protocol: json ? 'json' : 'query' });
+    const response = await (json ? handleJson(this.engine, ctx, req, x.cancelled) : handleQuery(this.engine, ctx, req, x.cancelled));
+    // ctx.action is set once the request reaches its action, which counts it (dispatch).
+    return ctx.action === undefined ? this.refused(req, json, started, response) : response;
+  }
+
+  /**
+   * Counts a request refused before it reached an action (a bad signature, an unknown
+   * action, a body that does not parse) in redrive_requests_total, as the actions count
+   * theirs: an operator sees a client signing with the wrong key there too. The action
+   * label is the one the request named if it exists, else `unknown`, so a client cannot
+   * make up label values.
+   */
+  private refused(req: WireRequest, json: boolean, started: number, response: WireResponse): WireResponse {
+    const code = response.headers['x-amzn-query-error']?.split(';')[0];
+    if (code) {
+      const named = json
+        ? String(req.headers['x-amz-target'] ?? '').replace(/^AmazonSQS\./, '')
+        : new URLSearchParams(req.query).get('Action') ?? new URLSearchParams(req.body.toString('utf8')).get('Action') ?? '';
+      this.engine.observer.request(hasAction(named) ? named : 'unknown', json ? 'json' : 'query', code, (performance.now() - started) / 1000);
+    }
+    return response;
+  }
+
+  /** Test hook: `POST /_redrive/clock {"advanceMs": n}` moves the manual clock. */
+  private moveClock(req: WireRequest): WireResponse {
+    const clock = this.opts.manualClock!;
+    if (req.method === 'POST') {
+      let advanceMs: unknown;
+      try {
+        ({ advanceMs } = JSON.parse(req.body.toString('utf8') || '{}') as { advanceMs?: unknown });
+      } catch {
+        return { status: 400, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'the body must be JSON: {"advanceMs": n}' }) };
+      }
+      if (typeof advanceMs === 'number' && advanceMs > 0) clock.advance(advanceMs);
+    }
+    return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ now: clock.now() }) };
+  }
+}
