@@ -96,7 +96,7 @@ export class AmqpBroker {
     try {
       attributes = { ...defaultAttributes(false), ...parseAttributes(attributesOf(d.arguments), false, 'create') };
     } catch (e) {
-      throw amqpErrors.precondition(`invalid arguments for queue '${d.name}' in vhost '/': ${e instanceof SqsError ? e.message : String(e)}`);
+      throw amqpErrors.precondition(`invalid arguments for queue '${d.name}' in vhost '/': ${e instanceof SqsError ? e.message : String(e)}`, e);
     }
     const now = this.engine.clock.now();
     const { queue, created } = await this.engine.store.queues.create({

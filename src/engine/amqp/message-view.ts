@@ -102,7 +102,9 @@ export function restoredEnvelope(
     try {
       p = codec.fromJson(view.Properties);
     } catch (e) {
-      throw bad(`Properties: ${(e as Error).message}`);
+      const err = bad(`Properties: ${(e as Error).message}`);
+      err.cause = e;
+      throw err;
     }
     if (p.raw.length > 2 || p.raw.some((x) => x !== 0)) env.properties = p.raw.toString('base64');
     env.headers = p.headers;
