@@ -12,8 +12,7 @@ import { checkFifoParameters, DEDUP_INTERVAL_MS, FIFO_INFLIGHT_LIMIT, fifoFields
 import { deadLetterRule } from '../dead-letters/dead-letter.js';
 import { lengthLimit, queueFull, sendExpiry } from '../messages/limits.js';
 import { deathAttributes } from '../dead-letters/deaths.js';
-import { restoredDeaths } from '../dead-letters/imported-deaths.js';
-import { checkRestoreCaller, checkRestoredSource } from '../dead-letters/imported-access.js';
+import { checkRestoreCaller, checkRestoredSource, restoredDeaths } from '../dead-letters/restored-deaths.js';
 import { restoredEnvelope } from '../amqp/message-view.js';
 import type { MessageAttributes, NewMessage, QueueRecord, RequestContext, StoredMessage } from '../types.js';
 import { checkBatchEntries, checkBody, checkMessageAttributes, hasForbiddenCharacters, intParam } from '../queues/validation.js';

@@ -19,6 +19,37 @@ import { loadGraph, routeIn, type RoutingGraph } from './routing.js';
  * and becomes the x-death headers on delivery.
  */
 
+/** The exchanges and bindings reachable from the queue's dead-letter exchange `dlx`. */
+function dlxGraph(engine: EngineContext, queue: QueueRecord, dlx: string): Promise<RoutingGraph> {
+  return loadGraph({
+    exchange: (name) => engine.store.exchanges.get(queue.accountId, name),
+    bindings: (source) => engine.store.exchanges.bindings(queue.accountId, source),
+  }, dlx);
+}
+
+/** The queues bound in `graph`, by name. */
+function boundQueues(graph: RoutingGraph): Set<string> {
+  const names = new Set<string>();
+  for (const { bindings } of graph.exchanges.values()) for (const b of bindings) if (b.destinationKind === 'queue') names.add(b.destination);
+  return names;
+}
+
+/**
+ * The queues a queue's dead-letter exchange can deliver to, by name: every queue bound
+ * to it (directly or through exchange-to-exchange bindings), or for the default
+ * exchange the queue its dead-letter routing key names. These are its dead-letter
+ * queues for ListDeadLetterSourceQueues, the console and StartMessageMoveTask, so an
+ * AMQP dead letter can be redriven as an SQS one. Without a dead-letter routing key the
+ * default exchange could reach any queue, and none is counted.
+ */
+export async function exchangeTargetNames(engine: EngineContext, queue: QueueRecord): Promise<string[]> {
+  const s = engine.settingsOf(queue);
+  const dlx = s.deadLetterExchange;
+  if (dlx === undefined) return [];
+  if (dlx === '') return s.deadLetterRoutingKey === undefined ? [] : [s.deadLetterRoutingKey];
+  return [...boundQueues(await dlxGraph(engine, queue, dlx))];
+}
+
 /** Queues of the account in the region, read once for the default exchange as DLX, which can reach any of them. */
 async function accountQueues(engine: EngineContext, owner: QueueOwner): Promise<QueueRecord[]> {
   const all: QueueRecord[] = [];
@@ -37,7 +68,7 @@ async function reachableQueues(engine: EngineContext, owner: QueueOwner, graph: 
     if (key === undefined) return new Map((await accountQueues(engine, owner)).map((q) => [q.name, q]));
     names.add(key);
   }
-  for (const { bindings } of graph.exchanges.values()) for (const b of bindings) if (b.destinationKind === 'queue') names.add(b.destination);
+  for (const name of boundQueues(graph)) names.add(name);
   const out = new Map<string, QueueRecord>();
   for (const name of names) {
     const q = await engine.store.queues.get({ ...owner, name });
@@ -71,10 +102,7 @@ export interface ExchangeTarget extends DeadLetterTarget {
 export async function exchangeTarget(engine: EngineContext, queue: QueueRecord, settings: DeadLetterSettings, reason: DeathReason): Promise<ExchangeTarget> {
   const dlx = settings.deadLetterExchange ?? '';
   const key = settings.deadLetterRoutingKey;
-  const graph = await loadGraph({
-    exchange: (name) => engine.store.exchanges.get(queue.accountId, name),
-    bindings: (source) => engine.store.exchanges.bindings(queue.accountId, source),
-  }, dlx);
+  const graph = await dlxGraph(engine, queue, dlx);
   // A dead letter stays in its queue's account and region, as SQS's dead-letter queues do.
   const queues = await reachableQueues(engine, { accountId: queue.accountId, region: queue.region }, graph, dlx, key);
   // Read of a destination when a message first routes to it: the default exchange reaches every queue of the account.

@@ -1,4 +1,4 @@
-import { exchangeTargetNames } from '../amqp/dead-letter-targets.js';
+import { exchangeTargetNames } from '../amqp/dead-letter-exchange.js';
 import { parseQueueArn } from '../queues/addressing.js';
 import type { EngineContext } from '../context.js';
 import { errors } from '../errors.js';
