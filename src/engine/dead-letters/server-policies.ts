@@ -57,7 +57,7 @@ export class PolicyError extends Error {
 }
 
 /**
- * Validates a list of policies (policy-schema.ts); the error has a line per offending
+ * Validates a list of policies (server-policy-schema.ts); the error has a line per offending
  * field, named by its path, e.g. `policies[1].pattern: must be a non-empty string, not 3`.
  */
 export function parsePolicies(v: unknown, path = 'policies'): ServerPolicy[] {

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { DEAD_LETTER_SETTINGS, valuesList, type SettingValue } from './setting-spellings.js';
 
 /**
- * The schema of dead-letter policies (policies.ts), and the helpers that word its errors
+ * The schema of dead-letter policies (server-policies.ts), and the helpers that word its errors
  * the way the config file reports them: `<field path>: must be <what>, not <value>`, e.g.
  * `policies[1].definition.maxReceiveCount: must be an integer from 1 to 1000, not 0`.
  * Every schema carries its own message, so no message depends on zod's wording, and
