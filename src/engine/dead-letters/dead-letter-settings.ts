@@ -3,15 +3,11 @@ import type { Overflow, ServerPolicy, ServerPolicyDefinition, ServerPolicySet } 
 import { DEAD_LETTER_SETTINGS, SETTING, type DeadLetterSettingSpelling } from './setting-spellings.js';
 import type { QueueRecord, RedrivePolicy } from '../types.js';
 
-/** The extension queue attributes (documented in docs/extensions.md), spelled in setting-spellings.ts. */
+/** Extension queue attributes (documented in docs/extensions.md), as setting-spellings.ts spells them. */
 export const TTL_ATTRIBUTE = SETTING.messageTtlSeconds.attribute;
 export const MAX_LENGTH_ATTRIBUTE = SETTING.maxLength.attribute;
 export const MAX_LENGTH_BYTES_ATTRIBUTE = SETTING.maxLengthBytes.attribute;
 export const OVERFLOW_ATTRIBUTE = SETTING.overflow.attribute;
-/** AMQP dead-letter exchanges: set from x-dead-letter-exchange, -routing-key, x-delivery-limit. */
-export const DLX_ATTRIBUTE = SETTING.deadLetterExchange.attribute;
-export const DLX_ROUTING_KEY_ATTRIBUTE = SETTING.deadLetterRoutingKey.attribute;
-export const DELIVERY_LIMIT_ATTRIBUTE = SETTING.deliveryLimit.attribute;
 /** The message system attribute that gives one message its own time-to-live. */
 export const MESSAGE_TTL_ATTRIBUTE = 'RedriveTtlSeconds';
 /** Read-only: the policy that applies to the queue and the settings it contributes. */
