@@ -50,7 +50,7 @@ async function deadLetter(store: Store, source: QueueRecord, dlq: QueueRecord, n
     const rule: DeadLetterRule = {
       queueId: dlq.id, reason, maxReceiveCount: 1,
       arrival: (m) => ({
-        sentAt: m.sentAt, deadLetterSourceArn: arnOf(source.name),
+        kind: 'move', sentAt: m.sentAt, deadLetterSourceArn: arnOf(source.name),
         deaths: recordDeath(m.deaths, { queue: source.name, queueArn: arnOf(source.name), reason, time: now }),
       }),
     };

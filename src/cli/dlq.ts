@@ -4,7 +4,7 @@ import { age, name, table, time } from './dlq-format.js';
 import { peekCommand } from './peek.js';
 import { cancelCommand, redriveCommand, tasksCommand, watchCommand } from './dlq-redrive.js';
 import { allSummaries, type QueueSummary } from './summaries.js';
-import { cyclesQueueName } from '../engine/dead-letters/dead-lettering.js';
+import { cyclesQueueName } from '../engine/dead-letters/dead-letter-queue.js';
 
 /** `redrive dlq ...`: inspect dead-letter queues and redrive them, against a running server. */
 export function dlqCommand(): Command {

@@ -2,8 +2,8 @@ import type { Clock } from './clock.js';
 import type { DeadLetterSettings } from './dead-letters/dead-letter-settings.js';
 import type { EngineObserver } from './observer.js';
 import type { Store } from './store/store.js';
-import type { DeadLetterTarget } from './store/dead-letters.js';
-import type { DeathReason, QueueRecord } from './types.js';
+import type { DeadLettered } from './store/dead-letters.js';
+import type { QueueRecord } from './types.js';
 
 export interface Log {
   info(obj: object, msg?: string): void;
@@ -12,7 +12,7 @@ export interface Log {
 }
 
 /**
- * What the engine's helpers (dead-lettering, redrive policies, permissions, move tasks)
+ * What the engine's helpers (dead letters, redrive policies, permissions, move tasks)
  * need of it. They take this rather than the Engine class, which wires them together
  * and imports them, so no helper imports engine.ts.
  */
@@ -28,6 +28,6 @@ export interface EngineContext {
   /** The queue's dead-letter settings in force: its attributes over the matching policy. */
   settingsOf(queue: Omit<QueueRecord, 'id'>): DeadLetterSettings;
   arnOf(queue: Pick<QueueRecord, 'accountId' | 'region' | 'name'>): string;
-  /** How the queue's messages are dead-lettered through its AMQP dead-letter exchange (amqp/dead-letter-exchange.ts). */
-  exchangeDeadLetterTarget(queue: QueueRecord, reason: DeathReason): Promise<DeadLetterTarget>;
+  /** Reports what an operation on `queue` dead-lettered, once it has committed (dead-letters/report.ts). */
+  deadLettered(queue: QueueRecord, outcomes: DeadLettered[]): void;
 }

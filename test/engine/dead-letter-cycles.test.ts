@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { actions } from '../../src/engine/actions/registry.js';
 import { ManualClock } from '../../src/engine/clock.js';
-import { deadLetterTarget } from '../../src/engine/dead-letters/dead-lettering.js';
+import { deadLetterTarget } from '../../src/engine/dead-letters/dead-letter.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { QueueRecord } from '../../src/engine/types.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';
@@ -38,10 +38,10 @@ after(async () => {
 test('dead-lettering to a queue that could loop creates no cycles queue until a cycle is broken', async () => {
   await call('SendMessage', { QueueUrl: `${ctx.baseUrl}/000000000000/a`, MessageBody: 'round' });
   clock.advance(1500);
-  assert.equal(await engine.sweepExpiry(), 1, 'expired from a into b');
+  assert.equal(await engine.sweeps.expiry(), 1, 'expired from a into b');
   assert.equal((await engine.store.messages.peek((await queue('b')).id, 0, 10)).length, 1);
   assert.equal(await queue('redrive-cycles'), undefined, 'no cycle yet, so no cycles queue');
-  assert.equal(engine.cyclesBroken, 0);
+  assert.equal(engine.deadLetterReport.cyclesBroken, 0);
 });
 
 test('a cycle broken in a transaction that is run again is logged and counted once', async () => {
@@ -61,7 +61,7 @@ test('a cycle broken in a transaction that is run again is logged and counted on
   assert.equal(arrivals, 2, 'the expiry job ran twice');
   assert.equal(moves.length, 1, 'what the committed run did, once');
   engine.deadLettered(b, moves);
-  assert.equal(engine.cyclesBroken, 1);
+  assert.equal(engine.deadLetterReport.cyclesBroken, 1);
   assert.equal(warnings.filter((w) => w.msg?.includes('dead-letter cycle')).length, 1);
   const cycles = await queue('redrive-cycles');
   assert.ok(cycles, 'created with the parked message');

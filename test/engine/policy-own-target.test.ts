@@ -43,14 +43,14 @@ test('a policy matching its own dead-letter queue keeps what it dead-lettered th
   try {
     await t.call('SendMessage', { QueueUrl: url('shop-orders'), MessageBody: 'order 1' });
     t.clock.advance(3500);
-    await t.engine.sweepExpiry();
+    await t.engine.sweeps.expiry();
     assert.deepEqual(await t.depth('shop-dlq'), ['order 1'], 'expired into the DLQ');
     t.clock.advance(3500);
-    assert.equal(await t.engine.sweepExpiry(), 0);
+    assert.equal(await t.engine.sweeps.expiry(), 0);
     t.clock.advance(3_600_000);
-    assert.equal(await t.engine.sweepExpiry(), 0);
+    assert.equal(await t.engine.sweeps.expiry(), 0);
     assert.deepEqual(await t.depth('shop-dlq'), ['order 1'], 'still there an hour later');
-    assert.equal(t.engine.dropped, 0);
+    assert.equal(t.engine.deadLetterReport.dropped, 0);
 
     const sources = await t.call('ListDeadLetterSourceQueues', { QueueUrl: url('shop-dlq') });
     assert.deepEqual(sources.queueUrls, [url('shop-orders')], 'the DLQ is not its own source');
@@ -81,7 +81,7 @@ test('with applyToDeadLetterTarget the TTL applies to the DLQ, and each drop is 
   try {
     const { MessageId } = await t.call('SendMessage', { QueueUrl: url('shop-orders'), MessageBody: 'order 1' });
     t.clock.advance(3500);
-    await t.engine.sweepExpiry();
+    await t.engine.sweeps.expiry();
     assert.deepEqual(await t.depth('shop-dlq'), ['order 1']);
     const attrs = await t.call('GetQueueAttributes', { QueueUrl: url('shop-dlq'), AttributeNames: ['All'] });
     assert.deepEqual(JSON.parse(attrs.Attributes.RedriveAppliedPolicy), { name: 'shop', applied: { messageTtlSeconds: 2 } },
@@ -90,9 +90,9 @@ test('with applyToDeadLetterTarget the TTL applies to the DLQ, and each drop is 
     assert.deepEqual(sources.queueUrls, [url('shop-orders')], 'still not its own source');
 
     t.clock.advance(3500);
-    assert.equal(await t.engine.sweepExpiry(), 1);
+    assert.equal(await t.engine.sweeps.expiry(), 1);
     assert.deepEqual(await t.depth('shop-dlq'), []);
-    assert.equal(t.engine.dropped, 1);
+    assert.equal(t.engine.deadLetterReport.dropped, 1);
     const drop = t.logged.find((w) => w.msg?.includes('dropped'));
     assert.ok(drop, 'a line for the drop');
     assert.deepEqual([drop.obj.queue, drop.obj.reason, drop.obj.count, drop.obj.messageIds], ['shop-dlq', 'expired', 1, [MessageId]]);
@@ -108,7 +108,7 @@ test('drop-head with no dead-letter queue logs and counts what it pushes out', a
     const first = await t.call('SendMessage', { QueueUrl: url('capped'), MessageBody: 'one' });
     await t.call('SendMessage', { QueueUrl: url('capped'), MessageBody: 'two' });
     assert.deepEqual(await t.depth('capped'), ['two']);
-    assert.equal(t.engine.dropped, 1);
+    assert.equal(t.engine.deadLetterReport.dropped, 1);
     const drop = t.logged.find((w) => w.msg?.includes('dropped'))!;
     assert.deepEqual([drop.obj.queue, drop.obj.reason, drop.obj.count, drop.obj.messageIds], ['capped', 'maxlen', 1, [first.MessageId]]);
   } finally {

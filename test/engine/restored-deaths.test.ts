@@ -1,4 +1,4 @@
-/** Sending with RedriveDeathHistory and DeadLetterQueueSourceArn (imported-deaths.ts): what `redrive messages import` restores. */
+/** Sending with RedriveDeathHistory and DeadLetterQueueSourceArn (restored-deaths.ts): what `redrive messages import` restores. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { testEngine } from './support.js';

@@ -14,7 +14,7 @@ describe('retention and purge on the injected clock', () => {
     t.clock.advance(30_001);
     const r = await t.call('ReceiveMessage', { QueueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 0 });
     assert.deepEqual(r.Messages.map((m: { Body: string }) => m.Body), ['young']);
-    assert.equal(await t.engine.sweepRetention(), 1);
+    assert.equal(await t.engine.sweeps.retention(), 1);
     const attrs = await t.call('GetQueueAttributes', { QueueUrl, AttributeNames: ['ApproximateNumberOfMessages'] });
     assert.equal(attrs.Attributes.ApproximateNumberOfMessages, '1');
   });

@@ -43,14 +43,14 @@ for (const fifo of [false, true]) {
       assert.equal(got[0]!.Attributes.ApproximateReceiveCount, '1', 'its count started again');
       const history = JSON.parse(got[0]!.Attributes.RedriveDeathHistory!) as { queue: string; reason: string; count: number }[];
       assert.deepEqual(history.map((d) => [d.queue, d.reason, d.count]), [[name, 'delivery_limit', 1]]);
-      assert.equal(engine.cyclesBroken, 0);
+      assert.equal(engine.deadLetterReport.cyclesBroken, 0);
     });
 
     test('a second death in its own queue is a cycle: the message is parked, not moved again', async () => {
       // Received twice more (counts 1 and 2 above and here), then the next receive parks it.
       assert.equal((await receive())[0]!.Attributes.ApproximateReceiveCount, '2');
       assert.deepEqual(await receive(), []);
-      assert.equal(engine.cyclesBroken, 1);
+      assert.equal(engine.deadLetterReport.cyclesBroken, 1);
       const cycles = await engine.store.queues.get({ accountId: '000000000000', region: 'us-east-1', name: fifo ? 'redrive-cycles.fifo' : 'redrive-cycles' });
       assert.deepEqual((await engine.store.messages.peek(cycles!.id, 0, 10)).map((m) => m.body), ['poison']);
     });

@@ -1,4 +1,4 @@
-import { deadLetterTarget } from '../dead-letters/dead-lettering.js';
+import { deadLetterTarget } from '../dead-letters/dead-letter.js';
 import { deathAttributes, firstDeath, lastDeath } from '../dead-letters/deaths.js';
 import type { Engine } from '../engine.js';
 import { errors } from '../errors.js';

@@ -1,7 +1,7 @@
 import type { Engine } from '../engine.js';
 import { accessDenied } from '../queues/access-policy.js';
 import { errors, sqsError } from '../errors.js';
-import { queueExpiry } from '../dead-letters/dead-lettering.js';
+import { queueExpiry } from '../messages/limits.js';
 import { queueByArn } from './move-task-actions.js';
 import { countRedrive, moveRules } from '../move-tasks/move-task-runner.js';
 import { destinationsOf } from '../store/move-plan.js';

@@ -6,7 +6,7 @@ import { errors, sqsError } from '../errors.js';
 import { parseMoveFilter, type MoveFilter } from '../move-tasks/move-filter.js';
 import { scanQueue, type ScanBudget } from '../messages/bounded-scan.js';
 import { moveRules } from '../move-tasks/move-task-runner.js';
-import { cyclesQueueName } from '../dead-letters/dead-lettering.js';
+import { cyclesQueueName } from '../dead-letters/dead-letter-queue.js';
 import { deadLetterSources } from '../dead-letters/redrive-policy.js';
 import type { QueueRecord, RequestContext } from '../types.js';
 import { intParam, requireString } from '../queues/validation.js';

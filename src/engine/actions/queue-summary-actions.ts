@@ -1,7 +1,7 @@
 import type { Engine } from '../engine.js';
 import { decodeToken, encodeToken } from './queue-actions.js';
 import { sourcesByTarget } from '../dead-letters/redrive-policy.js';
-import { exchangeTargetNames } from '../amqp/dead-letter-targets.js';
+import { exchangeTargetNames } from '../amqp/dead-letter-exchange.js';
 import { errors } from '../errors.js';
 import { type Candidate, matchNames, needsAllDepths, pageOf, parseOverviewQuery, QUERY_INPUTS, totalDepth } from '../queues/queue-overview.js';
 import type { QueueDepth, QueueRecord, RequestContext } from '../types.js';

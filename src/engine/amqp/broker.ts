@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { deadLetterRule, deadLetterTarget } from '../dead-letters/dead-lettering.js';
+import { deadLetterRule, deadLetterTarget } from '../dead-letters/dead-letter.js';
 import type { Engine } from '../engine.js';
 import { SqsError } from '../errors.js';
 import type { Cancellation } from '../messages/long-poll.js';
@@ -9,7 +9,8 @@ import type { QueueAddress } from '../queues/addressing.js';
 import type { DeathReason, QueueRecord } from '../types.js';
 import { amqpErrors } from './errors.js';
 import { AmqpExchanges } from './exchanges.js';
-import { deliveriesHere, envelopeOf, fromStored, type AmqpContent } from './messages.js';
+import { envelopeOf } from './envelope.js';
+import { deliveriesHere, fromStored, type AmqpContent } from './messages.js';
 import { publishBatch, type Publish, type PublishResult } from './publish.js';
 import { attributesOf, checkEquivalent, checkQueueArguments } from './queue-arguments.js';
 
@@ -95,7 +96,7 @@ export class AmqpBroker {
     try {
       attributes = { ...defaultAttributes(false), ...parseAttributes(attributesOf(d.arguments), false, 'create') };
     } catch (e) {
-      throw amqpErrors.precondition(`invalid arguments for queue '${d.name}' in vhost '/': ${e instanceof SqsError ? e.message : String(e)}`);
+      throw amqpErrors.precondition(`invalid arguments for queue '${d.name}' in vhost '/': ${e instanceof SqsError ? e.message : String(e)}`, e);
     }
     const now = this.engine.clock.now();
     const { queue, created } = await this.engine.store.queues.create({
@@ -228,6 +229,6 @@ export class AmqpBroker {
       return;
     }
     const [outcome] = await this.engine.store.messages.delete(queue.id, [d], { now: this.engine.clock.now(), requireCurrent: true });
-    if (outcome === 'ok') this.engine.deadLettered(queue, [{ messageId: d.messageId, from: queue.id, reason }]);
+    if (outcome === 'ok') this.engine.deadLettered(queue, [{ kind: 'dropped', messageId: d.messageId, from: queue.id, reason }]);
   }
 }

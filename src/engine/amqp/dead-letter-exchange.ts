@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { EngineContext } from '../context.js';
+import { expiryAfter, type DeadLetterSettings } from '../dead-letters/dead-letter-settings.js';
 import { closesCycle, firstDeathEntry, recordDeath } from '../dead-letters/deaths.js';
-import type { DeadLetterArrival, DeadLetterCopy, DeadLetterTarget } from '../store/dead-letters.js';
+import { queueArn } from '../queues/addressing.js';
+import type { DeadLetterCopies, DeadLetterCopy, DeadLetterTarget } from '../store/dead-letters.js';
 import type { QueueOwner } from '../store/queues.js';
 import type { Death, DeathReason, QueueRecord, StoredMessage } from '../types.js';
-import { envelopeAttributes, envelopeOf, type Envelope } from './messages.js';
+import { envelopeAttributes, envelopeOf, type Envelope } from './envelope.js';
 import { loadGraph, routeIn, type RoutingGraph } from './routing.js';
 
 /**
@@ -16,6 +18,37 @@ import { loadGraph, routeIn, type RoutingGraph } from './routing.js';
  * reach) is read beforehand; the death history is recorded as for SQS queues (deaths.ts)
  * and becomes the x-death headers on delivery.
  */
+
+/** The exchanges and bindings reachable from the queue's dead-letter exchange `dlx`. */
+function dlxGraph(engine: EngineContext, queue: QueueRecord, dlx: string): Promise<RoutingGraph> {
+  return loadGraph({
+    exchange: (name) => engine.store.exchanges.get(queue.accountId, name),
+    bindings: (source) => engine.store.exchanges.bindings(queue.accountId, source),
+  }, dlx);
+}
+
+/** The queues bound in `graph`, by name. */
+function boundQueues(graph: RoutingGraph): Set<string> {
+  const names = new Set<string>();
+  for (const { bindings } of graph.exchanges.values()) for (const b of bindings) if (b.destinationKind === 'queue') names.add(b.destination);
+  return names;
+}
+
+/**
+ * The queues a queue's dead-letter exchange can deliver to, by name: every queue bound
+ * to it (directly or through exchange-to-exchange bindings), or for the default
+ * exchange the queue its dead-letter routing key names. These are its dead-letter
+ * queues for ListDeadLetterSourceQueues, the console and StartMessageMoveTask, so an
+ * AMQP dead letter can be redriven as an SQS one. Without a dead-letter routing key the
+ * default exchange could reach any queue, and none is counted.
+ */
+export async function exchangeTargetNames(engine: EngineContext, queue: QueueRecord): Promise<string[]> {
+  const s = engine.settingsOf(queue);
+  const dlx = s.deadLetterExchange;
+  if (dlx === undefined) return [];
+  if (dlx === '') return s.deadLetterRoutingKey === undefined ? [] : [s.deadLetterRoutingKey];
+  return [...boundQueues(await dlxGraph(engine, queue, dlx))];
+}
 
 /** Queues of the account in the region, read once for the default exchange as DLX, which can reach any of them. */
 async function accountQueues(engine: EngineContext, owner: QueueOwner): Promise<QueueRecord[]> {
@@ -35,7 +68,7 @@ async function reachableQueues(engine: EngineContext, owner: QueueOwner, graph: 
     if (key === undefined) return new Map((await accountQueues(engine, owner)).map((q) => [q.name, q]));
     names.add(key);
   }
-  for (const { bindings } of graph.exchanges.values()) for (const b of bindings) if (b.destinationKind === 'queue') names.add(b.destination);
+  for (const name of boundQueues(graph)) names.add(name);
   const out = new Map<string, QueueRecord>();
   for (const name of names) {
     const q = await engine.store.queues.get({ ...owner, name });
@@ -48,60 +81,72 @@ async function reachableQueues(engine: EngineContext, owner: QueueOwner, graph: 
 function routingHeaders(env: Envelope, deaths: Death[]): Record<string, unknown> {
   const first = firstDeathEntry(deaths)!;
   return {
-    ...env.h,
+    ...env.headers,
     'x-first-death-queue': first.queue, 'x-first-death-reason': first.reason, 'x-first-death-exchange': first.exchange ?? '',
-    'x-last-death-queue': deaths[0]!.queue, 'x-last-death-reason': deaths[0]!.reason, 'x-last-death-exchange': env.x,
+    'x-last-death-queue': deaths[0]!.queue, 'x-last-death-reason': deaths[0]!.reason, 'x-last-death-exchange': env.exchange,
   };
+}
+
+/** A dead-letter exchange's target: every arrival is copies. */
+export interface ExchangeTarget extends DeadLetterTarget {
+  arrival(message: StoredMessage): DeadLetterCopies;
 }
 
 /**
  * How messages of `queue` are dead-lettered through its dead-letter exchange for
- * `reason`. A missing exchange, or one that routes nowhere, drops the message, as
- * RabbitMQ does; a copy that would close a cycle with no rejection in it is dropped and
- * counted as a broken cycle.
+ * `reason`: each arrival is a copy in every queue the exchange routes the message to. A
+ * missing exchange, or one that routes nowhere, drops the message, as RabbitMQ does; a
+ * copy that would close a cycle with no rejection in it is not made and is counted as a
+ * broken cycle.
  */
-export async function exchangeDeadLetterTarget(engine: EngineContext, queue: QueueRecord, reason: DeathReason): Promise<DeadLetterTarget> {
-  const s = engine.settingsOf(queue);
-  const dlx = s.deadLetterExchange ?? '';
-  const key = s.deadLetterRoutingKey;
-  const graph = await loadGraph({
-    exchange: (name) => engine.store.exchanges.get(queue.accountId, name),
-    bindings: (source) => engine.store.exchanges.bindings(queue.accountId, source),
-  }, dlx);
+export async function exchangeTarget(engine: EngineContext, queue: QueueRecord, settings: DeadLetterSettings, reason: DeathReason): Promise<ExchangeTarget> {
+  const dlx = settings.deadLetterExchange ?? '';
+  const key = settings.deadLetterRoutingKey;
+  const graph = await dlxGraph(engine, queue, dlx);
   // A dead letter stays in its queue's account and region, as SQS's dead-letter queues do.
   const queues = await reachableQueues(engine, { accountId: queue.accountId, region: queue.region }, graph, dlx, key);
-  const sourceArn = engine.arnOf(queue);
+  // Read of a destination when a message first routes to it: the default exchange reaches every queue of the account.
+  const known = new Map<string, { queue: QueueRecord; arn: string; settings: DeadLetterSettings } | undefined>();
+  const destination = (name: string) => {
+    if (!known.has(name)) {
+      const q = queues.get(name);
+      known.set(name, q && { queue: q, arn: queueArn(q.region, q.accountId, q.name), settings: engine.settingsOf(q) });
+    }
+    return known.get(name);
+  };
+  const sourceArn = queueArn(queue.region, queue.accountId, queue.name);
   return {
     queueId: queue.id,
     reason,
-    arrival: (m: StoredMessage): DeadLetterArrival => {
+    arrival: (m: StoredMessage): DeadLetterCopies => {
       const now = engine.clock.now();
       const env = envelopeOf(m, queue.name);
       const deaths = recordDeath(m.deaths, {
         queue: queue.name, queueArn: sourceArn, reason, time: now,
-        exchange: env.x, routingKeys: [env.k, ...env.c ?? []], originalExpiration: env.e,
+        exchange: env.exchange, routingKeys: [env.routingKey, ...env.ccKeys ?? []], originalExpiration: env.expiration,
       });
       // With a dead-letter routing key the message's keys (and its CC header) are replaced.
-      const keys = key === undefined ? [env.k, ...env.r ?? []] : [key];
-      const next: Envelope = { ...env, x: dlx, k: keys[0]!, r: keys.length > 1 ? keys.slice(1) : undefined, e: undefined, n: m.receiveCount || undefined };
+      const keys = key === undefined ? [env.routingKey, ...env.moreRoutingKeys ?? []] : [key];
+      const next: Envelope = {
+        ...env, exchange: dlx, routingKey: keys[0]!, moreRoutingKeys: keys.slice(1), expiration: undefined, receiveCountOnArrival: m.receiveCount,
+      };
       if (key !== undefined) {
-        next.c = undefined;
-        next.d = 1;
+        next.ccKeys = undefined;
+        next.dropCc = true;
       }
       const systemAttributes = envelopeAttributes(m.systemAttributes, next);
       const copies: DeadLetterCopy[] = [];
-      let cyclesDropped = 0;
+      let cycles = 0;
       for (const name of routeIn(graph, dlx, keys, routingHeaders(env, deaths))) {
-        const dest = queues.get(name);
+        const dest = destination(name);
         if (!dest) continue;
-        if (closesCycle(deaths, engine.arnOf(dest))) {
-          cyclesDropped++;
+        if (closesCycle(deaths, dest.arn)) {
+          cycles++;
           continue;
         }
-        const ttl = engine.settingsOf(dest).messageTtlSeconds;
-        copies.push({ queueId: dest.id, messageId: randomUUID(), systemAttributes, expiresAt: ttl === undefined ? undefined : now + ttl * 1000 });
+        copies.push({ queueId: dest.queue.id, messageId: randomUUID(), systemAttributes, expiresAt: expiryAfter(dest.settings, now) });
       }
-      return { sentAt: now, deadLetterSourceArn: sourceArn, deaths, copies, cyclesDropped };
+      return { kind: 'copies', sentAt: now, deadLetterSourceArn: sourceArn, deaths, copies, cycles };
     },
   };
 }

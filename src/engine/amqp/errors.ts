@@ -29,6 +29,7 @@ const HARD = new Set<number>([320, 402, 501, 502, 503, 504, 505, 506, 530, 540, 
  * RabbitMQ's shape, `NOT_FOUND - no queue 'q' in vhost '/'`, since clients show it as is.
  */
 export class AmqpError extends Error {
+  override name = 'AmqpError';
   readonly replyText: string;
   readonly hard: boolean;
 
@@ -38,8 +39,9 @@ export class AmqpError extends Error {
     public classId = 0,
     public methodId = 0,
     hard?: boolean,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     // A short string holds 255 bytes: longer texts (which may quote client input) are cut.
     this.replyText = Buffer.from(`${NAMES.get(code) ?? 'ERROR'} - ${message}`).subarray(0, 255).toString('utf8').replace(/\uFFFD$/, '');
     this.hard = hard ?? HARD.has(code);
@@ -49,7 +51,8 @@ export class AmqpError extends Error {
 export const amqpErrors = {
   noQueue: (name: string) => new AmqpError(CODES.NOT_FOUND, `no queue '${name}' in vhost '/'`),
   noExchange: (name: string) => new AmqpError(CODES.NOT_FOUND, `no exchange '${name}' in vhost '/'`),
-  precondition: (text: string) => new AmqpError(CODES.PRECONDITION_FAILED, text),
+  /** `cause`: the error this one reports in AMQP's terms (an SQS attribute check, say). */
+  precondition: (text: string, cause?: unknown) => new AmqpError(CODES.PRECONDITION_FAILED, text, 0, 0, undefined, cause === undefined ? undefined : { cause }),
   accessRefused: (text: string) => new AmqpError(CODES.ACCESS_REFUSED, text),
   locked: (name: string) =>
     new AmqpError(CODES.RESOURCE_LOCKED, `cannot obtain exclusive access to locked queue '${name}' in vhost '/'. It could be originally declared on another connection or the exclusive property value does not match that of the original declaration.`),

@@ -1,7 +1,7 @@
 import { errors } from '../errors.js';
 import type { MessageAttributes, StoredMessage } from '../types.js';
 import { AMQP_ATTRIBUTE } from './attribute-name.js';
-import { envelopeOf, type Envelope } from './messages.js';
+import { envelopeAttributes, envelopeOf, hasEnvelope, type Envelope } from './envelope.js';
 
 /**
  * An AMQP message as PeekMessages shows it and `redrive messages import` restores it:
@@ -32,20 +32,20 @@ export interface AmqpView {
 
 /** 'base64' when the message's body is stored (and shown, and exported) base64: it is not UTF-8 text. */
 export function bodyEncoding(m: Pick<StoredMessage, 'systemAttributes'>): 'base64' | undefined {
-  return m.systemAttributes?.[AMQP_ATTRIBUTE] !== undefined && envelopeOf(m, '').b ? 'base64' : undefined;
+  return hasEnvelope(m) && envelopeOf(m, '').base64Body ? 'base64' : undefined;
 }
 
 /** The view of a message published over AMQP (or imported as one); undefined for one sent over SQS. */
 export function amqpView(m: Pick<StoredMessage, 'systemAttributes'>, codec: AmqpPropertyCodec | undefined): AmqpView | undefined {
-  if (m.systemAttributes?.[AMQP_ATTRIBUTE] === undefined) return undefined;
+  if (!hasEnvelope(m)) return undefined;
   const env = envelopeOf(m, '');
-  const view: AmqpView = { Exchange: env.x, RoutingKey: env.k, Properties: {} };
-  if (env.r?.length) view.RoutingKeys = env.r;
-  if (env.p) {
+  const view: AmqpView = { Exchange: env.exchange, RoutingKey: env.routingKey, Properties: {} };
+  if (env.moreRoutingKeys?.length) view.RoutingKeys = env.moreRoutingKeys;
+  if (env.properties) {
     try {
-      view.Properties = codec ? codec.toJson(Buffer.from(env.p, 'base64')) : { raw: env.p };
+      view.Properties = codec ? codec.toJson(Buffer.from(env.properties, 'base64')) : { raw: env.properties };
     } catch {
-      view.Properties = { raw: env.p };
+      view.Properties = { raw: env.properties };
     }
   }
   return view;
@@ -76,25 +76,25 @@ export function restoredEnvelope(
   const view = v as Record<string, unknown>;
   const unknown = Object.keys(view).find((k) => !VIEW_FIELDS.includes(k));
   if (unknown) throw bad(`it has an unknown field ${unknown}.`);
-  const env: Envelope = { x: '', k: queueName };
+  const env: Envelope = { exchange: '', routingKey: queueName };
   if (view.Exchange !== undefined) {
     if (!isKey(view.Exchange)) throw bad('Exchange must be a string of at most 255 bytes.');
-    env.x = view.Exchange;
+    env.exchange = view.Exchange;
   }
   if (view.RoutingKey !== undefined) {
     if (!isKey(view.RoutingKey)) throw bad('RoutingKey must be a string of at most 255 bytes.');
-    env.k = view.RoutingKey;
+    env.routingKey = view.RoutingKey;
   }
   if (view.RoutingKeys !== undefined) {
     if (!Array.isArray(view.RoutingKeys) || view.RoutingKeys.length > 100 || !view.RoutingKeys.every(isKey)) {
       throw bad('RoutingKeys must be an array of at most 100 strings of at most 255 bytes.');
     }
-    if (view.RoutingKeys.length) env.r = view.RoutingKeys as string[];
+    env.moreRoutingKeys = view.RoutingKeys as string[];
   }
   if (view.BodyEncoding !== undefined) {
     if (view.BodyEncoding !== 'base64') throw bad('BodyEncoding must be "base64" (or absent for a text body).');
     if (Buffer.from(body, 'base64').toString('base64') !== body) throw bad('BodyEncoding is base64 but the body is not canonical base64.');
-    env.b = 1;
+    env.base64Body = true;
   }
   if (view.Properties !== undefined) {
     if (!codec) throw bad('this server cannot read AMQP properties.');
@@ -102,12 +102,14 @@ export function restoredEnvelope(
     try {
       p = codec.fromJson(view.Properties);
     } catch (e) {
-      throw bad(`Properties: ${(e as Error).message}`);
+      const err = bad(`Properties: ${(e as Error).message}`);
+      err.cause = e;
+      throw err;
     }
-    if (p.raw.length > 2 || p.raw.some((x) => x !== 0)) env.p = p.raw.toString('base64');
-    if (p.headers && Object.keys(p.headers).length) env.h = p.headers;
-    if (p.cc?.length) env.c = p.cc;
-    if (p.expiration !== undefined) env.e = p.expiration;
+    if (p.raw.length > 2 || p.raw.some((x) => x !== 0)) env.properties = p.raw.toString('base64');
+    env.headers = p.headers;
+    env.ccKeys = p.cc;
+    env.expiration = p.expiration;
   }
-  return { ...system, [AMQP_ATTRIBUTE]: { DataType: 'String', StringValue: JSON.stringify(env) } };
+  return envelopeAttributes(system, env);
 }

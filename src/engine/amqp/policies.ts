@@ -1,5 +1,6 @@
 import type { Log } from '../context.js';
-import type { ServerPolicy, ServerPolicyDefinition, ServerPolicySet } from '../dead-letters/server-policies.js';
+import { PolicyError, type ServerPolicy, type ServerPolicyDefinition, type ServerPolicySet } from '../dead-letters/server-policies.js';
+import { DEAD_LETTER_SETTINGS, type SettingValue } from '../dead-letters/setting-spellings.js';
 import type { PolicyRecord, PolicyStore } from '../store/policies.js';
 
 /**
@@ -9,22 +10,17 @@ import type { PolicyRecord, PolicyStore } from '../store/policies.js';
  * setting by setting, as in RabbitMQ (dead-letter-settings.ts).
  */
 
-export class PolicyError extends Error {}
-
 type Check = (v: unknown) => boolean;
-const nonNegInt: Check = (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
-const str: Check = (v) => typeof v === 'string';
 
-/** The definition keys Redrive applies, with RabbitMQ's names. */
-const KEYS: Record<string, Check> = {
-  'dead-letter-exchange': str,
-  'dead-letter-routing-key': str,
-  'message-ttl': nonNegInt,
-  'max-length': nonNegInt,
-  'max-length-bytes': nonNegInt,
-  overflow: (v) => v === 'drop-head' || v === 'reject-publish' || v === 'reject-publish-dlx',
-  'delivery-limit': nonNegInt,
-};
+/** A policy's value of a setting: numbers in RabbitMQ's range, any non-negative integer. */
+function check(value: SettingValue): Check {
+  if (value.type === 'int') return (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+  if (value.type === 'string') return (v) => typeof v === 'string';
+  return (v) => typeof v === 'string' && value.values.includes(v);
+}
+
+/** The definition keys Redrive applies, with RabbitMQ's names (setting-spellings.ts). */
+const KEYS: Record<string, Check> = Object.fromEntries(DEAD_LETTER_SETTINGS.map((s) => [s.policy, check(s.value)]));
 
 const APPLY_TO = ['queues', 'exchanges', 'all'];
 
@@ -67,16 +63,13 @@ export function policyView(p: PolicyRecord) {
 export function toServerPolicy(p: PolicyRecord): ServerPolicy | undefined {
   if (p.applyTo === 'exchanges') return undefined;
   const d = p.definition;
-  const out: ServerPolicyDefinition = {};
-  if (typeof d['dead-letter-exchange'] === 'string') out.deadLetterExchange = d['dead-letter-exchange'];
-  if (typeof d['dead-letter-routing-key'] === 'string') out.deadLetterRoutingKey = d['dead-letter-routing-key'];
-  // As with x-message-ttl: milliseconds rounded up to Redrive's whole seconds.
-  if (typeof d['message-ttl'] === 'number') out.messageTtlSeconds = Math.ceil(d['message-ttl'] / 1000);
-  if (typeof d['max-length'] === 'number') out.maxLength = Math.max(1, d['max-length']);
-  if (typeof d['max-length-bytes'] === 'number') out.maxLengthBytes = Math.max(1, d['max-length-bytes']);
-  if (typeof d.overflow === 'string') out.overflow = d.overflow as ServerPolicyDefinition['overflow'];
-  if (typeof d['delivery-limit'] === 'number') out.deliveryLimit = d['delivery-limit'];
-  return { name: p.name, accountId: p.accountId, pattern: p.pattern, priority: p.priority, definition: out, lowerLimitWins: true };
+  const out: Record<string, unknown> = {};
+  // As with the queue arguments: numbers in Redrive's units (TTL in whole seconds, rounded up).
+  for (const s of DEAD_LETTER_SETTINGS) {
+    const v = d[s.policy];
+    if (s.value.type === 'int' ? typeof v === 'number' : typeof v === 'string') out[s.config] = typeof v === 'number' && s.fromAmqp ? s.fromAmqp(v) : v;
+  }
+  return { name: p.name, accountId: p.accountId, pattern: p.pattern, priority: p.priority, definition: out as ServerPolicyDefinition, lowerLimitWins: true };
 }
 
 /** How often a node reads the store's policies again, for those another node set. */

@@ -1,7 +1,7 @@
-import { lengthLimit } from '../dead-letters/dead-lettering.js';
+import { deadLetterRefused } from '../dead-letters/dead-letter.js';
 import type { Engine } from '../engine.js';
-import { copiedMessage, copyOutcomes, type DeadLettered } from '../store/dead-letters.js';
-import type { NewMessage, QueueRecord, StoredMessage } from '../types.js';
+import { lengthLimit } from '../messages/limits.js';
+import type { NewMessage, QueueRecord } from '../types.js';
 import { amqpErrors } from './errors.js';
 import type { AmqpExchanges } from './exchanges.js';
 import { toNewMessage, type AmqpContent, type PublishExtras } from './messages.js';
@@ -27,27 +27,6 @@ export interface PublishResult {
  * batch: those before it are stored and reported, and the error is returned for the
  * channel to raise, as if it had come one at a time.
  */
-/**
- * reject-publish-dlx: publishes a full queue refused are dead-lettered (`maxlen`) through
- * its dead-letter exchange, if it has one, else dropped. They were never stored, so each
- * copy is a send to its queue, after the refusal.
- */
-async function deadLetterRefused(engine: Engine, queue: QueueRecord, refused: StoredMessage[]): Promise<void> {
-  if (engine.settingsOf(queue).deadLetterExchange === undefined) return;
-  const target = await engine.exchangeDeadLetterTarget(queue, 'maxlen');
-  const now = engine.clock.now();
-  const byQueue = new Map<number, NewMessage[]>();
-  const moves: DeadLettered[] = [];
-  for (const m of refused) {
-    const stored: StoredMessage = { ...m, queueId: queue.id, receiveCount: 0 };
-    const a = target.arrival(stored);
-    for (const c of a.copies ?? []) byQueue.set(c.queueId, [...byQueue.get(c.queueId) ?? [], copiedMessage(stored, a, c, now)]);
-    moves.push(...copyOutcomes(stored, a, 'maxlen'));
-  }
-  for (const [queueId, messages] of byQueue) await engine.store.messages.send(queueId, messages);
-  engine.deadLettered(queue, moves);
-}
-
 export async function publishBatch(
   engine: Engine, exchanges: AmqpExchanges, accountId: string, batch: Publish[],
 ): Promise<{ results: PublishResult[]; error?: unknown }> {

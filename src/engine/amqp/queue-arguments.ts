@@ -1,6 +1,4 @@
-import {
-  DELIVERY_LIMIT_ATTRIBUTE, DLX_ATTRIBUTE, DLX_ROUTING_KEY_ATTRIBUTE, MAX_LENGTH_ATTRIBUTE, MAX_LENGTH_BYTES_ATTRIBUTE, OVERFLOW_ATTRIBUTE, TTL_ATTRIBUTE,
-} from '../dead-letters/dead-letter-settings.js';
+import { DEAD_LETTER_SETTINGS, SETTING, type SettingValue } from '../dead-letters/setting-spellings.js';
 import { amqpErrors } from './errors.js';
 
 /**
@@ -9,18 +7,7 @@ import { amqpErrors } from './errors.js';
  * the queue's AMQP declaration (store role `exchanges`) for what reads them.
  */
 
-/** The arguments Redrive understands; any other is stored and ignored, as RabbitMQ ignores unknown ones. */
-const CHECKS: Record<string, (v: unknown) => string | undefined> = {
-  'x-message-ttl': nonNegativeInt,
-  'x-expires': positiveInt,
-  'x-max-length': nonNegativeInt,
-  'x-max-length-bytes': nonNegativeInt,
-  'x-delivery-limit': nonNegativeInt,
-  'x-overflow': oneOf('drop-head', 'reject-publish', 'reject-publish-dlx'),
-  'x-queue-type': oneOf('classic', 'quorum'),
-  'x-dead-letter-exchange': string,
-  'x-dead-letter-routing-key': string,
-};
+type ArgumentCheck = (v: unknown) => string | undefined;
 
 function nonNegativeInt(v: unknown): string | undefined {
   if (typeof v !== 'number' || !Number.isInteger(v)) return `{unacceptable_type,${typeof v}}`;
@@ -35,9 +22,31 @@ function string(v: unknown): string | undefined {
   return typeof v === 'string' ? undefined : `{unacceptable_type,${typeof v}}`;
 }
 
-function oneOf(...allowed: string[]) {
+function oneOf(allowed: readonly string[]): ArgumentCheck {
   return (v: unknown) => (typeof v === 'string' && allowed.includes(v) ? undefined : `{unacceptable_value,${JSON.stringify(v)}}`);
 }
+
+/** How an argument spelling a dead-letter setting is checked: numbers in RabbitMQ's range, any non-negative integer. */
+function settingCheck(value: SettingValue): ArgumentCheck {
+  return value.type === 'int' ? nonNegativeInt : value.type === 'string' ? string : oneOf(value.values);
+}
+
+const settingChecks: Record<string, ArgumentCheck> = Object.fromEntries(DEAD_LETTER_SETTINGS.map((s) => [s.argument, settingCheck(s.value)]));
+
+/**
+ * The arguments Redrive understands, in the order RabbitMQ checks them; any other is
+ * stored and ignored, as RabbitMQ ignores unknown ones.
+ */
+const CHECKS: Record<string, ArgumentCheck> = {
+  [SETTING.messageTtlSeconds.argument]: settingChecks[SETTING.messageTtlSeconds.argument]!,
+  'x-expires': positiveInt,
+  [SETTING.maxLength.argument]: settingChecks[SETTING.maxLength.argument]!,
+  [SETTING.maxLengthBytes.argument]: settingChecks[SETTING.maxLengthBytes.argument]!,
+  [SETTING.deliveryLimit.argument]: settingChecks[SETTING.deliveryLimit.argument]!,
+  [SETTING.overflow.argument]: settingChecks[SETTING.overflow.argument]!,
+  'x-queue-type': oneOf(['classic', 'quorum']),
+  ...settingChecks,
+};
 
 /** Throws RabbitMQ's 406 for an argument of the wrong type or value. */
 export function checkQueueArguments(name: string, args: Record<string, unknown>): void {
@@ -53,22 +62,16 @@ export function checkQueueArguments(name: string, args: Record<string, unknown>)
 }
 
 /**
- * The Redrive queue attributes the arguments set. RabbitMQ's TTL is in milliseconds,
- * Redrive's in seconds: it is rounded up, so a message never expires early. The
- * delivery limit applies to quorum queues only, as in RabbitMQ.
+ * The Redrive queue attributes the arguments set, each converted to Redrive's unit
+ * (setting-spellings.ts). The delivery limit applies to quorum queues only, as in RabbitMQ.
  */
 export function attributesOf(args: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
-  const ttl = args['x-message-ttl'];
-  if (typeof ttl === 'number') out[TTL_ATTRIBUTE] = String(Math.ceil(ttl / 1000));
-  // A limit of 0 is RabbitMQ's "holds nothing"; Redrive's smallest limit is 1.
-  if (typeof args['x-max-length'] === 'number') out[MAX_LENGTH_ATTRIBUTE] = String(Math.max(1, args['x-max-length']));
-  if (typeof args['x-max-length-bytes'] === 'number') out[MAX_LENGTH_BYTES_ATTRIBUTE] = String(Math.max(1, args['x-max-length-bytes']));
-  const overflow = args['x-overflow'];
-  if (typeof overflow === 'string') out[OVERFLOW_ATTRIBUTE] = overflow;
-  if (typeof args['x-dead-letter-exchange'] === 'string') out[DLX_ATTRIBUTE] = args['x-dead-letter-exchange'];
-  if (typeof args['x-dead-letter-routing-key'] === 'string') out[DLX_ROUTING_KEY_ATTRIBUTE] = args['x-dead-letter-routing-key'];
-  if (typeof args['x-delivery-limit'] === 'number' && args['x-queue-type'] === 'quorum') out[DELIVERY_LIMIT_ATTRIBUTE] = String(args['x-delivery-limit']);
+  for (const s of DEAD_LETTER_SETTINGS) {
+    const v = args[s.argument];
+    if (s === SETTING.deliveryLimit && args['x-queue-type'] !== 'quorum') continue;
+    if (s.value.type === 'int' ? typeof v === 'number' : typeof v === 'string') out[s.attribute] = String(typeof v === 'number' && s.fromAmqp ? s.fromAmqp(v) : v);
+  }
   return out;
 }
 

@@ -1,16 +1,13 @@
 import { queueArn } from '../queues/addressing.js';
 import type { Overflow, ServerPolicy, ServerPolicyDefinition, ServerPolicySet } from './server-policies.js';
+import { DEAD_LETTER_SETTINGS, SETTING, type DeadLetterSettingSpelling } from './setting-spellings.js';
 import type { QueueRecord, RedrivePolicy } from '../types.js';
 
-/** The extension queue attributes (documented in docs/extensions.md). */
-export const TTL_ATTRIBUTE = 'RedriveMessageTtlSeconds';
-export const MAX_LENGTH_ATTRIBUTE = 'RedriveMaxLength';
-export const MAX_LENGTH_BYTES_ATTRIBUTE = 'RedriveMaxLengthBytes';
-export const OVERFLOW_ATTRIBUTE = 'RedriveOverflow';
-/** AMQP dead-letter exchanges: set from x-dead-letter-exchange, -routing-key, x-delivery-limit. */
-export const DLX_ATTRIBUTE = 'RedriveDeadLetterExchange';
-export const DLX_ROUTING_KEY_ATTRIBUTE = 'RedriveDeadLetterRoutingKey';
-export const DELIVERY_LIMIT_ATTRIBUTE = 'RedriveDeliveryLimit';
+/** Extension queue attributes (documented in docs/extensions.md), as setting-spellings.ts spells them. */
+export const TTL_ATTRIBUTE = SETTING.messageTtlSeconds.attribute;
+export const MAX_LENGTH_ATTRIBUTE = SETTING.maxLength.attribute;
+export const MAX_LENGTH_BYTES_ATTRIBUTE = SETTING.maxLengthBytes.attribute;
+export const OVERFLOW_ATTRIBUTE = SETTING.overflow.attribute;
 /** The message system attribute that gives one message its own time-to-live. */
 export const MESSAGE_TTL_ATTRIBUTE = 'RedriveTtlSeconds';
 /** Read-only: the policy that applies to the queue and the settings it contributes. */
@@ -32,6 +29,11 @@ export interface DeadLetterSettings {
   policy?: { name: string; applied: ServerPolicyDefinition };
 }
 
+/** When a message arriving now expires under the settings' TTL, if they have one. */
+export function expiryAfter(settings: Pick<DeadLetterSettings, 'messageTtlSeconds'>, now: number): number | undefined {
+  return settings.messageTtlSeconds === undefined ? undefined : now + settings.messageTtlSeconds * 1000;
+}
+
 /** The ARN of a policy's dead-letter queue for a queue of `accountId`, if it names one. */
 function policyTarget(d: ServerPolicyDefinition, region: string, accountId: string): string | undefined {
   return d.deadLetterTargetArn ?? (d.deadLetterTargetName === undefined ? undefined : queueArn(region, accountId, d.deadLetterTargetName));
@@ -43,7 +45,16 @@ function limitsOf(d: ServerPolicyDefinition): ServerPolicyDefinition {
   return { messageTtlSeconds, maxLength, maxLengthBytes, overflow };
 }
 
-const num = (v: string | undefined): number | undefined => (v === undefined || v === '' ? undefined : Number(v));
+/**
+ * A setting's value as the queue's attribute holds it. An empty number or overflow is
+ * unset; an empty exchange name is the default exchange, which an AMQP argument names.
+ */
+function attributeValue(s: DeadLetterSettingSpelling, attributes: Record<string, string>): string | number | undefined {
+  const v = attributes[s.attribute];
+  if (s.value.type === 'string') return v;
+  if (v === undefined || v === '') return undefined;
+  return s.value.type === 'int' ? Number(v) : v;
+}
 
 /**
  * Resolves the settings of `queue`. As RabbitMQ's queue arguments win over policies, an
@@ -80,19 +91,31 @@ export function effectiveSettings(policies: ServerPolicySet, region: string, que
     if (byName !== undefined) targetArn = queueArn(region, queue.accountId, byName);
     maxReceiveCount = pick('maxReceiveCount', undefined);
   }
-  const settings: DeadLetterSettings = {
-    targetArn,
-    maxReceiveCount,
-    messageTtlSeconds: pick('messageTtlSeconds', num(a[TTL_ATTRIBUTE])),
-    maxLength: pick('maxLength', num(a[MAX_LENGTH_ATTRIBUTE])),
-    maxLengthBytes: pick('maxLengthBytes', num(a[MAX_LENGTH_BYTES_ATTRIBUTE])),
-    // RabbitMQ's default overflow behaviour is drop-head.
-    overflow: pick('overflow', (a[OVERFLOW_ATTRIBUTE] || undefined) as Overflow | undefined) ?? 'drop-head',
-    // An attribute present but empty is an AMQP argument naming the default exchange.
-    deadLetterExchange: pick('deadLetterExchange', a[DLX_ATTRIBUTE]),
-    deadLetterRoutingKey: pick('deadLetterRoutingKey', a[DLX_ROUTING_KEY_ATTRIBUTE]),
-    deliveryLimit: pick('deliveryLimit', num(a[DELIVERY_LIMIT_ATTRIBUTE])),
-  };
+  const spelled: Record<string, unknown> = {};
+  for (const s of DEAD_LETTER_SETTINGS) {
+    spelled[s.config] = pick(s.config, attributeValue(s, a) as ServerPolicyDefinition[typeof s.config]);
+  }
+  const settings = { targetArn, maxReceiveCount, ...spelled } as DeadLetterSettings;
+  // RabbitMQ's default overflow behaviour is drop-head.
+  settings.overflow ??= 'drop-head';
   if (policy && Object.keys(applied).length) settings.policy = { name: policy.name, applied };
   return settings;
+}
+
+/**
+ * The settings in force of each queue, kept per queue record (a changed queue is a new
+ * record) until the policies change: every send and receive asks.
+ */
+export class SettingsInForce {
+  private readonly cache = new WeakMap<Omit<QueueRecord, 'id'>, { generation: number; settings: DeadLetterSettings }>();
+
+  constructor(private readonly policies: ServerPolicySet) {}
+
+  of(queue: Omit<QueueRecord, 'id'>): DeadLetterSettings {
+    const hit = this.cache.get(queue);
+    if (hit && hit.generation === this.policies.generation) return hit.settings;
+    const settings = effectiveSettings(this.policies, queue.region, queue);
+    this.cache.set(queue, { generation: this.policies.generation, settings });
+    return settings;
+  }
 }

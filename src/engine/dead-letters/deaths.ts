@@ -1,3 +1,4 @@
+import { MESSAGE_TTL_ATTRIBUTE } from './dead-letter-settings.js';
 import type { Death, DeathReason, StoredMessage } from '../types.js';
 
 /**
@@ -17,6 +18,12 @@ export interface DeathEvent {
   exchange?: string;
   routingKeys?: string[];
   originalExpiration?: string;
+}
+
+/** The message's own TTL (send attribute) a death records; it applies only until the first death. */
+export function originalTtlSeconds(m: Pick<StoredMessage, 'systemAttributes' | 'deaths'>): number | undefined {
+  const v = m.systemAttributes?.[MESSAGE_TTL_ATTRIBUTE]?.StringValue;
+  return v === undefined || m.deaths?.length ? undefined : Number(v);
 }
 
 /** The history with `e` recorded: its entry counted and moved to the front, or a new one there. */

@@ -1,4 +1,4 @@
-import { exchangeTargetNames } from '../amqp/dead-letter-targets.js';
+import { exchangeTargetNames } from '../amqp/dead-letter-exchange.js';
 import { parseQueueArn } from '../queues/addressing.js';
 import type { EngineContext } from '../context.js';
 import { errors } from '../errors.js';
@@ -119,7 +119,7 @@ export async function checkRedriveAttributes(
   const dlq = target.region === queue.region ? await engine.store.queues.get(target) : undefined;
   if (!dlq) throw invalid('RedrivePolicy', raw, 'Dead letter target does not exist.');
   if (dlq.fifo !== queue.fifo) throw invalid('RedrivePolicy', raw, 'Dead-letter queue must be same type of queue as the source..');
-  // A queue may name itself, as SQS allows: dead-lettering.ts makes that a single move.
+  // A queue may name itself, as SQS allows: dead-letter-queue.ts makes that a single move.
   const sourceArn = engine.arnOf(queue);
   const allowText = dlq.attributes.RedriveAllowPolicy;
   const allow = allowText ? parseRedriveAllowPolicy(allowText) : undefined;

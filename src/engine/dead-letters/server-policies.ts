@@ -6,9 +6,10 @@
  * own attributes override it setting by setting (see dead-letter-settings.ts).
  */
 import { issueLines, policiesSchema } from './server-policy-schema.js';
+import type { OVERFLOW_VALUES } from './setting-spellings.js';
 
 /** reject-publish-dlx refuses like reject-publish and dead-letters what it refuses (AMQP). */
-export type Overflow = 'drop-head' | 'reject-publish' | 'reject-publish-dlx';
+export type Overflow = (typeof OVERFLOW_VALUES)[number];
 
 export interface ServerPolicyDefinition {
   /** The dead-letter queue, by ARN or by name in the queue's own account. */
@@ -50,7 +51,10 @@ export interface ServerPolicy {
   definition: ServerPolicyDefinition;
 }
 
-export class ServerPolicyError extends Error {}
+/** A policy that is not valid: the config file's (parsePolicies) or one set through the management API (amqp/policies.ts). */
+export class PolicyError extends Error {
+  override name = 'PolicyError';
+}
 
 /**
  * Validates a list of policies (server-policy-schema.ts); the error has a line per offending
@@ -58,7 +62,7 @@ export class ServerPolicyError extends Error {}
  */
 export function parsePolicies(v: unknown, path = 'policies'): ServerPolicy[] {
   const result = policiesSchema.safeParse(v);
-  if (!result.success) throw new ServerPolicyError(issueLines(result.error, path).join('\n'));
+  if (!result.success) throw new PolicyError(issueLines(result.error, path).join('\n'));
   return result.data;
 }
 

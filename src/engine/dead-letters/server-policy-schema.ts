@@ -1,7 +1,8 @@
 import * as z from 'zod';
+import { DEAD_LETTER_SETTINGS, valuesList, type SettingValue } from './setting-spellings.js';
 
 /**
- * The schema of dead-letter policies (policies.ts), and the helpers that word its errors
+ * The schema of dead-letter policies (server-policies.ts), and the helpers that word its errors
  * the way the config file reports them: `<field path>: must be <what>, not <value>`, e.g.
  * `policies[1].definition.maxReceiveCount: must be an integer from 1 to 1000, not 0`.
  * Every schema carries its own message, so no message depends on zod's wording, and
@@ -55,19 +56,20 @@ export function issueLines(error: z.ZodError, prefix = ''): string[] {
 const QUEUE_ARN = /^arn:aws:sqs:[^:]+:[^:]+:[^:]+$/;
 const arnError = must('an SQS queue ARN (arn:aws:sqs:<region>:<account>:<name>)');
 
+/** The config file's schema of a setting's value (setting-spellings.ts). */
+function valueSchema(value: SettingValue) {
+  if (value.type === 'int') return intFrom(value.min, value.max);
+  if (value.type === 'string') return z.string({ error: must('a string') });
+  return z.enum(value.values as [string, ...string[]], { error: must(valuesList(value.values)) });
+}
+
+const spelledSettings = Object.fromEntries(DEAD_LETTER_SETTINGS.map((s) => [s.config, valueSchema(s.value).optional()]));
+
 const definitionSchema = strictObject({
   deadLetterTargetArn: z.string({ error: arnError }).regex(QUEUE_ARN, { error: arnError }).optional(),
   deadLetterTargetName: nonEmptyString().optional(),
   maxReceiveCount: intFrom(1, 1000).optional(),
-  messageTtlSeconds: intFrom(0, 1_209_600).optional(),
-  maxLength: intFrom(1, 2 ** 31 - 1).optional(),
-  maxLengthBytes: intFrom(1, Number.MAX_SAFE_INTEGER).optional(),
-  overflow: z.enum(['drop-head', 'reject-publish', 'reject-publish-dlx'], { error: must('"drop-head", "reject-publish" or "reject-publish-dlx"') }).optional(),
-  // AMQP dead-letter exchanges (docs/amqp.md): RabbitMQ's dead-letter-exchange,
-  // dead-letter-routing-key and delivery-limit.
-  deadLetterExchange: z.string({ error: must('a string') }).optional(),
-  deadLetterRoutingKey: z.string({ error: must('a string') }).optional(),
-  deliveryLimit: intFrom(0, 2 ** 31 - 1).optional(),
+  ...spelledSettings,
   // Opt-in: without it a policy whose pattern matches its own dead-letter queue leaves
   // that queue alone, so its TTL and length limits never drop dead-lettered messages.
   applyToDeadLetterTarget: z.boolean({ error: must('true or false') }).optional(),

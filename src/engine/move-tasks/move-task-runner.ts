@@ -6,7 +6,7 @@ import { parseQueueArn, type QueueAddress } from '../queues/addressing.js';
 import type { Timer } from '../clock.js';
 import type { EngineContext } from '../context.js';
 import { filterPredicate, type MoveFilter } from './move-filter.js';
-import { queueExpiry } from '../dead-letters/dead-lettering.js';
+import { queueExpiry } from '../messages/limits.js';
 import { queueNumber, retentionMs } from '../queues/queue-attributes.js';
 import { messageSize } from '../queues/validation.js';
 import type { NewMessage, QueueRecord, StoredMessage } from '../types.js';

@@ -1,6 +1,5 @@
-import {
-  APPLIED_POLICY_ATTRIBUTE, DELIVERY_LIMIT_ATTRIBUTE, DLX_ATTRIBUTE, DLX_ROUTING_KEY_ATTRIBUTE, MAX_LENGTH_ATTRIBUTE, MAX_LENGTH_BYTES_ATTRIBUTE, OVERFLOW_ATTRIBUTE, TTL_ATTRIBUTE,
-} from '../dead-letters/dead-letter-settings.js';
+import { APPLIED_POLICY_ATTRIBUTE } from '../dead-letters/dead-letter-settings.js';
+import { DEAD_LETTER_SETTINGS, type SettingValue } from '../dead-letters/setting-spellings.js';
 import { errors, sqsError } from '../errors.js';
 import type { QueueRecord } from '../types.js';
 import { hasForbiddenCharacters } from './validation.js';
@@ -55,6 +54,15 @@ const text: AttributeSpec['parse'] = (value) => value;
 /** An extension attribute: empty removes it, as for Policy. */
 const optional = (parse: AttributeSpec['parse']): AttributeSpec['parse'] => (value, name) => (value === '' ? '' : parse(value, name));
 
+/**
+ * A dead-letter setting's attribute (setting-spellings.ts). Empty removes a number or an
+ * overflow; an empty exchange name is the default exchange.
+ */
+function settingParse(value: SettingValue): AttributeSpec['parse'] {
+  if (value.type === 'string') return text;
+  return optional(value.type === 'int' ? intRange(value.min, value.max) : oneOf(...value.values));
+}
+
 export const MAX_MESSAGE_BYTES = 1_048_576;
 
 export const SETTABLE: Record<string, AttributeSpec> = {
@@ -76,14 +84,7 @@ export const SETTABLE: Record<string, AttributeSpec> = {
   FifoThroughputLimit: { fifoOnly: true, default: 'perQueue', parse: oneOf('perQueue', 'perMessageGroupId') },
   // Redrive extensions (docs/extensions.md). They have no defaults, so a queue that does
   // not set them returns none of them and a matching policy may supply them.
-  [TTL_ATTRIBUTE]: { parse: optional(intRange(0, 1_209_600)) },
-  [MAX_LENGTH_ATTRIBUTE]: { parse: optional(intRange(1, 2 ** 31 - 1)) },
-  [MAX_LENGTH_BYTES_ATTRIBUTE]: { parse: optional(intRange(1, Number.MAX_SAFE_INTEGER)) },
-  [OVERFLOW_ATTRIBUTE]: { parse: optional(oneOf('drop-head', 'reject-publish', 'reject-publish-dlx')) },
-  // AMQP dead-letter exchanges (docs/amqp.md); an empty exchange name is the default exchange.
-  [DLX_ATTRIBUTE]: { parse: text },
-  [DLX_ROUTING_KEY_ATTRIBUTE]: { parse: text },
-  [DELIVERY_LIMIT_ATTRIBUTE]: { parse: optional(intRange(0, 2 ** 31 - 1)) },
+  ...Object.fromEntries(DEAD_LETTER_SETTINGS.map((s) => [s.attribute, { parse: settingParse(s.value) }])),
 };
 
 /** Computed attributes, returned by GetQueueAttributes but never settable. */

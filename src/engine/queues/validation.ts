@@ -1,5 +1,5 @@
 import { MESSAGE_TTL_ATTRIBUTE } from '../dead-letters/dead-letter-settings.js';
-import { RESTORE_ATTRIBUTES } from '../dead-letters/imported-deaths.js';
+import { RESTORE_ATTRIBUTES } from '../dead-letters/restored-deaths.js';
 import { AMQP_ATTRIBUTE } from '../amqp/attribute-name.js';
 import { errors, sqsError } from '../errors.js';
 import type { MessageAttributes, MessageAttributeValue } from '../types.js';

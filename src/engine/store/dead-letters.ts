@@ -57,28 +57,41 @@ export interface DeadLetterRule extends DeadLetterTarget {
   maxReceiveCount: number;
 }
 
-export interface DeadLetterArrival {
+/** What every dead-lettered message keeps or is given, whichever way it goes. */
+interface ArrivalFields {
   sentAt: number;
-  dedupId?: string;
   deadLetterSourceArn: string;
   /** The message's history with this death recorded; undefined leaves it as it is. */
   deaths?: Death[];
-  /** Its new expiry (the target's own TTL); undefined: none, the old TTL is removed. */
-  expiresAt?: number;
   /** Its receive count from now on; undefined keeps it (0 when a queue is its own DLQ). */
   receiveCount?: number;
-  /** It closes a cycle: it goes to the target's cyclesQueue instead. */
-  parked?: boolean;
-  /**
-   * AMQP dead-letter exchanges: the message leaves its queue and a copy arrives in each
-   * of these queues instead (none: it is dropped), in the same transaction, so a crash
-   * loses or duplicates none. The fields above apply to every copy except `expiresAt`;
-   * target.queueId and `parked` are not used.
-   */
-  copies?: DeadLetterCopy[];
-  /** With `copies`: queues left out because the copy would close a cycle with no rejection (RabbitMQ drops it). */
-  cyclesDropped?: number;
 }
+
+/**
+ * The message moves, keeping its row: `move` into target.queueId, `cycle` into
+ * target.cyclesQueue because going on would close a dead-letter cycle with no rejection.
+ */
+export interface DeadLetterMove extends ArrivalFields {
+  kind: 'move' | 'cycle';
+  dedupId?: string;
+  /** Its new expiry (the destination's own TTL); undefined: none, the old TTL is removed. */
+  expiresAt?: number;
+}
+
+/**
+ * AMQP dead-letter exchanges: the message leaves its queue and a copy arrives in each of
+ * `copies` (none: it is dropped), in the same transaction, so a crash loses or duplicates
+ * none. The common fields apply to every copy; target.queueId is not used.
+ */
+export interface DeadLetterCopies extends ArrivalFields {
+  kind: 'copies';
+  copies: DeadLetterCopy[];
+  /** Queues left out because the copy would close a cycle with no rejection (RabbitMQ drops it). */
+  cycles: number;
+}
+
+/** How one message is dead-lettered: moved (to the target or, breaking a cycle, the cycles queue) or copied. */
+export type DeadLetterArrival = DeadLetterMove | DeadLetterCopies;
 
 /** One copy of a message dead-lettered through an AMQP exchange. */
 export interface DeadLetterCopy {
@@ -91,7 +104,7 @@ export interface DeadLetterCopy {
 }
 
 /** A copied message as inserted: a new message in its queue, at the end, never received. */
-export function copiedMessage(m: StoredMessage, a: DeadLetterArrival, c: DeadLetterCopy, now: number): StoredMessage {
+export function copiedMessage(m: StoredMessage, a: DeadLetterCopies, c: DeadLetterCopy, now: number): StoredMessage {
   return {
     ...m, messageId: c.messageId, systemAttributes: c.systemAttributes ?? m.systemAttributes, sentAt: now, visibleAt: now,
     dedupId: undefined, deadLetterSourceArn: a.deadLetterSourceArn, deaths: a.deaths ?? m.deaths, expiresAt: c.expiresAt, receiveCount: a.receiveCount ?? m.receiveCount,
@@ -99,10 +112,10 @@ export function copiedMessage(m: StoredMessage, a: DeadLetterArrival, c: DeadLet
 }
 
 /** What a copying arrival did, as the operation reports it: each copy, each cycle, or one drop. */
-export function copyOutcomes(m: StoredMessage, a: DeadLetterArrival, reason: DeathReason): DeadLettered[] {
-  const out: DeadLettered[] = a.copies!.map((c) => ({ messageId: c.messageId, from: m.queueId, to: c.queueId, reason }));
-  for (let i = 0; i < (a.cyclesDropped ?? 0); i++) out.push({ messageId: m.messageId, from: m.queueId, reason, cycle: true });
-  if (out.length === 0) out.push({ messageId: m.messageId, from: m.queueId, reason });
+export function copyOutcomes(m: StoredMessage, a: DeadLetterCopies, reason: DeathReason): DeadLettered[] {
+  const out: DeadLettered[] = a.copies.map((c) => ({ kind: 'moved', messageId: c.messageId, from: m.queueId, to: c.queueId, reason }));
+  for (let i = 0; i < a.cycles; i++) out.push({ kind: 'cycle', messageId: m.messageId, from: m.queueId, reason });
+  if (out.length === 0) out.push({ kind: 'dropped', messageId: m.messageId, from: m.queueId, reason });
   return out;
 }
 
@@ -116,18 +129,20 @@ export interface LengthLimit {
   deadLetter?: DeadLetterTarget;
 }
 
-/** One message that an operation dead-lettered, or dropped for want of a target. */
+/**
+ * One message that an operation dead-lettered: `moved` to a dead-letter queue (or a copy
+ * of it made there), `cycle` when going on would have closed a dead-letter cycle with no
+ * rejection in it (parked in the cycles queue `to`, or, for an AMQP copy, not made, as
+ * RabbitMQ drops it), `dropped` for want of a target.
+ */
 export interface DeadLettered {
+  kind: 'moved' | 'cycle' | 'dropped';
   messageId: string;
   /** The queue it left. */
   from: number;
-  /** The queue it went to; undefined: dropped. */
+  /** The queue it went to: set when moved, and when a cycle parked it. */
   to?: number;
   reason: DeathReason;
-  /** It closed a cycle and was parked in the target's cycles queue. */
-  parked?: boolean;
-  /** AMQP: a copy not made because it closed a cycle with no rejection in it (dropped, as RabbitMQ does). */
-  cycle?: boolean;
 }
 
 export interface RejectResult {

@@ -235,7 +235,7 @@ export class Channel implements ConsumerHost {
     if (!a.noAck && this.host.holdings.unackedRoom() <= 0) {
       throw amqpErrors.precondition('too many unacknowledged messages on this connection: acknowledge some first');
     }
-    this.host.registry.touch(queue.id, Date.now());
+    this.host.registry.touch(queue.id);
     const [d] = await this.broker.receive(queue, 1, 0);
     if (!d) {
       this.send('basic.get-empty');

@@ -1,4 +1,5 @@
 import { AmqpBroker } from '../../engine/amqp/broker.js';
+import type { Timer } from '../../engine/clock.js';
 import type { Engine } from '../../engine/engine.js';
 import type { AmqpRegistry } from './registry.js';
 
@@ -10,9 +11,10 @@ const CHECK_MS = 250;
  * is deleted with its messages, which are not dead-lettered, as RabbitMQ does. The
  * clock of use is this node's, as RabbitMQ's is per queue process: at start every
  * stored queue with x-expires is armed afresh, as RabbitMQ does when it recovers one.
+ * Time is the engine's clock, the registry's too, so a manual clock moves it.
  */
 export class QueueExpiry {
-  private timer?: NodeJS.Timeout;
+  private timer?: Timer;
   private running = false;
 
   constructor(
@@ -22,24 +24,29 @@ export class QueueExpiry {
   ) {}
 
   async start(): Promise<void> {
-    const now = Date.now();
     for (const q of await this.engine.store.queues.all()) {
       const expires = (await this.engine.store.exchanges.queue(q.id))?.arguments['x-expires'];
-      if (typeof expires === 'number') this.registry.armExpiry({ queueId: q.id, accountId: q.accountId, name: q.name, expiresMs: expires }, now);
+      if (typeof expires === 'number') this.registry.armExpiry({ queueId: q.id, accountId: q.accountId, name: q.name, expiresMs: expires });
     }
-    this.timer = setInterval(() => void this.check(), CHECK_MS);
-    this.timer.unref();
+    const tick = () => {
+      void this.check().finally(() => {
+        if (this.timer) this.timer = this.engine.clock.schedule(CHECK_MS, tick);
+      });
+    };
+    this.timer = this.engine.clock.schedule(CHECK_MS, tick);
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.timer?.cancel();
+    this.timer = undefined;
   }
 
-  private async check(): Promise<void> {
+  /** Deletes the queues unused for their x-expires period now (the timer calls it; tests may too). */
+  async check(): Promise<void> {
     if (this.running) return;
     this.running = true;
     try {
-      for (const e of this.registry.expired(Date.now())) {
+      for (const e of this.registry.expired()) {
         const broker = new AmqpBroker(this.engine, e.accountId);
         const queue = await this.engine.store.queues.get({ accountId: e.accountId, region: this.engine.region, name: e.name });
         if (queue?.id === e.queueId) await broker.deleteQueue(queue, false);

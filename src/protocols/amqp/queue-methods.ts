@@ -46,7 +46,7 @@ export async function handleQueueMethod(ch: QueueMethodHost, m: Method): Promise
       if (!passive && a.exclusive) registry.setOwner(queue.id, ch.host.id);
       // A declaration uses the queue: its x-expires period starts again.
       const expires = record?.arguments['x-expires'];
-      if (typeof expires === 'number') registry.armExpiry({ queueId: queue.id, accountId: broker.accountId, name, expiresMs: expires }, Date.now());
+      if (typeof expires === 'number') registry.armExpiry({ queueId: queue.id, accountId: broker.accountId, name, expiresMs: expires });
       return reply('queue.declare-ok', { queue: name, messageCount, consumerCount: registry.consumerCount(queue.id) });
     }
     case 'queue.bind': case 'queue.unbind':

@@ -1,4 +1,5 @@
 import { amqpErrors } from '../../engine/amqp/errors.js';
+import type { Clock } from '../../engine/clock.js';
 
 /** What the registry needs of a consumer: to be told its queue is gone. */
 export interface RegisteredConsumer {
@@ -27,19 +28,23 @@ export class AmqpRegistry {
   /** Queues with x-expires: when each was last used (declared, read, consumed). */
   private readonly expiring = new Map<number, ExpiringQueue>();
 
+  /** `clock` is the engine's, so x-expires runs on the time every other rule reads. */
+  constructor(private readonly clock: Pick<Clock, 'now'>) {}
+
   /** Starts (or restarts) the queue's x-expires clock. */
-  armExpiry(q: Omit<ExpiringQueue, 'usedAt'>, now: number): void {
-    this.expiring.set(q.queueId, { ...q, usedAt: now });
+  armExpiry(q: Omit<ExpiringQueue, 'usedAt'>): void {
+    this.expiring.set(q.queueId, { ...q, usedAt: this.clock.now() });
   }
 
   /** The queue was used: its x-expires period starts again. */
-  touch(queueId: number, now: number): void {
+  touch(queueId: number): void {
     const e = this.expiring.get(queueId);
-    if (e) e.usedAt = now;
+    if (e) e.usedAt = this.clock.now();
   }
 
   /** Queues unused (no consumer, no declare or get) for their whole x-expires period. */
-  expired(now: number): ExpiringQueue[] {
+  expired(): ExpiringQueue[] {
+    const now = this.clock.now();
     return [...this.expiring.values()].filter((e) => this.consumerCount(e.queueId) === 0 && now - e.usedAt >= e.expiresMs);
   }
 
@@ -62,7 +67,7 @@ export class AmqpRegistry {
     if (!set) return 0;
     set.delete(c);
     // The x-expires period of a queue runs from when its last consumer left.
-    if (set.size === 0) this.touch(queueId, Date.now());
+    if (set.size === 0) this.touch(queueId);
     if (set.size === 0) this.consumers.delete(queueId);
     return set.size;
   }

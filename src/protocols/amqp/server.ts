@@ -49,12 +49,13 @@ export function authenticator(opts: Pick<AmqpServerOptions, 'credentials' | 'acc
 export class AmqpServer {
   private readonly server: Server;
   private readonly connections = new Map<Socket, Connection>();
-  readonly registry = new AmqpRegistry();
+  readonly registry: AmqpRegistry;
   private readonly expiry: QueueExpiry;
   readonly usage: AmqpUsage;
   private lastTurnedAway = 0;
 
   constructor(private readonly opts: AmqpServerOptions) {
+    this.registry = new AmqpRegistry(opts.engine.clock);
     const usage = (this.usage = new AmqpUsage({ ...DEFAULT_AMQP_LIMITS, ...opts.limits }));
     const login = signIn(authenticator(opts), new LoginThrottle(() => opts.engine.clock.now()), opts.log, opts.credentials !== undefined);
     this.server = createServer((socket) => {

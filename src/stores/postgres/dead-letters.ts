@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import {
-  copiedMessage, copyOutcomes, type BreakdownRow, type DeadLettered, type DeadLetterArrival, type DeadLetterStore, type DeadLetterTarget, type LengthLimit, type RejectResult,
+  copiedMessage, copyOutcomes, type BreakdownRow, type DeadLettered, type DeadLetterCopies, type DeadLetterStore, type DeadLetterTarget, type LengthLimit, type RejectResult,
 } from '../../engine/store/dead-letters.js';
 import type { ReceiptRef } from '../../engine/store/messages.js';
 import type { DeathReason, NewMessage, StoredMessage } from '../../engine/types.js';
@@ -70,15 +70,15 @@ export class PostgresDeadLetters implements DeadLetterStore {
   async move(c: pg.PoolClient, messages: StoredMessage[], target: DeadLetterTarget, now: number, out: DeadLettered[]): Promise<void> {
     let cycles: number | undefined;
     const moves = [];
-    const copied: { m: StoredMessage; p: DeadLetterArrival }[] = [];
+    const copied: { m: StoredMessage; p: DeadLetterCopies }[] = [];
     for (const m of messages) {
       const p = target.arrival(m);
-      if (p.copies) {
+      if (p.kind === 'copies') {
         copied.push({ m, p });
         continue;
       }
-      if (p.parked) cycles ??= (await createQueue(c, target.cyclesQueue!)).queue.id;
-      moves.push({ m, p, dest: p.parked ? cycles! : target.queueId, deaths: p.deaths ?? m.deaths });
+      if (p.kind === 'cycle') cycles ??= (await createQueue(c, target.cyclesQueue!)).queue.id;
+      moves.push({ m, p, dest: p.kind === 'cycle' ? cycles! : target.queueId, deaths: p.deaths ?? m.deaths });
     }
     const inPlace = moves.filter((x) => x.m.groupId === undefined);
     const reinserted = moves.filter((x) => x.m.groupId !== undefined);
@@ -100,11 +100,13 @@ export class PostgresDeadLetters implements DeadLetterStore {
         },
       })));
     }
-    for (const x of moves) out.push({ messageId: x.m.messageId, from: x.m.queueId, to: x.dest, reason: target.reason, parked: x.p.parked });
+    for (const x of moves) {
+      out.push({ kind: x.p.kind === 'cycle' ? 'cycle' : 'moved', messageId: x.m.messageId, from: x.m.queueId, to: x.dest, reason: target.reason });
+    }
     if (copied.length) {
       // AMQP dead-letter exchanges: each message is replaced by a copy in every queue it routes to.
       await c.query('DELETE FROM messages WHERE seq = ANY($1::bigint[])', [copied.map((x) => x.m.seq)]);
-      await insertMessages(c, copied.flatMap(({ m, p }) => p.copies!.map((k) => ({ queueId: k.queueId, deadLetteredAt: now, message: copiedMessage(m, p, k, now) }))));
+      await insertMessages(c, copied.flatMap(({ m, p }) => p.copies.map((k) => ({ queueId: k.queueId, deadLetteredAt: now, message: copiedMessage(m, p, k, now) }))));
       for (const { m, p } of copied) out.push(...copyOutcomes(m, p, target.reason));
     }
   }
@@ -128,7 +130,7 @@ export class PostgresDeadLetters implements DeadLetterStore {
     if (messages.length === 0) return;
     if (target) return this.move(c, messages, target, now, out);
     await c.query('DELETE FROM messages WHERE seq = ANY($1::bigint[])', [messages.map((m) => m.seq)]);
-    for (const m of messages) out.push({ messageId: m.messageId, from: m.queueId, reason });
+    for (const m of messages) out.push({ kind: 'dropped', messageId: m.messageId, from: m.queueId, reason });
   }
 
   /**

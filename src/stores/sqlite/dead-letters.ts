@@ -88,7 +88,7 @@ export class SqliteDeadLetters implements DeadLetterStore {
    */
   move(m: StoredMessage, target: DeadLetterTarget, now: number, out: DeadLettered[]): void {
     const a = target.arrival(m);
-    if (a.copies) {
+    if (a.kind === 'copies') {
       // An AMQP dead-letter exchange: the message is replaced by a copy in each queue it routes to.
       this.sql.remove.run(m.seq);
       for (const c of a.copies) {
@@ -98,7 +98,7 @@ export class SqliteDeadLetters implements DeadLetterStore {
       out.push(...copyOutcomes(m, a, target.reason));
       return;
     }
-    const dest = a.parked ? this.ensureQueue(target.cyclesQueue!) : target.queueId;
+    const dest = a.kind === 'cycle' ? this.ensureQueue(target.cyclesQueue!) : target.queueId;
     const deaths = a.deaths ?? m.deaths;
     if (m.groupId === undefined) {
       this.sql.move.run(
@@ -114,14 +114,14 @@ export class SqliteDeadLetters implements DeadLetterStore {
       this.sql.insert.run(...messageValues(dest, moved), now);
     }
     this.wakeups.wakeAfterCommit(dest);
-    out.push({ messageId: m.messageId, from: m.queueId, to: dest, reason: target.reason, parked: a.parked });
+    out.push({ kind: a.kind === 'cycle' ? 'cycle' : 'moved', messageId: m.messageId, from: m.queueId, to: dest, reason: target.reason });
   }
 
   /** Dead-letters `m`, or drops it when there is nowhere to send it. */
   private moveOrDrop(m: StoredMessage, target: DeadLetterTarget | undefined, reason: DeathReason, now: number, out: DeadLettered[]): void {
     if (target) return this.move(m, target, now, out);
     this.sql.remove.run(m.seq);
-    out.push({ messageId: m.messageId, from: m.queueId, reason });
+    out.push({ kind: 'dropped', messageId: m.messageId, from: m.queueId, reason });
   }
 
   /**

@@ -15,7 +15,7 @@ function target(dlq: QueueRecord, source: QueueRecord, reason: DeathReason, time
   return {
     queueId: dlq.id, reason,
     arrival: (m: StoredMessage) => ({
-      sentAt: m.sentAt, dedupId: m.dedupId, deadLetterSourceArn: `arn:${source.name}`,
+      kind: 'move', sentAt: m.sentAt, dedupId: m.dedupId, deadLetterSourceArn: `arn:${source.name}`,
       deaths: recordDeath(m.deaths, { queue: source.name, queueArn: `arn:${source.name}`, reason, time }),
     }),
   };

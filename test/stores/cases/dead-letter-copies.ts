@@ -16,10 +16,10 @@ function copyTo(source: QueueRecord, dests: QueueRecord[], reason: DeadLetterTar
   return {
     queueId: source.id, reason,
     arrival: (m: StoredMessage): DeadLetterArrival => ({
-      sentAt: T + 50, deadLetterSourceArn: `arn:${source.name}`,
+      kind: 'copies', sentAt: T + 50, deadLetterSourceArn: `arn:${source.name}`,
       deaths: [{ queue: source.name, queueArn: `arn:${source.name}`, reason, count: 1, firstTime: T + 50, lastTime: T + 50, exchange: '', routingKeys: ['key'] }],
       copies: dests.map((d, i) => ({ queueId: d.id, messageId: `${m.messageId}-copy-${++n}`, systemAttributes: ENVELOPE('dlx'), expiresAt: i === 0 ? T + 9_000 : undefined })),
-      cyclesDropped: cycles,
+      cycles,
     }),
   };
 }
@@ -59,9 +59,9 @@ export const deadLetterCopyCases: CaseGroup = (open) => {
       const src = await makeQueue(store());
       await store().messages.send(src.id, [newMessage(T, { body: 'a', expiresAt: T + 5 }), newMessage(T, { body: 'b', expiresAt: T + 5 })]);
       const dropped = await store().deadLetters.expire(src.id, T + 10, 1, copyTo(src, [], 'expired'));
-      assert.deepEqual(dropped.map((d) => [d.to, d.cycle ?? false]), [[undefined, false]]);
+      assert.deepEqual(dropped.map((d) => [d.to, d.kind]), [[undefined, 'dropped']]);
       const cycled = await store().deadLetters.expire(src.id, T + 10, 10, copyTo(src, [], 'expired', 1));
-      assert.deepEqual(cycled.map((d) => [d.to, d.cycle ?? false]), [[undefined, true]]);
+      assert.deepEqual(cycled.map((d) => [d.to, d.kind]), [[undefined, 'cycle']]);
       assert.equal((await store().messages.peek(src.id, 0, 10)).length, 0);
     });
 

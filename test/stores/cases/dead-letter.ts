@@ -11,7 +11,7 @@ const LEASE = 15_000;
 function deadLetterTo(dlq: QueueRecord, maxReceiveCount: number): DeadLetterRule {
   return {
     queueId: dlq.id, maxReceiveCount, reason: 'delivery_limit',
-    arrival: (m: StoredMessage) => ({ sentAt: m.sentAt, dedupId: m.dedupId, deadLetterSourceArn: `arn:source:${m.queueId}` }),
+    arrival: (m: StoredMessage) => ({ kind: 'move', sentAt: m.sentAt, dedupId: m.dedupId, deadLetterSourceArn: `arn:source:${m.queueId}` }),
   };
 }
 
@@ -44,7 +44,7 @@ export const deadLetterCases: CaseGroup = (open) => {
         const q = await makeQueue(store(), { fifo });
         const g = fifo ? { groupId: 'g', dedupId: 'd' } : {};
         await store().messages.send(q.id, [newMessage(T, { body: 'self', ...g })]);
-        const self: DeadLetterRule = { ...deadLetterTo(q, 1), arrival: (m) => ({ sentAt: m.sentAt, deadLetterSourceArn: 'arn:self', receiveCount: 0 }) };
+        const self: DeadLetterRule = { ...deadLetterTo(q, 1), arrival: (m) => ({ kind: 'move', sentAt: m.sentAt, deadLetterSourceArn: 'arn:self', receiveCount: 0 }) };
         const req = (now: number) => receiveRequest(now, { max: 10, visibilityTimeoutMs: 0, deadLetter: self, fifo });
         await store().messages.receive(q.id, req(T + 1));
         const r = await store().messages.receive(q.id, req(T + 2));
@@ -65,7 +65,7 @@ export const deadLetterCases: CaseGroup = (open) => {
       for (let i = 0; i < 2; i++) await store().messages.receive(src.id, receiveRequest(T + 10 + i, { max: 1, visibilityTimeoutMs: 0, deadLetter: rule }));
       await store().messages.send(src.id, [newMessage(T + 15, { body: 'fine' })]);
       const r = await store().messages.receive(src.id, receiveRequest(T + 20, { max: 1, visibilityTimeoutMs: 0, deadLetter: rule }));
-      assert.deepEqual(r.deadLettered, [{ messageId: m!.messageId, from: src.id, to: dlq.id, reason: 'delivery_limit', parked: undefined }]);
+      assert.deepEqual(r.deadLettered, [{ kind: 'moved', messageId: m!.messageId, from: src.id, to: dlq.id, reason: 'delivery_limit' }]);
       assert.deepEqual(r.messages.map((x) => x.body), ['fine'], 'the freed place is filled');
       const [moved] = await store().messages.peek(dlq.id, 0, 10);
       assert.equal(moved!.messageId, m!.messageId);

@@ -14,9 +14,9 @@ function target(dlq: QueueRecord, source: QueueRecord, reason: DeathReason, opts
     reason,
     cyclesQueue: opts.park,
     arrival: (m: StoredMessage) => ({
-      sentAt: m.sentAt, dedupId: m.dedupId, deadLetterSourceArn: `arn:${source.name}`,
+      kind: opts.park !== undefined && m.body.startsWith('loop') ? 'cycle' : 'move', sentAt: m.sentAt, dedupId: m.dedupId, deadLetterSourceArn: `arn:${source.name}`,
       deaths: recordDeath(m.deaths, { queue: source.name, queueArn: `arn:${source.name}`, reason, time: T, rejectReason: opts.text }),
-      expiresAt: opts.expiresAt, parked: opts.park !== undefined && m.body.startsWith('loop'),
+      expiresAt: opts.expiresAt,
     }),
   };
 }
@@ -122,13 +122,13 @@ export const deathCases: CaseGroup = (open) => {
       };
       await store().messages.send(src.id, [newMessage(T, { body: 'fine', expiresAt: T })]);
       const first = await store().deadLetters.expire(src.id, T, 10, target(dlq, src, 'expired', { park }));
-      assert.deepEqual(first.map((d) => [d.to, d.parked]), [[dlq.id, false]]);
+      assert.deepEqual(first.map((d) => [d.to, d.kind]), [[dlq.id, 'moved']]);
       assert.equal(await store().queues.get(park), undefined, 'no cycle, no cycles queue');
       await store().messages.send(src.id, [newMessage(T, { body: 'looping', expiresAt: T })]);
       const moves = await store().deadLetters.expire(src.id, T, 10, target(dlq, src, 'expired', { park }));
       const parking = await store().queues.get(park);
       assert.ok(parking, 'created with the move');
-      assert.deepEqual(moves.map((d) => [d.from, d.to, d.reason, d.parked]), [[src.id, parking.id, 'expired', true]]);
+      assert.deepEqual(moves.map((d) => [d.from, d.to, d.reason, d.kind]), [[src.id, parking.id, 'expired', 'cycle']]);
       assert.deepEqual(await bodies(store(), dlq), ['fine']);
       assert.deepEqual(await bodies(store(), parking), ['looping']);
     });

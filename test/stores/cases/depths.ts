@@ -10,7 +10,7 @@ const T = 1_700_000_000_000;
 function toDlq(dlq: QueueRecord, now: number): DeadLetterRule {
   return {
     queueId: dlq.id, maxReceiveCount: 1, reason: 'delivery_limit',
-    arrival: (m: StoredMessage) => ({ sentAt: dlq.fifo ? now : m.sentAt, dedupId: m.dedupId ?? m.messageId, deadLetterSourceArn: 'arn:src' }),
+    arrival: (m: StoredMessage) => ({ kind: 'move', sentAt: dlq.fifo ? now : m.sentAt, dedupId: m.dedupId ?? m.messageId, deadLetterSourceArn: 'arn:src' }),
   };
 }
 

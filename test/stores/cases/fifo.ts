@@ -187,7 +187,7 @@ export const fifoCases: CaseGroup = (open) => {
       await store().messages.send(q.id, [inGroup('p', 1), inGroup('p', 2)]);
       const deadLetter = {
         queueId: dlq.id, maxReceiveCount: 1, reason: 'delivery_limit' as const,
-        arrival: (m: { messageId: string }) => ({ sentAt: T + 5, dedupId: m.messageId, deadLetterSourceArn: 'arn:src' }),
+        arrival: (m: { messageId: string }) => ({ kind: 'move' as const, sentAt: T + 5, dedupId: m.messageId, deadLetterSourceArn: 'arn:src' }),
       };
       await store().messages.receive(q.id, fifoReceive(T, { max: 1, visibilityTimeoutMs: 0, deadLetter }));
       const r = await store().messages.receive(q.id, fifoReceive(T + 1, { max: 1, deadLetter }));
