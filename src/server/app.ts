@@ -19,6 +19,8 @@ import { MetricsEndpoint, parseMetricsAddress, readMetricsToken, type MetricsAcc
 import { AmqpServer } from '../protocols/amqp/server.js';
 import { AuthThrottle } from '../protocols/auth-throttle.js';
 import { ManagementApi } from './management-api.js';
+import { BrokerApi } from './management/broker-api.js';
+import { RequestTally } from './management/request-tally.js';
 import { defaults, serverLog, type ServerConfig } from './server-config.js';
 import { parseAllowedHosts } from './request-guard.js';
 import { checkAccountId, checkDataDir, checkPortFree, checkRegion, listenError, readCredentials, StartupError } from './start-up.js';
@@ -135,14 +137,18 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
   // One throttle for every interface that checks the same secrets (auth-throttle.ts), on
   // the engine's clock so that tests on a manual clock can move it.
   const authThrottle = new AuthThrottle({}, () => clock.now());
+  // The AMQP listener is made below; the broker views read it once it exists.
+  const requestTally = new RequestTally();
+  const broker = new BrokerApi({ engine, node, amqp: () => amqp, tally: requestTally, log });
   const http = new HttpServer(engine, {
     readiness, authThrottle, trustProxy: config.trustProxy,
     host: config.host, port: config.port, accountId: config.accountId, region: config.region, log,
     manualClock: clock instanceof ManualClock ? clock : undefined,
     credentials, allowedHosts, bodyBudget: config.maxBodyMemoryMiB === undefined ? undefined : config.maxBodyMemoryMiB * 1024 * 1024,
-    console: config.console === 'off' ? undefined : new ConsoleRoutes({ engine, region: config.region, accountId: config.accountId, credentials, throttle: authThrottle }),
+    console: config.console === 'off' ? undefined : new ConsoleRoutes({ engine, region: config.region, accountId: config.accountId, credentials, throttle: authThrottle, broker }),
     metrics: metricsEndpoint,
-    management: new ManagementApi(runtimePolicies, { accountId: config.accountId, credentials, throttle: authThrottle }),
+    management: new ManagementApi(runtimePolicies, { accountId: config.accountId, credentials, throttle: authThrottle, broker }),
+    requestTally,
   });
   const amqp = config.amqpPort === undefined ? undefined
     : new AmqpServer({ engine, host: config.host, port: config.amqpPort, accountId: config.accountId, credentials, log, limits: config.amqpLimits });

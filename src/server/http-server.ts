@@ -17,7 +17,7 @@ import { callerAccount, withRetryAfter, type Credentials } from './auth/caller.j
 import { AuthThrottle } from '../protocols/auth-throttle.js';
 import { ClientAddress } from './client-address.js';
 import type { ManagementApi } from './management-api.js';
-import { scopeRegionOf } from './auth/sigv4.js';
+import { accessKeyOf, scopeRegionOf } from './auth/sigv4.js';
 import { regionOfHost } from '../engine/queues/addressing.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import { headerText } from '../protocols/utf8.js';
@@ -46,6 +46,8 @@ export interface HttpOptions {
   credentials?: Credentials;
   /** RabbitMQ's management API for policies, under /api/ (management-api.ts). */
   management?: ManagementApi;
+  /** Counts each SQS request by access key once its caller is known (management/request-tally.ts). */
+  requestTally?: { count(accountId: string, accessKey: string | undefined, client: string): void };
   /** The web console under /console; absent with `--console off` (everything there is a 404). */
   console?: ConsoleRoutes;
   /** Answers `GET /ready` (readiness.ts). */
@@ -152,7 +154,7 @@ export class HttpServer {
         response = area === 'console'
           ? await this.consoleRoute(wire, client, requestId)
           : area === 'api' ? await this.opts.management!.handle(wire, client)
-          : await this.route(wire, requestId, new ClientGone(res), client, seen);
+          : await this.route(wire, requestId, new ClientGone(res, client), client, seen);
       }
     } catch (thrown) {
       // Nobody to answer (the body's bytes come back in `done` all the same).
@@ -189,6 +191,7 @@ export class HttpServer {
     } catch (e) {
       return this.refused(req, json, started, withRetryAfter(e, json ? jsonError(e) : queryError(e, requestId, wantsJson(req))));
     }
+    this.opts.requestTally?.count(accountId, accessKeyOf(req), client);
     if (clockPath) return this.moveClock(req);
     const host = req.headers.host ?? `${this.opts.host}:${this.opts.port}`;
     const ctx: RequestContext = {
@@ -275,7 +278,7 @@ function managementFailure(e: unknown): WireResponse {
 class ClientGone implements Cancellation {
   private listeners?: Set<() => void>;
 
-  constructor(private readonly res: ServerResponse) {}
+  constructor(private readonly res: ServerResponse, readonly client?: string) {}
 
   get aborted(): boolean {
     return this.res.destroyed && !this.res.writableFinished;
