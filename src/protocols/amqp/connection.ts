@@ -55,7 +55,7 @@ export class Connection implements ChannelHost {
   private handshake?: { timer: NodeJS.Timeout; bytes: number };
   login?: { account: string; user: string; counted: boolean };
   /** What live-view.ts shows: when it connected, what the client said it is, bytes each way. */
-  readonly stats = { connectedAt: Date.now(), clientProperties: undefined as unknown, recvOct: 0, sendOct: 0, heartbeat: 0 };
+  readonly stats = { name: '', connectedAt: Date.now(), clientProperties: undefined as unknown, recvOct: 0, sendOct: 0, heartbeat: 0 };
   /** What this connection holds of the limited resources. */
   readonly holdings: Holdings;
   private readonly flow: Flow;
@@ -64,6 +64,7 @@ export class Connection implements ChannelHost {
 
   constructor(readonly socket: Socket, private readonly opts: ConnectionOptions) {
     const limits = opts.usage.limits;
+    this.stats.name = `${socket.remoteAddress}:${socket.remotePort} -> ${socket.localAddress}:${socket.localPort}`;
     this.channelMax = limits.channelMax;
     this.holdings = new Holdings(opts.usage, this.channels);
     this.flow = new Flow(socket, opts.usage, (name, args) => this.send0(name, args));

@@ -59,13 +59,12 @@ const STATES: Record<string, string> = {
   header: 'starting', 'start-ok': 'starting', 'tune-ok': 'tuning', open: 'opening', ready: 'running', closing: 'closing', closed: 'closed',
 };
 
-export function connectionName(c: Connection): string {
-  const s = c.socket;
-  return `${s.remoteAddress ?? '?'}:${s.remotePort ?? 0} -> ${s.localAddress ?? '?'}:${s.localPort ?? 0}`;
-}
+/** RabbitMQ's connection name, `peer_host:peer_port -> host:port`, taken when the socket was accepted. */
+export const connectionName = (c: Connection): string => c.stats.name;
 
 export function connectionView(c: Connection): AmqpConnectionView | undefined {
-  if (!c.login) return undefined;
+  // A closed connection may wait a moment for its socket to end: it is gone already.
+  if (!c.login || c.state === 'closed') return undefined;
   const s = c.socket;
   const channels = [...c.channels.values()].filter((ch) => ch.open && !ch.closing).map((ch): AmqpChannelView => ({
     number: ch.number,
