@@ -29,7 +29,7 @@ export async function exchangesPage(): Promise<void> {
 }
 
 function bindingList(bindings: BindingInfo[]): HTMLElement {
-  return h('ul', { class: 'bindings' }, bindings.map((b) => h('li', {},
+  return h('div', { class: 'bindings' }, bindings.map((b) => h('div', {},
     h('code', {}, b.routing_key === '' ? '""' : b.routing_key), ' → ',
     b.destination_type === 'queue' ? ['queue ', h('a', { href: queueHref(b.destination) }, b.destination)] : ['exchange ', h('code', {}, b.destination)],
     args(b.arguments) ? h('span', { class: 'muted' }, ` ${args(b.arguments)}`) : null)));
