@@ -134,3 +134,17 @@ test('a queue\'s page: its AMQP consumers and the SQS long polls waiting on it',
   await Promise.all(waiting);
   assert.deepEqual(errors, []);
 });
+
+test('the console\'s broker views need the session and its CSRF token', { skip }, async () => {
+  const url = `${redrive.server.url}/console/api/rabbitmq/connections`;
+  assert.equal((await fetch(url)).status, 401, 'no session');
+  await openPage(page, `${redrive.server.url}/console/connections`);
+  const cookie = (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+  const csrf = await page.getAttribute('meta[name="redrive-csrf"]', 'content');
+  assert.equal((await fetch(url, { headers: { cookie } })).status, 403, 'no CSRF token');
+  assert.equal((await fetch(url, { method: 'DELETE', headers: { cookie, 'x-redrive-csrf': 'forged' } })).status, 403);
+  const ok = await fetch(url, { headers: { cookie, 'x-redrive-csrf': csrf! } });
+  assert.equal(ok.status, 200);
+  assert.ok(Array.isArray(await ok.json()));
+  assert.equal((await fetch(url, { headers: { cookie, 'x-redrive-csrf': csrf!, 'sec-fetch-site': 'cross-site' } })).status, 403, 'from another site');
+});
