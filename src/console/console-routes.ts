@@ -6,6 +6,8 @@ import { handleJson, jsonError } from '../protocols/json/json-adapter.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import type { Credentials } from '../server/auth/caller.js';
 import { serveAsset } from './assets.js';
+import type { BrokerApi } from '../server/management/broker-api.js';
+import { BROKER_API_PREFIX, brokerRoute } from './broker-routes.js';
 import { fromOtherSite, hasCsrfToken } from './csrf.js';
 import { pageRoute, renderNotFound, renderPage, renderSignIn } from './pages.js';
 import { clearedCookie, sameSecret, sessionCookie, sessionIdOf, Sessions, type Session } from './sessions.js';
@@ -20,6 +22,8 @@ export interface ConsoleOptions {
   credentials?: Credentials;
   /** Failed sign-ins, shared with the other interfaces that check the same secrets. */
   throttle?: AuthThrottle;
+  /** The management API's broker views, for the Connections and Exchanges pages (broker-routes.ts). */
+  broker?: BrokerApi;
 }
 
 export const SIGN_IN_FAILED = 'invalid access key or secret';
@@ -63,6 +67,7 @@ export class ConsoleRoutes {
       ? this.sessions.get(cookie)
       : cookie === undefined ? undefined : this.sessions.open(this.opts.accountId, cookie);
     if (path === '/console/api') return method === 'POST' ? this.api(req, session, requestId) : methodNotAllowed();
+    if (path.startsWith(BROKER_API_PREFIX)) return brokerRoute(this.opts.broker, req, session, client);
     if (path === '/console/sign-in') {
       if (method === 'POST') return this.signIn(req, client);
       if (method === 'GET') return this.signInRequired ? page(200, renderSignIn(undefined, nextOf(req.query))) : redirect('/console/');

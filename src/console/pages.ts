@@ -2,7 +2,7 @@ import { escapeHtml as e } from './html.js';
 import type { Session } from './sessions.js';
 
 /** The console's pages, one URL each. Data is filled in by the page's script from API calls. */
-export type PageKind = 'overview' | 'create' | 'queue' | 'messages' | 'message' | 'redrive';
+export type PageKind = 'overview' | 'create' | 'queue' | 'messages' | 'message' | 'redrive' | 'connections' | 'exchanges';
 
 export interface PageRoute {
   kind: PageKind;
@@ -16,6 +16,7 @@ const QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}(\.fifo)?$/;
 export function pageRoute(path: string): PageRoute | undefined {
   if (path === '/console' || path === '/console/' || path === '/console/queues') return { kind: 'overview' };
   if (path === '/console/create-queue') return { kind: 'create' };
+  if (path === '/console/connections' || path === '/console/exchanges') return { kind: path.slice(9) as 'connections' | 'exchanges' };
   const m = /^\/console\/queues\/([^/]+)(?:\/(messages|redrive)(?:\/([^/]+))?)?$/.exec(path);
   if (!m) return undefined;
   let queue: string;
@@ -33,6 +34,7 @@ export function pageRoute(path: string): PageRoute | undefined {
 
 const TITLES: Record<PageKind, string> = {
   overview: 'Queues', create: 'Create queue', queue: 'Queue', messages: 'Messages', message: 'Message', redrive: 'Redrive',
+  connections: 'Connections', exchanges: 'Exchanges',
 };
 
 export function renderPage(route: PageRoute, session: Session, signInRequired: boolean): string {
@@ -111,7 +113,7 @@ function layout(title: string, session: Session | undefined, signInRequired: boo
 <body>
   <header class="top">
     <a class="brand" href="/console/queues"><img src="/console/assets/favicon.svg" alt="" width="20" height="20"> Redrive</a>
-    ${session ? '<nav class="main-nav"><a href="/console/queues">Queues</a><a href="/console/create-queue">Create queue</a></nav>' : ''}
+    ${session ? '<nav class="main-nav"><a href="/console/queues">Queues</a><a href="/console/create-queue">Create queue</a><a href="/console/connections">Connections</a><a href="/console/exchanges">Exchanges</a></nav>' : ''}
     <div class="who">${account}</div>
   </header>${body}
 </body>

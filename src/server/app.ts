@@ -23,6 +23,8 @@ import { MetricsEndpoint, parseMetricsAddress, readMetricsToken, type MetricsAcc
 import { AmqpServer } from '../protocols/amqp/server.js';
 import { AuthThrottle } from '../protocols/auth-throttle.js';
 import { ManagementApi } from './management-api.js';
+import { BrokerApi } from './management/broker-api.js';
+import { RequestTally } from './management/request-tally.js';
 import { defaults, serverLog, type ServerConfig } from './server-config.js';
 import { parseAllowedHosts } from './request-guard.js';
 import { checkAccountId, checkDataDir, checkPortFree, checkRegion, listenError, readCredentials, StartupError } from './start-up.js';
@@ -159,6 +161,10 @@ async function start(config: ServerConfig, checked: Checked, resources: Resource
   // One throttle for every interface that checks the same secrets (auth-throttle.ts), on
   // the engine's clock so that tests on a manual clock can move it.
   const authThrottle = new AuthThrottle({}, () => clock.now());
+  // The AMQP listener is made below; the broker views read it once it exists.
+  let amqp: AmqpServer | undefined;
+  const requestTally = new RequestTally();
+  const broker = new BrokerApi({ engine, node, amqp: () => amqp, tally: requestTally, log });
   const http = new HttpServer({
     host: config.host, port: config.port, log, trustProxy: config.trustProxy,
     guard: { credentials: credentials !== undefined, allowedHosts },
@@ -166,20 +172,21 @@ async function start(config: ServerConfig, checked: Checked, resources: Resource
     mounts: mountTable({
       sqs: new SqsApp(engine, {
         accountId: config.accountId, region: config.region, host: config.host, port: config.port, credentials, authThrottle,
-        manualClock: clock instanceof ManualClock ? clock : undefined,
+        manualClock: clock instanceof ManualClock ? clock : undefined, requestTally,
       }),
       readiness,
-      console: config.console === 'off' ? undefined : new ConsoleRoutes({ engine, region: config.region, accountId: config.accountId, credentials, throttle: authThrottle }),
+      console: config.console === 'off' ? undefined : new ConsoleRoutes({ engine, region: config.region, accountId: config.accountId, credentials, throttle: authThrottle, broker }),
       metrics: metricsEndpoint,
-      management: new ManagementApi(runtimePolicies, { accountId: config.accountId, credentials, throttle: authThrottle }),
+      management: new ManagementApi(runtimePolicies, { accountId: config.accountId, credentials, throttle: authThrottle, broker }),
     }),
   });
   let amqpPort: number | undefined;
   if (config.amqpPort !== undefined) {
-    const amqp = new AmqpServer({ engine, host: config.host, port: config.amqpPort, accountId: config.accountId, credentials, log, limits: config.amqpLimits });
+    const listener = new AmqpServer({ engine, host: config.host, port: config.amqpPort, accountId: config.accountId, credentials, log, limits: config.amqpLimits });
+    amqp = listener;
     // Its listen starts the expiry of deliveries before it binds: close undoes both.
-    resources.defer(() => amqp.close());
-    amqpPort = await amqp.listen().catch((e) => { throw listenError(e, config.host, config.amqpPort!, '--amqp-port') ?? e; });
+    resources.defer(() => listener.close());
+    amqpPort = await listener.listen().catch((e) => { throw listenError(e, config.host, config.amqpPort!, '--amqp-port') ?? e; });
   }
   const url = await http.listen().catch((e) => { throw listenError(e, config.host, config.port) ?? e; });
   // Waiting long polls are answered at once; requests still running after the drain are

@@ -129,7 +129,7 @@ export class HttpServer {
         response.headers.connection = 'close';
       } else {
         wire.body = await readBody(req, this.opts.maxBodyBytes ?? MAX_REQUEST_BODY, this.admission);
-        response = await app.handle(wire, { requestId, client, cancelled: new ClientGone(res), seen });
+        response = await app.handle(wire, { requestId, client, cancelled: new ClientGone(res, client), seen });
       }
     } catch (thrown) {
       // Nobody to answer (the body's bytes come back in `done` all the same).
@@ -156,7 +156,8 @@ const EMPTY = Buffer.alloc(0);
 class ClientGone implements Cancellation {
   private listeners?: Set<() => void>;
 
-  constructor(private readonly res: ServerResponse) {}
+  /** `client`: the caller's address, which the console shows beside a waiting long poll. */
+  constructor(private readonly res: ServerResponse, readonly client?: string) {}
 
   get aborted(): boolean {
     return this.res.destroyed && !this.res.writableFinished;

@@ -4,6 +4,7 @@ import { authenticator } from '../protocols/amqp/server.js';
 import { AuthThrottle, retryAfterSeconds } from '../protocols/auth-throttle.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import type { Credentials } from './auth/caller.js';
+import type { BrokerApi } from './management/broker-api.js';
 
 /**
  * The part of RabbitMQ's management HTTP API that RabbitMQ users script policies with,
@@ -15,8 +16,11 @@ import type { Credentials } from './auth/caller.js';
 export class ManagementApi {
   private readonly authenticate;
   private readonly throttle: AuthThrottle;
+  /** Connections, channels, consumers, exchanges, bindings, queues (management/broker-api.ts). */
+  private readonly broker?: BrokerApi;
 
-  constructor(private readonly policies: RuntimePolicies, opts: { accountId: string; credentials?: Credentials; throttle?: AuthThrottle }) {
+  constructor(private readonly policies: RuntimePolicies, opts: { accountId: string; credentials?: Credentials; throttle?: AuthThrottle; broker?: BrokerApi }) {
+    this.broker = opts.broker;
     this.authenticate = authenticator(opts);
     this.throttle = opts.throttle ?? new AuthThrottle();
   }
@@ -35,7 +39,11 @@ export class ManagementApi {
     }
     const parts = decodeSegments(req.path.split('/').slice(2));
     if (!parts) return json(400, { error: 'bad_request', reason: 'invalid percent-encoding in the path' });
-    if (parts[0] !== 'policies' || parts.length > 3) return notFound();
+    if (parts[0] !== 'policies') {
+      const who = { by: 'management API', client };
+      return (await this.broker?.handle({ method: req.method, parts, query: req.query, headers: req.headers, account, who })) ?? notFound();
+    }
+    if (parts.length > 3) return notFound();
     if (parts.length >= 2 && parts[1] !== '/') return json(404, { error: 'Object Not Found', reason: 'Not Found' });
     if (parts.length < 3) {
       return req.method === 'GET' ? json(200, this.policies.list(account).map(policyView)) : methodNotAllowed();

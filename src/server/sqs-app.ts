@@ -9,7 +9,7 @@ import { handleQuery, queryError, wantsJson } from '../protocols/query/query-ada
 import { headerText } from '../protocols/utf8.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import { callerAccount, withRetryAfter, type Credentials } from './auth/caller.js';
-import { scopeRegionOf } from './auth/sigv4.js';
+import { accessKeyOf, scopeRegionOf } from './auth/sigv4.js';
 import { sqsErrors, type Exchange, type SubApp } from './mount.js';
 
 export interface SqsOptions {
@@ -26,6 +26,8 @@ export interface SqsOptions {
   authThrottle?: AuthThrottle;
   /** Present only when the server runs on a manual clock (tests): enables /_redrive/clock. */
   manualClock?: ManualClock;
+  /** Counts each request by access key once its caller is known (management/request-tally.ts). */
+  requestTally?: { count(accountId: string, accessKey: string | undefined, client: string): void };
 }
 
 /**
@@ -69,6 +71,7 @@ export class SqsApp implements SubApp {
     } catch (e) {
       return this.refused(req, json, started, withRetryAfter(e, json ? jsonError(e) : queryError(e, x.requestId, wantsJson(req))));
     }
+    this.opts.requestTally?.count(accountId, accessKeyOf(req), x.client);
     if (clockPath) return this.moveClock(req);
     const host = req.headers.host ?? `${this.opts.host}:${this.opts.port}`;
     const ctx: RequestContext = {

@@ -7,6 +7,7 @@ import { activityTotals } from './activity-totals.js';
 import { deadLetterBreakdown, queueActivity, type Breakdown } from './extensions.js';
 import { depthOf, loadPageQueue, loadQueue, showBadges, type QueueInfo } from './queue-info.js';
 import { sendForm } from './send-form.js';
+import { queueClients } from './queue-clients.js';
 
 /** One queue: counts, dead-letter relations, activity, settings, send, purge and delete. */
 export async function queuePage(): Promise<void> {
@@ -37,7 +38,7 @@ export async function queuePage(): Promise<void> {
     },
   });
   replace(content(),
-    stats, relations(q), breakdown, activity,
+    stats, relations(q), breakdown, activity, queueClients(name),
     h('div', { class: 'columns' },
       h('section', {}, h('h2', {}, 'Settings'), form),
       h('div', {},

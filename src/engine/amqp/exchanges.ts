@@ -4,7 +4,7 @@ import { amqpErrors, AmqpError, CODES } from './errors.js';
 import { EXCHANGE_TYPES, type RoutingSource } from './routing.js';
 
 /** The exchanges every virtual host has: they cannot be declared with other settings, nor deleted. */
-const BUILT_IN: Record<string, string> = {
+export const BUILT_IN: Record<string, string> = {
   'amq.direct': 'direct', 'amq.fanout': 'fanout', 'amq.topic': 'topic', 'amq.headers': 'headers', 'amq.match': 'headers',
 };
 

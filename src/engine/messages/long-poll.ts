@@ -10,6 +10,15 @@ export interface Cancellation {
   readonly aborted: boolean;
   addEventListener(type: 'abort', listener: () => void): void;
   removeEventListener(type: 'abort', listener: () => void): void;
+  /** Who waits: the client's address, when the request came over HTTP (shown by waiting()). */
+  readonly client?: string;
+}
+
+/** A long poll waiting now, as the console lists a queue's receivers. */
+export interface WaitingReceive {
+  since: number;
+  deadline: number;
+  client?: string;
 }
 
 /** What one receive attempt gives a long poll: its messages, and when it found none, maybe the next visible time. */
@@ -23,6 +32,8 @@ interface Waiter {
   max: number;
   /** When the wait ends, empty. */
   deadline: number;
+  since: number;
+  client?: string;
   release(): void;
 }
 
@@ -141,6 +152,8 @@ export class LongPolls {
         running: false,
         max,
         deadline,
+        since: this.clock.now(),
+        client: signal?.client,
         release: () => finish([]),
         poke: () => {
           if (done) return;
@@ -271,6 +284,11 @@ export class LongPolls {
       q.timerAt = undefined;
       this.woken(queueId);
     });
+  }
+
+  /** The long polls sleeping on the queue now (not those in their first attempt), oldest first. */
+  waiting(queueId: number): WaitingReceive[] {
+    return (this.queues.get(queueId)?.list ?? []).map((w) => ({ since: w.since, deadline: w.deadline, client: w.client }));
   }
 
   releaseAll(): void {

@@ -45,6 +45,10 @@ export interface ExchangeStore {
   bind(binding: BindingRecord): Promise<boolean>;
   /** Removes the identical binding; true if there was one. */
   unbind(binding: BindingRecord): Promise<boolean>;
+  /** The account's exchanges in name order, at most `limit` (the management API's listing). */
+  list(accountId: string, limit: number): Promise<ExchangeRecord[]>;
+  /** The account's bindings from every source, in the order they were made, at most `limit`. */
+  allBindings(accountId: string, limit: number): Promise<BindingRecord[]>;
   /** The bindings from `source`, in the order they were made. */
   bindings(accountId: string, source: string): Promise<BindingRecord[]>;
   /** Removes every binding to a queue or exchange (when it is deleted); how many. */

@@ -53,8 +53,9 @@ export class Channel implements ConsumerHost {
   private deliveryTag = 0n;
   readonly unacked = new Map<bigint, Unacked>();
   readonly consumers = new Map<string, Consumer>();
-  private prefetchConsumer = 0;
-  private prefetchChannel = 0;
+  /** basic.qos's counts, per consumer and for the channel (read by live-view.ts). */
+  prefetchConsumer = 0;
+  prefetchChannel = 0;
   private flowActive = true;
   private creditWaiters: (() => void)[] = [];
   private consumerSeq = 0;

@@ -43,9 +43,9 @@ export class Connection implements ChannelHost {
   readonly id = nextId++;
   broker!: AmqpBroker;
   frameMax = FRAME_MAX;
-  private state: State = 'header';
+  state: State = 'header';
   private parser = new FrameParser(MIN_FRAME_MAX);
-  private readonly channels = new Map<number, Channel>();
+  readonly channels = new Map<number, Channel>();
   private channelMax: number;
   private heartbeatTimer?: NodeJS.Timeout;
   private lastReceived = Date.now();
@@ -53,15 +53,18 @@ export class Connection implements ChannelHost {
   private closeTimer?: NodeJS.Timeout;
   /** Until connection.open-ok: the handshake's timer and the bytes received so far. */
   private handshake?: { timer: NodeJS.Timeout; bytes: number };
-  private login?: { account: string; user: string; counted: boolean };
+  login?: { account: string; user: string; counted: boolean };
+  /** What live-view.ts shows: when it connected, what the client said it is, bytes each way. */
+  readonly stats = { name: '', connectedAt: Date.now(), clientProperties: undefined as unknown, recvOct: 0, sendOct: 0, heartbeat: 0 };
   /** What this connection holds of the limited resources. */
   readonly holdings: Holdings;
   private readonly flow: Flow;
   /** Settles once the socket is gone and its messages and exclusive queues are dealt with. */
   readonly done: Promise<void>;
 
-  constructor(private readonly socket: Socket, private readonly opts: ConnectionOptions) {
+  constructor(readonly socket: Socket, private readonly opts: ConnectionOptions) {
     const limits = opts.usage.limits;
+    this.stats.name = `${socket.remoteAddress}:${socket.remotePort} -> ${socket.localAddress}:${socket.localPort}`;
     this.channelMax = limits.channelMax;
     this.holdings = new Holdings(opts.usage, this.channels);
     this.flow = new Flow(socket, opts.usage, (name, args) => this.send0(name, args));
@@ -81,11 +84,12 @@ export class Connection implements ChannelHost {
     if (this.socket.destroyed || this.state === 'closed') return;
     this.lastSent = Date.now();
     if (frames.length === 1) {
+      this.stats.sendOct += frames[0]!.length;
       this.socket.write(frames[0]!);
       return;
     }
     this.socket.cork();
-    for (const f of frames) this.socket.write(f);
+    for (const f of frames) (this.stats.sendOct += f.length), this.socket.write(f);
     this.socket.uncork();
   }
 
@@ -125,6 +129,7 @@ export class Connection implements ChannelHost {
     // does), so its last writes are not answered with a reset.
     if (this.state === 'closed') return;
     this.lastReceived = Date.now();
+    this.stats.recvOct += chunk.length;
     if (this.handshake && (this.handshake.bytes += chunk.length) > this.opts.usage.limits.handshakeMaxBytes) {
       this.opts.log.warn({ connection: this.id, address: this.socket.remoteAddress }, 'AMQP connection sent too much before signing in: closing it');
       this.socket.destroy();
@@ -212,6 +217,7 @@ export class Connection implements ChannelHost {
         throw new AmqpError(CODES.ACCESS_REFUSED, `Login was refused using authentication mechanism ${String(a.mechanism)}. For details see the broker logfile.`, 0, 0, true);
       }
       this.login = { ...login, counted: false };
+      this.stats.clientProperties = a.clientProperties;
       this.flow.hearsBlocked = capability(a.clientProperties, 'connection.blocked');
       this.broker = new AmqpBroker(this.opts.engine, login.account);
       this.state = 'tune-ok';
@@ -225,6 +231,7 @@ export class Connection implements ChannelHost {
       this.parser.frameMax = frameMax;
       const channelMax = this.opts.usage.limits.channelMax;
       this.channelMax = Number(a.channelMax) === 0 ? channelMax : Math.min(Number(a.channelMax), channelMax);
+      this.stats.heartbeat = Number(a.heartbeat);
       this.heartbeatTimer = startHeartbeat(Number(a.heartbeat), {
         lastReceived: () => this.lastReceived,
         lastSent: () => this.lastSent,

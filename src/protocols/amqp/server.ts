@@ -4,6 +4,8 @@ import type { Engine } from '../../engine/engine.js';
 import { Connection } from './connection.js';
 import { signIn, type Authenticate } from './handshake.js';
 import { AmqpUsage, DEFAULT_AMQP_LIMITS, type AmqpLimits } from './limits.js';
+import { CODES, AmqpError } from '../../engine/amqp/errors.js';
+import { connectionName, connectionView, type AmqpConnectionView, type AmqpLiveState } from './live-view.js';
 import { LoginThrottle } from './login-throttle.js';
 import { QueueExpiry } from './queue-expiry.js';
 import { AmqpRegistry } from './registry.js';
@@ -46,9 +48,9 @@ export function authenticator(opts: Pick<AmqpServerOptions, 'credentials' | 'acc
 }
 
 /** The AMQP 0-9-1 listener (`--amqp-port`): one Connection per socket, on the server's engine. */
-export class AmqpServer {
+export class AmqpServer implements AmqpLiveState {
   private readonly server: Server;
-  private readonly connections = new Map<Socket, Connection>();
+  private readonly sockets = new Map<Socket, Connection>();
   readonly registry: AmqpRegistry;
   private readonly expiry: QueueExpiry;
   readonly usage: AmqpUsage;
@@ -69,8 +71,8 @@ export class AmqpServer {
         return;
       }
       const c = new Connection(socket, { engine: opts.engine, registry: this.registry, signIn: login, usage, heartbeat: opts.heartbeat, log: opts.log });
-      this.connections.set(socket, c);
-      void c.done.then(() => this.connections.delete(socket));
+      this.sockets.set(socket, c);
+      void c.done.then(() => this.sockets.delete(socket));
     });
     this.expiry = new QueueExpiry(opts.engine, this.registry, opts.log);
   }
@@ -81,6 +83,22 @@ export class AmqpServer {
     if (now - this.lastTurnedAway < 1000) return;
     this.lastTurnedAway = now;
     this.opts.log.warn({ handshakes: this.usage.handshakes, limit: this.usage.limits.maxHandshakes }, 'AMQP connection turned away: too many connections still in their handshake');
+  }
+
+  connections(accountId: string): AmqpConnectionView[] {
+    const out: AmqpConnectionView[] = [];
+    for (const c of this.sockets.values()) {
+      const v = c.login?.account === accountId ? connectionView(c) : undefined;
+      if (v) out.push(v);
+    }
+    return out;
+  }
+
+  closeConnection(accountId: string, name: string, reason: string): boolean {
+    const c = [...this.sockets.values()].find((x) => x.login?.account === accountId && connectionName(x) === name);
+    if (!c) return false;
+    c.fail(new AmqpError(CODES.CONNECTION_FORCED, reason, 0, 0, true));
+    return true;
   }
 
   /** Listens; resolves with the port (useful with port 0). */
@@ -102,7 +120,7 @@ export class AmqpServer {
   async close(): Promise<void> {
     this.expiry.stop();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    const done = [...this.connections].map(([s, c]) => (s.destroy(), c.done));
+    const done = [...this.sockets].map(([s, c]) => (s.destroy(), c.done));
     await Promise.all([closed, ...done]);
   }
 }

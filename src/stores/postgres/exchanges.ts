@@ -67,6 +67,17 @@ export class PostgresExchanges implements ExchangeStore {
     return rowCount === 1;
   }
 
+  async list(accountId: string, limit: number): Promise<ExchangeRecord[]> {
+    const { rows } = await query<ExchangeRow>(this.pool,
+      'SELECT * FROM amqp_exchanges WHERE account_id = $1 ORDER BY name COLLATE "C" LIMIT $2', [accountId, limit]);
+    return rows.map(exchangeOf);
+  }
+
+  async allBindings(accountId: string, limit: number): Promise<BindingRecord[]> {
+    const { rows } = await query<BindingRow>(this.pool, 'SELECT * FROM amqp_bindings WHERE account_id = $1 ORDER BY id LIMIT $2', [accountId, limit]);
+    return rows.map(bindingOf);
+  }
+
   async bindings(accountId: string, source: string): Promise<BindingRecord[]> {
     const { rows } = await query<BindingRow>(this.pool,
       'SELECT * FROM amqp_bindings WHERE account_id = $1 AND source = $2 ORDER BY id', [accountId, source], 'amqp-bindings');

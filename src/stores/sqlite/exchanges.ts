@@ -42,6 +42,8 @@ export class SqliteExchanges implements ExchangeStore {
          AND routing_key = ? AND arguments = ?`,
       ),
       bindings: db.prepare('SELECT * FROM amqp_bindings WHERE account_id = ? AND source = ? ORDER BY id'),
+      list: db.prepare('SELECT * FROM amqp_exchanges WHERE account_id = ? ORDER BY name LIMIT +?'),
+      allBindings: db.prepare('SELECT * FROM amqp_bindings WHERE account_id = ? ORDER BY id LIMIT +?'),
       setQueue: db.prepare(
         `INSERT OR REPLACE INTO amqp_queues (queue_id, durable, exclusive, auto_delete, arguments) VALUES (?, ?, ?, ?, ?)`,
       ),
@@ -78,6 +80,14 @@ export class SqliteExchanges implements ExchangeStore {
 
   unbind(b: BindingRecord): Promise<boolean> {
     return this.commit.run(() => this.sql.unbind.run(...bindingKey(b)).changes === 1);
+  }
+
+  async list(accountId: string, limit: number): Promise<ExchangeRecord[]> {
+    return (this.sql.list.all(accountId, limit) as ExchangeRow[]).map(exchangeOf);
+  }
+
+  async allBindings(accountId: string, limit: number): Promise<BindingRecord[]> {
+    return (this.sql.allBindings.all(accountId, limit) as BindingRow[]).map(bindingOf);
   }
 
   async bindings(accountId: string, source: string): Promise<BindingRecord[]> {

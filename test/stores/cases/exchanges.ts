@@ -44,6 +44,22 @@ export const exchangeCases: CaseGroup = (open) => {
       assert.deepEqual((await x.bindings('000000000001', 'ex-b')).map((b) => b.destination), ['ex-c']);
     });
 
+    test('list and allBindings: one account\'s exchanges in name order and its bindings in order, each up to a limit', async () => {
+      const x = store().exchanges;
+      const account = '000000000009';
+      for (const name of ['lx-b', 'lx-a', 'lx-c']) await x.declare(exchange(name, { accountId: account }));
+      await x.declare(exchange('lx-other'));
+      await x.bind(binding('lx-b', 'q1', { accountId: account }));
+      await x.bind(binding('lx-a', 'q2', { accountId: account, routingKey: 'r' }));
+      await x.bind(binding('lx-a', 'lx-c', { accountId: account, destinationKind: 'exchange' }));
+      await x.bind(binding('lx-other', 'q9'));
+      assert.deepEqual((await x.list(account, 10)).map((e) => e.name), ['lx-a', 'lx-b', 'lx-c']);
+      assert.deepEqual((await x.list(account, 2)).map((e) => e.name), ['lx-a', 'lx-b']);
+      assert.deepEqual((await x.allBindings(account, 10)).map((b) => [b.source, b.destination]), [['lx-b', 'q1'], ['lx-a', 'q2'], ['lx-a', 'lx-c']]);
+      assert.equal((await x.allBindings(account, 1)).length, 1);
+      assert.deepEqual(await x.list('000000000008', 10), []);
+    });
+
     test('deleting an exchange removes the bindings from it and to it', async () => {
       const x = store().exchanges;
       await x.declare(exchange('ex-d'));

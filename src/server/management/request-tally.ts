@@ -1,0 +1,88 @@
+/**
+ * SQS requests per access key over the last minute, for the console's Connections page and
+ * `GET /api/sqs-clients`. Counting costs one map lookup and an array write per request. At
+ * most `MAX_TRACKED_KEYS` keys are kept: a new key past the cap replaces the one seen
+ * longest ago, so a client making up key ids (open mode accepts any) cannot grow it.
+ */
+export const MAX_TRACKED_KEYS = 1_000;
+/** The window the rate is taken over: 60 one-second buckets. */
+const SECONDS = 60;
+
+interface KeyTally {
+  accountId: string;
+  accessKey: string;
+  client: string;
+  firstSeen: number;
+  lastSeen: number;
+  total: number;
+  /** Requests in each second of the window; `second` is the last second written. */
+  buckets: Uint32Array;
+  second: number;
+}
+
+export type SqsClientView = {
+  access_key: string;
+  /** The address the last request came from. */
+  peer_host: string;
+  first_seen: number;
+  last_seen: number;
+  /** Requests since the key was first tracked (or since it was last evicted). */
+  requests: number;
+  /** Requests in the last 60 seconds. */
+  requests_last_minute: number;
+  /** Their mean rate per second over that minute. */
+  rate: number;
+};
+
+export class RequestTally {
+  /** In order of last use (a Map keeps insertion order; a hit moves the key to the end). */
+  private readonly keys = new Map<string, KeyTally>();
+
+  constructor(private readonly now: () => number = Date.now, private readonly cap = MAX_TRACKED_KEYS) {}
+
+  count(accountId: string, accessKey: string | undefined, client: string): void {
+    const key = accessKey?.slice(0, 128) ?? '(unsigned)';
+    const id = `${accountId}\u0000${key}`;
+    const now = this.now();
+    const second = Math.floor(now / 1000);
+    let t = this.keys.get(id);
+    if (t) this.keys.delete(id);
+    else {
+      if (this.keys.size >= this.cap) this.keys.delete(this.keys.keys().next().value!);
+      t = { accountId, accessKey: key, client, firstSeen: now, lastSeen: now, total: 0, buckets: new Uint32Array(SECONDS), second };
+    }
+    this.keys.set(id, t);
+    advance(t, second);
+    t.buckets[second % SECONDS]!++;
+    t.total++;
+    t.lastSeen = now;
+    t.client = client;
+  }
+
+  /** The account's keys, most recently seen first. */
+  clients(accountId: string): SqsClientView[] {
+    const second = Math.floor(this.now() / 1000);
+    const out: SqsClientView[] = [];
+    for (const t of [...this.keys.values()].reverse()) {
+      if (t.accountId !== accountId) continue;
+      advance(t, second);
+      const lastMinute = t.buckets.reduce((a, b) => a + b, 0);
+      out.push({
+        access_key: t.accessKey, peer_host: t.client, first_seen: t.firstSeen, last_seen: t.lastSeen,
+        requests: t.total, requests_last_minute: lastMinute, rate: Math.round((lastMinute / SECONDS) * 100) / 100,
+      });
+    }
+    return out;
+  }
+
+  get size(): number {
+    return this.keys.size;
+  }
+}
+
+/** Clears the buckets of the seconds that passed since the tally was last written. */
+function advance(t: KeyTally, second: number): void {
+  const gap = Math.min(second - t.second, SECONDS);
+  for (let i = 1; i <= gap; i++) t.buckets[(t.second + i) % SECONDS] = 0;
+  if (second > t.second) t.second = second;
+}
