@@ -2,9 +2,10 @@ import { call, queueAttributes } from './api.js';
 import { attributesForm } from './attributes-form.js';
 import { activityChart, chartLegend } from './chart.js';
 import { confirmAction } from './dialog.js';
-import { badge, content, count, errorText, facts, flash, h, mainData, queueHref, queueNameOf, replace, time } from './dom.js';
+import { badge, content, count, errorText, facts, flash, h, mainData, perSecond, queueHref, queueNameOf, replace, time } from './dom.js';
 import { activityTotals } from './activity-totals.js';
 import { deadLetterBreakdown, queueActivity, type Breakdown } from './extensions.js';
+import type { Rates } from './queue-summaries.js';
 import { depthOf, loadPageQueue, loadQueue, showBadges, type QueueInfo } from './queue-info.js';
 import { sendForm } from './send-form.js';
 
@@ -85,11 +86,23 @@ async function showExtras(q: QueueInfo, breakdownEl: HTMLElement, activityEl: HT
           table('by-reason', 'Reason', b.ByReason.map((r) => ({ ...r, key: r.Reason })))), rejections(b));
     }
     activityEl.classList.remove('hidden');
-    replace(activityEl, h('h2', {}, 'Last hour'), activityChart(a.Minutes), chartLegend(),
+    replace(activityEl, h('h2', {}, 'Last hour'), rates(a.Rates, q.sources.length > 0), activityChart(a.Minutes), chartLegend(),
       h('p', { class: 'muted', id: 'activity-totals' }, activityTotals(a.Minutes)));
   } catch (e) {
     flash(errorText(e), 'error');
   }
+}
+
+/** Messages per second over the last minute (docs/monitoring.md, "Rates"). */
+function rates(r: Rates, isDlq: boolean): HTMLElement {
+  const tile = (label: string, value: number, tone = '') =>
+    h('div', { class: `stat rate${tone}`, title: `Messages ${label} per second over the last minute` },
+      h('span', { class: 'value' }, perSecond(value)), h('span', { class: 'label' }, `${label}/s`));
+  return h('div', { class: 'stats rates', id: 'rates' },
+    tile('sent', r.Sent), tile('received', r.Received), tile('deleted', r.Deleted),
+    tile('dead-lettered', r.DeadLettered, r.DeadLettered > 0 ? ' danger' : ''),
+    isDlq || r.DeadLetterArrivals > 0 ? tile('arrived dead-lettered', r.DeadLetterArrivals) : null,
+    h('span', { class: 'muted' }, 'over the last minute'));
 }
 
 /** The consumers' own words: the texts most often given when rejecting the messages here. */
