@@ -7,6 +7,7 @@ import { activityTotals } from './activity-totals.js';
 import { deadLetterBreakdown, queueActivity, type Breakdown } from './extensions.js';
 import type { Rates } from './queue-summaries.js';
 import { depthOf, loadPageQueue, loadQueue, showBadges, type QueueInfo } from './queue-info.js';
+import { releaseDeliveries } from './release-deliveries.js';
 import { sendForm } from './send-form.js';
 
 /** One queue: counts, dead-letter relations, activity, settings, send, purge and delete. */
@@ -47,6 +48,7 @@ export async function queuePage(): Promise<void> {
           ['ARN', h('code', {}, q.arn)], ['URL', h('code', {}, q.url)],
           ['Created', time(Number(q.attributes.CreatedTimestamp) * 1000)], ['Last modified', time(Number(q.attributes.LastModifiedTimestamp) * 1000)],
         ])),
+        releaseDeliveries(() => void refresh()),
         h('section', { class: 'danger-zone' }, h('h2', {}, 'Danger zone'),
           h('p', {}, h('button', { type: 'button', class: 'danger', id: 'purge', onclick: () => void purge(q, refresh) }, 'Purge messages…'),
             ' ', h('button', { type: 'button', class: 'danger', id: 'delete-queue', onclick: () => void deleteQueue(q) }, 'Delete queue…'))))));
