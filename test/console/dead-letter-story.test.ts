@@ -125,6 +125,7 @@ test('the dead-letter story: set up, watch messages die, understand why, redrive
   await page.click('#start-button');
   await page.click('dialog.confirm button:has-text("Move 4 messages")');
   await page.waitForSelector('li.task[data-status="RUNNING"]');
+  await page.evaluate(() => window.scrollTo(0, 0));
   await screenshot(page, 'console-redrive');
   await page.waitForSelector('li.task[data-status="COMPLETED"]', { timeout: 10_000 });
   assert.match(await page.textContent('li.task') ?? '', /moved 4 of 4/);
