@@ -9,6 +9,13 @@ import type { WireResponse } from '../protocols/wire.js';
  * at start-up and nothing comes from the network.
  */
 const SCRIPTS = fileURLToPath(new URL('./browser/', import.meta.url));
+/**
+ * The CLI's formatting modules the pages import (`../../cli/<name>.js` from a page's
+ * script is `/console/cli/<name>.js`), so the console words a filter as the CLI does.
+ * Only these: they load in a browser (no Node module at their top level).
+ */
+const CLI = fileURLToPath(new URL('../cli/', import.meta.url));
+const CLI_MODULES = new Set(['dlq-format', 'amqp-format']);
 const STATIC = fileURLToPath(new URL('../../../src/console/static/', import.meta.url));
 
 const TYPES: Record<string, string> = {
@@ -19,13 +26,14 @@ const TYPES: Record<string, string> = {
 
 const cache = new Map<string, WireResponse>();
 
-/** `/console/assets/js/<name>.js`, `/console/assets/<name>.css|svg`; anything else is not found. */
+/** `/console/assets/js/<name>.js`, `/console/assets/<name>.css|svg`, `/console/cli/<CLI_MODULES>.js`; anything else is not found. */
 export async function serveAsset(path: string): Promise<WireResponse | undefined> {
   const hit = cache.get(path);
   if (hit) return hit;
-  const m = /^\/console\/assets\/(?:(js)\/)?([a-z0-9-]+)(\.js|\.css|\.svg)$/.exec(path);
-  if (!m || (m[1] === 'js') !== (m[3] === '.js')) return undefined;
-  const file = m[1] ? `${SCRIPTS}${m[2]}.js` : `${STATIC}${m[2]}${m[3]}`;
+  const cli = /^\/console\/cli\/([a-z0-9-]+)\.js$/.exec(path);
+  const m = cli ? [path, 'cli', cli[1], '.js'] : /^\/console\/assets\/(?:(js)\/)?([a-z0-9-]+)(\.js|\.css|\.svg)$/.exec(path);
+  if (!m || (m[1] !== undefined) !== (m[3] === '.js') || (cli && !CLI_MODULES.has(cli[1]!))) return undefined;
+  const file = m[1] === 'cli' ? `${CLI}${m[2]}.js` : m[1] ? `${SCRIPTS}${m[2]}.js` : `${STATIC}${m[2]}${m[3]}`;
   let body: string;
   try {
     body = await readFile(file, 'utf8');

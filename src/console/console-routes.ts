@@ -60,7 +60,7 @@ export class ConsoleRoutes {
 
   async handle(req: WireRequest, { client, requestId }: { client: string; requestId: string }): Promise<WireResponse> {
     const { path, method } = req;
-    if (path.startsWith('/console/assets/') && method === 'GET') return (await serveAsset(path)) ?? notFound();
+    if ((path.startsWith('/console/assets/') || path.startsWith('/console/cli/')) && method === 'GET') return (await serveAsset(path)) ?? notFound();
     const cookie = sessionIdOf(req.headers.cookie);
     // An open console's session comes from the cookie; a new one only for a page (below).
     const session = this.signInRequired
@@ -107,13 +107,13 @@ export class ConsoleRoutes {
     const wait = this.throttle.wait(client, keyId);
     if (wait > 0) {
       const seconds = retryAfterSeconds(wait);
-      return page(429, renderSignIn(`too many failed sign-ins: try again in ${seconds} s`, next), { 'retry-after': String(seconds) });
+      return page(429, renderSignIn(`too many failed sign-ins: try again in ${seconds} s`, next, keyId.slice(0, 128)), { 'retry-after': String(seconds) });
     }
     const credential = this.opts.credentials.get(keyId);
     const secretMatches = sameSecret(form.get('secretAccessKey') ?? '', credential?.secretAccessKey ?? DUMMY_SECRET);
     if (!credential || !secretMatches) {
       this.throttle.failed(client, keyId);
-      return page(401, renderSignIn(SIGN_IN_FAILED, next));
+      return page(401, renderSignIn(SIGN_IN_FAILED, next, keyId.slice(0, 128)));
     }
     this.throttle.succeeded(client, keyId);
     const session = this.sessions.create(credential.accountId, keyId);

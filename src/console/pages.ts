@@ -73,7 +73,8 @@ function queueHeader(route: PageRoute): string {
     </header>`;
 }
 
-export function renderSignIn(message: string | undefined, next: string): string {
+/** The sign-in form; after a failure it keeps the access key id typed (never the secret), so only the secret is typed again. */
+export function renderSignIn(message: string | undefined, next: string, accessKeyId = ''): string {
   return layout('Sign in', undefined, true, `
   <main class="sign-in">
     <form method="post" action="/console/sign-in" class="card">
@@ -81,8 +82,8 @@ export function renderSignIn(message: string | undefined, next: string): string 
       <p class="muted">Use an access key from the server's credentials file.</p>
       ${message ? `<p class="error" role="alert">${e(message)}</p>` : ''}
       <input type="hidden" name="next" value="${e(next)}">
-      <label>Access key id <input name="accessKeyId" autocomplete="username" required autofocus></label>
-      <label>Secret access key <input name="secretAccessKey" type="password" autocomplete="current-password" required></label>
+      <label>Access key id <input name="accessKeyId" autocomplete="username" required${accessKeyId ? ` value="${e(accessKeyId)}"` : ' autofocus'}></label>
+      <label>Secret access key <input name="secretAccessKey" type="password" autocomplete="current-password" required${accessKeyId ? ' autofocus' : ''}></label>
       <button type="submit" class="primary">Sign in</button>
     </form>
   </main>`);

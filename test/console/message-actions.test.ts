@@ -118,4 +118,22 @@ describe('message actions in the console', { skip }, () => {
     const left = (await api('PeekMessages', { QueueUrl: dlq })).Messages.map((m: { Body: string }) => m.Body).sort();
     assert.deepEqual(left, ['json-thing', 'keep']);
   });
+
+  test('Release deliveries… on a queue page: confirmed, done with ReleaseAmqpDeliveries, logged with who asked', async () => {
+    const page = ctx.page();
+    const errors = pageErrors(page);
+    await queue('rel-q');
+    await openPage(page, `${ctx.server().url}/console/queues/rel-q`);
+    await page.click('#release-deliveries');
+    assert.match(await page.textContent('dialog.confirm') ?? '', /Consumers of running servers keep theirs/);
+    await page.click('dialog.confirm button:has-text("Cancel")');
+    assert.doesNotMatch(ctx.server().output(), /AMQP deliveries released by an operator/, 'cancelled: nothing asked');
+    await page.click('#release-deliveries');
+    await page.click('dialog.confirm button:has-text("Release deliveries")');
+    // This server holds its own deliveries and no process of its store stopped: nothing to release.
+    await page.waitForSelector('text=No stopped server process held deliveries; nothing to release.');
+    const log = await logMatch(() => ctx.server().output(), /AMQP deliveries released by an operator/);
+    assert.match(log, /"by":"000000000000".*"released":0.*AMQP deliveries released by an operator|AMQP deliveries released by an operator.*"by":"000000000000"/);
+    assert.deepEqual(errors, []);
+  });
 });

@@ -162,7 +162,9 @@ test('signing in in a browser shows that account’s queues and no other', { ski
     await page.fill('input[name=secretAccessKey]', 'wrong');
     await page.click('button[type=submit]');
     assert.equal(await page.textContent('p.error'), 'invalid access key or secret');
-    await page.fill('input[name=accessKeyId]', 'AKIDBETA');
+    assert.equal(await page.inputValue('input[name=accessKeyId]'), 'AKIDBETA', 'the access key id is kept');
+    assert.equal(await page.inputValue('input[name=secretAccessKey]'), '', 'the secret is not');
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('name')), 'secretAccessKey', 'the secret is the field to type');
     await page.fill('input[name=secretAccessKey]', KEYS.AKIDBETA.secretAccessKey);
     await page.click('button[type=submit]');
     await page.waitForURL('**/console/queues');

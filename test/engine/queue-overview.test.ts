@@ -86,3 +86,52 @@ test('bad overview inputs get InvalidParameterValue', async () => {
   }
   await close();
 });
+
+test('rates: the last 60 s per second, the previous minute weighted by its part in them; sorted by the server; the same on the queue page', async () => {
+  const { clock, call, close } = await account();
+  const at = (ms: number) => clock.advance(T0 + ms - clock.now());
+  const T0 = clock.now() - (clock.now() % 60_000) + 60_000;
+  const url = async (name: string) => (await call('GetQueueUrl', { QueueName: name })).QueueUrl as string;
+  const [alpha, beta] = [await url('alpha'), await url('beta')];
+  const send = async (q: string, n: number) => { for (let i = 0; i < n; i++) await call('SendMessage', { QueueUrl: q, MessageBody: `m${i}` }); };
+  at(10_000);
+  await send(alpha, 60);
+  for (let i = 0; i < 3; i++) {
+    const got = await call('ReceiveMessage', { QueueUrl: alpha, MaxNumberOfMessages: 10 });
+    for (const m of got.Messages) await call('DeleteMessage', { QueueUrl: alpha, ReceiptHandle: m.ReceiptHandle });
+  }
+  at(70_000);
+  await send(alpha, 30);
+  await send(beta, 1);
+  // beta's message is received twice with maxReceiveCount 1: dead-lettered to beta-dlq.
+  await call('ReceiveMessage', { QueueUrl: beta, VisibilityTimeout: 0 });
+  await call('ReceiveMessage', { QueueUrl: beta });
+  at(75_000);
+  await send(beta, 119);
+
+  at(90_000); // halfway through the minute: the previous one counts for half
+  const rates = async (name: string) => ((await call('ListQueueSummaries', { NameContains: name })).Queues as any[]).find((q) => q.QueueName === name).Rates;
+  assert.deepEqual(await rates('alpha'), { Sent: (30 + 60 * 0.5) / 60, Received: (30 * 0.5) / 60, Deleted: (30 * 0.5) / 60, DeadLettered: 0, DeadLetterArrivals: 0 });
+  assert.deepEqual(await rates('beta'), { Sent: 2, Received: 0.017, Deleted: 0, DeadLettered: 0.017, DeadLetterArrivals: 0 },
+    'one delivery (the second receive dead-letters it instead) and one dead-lettering in 60 s, rounded to thousandths');
+  assert.deepEqual(await rates('beta-dlq'), { Sent: 0, Received: 0, Deleted: 0, DeadLettered: 0, DeadLetterArrivals: 0.017 });
+  assert.deepEqual(await rates('Plain-Queue'), { Sent: 0, Received: 0, Deleted: 0, DeadLettered: 0, DeadLetterArrivals: 0 }, 'its sends are older than two minutes');
+  const activity = await call('GetQueueActivity', { QueueUrl: alpha });
+  assert.deepEqual(activity.Rates, await rates('alpha'), 'the queue page has the same rates');
+
+  const sorted = await call('ListQueueSummaries', { SortBy: 'SentRate', SortOrder: 'Descending', MaxResults: 3 });
+  assert.deepEqual(names(sorted), ['beta', 'alpha', 'Plain-Queue'], 'by rate, then ties by name');
+  assert.deepEqual(names(await call('ListQueueSummaries', { SortBy: 'DeadLetteredRate', SortOrder: 'Descending', MaxResults: 1 })), ['beta']);
+  assert.deepEqual(names(await call('ListQueueSummaries', { SortBy: 'ReceivedRate', SortOrder: 'Descending', MaxResults: 2 })), ['alpha', 'beta']);
+  assert.deepEqual(names(await call('ListQueueSummaries', { SortBy: 'SentRate', MaxResults: 2, NameContains: 'a' })), ['Plain-Queue', 'alpha-dlq'], 'ascending');
+  const cards = (await call('ListQueueSummaries', { IncludeDeadLetterQueues: true, NameContains: 'x' })).DeadLetterQueues as any[];
+  assert.equal(cards.find((q) => q.QueueName === 'beta-dlq').Rates.DeadLetterArrivals, 0.017, 'the cards have rates too');
+
+  at(120_000); // the next minute: the previous one counts whole
+  assert.equal((await rates('alpha')).Sent, 0.5);
+  at(180_000); // two minutes on: nothing in the last 60 s
+  assert.equal((await rates('alpha')).Sent, 0);
+  assert.equal((await call('GetQueueActivity', { QueueUrl: alpha })).Rates.Sent, 0);
+  assert.deepEqual((await call('ListQueueSummaries', { QueueNamePrefix: 'alpha' })).Queues[0].Rates.Sent, 0, 'the plain listing has rates');
+  await close();
+});

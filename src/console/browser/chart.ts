@@ -23,7 +23,8 @@ const LABELS: Partial<Record<keyof ActivityMinute, string>> = {
 
 /** The last hour per minute as an inline SVG line chart: no chart library, nothing to load. */
 export function activityChart(minutes: ActivityMinute[]): SVGSVGElement {
-  const width = 640;
+  // About the width it is shown at, so its text stays near the page's size.
+  const width = 960;
   const height = 160;
   // The right margin holds the depth's own scale.
   const pad = { left: 36, right: 44, top: 8, bottom: 20 };

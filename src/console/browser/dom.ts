@@ -50,6 +50,14 @@ export function count(n: number | string | undefined): string {
   return n === undefined ? '–' : Number(n).toLocaleString('en-US');
 }
 
+/** A rate in messages per second: "0", "0.02", "1.5", "1,250". */
+export function perSecond(n: number | undefined): string {
+  if (n === undefined) return '–';
+  if (n === 0) return '0';
+  if (n < 0.01) return '<0.01';
+  return n < 1 ? n.toFixed(2) : n < 100 ? n.toFixed(1) : count(Math.round(n));
+}
+
 /** 95 → "1 min 35 s"; a compact age or duration. */
 export function duration(seconds: number | undefined): string {
   if (seconds === undefined || !Number.isFinite(seconds)) return '–';

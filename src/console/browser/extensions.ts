@@ -14,8 +14,9 @@ export const deadLetterBreakdown = (url: string) => call<Breakdown>('GetDeadLett
 import type { ActivityMinute } from './activity-totals.js';
 
 export type { ActivityMinute };
+import type { Rates } from './queue-summaries.js';
 
-export const queueActivity = (url: string) => call<{ Minutes: ActivityMinute[] }>('GetQueueActivity', { QueueUrl: url });
+export const queueActivity = (url: string) => call<{ Minutes: ActivityMinute[]; Rates: Rates }>('GetQueueActivity', { QueueUrl: url });
 
 export interface DeleteResult {
   Successful: { Id: string }[];

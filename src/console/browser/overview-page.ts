@@ -1,8 +1,11 @@
-import { badge, content, count, duration, errorText, h, queueHref, queueNameOf, replace, time } from './dom.js';
+import { badge, content, count, duration, errorText, h, perSecond, queueHref, queueNameOf, replace, time } from './dom.js';
 import { call } from './api.js';
 import { deadLetterTargetOf, type QueueSummary } from './queue-summaries.js';
 
 const REFRESH_MS = 5_000;
+const MESSAGES = 'Messages';
+/** The rates' group heading (docs/monitoring.md, "Rates"). */
+const RATES = 'Per second, last minute';
 /**
  * Refreshes are spaced at least this many times the last one's duration, so an idle tab
  * costs the server at most about 1% of a core however many queues the account has.
@@ -14,14 +17,17 @@ const PAGE_SIZES = [50, 100, 500];
 /** Typing in the filter asks the server once the typing pauses. */
 const FILTER_DELAY_MS = 250;
 
-type SortKey = 'name' | 'region' | 'type' | 'role' | 'visible' | 'inFlight' | 'delayed' | 'oldest';
-const COLUMNS: [SortKey, string, boolean][] = [
+type SortKey = 'name' | 'region' | 'type' | 'role' | 'visible' | 'inFlight' | 'delayed' | 'oldest' | 'sent' | 'received' | 'deleted' | 'deadLettered';
+/** Key, heading, numeric (sorts descending first), group heading above it. */
+const COLUMNS: [SortKey, string, boolean, string?][] = [
   ['name', 'Name', false], ['region', 'Region', false], ['type', 'Type', false], ['role', 'Dead-letter role', false],
-  ['visible', 'Visible', true], ['inFlight', 'In flight', true], ['delayed', 'Delayed', true], ['oldest', 'Oldest message', true],
+  ['visible', 'Visible', true, MESSAGES], ['inFlight', 'In flight', true, MESSAGES], ['delayed', 'Delayed', true, MESSAGES], ['oldest', 'Oldest', true, MESSAGES],
+  ['sent', 'Sent', true, RATES], ['received', 'Received', true, RATES], ['deleted', 'Deleted', true, RATES], ['deadLettered', 'Dead-lettered', true, RATES],
 ];
 /** The server's SortBy for each column (ListQueueSummaries, docs/extensions.md). */
 const SORT_BY: Record<SortKey, string> = {
   name: 'Name', region: 'Region', type: 'Type', role: 'Role', visible: 'Visible', inFlight: 'InFlight', delayed: 'Delayed', oldest: 'Oldest',
+  sent: 'SentRate', received: 'ReceivedRate', deleted: 'DeletedRate', deadLettered: 'DeadLetteredRate',
 };
 
 const exchangeName = (x: string) => (x === '' ? '(default exchange)' : x);
@@ -213,8 +219,23 @@ function renderRelations(section: HTMLElement, data: Overview): void {
         })),
       n > 0 ? h('p', { class: 'card-links' },
         h('span', { class: 'muted' }, `oldest ${duration(q.ApproximateAgeOfOldestMessage)}`),
+        q.Rates?.DeadLetterArrivals ? h('span', { class: 'error-text arriving', title: 'Dead-lettered messages arriving per second over the last minute' },
+          `+${perSecond(q.Rates.DeadLetterArrivals)}/s`) : null,
         h('a', { href: queueHref(q.QueueName, '/messages', q.Region) }, 'Browse'), h('a', { href: queueHref(q.QueueName, '/redrive', q.Region) }, 'Redrive')) : null);
   })));
+}
+
+/** The row above the headings that names each group of columns once. */
+function groupHeadings(): HTMLElement[] {
+  const cells: HTMLElement[] = [];
+  for (let i = 0; i < COLUMNS.length;) {
+    const group = COLUMNS[i]![3];
+    let span = 1;
+    while (i + span < COLUMNS.length && COLUMNS[i + span]![3] === group) span++;
+    cells.push(h('th', { colspan: span, class: group ? 'group' : undefined, scope: 'colgroup' }, group ?? ''));
+    i += span;
+  }
+  return cells;
 }
 
 function renderTable(wrap: HTMLElement, state: { filter: string; type: string; only: string; sort: SortKey; desc: boolean }, data: Overview, onSort: (k: SortKey) => void): void {
@@ -225,8 +246,8 @@ function renderTable(wrap: HTMLElement, state: { filter: string; type: string; o
     return;
   }
   replace(wrap, h('table', { class: 'queues', id: 'queues-table' },
-    h('thead', {}, h('tr', {}, COLUMNS.map(([key, label, numeric]) => h('th', {
-      class: numeric ? 'num' : undefined, 'aria-sort': state.sort === key ? (state.desc ? 'descending' : 'ascending') : undefined,
+    h('thead', {}, h('tr', { class: 'groups' }, groupHeadings()), h('tr', {}, COLUMNS.map(([key, label, numeric, group]) => h('th', {
+      class: `${numeric ? 'num' : ''}${group === RATES ? ' rate' : ''}`, title: group === RATES ? `Messages ${label.toLowerCase()} per second over the last minute` : undefined, 'aria-sort': state.sort === key ? (state.desc ? 'descending' : 'ascending') : undefined,
     }, h('button', { type: 'button', class: 'sort', onclick: () => onSort(key) }, label, state.sort === key ? (state.desc ? ' ↓' : ' ↑') : ''))))),
     h('tbody', {}, rows.length === 0
       ? h('tr', {}, h('td', { colspan: COLUMNS.length, class: 'empty' }, state.filter ? `No queue name contains “${state.filter}”.` : 'No queue matches.'))
@@ -250,6 +271,10 @@ function renderTable(wrap: HTMLElement, state: { filter: string; type: string; o
           h('td', { class: 'num' }, count(q.ApproximateNumberOfMessages)),
           h('td', { class: 'num' }, count(q.ApproximateNumberOfMessagesNotVisible)),
           h('td', { class: 'num' }, count(q.ApproximateNumberOfMessagesDelayed)),
-          h('td', { class: 'num' }, duration(q.ApproximateAgeOfOldestMessage)));
+          h('td', { class: 'num' }, duration(q.ApproximateAgeOfOldestMessage)),
+          h('td', { class: 'num rate' }, perSecond(q.Rates?.Sent)),
+          h('td', { class: 'num rate' }, perSecond(q.Rates?.Received)),
+          h('td', { class: 'num rate' }, perSecond(q.Rates?.Deleted)),
+          h('td', { class: `num rate${q.Rates?.DeadLettered ? ' error-text' : ''}` }, perSecond(q.Rates?.DeadLettered)));
       }))));
 }

@@ -2,10 +2,12 @@ import { call, queueAttributes } from './api.js';
 import { attributesForm } from './attributes-form.js';
 import { activityChart, chartLegend } from './chart.js';
 import { confirmAction } from './dialog.js';
-import { badge, content, count, errorText, facts, flash, h, mainData, queueHref, queueNameOf, replace, time } from './dom.js';
+import { badge, content, count, errorText, facts, flash, h, mainData, perSecond, queueHref, queueNameOf, replace, time } from './dom.js';
 import { activityTotals } from './activity-totals.js';
 import { deadLetterBreakdown, queueActivity, type Breakdown } from './extensions.js';
+import type { Rates } from './queue-summaries.js';
 import { depthOf, loadPageQueue, loadQueue, showBadges, type QueueInfo } from './queue-info.js';
+import { releaseDeliveries } from './release-deliveries.js';
 import { sendForm } from './send-form.js';
 import { queueClients } from './queue-clients.js';
 
@@ -47,6 +49,7 @@ export async function queuePage(): Promise<void> {
           ['ARN', h('code', {}, q.arn)], ['URL', h('code', {}, q.url)],
           ['Created', time(Number(q.attributes.CreatedTimestamp) * 1000)], ['Last modified', time(Number(q.attributes.LastModifiedTimestamp) * 1000)],
         ])),
+        releaseDeliveries(() => void refresh()),
         h('section', { class: 'danger-zone' }, h('h2', {}, 'Danger zone'),
           h('p', {}, h('button', { type: 'button', class: 'danger', id: 'purge', onclick: () => void purge(q, refresh) }, 'Purge messages…'),
             ' ', h('button', { type: 'button', class: 'danger', id: 'delete-queue', onclick: () => void deleteQueue(q) }, 'Delete queue…'))))));
@@ -86,11 +89,23 @@ async function showExtras(q: QueueInfo, breakdownEl: HTMLElement, activityEl: HT
           table('by-reason', 'Reason', b.ByReason.map((r) => ({ ...r, key: r.Reason })))), rejections(b));
     }
     activityEl.classList.remove('hidden');
-    replace(activityEl, h('h2', {}, 'Last hour'), activityChart(a.Minutes), chartLegend(),
+    replace(activityEl, h('h2', {}, 'Last hour'), rates(a.Rates, q.sources.length > 0), activityChart(a.Minutes), chartLegend(),
       h('p', { class: 'muted', id: 'activity-totals' }, activityTotals(a.Minutes)));
   } catch (e) {
     flash(errorText(e), 'error');
   }
+}
+
+/** Messages per second over the last minute (docs/monitoring.md, "Rates"). */
+function rates(r: Rates, isDlq: boolean): HTMLElement {
+  const tile = (label: string, value: number, tone = '') =>
+    h('div', { class: `stat rate${tone}`, title: `Messages ${label} per second over the last minute` },
+      h('span', { class: 'value' }, perSecond(value)), h('span', { class: 'label' }, `${label}/s`));
+  return h('div', { class: 'stats rates', id: 'rates' },
+    tile('sent', r.Sent), tile('received', r.Received), tile('deleted', r.Deleted),
+    tile('dead-lettered', r.DeadLettered, r.DeadLettered > 0 ? ' danger' : ''),
+    isDlq || r.DeadLetterArrivals > 0 ? tile('arrived dead-lettered', r.DeadLetterArrivals) : null,
+    h('span', { class: 'muted' }, 'over the last minute'));
 }
 
 /** The consumers' own words: the texts most often given when rejecting the messages here. */

@@ -20,8 +20,18 @@ export interface QueueSummary {
   DeadLetterExchange?: string;
   DeadLetterRoutingKey?: string;
   DeadLetterTargetQueueNames?: string[];
+  /** Messages per second over the last minute (docs/monitoring.md, "Rates"). */
+  Rates?: Rates;
   /** The sources that dead-letter here through an AMQP dead-letter exchange, with it. */
   DeadLetterSourceExchanges?: { QueueUrl: string; Exchange: string }[];
+}
+
+export interface Rates {
+  Sent: number;
+  Received: number;
+  Deleted: number;
+  DeadLettered: number;
+  DeadLetterArrivals: number;
 }
 
 /** The ARN a RedrivePolicy names, if it parses. */

@@ -4,6 +4,7 @@ import { badge, content, count, duration, errorText, facts, flash, h, mainData, 
 import { cancelMove, listMoves, previewMove, startMove, type MoveRequest, type MoveTask } from './move-tasks.js';
 import { arnFor, loadPageQueue, type QueueInfo } from './queue-info.js';
 import { filterFields, filterFrom } from './search-filter.js';
+import { filterText } from '../../cli/dlq-format.js';
 
 const FAST_POLL_MS = 1_000;
 const SLOW_POLL_MS = 5_000;
@@ -117,7 +118,7 @@ function renderTasks(section: HTMLElement, list: MoveTask[], changed: () => void
         facts([
           ['Destination', t.DestinationArn ? h('a', { href: queueHref(queueNameOf(t.DestinationArn)) }, queueNameOf(t.DestinationArn)) : 'each message’s source'],
           ...(t.Status === 'RUNNING' ? [['Rate', `${rate.toFixed(1)}/s${t.MaxNumberOfMessagesPerSecond ? ` (limit ${t.MaxNumberOfMessagesPerSecond}/s)` : ''}`], ['Time left', duration(left)]] as [string, string][] : []),
-          ...(t.Filter ? [['Filter', h('code', {}, JSON.stringify(t.Filter))]] as [string, HTMLElement][] : []),
+          ...(t.Filter ? [['Filter', h('code', { class: 'task-filter' }, filterText(t.Filter))]] as [string, HTMLElement][] : []),
           ...(t.FailureReason ? [['Failure', h('span', { class: 'error-text' }, t.FailureReason)]] as [string, HTMLElement][] : []),
         ]));
     })));

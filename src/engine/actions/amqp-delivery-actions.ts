@@ -9,9 +9,9 @@ import type { RequestContext } from '../types.js';
  * operator who will not wait for that, or who wants to see which processes still hold
  * deliveries. Input: Holder (optional, one process's holder id); without it every gone
  * process's deliveries are released. A process that is running is never released: its
- * consumers' deliveries come back when their channels close.
+ * consumers' deliveries come back when their channels close. Each call is logged with its caller.
  */
-export async function releaseAmqpDeliveries(engine: Engine, _ctx: RequestContext, input: Record<string, unknown>) {
+export async function releaseAmqpDeliveries(engine: Engine, ctx: RequestContext, input: Record<string, unknown>) {
   const holders = engine.deliveryHolders;
   const before = await holders.holders();
   let released: number;
@@ -21,6 +21,7 @@ export async function releaseAmqpDeliveries(engine: Engine, _ctx: RequestContext
   } else {
     released = await holders.releaseGone();
   }
+  engine.log.info({ by: ctx.accountId, holder: input.Holder ?? 'every stopped process', released }, 'AMQP deliveries released by an operator');
   return {
     Released: released,
     Self: holders.holder,

@@ -1,4 +1,6 @@
+import { ratesAt } from '../activity/activity-rates.js';
 import type { Engine } from '../engine.js';
+import { wireRates } from './queue-summary-actions.js';
 import { MINUTE_MS, minuteOf, type ActivityMinute } from '../store/activity.js';
 import type { RequestContext } from '../types.js';
 
@@ -13,7 +15,8 @@ export const ACTIVITY_MINUTES = 60;
  * sees what it just did. Depth is the depth sampled at the
  * end of each minute (activity-sampler.ts), the live depth for the current minute, and carried
  * over minutes with no sample (before the first sample, the first one known; before the
- * queue was created, 0).
+ * queue was created, 0). Rates are its messages per second over the last minute, from
+ * the last two minutes' counts (activity-rates.ts), as ListQueueSummaries gives them.
  */
 export async function getQueueActivity(engine: Engine, ctx: RequestContext, input: Record<string, unknown>) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
@@ -42,6 +45,7 @@ export async function getQueueActivity(engine: Engine, ctx: RequestContext, inpu
   let known = minutes.find((m) => m.depth !== undefined)!.depth!;
   for (const m of minutes) known = m.depth ??= known;
   return {
+    Rates: wireRates(ratesAt(now, byMinute.get(last), byMinute.get(last - MINUTE_MS))),
     Minutes: minutes.map((m) => ({
       Timestamp: m.minute, Sent: m.sent, Received: m.received, Deleted: m.deleted, DeadLettered: m.deadLettered,
       DeadLetterArrivals: m.deadLetterArrivals, Depth: m.depth,

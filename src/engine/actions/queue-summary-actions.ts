@@ -3,7 +3,8 @@ import { decodeToken, encodeToken } from './queue-actions.js';
 import { sourcesByTarget } from '../dead-letters/redrive-policy.js';
 import { exchangeTargetNames } from '../amqp/dead-letter-exchange.js';
 import { errors } from '../errors.js';
-import { type Candidate, matchNames, needsAllDepths, pageOf, parseOverviewQuery, QUERY_INPUTS, totalDepth } from '../queues/queue-overview.js';
+import { NO_RATES, queueRates, type QueueRates } from '../activity/activity-rates.js';
+import { type Candidate, matchNames, needsAllDepths, needsAllRates, pageOf, parseOverviewQuery, QUERY_INPUTS, totalDepth } from '../queues/queue-overview.js';
 import type { QueueDepth, QueueRecord, RequestContext } from '../types.js';
 import { intParam } from '../queues/validation.js';
 
@@ -20,6 +21,7 @@ import { intParam } from '../queues/validation.js';
  * account whose policy in force names this queue, or whose AMQP dead-letter exchange
  * reaches it. A queue with a dead-letter exchange has DeadLetterExchange,
  * DeadLetterRoutingKey (if set) and DeadLetterTargetQueueNames, the queues it reaches.
+ * Rates are the queue's messages per second over the last minute (activity-rates.ts).
  *
  * Like ListQueues it lists the caller's region; `AllRegions: true` lists every region of
  * the account instead, ordered by name then region. Each summary names its `Region`.
@@ -34,12 +36,13 @@ export async function listQueueSummaries(engine: Engine, ctx: RequestContext, in
   const rows = allRegions ? await everyRegion(engine, ctx, prefix, after, limit + 1) : await engine.store.queues.list(ctx, prefix, after, limit + 1);
   const page = rows.slice(0, limit);
   const now = engine.clock.now();
-  const [depths, sources] = await Promise.all([
+  const [depths, sources, rates] = await Promise.all([
     engine.store.messages.depths(page.map((q) => q.id), now),
     page.length ? sourcesByTarget(engine, { accountId: ctx.accountId, region: allRegions ? undefined : ctx.region }) : new Map<string, QueueRecord[]>(),
+    queueRates(engine, page.map((q) => q.id)),
   ]);
   const exchangeTargets = await exchangeTargetsOf(engine, page);
-  const out: Record<string, unknown> = { Queues: page.map((q) => summary(engine, ctx, q, depths.get(q.id), sources, now, exchangeTargets)) };
+  const out: Record<string, unknown> = { Queues: page.map((q) => summary(engine, ctx, q, depths.get(q.id), sources, now, exchangeTargets, rates)) };
   if (rows.length > limit) out.NextToken = encodeToken(allRegions ? regionalKey(page[page.length - 1]!) : page[page.length - 1]!.name);
   return out;
 }
@@ -47,7 +50,7 @@ export async function listQueueSummaries(engine: Engine, ctx: RequestContext, in
 /**
  * The overview's query (any of QUERY_INPUTS given): the account's queues (in every region
  * with AllRegions) filtered, sorted and paged by the server; the NextToken is an offset.
- * Depths are read for the page only, unless a count filter or sort needs every match's.
+ * Depths and rates are read for the page only, unless a filter or sort needs every match's.
  * With IncludeDeadLetterQueues the answer also holds the account's dead-letter queues,
  * those holding messages first (the overview's cards), so a refresh is one request.
  */
@@ -70,18 +73,23 @@ async function overview(engine: Engine, ctx: RequestContext, input: Record<strin
   const matched = matchNames(query, candidates);
   const withDlqs = input.IncludeDeadLetterQueues === true;
   const depths = await engine.store.messages.depths(needsAllDepths(query) ? matched.map((c) => c.queue.id) : [], now);
-  const { page, total } = pageOf(query, matched, depths, now);
+  // Sorting by a rate reads every queue's that counted something lately; the others have none.
+  const allRates = needsAllRates(query);
+  const rates = allRates ? await queueRates(engine) : new Map<number, QueueRates>();
+  const { page, total } = pageOf(query, matched, depths, now, rates);
   const missing = [...page.map((c) => c.queue), ...(withDlqs ? dlqs : [])].filter((q) => !depths.has(q.id)).map((q) => q.id);
   if (missing.length) for (const [id, d] of await engine.store.messages.depths(missing, now)) depths.set(id, d);
-  const exchangeTargets = await exchangeTargetsOf(engine, [...page.map((c) => c.queue), ...(withDlqs ? dlqs.slice(0, MAX_DEAD_LETTER_CARDS) : [])]);
+  if (withDlqs) dlqs.sort((a, b) => totalDepth(depths.get(b.id)) - totalDepth(depths.get(a.id)) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const cards = withDlqs ? dlqs.slice(0, MAX_DEAD_LETTER_CARDS) : [];
+  if (!allRates) for (const [id, r] of await queueRates(engine, [...page.map((c) => c.queue.id), ...cards.map((q) => q.id)])) rates.set(id, r);
+  const exchangeTargets = await exchangeTargetsOf(engine, [...page.map((c) => c.queue), ...cards]);
   const out: Record<string, unknown> = {
-    Queues: page.map((c) => summary(engine, ctx, c.queue, depths.get(c.queue.id), sources, now, exchangeTargets)),
+    Queues: page.map((c) => summary(engine, ctx, c.queue, depths.get(c.queue.id), sources, now, exchangeTargets, rates)),
     TotalCount: total,
   };
   if (query.offset + page.length < total) out.NextToken = encodeOffset(query.offset + page.length);
   if (withDlqs) {
-    dlqs.sort((a, b) => totalDepth(depths.get(b.id)) - totalDepth(depths.get(a.id)) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    out.DeadLetterQueues = dlqs.slice(0, MAX_DEAD_LETTER_CARDS).map((q) => summary(engine, ctx, q, depths.get(q.id), sources, now, exchangeTargets));
+    out.DeadLetterQueues = cards.map((q) => summary(engine, ctx, q, depths.get(q.id), sources, now, exchangeTargets, rates));
     out.DeadLetterQueueCount = dlqs.length;
   }
   return out;
@@ -112,7 +120,7 @@ async function exchangeTargetsOf(engine: Engine, queues: QueueRecord[]): Promise
 /** One queue as ListQueueSummaries shows it. */
 function summary(
   engine: Engine, ctx: RequestContext, q: QueueRecord, d: QueueDepth | undefined, sources: Map<string, QueueRecord[]>, now: number,
-  exchangeTargets: Map<number, string[]>,
+  exchangeTargets: Map<number, string[]>, rates: Map<number, QueueRates>,
 ) {
   const arn = engine.arnOf(q);
   const settings = engine.settingsOf(q);
@@ -126,6 +134,7 @@ function summary(
     ApproximateNumberOfMessagesNotVisible: d?.inflight ?? 0,
     ApproximateNumberOfMessagesDelayed: d?.delayed ?? 0,
     DeadLetterSourceQueueUrls: (sources.get(arn) ?? []).map((s) => engine.urlOf(ctx, s)),
+    Rates: wireRates(rates.get(q.id) ?? NO_RATES),
   };
   // The sources that dead-letter here through an AMQP dead-letter exchange, and which.
   const viaExchange = (sources.get(arn) ?? []).filter((s) => engine.settingsOf(s).deadLetterExchange !== undefined);
@@ -145,6 +154,11 @@ function summary(
   }
   return out;
 }
+
+/** Rates as the extensions name them (docs/extensions.md): messages per second over the last minute. */
+export const wireRates = (r: QueueRates) => ({
+  Sent: r.sent, Received: r.received, Deleted: r.deleted, DeadLettered: r.deadLettered, DeadLetterArrivals: r.deadLetterArrivals,
+});
 
 /** The position of a queue in the all-regions order: name, then region (a NUL sorts before any name character). */
 const regionalKey = (q: QueueRecord) => `${q.name}\u0000${q.region}`;

@@ -1,11 +1,12 @@
 import { errors } from '../errors.js';
+import type { QueueRates } from '../activity/activity-rates.js';
 import type { QueueDepth, QueueRecord } from '../types.js';
 
 /**
  * The overview's query over an account's queues (ListQueueSummaries with any of its
  * filter or sort inputs): filtered, sorted and paged by the server, so a console with
  * 100,000 queues fetches one page, not every queue. Pure: the caller supplies the queues,
- * their dead-letter role and, when a filter or sort needs them, their depths.
+ * their dead-letter role and, when a filter or sort needs them, their depths or rates.
  */
 export interface OverviewQuery {
   /** Case-insensitive part of the name. */
@@ -18,7 +19,13 @@ export interface OverviewQuery {
   limit: number;
 }
 
-const SORT_KEYS = ['Name', 'Region', 'Type', 'Role', 'Visible', 'InFlight', 'Delayed', 'Oldest'] as const;
+const SORT_KEYS = [
+  'Name', 'Region', 'Type', 'Role', 'Visible', 'InFlight', 'Delayed', 'Oldest', 'SentRate', 'ReceivedRate', 'DeletedRate', 'DeadLetteredRate',
+] as const;
+/** The rate each rate sort key orders by (activity-rates.ts). */
+const RATE_OF: Partial<Record<SortKey, keyof QueueRates>> = {
+  SentRate: 'sent', ReceivedRate: 'received', DeletedRate: 'deleted', DeadLetteredRate: 'deadLettered',
+};
 export type SortKey = (typeof SORT_KEYS)[number];
 const ONLY = ['WithMessages', 'DeadLetterQueues', 'DeadLetterQueuesWithMessages'] as const;
 const MAX_NAME_FILTER = 80;
@@ -53,6 +60,9 @@ export function parseOverviewQuery(input: Record<string, unknown>, offset: numbe
 export const needsAllDepths = (q: OverviewQuery) =>
   q.only === 'WithMessages' || q.only === 'DeadLetterQueuesWithMessages' || ['Visible', 'InFlight', 'Delayed', 'Oldest'].includes(q.sortBy);
 
+/** Whether the query sorts by a rate, so needs every matching queue's rates, not only the page's. */
+export const needsAllRates = (q: OverviewQuery) => RATE_OF[q.sortBy] !== undefined;
+
 export interface Candidate {
   queue: QueueRecord;
   /** '', 'source', 'dlq' or 'both'. */
@@ -73,11 +83,13 @@ const byName = (a: QueueRecord, b: QueueRecord) =>
   a.name < b.name ? -1 : a.name > b.name ? 1 : a.region < b.region ? -1 : a.region > b.region ? 1 : 0;
 
 /** Applies the count filter, sorts (ties by name, then region) and returns the page with the number that matched. */
-export function pageOf(q: OverviewQuery, matched: Candidate[], depths: Map<number, QueueDepth>, now: number): { page: Candidate[]; total: number } {
+export function pageOf(
+  q: OverviewQuery, matched: Candidate[], depths: Map<number, QueueDepth>, now: number, rates = new Map<number, QueueRates>(),
+): { page: Candidate[]; total: number } {
   const rows = q.only === 'WithMessages' || q.only === 'DeadLetterQueuesWithMessages'
     ? matched.filter((c) => totalDepth(depths.get(c.queue.id)) > 0)
     : matched;
-  const key = sortValue(q.sortBy, depths, now);
+  const key = sortValue(q.sortBy, depths, now, rates);
   const sign = q.descending ? -1 : 1;
   rows.sort((a, b) => {
     const [x, y] = [key(a), key(b)];
@@ -87,7 +99,9 @@ export function pageOf(q: OverviewQuery, matched: Candidate[], depths: Map<numbe
   return { page: rows.slice(q.offset, q.offset + q.limit), total: rows.length };
 }
 
-function sortValue(by: SortKey, depths: Map<number, QueueDepth>, now: number): (c: Candidate) => string | number {
+function sortValue(by: SortKey, depths: Map<number, QueueDepth>, now: number, rates: Map<number, QueueRates>): (c: Candidate) => string | number {
+  const rate = RATE_OF[by];
+  if (rate) return (c) => rates.get(c.queue.id)?.[rate] ?? 0;
   switch (by) {
     case 'Name': return (c) => c.queue.name;
     case 'Region': return (c) => c.queue.region;
@@ -100,5 +114,6 @@ function sortValue(by: SortKey, depths: Map<number, QueueDepth>, now: number): (
       const sent = depths.get(c.queue.id)?.oldestSentAt;
       return sent === undefined ? -1 : now - sent;
     };
+    default: return (c) => c.queue.name;
   }
 }

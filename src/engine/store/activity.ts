@@ -11,6 +11,11 @@ export interface ActivityStore {
   add(counts: readonly ActivityCounts[]): Promise<void>;
   /** The queue's recorded minutes from `from` to `to` (inclusive), oldest first. Minutes with nothing recorded are absent. */
   minutes(queueId: number, from: number, to: number): Promise<ActivityMinute[]>;
+  /**
+   * The counts of the minutes from `from` to `to` (inclusive) of the queues `queueIds`, or
+   * of every queue without them: one row per queue and minute that counted something.
+   */
+  counts(from: number, to: number, queueIds?: readonly number[]): Promise<ActivityCounts[]>;
   /** The queues with counts recorded in `minute`: the only ones whose depth that minute's operations changed. */
   active(minute: number): Promise<number[]>;
   /** Records each queue's depth (every message: visible, in flight and delayed) at the end of `minute`. */

@@ -44,6 +44,21 @@ export class PostgresActivity implements ActivityStore {
     }));
   }
 
+  async counts(from: number, to: number, queueIds?: readonly number[]): Promise<ActivityCounts[]> {
+    const { rows } = await this.pool.query<Record<string, string>>(
+      `SELECT queue_id, minute, sum(sent) AS sent, sum(received) AS received, sum(deleted) AS deleted,
+              sum(dead_lettered) AS dead_lettered, sum(dead_letter_arrivals) AS dead_letter_arrivals
+         FROM queue_activity WHERE minute BETWEEN $1 AND $2 AND shard <> ${DEPTH_SHARD}
+          ${queueIds === undefined ? '' : 'AND queue_id = ANY($3::bigint[])'}
+        GROUP BY queue_id, minute HAVING sum(sent + received + deleted + dead_lettered + dead_letter_arrivals) > 0`,
+      queueIds === undefined ? [from, to] : [from, to, queueIds],
+    );
+    return rows.map((r) => ({
+      queueId: Number(r.queue_id), minute: Number(r.minute), sent: Number(r.sent), received: Number(r.received), deleted: Number(r.deleted),
+      deadLettered: Number(r.dead_lettered), deadLetterArrivals: Number(r.dead_letter_arrivals),
+    }));
+  }
+
   async active(minute: number): Promise<number[]> {
     const { rows } = await this.pool.query<{ queue_id: string }>(
       `SELECT DISTINCT queue_id FROM queue_activity WHERE minute = $1 AND shard <> ${DEPTH_SHARD}`, [minute],

@@ -22,6 +22,14 @@ export class SqliteActivity implements ActivityStore {
         `INSERT INTO queue_activity (queue_id, minute, depth) VALUES (?,?,?)
          ON CONFLICT (queue_id, minute) DO UPDATE SET depth = excluded.depth`,
       ),
+      counts: db.prepare(
+        `SELECT queue_id, minute, sent, received, deleted, dead_lettered, dead_letter_arrivals FROM queue_activity
+          WHERE minute BETWEEN ? AND ? AND (sent + received + deleted + dead_lettered + dead_letter_arrivals) > 0`,
+      ).raw(true),
+      queueCounts: db.prepare(
+        `SELECT queue_id, minute, sent, received, deleted, dead_lettered, dead_letter_arrivals FROM queue_activity
+          WHERE queue_id = ? AND minute BETWEEN ? AND ? AND (sent + received + deleted + dead_lettered + dead_letter_arrivals) > 0`,
+      ).raw(true),
       prune: db.prepare('DELETE FROM queue_activity WHERE minute < ?'),
       active: db.prepare('SELECT queue_id FROM queue_activity WHERE minute = ?').pluck(),
     };
@@ -37,6 +45,13 @@ export class SqliteActivity implements ActivityStore {
     return (this.sql.minutes.all(queueId, from, to) as (number | null)[][]).map(([minute, sent, received, deleted, deadLettered, arrivals, depth]) => ({
       minute: minute!, sent: sent!, received: received!, deleted: deleted!, deadLettered: deadLettered!, deadLetterArrivals: arrivals!,
       ...(depth !== null && { depth: depth! }),
+    }));
+  }
+
+  async counts(from: number, to: number, queueIds?: readonly number[]): Promise<ActivityCounts[]> {
+    const rows = (queueIds === undefined ? this.sql.counts.all(from, to) : queueIds.flatMap((id) => this.sql.queueCounts.all(id, from, to))) as number[][];
+    return rows.map(([queueId, minute, sent, received, deleted, deadLettered, deadLetterArrivals]) => ({
+      queueId: queueId!, minute: minute!, sent: sent!, received: received!, deleted: deleted!, deadLettered: deadLettered!, deadLetterArrivals: deadLetterArrivals!,
     }));
   }
 

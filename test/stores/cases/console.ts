@@ -54,6 +54,13 @@ export const consoleCases: CaseGroup = (open) => {
       ]);
       assert.deepEqual((await store().activity.active(T + M)).filter((id) => id === src.id || id === dlq.id).sort(), [src.id, dlq.id].sort());
       assert.deepEqual((await store().activity.minutes(src.id, T + M, T + M)).map((m) => m.minute), [T + M], 'the range is inclusive');
+      const byQueueAndMinute = (rows: { queueId: number; minute: number }[]) => rows.sort((a, b) => a.queueId - b.queueId || a.minute - b.minute);
+      assert.deepEqual(byQueueAndMinute(await store().activity.counts(T, T + M, [src.id, dlq.id])), byQueueAndMinute([
+        counts(src.id, T, 3, 2, 1, 0, 0), counts(src.id, T + M, 1, 1, 0, 1, 0), counts(dlq.id, T + M, 0, 0, 0, 0, 3),
+      ]), 'counts: summed per queue and minute; a minute with only a depth is no row');
+      assert.deepEqual(await store().activity.counts(T + M, T + M, [dlq.id]), [counts(dlq.id, T + M, 0, 0, 0, 0, 3)]);
+      assert.deepEqual(byQueueAndMinute((await store().activity.counts(T + M, T + 2 * M)).filter((c) => c.queueId === src.id || c.queueId === dlq.id)),
+        byQueueAndMinute([counts(src.id, T + M, 1, 1, 0, 1, 0), counts(dlq.id, T + M, 0, 0, 0, 0, 3)]), 'without ids: every queue');
 
       assert.ok((await store().activity.prune(T + M)) >= 2);
       assert.deepEqual((await store().activity.minutes(src.id, T - M, T + 2 * M)).map((m) => m.minute), [T + M], 'older minutes are pruned');
