@@ -4,7 +4,7 @@ import { SqsError } from '../engine/errors.js';
 import type { RequestContext } from '../engine/types.js';
 import { handleJson, jsonError } from '../protocols/json/json-adapter.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
-import type { Credentials } from '../server/auth/caller.js';
+import type { Credentials } from '../protocols/credentials.js';
 import { serveAsset } from './assets.js';
 import { fromOtherSite, hasCsrfToken } from './csrf.js';
 import { pageRoute, renderNotFound, renderPage, renderSignIn } from './pages.js';
@@ -56,7 +56,7 @@ export class ConsoleRoutes {
 
   async handle(req: WireRequest, client: string, requestId: string): Promise<WireResponse> {
     const { path, method } = req;
-    if (path.startsWith('/console/assets/') && method === 'GET') return (await serveAsset(path)) ?? notFound();
+    if ((path.startsWith('/console/assets/') || path.startsWith('/console/wire/')) && method === 'GET') return (await serveAsset(path)) ?? notFound();
     const cookie = sessionIdOf(req.headers.cookie);
     // An open console's session comes from the cookie; a new one only for a page (below).
     const session = this.signInRequired
