@@ -1,4 +1,5 @@
 import type { Engine } from '../engine.js';
+import type { ActionInputs } from './action-inputs.js';
 import { MINUTE_MS, minuteOf, type ActivityMinute } from '../store/activity.js';
 import type { RequestContext } from '../types.js';
 
@@ -15,7 +16,7 @@ export const ACTIVITY_MINUTES = 60;
  * over minutes with no sample (before the first sample, the first one known; before the
  * queue was created, 0).
  */
-export async function getQueueActivity(engine: Engine, ctx: RequestContext, input: Record<string, unknown>) {
+export async function getQueueActivity(engine: Engine, ctx: RequestContext, input: ActionInputs['GetQueueActivity']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const now = engine.clock.now();
   const last = minuteOf(now);
