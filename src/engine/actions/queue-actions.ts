@@ -29,10 +29,7 @@ const stringList = (v: unknown, name: string): string[] | undefined => {
 const FIFO_NAME_RULE =
   'The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.';
 
-/**
- * The model names CreateQueue's tags `tags`; `Tags`, as TagQueue names them, is accepted
- * too, for clients that send that.
- */
+/** The model names CreateQueue's tags `tags`; `Tags`, TagQueue's name for them, is read too. */
 export async function createQueue(engine: Engine, ctx: RequestContext, input: ActionInputs['CreateQueue'] & { Tags?: unknown }) {
   const name = checkQueueName(input.QueueName);
   const given = stringMap(input.Attributes, 'Attributes') ?? {};
