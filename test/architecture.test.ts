@@ -25,6 +25,8 @@ interface Import {
   to: string;
   line: number;
   specifier: string;
+  /** `import type …` or `export type … from`: erased by the compiler, so nothing is loaded at run time. */
+  typeOnly: boolean;
 }
 
 /** `src/a/b.ts` for an absolute path, whatever the platform's separator. */
@@ -45,7 +47,7 @@ function sourceFiles(dir: string): string[] {
  * `import type { X } from '…'`, `import '…'`, `export { x } from '…'`, `export * from '…'`,
  * written on one line or several. The anchor keeps out examples in comments.
  */
-const STATIC = /(?:^|;)[ \t]*(?:import|export)\s+(?:type\s+)?(?:[\w$*{},\s]*?\s*from\s*)?['"]([^'"\n]+)['"]/gm;
+const STATIC = /(?:^|;)[ \t]*(?:import|export)\s+(type\s+)?(?:[\w$*{},\s]*?\s*from\s*)?['"]([^'"\n]+)['"]/gm;
 const DYNAMIC = /\bimport\(\s*['"]([^'"\n]+)['"]\s*\)/g;
 
 /** The file a relative specifier names: `./x.js` is `./x.ts` in the sources. */
@@ -59,10 +61,11 @@ function importsOf(abs: string, text: string): Import[] {
   const found: Import[] = [];
   for (const pattern of [STATIC, DYNAMIC]) {
     for (const m of text.matchAll(pattern)) {
-      const specifier = m[1]!;
+      const specifier = m[pattern === STATIC ? 2 : 1]!;
       if (!specifier.startsWith('.')) continue;
       const at = m.index! + m[0].lastIndexOf(specifier);
-      found.push({ from: repoPath(abs), to: repoPath(target(abs, specifier)), line: text.slice(0, at).split('\n').length, specifier });
+      const typeOnly = pattern === STATIC && m[1] !== undefined;
+      found.push({ from: repoPath(abs), to: repoPath(target(abs, specifier)), line: text.slice(0, at).split('\n').length, specifier, typeOnly });
     }
   }
   return found;
@@ -199,6 +202,98 @@ test('no import cycle in src/', () => {
     ...cyclesThrough(graph, c).map((cycle) => `       ${cycle}`),
   ].join('\n'));
   assert.ok(found.length === 0, `src/ must have no import cycle (type-only imports count); ${found.length} group(s) of files in cycles:\n${report.join('\n')}`);
+});
+
+/**
+ * The folders of src/ and which others each may import, the direction of every arrow of
+ * docs/architecture.md. A folder is a node as a whole (the engine's subfolders are the
+ * engine); `index` is the package's entry files at the top of src/. The table holds the
+ * arrows that exist, so a new one is a decision made here, with its reason.
+ */
+const ALLOWED: Record<string, string[]> = {
+  // The rules of queue behaviour; it declares the ports (store, observer) others implement.
+  engine: [],
+  // The store adapters implement the engine's Store interface with its types.
+  stores: ['engine'],
+  // The wire protocols decode requests into the engine's actions and encode its answers.
+  protocols: ['engine'],
+  // The shapes of Redrive's extension actions as clients read them, and the pure helpers
+  // the console and the CLI both show them with; types only from the engine (below).
+  wire: ['engine'],
+  // Prometheus counters on the engine's observer; who may scrape is checked with the
+  // protocols' failed-authentication throttle.
+  metrics: ['engine', 'protocols'],
+  // The console's routes hand its API calls to the JSON protocol adapter (which runs the
+  // engine's actions); its pages read answers as the wire types.
+  console: ['engine', 'protocols', 'wire'],
+  // The HTTP front mounts everything that serves: the protocols, the console, /metrics,
+  // and opens the store the engine runs on.
+  server: ['engine', 'stores', 'protocols', 'metrics', 'console'],
+  // The redrive command: `serve` starts the server, `backup` copies the SQLite store, the
+  // client commands read answers as the wire types (and a few engine names and limits).
+  cli: ['engine', 'stores', 'protocols', 'server', 'wire'],
+  // startRedrive maps its options onto the server's config and starts it.
+  library: ['engine', 'server'],
+  // The package's entry points: the library's API and the engine's public types.
+  index: ['engine', 'library'],
+};
+
+/** The folder node of a file: `src/engine/actions/x.ts` is `engine`, `src/index.ts` is `index`. */
+const folderOf = (path: string) => {
+  const parts = path.split('/');
+  return parts.length > 2 ? parts[1]! : 'index';
+};
+
+const crossFolder = imports.filter((i) => under(i.to, 'src') && folderOf(i.from) !== folderOf(i.to));
+
+test('every folder of src/ is in the table of allowed folder imports', () => {
+  const folders = [...new Set(files.map((f) => folderOf(f.path)))].sort();
+  assert.deepEqual(folders, Object.keys(ALLOWED).sort(), 'a new folder under src/ needs its row in ALLOWED, with the reason for each arrow');
+});
+
+test('each folder of src/ imports only the folders its row allows', () => {
+  assertNoImports(
+    'a folder of src/ may import only the folders ALLOWED lists for it',
+    'each arrow of the folder graph is a decision documented in ALLOWED (test/architecture.test.ts)',
+    (i) => crossFolder.includes(i) && !ALLOWED[folderOf(i.from)]!.includes(folderOf(i.to)),
+  );
+  const used = new Set(crossFolder.map((i) => `${folderOf(i.from)} → ${folderOf(i.to)}`));
+  const unused = Object.entries(ALLOWED).flatMap(([from, tos]) => tos.map((to) => `${from} → ${to}`)).filter((arrow) => !used.has(arrow));
+  assert.deepEqual(unused, [], 'ALLOWED lists only arrows that exist: remove the ones no import uses any more');
+});
+
+test('no import cycle between the folders of src/', () => {
+  const graph = new Map<string, string[]>(Object.keys(ALLOWED).map((f) => [f, []]));
+  for (const i of crossFolder) {
+    const from = graph.get(folderOf(i.from))!;
+    if (!from.includes(folderOf(i.to))) from.push(folderOf(i.to));
+  }
+  const found = cycles(graph);
+  const report = found.map((c) => [
+    ...cyclesThrough(graph, c).map((cycle) => `  ${cycle}`),
+    '  through these imports:',
+    ...crossFolder.filter((i) => c.includes(folderOf(i.from)) && c.includes(folderOf(i.to))).map(show),
+  ].join('\n'));
+  assert.ok(found.length === 0, `the folders of src/ must not import each other in a circle:\n${report.join('\n')}`);
+});
+
+test('src/wire takes only types from the engine, and no Node module', () => {
+  // The console's browser scripts load src/wire as it is compiled (src/console/assets.ts).
+  assertNoImports(
+    'src/wire/ may import from src/engine/ only with `import type`',
+    'the browser loads src/wire, and the engine is not served to it',
+    (i) => under(i.from, 'src/wire') && under(i.to, 'src/engine') && !i.typeOnly,
+  );
+  const node = files.filter((f) => under(f.path, 'src/wire') && /\bfrom\s*['"]node:|\bimport\(\s*['"]node:/.test(f.text));
+  assert.deepEqual(node.map((f) => f.path), [], 'src/wire runs in the browser too, which has no node: modules');
+});
+
+test('the console\'s browser scripts load only browser/ and src/wire at run time', () => {
+  assertNoImports(
+    'src/console/browser/ may import other folders only with `import type`, except src/wire',
+    'the page loads the scripts of src/console/browser and src/wire from the server (src/console/assets.ts), nothing else',
+    (i) => under(i.from, 'src/console/browser') && !i.typeOnly && !under(i.to, 'src/console/browser') && !under(i.to, 'src/wire'),
+  );
 });
 
 test(`no file in src/ is over ${MAX_LINES} lines`, () => {

@@ -1,12 +1,5 @@
 /** How `dlq peek` prints what AMQP users look at: exchange, routing keys, properties, headers, binary bodies. */
-
-export interface AmqpView {
-  Exchange: string;
-  RoutingKey: string;
-  RoutingKeys?: string[];
-  /** As PeekMessages gives them (src/protocols/amqp/property-json.ts): headers keep their field types. */
-  Properties: Record<string, unknown>;
-}
+import type { AmqpView } from '../wire/messages.js';
 
 /** A typed header value as text: strings plain, numbers as numbers, tables and arrays nested. */
 export function headerValue(v: unknown): string {

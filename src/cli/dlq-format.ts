@@ -1,43 +1,7 @@
 /** How the client commands print queues, messages and move tasks for people. */
-import type { MoveFilter } from '../engine/move-tasks/move-filter.js';
-import { amqpDeathDetail, amqpLines, binaryBodyLines, type AmqpView } from './amqp-format.js';
-
-export interface MoveTask {
-  TaskHandle?: string;
-  Status: string;
-  SourceArn: string;
-  DestinationArn?: string;
-  MaxNumberOfMessagesPerSecond?: number;
-  ApproximateNumberOfMessagesMoved: number;
-  ApproximateNumberOfMessagesToMove?: number;
-  FailureReason?: string;
-  StartedTimestamp: number;
-  Filter?: MoveFilter;
-}
-
-export interface Death {
-  queue: string; queueArn?: string; reason: string; count: number; firstTime: number; lastTime: number; rejectReason?: string; originalTtlSeconds?: number;
-  /** AMQP deaths (x-death): the exchange and routing keys it had, and its expiration property. */
-  exchange?: string; routingKeys?: string[]; originalExpiration?: string;
-}
-
-export interface PeekedMessage {
-  MessageId: string;
-  Body: string;
-  Attributes: Record<string, string>;
-  MessageAttributes?: Record<string, { DataType: string; StringValue?: string; BinaryValue?: string }>;
-  Position: number;
-  State: string;
-  DeadLetteredTimestamp?: number;
-  DeathHistory?: Death[];
-  /** A message published over AMQP (or imported as one). */
-  Amqp?: AmqpView;
-  /** 'base64': the body is binary, shown base64. */
-  BodyEncoding?: string;
-}
-
-export const time = (ms: number | string | null | undefined) => (ms === undefined || ms === null ? '-' : new Date(Number(ms)).toISOString());
-export const name = (arnOrUrl: string | undefined) => (arnOrUrl ? arnOrUrl.split(/[/:]/).pop()! : '-');
+import type { PeekedMessage } from '../wire/messages.js';
+import { filterText, name, time, type MoveTask } from '../wire/move-tasks.js';
+import { amqpDeathDetail, amqpLines, binaryBodyLines } from './amqp-format.js';
 
 /** An age in seconds, short: 45s, 12m, 3h, 2d. */
 export function age(seconds: number | undefined): string {
@@ -69,25 +33,6 @@ export function shortTaskId(handle: string | undefined): string {
   } catch {
     return handle.slice(0, 8);
   }
-}
-
-/** A selective-redrive filter as the flags that would give it. */
-export function filterText(filter: object | undefined): string {
-  const f = (filter ?? {}) as Record<string, unknown>;
-  if (!Object.keys(f).length) return 'all';
-  const parts: string[] = [];
-  for (const [k, v] of Object.entries(f)) {
-    if (k === 'MessageAttribute') {
-      const a = v as { Name: string; Value: string };
-      parts.push(`attribute ${a.Name}=${a.Value}`);
-    } else if (k === 'BodyContains') parts.push(`body contains ${JSON.stringify(v)}`);
-    else if (k === 'BodyJsonPath') parts.push(f.Equals === undefined ? `has ${String(v)}` : `${String(v)} = ${JSON.stringify(f.Equals)}`);
-    else if (k === 'DeadLetterQueueSourceArn') parts.push(`from ${name(String(v))}`);
-    else if (k === 'DeadLetteredAfter') parts.push(`died after ${time(v as number)}`);
-    else if (k === 'DeadLetteredBefore') parts.push(`died before ${time(v as number)}`);
-    else if (k === 'DeathReason') parts.push(`reason ${String(v)}`);
-  }
-  return parts.join(', ');
 }
 
 export function progress(t: MoveTask): string {

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { CliError, SqsCallError } from './cli-error.js';
 import { clientCommand, out, printJson } from './command-kit.js';
-import { filterText, plural, progress, shortTaskId, table, TASK_HEADER, taskLine, type MoveTask } from './dlq-format.js';
+import { filterText, type MoveTask } from '../wire/move-tasks.js';
+import { plural, progress, shortTaskId, table, TASK_HEADER, taskLine } from './dlq-format.js';
 import { filterOf, withFilterFlags, type FilterOptions } from './filter-flags.js';
 import { positive } from './flags.js';
 import { leftBehind } from './left-behind.js';

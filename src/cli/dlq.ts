@@ -1,9 +1,12 @@
 import type { Command } from 'commander';
 import { clientCommand, group, out, printJson } from './command-kit.js';
-import { age, name, table, time } from './dlq-format.js';
+import { name, time } from '../wire/move-tasks.js';
+import { age, table } from './dlq-format.js';
 import { peekCommand } from './peek.js';
 import { cancelCommand, redriveCommand, tasksCommand, watchCommand } from './dlq-redrive.js';
-import { allSummaries, type QueueSummary } from './summaries.js';
+import type { DeadLetterBreakdown } from '../wire/dead-letters.js';
+import type { QueueSummary } from '../wire/queue-summaries.js';
+import { allSummaries } from './summaries.js';
 import { cyclesQueueName } from '../engine/dead-letters/dead-letter-queue.js';
 
 /** `redrive dlq ...`: inspect dead-letter queues and redrive them, against a running server. */
@@ -25,7 +28,7 @@ export function dlqCommand(): Command {
     ['redrive dlq why orders-dlq', 'redrive dlq why orders-dlq --json'],
     async ({ sqs, opts }, queue: string) => {
       const url = await sqs.queueUrl(queue, 'dead-letter queue');
-      const b = await sqs.call<Breakdown>('GetDeadLetterBreakdown', { QueueUrl: url });
+      const b = await sqs.call<DeadLetterBreakdown>('GetDeadLetterBreakdown', { QueueUrl: url });
       if (opts.json) return printJson(b);
       if (!b.BySource.length) return out(`no dead-lettered messages in ${queue}\n`);
       out(table([['DIED IN', 'MESSAGES', 'FIRST', 'LAST'], ...b.BySource.map((s) => [name(s.SourceArn), String(s.Count), time(s.OldestTimestamp), time(s.NewestTimestamp)])]));
@@ -43,14 +46,6 @@ export function dlqCommand(): Command {
   watchCommand(dlq);
   cancelCommand(dlq);
   return dlq;
-}
-
-interface Breakdown {
-  BySource: { SourceArn: string; Count: number; OldestTimestamp: number; NewestTimestamp: number }[];
-  ByReason: { Reason: string; Count: number; OldestTimestamp: number; NewestTimestamp: number }[];
-  ByRejectionReason?: { Reason: string; Count: number }[];
-  RejectionReasonsExamined?: number;
-  RejectionReasonsComplete?: boolean;
 }
 
 const REASONS: Record<string, string> = {

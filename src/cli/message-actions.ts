@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
 import { clientCommand, out, printJson } from './command-kit.js';
-import { name } from './dlq-format.js';
+import type { ByIdFailure, MoveMessagesByIdResult } from '../wire/by-id.js';
+import { name } from '../wire/move-tasks.js';
 import { seconds } from './flags.js';
-
-interface Failure { Id: string; Code: string; Message: string }
 
 /**
  * `redrive messages visible` and `redrive messages move`: an operator's actions on messages
@@ -28,10 +27,10 @@ export function messageActionCommands(messages: Command): void {
     async ({ sqs, opts }, queue: string, ids: string[]) => {
       const url = await sqs.queueUrl(queue);
       const destination = opts.to === undefined ? {} : { DestinationArn: await sqs.queueArn(opts.to, 'destination queue') };
-      const moved: { Id: string; MessageId: string; DestinationArn: string }[] = [];
-      const failed: Failure[] = [];
+      const moved: MoveMessagesByIdResult['Successful'] = [];
+      const failed: ByIdFailure[] = [];
       for (let i = 0; i < ids.length; i += 10) {
-        const r = await sqs.call<{ Successful?: typeof moved; Failed?: Failure[] }>('MoveMessagesById', {
+        const r = await sqs.call<Partial<MoveMessagesByIdResult>>('MoveMessagesById', {
           QueueUrl: url, MessageIds: ids.slice(i, i + 10), ...destination,
         });
         moved.push(...(r.Successful ?? []));

@@ -3,7 +3,8 @@ import { createInterface } from 'node:readline';
 import { Transform, type Readable } from 'node:stream';
 import { once } from 'node:events';
 import { CliError } from './cli-error.js';
-import { plural, type Death, type PeekedMessage } from './dlq-format.js';
+import type { Death, PeekedMessage } from '../wire/messages.js';
+import { plural } from './dlq-format.js';
 import type { SqsJsonClient } from './sqs-client.js';
 
 /**

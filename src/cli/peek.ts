@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { clientCommand, out, printJson } from './command-kit.js';
-import { peeked, type PeekedMessage } from './dlq-format.js';
+import type { PeekedMessage } from '../wire/messages.js';
+import { peeked } from './dlq-format.js';
 import { positive } from './flags.js';
 import type { SqsJsonClient } from './sqs-client.js';
 import { filterOf, withFilterFlags, type FilterOptions } from './filter-flags.js';

@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import { clientCommand, group, out, printJson } from './command-kit.js';
-import { age, name, table } from './dlq-format.js';
+import { name } from '../wire/move-tasks.js';
+import { age, table } from './dlq-format.js';
 import { CliError } from './cli-error.js';
 import { collect, pair, positive } from './flags.js';
 import { allSummaries } from './summaries.js';
-import { activityTotals, type ActivityMinute } from '../console/browser/activity-totals.js';
+import { activityTotals, type ActivityMinute } from '../wire/activity.js';
 import type { SqsJsonClient } from './sqs-client.js';
 
 interface CreateOptions { attribute?: string[]; tag?: string[]; dlq?: string; maxReceives?: string }

@@ -1,8 +1,5 @@
-import type { QueueSummary } from '../console/browser/queue-summaries.js';
+import type { QueueSummary } from '../wire/queue-summaries.js';
 import type { SqsJsonClient } from './sqs-client.js';
-
-/** One queue of ListQueueSummaries (docs/extensions.md), as the console reads it too. */
-export type { QueueSummary };
 
 /** Every queue of the account with its counts: one request per 1,000 queues. */
 export async function allSummaries(sqs: SqsJsonClient, prefix?: string): Promise<QueueSummary[]> {

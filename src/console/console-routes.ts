@@ -4,10 +4,9 @@ import { SqsError } from '../engine/errors.js';
 import type { RequestContext } from '../engine/types.js';
 import { handleJson, jsonError } from '../protocols/json/json-adapter.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
-import type { Credentials } from '../server/auth/caller.js';
+import type { Credentials } from '../protocols/credentials.js';
 import { serveAsset } from './assets.js';
-import type { BrokerApi } from '../server/management/broker-api.js';
-import { BROKER_API_PREFIX, brokerRoute } from './broker-routes.js';
+import { BROKER_API_PREFIX, brokerRoute, type BrokerViews } from './broker-routes.js';
 import { fromOtherSite, hasCsrfToken } from './csrf.js';
 import { pageRoute, renderNotFound, renderPage, renderSignIn } from './pages.js';
 import { clearedCookie, sameSecret, sessionCookie, sessionIdOf, Sessions, type Session } from './sessions.js';
@@ -23,7 +22,7 @@ export interface ConsoleOptions {
   /** Failed sign-ins, shared with the other interfaces that check the same secrets. */
   throttle?: AuthThrottle;
   /** The management API's broker views, for the Connections and Exchanges pages (broker-routes.ts). */
-  broker?: BrokerApi;
+  broker?: BrokerViews;
 }
 
 export const SIGN_IN_FAILED = 'invalid access key or secret';
@@ -60,7 +59,7 @@ export class ConsoleRoutes {
 
   async handle(req: WireRequest, { client, requestId }: { client: string; requestId: string }): Promise<WireResponse> {
     const { path, method } = req;
-    if ((path.startsWith('/console/assets/') || path.startsWith('/console/cli/')) && method === 'GET') return (await serveAsset(path)) ?? notFound();
+    if ((path.startsWith('/console/assets/') || path.startsWith('/console/wire/')) && method === 'GET') return (await serveAsset(path)) ?? notFound();
     const cookie = sessionIdOf(req.headers.cookie);
     // An open console's session comes from the cookie; a new one only for a page (below).
     const session = this.signInRequired

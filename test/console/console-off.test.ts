@@ -21,12 +21,12 @@ test('with the console on, its pages and assets are served (the control for the 
   const { startServerProcess } = await import('../support/server-process.js');
   const on = await startServerProcess({ storage: 'memory' });
   try {
-    for (const path of ['/console/', '/console/assets/console.css', '/console/assets/js/main.js', '/console/assets/favicon.svg', '/console/cli/dlq-format.js']) {
+    for (const path of ['/console/', '/console/assets/console.css', '/console/assets/js/main.js', '/console/assets/favicon.svg', '/console/wire/move-tasks.js']) {
       const res = await fetch(`${on.url}${path}`);
       assert.equal(res.status, 200, path);
     }
-    // Of the CLI, only the formatting modules the pages import.
-    for (const path of ['/console/cli/command-kit.js', '/console/cli/index.js', '/console/cli/dlq-format.ts']) {
+    // The wire types the pages import, and nothing of the CLI or of the wire's sources.
+    for (const path of ['/console/cli/command-kit.js', '/console/cli/dlq-format.js', '/console/wire/move-tasks.ts', '/console/wire/../cli/index.js']) {
       assert.equal((await fetch(`${on.url}${path}`)).status, 404, path);
     }
     const page = await (await fetch(`${on.url}/console/queues`)).text();

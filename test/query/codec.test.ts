@@ -61,6 +61,16 @@ describe('query decoding', () => {
     assert.equal(Object.getPrototypeOf(attributes), Object.prototype);
     assert.deepEqual(Object.keys(attributes), ['__proto__']);
   });
+
+  it("reads StartMessageMoveTask's selective-redrive Filter and DryRun (Redrive's additions to an SQS action)", () => {
+    const input = decode('StartMessageMoveTask', 'SourceArn=arn%3Aaws%3Asqs%3Aus-east-1%3A000000000000%3Adlq&Filter.DeathReason=rejected'
+      + '&Filter.MessageAttribute.Name=kind&Filter.MessageAttribute.Value=refund&Filter.DeadLetteredAfter=1700000000000&DryRun=true');
+    assert.deepEqual(input, {
+      SourceArn: 'arn:aws:sqs:us-east-1:000000000000:dlq',
+      Filter: { DeathReason: 'rejected', MessageAttribute: { Name: 'kind', Value: 'refund' }, DeadLetteredAfter: 1700000000000 },
+      DryRun: true,
+    });
+  });
 });
 
 describe('query encoding', () => {
@@ -75,6 +85,11 @@ describe('query encoding', () => {
     assert.match(xml, /<MessageAttribute><Name>n<\/Name><Value><BinaryValue>AAE=<\/BinaryValue><DataType>Binary<\/DataType><\/Value><\/MessageAttribute>/);
     const parsed = new XMLParser().parse(xml);
     assert.equal(parsed.ReceiveMessageResponse.ResponseMetadata.RequestId, 'req-1');
+  });
+
+  it("writes StartMessageMoveTask's DryRun answer", () => {
+    const xml = successXml(queryOperation('StartMessageMoveTask')!, { ApproximateNumberOfMessagesToMove: 7, ApproximateNumberOfMessagesToMoveIsLowerBound: true }, 'req-2');
+    assert.match(xml, /<StartMessageMoveTaskResult><ApproximateNumberOfMessagesToMove>7<\/ApproximateNumberOfMessagesToMove><ApproximateNumberOfMessagesToMoveIsLowerBound>true<\/ApproximateNumberOfMessagesToMoveIsLowerBound><\/StartMessageMoveTaskResult>/);
   });
 
   it('never emits a character XML cannot carry', () => {

@@ -3,6 +3,10 @@
  * any client would, on `POST /console/api`: the server passes these requests to the same
  * adapter as `POST /`, acting as the signed-in account.
  */
+import type { Death, DeathSummary, PeekedMessage } from '../../wire/messages.js';
+
+export type { Death, DeathSummary, PeekedMessage };
+
 export class ApiError extends Error {
   constructor(readonly code: string, message: string, readonly status: number) {
     super(message);
@@ -66,48 +70,6 @@ export const deadLetterSources = (url: string) =>
 
 export const listQueueUrls = (prefix?: string) =>
   allPages<{ QueueUrls?: string[]; NextToken?: string }>('ListQueues', { QueueNamePrefix: prefix }, (p) => p.QueueUrls);
-
-export interface PeekedMessage {
-  MessageId: string;
-  Body: string;
-  MD5OfBody: string;
-  Attributes: Record<string, string>;
-  MessageAttributes?: Record<string, { DataType: string; StringValue?: string; BinaryValue?: string }>;
-  Position: number;
-  State: 'VISIBLE' | 'IN_FLIGHT' | 'DELAYED';
-  VisibleTimestamp: number;
-  DeadLetteredTimestamp?: number;
-  ExpiresTimestamp?: number;
-  DeathHistory?: Death[];
-  FirstDeath?: DeathSummary;
-  LastDeath?: DeathSummary;
-  /** A message published over AMQP: its exchange, routing keys and properties (headers typed). */
-  Amqp?: { Exchange: string; RoutingKey: string; RoutingKeys?: string[]; Properties: Record<string, unknown> };
-  /** 'base64': the body is binary, given base64. */
-  BodyEncoding?: string;
-}
-
-export interface Death {
-  queue: string;
-  queueArn: string;
-  reason: string;
-  count: number;
-  firstTime: number;
-  lastTime: number;
-  rejectReason?: string;
-  originalTtlSeconds?: number;
-  /** AMQP deaths: the exchange and routing keys it had, and its expiration property. */
-  exchange?: string;
-  routingKeys?: string[];
-  originalExpiration?: string;
-}
-
-export interface DeathSummary {
-  queue: string;
-  queueArn: string;
-  reason: string;
-  time: number;
-}
 
 export async function peek(url: string, max: number, token?: string, filter?: object) {
   return call<{ Messages?: PeekedMessage[]; NextToken?: string }>('PeekMessages', { QueueUrl: url, MaxResults: max, NextToken: token, Filter: filter });

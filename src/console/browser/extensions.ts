@@ -1,27 +1,15 @@
+/** Redrive's extensions the console's pages use besides PeekMessages (docs/extensions.md). */
+import type { ActivityMinute } from '../../wire/activity.js';
+import type { DeleteMessagesByIdResult as DeleteResult, MoveMessagesByIdResult as MoveResult } from '../../wire/by-id.js';
+import type { DeadLetterBreakdown as Breakdown } from '../../wire/dead-letters.js';
+import type { Rates } from '../../wire/queue-summaries.js';
 import { call } from './api.js';
 
-/** Redrive's extensions the console's pages use besides PeekMessages (docs/extensions.md). */
-export interface Breakdown {
-  BySource: { SourceArn: string; Count: number; OldestTimestamp: number; NewestTimestamp: number }[];
-  ByReason: { Reason: string; Count: number; OldestTimestamp: number; NewestTimestamp: number }[];
-  ByRejectionReason?: { Reason: string; Count: number }[];
-  RejectionReasonsExamined?: number;
-  RejectionReasonsComplete?: boolean;
-}
+export type { ActivityMinute, Breakdown, DeleteResult, MoveResult };
 
 export const deadLetterBreakdown = (url: string) => call<Breakdown>('GetDeadLetterBreakdown', { QueueUrl: url });
 
-import type { ActivityMinute } from './activity-totals.js';
-
-export type { ActivityMinute };
-import type { Rates } from './queue-summaries.js';
-
 export const queueActivity = (url: string) => call<{ Minutes: ActivityMinute[]; Rates: Rates }>('GetQueueActivity', { QueueUrl: url });
-
-export interface DeleteResult {
-  Successful: { Id: string }[];
-  Failed: { Id: string; Code: string; Message: string }[];
-}
 
 /** Deletes messages by id, ten per request (the extension's batch limit); the results of every request together. */
 export async function deleteMessagesById(url: string, ids: string[]): Promise<DeleteResult> {
@@ -32,11 +20,6 @@ export async function deleteMessagesById(url: string, ids: string[]): Promise<De
     out.Failed.push(...r.Failed);
   }
   return out;
-}
-
-export interface MoveResult {
-  Successful: { Id: string; MessageId: string; DestinationArn: string }[];
-  Failed: { Id: string; Code: string; Message: string }[];
 }
 
 /** Moves messages by id (to their sources, or to `destinationArn`), ten per request; the results of every request together. */

@@ -1,22 +1,13 @@
-import type { MoveTask as CliMoveTask } from '../../cli/dlq-format.js';
-import type { MoveFilter } from '../../engine/move-tasks/move-filter.js';
+import type { MoveFilter, MoveTask } from '../../wire/move-tasks.js';
 import { call } from './api.js';
 
-export type { MoveFilter };
+export type { MoveFilter, MoveTask };
 
 /** StartMessageMoveTask with Redrive's Filter and DryRun, ListMessageMoveTasks and CancelMessageMoveTask. */
-
-
 export interface MoveRequest {
   SourceArn: string;
   DestinationArn?: string;
   MaxNumberOfMessagesPerSecond?: number;
-  Filter?: MoveFilter;
-}
-
-/** A task as ListMessageMoveTasks lists it (the CLI's shape), with Redrive's Filter. */
-export interface MoveTask extends CliMoveTask {
-  Status: 'RUNNING' | 'COMPLETED' | 'CANCELLING' | 'CANCELLED' | 'FAILED';
   Filter?: MoveFilter;
 }
 

@@ -3,7 +3,7 @@ import { attributesForm } from './attributes-form.js';
 import { activityChart, chartLegend } from './chart.js';
 import { confirmAction } from './dialog.js';
 import { badge, content, count, errorText, facts, flash, h, mainData, perSecond, queueHref, queueNameOf, replace, time } from './dom.js';
-import { activityTotals } from './activity-totals.js';
+import { activityTotals } from '../../wire/activity.js';
 import { deadLetterBreakdown, queueActivity, type Breakdown } from './extensions.js';
 import type { Rates } from './queue-summaries.js';
 import { depthOf, loadPageQueue, loadQueue, showBadges, type QueueInfo } from './queue-info.js';

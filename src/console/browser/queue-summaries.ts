@@ -1,38 +1,7 @@
-/**
- * A queue as ListQueueSummaries describes it: its counts, the age of its oldest message,
- * the redrive policy in force and the queues that dead-letter into it (docs/extensions.md).
- */
-export interface QueueSummary {
-  QueueUrl: string;
-  QueueName: string;
-  QueueArn: string;
-  FifoQueue: boolean;
-  Region: string;
-  ApproximateNumberOfMessages: number;
-  ApproximateNumberOfMessagesNotVisible: number;
-  ApproximateNumberOfMessagesDelayed: number;
-  ApproximateAgeOfOldestMessage?: number;
-  RedrivePolicy?: string;
-  /** `queue`, or `policy:<name>` when a server policy supplies it. */
-  RedrivePolicySource?: string;
-  DeadLetterSourceQueueUrls: string[];
-  /** AMQP: the queue dead-letters through this exchange (x-dead-letter-exchange), to these queues. */
-  DeadLetterExchange?: string;
-  DeadLetterRoutingKey?: string;
-  DeadLetterTargetQueueNames?: string[];
-  /** Messages per second over the last minute (docs/monitoring.md, "Rates"). */
-  Rates?: Rates;
-  /** The sources that dead-letter here through an AMQP dead-letter exchange, with it. */
-  DeadLetterSourceExchanges?: { QueueUrl: string; Exchange: string }[];
-}
+import type { QueueSummary, Rates } from '../../wire/queue-summaries.js';
 
-export interface Rates {
-  Sent: number;
-  Received: number;
-  Deleted: number;
-  DeadLettered: number;
-  DeadLetterArrivals: number;
-}
+export type { QueueSummary, Rates };
+
 
 /** The ARN a RedrivePolicy names, if it parses. */
 export function deadLetterTargetOf(redrivePolicy: string | undefined): { arn: string; maxReceiveCount: number } | undefined {

@@ -4,7 +4,7 @@ import { badge, content, count, duration, errorText, facts, flash, h, mainData, 
 import { cancelMove, listMoves, previewMove, startMove, type MoveRequest, type MoveTask } from './move-tasks.js';
 import { arnFor, loadPageQueue, type QueueInfo } from './queue-info.js';
 import { filterFields, filterFrom } from './search-filter.js';
-import { filterText } from '../../cli/dlq-format.js';
+import { filterText } from '../../wire/move-tasks.js';
 
 const FAST_POLL_MS = 1_000;
 const SLOW_POLL_MS = 5_000;

@@ -1,4 +1,5 @@
 import type { Engine } from '../engine.js';
+import type { ActionInputs } from './action-inputs.js';
 import { errors } from '../errors.js';
 import type { RequestContext } from '../types.js';
 
@@ -11,7 +12,7 @@ import type { RequestContext } from '../types.js';
  * process's deliveries are released. A process that is running is never released: its
  * consumers' deliveries come back when their channels close. Each call is logged with its caller.
  */
-export async function releaseAmqpDeliveries(engine: Engine, ctx: RequestContext, input: Record<string, unknown>) {
+export async function releaseAmqpDeliveries(engine: Engine, ctx: RequestContext, input: ActionInputs['ReleaseAmqpDeliveries']) {
   const holders = engine.deliveryHolders;
   const before = await holders.holders();
   let released: number;

@@ -1,6 +1,7 @@
 import { deadLetterTarget } from '../dead-letters/dead-letter.js';
 import { deathAttributes, firstDeath, lastDeath } from '../dead-letters/deaths.js';
 import type { Engine } from '../engine.js';
+import type { ActionInputs } from './action-inputs.js';
 import { errors } from '../errors.js';
 import { systemAttributes } from '../messages/message-attributes.js';
 import { retentionMs } from '../queues/queue-attributes.js';
@@ -13,9 +14,7 @@ import { PEEK_SCAN, scanQueue } from '../messages/bounded-scan.js';
 import { amqpView, bodyEncoding, type AmqpPropertyCodec } from '../amqp/message-view.js';
 import { countMatches } from '../dead-letters/triage.js';
 
-type Input = Record<string, unknown>;
-
-export async function listDeadLetterSourceQueues(engine: Engine, ctx: RequestContext, input: Input) {
+export async function listDeadLetterSourceQueues(engine: Engine, ctx: RequestContext, input: ActionInputs['ListDeadLetterSourceQueues']) {
   const dlq = await engine.resolveQueue(ctx, input.QueueUrl);
   const max = intParam(input.MaxResults, 'MaxResults', 1, 1000);
   const after = decodeToken(input.NextToken);
@@ -45,7 +44,7 @@ const ALL = new Set(['All']);
  * than MaxResults (even none) and a NextToken that resumes after the last message
  * examined, as a move task resumes after its scanLimit.
  */
-export async function peekMessages(engine: Engine, ctx: RequestContext, input: Input) {
+export async function peekMessages(engine: Engine, ctx: RequestContext, input: ActionInputs['PeekMessages']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const max = intParam(input.MaxResults, 'MaxResults', 1, 100) ?? 10;
   const filter = parseMoveFilter(input.Filter);
@@ -107,7 +106,7 @@ const MAX_REASON = 1024;
  * and the message stays in flight until its visibility timeout ends, so a reject can
  * never lose a message.
  */
-export async function rejectMessage(engine: Engine, ctx: RequestContext, input: Input) {
+export async function rejectMessage(engine: Engine, ctx: RequestContext, input: ActionInputs['RejectMessage']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const handle = input.ReceiptHandle;
   if (handle === undefined || handle === null || handle === '') throw errors.missingParameter('ReceiptHandle');

@@ -1,4 +1,5 @@
 import type { Engine } from '../engine.js';
+import type { ActionInputs } from './action-inputs.js';
 import { retentionMs } from '../queues/queue-attributes.js';
 import { rejectionReasons } from '../dead-letters/triage.js';
 import type { RequestContext } from '../types.js';
@@ -21,7 +22,7 @@ interface Group {
  * ByRejectionReason, the consumers' own texts, is read from a bounded number of the
  * messages themselves (triage.ts).
  */
-export async function getDeadLetterBreakdown(engine: Engine, ctx: RequestContext, input: Record<string, unknown>) {
+export async function getDeadLetterBreakdown(engine: Engine, ctx: RequestContext, input: ActionInputs['GetDeadLetterBreakdown']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const rows = await engine.store.deadLetters.breakdown(queue.id);
   const bySource = new Map<string, Group>();

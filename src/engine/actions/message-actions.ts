@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ReceiptOutcome } from '../store/store.js';
 import type { Engine } from '../engine.js';
+import type { ActionInputs } from './action-inputs.js';
 import type { ReceiptCodec } from '../engine.js';
 import { errors, SqsError, sqsError } from '../errors.js';
 import { md5Hex, md5OfAttributes } from '../messages/md5.js';
@@ -17,11 +18,14 @@ import { restoredEnvelope } from '../amqp/message-view.js';
 import type { MessageAttributes, NewMessage, QueueRecord, RequestContext, StoredMessage } from '../types.js';
 import { checkBatchEntries, checkBody, checkMessageAttributes, hasForbiddenCharacters, intParam } from '../queues/validation.js';
 
-type Input = Record<string, unknown>;
+/** A batch entry's members, as the client sent them, before they are checked. */
+type Entry = Record<string, unknown>;
+/** What SendMessage and each entry of SendMessageBatch say about one message. */
+type MessageFields = Omit<ActionInputs['SendMessage'], 'QueueUrl'>;
 const TWELVE_HOURS_MS = 43_200_000;
 
 /** Validates one message to send and builds it; `batch` changes SQS's wording of size errors. */
-function buildMessage(engine: Engine, ctx: RequestContext, queue: QueueRecord, e: Input, batch: boolean): { message: NewMessage; size: number } {
+function buildMessage(engine: Engine, ctx: RequestContext, queue: QueueRecord, e: MessageFields, batch: boolean): { message: NewMessage; size: number } {
   const body = checkBody(e.MessageBody);
   const user = checkMessageAttributes(e.MessageAttributes);
   const system = checkMessageAttributes(e.MessageSystemAttributes, 'system');
@@ -81,7 +85,7 @@ function sendResult(queue: QueueRecord, m: StoredMessage) {
   return out;
 }
 
-export async function sendMessage(engine: Engine, ctx: RequestContext, input: Input) {
+export async function sendMessage(engine: Engine, ctx: RequestContext, input: ActionInputs['SendMessage']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   checkFifoParameters(queue, input, false);
   const { message, size } = buildMessage(engine, ctx, queue, input, false);
@@ -112,9 +116,9 @@ function failure(id: string, e: unknown) {
   return { Id: id, SenderFault: err.senderFault, Code: err.code, Message: err.message };
 }
 
-export async function sendMessageBatch(engine: Engine, ctx: RequestContext, input: Input) {
+export async function sendMessageBatch(engine: Engine, ctx: RequestContext, input: ActionInputs['SendMessageBatch']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
-  const entries = checkBatchEntries<Input & { Id: string }>(input.Entries, 'SendMessageBatchRequestEntry');
+  const entries = checkBatchEntries<MessageFields & { Id: string }>(input.Entries, 'SendMessageBatchRequestEntry');
   for (const e of entries) checkFifoParameters(queue, e, true);
   let total = 0;
   const built: { id: string; message?: NewMessage; size?: number; error?: unknown }[] = entries.map((e) => {
@@ -149,7 +153,7 @@ export async function sendMessageBatch(engine: Engine, ctx: RequestContext, inpu
 
 const nameList = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
-export async function receiveMessage(engine: Engine, ctx: RequestContext, input: Input, signal?: Cancellation) {
+export async function receiveMessage(engine: Engine, ctx: RequestContext, input: ActionInputs['ReceiveMessage'], signal?: Cancellation) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const max = intParam(input.MaxNumberOfMessages, 'MaxNumberOfMessages', 1, 10) ?? 1;
   const visibility = intParam(input.VisibilityTimeout, 'VisibilityTimeout', 0, 43_200) ?? queueNumber(queue, 'VisibilityTimeout');
@@ -233,7 +237,7 @@ function deleteError(outcome: ReceiptOutcome, handle: string): SqsError | undefi
   return undefined;
 }
 
-export async function deleteMessage(engine: Engine, ctx: RequestContext, input: Input) {
+export async function deleteMessage(engine: Engine, ctx: RequestContext, input: ActionInputs['DeleteMessage']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const receipt = (await engine.receipts()).open(queue, input.ReceiptHandle);
   const [outcome] = await engine.store.messages.delete(queue.id, [receipt], { now: engine.clock.now(), requireCurrent: queue.fifo });
@@ -245,14 +249,14 @@ export async function deleteMessage(engine: Engine, ctx: RequestContext, input: 
 
 /** Runs a batch of receipt operations: per-entry validation, one store call, per-entry results. */
 async function receiptBatch<T>(
-  input: Input,
+  input: { Entries: unknown },
   entryShape: string,
-  prepare: (e: Input) => T,
+  prepare: (e: Entry) => T,
   apply: (items: T[]) => Promise<ReceiptOutcome[]>,
-  toError: (o: ReceiptOutcome, e: Input) => SqsError | undefined,
+  toError: (o: ReceiptOutcome, e: Entry) => SqsError | undefined,
 ) {
-  const entries = checkBatchEntries<Input & { Id: string }>(input.Entries, entryShape);
-  const prepared: { e: Input & { Id: string }; item?: T; error?: unknown }[] = entries.map((e) => {
+  const entries = checkBatchEntries<Entry & { Id: string }>(input.Entries, entryShape);
+  const prepared: { e: Entry & { Id: string }; item?: T; error?: unknown }[] = entries.map((e) => {
     try {
       return { e, item: prepare(e) };
     } catch (error) {
@@ -273,7 +277,7 @@ async function receiptBatch<T>(
   return out;
 }
 
-export async function deleteMessageBatch(engine: Engine, ctx: RequestContext, input: Input) {
+export async function deleteMessageBatch(engine: Engine, ctx: RequestContext, input: ActionInputs['DeleteMessageBatch']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const receipts = await engine.receipts();
   return receiptBatch(
@@ -304,7 +308,7 @@ function visibilityError(outcome: ReceiptOutcome, handle: string, timeout: numbe
   }
 }
 
-function visibilityChange(receipts: ReceiptCodec, queue: QueueRecord, e: Input) {
+function visibilityChange(receipts: ReceiptCodec, queue: QueueRecord, e: Entry) {
   const receipt = receipts.open(queue, e.ReceiptHandle);
   if (e.VisibilityTimeout === undefined || e.VisibilityTimeout === null) throw errors.missingParameter('VisibilityTimeout');
   const timeout = intParam(e.VisibilityTimeout, 'VisibilityTimeout', 0, 43_200)!;
@@ -313,7 +317,7 @@ function visibilityChange(receipts: ReceiptCodec, queue: QueueRecord, e: Input) 
   return { ...receipt, visibilityTimeoutMs: timeout * 1000, maxSinceReceiveMs: TWELVE_HOURS_MS - 1, requireCurrent: queue.fifo };
 }
 
-export async function changeMessageVisibility(engine: Engine, ctx: RequestContext, input: Input) {
+export async function changeMessageVisibility(engine: Engine, ctx: RequestContext, input: ActionInputs['ChangeMessageVisibility']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const change = visibilityChange(await engine.receipts(), queue, input);
   const [outcome] = await engine.store.messages.changeVisibility(queue.id, [change], engine.clock.now());
@@ -322,7 +326,7 @@ export async function changeMessageVisibility(engine: Engine, ctx: RequestContex
   return {};
 }
 
-export async function changeMessageVisibilityBatch(engine: Engine, ctx: RequestContext, input: Input) {
+export async function changeMessageVisibilityBatch(engine: Engine, ctx: RequestContext, input: ActionInputs['ChangeMessageVisibilityBatch']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const receipts = await engine.receipts();
   return receiptBatch(

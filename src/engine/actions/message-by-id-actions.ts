@@ -1,4 +1,5 @@
 import type { Engine } from '../engine.js';
+import type { ActionInputs } from './action-inputs.js';
 import { accessDenied } from '../queues/access-policy.js';
 import { errors, sqsError } from '../errors.js';
 import { queueExpiry } from '../messages/limits.js';
@@ -10,13 +11,11 @@ import type { MoveByIdResult } from '../store/store.js';
 import type { QueueRecord, RequestContext, StoredMessage } from '../types.js';
 import { checkBatchEntries, intParam, requireString } from '../queues/validation.js';
 
-type Input = Record<string, unknown>;
-
 /** SQS's cap on a message's invisibility, counted from its receive. */
 const TWELVE_HOURS_MS = 43_200_000;
 
 /** MessageIds as SQS checks a batch: 1 to 10 distinct ids. */
-function messageIds(input: Input): string[] {
+function messageIds(input: { MessageIds: unknown }): string[] {
   const raw = input.MessageIds;
   return checkBatchEntries<{ Id: string }>(Array.isArray(raw) ? raw.map((Id: unknown) => ({ Id })) : raw, 'MessageId', 'MessageIds')
     .map((e) => e.Id);
@@ -37,7 +36,7 @@ const notFound = (queue: QueueRecord, Id: string) =>
  * batch (EmptyBatchRequest, TooManyEntriesInBatchRequest, BatchEntryIdsNotDistinct,
  * InvalidBatchEntryId); an id the queue does not hold fails alone, with MessageNotFound.
  */
-export async function deleteMessagesById(engine: Engine, ctx: RequestContext, input: Input) {
+export async function deleteMessagesById(engine: Engine, ctx: RequestContext, input: ActionInputs['DeleteMessagesById']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const ids = messageIds(input);
   const deleted = new Set(await engine.store.messages.deleteByIds(queue.id, ids, engine.clock.now()));
@@ -59,7 +58,7 @@ export async function deleteMessagesById(engine: Engine, ctx: RequestContext, in
  * when a visibility timeout ends (on a standard queue it still deletes until the message
  * is received again; on a FIFO queue it no longer does).
  */
-export async function changeMessageVisibilityById(engine: Engine, ctx: RequestContext, input: Input) {
+export async function changeMessageVisibilityById(engine: Engine, ctx: RequestContext, input: ActionInputs['ChangeMessageVisibilityById']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const id = requireString(input.MessageId, 'MessageId');
   if (input.VisibilityTimeout === undefined || input.VisibilityTimeout === null) throw errors.missingParameter('VisibilityTimeout');
@@ -87,7 +86,7 @@ export async function changeMessageVisibilityById(engine: Engine, ctx: RequestCo
  * task leaves in-flight and delayed ones); each failure is reported alone. The source is
  * the caller's own queue, as a move task's.
  */
-export async function moveMessagesById(engine: Engine, ctx: RequestContext, input: Input) {
+export async function moveMessagesById(engine: Engine, ctx: RequestContext, input: ActionInputs['MoveMessagesById']) {
   const source = await engine.resolveQueue(ctx, input.QueueUrl);
   if (source.accountId !== ctx.accountId) throw accessDenied(engine.urlOf(ctx, source));
   const ids = messageIds(input);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { MoveTaskRecord } from '../store/store.js';
 import { parseQueueArn } from '../queues/addressing.js';
 import type { Engine } from '../engine.js';
+import type { ActionInputs } from './action-inputs.js';
 import { errors, sqsError } from '../errors.js';
 import { parseMoveFilter, type MoveFilter } from '../move-tasks/move-filter.js';
 import { scanQueue, type ScanBudget } from '../messages/bounded-scan.js';
@@ -10,8 +11,6 @@ import { cyclesQueueName } from '../dead-letters/dead-letter-queue.js';
 import { deadLetterSources } from '../dead-letters/redrive-policy.js';
 import type { QueueRecord, RequestContext } from '../types.js';
 import { intParam, requireString } from '../queues/validation.js';
-
-type Input = Record<string, unknown>;
 
 /** SQS's limit on active (RUNNING or CANCELLING) tasks per account. */
 const MAX_ACTIVE_TASKS = 100;
@@ -49,7 +48,7 @@ export function decodeTaskHandle(handle: string): { taskId: string; sourceArn: s
  * `Filter` (selective redrive, see move-filter.ts) and `DryRun: true`, which starts
  * nothing and answers `ApproximateNumberOfMessagesToMove` with how many would move now.
  */
-export async function startMessageMoveTask(engine: Engine, ctx: RequestContext, input: Input) {
+export async function startMessageMoveTask(engine: Engine, ctx: RequestContext, input: ActionInputs['StartMessageMoveTask']) {
   const sourceArn = requireString(input.SourceArn, 'SourceArn');
   const source = await queueByArn(engine, ctx, sourceArn);
   if (!source) throw notFound('SourceArn');
@@ -114,7 +113,7 @@ async function countMatching(
   return { count, complete: stoppedBy === 'end' };
 }
 
-export async function listMessageMoveTasks(engine: Engine, ctx: RequestContext, input: Input) {
+export async function listMessageMoveTasks(engine: Engine, ctx: RequestContext, input: ActionInputs['ListMessageMoveTasks']) {
   const sourceArn = requireString(input.SourceArn, 'SourceArn');
   const source = await queueByArn(engine, ctx, sourceArn);
   if (!source) throw notFound('SourceArn');
@@ -140,7 +139,7 @@ function resultEntry(t: MoveTaskRecord) {
   return out;
 }
 
-export async function cancelMessageMoveTask(engine: Engine, ctx: RequestContext, input: Input) {
+export async function cancelMessageMoveTask(engine: Engine, ctx: RequestContext, input: ActionInputs['CancelMessageMoveTask']) {
   const { taskId, sourceArn } = decodeTaskHandle(requireString(input.TaskHandle, 'TaskHandle'));
   const source = await queueByArn(engine, ctx, sourceArn);
   if (!source) throw notFound('SourceArn');

@@ -1,5 +1,6 @@
 import { GRANTABLE, list, readAccessPolicy, type AccessPolicy, type Statement } from '../queues/access-policy.js';
 import type { Engine } from '../engine.js';
+import type { ActionInputs } from './action-inputs.js';
 import { errors, sqsError } from '../errors.js';
 import type { QueueRecord, RequestContext } from '../types.js';
 
@@ -44,7 +45,7 @@ async function savePolicy(engine: Engine, queue: QueueRecord, statements: Statem
   await engine.store.queues.update(queue.id, { setAttributes: { Policy: JSON.stringify(policy) }, modifiedAt: now });
 }
 
-export async function addPermission(engine: Engine, ctx: RequestContext, input: Record<string, unknown>) {
+export async function addPermission(engine: Engine, ctx: RequestContext, input: ActionInputs['AddPermission']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const label = checkLabel(input.Label);
   const accounts = stringList(input.AWSAccountIds, 'AWSAccountIds');
@@ -66,7 +67,7 @@ export async function addPermission(engine: Engine, ctx: RequestContext, input: 
   return {};
 }
 
-export async function removePermission(engine: Engine, ctx: RequestContext, input: Record<string, unknown>) {
+export async function removePermission(engine: Engine, ctx: RequestContext, input: ActionInputs['RemovePermission']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const label = checkLabel(input.Label);
   const statements = list(readAccessPolicy(queue).Statement);

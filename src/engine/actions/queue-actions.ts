@@ -1,4 +1,5 @@
 import type { Engine } from '../engine.js';
+import type { ActionInputs } from './action-inputs.js';
 import { errors, sqsError } from '../errors.js';
 import {
   applySseRules, defaultAttributes, FAIR_QUEUE_ATTRIBUTES, isKnownAttribute, parseAttributes, READ_ONLY, SETTABLE,
@@ -10,8 +11,6 @@ import {
 } from '../dead-letters/dead-letter-settings.js';
 import type { QueueRecord, RequestContext } from '../types.js';
 import { checkQueueName, hasForbiddenCharacters, intParam, requireString } from '../queues/validation.js';
-
-type Input = Record<string, unknown>;
 
 const stringMap = (v: unknown, name: string): Record<string, string> | undefined => {
   if (v === undefined || v === null) return undefined;
@@ -30,7 +29,8 @@ const stringList = (v: unknown, name: string): string[] | undefined => {
 const FIFO_NAME_RULE =
   'The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.';
 
-export async function createQueue(engine: Engine, ctx: RequestContext, input: Input) {
+/** The model names CreateQueue's tags `tags`; `Tags`, TagQueue's name for them, is read too. */
+export async function createQueue(engine: Engine, ctx: RequestContext, input: ActionInputs['CreateQueue'] & { Tags?: unknown }) {
   const name = checkQueueName(input.QueueName);
   const given = stringMap(input.Attributes, 'Attributes') ?? {};
   const tags = stringMap(input.tags ?? input.Tags, 'Tags') ?? {};
@@ -62,7 +62,7 @@ export async function createQueue(engine: Engine, ctx: RequestContext, input: In
   return { QueueUrl: engine.urlOf(ctx, queue) };
 }
 
-export async function getQueueUrl(engine: Engine, ctx: RequestContext, input: Input) {
+export async function getQueueUrl(engine: Engine, ctx: RequestContext, input: ActionInputs['GetQueueUrl']) {
   const name = requireString(input.QueueName, 'QueueName');
   const owner = input.QueueOwnerAWSAccountId === undefined ? ctx.accountId : String(input.QueueOwnerAWSAccountId);
   const queue = await engine.store.queues.get({ accountId: owner, region: ctx.region, name });
@@ -71,7 +71,7 @@ export async function getQueueUrl(engine: Engine, ctx: RequestContext, input: In
   return { QueueUrl: engine.urlOf(ctx, queue) };
 }
 
-export async function listQueues(engine: Engine, ctx: RequestContext, input: Input) {
+export async function listQueues(engine: Engine, ctx: RequestContext, input: ActionInputs['ListQueues']) {
   const prefix = input.QueueNamePrefix === undefined ? '' : String(input.QueueNamePrefix);
   const max = intParam(input.MaxResults, 'MaxResults', 1, 1000);
   const after = decodeToken(input.NextToken);
@@ -100,7 +100,7 @@ export function decodeToken(token: unknown): string | undefined {
   throw errors.invalidParameterValue('Invalid NextToken value.');
 }
 
-export async function deleteQueue(engine: Engine, ctx: RequestContext, input: Input) {
+export async function deleteQueue(engine: Engine, ctx: RequestContext, input: ActionInputs['DeleteQueue']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   await engine.store.queues.delete(queue.id);
   engine.fair.forget(queue.id);
@@ -108,7 +108,7 @@ export async function deleteQueue(engine: Engine, ctx: RequestContext, input: In
   return {};
 }
 
-export async function purgeQueue(engine: Engine, ctx: RequestContext, input: Input) {
+export async function purgeQueue(engine: Engine, ctx: RequestContext, input: ActionInputs['PurgeQueue']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const ok = await engine.store.queues.purge(queue.id, engine.clock.now(), 60_000);
   if (!ok) {
@@ -118,7 +118,7 @@ export async function purgeQueue(engine: Engine, ctx: RequestContext, input: Inp
   return {};
 }
 
-export async function getQueueAttributes(engine: Engine, ctx: RequestContext, input: Input) {
+export async function getQueueAttributes(engine: Engine, ctx: RequestContext, input: ActionInputs['GetQueueAttributes']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const names = stringList(input.AttributeNames, 'AttributeNames') ?? [];
   for (const n of names) {
@@ -166,7 +166,7 @@ function policyAttributes(engine: Engine, queue: QueueRecord): Record<string, st
   return out;
 }
 
-export async function setQueueAttributes(engine: Engine, ctx: RequestContext, input: Input) {
+export async function setQueueAttributes(engine: Engine, ctx: RequestContext, input: ActionInputs['SetQueueAttributes']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const given = stringMap(input.Attributes, 'Attributes');
   if (!given) throw errors.missingParameter('Attributes');
@@ -207,7 +207,7 @@ function checkTags(tags: Record<string, string>): void {
   }
 }
 
-export async function tagQueue(engine: Engine, ctx: RequestContext, input: Input) {
+export async function tagQueue(engine: Engine, ctx: RequestContext, input: ActionInputs['TagQueue']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const tags = stringMap(input.Tags, 'Tags');
   // SQS treats an empty map as a missing one.
@@ -217,7 +217,7 @@ export async function tagQueue(engine: Engine, ctx: RequestContext, input: Input
   return {};
 }
 
-export async function untagQueue(engine: Engine, ctx: RequestContext, input: Input) {
+export async function untagQueue(engine: Engine, ctx: RequestContext, input: ActionInputs['UntagQueue']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const keys = stringList(input.TagKeys, 'TagKeys');
   if (!keys) throw errors.missingParameter('TagKeys');
@@ -229,7 +229,7 @@ export async function untagQueue(engine: Engine, ctx: RequestContext, input: Inp
   return {};
 }
 
-export async function listQueueTags(engine: Engine, ctx: RequestContext, input: Input) {
+export async function listQueueTags(engine: Engine, ctx: RequestContext, input: ActionInputs['ListQueueTags']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   return Object.keys(queue.tags).length ? { Tags: queue.tags } : {};
 }

@@ -1,4 +1,5 @@
 import type { Engine } from '../engine.js';
+import type { ActionInputs } from './action-inputs.js';
 import { decodeToken, encodeToken } from './queue-actions.js';
 import { sourcesByTarget } from '../dead-letters/redrive-policy.js';
 import { exchangeTargetNames } from '../amqp/dead-letter-exchange.js';
@@ -27,7 +28,7 @@ import { intParam } from '../queues/validation.js';
  * the account instead, ordered by name then region. Each summary names its `Region`.
  * Any of the overview's inputs (queue-overview.ts) makes it a filtered, sorted query.
  */
-export async function listQueueSummaries(engine: Engine, ctx: RequestContext, input: Record<string, unknown>) {
+export async function listQueueSummaries(engine: Engine, ctx: RequestContext, input: ActionInputs['ListQueueSummaries']) {
   const limit = intParam(input.MaxResults, 'MaxResults', 1, 1000) ?? 1000;
   if (QUERY_INPUTS.some((k) => input[k] !== undefined && input[k] !== null)) return overview(engine, ctx, input, limit);
   const prefix = input.QueueNamePrefix === undefined || input.QueueNamePrefix === null ? '' : String(input.QueueNamePrefix);
@@ -54,7 +55,7 @@ export async function listQueueSummaries(engine: Engine, ctx: RequestContext, in
  * With IncludeDeadLetterQueues the answer also holds the account's dead-letter queues,
  * those holding messages first (the overview's cards), so a refresh is one request.
  */
-async function overview(engine: Engine, ctx: RequestContext, input: Record<string, unknown>, limit: number) {
+async function overview(engine: Engine, ctx: RequestContext, input: ActionInputs['ListQueueSummaries'], limit: number) {
   const query = parseOverviewQuery(input, decodeOffset(input.NextToken), limit);
   const prefix = input.QueueNamePrefix === undefined || input.QueueNamePrefix === null ? '' : String(input.QueueNamePrefix);
   const region = input.AllRegions === true ? undefined : ctx.region;

@@ -12,17 +12,24 @@ import * as messages from './message-actions.js';
 import * as moveTasks from './move-task-actions.js';
 import * as queues from './queue-actions.js';
 import type { RequestContext } from '../types.js';
+import type { ActionInputs, ActionName } from './action-inputs.js';
 
+/** A request's members as a protocol adapter decoded them, before the action checks them. */
 export type ActionInput = Record<string, unknown>;
-export type ActionHandler = (
+export type ActionHandler<Input = ActionInput> = (
   engine: Engine,
   ctx: RequestContext,
-  input: ActionInput,
+  input: Input,
   signal?: Cancellation,
 ) => Promise<Record<string, unknown>>;
 
-/** Every SQS action Redrive serves, by its API name. Both protocol adapters dispatch here. */
-export const actions: Record<string, ActionHandler> = {
+/**
+ * Every action of the models (src/protocols/query/sqs-query-model.json and
+ * redrive-extensions.json, through the generated action-inputs.ts), each with the
+ * members its model gives it: an action the models lack, or one they have and this
+ * table does not, fails to compile.
+ */
+const handlers = {
   AddPermission: permissions.addPermission,
   RemovePermission: permissions.removePermission,
   CreateQueue: queues.createQueue,
@@ -59,7 +66,13 @@ export const actions: Record<string, ActionHandler> = {
   GetQueueActivity: getQueueActivity,
   // Redrive extension: return a stopped process's unacknowledged AMQP deliveries now.
   ReleaseAmqpDeliveries: releaseAmqpDeliveries,
-};
+} satisfies { [A in ActionName]: ActionHandler<ActionInputs[A]> };
+
+/**
+ * Every action Redrive serves, by its API name. Both protocol adapters dispatch here, with
+ * the members the client sent, which each action checks (its errors are the API's).
+ */
+export const actions = handlers as unknown as Record<string, ActionHandler>;
 
 export function hasAction(name: string): boolean {
   return Object.prototype.hasOwnProperty.call(actions, name);

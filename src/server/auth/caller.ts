@@ -1,16 +1,10 @@
 import { readFileSync } from 'node:fs';
 import type { WireRequest, WireResponse } from '../../protocols/wire.js';
 import { retryAfterSeconds, type AuthThrottle } from '../../protocols/auth-throttle.js';
+import type { Credential, Credentials } from '../../protocols/credentials.js';
 import { accessKeyOf, authErrors, checkSignature, readSignature, Throttled, verifySignature } from './sigv4.js';
 
-export interface Credential {
-  secretAccessKey: string;
-  /** The account a caller with this key acts as. */
-  accountId: string;
-}
-
-/** Access key id → credential. */
-export type Credentials = Map<string, Credential>;
+export type { Credential, Credentials };
 
 /**
  * The caller's account. With credentials configured, every SQS request must carry a valid
