@@ -41,12 +41,20 @@ async function once(dist: string, id: string): Promise<Measurement> {
   }
 }
 
-const runs: Record<string, { A: Measurement[]; B: Measurement[] }> = Object.fromEntries(ids.map((id) => [id, { A: [], B: [] }]));
+const runs: Record<string, { A: (Measurement | undefined)[]; B: (Measurement | undefined)[] }> = Object.fromEntries(ids.map((id) => [id, { A: [], B: [] }]));
 const load = [loadavg()[0]];
 for (let round = 0; round < rounds; round++) {
   for (const id of ids) {
     for (const side of round % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const)) {
-      const m = await once(builds[side]!, id);
+      let m: Measurement;
+      try {
+        m = await once(builds[side]!, id);
+      } catch (e) {
+        // A run that fails (a server too slow to start on a busy machine) leaves a gap; its pair's ratio is skipped.
+        console.log(`[round ${round + 1}/${rounds}] ${id} ${side}: FAILED: ${e instanceof Error ? e.message.split('\n')[0] : e}`);
+        runs[id]![side].push(undefined);
+        continue;
+      }
       runs[id]![side].push(m);
       console.log(`[round ${round + 1}/${rounds}] ${id} ${side}: ${int(m.rate)} msg/s, ${micros(m.serverMicrosPerMessage)} µs/msg, `
         + `WAL ${int(m.walBytesPerMessage)} B/msg, p99 ${ms(m.latency?.p99)} ms, others ${pct(m.otherCpu)}`);
@@ -62,7 +70,7 @@ const med = (xs: (number | undefined)[]) => {
 const ratio = (id: string, f: (m: Measurement) => number | undefined) =>
   med(runs[id]!.A.map((a, i) => {
     const b = runs[id]!.B[i];
-    const x = f(a);
+    const x = a && f(a);
     const y = b && f(b);
     return x && y ? y / x : undefined;
   }));
@@ -70,7 +78,7 @@ const fmt = (r: number | undefined) => (r === undefined ? 'n/a' : `${r.toFixed(2
 const lines: string[][] = [];
 for (const id of ids) {
   for (const side of ['A', 'B'] as const) {
-    const ms_ = runs[id]![side];
+    const ms_ = runs[id]![side].filter((m): m is Measurement => m !== undefined);
     lines.push([`${id} ${side}`, int(med(ms_.map((m) => m.rate))), micros(med(ms_.map((m) => m.serverMicrosPerMessage))),
       int(med(ms_.map((m) => m.walBytesPerMessage))), ms(med(ms_.map((m) => m.latency?.p99))), pct(med(ms_.map((m) => m.otherCpu)))]);
   }
