@@ -4,7 +4,7 @@ import type { RedriveOptions } from './targets.js';
 /** Every measured case: which system, which load, and which count is the headline. */
 export interface Case {
   id: string;
-  system: 'redrive' | 'canned' | 'rabbit' | 'pgboss';
+  system: 'redrive' | 'canned' | 'rabbit' | 'pgboss' | 'fauxqs';
   redrive?: RedriveOptions;
   kind: LoadKind;
   producers: number;
@@ -38,6 +38,9 @@ export const cases: Case[] = [
   { id: 'W3-pg-2', system: 'redrive', redrive: { storage: 'postgres', durability: 'process', nodes: 2 }, ...cycle },
   { id: 'canned-send', system: 'canned', ...send },
   { id: 'canned-batch', system: 'canned', ...batch },
+  // The in-memory peer: fauxqs, an SQS emulator on Node (targets.ts), under W1's and W3's load.
+  { id: 'fauxqs-send', system: 'fauxqs', ...send },
+  { id: 'fauxqs-cycle', system: 'fauxqs', ...cycle },
   { id: 'rabbit-publish', system: 'rabbit', ...send, kind: 'rabbit-publish' },
   { id: 'rabbit-cycle', system: 'rabbit', ...cycle, kind: 'rabbit-cycle' },
   // AMQP: Redrive's listener under the same load as RabbitMQ, classic and quorum queues.

@@ -83,7 +83,7 @@ export async function loops(n: number, w: Window, once: (loop: number) => Promis
   }));
 }
 
-/** W1/W2: flat-out sends of one identical message, or one identical batch of ten. */
+/** W1/W2: flat-out sends of one identical message, or one identical batch of ten; the latency is each request's. */
 export async function runSends(spec: LoadSpec, w: Window): Promise<void> {
   const client = new Nodes(spec, spec.producers);
   const filler = 'x'.repeat(spec.bodyBytes);
@@ -93,7 +93,10 @@ export async function runSends(spec: LoadSpec, w: Window): Promise<void> {
   const action = batched ? 'SendMessageBatch' : 'SendMessage';
   try {
     await loops(spec.producers, w, async (loop) => {
+      const start = performance.now();
       await client.of(loop).call(action, body);
+      // The request's round trip: the latency of an acknowledged send (W1's p99).
+      w.latency(performance.now() - start);
       w.count(batched ? BATCH : 1);
     });
   } finally {

@@ -5,6 +5,7 @@ import { machineBusySeconds, processCpuSeconds, stopProcess, track } from './pro
 import { foreignPostgresPids, postgresCpu, postgresCpuBetween } from './postgres.js';
 import type { ChildMessage, LoadResult, LoadSpec } from './protocol.js';
 import { markRoundTrips, roundTripsBetweenMarks } from './round-trips.js';
+import { WalCounter, type WalFigures } from './wal.js';
 
 /** One run's figures, normalised per second of its window. */
 export interface Measurement {
@@ -24,6 +25,12 @@ export interface Measurement {
   databaseMicrosPerMessage?: number;
   /** Round trips to PostgreSQL per message, counted in its clients (round-trips.ts). */
   roundTripsPerMessage?: number;
+  /** SQLite: bytes appended to the write-ahead log per message (wal.ts). */
+  walBytesPerMessage?: number;
+  /** SQLite: write transactions per message (the inverse of the group commit's batch). */
+  commitsPerMessage?: number;
+  /** SQLite: checkpoints per message (each fsyncs the WAL and the database file). */
+  checkpointsPerMessage?: number;
   /** CPU used by everything else on the machine during the window (% of one core): the noise. */
   otherCpu?: number;
   /** Length of the measured window in seconds (a preload or drain ends when its work is done). */
@@ -43,6 +50,8 @@ export interface MeasureOptions {
   database?: string;
   /** Servers that count their round trips to PostgreSQL (round-trips.ts), asked at the window's start and end. */
   roundTripPids?: number[];
+  /** A SQLite server's WAL index (`-shm`): its WAL bytes are counted over the window. */
+  walIndex?: string;
 }
 
 /**
@@ -67,6 +76,8 @@ export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', opts:
   let dbStart: Map<number, number> | undefined;
   let dbEnd: Map<number, number> | undefined;
   let foreign: Promise<Set<number>> | undefined;
+  const walCounter = opts.walIndex ? new WalCounter(opts.walIndex) : undefined;
+  let wal: WalFigures | undefined;
   // A preload or drain may need far longer than a timed window; it is bounded all the same.
   const timeoutMs = Math.max(config.childTimeoutMs, (spec.warmupSeconds + spec.seconds) * 1000 + 30_000);
   const result = await new Promise<LoadResult>((resolve, reject) => {
@@ -79,11 +90,13 @@ export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', opts:
         cpuStart = cpu();
         machineStart = machineBusySeconds();
         markRoundTrips(opts.roundTripPids ?? []);
+        walCounter?.start();
         if (opts.database) dbStart = postgresCpu();
       } else if (m.type === 'window-end') {
         cpuEnd = cpu();
         machineEnd = machineBusySeconds();
         markRoundTrips(opts.roundTripPids ?? []);
+        wal = walCounter?.stop();
         if (opts.database) {
           dbEnd = postgresCpu();
           foreign = foreignPostgresPids(opts.database).catch(() => new Set<number>());
@@ -117,6 +130,9 @@ export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', opts:
     databaseCpu: dbSeconds === undefined ? undefined : (100 * dbSeconds) / s,
     databaseMicrosPerMessage: dbSeconds === undefined || messages === 0 ? undefined : (1e6 * dbSeconds) / messages,
     roundTripsPerMessage: roundTrips === undefined || messages === 0 ? undefined : roundTrips / messages,
+    walBytesPerMessage: wal && messages ? wal.bytes / messages : undefined,
+    commitsPerMessage: wal && messages ? wal.commits / messages : undefined,
+    checkpointsPerMessage: wal && messages ? wal.checkpoints / messages : undefined,
     otherCpu: Math.max(0, (100 * other) / s),
     seconds: s,
     latency: result.latency,

@@ -10,6 +10,11 @@ export interface Summary
     | 'databaseMicrosPerMessage' | 'roundTripsPerMessage'> {
   latencyP50?: number;
   latencyP99?: number;
+  walBytesPerMessage?: number;
+  commitsPerMessage?: number;
+  checkpointsPerMessage?: number;
+  /** Client CPU per message: for pg-boss, a library in the load child, this is where its own work runs. */
+  clientMicrosPerMessage?: number;
   /** ReceiveMessage calls per consumed message, and the share of them that came back empty. */
   receivesPerMessage?: number;
   emptyReceiveShare?: number;
@@ -41,6 +46,10 @@ export function summarise(runs: Measurement[]): Summary | undefined {
     otherCpu: med(runs.map((r) => r.otherCpu)),
     latencyP50: med(runs.map((r) => r.latency?.p50)),
     latencyP99: med(runs.map((r) => r.latency?.p99)),
+    walBytesPerMessage: med(runs.map((r) => r.walBytesPerMessage)),
+    commitsPerMessage: med(runs.map((r) => r.commitsPerMessage)),
+    checkpointsPerMessage: med(runs.map((r) => r.checkpointsPerMessage)),
+    clientMicrosPerMessage: med(runs.map((r) => (r.rate ? (1e4 * r.clientCpu) / r.rate : undefined))),
     errors: runs.reduce((n, r) => n + r.errors, 0),
     runs: runs.length,
   };
@@ -176,7 +185,7 @@ export function formatTable(table: TableRow[]): string {
 
 /** The baselines' own CPU figures: a ceiling that is client-bound is not a server ceiling. */
 export function formatBaselines(outcomes: Record<string, Outcome>): string {
-  const ids = ['canned-send', 'canned-batch', 'rabbit-publish', 'rabbit-cycle', 'rabbit-publish-quorum', 'rabbit-cycle-quorum'];
+  const ids = ['canned-send', 'canned-batch', 'fauxqs-send', 'fauxqs-cycle', 'rabbit-publish', 'rabbit-cycle', 'rabbit-publish-quorum', 'rabbit-cycle-quorum'];
   const lines = ids.map((id) => {
     const o = outcomes[id];
     const s = o?.summary;

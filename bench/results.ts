@@ -54,6 +54,7 @@ function runRecord(m: Measurement) {
     rate: round(m.rate), sentRate: round(m.sentRate), requestsPerSecond: round(m.requestsPerSecond),
     serverCpu: round(m.serverCpu), clientCpu: round(m.clientCpu), serverMicrosPerMessage: round(m.serverMicrosPerMessage, 1),
     databaseCpu: round(m.databaseCpu), databaseMicrosPerMessage: round(m.databaseMicrosPerMessage), roundTripsPerMessage: round(m.roundTripsPerMessage, 2),
+    walBytesPerMessage: round(m.walBytesPerMessage), commitsPerMessage: round(m.commitsPerMessage, 4), checkpointsPerMessage: round(m.checkpointsPerMessage, 5),
     otherCpu: round(m.otherCpu), seconds: round(m.seconds, 2), latencyP50: round(m.latency?.p50, 3), latencyP99: round(m.latency?.p99, 3),
     receives: m.raw.receives || undefined, emptyReceives: m.raw.receives ? m.raw.emptyReceives : undefined,
     errors: m.errors, firstError: m.firstError,

@@ -9,10 +9,11 @@ import { formatFair, runFairBench } from './fair-queues.js';
 import { formatScrape, runScrapeBench } from './metrics-scrape.js';
 import { postgresReachable } from './postgres.js';
 import { formatPostgres, postgresRows } from './postgres-report.js';
+import { formatPeers } from './peers-report.js';
 import { killAll, runCleanups } from './processes.js';
 import { formatBacklog, formatBaselines, formatTable, summarise, tableRows } from './report.js';
 import { resultsFile, writeResults, type CaseOutcome } from './results.js';
-import { pgBossTarget, rabbitTarget, reachable, startCanned, startRedrive, type Target } from './targets.js';
+import { pgBossTarget, rabbitTarget, reachable, startCanned, startFauxqs, startRedrive, type Target } from './targets.js';
 
 /**
  * `npm run bench`: every case BENCH_RUNS times, each run on a fresh server with its
@@ -24,6 +25,7 @@ async function startTarget(c: Case, run: number): Promise<Target> {
   if (c.system === 'redrive') return startRedrive(c.redrive!);
   if (c.system === 'canned') return startCanned();
   if (c.system === 'pgboss') return pgBossTarget();
+  if (c.system === 'fauxqs') return startFauxqs();
   return rabbitTarget(config.rabbitUrl, run);
 }
 
@@ -34,7 +36,7 @@ async function runCase(c: Case, run: number, rate?: number): Promise<Measurement
       kind: c.kind, target: target.url, targets: target.urls, queue: target.queue, producers: c.producers, consumers: c.consumers,
       bodyBytes: config.bodyBytes, warmupSeconds: config.warmupSeconds, seconds: config.seconds, rate, groups: c.groups, queueType: c.queueType,
       crossNodes: c.crossNodes,
-    }, c.metric, { serverPids: target.pids, database: target.database, roundTripPids: target.database ? target.pids : undefined });
+    }, c.metric, { serverPids: target.pids, database: target.database, roundTripPids: target.database ? target.pids : undefined, walIndex: target.walIndex });
   } finally {
     await target.stop();
   }
@@ -48,8 +50,9 @@ function describe(m: Measurement): string {
   const cpu = m.serverCpu === undefined ? 'n/a' : `${Math.round(m.serverCpu)}%`;
   const errors = m.errors ? ` ERRORS ${m.errors}: ${m.firstError}` : '';
   const per = m.serverMicrosPerMessage === undefined ? '' : ` (${Math.round(m.serverMicrosPerMessage)} µs/msg)`;
+  const wal = m.walBytesPerMessage === undefined ? '' : `, WAL ${Math.round(m.walBytesPerMessage)} B/msg, ${m.commitsPerMessage ? (1 / m.commitsPerMessage).toFixed(1) : 'n/a'} msg/commit`;
   const sent = m.sentRate !== m.rate ? ` (sent ${Math.round(m.sentRate)}/s)` : '';
-  return `${Math.round(m.rate)} msg/s${sent}, ${Math.round(m.requestsPerSecond)} req/s, server CPU ${cpu}${per}, client CPU ${Math.round(m.clientCpu)}%${db}, others ${Math.round(m.otherCpu ?? 0)}%${lat}${r}${errors}`;
+  return `${Math.round(m.rate)} msg/s${sent}, ${Math.round(m.requestsPerSecond)} req/s, server CPU ${cpu}${per}, client CPU ${Math.round(m.clientCpu)}%${db}${wal}, others ${Math.round(m.otherCpu ?? 0)}%${lat}${r}${errors}`;
 }
 
 async function repeat(c: Case, outcome: CaseOutcome, run: number, rate?: number): Promise<void> {
@@ -135,6 +138,7 @@ async function main(): Promise<void> {
   for (const o of Object.values(outcomes)) o.summary = summarise(o.runs);
   const table = tableRows(outcomes, backlog);
   console.log(`\n${formatTable(table)}\n\n${formatBaselines(outcomes)}\n`);
+  console.log(`${formatPeers(outcomes)}\n`);
   const postgres = postgresRows(outcomes);
   if (postgres.length) console.log(`${formatPostgres(postgres)}\n`);
   if (backlog.length) console.log(`${formatBacklog(backlog)}\n`);

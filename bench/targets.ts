@@ -20,6 +20,8 @@ export interface Target {
   pids?: number[];
   /** The Postgres database of the run, if the store is the machine's PostgreSQL (its CPU is measured too). */
   database?: string;
+  /** The SQLite WAL index (`redrive.db-shm`) of a file-backed Redrive: its WAL bytes per message are counted (wal.ts). */
+  walIndex?: string;
   stop(): Promise<void>;
 }
 
@@ -47,10 +49,16 @@ export interface RedriveOptions {
 
 export const nodeArgs = () => (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
+/**
+ * The server's build: this checkout's, or BENCH_SERVER_DIST's (another checkout's `dist`,
+ * for an A/B of two commits under the same benchmark code).
+ */
+const serverCli = () => (process.env.BENCH_SERVER_DIST ? join(process.env.BENCH_SERVER_DIST, 'src/cli/index.js') : here('../src/cli/index.js'));
+
 /** The `redrive serve` command line for one node. */
 export function serveArgs(storage: string, dataDir: string, durability: string, port = 0): string[] {
   return [
-    here('../src/cli/index.js'), 'serve', '--port', String(port), '--host', '127.0.0.1',
+    serverCli(), 'serve', '--port', String(port), '--host', '127.0.0.1',
     '--storage', storage, '--data-dir', dataDir, '--durability', durability,
     // info, because the "listening" line is an info line; nothing is logged per request.
     '--log-level', 'info',
@@ -108,7 +116,7 @@ export async function startRedrive(opts: RedriveOptions): Promise<Target> {
     }
     return {
       url: urls[0]!, urls, queue: await createQueue(urls[0]!, opts.fifo), pids: servers.map((s) => s.pid),
-      database, stop,
+      database, walIndex: opts.storage === 'sqlite' ? join(data.dir, 'redrive.db-shm') : undefined, stop,
     };
   } catch (e) {
     await stop();
@@ -138,6 +146,21 @@ export async function createQueue(url: string, fifo = false, name = QUEUE): Prom
 export async function startCanned(): Promise<Target> {
   const server = await startServerProcess([here('./canned-server.js')]);
   return { url: server.url, queue: `${server.url}/${ACCOUNT}/${QUEUE}`, pids: [server.pid], stop: server.stop };
+}
+
+/**
+ * fauxqs (a devDependency), an in-memory SQS emulator on Node: the peer that keeps no
+ * data on disk. Started through fauxqs-server.ts, so that it listens on a free port and
+ * logs nothing per request.
+ */
+export async function startFauxqs(): Promise<Target> {
+  const server = await startServerProcess([here('./fauxqs-server.js')]);
+  try {
+    return { url: server.url, queue: await createQueue(server.url), pids: [server.pid], stop: server.stop };
+  } catch (e) {
+    await server.stop();
+    throw e;
+  }
 }
 
 /**

@@ -28,6 +28,16 @@ export class SqliteMessages implements MessageStore {
   ) {
     this.sql = {
       insert: db.prepare(insertMessageSql()),
+      // The window of the first ready messages (standard-plan.ts), from messages_ready
+      // alone (it covers seq), oldest sent first; only the rows a receive may take are read
+      // from the table: the IN list is walked in position order and the LIMIT stops it.
+      // Rows past retention are returned (sent_at) for the caller to see, not skipped: they
+      // would shift the window, so a window that holds one is read again by `ready`.
+      readyFirst: db.prepare(
+        `SELECT seq, receive_count, group_id, sent_at FROM messages
+          WHERE seq IN (SELECT seq FROM messages WHERE queue_id = ? AND visible_at <= ? ORDER BY visible_at, seq ${BOUND_LIMIT})
+          ORDER BY seq ${BOUND_LIMIT}`,
+      ).raw(true),
       // Only what deciding needs: the chosen rows are read whole by the claim's RETURNING.
       ready: db.prepare(
         `SELECT seq, receive_count, group_id FROM messages WHERE queue_id = ? AND visible_at <= ? AND sent_at >= ?
@@ -170,9 +180,15 @@ export class SqliteMessages implements MessageStore {
   }
 
   private readyRows(queueId: number, req: ReceiveRequest, taken: number): ReadyRow[] {
-    const toRow = ([seq, receiveCount, groupId]: [number, number, string | null]): ReadyRow => ({ seq, receiveCount, groupId });
-    const window = (this.sql.ready.all(queueId, req.now, req.retentionCutoff, readyWindow(req.max)) as [number, number, string | null][]).map(toRow);
+    const toRow = ([seq, receiveCount, groupId]: readonly [number, number, string | null, ...unknown[]]): ReadyRow => ({ seq, receiveCount, groupId });
     const noisy = req.noisy;
+    if (!noisy?.size) {
+      // Without noisy groups the receive takes the window's lowest positions: only those
+      // rows are read, unless the window holds a message past retention.
+      const first = this.sql.readyFirst.all(queueId, req.now, readyWindow(req.max), req.max + taken) as [number, number, string | null, number][];
+      if (first.every((r) => r[3] >= req.retentionCutoff)) return first.map(toRow);
+    }
+    const window = (this.sql.ready.all(queueId, req.now, req.retentionCutoff, readyWindow(req.max)) as [number, number, string | null][]).map(toRow);
     // Only a fair receive whose window lacks quiet messages looks further.
     if (!noisy?.size || window.filter((r) => r.groupId === null || !noisy.has(r.groupId)).length >= req.max + taken) return window;
     const quiet = this.sql.quietReady.all({

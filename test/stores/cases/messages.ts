@@ -81,6 +81,24 @@ export const messageCases: CaseGroup = (open) => {
       assert.equal((await store().messages.count(q.id, T + 200)).inflight, 1);
     });
 
+    test('messages past retention at the front of the ready window do not hide the ready ones behind them', async () => {
+      const q = await makeQueue(store());
+      await store().messages.send(q.id, Array.from({ length: 70 }, () => newMessage(T, { body: 'expired' })));
+      await store().messages.send(q.id, [newMessage(T + 100, { body: 'a' }), newMessage(T + 100, { body: 'b' }), newMessage(T + 100, { body: 'c' })]);
+      const r = await store().messages.receive(q.id, receiveRequest(T + 200, { max: 2, retentionCutoff: T + 50 }));
+      assert.deepEqual(r.messages.map((m) => m.body), ['a', 'b']);
+    });
+
+    test('a returning message deep in the ready window still comes before the newer messages ahead of it', async () => {
+      const q = await makeQueue(store());
+      await store().messages.send(q.id, [newMessage(T, { body: 'old' })]);
+      await store().messages.receive(q.id, receiveRequest(T, { visibilityTimeoutMs: 1000 }));
+      // 55 newer messages became visible before the old one returns: it is the 56th of a receive of ten's window of 60.
+      await store().messages.send(q.id, Array.from({ length: 55 }, (_, i) => newMessage(T + 500, { body: `new${i}` })));
+      const r = await store().messages.receive(q.id, receiveRequest(T + 2000, { max: 10 }));
+      assert.deepEqual(r.messages.map((m) => m.body), ['old', ...Array.from({ length: 9 }, (_, i) => `new${i}`)]);
+    });
+
     test('counts distinguish visible, in flight and delayed', async () => {
       const q = await makeQueue(store());
       await store().messages.send(q.id, [newMessage(T), newMessage(T), newMessage(T, { visibleAt: T + 9000 })]);
