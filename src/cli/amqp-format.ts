@@ -2,7 +2,7 @@
 import type { AmqpView } from '../wire/messages.js';
 
 /** A typed header value as text: strings plain, numbers as numbers, tables and arrays nested. */
-export function headerValue(v: unknown): string {
+function headerValue(v: unknown): string {
   const t = v as { type?: string; value?: unknown; base64?: string } | null;
   if (!t || typeof t !== 'object' || typeof t.type !== 'string') return JSON.stringify(v);
   if (t.base64 !== undefined) return `<${t.type === 'x' ? 'bytes' : 'binary'} base64 ${t.base64}>`;

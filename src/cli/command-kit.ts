@@ -3,7 +3,7 @@ import { reportError } from './cli-error.js';
 import { SqsJsonClient } from './sqs-client.js';
 
 /** What every client command shares: where the server is, who calls it, how to print. */
-export const DEFAULT_ENDPOINT = 'http://127.0.0.1:9324';
+const DEFAULT_ENDPOINT = 'http://127.0.0.1:9324';
 
 export interface CommonOptions {
   endpoint: string;

@@ -31,7 +31,7 @@ export interface ExportedMessage {
   Amqp?: PeekedMessage['Amqp'];
 }
 
-export function exported(m: PeekedMessage): ExportedMessage {
+function exported(m: PeekedMessage): ExportedMessage {
   const a = m.Attributes;
   const e: ExportedMessage = { MessageId: m.MessageId, Body: m.Body };
   if (m.MessageAttributes && Object.keys(m.MessageAttributes).length) e.MessageAttributes = m.MessageAttributes;

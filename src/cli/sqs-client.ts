@@ -121,4 +121,4 @@ function explain(e: SqsCallError, endpoint: string): CliError {
   }
 }
 
-export const queueName = (urlOrArn: string) => urlOrArn.split(/[/:]/).pop()!;
+const queueName = (urlOrArn: string) => urlOrArn.split(/[/:]/).pop()!;

@@ -25,7 +25,7 @@ export interface ConsoleOptions {
   broker?: BrokerViews;
 }
 
-export const SIGN_IN_FAILED = 'invalid access key or secret';
+const SIGN_IN_FAILED = 'invalid access key or secret';
 
 const PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',

@@ -12,9 +12,9 @@ export interface Session {
 }
 
 export const SESSION_MS = 8 * 3600_000;
-export const SESSION_COOKIE = 'redrive_console';
+const SESSION_COOKIE = 'redrive_console';
 /** Signed-in sessions kept at once; past this the oldest is signed out. */
-export const MAX_SESSIONS = 10_000;
+const MAX_SESSIONS = 10_000;
 
 /**
  * The console's sessions. Signed-in sessions (with --credentials) are kept in a table

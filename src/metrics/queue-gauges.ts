@@ -4,7 +4,7 @@ import type { QueueRecord } from '../engine/types.js';
 import type { QueueLabelCache } from './queue-labels.js';
 
 /** Queues per store call: 10,000 queues are read in ten calls, with requests served in between. */
-export const DEPTHS_CHUNK = 1000;
+const DEPTHS_CHUNK = 1000;
 
 const GAUGES = [
   ['redrive_approximate_number_of_messages_visible', 'Messages available for retrieval (CloudWatch ApproximateNumberOfMessagesVisible).'],

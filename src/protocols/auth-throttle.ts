@@ -31,8 +31,8 @@ export interface BackoffRules {
   maxEntries: number;
 }
 
-export const ADDRESS_RULES: BackoffRules = { free: 10, baseMs: 1_000, maxMs: 60_000, forgetMs: 15 * 60_000, maxEntries: 100_000 };
-export const KEY_RULES: BackoffRules = { free: 10, baseMs: 1_000, maxMs: 60_000, forgetMs: 15 * 60_000, maxEntries: 100_000 };
+const ADDRESS_RULES: BackoffRules = { free: 10, baseMs: 1_000, maxMs: 60_000, forgetMs: 15 * 60_000, maxEntries: 100_000 };
+const KEY_RULES: BackoffRules = { free: 10, baseMs: 1_000, maxMs: 60_000, forgetMs: 15 * 60_000, maxEntries: 100_000 };
 
 interface Entry {
   failures: number;

@@ -50,7 +50,7 @@ export const DEFAULT_BODY_BUDGET = 512 * 1024 * 1024;
 const SMALL_BODY_BYTES = 64 * 1024;
 
 /** The soft RLIMIT_NOFILE, from /proc on Linux; a common default elsewhere. */
-export function openFileLimit(): number {
+function openFileLimit(): number {
   try {
     const m = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
     if (m) return m[1] === 'unlimited' ? 1_000_000 : Number(m[1]);

@@ -25,7 +25,7 @@ import { AuthThrottle } from '../protocols/auth-throttle.js';
 import { ManagementApi } from './management-api.js';
 import { BrokerApi } from './management/broker-api.js';
 import { RequestTally } from './management/request-tally.js';
-import { defaults, serverLog, type ServerConfig } from './server-config.js';
+import { serverLog, type ServerConfig } from './server-config.js';
 import { parseAllowedHosts } from './request-guard.js';
 import { checkAccountId, checkDataDir, checkPortFree, checkRegion, listenError, readCredentials, StartupError } from './start-up.js';
 

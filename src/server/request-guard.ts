@@ -73,7 +73,7 @@ export class RequestGuard {
 }
 
 /** The name in a Host header, lowercase, without port, brackets or a final dot. */
-export function hostName(host: string | undefined): string | undefined {
+function hostName(host: string | undefined): string | undefined {
   if (!host) return undefined;
   const m = /^(?:\[([0-9a-f:.]+)\]|([^:[\]]+))(?::\d{1,5})?$/i.exec(host.trim());
   const name = (m?.[1] ?? m?.[2])?.toLowerCase().replace(/\.$/, '');
@@ -81,7 +81,7 @@ export function hostName(host: string | undefined): string | undefined {
 }
 
 /** Whether a browser's Origin header is this server's own origin, as reached by `host`. */
-export function isOwnOrigin(origin: string, host: string | undefined): boolean {
+function isOwnOrigin(origin: string, host: string | undefined): boolean {
   return host !== undefined && (origin === `http://${host}` || origin === `https://${host}`);
 }
 

@@ -207,7 +207,7 @@ describe('cycles', () => {
 
   test('a rejection in the cycle lets the message go round', async () => {
     const a = await create(sqs, 'cycr-a');
-    const b = await create(sqs, 'cycr-b', { RedriveMessageTtlSeconds: '1', RedrivePolicy: redrivePolicy('cycr-a') });
+    await create(sqs, 'cycr-b', { RedriveMessageTtlSeconds: '1', RedrivePolicy: redrivePolicy('cycr-a') });
     await sqs.send(new SetQueueAttributesCommand({ QueueUrl: a, Attributes: { RedrivePolicy: redrivePolicy('cycr-b') } }));
     await send(a, 'again');
     const [m] = await receive(sqs, a);

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { ReceiveMessageCommand, type SQSServiceException } from '@aws-sdk/client-sqs';
-import { after, before, test, type TestContext } from 'node:test';
+import { after, before, test } from 'node:test';
 import { FaultLoad } from '../support/fault-load.js';
 import { assertReport, assertUnavailable, recovery, twoNodes } from '../support/fault-nodes.js';
 import { startOwnPostgres, type OwnPostgres } from '../support/own-postgres.js';

@@ -12,7 +12,7 @@ import { count, facts, h, queueHref, time } from './dom.js';
 type Typed = { type?: string; value?: unknown; base64?: string };
 
 /** A typed header value as text: strings plain, tables and arrays nested. */
-export function headerText(v: unknown): string {
+function headerText(v: unknown): string {
   const t = v as Typed | null;
   if (!t || typeof t !== 'object' || typeof t.type !== 'string') return JSON.stringify(v);
   if (t.base64 !== undefined) return `base64 ${t.base64}`;

@@ -37,7 +37,7 @@ export const changeVisibilityById = (url: string, id: string, seconds: number) =
   call('ChangeMessageVisibilityById', { QueueUrl: url, MessageId: id, VisibilityTimeout: seconds });
 
 /** Requests a count makes at most: the server examines 1,000 messages per request. */
-export const COUNT_REQUESTS = 10;
+const COUNT_REQUESTS = 10;
 
 /** How many messages match `filter`, from the start of the queue; `exact` false means "at least". */
 export async function countMatches(url: string, filter?: object): Promise<{ count: number; examined: number; exact: boolean }> {

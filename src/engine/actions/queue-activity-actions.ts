@@ -6,7 +6,7 @@ import { MINUTE_MS, minuteOf, type ActivityMinute } from '../store/activity.js';
 import type { RequestContext } from '../types.js';
 
 /** Minutes GetQueueActivity returns, the current one included. */
-export const ACTIVITY_MINUTES = 60;
+const ACTIVITY_MINUTES = 60;
 
 /**
  * GetQueueActivity (a Redrive extension): the queue's last hour, per minute, oldest

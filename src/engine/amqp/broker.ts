@@ -18,7 +18,7 @@ import { attributesOf, checkEquivalent, checkQueueArguments } from './queue-argu
  * How long a delivered, unacknowledged message stays in flight: RabbitMQ's default
  * consumer_timeout. A channel that closes gives its messages back at once.
  */
-export const DELIVERY_VISIBILITY_MS = 30 * 60_000;
+const DELIVERY_VISIBILITY_MS = 30 * 60_000;
 /** AMQP queue names Redrive accepts: they must also work in queue URLs and ARNs. */
 const QUEUE_NAME = /^[A-Za-z0-9_.\-]{1,255}$/;
 

@@ -17,7 +17,7 @@ export interface AmqpPropertyCodec {
 }
 
 /** The system attribute an import sends the view in (docs/extensions.md): it becomes the stored envelope. */
-export const AMQP_RESTORE_ATTRIBUTE = AMQP_ATTRIBUTE;
+const AMQP_RESTORE_ATTRIBUTE = AMQP_ATTRIBUTE;
 /** Longest view accepted: RabbitMQ's default frame_max, so its properties fit a content header frame. */
 const MAX_VIEW = 131_072;
 const VIEW_FIELDS = ['Exchange', 'RoutingKey', 'RoutingKeys', 'Properties', 'BodyEncoding'];

@@ -60,7 +60,7 @@ export function policyView(p: PolicyRecord) {
 }
 
 /** A runtime policy as the engine applies it; one that applies to exchanges only has nothing for queues. */
-export function toServerPolicy(p: PolicyRecord): ServerPolicy | undefined {
+function toServerPolicy(p: PolicyRecord): ServerPolicy | undefined {
   if (p.applyTo === 'exchanges') return undefined;
   const d = p.definition;
   const out: Record<string, unknown> = {};

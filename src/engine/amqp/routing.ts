@@ -14,7 +14,7 @@ export interface RoutingInput {
 }
 
 /** Topic patterns: words split by `.`, `*` matches one word, `#` zero or more. */
-export function topicMatches(pattern: string, key: string): boolean {
+function topicMatches(pattern: string, key: string): boolean {
   const p = pattern.split('.');
   const k = key.split('.');
   // Memoised on (i, j): a pattern with several `#` would otherwise be exponential.
@@ -41,7 +41,7 @@ const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringi
  * starting with `x-` take part only in the `-with-x` modes, as in RabbitMQ. A binding
  * argument with no value (void) matches any value of a header that is present.
  */
-export function headersMatch(args: Record<string, unknown>, headers: Record<string, unknown> | undefined): boolean {
+function headersMatch(args: Record<string, unknown>, headers: Record<string, unknown> | undefined): boolean {
   const mode = typeof args['x-match'] === 'string' ? args['x-match'] : 'all';
   const withX = mode.endsWith('-with-x');
   const any = mode.startsWith('any');
@@ -52,7 +52,7 @@ export function headersMatch(args: Record<string, unknown>, headers: Record<stri
   return pairs.every(ok);
 }
 
-export function bindingMatches(type: string, b: BindingRecord, msg: RoutingInput): boolean {
+function bindingMatches(type: string, b: BindingRecord, msg: RoutingInput): boolean {
   switch (type) {
     case 'fanout': return true;
     case 'direct': return b.routingKey === msg.routingKey;

@@ -9,7 +9,7 @@ import { BUILT_IN } from './exchanges.js';
  * first, as RabbitMQ has them in every virtual host, and every queue has its implicit
  * binding from the default exchange under its own name.
  */
-export function builtInExchanges(accountId: string): ExchangeRecord[] {
+function builtInExchanges(accountId: string): ExchangeRecord[] {
   const base = { accountId, durable: true, autoDelete: false, internal: false, arguments: {} };
   return [{ ...base, name: '', type: 'direct' }, ...Object.entries(BUILT_IN).map(([name, type]) => ({ ...base, name, type }))];
 }

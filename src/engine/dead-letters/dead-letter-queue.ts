@@ -8,7 +8,7 @@ import { defaultAttributes } from '../queues/queue-attributes.js';
 import type { DeathReason, QueueRecord } from '../types.js';
 
 /** Where messages go whose dead-lettering would close a cycle with no rejection in it. */
-export const CYCLES_QUEUE = 'redrive-cycles';
+const CYCLES_QUEUE = 'redrive-cycles';
 export const cyclesQueueName = (fifo: boolean) => (fifo ? `${CYCLES_QUEUE}.fifo` : CYCLES_QUEUE);
 
 /** The queue that `queue` dead-letters into, if it has one that exists and fits. */

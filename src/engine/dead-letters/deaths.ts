@@ -90,7 +90,7 @@ export function lastDeath(history: Death[] | undefined): DeathSummary | undefine
 }
 
 /** Opt-in system attribute names a receive may ask for; `All` does not include them. */
-export const DEATH_ATTRIBUTE_NAMES = [
+const DEATH_ATTRIBUTE_NAMES = [
   'RedriveDeathHistory', 'RedriveFirstDeathQueue', 'RedriveFirstDeathReason', 'RedriveLastDeathQueue', 'RedriveLastDeathReason',
 ] as const;
 

@@ -23,7 +23,7 @@ function parseJsonObject(raw: string): Record<string, unknown> | undefined {
   }
 }
 
-export function parseRedrivePolicy(raw: string): RedrivePolicy {
+function parseRedrivePolicy(raw: string): RedrivePolicy {
   const v = parseJsonObject(raw);
   if (!v) throw errors.invalidParameterValue('Invalid value for the parameter RedrivePolicy. Reason: Redrive policy is not a valid JSON map.');
   if (v.maxReceiveCount === undefined) {
@@ -55,7 +55,7 @@ export function parseRedrivePolicy(raw: string): RedrivePolicy {
 
 const ALLOW_REASON = "Amazon SQS can't create the redrive allow policy";
 
-export function parseRedriveAllowPolicy(raw: string): RedriveAllowPolicy {
+function parseRedriveAllowPolicy(raw: string): RedriveAllowPolicy {
   const unsupported = errors.invalidParameterValue(
     `Invalid value for the parameter RedriveAllowPolicy. Reason: ${ALLOW_REASON}, as it’s in an unsupported format.`,
   );
@@ -84,7 +84,7 @@ export function parseRedriveAllowPolicy(raw: string): RedriveAllowPolicy {
   return { redrivePermission: p, sourceQueueArns: arns as string[] };
 }
 
-export function allowsSource(policy: RedriveAllowPolicy | undefined, sourceArn: string): boolean {
+function allowsSource(policy: RedriveAllowPolicy | undefined, sourceArn: string): boolean {
   if (!policy || policy.redrivePermission === 'allowAll') return true;
   if (policy.redrivePermission === 'denyAll') return false;
   return policy.sourceQueueArns!.includes(sourceArn);

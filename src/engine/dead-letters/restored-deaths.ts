@@ -9,8 +9,8 @@ import type { Death, DeathReason, MessageAttributes, QueueRecord, RequestContext
  * - `RedriveDeathHistory`: the history as the export wrote it (a JSON array, newest first);
  * - `DeadLetterQueueSourceArn`: the queue it died in, so a redrive can return it there.
  */
-export const DEATH_HISTORY_ATTRIBUTE = 'RedriveDeathHistory';
-export const SOURCE_ARN_ATTRIBUTE = 'DeadLetterQueueSourceArn';
+const DEATH_HISTORY_ATTRIBUTE = 'RedriveDeathHistory';
+const SOURCE_ARN_ATTRIBUTE = 'DeadLetterQueueSourceArn';
 export const RESTORE_ATTRIBUTES: readonly string[] = [DEATH_HISTORY_ATTRIBUTE, SOURCE_ARN_ATTRIBUTE];
 
 /** One entry per {queue, reason}: 4 reasons over 25 queues is more than any real history holds. */

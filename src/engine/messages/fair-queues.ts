@@ -12,7 +12,7 @@ import type { QueueRecord, StoredMessage } from '../types.js';
  * rule SQS documents. A receive then takes quiet groups' messages first (standard-plan.ts).
  * A message without a group id is a tenant of its own and is never noisy.
  */
-export const NOISY_SHARE = 0.1;
+const NOISY_SHARE = 0.1;
 export const NOISY_MIN_INFLIGHT = 30;
 /**
  * How long a judgement holds. Counting in flight by group reads the queue's hidden range,

@@ -12,7 +12,7 @@ import { messageSize } from '../queues/validation.js';
 import type { NewMessage, QueueRecord, StoredMessage } from '../types.js';
 
 /** A node holds a task for this long without renewing; another node then takes it over. */
-export const LEASE_MS = 15_000;
+const LEASE_MS = 15_000;
 const POLL_MS = 1_000;
 const RETRY_MS = 1_000;
 /** Messages per batch without a rate limit; each batch is one transaction. */
@@ -23,7 +23,7 @@ const FILTER_SCAN_BYTES = 4 * 1024 * 1024;
 const RATE_BATCH = 10;
 /** After a stall, a rate-limited task catches up by at most this much time. */
 const MAX_BURST_MS = 1_000;
-export const NON_EXISTENT_QUEUE = 'AWS.SimpleQueueService.NonExistentQueue';
+const NON_EXISTENT_QUEUE = 'AWS.SimpleQueueService.NonExistentQueue';
 
 /** The rules of one task: which messages move, where, and what they look like there. */
 export interface MoveRules {

@@ -63,7 +63,7 @@ function settingParse(value: SettingValue): AttributeSpec['parse'] {
   return optional(value.type === 'int' ? intRange(value.min, value.max) : oneOf(...value.values));
 }
 
-export const MAX_MESSAGE_BYTES = 1_048_576;
+const MAX_MESSAGE_BYTES = 1_048_576;
 
 export const SETTABLE: Record<string, AttributeSpec> = {
   DelaySeconds: { default: '0', parse: intRange(0, 900) },

@@ -20,7 +20,7 @@ export function scopedAddress(scope: MoveScope, a: QueueAddress | undefined): Qu
 }
 
 /** Whether a queue the store found is one the task may write to. */
-export function inScope(scope: MoveScope, q: Pick<QueueRecord, 'accountId' | 'region' | 'fifo'>): boolean {
+function inScope(scope: MoveScope, q: Pick<QueueRecord, 'accountId' | 'region' | 'fifo'>): boolean {
   return q.accountId === scope.accountId && q.region === scope.region && q.fifo === scope.fifo;
 }
 

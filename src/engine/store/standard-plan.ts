@@ -7,7 +7,7 @@
  * a backlog deeper than the window, a returning message waits behind newer ones that
  * became visible before it (docs: README, differences from SQS).
  */
-export const READY_WINDOW_EXTRA = 50;
+const READY_WINDOW_EXTRA = 50;
 
 /** How many ready messages a receive of `max` reads to choose from. */
 export function readyWindow(max: number): number {

@@ -239,24 +239,13 @@ export const field = {
   timestamp: (seconds: number): FieldValue => ({ type: 'T', value: BigInt(seconds) }),
 };
 
-/** An integer argument of any integer type, or undefined if it is not one. */
-export function intOf(v: FieldValue | undefined): number | undefined {
-  if (!v) return undefined;
-  switch (v.type) {
-    case 'b': case 'B': case 's': case 'u': case 'I': case 'i': return v.value;
-    case 'l': case 'T': return Number(v.value);
-    case 'f': case 'd': return Number.isInteger(v.value) ? v.value : undefined;
-    default: return undefined;
-  }
-}
-
 /** A string argument (longstr), or undefined if it is not one. */
 export function strOf(v: FieldValue | undefined): string | undefined {
   return v && (v.type === 'S' || v.type === 'x') ? v.value.toString('utf8') : undefined;
 }
 
 /** A table as plain JSON values, for storing declared arguments and comparing them. */
-export function plainOf(v: FieldValue): unknown {
+function plainOf(v: FieldValue): unknown {
   switch (v.type) {
     case 'S': case 'x': return v.value.toString('utf8');
     case 'l': case 'T': return Number(v.value);

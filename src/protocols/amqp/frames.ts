@@ -8,7 +8,7 @@ export const FRAME_BODY = 3;
 export const FRAME_HEARTBEAT = 8;
 const FRAME_END = 0xce;
 /** Type, channel, size before the payload; the end octet after it. */
-export const FRAME_OVERHEAD = 8;
+const FRAME_OVERHEAD = 8;
 
 export const PROTOCOL_HEADER = Buffer.from([0x41, 0x4d, 0x51, 0x50, 0, 0, 9, 1]);
 

@@ -64,7 +64,7 @@ export function capability(clientProperties: unknown, name: string): boolean {
 }
 
 /** PLAIN (`[authzid] NUL user NUL password`) or AMQPLAIN (a table with LOGIN and PASSWORD). */
-export function credentials(mechanism: string, response: Buffer): { user: string; password: string } | undefined {
+function credentials(mechanism: string, response: Buffer): { user: string; password: string } | undefined {
   if (mechanism === 'PLAIN') {
     const parts = response.toString('utf8').split('\0');
     if (parts.length !== 3) return undefined;

@@ -4,7 +4,7 @@ export interface ThrottleRule {
   perSecond: number;
 }
 
-export const DEFAULT_LOGIN_THROTTLE = {
+const DEFAULT_LOGIN_THROTTLE = {
   /** Guesses at one user's password: 10 at once, then one every 2 s. */
   user: { burst: 10, perSecond: 0.5 } as ThrottleRule,
   /** Failures from one client address, whatever the user: 30 at once, then 2 a second. */

@@ -48,7 +48,7 @@ export function decodeHeader(payload: Buffer): ContentHeader {
 }
 
 /** Reads property flags (possibly chained) and the properties they announce. */
-export function decodeProperties(r: Reader): Properties {
+function decodeProperties(r: Reader): Properties {
   const flags: number[] = [];
   for (;;) {
     const f = r.short();
@@ -66,7 +66,7 @@ export function decodeProperties(r: Reader): Properties {
 }
 
 /** Writes property flags and list (the part of a content header after the body size). */
-export function encodeProperties(w: Writer, p: Properties): void {
+function encodeProperties(w: Writer, p: Properties): void {
   let flags = 0;
   FIELDS.forEach(([name], i) => {
     if (p[name] !== undefined) flags |= 1 << (15 - i);

@@ -30,7 +30,7 @@ function text(b: Buffer): { value: string } | { base64: string } {
 const big = (v: bigint): number | string => (v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(v) : v.toString());
 const float = (v: number): number | string => (Number.isFinite(v) ? v : String(v));
 
-export function valueToJson(v: FieldValue): Record<string, unknown> {
+function valueToJson(v: FieldValue): Record<string, unknown> {
   switch (v.type) {
     case 'S': case 'x': return { type: v.type, ...text(v.value) };
     case 'l': case 'T': return { type: v.type, value: big(v.value) };
@@ -41,7 +41,7 @@ export function valueToJson(v: FieldValue): Record<string, unknown> {
   }
 }
 
-export function tableToJson(t: FieldTable): Record<string, unknown> {
+function tableToJson(t: FieldTable): Record<string, unknown> {
   return Object.fromEntries([...t].map(([k, v]) => [k, valueToJson(v)]));
 }
 
@@ -71,7 +71,7 @@ function floatOf(v: unknown, where: string): number {
 
 const RANGES: Record<string, [number, number]> = { b: [-128, 127], B: [0, 255], s: [-32768, 32767], u: [0, 65535], I: [-(2 ** 31), 2 ** 31 - 1], i: [0, 2 ** 32 - 1] };
 
-export function valueFromJson(j: unknown, where: string, depth = 0): FieldValue {
+function valueFromJson(j: unknown, where: string, depth = 0): FieldValue {
   if (depth > MAX_DEPTH) fail(where, `nests deeper than ${MAX_DEPTH}.`);
   if (!j || typeof j !== 'object' || Array.isArray(j)) fail(where, 'must be {"type": …, "value": …}.');
   const o = j as Record<string, unknown>;
@@ -102,7 +102,7 @@ export function valueFromJson(j: unknown, where: string, depth = 0): FieldValue 
   }
 }
 
-export function tableFromJson(j: unknown, where: string, depth = 0): FieldTable {
+function tableFromJson(j: unknown, where: string, depth = 0): FieldTable {
   if (!j || typeof j !== 'object' || Array.isArray(j)) fail(where, 'must be an object of typed values.');
   const t: FieldTable = new Map();
   for (const [k, v] of Object.entries(j)) {

@@ -95,11 +95,7 @@ for (const [name, [classId, methodId, args]] of Object.entries(table) as [Method
   byId.set(classId * 65536 + methodId, def);
 }
 
-/** The methods that carry content (a header frame and body frames follow). */
-export const CONTENT_METHODS = new Set<MethodName>(['basic.publish', 'basic.return', 'basic.deliver', 'basic.get-ok']);
-
-export const methodDef = (name: MethodName): MethodDef => byName.get(name)!;
-export const classIds = new Set([...byId.values()].map((d) => d.classId));
+const methodDef = (name: MethodName): MethodDef => byName.get(name)!;
 
 export function lookupMethod(classId: number, methodId: number): MethodDef | undefined {
   return byId.get(classId * 65536 + methodId);

@@ -1,6 +1,6 @@
 import { resolve, type QueryOperation, type Shape } from './model.js';
 
-export const XML_NAMESPACE = 'http://queue.amazonaws.com/doc/2012-11-05/';
+const XML_NAMESPACE = 'http://queue.amazonaws.com/doc/2012-11-05/';
 
 /** `<ActionResponse><ActionResult>…</ActionResult><ResponseMetadata>…` as SQS answers a Query request. */
 export function successXml(op: QueryOperation, output: Record<string, unknown>, requestId: string): string {

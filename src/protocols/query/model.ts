@@ -62,6 +62,3 @@ export function queryOperation(name: string): QueryOperation | undefined {
   };
 }
 
-export function queryOperationNames(): string[] {
-  return Object.keys(operations);
-}

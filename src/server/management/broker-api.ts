@@ -5,7 +5,7 @@ import type { AmqpConnectionView, AmqpLiveState } from '../../protocols/amqp/liv
 import type { WireResponse } from '../../protocols/wire.js';
 import { ListError, listBody, MAX_UNPAGED, parseListQuery, pick, selectPage, type ListQuery } from './pagination.js';
 import {
-  bindingShape, channelName, channelShape, connectionShape, consumerShape, exchangeShape, queueShape, receiverShape,
+  bindingShape, channelShape, connectionShape, consumerShape, exchangeShape, queueShape, receiverShape,
 } from './rabbit-shapes.js';
 import type { RequestTally } from './request-tally.js';
 

@@ -5,7 +5,7 @@
  */
 export const MAX_UNPAGED = 10_000;
 /** RabbitMQ's largest page. */
-export const MAX_PAGE_SIZE = 500;
+const MAX_PAGE_SIZE = 500;
 const DEFAULT_PAGE_SIZE = 100;
 
 export class ListError extends Error {

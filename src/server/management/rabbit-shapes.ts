@@ -52,7 +52,7 @@ export function exchangeShape(x: ExchangeRecord): Record<string, unknown> {
  * RabbitMQ's properties_key: the routing key (`~` for an empty one) when the binding has no
  * arguments, else `key~` and a hash of the arguments (RabbitMQ's hash differs: treat it as opaque).
  */
-export function propertiesKey(b: Pick<BindingRecord, 'routingKey' | 'arguments'>): string {
+function propertiesKey(b: Pick<BindingRecord, 'routingKey' | 'arguments'>): string {
   const args = JSON.stringify(b.arguments ?? {});
   if (args === '{}') return b.routingKey === '' ? '~' : b.routingKey;
   let h = 0;

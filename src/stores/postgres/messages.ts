@@ -12,7 +12,7 @@ import type { PostgresDeadLetters } from './dead-letters.js';
 import { countInflight, inflightByGroup, queueDepths, quietDepth } from './depths.js';
 import { PostgresFifo } from './fifo.js';
 import {
-  INSERT_COLUMNS, inTransaction, insertArrays, messageColumns, NO_LIMIT, query, unnestInsert, type ReceiveRow,
+  INSERT_COLUMNS, inTransaction, insertArrays, NO_LIMIT, query, unnestInsert, type ReceiveRow,
 } from './sql.js';
 import { FAIR_RECEIVE_SQL, RECEIVE_SQL } from './standard-receive.js';
 import type { PostgresWakeups } from './wakeups.js';

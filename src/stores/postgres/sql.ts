@@ -123,7 +123,7 @@ export function unnestInsert(first: number, alias: string, extra: { name: string
  * FIFO group order, so two transactions touching the same groups lock them in the same
  * order (see the group triggers in migrations/000002.sql) and cannot deadlock each other.
  */
-export const INSERT_MESSAGES_SQL = `
+const INSERT_MESSAGES_SQL = `
   WITH input AS MATERIALIZED (SELECT nextval('messages_seq') AS seq, t.* FROM ${unnestInsert(1, 't')}),
   stored AS (
     INSERT INTO messages (seq, ${INSERT_COLUMNS.join(', ')})

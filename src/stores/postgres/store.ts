@@ -40,7 +40,7 @@ export interface PostgresUrl {
 }
 
 /** Splits Redrive's own URL parameters from those node-postgres understands. */
-export function parsePostgresUrl(url: string): PostgresUrl {
+function parsePostgresUrl(url: string): PostgresUrl {
   const u = new URL(url);
   const param = (name: string, fallback: number): number => {
     const raw = u.searchParams.get(name);

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { openDatabase } from './driver.js';
 
 /** The side file whose lock says which process owns a data directory. */
-export const LOCK_FILE = 'redrive.lock';
+const LOCK_FILE = 'redrive.lock';
 
-export class DirectoryInUse extends Error {}
+class DirectoryInUse extends Error {}
 
 /**
  * One server per data directory. Two processes on one SQLite file would each miss the

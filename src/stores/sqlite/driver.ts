@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
  * Node-API 10 loads 13 (installed under the alias `better-sqlite3-napi`), and Node 20 and
  * early 22 load 12 (an optional dependency, compiled when it is installed).
  */
-export const SQLITE_DRIVER = Number(process.versions.napi) >= 10 ? 'better-sqlite3-napi' : 'better-sqlite3';
+const SQLITE_DRIVER = Number(process.versions.napi) >= 10 ? 'better-sqlite3-napi' : 'better-sqlite3';
 
 export type Database = BetterSqlite3.Database;
 export type Statement = BetterSqlite3.Statement;

@@ -13,7 +13,7 @@ const SWEEP_BATCH = 5000;
  * Below this much free space the data directory counts as full: the largest request (a
  * 1 MiB message) is written once to the WAL and once more into the database file.
  */
-export const MIN_FREE_BYTES = 2 * 1024 * 1024;
+const MIN_FREE_BYTES = 2 * 1024 * 1024;
 
 export class SqliteMaintenance implements MaintenanceStore {
   private readonly sql;
