@@ -3,6 +3,7 @@
  * and what to do. `code` and `action` keep the API's words for --verbose and --json.
  */
 export class CliError extends Error {
+  override readonly name = 'CliError';
   readonly code?: string;
   readonly action?: string;
   /** The API's own message, or the underlying error's. */

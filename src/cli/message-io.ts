@@ -139,7 +139,9 @@ export async function importQueue(sqs: SqsJsonClient, url: string, fifo: boolean
   return result;
 }
 
-class NotUtf8 extends Error {}
+class NotUtf8 extends Error {
+  override readonly name = 'NotUtf8';
+}
 
 /** The input as text, or an error at the first byte that is not UTF-8 (never U+FFFD in its place). */
 function strictUtf8(input: Readable): Readable {

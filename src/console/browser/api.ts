@@ -8,6 +8,7 @@ import type { Death, DeathSummary, PeekedMessage } from '../../wire/messages.js'
 export type { Death, DeathSummary, PeekedMessage };
 
 export class ApiError extends Error {
+  override readonly name = 'ApiError';
   constructor(readonly code: string, message: string, readonly status: number) {
     super(message);
   }

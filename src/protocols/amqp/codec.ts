@@ -20,7 +20,9 @@ export type FieldValue =
 export type FieldTable = Map<string, FieldValue>;
 
 /** Malformed input: the caller turns it into a frame error. */
-export class DecodeError extends Error {}
+export class DecodeError extends Error {
+  override readonly name = 'DecodeError';
+}
 
 export class Reader {
   offset = 0;

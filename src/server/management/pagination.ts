@@ -9,6 +9,7 @@ const MAX_PAGE_SIZE = 500;
 const DEFAULT_PAGE_SIZE = 100;
 
 export class ListError extends Error {
+  override readonly name = 'ListError';
   constructor(readonly error: string, reason: string) {
     super(reason);
   }

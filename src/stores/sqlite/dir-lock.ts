@@ -6,7 +6,9 @@ import { openDatabase } from './driver.js';
 /** The side file whose lock says which process owns a data directory. */
 const LOCK_FILE = 'redrive.lock';
 
-class DirectoryInUse extends Error {}
+class DirectoryInUse extends Error {
+  override readonly name = 'DirectoryInUse';
+}
 
 /**
  * One server per data directory. Two processes on one SQLite file would each miss the

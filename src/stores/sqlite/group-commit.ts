@@ -16,7 +16,9 @@ export interface CommitHooks {
 }
 
 /** A job failed on the fast path: the batch is retried with one savepoint per job. */
-class JobFailed extends Error {}
+class JobFailed extends Error {
+  override readonly name = 'JobFailed';
+}
 
 /**
  * Group commit: every write that arrives while the event loop is busy joins one
