@@ -45,7 +45,7 @@ async function runOnce(fair: boolean): Promise<FairFigures> {
     let sent = 0;
     const end = Date.now() + SECONDS * 1000;
     const producer = (async () => {
-      for (let tick = 0; Date.now() < end; tick++) {
+      for (let _tick = 0; Date.now() < end; _tick++) {
         const started = Date.now();
         const entries = [
           ...Array.from({ length: TICK_NOISY }, () => 'noisy'),

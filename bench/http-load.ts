@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import type { LoadSpec } from './protocol.js';
-import { Pacer, stampedBody, stampOf, Window } from './window.js';
+import { Pacer, stampedBody, stampOf, type Window } from './window.js';
 
 /**
  * HTTP workloads against Redrive (or the canned server), with a raw undici client:

@@ -80,7 +80,7 @@ export function startServerProcess(args: string[], nodeArgs: string[] = []): Pro
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
       // Kept for the error of a server that exits: its reason is a JSON line on stdout.
-      stderr = (stderr + line + '\n').slice(-2000);
+      stderr = (`${stderr + line}\n`).slice(-2000);
       const amqp = /"amqpPort":(\d+)/.exec(line);
       if (amqp) amqpPort = Number(amqp[1]);
       const m = /"url":"([^"]+)"/.exec(line);

@@ -1,7 +1,7 @@
 import amqp, { type ConfirmChannel } from 'amqplib';
 import { performance } from 'node:perf_hooks';
 import type { LoadSpec } from './protocol.js';
-import { stampedBody, stampOf, Window } from './window.js';
+import { stampedBody, stampOf, type Window } from './window.js';
 
 /**
  * AMQP load, against RabbitMQ (the baseline) or Redrive's AMQP listener, held to Redrive's

@@ -63,7 +63,7 @@ for (const file of files) {
     if (target) use(target, '*');
   }
   const isEntry = /src\/index\.c?ts$/.test(file);
-  if (file.startsWith(join(root, 'src') + '/') && !isEntry) exported.set(file, names);
+  if (file.startsWith(`${join(root, 'src')}/`) && !isEntry) exported.set(file, names);
 }
 
 const unused = [];

@@ -35,7 +35,7 @@ export function reportError(e: unknown, o: { json?: boolean; verbose?: boolean }
     if (err?.code) out.code = err.code;
     if (err?.action) out.action = err.action;
     if (err?.detail && err.detail !== message) out.detail = err.detail;
-    process.stderr.write(JSON.stringify({ error: out }) + '\n');
+    process.stderr.write(`${JSON.stringify({ error: out })}\n`);
   } else {
     process.stderr.write(`redrive: ${message}\n`);
     if (o.verbose && err && (err.code || err.detail)) {

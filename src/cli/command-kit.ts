@@ -21,7 +21,7 @@ export interface Context<O> {
 export const out = (s: string): void => {
   process.stdout.write(s);
 };
-export const printJson = (v: unknown): void => out(JSON.stringify(v, null, 2) + '\n');
+export const printJson = (v: unknown): void => out(`${JSON.stringify(v, null, 2)}\n`);
 
 /**
  * A client command: the shared flags, examples under --help, and an action that gets a
@@ -30,6 +30,7 @@ export const printJson = (v: unknown): void => out(JSON.stringify(v, null, 2) + 
 export function clientCommand<O>(
   parent: Command, usage: string, description: string, examples: string[],
   // Commander's positional arguments: strings, or arrays for variadic ones.
+  // biome-ignore lint/suspicious/noExplicitAny: each command's own action declares its arguments' types.
   run: (ctx: Context<O>, ...args: any[]) => Promise<void>,
 ): Command {
   const cmd = parent.command(usage).description(description)

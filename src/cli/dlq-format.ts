@@ -18,10 +18,10 @@ export function age(seconds: number | undefined): string {
  */
 export function table(rows: string[][], width = process.stdout.isTTY ? process.stdout.columns : undefined): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => {
+  return `${rows.map((r) => {
     const line = r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
     return width && line.length > width && width > 20 ? `${line.slice(0, width - 1)}…` : line;
-  }).join('\n') + '\n';
+  }).join('\n')}\n`;
 }
 
 /** The id part of a task handle (base64 of `{"taskId", "sourceArn"}`), its first 8 characters. */
@@ -89,5 +89,5 @@ export function peeked(m: PeekedMessage, full: boolean): string {
   }
   lines.push(...amqpLines(m.Amqp));
   lines.push(...(m.BodyEncoding === 'base64' ? binaryBodyLines(m.Body, m.Amqp?.Properties.contentType, full) : bodyLines(m.Body, full)));
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }

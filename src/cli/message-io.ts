@@ -52,7 +52,7 @@ export async function exportQueue(sqs: SqsJsonClient, url: string, file: string)
   let token: string | undefined;
   do {
     const page = await sqs.call<{ Messages: PeekedMessage[]; NextToken?: string }>('PeekMessages', { QueueUrl: url, MaxResults: 100, ...(token ? { NextToken: token } : {}) });
-    const text = page.Messages.map((m) => JSON.stringify(exported(m)) + '\n').join('');
+    const text = page.Messages.map((m) => `${JSON.stringify(exported(m))}\n`).join('');
     if (text && !stream.write(text)) await once(stream, 'drain');
     n += page.Messages.length;
     token = page.NextToken;

@@ -140,7 +140,7 @@ function nextOf(query: string): string {
  */
 function safeNext(next: string | null): string {
   const home = '/console/';
-  if (!next || !next.startsWith('/console') || next.startsWith('//') || /[\x00-\x1f\x7f\\]/.test(next)) return home;
+  if (!next?.startsWith('/console') || next.startsWith('//') || /[\x00-\x1f\x7f\\]/.test(next)) return home;
   let url: URL;
   try {
     url = new URL(next, 'http://console.invalid');

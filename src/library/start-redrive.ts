@@ -108,7 +108,7 @@ export async function startRedrive(options: RedriveOptions = {}): Promise<Runnin
     shutdownGraceMs: shutdownGrace * 1000,
   };
   const removeTemp = () => tempDir && rmSync(tempDir, { recursive: true, force: true });
-  let server;
+  let server: Awaited<ReturnType<typeof startServer>>;
   try {
     server = await startServer(serverConfig);
   } catch (e) {

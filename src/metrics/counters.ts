@@ -4,7 +4,7 @@ import type { EngineObserver } from '../engine/observer.js';
 import type { MoveTaskRecord } from '../engine/store/move-tasks.js';
 import type { DeathReason, QueueRecord } from '../engine/types.js';
 import { MoveTaskGauges } from './move-task-gauges.js';
-import { QueueLabelCache, type QueueLabels } from './queue-labels.js';
+import type { QueueLabelCache, QueueLabels } from './queue-labels.js';
 
 type Child = Counter.Internal;
 type HistogramChild = Histogram.Internal<string>;

@@ -28,7 +28,7 @@ export class QueueLabelCache {
     let text = this.texts.get(queue.id);
     if (text === undefined) {
       const l = this.remember(queue);
-      text = `queue_name="${escape(l.queue_name)}",account_id="${escape(l.account_id)}",region="${escape(l.region)}"`;
+      text = `queue_name="${escapeLabel(l.queue_name)}",account_id="${escapeLabel(l.account_id)}",region="${escapeLabel(l.region)}"`;
       this.texts.set(queue.id, text);
     }
     return text;
@@ -57,4 +57,4 @@ export class QueueLabelCache {
 }
 
 /** A label value in the text format: backslash, double quote and line feed escaped. */
-const escape = (v: string) => v.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));
+const escapeLabel = (v: string) => v.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));

@@ -11,7 +11,7 @@ export function guardStorage<T extends object>(role: T, mapError: (e: unknown) =
   };
   for (const name of methodNames(role)) {
     const method = (role as Record<string, unknown>)[name] as (...args: unknown[]) => unknown;
-    guarded[name] = function (...args: unknown[]) {
+    guarded[name] = (...args: unknown[]) => {
       let result: unknown;
       try {
         result = method.apply(role, args);

@@ -80,7 +80,7 @@ export async function attributesForm(opts: FormOptions): Promise<HTMLFormElement
   });
   const submit = async () => {
     const status = form.querySelector('.form-status')!;
-    form.querySelectorAll('.field-error').forEach((el) => (el.textContent = ''));
+    for (const el of form.querySelectorAll('.field-error')) el.textContent = '';
     const problems = validate(form, [...NUMBERS, ...REDRIVE_NUMBERS], dlqSelect.value, allowSelect.value, allowQueues);
     if (problems) return;
     const wanted: Record<string, string> = {};

@@ -25,7 +25,10 @@ export function messageActions(q: QueueInfo, m: PeekedMessage): HTMLElement[] {
     if (!(await confirmAction('Make this message visible now?',
       `Message ${id} is in flight in ${q.name}. It becomes visible at once, so the next receive gets it; the consumer that holds it can no longer extend it, as when its visibility timeout ends.`,
       'Make visible'))) return;
-    await act(async () => (await changeVisibilityById(q.url, id, 0), `Message ${id} is visible again.`));
+    await act(async () => {
+      await changeVisibilityById(q.url, id, 0);
+      return `Message ${id} is visible again.`;
+    });
   };
   const changeVisibility = async () => {
     const input = h('input', { type: 'number', name: 'visibility-timeout', id: 'visibility-timeout', min: '0', max: '43200', value: '300' });
@@ -34,7 +37,10 @@ export function messageActions(q: QueueInfo, m: PeekedMessage): HTMLElement[] {
       `Message ${id} stays in flight in ${q.name} for the time you give, counted from now (at most 12 hours from its receive); 0 makes it visible now.`,
       'Change visibility', field))) return;
     const seconds = Number(input.value);
-    await act(async () => (await changeVisibilityById(q.url, id, seconds), `Message ${id} is hidden for ${seconds} s from now.`));
+    await act(async () => {
+      await changeVisibilityById(q.url, id, seconds);
+      return `Message ${id} is hidden for ${seconds} s from now.`;
+    });
   };
   const move = (destinationArn: string | undefined) => act(async () => {
     const out = await moveMessagesById(q.url, [id], destinationArn);

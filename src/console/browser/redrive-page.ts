@@ -65,7 +65,7 @@ function redriveForm(q: QueueInfo, sameType: string[], started: () => void): HTM
 
   const request = (): MoveRequest => {
     const values = new URLSearchParams();
-    new FormData(form).forEach((v, k) => values.append(k, String(v)));
+    for (const [k, v] of new FormData(form)) values.append(k, String(v));
     const rate = values.get('rate');
     return {
       SourceArn: q.arn,

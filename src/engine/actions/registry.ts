@@ -75,7 +75,7 @@ const handlers = {
 export const actions = handlers as unknown as Record<string, ActionHandler>;
 
 export function hasAction(name: string): boolean {
-  return Object.prototype.hasOwnProperty.call(actions, name);
+  return  Object.hasOwn(actions, name);
 }
 
 /** Runs an action for a protocol adapter (which has checked `hasAction`), and tells the observer how it went. */

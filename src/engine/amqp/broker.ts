@@ -20,7 +20,7 @@ import { attributesOf, checkEquivalent, checkQueueArguments } from './queue-argu
  */
 const DELIVERY_VISIBILITY_MS = 30 * 60_000;
 /** AMQP queue names Redrive accepts: they must also work in queue URLs and ARNs. */
-const QUEUE_NAME = /^[A-Za-z0-9_.\-]{1,255}$/;
+const QUEUE_NAME = /^[A-Za-z0-9_.-]{1,255}$/;
 
 export interface QueueDeclaration {
   name: string;

@@ -95,7 +95,7 @@ function lookup(body: string, steps: string[]): { present: boolean; value?: unkn
     return { present: false };
   }
   for (const s of steps) {
-    if (v === null || typeof v !== 'object' || !Object.prototype.hasOwnProperty.call(v, s)) return { present: false };
+    if (v === null || typeof v !== 'object' || !Object.hasOwn(v, s)) return { present: false };
     v = (v as Record<string, unknown>)[s];
   }
   return { present: true, value: v };

@@ -224,7 +224,9 @@ export class Writer {
       case 'd': return put(8, (b, at) => b.writeDoubleBE(v.value, at));
       case 'D': return this.octet(v.value.places).long(v.value.digits);
       case 'S': case 'x': return this.longstr(v.value);
-      case 'A': return this.sized((w) => v.value.forEach((x) => w.fieldValue(x)));
+      case 'A': return this.sized((w) => {
+        for (const x of v.value) w.fieldValue(x);
+      });
       case 'F': return this.table(v.value);
       case 'V': return this;
     }

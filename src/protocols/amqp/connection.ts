@@ -89,7 +89,10 @@ export class Connection implements ChannelHost {
       return;
     }
     this.socket.cork();
-    for (const f of frames) (this.stats.sendOct += f.length), this.socket.write(f);
+    for (const f of frames) {
+      this.stats.sendOct += f.length;
+      this.socket.write(f);
+    }
     this.socket.uncork();
   }
 

@@ -120,7 +120,10 @@ export class AmqpServer implements AmqpLiveState {
   async close(): Promise<void> {
     this.expiry.stop();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    const done = [...this.sockets].map(([s, c]) => (s.destroy(), c.done));
+    const done = [...this.sockets].map(([s, c]) => {
+      s.destroy();
+      return c.done;
+    });
     await Promise.all([closed, ...done]);
   }
 }

@@ -1,5 +1,5 @@
 import { AmqpError, CODES } from '../../engine/amqp/errors.js';
-import { DecodeError, Reader, Writer, type FieldTable } from './codec.js';
+import { DecodeError, Reader, type Writer, type FieldTable } from './codec.js';
 
 /**
  * The AMQP 0-9-1 methods Redrive speaks, as a table written from the spec (class and

@@ -69,7 +69,7 @@ export class GroupCommit<I, O> {
   private async execute(batch: Waiter<I, O>[]): Promise<void> {
     try {
       const out = await this.run(batch.map((w) => w.item));
-      batch.forEach((w, i) => w.resolve(out[i]!));
+      for (const [i, w] of batch.entries()) w.resolve(out[i]!);
     } catch (e) {
       if (batch.length === 1 || !itemError(e)) {
         for (const w of batch) w.reject(e);

@@ -78,7 +78,7 @@ export class PostgresMoveTasks implements MoveTaskStore {
     const result = await inTransaction(this.pool, async (c) => {
       touched.length = 0;
       const { rows: [row] } = await c.query<MoveTaskRow>('SELECT * FROM move_tasks WHERE id = $1 FOR UPDATE', [taskId]);
-      if (!row || row.status !== 'RUNNING' || row.lease_owner !== b.owner) {
+      if (row?.status !== 'RUNNING' || row.lease_owner !== b.owner) {
         return { task: row ? toTask(row) : undefined!, lost: true, moved: 0 };
       }
       const finish = async (moved: number, cursor: number, status: string, reason: string | null): Promise<MoveBatchResult> => {

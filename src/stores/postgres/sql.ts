@@ -105,7 +105,7 @@ export function insertArrays(rows: MessageInsert[]): unknown[][] {
   const cols: unknown[][] = INSERT_COLUMNS.map(() => []);
   for (const r of rows) {
     const values = [...messageValues(r.queueId, r.message), r.deadLetteredAt ?? null];
-    values.forEach((v, i) => cols[i]!.push(v));
+    for (const [i, v] of values.entries()) cols[i]!.push(v);
   }
   return cols;
 }

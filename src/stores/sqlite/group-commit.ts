@@ -49,7 +49,7 @@ export class GroupCommit {
       for (const job of jobs) {
         try {
           job.result = job.run();
-        } catch (e) {
+        } catch (_e) {
           throw new JobFailed();
         }
       }

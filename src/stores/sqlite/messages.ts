@@ -227,7 +227,7 @@ export class SqliteMessages implements MessageStore {
     });
   }
 
-  deleteByIds(queueId: number, messageIds: readonly string[], now: number): Promise<string[]> {
+  deleteByIds(queueId: number, messageIds: readonly string[], _now: number): Promise<string[]> {
     return this.commit.run(() => {
       const deleted = messageIds.filter((id) => this.sql.deleteDeadById.run(queueId, id).changes > 0 || this.sql.deleteById.run(queueId, id).changes > 0);
       // Deleting a FIFO message held by a receive may release its group to a waiting receive.

@@ -143,7 +143,7 @@ function openFile(path: string, synchronous: string, defaultRegion: string): { d
     lock?.release();
     // Best effort: where nothing could be created, nothing can be removed either.
     const remove = (f: string) => { try { rmSync(f, { recursive: true, force: true }); } catch { /* see above */ } };
-    files.forEach((f, i) => existed[i] || remove(f));
+    for (const [i, f] of files.entries()) if (!existed[i]) remove(f);
     if (createdDir) remove(createdDir);
     else if (lock?.created) remove(lock.path);
     throw sqliteOpenError(path, e);
