@@ -44,10 +44,11 @@ export async function openPage(page: Page, url: string): Promise<void> {
 }
 
 // The committed screenshots are refreshed on request (REDRIVE_SCREENSHOTS=docs), so an
-// ordinary test run leaves the checkout as it was; otherwise they go to a temporary folder.
+// ordinary test run leaves the checkout as it was; otherwise they go to a temporary folder
+// of the user's own (another user's would refuse the writes).
 const IMAGES = process.env.REDRIVE_SCREENSHOTS === 'docs'
   ? fileURLToPath(new URL('../../../docs/images/', import.meta.url))
-  : join(tmpdir(), 'redrive-console-screenshots/');
+  : join(tmpdir(), `redrive-console-screenshots-${process.getuid?.() ?? 'user'}/`);
 
 /** Saves a screenshot for docs/console.md. */
 export async function screenshot(page: Page, name: string): Promise<void> {
