@@ -4,19 +4,19 @@
  * is one line saying what and how to get it, rather than tests cancelled or failing deep
  * inside. Each check honours the same environment variable as the tests it stands for.
  * Under CI=true every requirement must be met. Elsewhere, a missing client that is not an
- * npm package (scripts/skip-groups.mjs: the AWS CLI, boto3, pika, promtool, Chromium,
- * RabbitMQ) is said here and its tests skip, each group named again at the end of the
- * run; without a PostgreSQL at the default address (and no REDRIVE_TEST_POSTGRES_URL), the
+ * npm package (scripts/skip-groups.mjs: the AWS CLI, boto3, pika, promtool, RabbitMQ, and
+ * Chromium where neither Debian's nor the npm-shipped one runs: scripts/test-browser.mjs)
+ * is said here and its tests skip, each group named again at the end of the run; without a PostgreSQL at the default address (and no REDRIVE_TEST_POSTGRES_URL), the
  * run starts one of its own. The C++ build tools stay required.
  *
  * `node scripts/preflight.mjs` runs the checks alone: exit 0 if the tests may run, 1 if not.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { SKIP_GROUPS } from './skip-groups.mjs';
+import { chooseBrowser, DEBIAN_CHROMIUM } from './test-browser.mjs';
 
 /** A URL without its password, for messages. */
 function redact(url) {
@@ -73,11 +73,10 @@ export async function preflight(env = process.env) {
   const postgresUrl = env.REDRIVE_TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
   const aws = env.REDRIVE_TEST_AWS_CLI || '/usr/bin/aws';
   const python = env.REDRIVE_TEST_PYTHON || '/usr/bin/python3';
-  const chromium = env.REDRIVE_TEST_CHROMIUM || '/usr/bin/chromium';
   const amqpUrl = env.REDRIVE_TEST_AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
   const ci = env.CI === 'true';
 
-  const [pgProblem, awsStatus, boto3Status, pikaStatus, promtool, gxx, make, rabbit] = await Promise.all([
+  const [pgProblem, awsStatus, boto3Status, pikaStatus, promtool, gxx, make, rabbit, browser] = await Promise.all([
     postgresProblem(postgresUrl),
     status(aws, ['--version'], env),
     status(python, ['-c', 'import boto3'], env),
@@ -89,6 +88,7 @@ export async function preflight(env = process.env) {
       const u = new URL(amqpUrl);
       return reachable(u.hostname, Number(u.port || 5672));
     })(),
+    chooseBrowser(env),
   ]);
 
   const missing = [];
@@ -122,8 +122,10 @@ export async function preflight(env = process.env) {
   if (promtool !== 0) {
     client('promtool', `promtool: not found. test/metrics/promtool.test.ts checks the alerting rules in docs/monitoring with it: ${SKIP_GROUPS.promtool.enable}`);
   }
-  if (!existsSync(chromium)) {
-    client('chromium', `Chromium at ${chromium}: not found. The console's browser tests drive Debian's Chromium: ${SKIP_GROUPS.chromium.enable}`);
+  if (browser.missing) {
+    client('chromium', `${browser.missing}. The console's browser tests drive a real Chromium: ${SKIP_GROUPS.chromium.enable}`);
+  } else if (browser.executablePath !== DEBIAN_CHROMIUM) {
+    notes.push(`the console's browser tests drive ${browser.name}.`);
   }
   // Only a Node without Node-API 10 (20) builds better-sqlite3 12 when the packaging test
   // installs the tarball; on 22.14 and later the prebuilt 13 serves and nothing is compiled.

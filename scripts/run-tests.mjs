@@ -85,18 +85,24 @@ const timeout = extra.some((a) => a.startsWith('--test-timeout')) ? [] : ['--tes
 const args = ['--enable-source-maps', '--test', ...reporter, ...skipReporter, ...concurrency, ...timeout, ...extra, ...files];
 const run = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env });
 if (run.error) throw run.error;
+let counts = { groups: {}, others: [] };
+try {
+  counts = JSON.parse(readFileSync(counted, 'utf8'));
+} catch {
+  // No count (the run ended early, or another reporter was chosen): the groups are still named.
+}
 if (skips.length > 0) {
-  let counts = {};
-  try {
-    counts = JSON.parse(readFileSync(counted, 'utf8'));
-  } catch {
-    // No count (the run ended early, or another reporter was chosen): the groups are still named.
-  }
   console.log(`\nSkipped, for want of a client that is not an npm package (CI=true runs them all):`);
   for (const id of skips) {
-    const n = counts[id] ?? 0;
+    const n = counts.groups[id] ?? 0;
     console.log(`  ${id}: ${n} test${n === 1 ? ' needs' : 's need'} ${SKIP_GROUPS[id].what}; to run ${n === 1 ? 'it' : 'them'}: ${SKIP_GROUPS[id].enable}`);
   }
+}
+// Off CI, the tests that skipped for another reason (a privilege, a platform, a storage
+// choice) are listed too, so that a run on a bare machine says everything it left out.
+if (counts.others.length > 0 && process.env.CI !== 'true') {
+  console.log(`\nSkipped for other reasons, each saying why:`);
+  for (const { file, name, reason } of counts.others) console.log(`  ${file}: ${name}: ${reason || '(no reason given)'}`);
 }
 rmSync(dirname(counted), { recursive: true, force: true });
 if (run.signal) process.kill(process.pid, run.signal);

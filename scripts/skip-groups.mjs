@@ -11,7 +11,7 @@ export const SKIP_GROUPS = {
   boto3: { what: "Debian's boto3 (the Query-protocol tests)", enable: 'apt-get install python3-boto3, or set REDRIVE_TEST_PYTHON to a Python whose boto3 speaks Query' },
   pika: { what: "Python's pika (the AMQP tests' Python client)", enable: 'apt-get install python3-pika (for REDRIVE_TEST_PYTHON, /usr/bin/python3 by default)' },
   promtool: { what: "Prometheus's promtool (the check of docs/monitoring's alerting rules)", enable: 'apt-get install prometheus' },
-  chromium: { what: 'Chromium (the console tests in a browser)', enable: 'apt-get install chromium, or set REDRIVE_TEST_CHROMIUM' },
+  chromium: { what: 'Chromium (the console tests in a browser)', enable: "the npm-shipped one (@sparticuz/chromium, which npm ci installs) runs on Linux x64 only; elsewhere apt-get install chromium, or set REDRIVE_TEST_CHROMIUM to a Chromium or Chrome" },
   rabbitmq: { what: 'RabbitMQ (the tests that compare with the reference broker)', enable: 'apt-get install rabbitmq-server; rabbitmq-server -detached, or set REDRIVE_TEST_AMQP_URL' },
 };
 

@@ -13,6 +13,7 @@ import { field } from '../../src/protocols/amqp/codec.js';
 import { PROTOCOL_HEADER } from '../../src/protocols/amqp/frames.js';
 import { publishFrames, RawClient } from './raw-client.js';
 import { pause, startAmqpServer, useAmqpServer } from './support.js';
+import { needs } from '../support/requirements.js';
 
 /** `promise`, or a failure after `ms` (a hang is the bug these tests look for). */
 const within = <T>(promise: Promise<T>, ms: number, what: string) =>
@@ -83,7 +84,7 @@ describe('RabbitMQ client semantics', () => {
     c.close();
   });
 
-  test('pika: publishes then close', async () => {
+  test('pika: publishes then close', needs('pika'), async () => {
     const script = [
       'import pika, sys',
       'conn = pika.BlockingConnection(pika.URLParameters(sys.argv[1]))',
@@ -93,7 +94,7 @@ describe('RabbitMQ client semantics', () => {
       'conn.close()',
       "print('closed')",
     ].join('\n');
-    const { stdout } = await promisify(execFile)('/usr/bin/python3', ['-c', script, server().url], { timeout: 20_000 });
+    const { stdout } = await promisify(execFile)(process.env.REDRIVE_TEST_PYTHON ?? '/usr/bin/python3', ['-c', script, server().url], { timeout: 20_000 });
     assert.equal(stdout.trim(), 'closed');
   });
 

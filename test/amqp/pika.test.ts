@@ -13,7 +13,7 @@ import { needs } from '../support/requirements.js';
 import { RABBIT_URL, rabbitOrSkip, useAmqpServer } from './support.js';
 
 const SCRIPT = fileURLToPath(new URL('../../../test/amqp/pika_scenario.py', import.meta.url));
-const PYTHON = '/usr/bin/python3';
+const PYTHON = process.env.REDRIVE_TEST_PYTHON ?? '/usr/bin/python3';
 const run = async (url: string, queue: string) =>
   JSON.parse((await promisify(execFile)(PYTHON, [SCRIPT, url, queue], { timeout: 30_000 })).stdout) as unknown;
 

@@ -1,32 +1,40 @@
-/** A real Chromium (Debian's) for the console tests; never downloaded. */
-import { existsSync, mkdirSync } from 'node:fs';
+/**
+ * A real Chromium for the console tests, never downloaded: which one (Debian's, the
+ * npm-shipped @sparticuz/chromium, or REDRIVE_TEST_CHROMIUM) is chosen once per test file
+ * by scripts/test-browser.mjs, as scripts/preflight.mjs chooses it for the run's notes.
+ */
+import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { after, before } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { skipReason } from '../support/requirements.js';
 
-const CHROMIUM = process.env.REDRIVE_TEST_CHROMIUM ?? '/usr/bin/chromium';
+type Choice = { name: string; executablePath: string; env?: Record<string, string> } | { missing: string; name?: undefined };
+// The scripts' own choice, from the checkout (tests run compiled, from dist/test/).
+const chooser = fileURLToPath(new URL('../../../scripts/test-browser.mjs', import.meta.url));
+const { chooseBrowser, LAUNCH_ARGS } = (await import(pathToFileURL(chooser).href)) as {
+  chooseBrowser(): Promise<Choice>;
+  LAUNCH_ARGS: string[];
+};
+const choice = await chooseBrowser();
 
 /**
  * Why the browser tests cannot run here, or undefined if they can. In CI a missing
  * browser is a failure, not a skip.
  */
 export function browserMissing(): string | undefined {
-  if (existsSync(CHROMIUM)) return undefined;
-  if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing, and CI=true: the console's browser tests must run in CI`);
-  return skipReason('chromium', `no Chromium at ${CHROMIUM}`);
+  if (choice.name !== undefined) return undefined;
+  if (process.env.CI === 'true') throw new Error(`${choice.missing}, and CI=true: the console's browser tests must run in CI`);
+  return skipReason('chromium', choice.missing);
 }
 
 /** `extraArgs`: more Chromium switches, e.g. `--host-resolver-rules=...` to give a name to 127.0.0.1. */
 export function launchBrowser(extraArgs: string[] = []): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync', ...extraArgs],
-  });
+  if (choice.name === undefined) throw new Error(choice.missing);
+  return chromium.launch({ executablePath: choice.executablePath, env: choice.env, headless: true, args: [...LAUNCH_ARGS, ...extraArgs] });
 }
 
 /** Opens a console page and waits until its script has filled it in. */
@@ -36,10 +44,11 @@ export async function openPage(page: Page, url: string): Promise<void> {
 }
 
 // The committed screenshots are refreshed on request (REDRIVE_SCREENSHOTS=docs), so an
-// ordinary test run leaves the checkout as it was; otherwise they go to a temporary folder.
+// ordinary test run leaves the checkout as it was; otherwise they go to a temporary folder
+// of the user's own (another user's would refuse the writes).
 const IMAGES = process.env.REDRIVE_SCREENSHOTS === 'docs'
   ? fileURLToPath(new URL('../../../docs/images/', import.meta.url))
-  : join(tmpdir(), 'redrive-console-screenshots/');
+  : join(tmpdir(), `redrive-console-screenshots-${process.getuid?.() ?? 'user'}/`);
 
 /** Saves a screenshot for docs/console.md. */
 export async function screenshot(page: Page, name: string): Promise<void> {

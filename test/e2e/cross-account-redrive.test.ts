@@ -9,6 +9,7 @@ import {
   AddPermissionCommand, CreateQueueCommand, ReceiveMessageCommand, SendMessageCommand, StartMessageMoveTaskCommand, type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { boto3Driver, type ApiError } from '../query/drivers.js';
+import { needs } from '../support/requirements.js';
 import { assertSqsError, invalidParameterValue } from './helpers.js';
 import { A, arnOf, B, useTwoAccounts, type Account, type TwoAccounts } from './cross-account-helpers.js';
 
@@ -77,7 +78,7 @@ describe('cross-account writes through imported dead-letter metadata', () => {
     assert.equal(await depth(t, B, dlq), 1, "A's message has no source and stays");
   });
 
-  test('over the Query protocol (boto3) the same send is refused, and B\'s queues are AccessDenied', async () => {
+  test('over the Query protocol (boto3) the same send is refused, and B\'s queues are AccessDenied', needs('boto3'), async () => {
     const boto = await boto3Driver(t.server.url, undefined, { accessKeyId: A.accessKeyId, secretAccessKey: A.secretAccessKey });
     try {
       await queue(t.sdk(A), 'a-dlq-query');

@@ -10,13 +10,17 @@ import { boto3Driver, jsonSdkDriver, type Driver } from '../query/drivers.js';
 import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { bothProtocols as sharedBoth, create, expectError, receive } from './both-protocols.js';
 import { SDK_HEADER } from './helpers.js';
+import { needs } from '../support/requirements.js';
 
 let server: ServerProcess;
 const drivers: Driver[] = [];
 
 useServerProcess({ storage: 'sqlite', manualClock: true }, async (s) => {
   server = s;
-  drivers.push(jsonSdkDriver(server.url), await boto3Driver(server.url));
+  drivers.push(jsonSdkDriver(server.url));
+  // Without boto3 (outside CI, scripts/skip-groups.mjs) its half of each comparison skips.
+  if (needs('boto3').skip) return;
+  drivers.push(await boto3Driver(server.url));
   assert.equal(drivers[1]!.protocol, 'query', `${drivers[1]!.name} does not speak the Query protocol`);
 }, () => Promise.all(drivers.map((d) => d.close())));
 
@@ -75,7 +79,7 @@ describe('1. bytes that are not UTF-8 are refused, never replaced', () => {
       const res = await fetch(`${server.url}/?Action=SendMessage&QueueUrl=${encodeURIComponent(url)}&MessageBody=x${percent(bad)}`);
       assert.equal(res.headers.get('x-amzn-query-error'), 'InvalidMessageContents;Sender');
     }
-    assert.deepEqual(await receive(drivers[1]!, url), [], 'nothing was stored');
+    assert.deepEqual(await receive(drivers[0]!, url), [], 'nothing was stored');
   });
 
   test('valid UTF-8 is stored byte for byte, with the MD5 of the bytes sent', async () => {

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync, type Dirent } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,9 +33,19 @@ function tempDir(): string {
  */
 const asOther = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
 
-/** Every file under `dir`, as paths relative to it. */
-function files(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort();
+/**
+ * Every file under `dir`, as paths relative to it. A folder this user may not read (a
+ * permission case, when not run as root) is listed but not entered.
+ */
+function files(dir: string, sub = ''): string[] {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(join(dir, sub), { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const found = entries.flatMap((e) => [join(sub, e.name), ...(e.isDirectory() ? files(dir, join(sub, e.name)) : [])]);
+  return sub ? found : found.sort();
 }
 
 async function serve(args: string[], opts: { cwd: string; other?: boolean }) {

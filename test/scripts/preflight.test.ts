@@ -24,10 +24,10 @@ interface Result {
 
 /**
  * Runs `node <script>` from the checkout with `env` laid over this process's environment
- * (CI removed unless given). Killed, with its process group, after 30 s: a run-tests.mjs
+ * (CI removed unless given). Killed, with its process group, after 30 s (or `killAfterMs`): a run-tests.mjs
  * whose preflight wrongly passed would otherwise start the whole suite.
  */
-function node(script: string, env: NodeJS.ProcessEnv): Promise<Result> {
+function node(script: string, env: NodeJS.ProcessEnv, killAfterMs = 30_000): Promise<Result> {
   const base = { ...process.env };
   delete base.CI;
   const child = spawn(process.execPath, [script], { cwd: ROOT, env: { ...base, ...env }, detached: true });
@@ -35,7 +35,7 @@ function node(script: string, env: NodeJS.ProcessEnv): Promise<Result> {
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', (d) => (stderr += d));
-  const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 30_000);
+  const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), killAfterMs);
   return new Promise((resolve) => child.once('exit', (status) => {
     clearTimeout(timer);
     resolve({ status, stdout, stderr });
@@ -89,12 +89,25 @@ describe('the test preflight', () => {
   });
 
   test('off CI, a missing client that is not an npm package is said, and its tests skip; the run goes on', async () => {
-    const r = await node('scripts/preflight.mjs', { REDRIVE_TEST_AWS_CLI: join(empty, 'aws'), REDRIVE_TEST_PYTHON: join(empty, 'python3') });
+    const r = await node('scripts/preflight.mjs', { REDRIVE_TEST_AWS_CLI: join(empty, 'aws'), REDRIVE_TEST_PYTHON: join(empty, 'python3'), REDRIVE_TEST_CHROMIUM: join(empty, 'chromium') });
     assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /^npm test: note: Chromium at .*\/chromium: not found\..*apt-get install chromium.*; its tests are skipped/m);
     assert.deepEqual(lines(r).filter((l) => l.startsWith('npm test needs ')), []);
     assert.match(r.stderr, /^npm test: note: AWS CLI at .*\/aws: not found\..*apt-get install awscli.*; its tests are skipped \(CI=true fails instead\)\.$/m);
     assert.match(r.stderr, /^npm test: note: boto3 for .*\/python3: .*not found\..*apt-get install python3-boto3.*; its tests are skipped/m);
     assert.match(r.stderr, /^npm test: note: pika for .*\/python3: .*; its tests are skipped/m);
+  });
+
+  test("without Debian's Chromium, the console tests drive the npm-shipped one, and the preflight says which", async () => {
+    // REDRIVE_TEST_CHROMIUM=npm chooses as a machine without /usr/bin/chromium does. The
+    // first use unpacks the browser (about 200 MB) and launches it once: up to a few minutes.
+    const r = await node('scripts/preflight.mjs', { REDRIVE_TEST_CHROMIUM: 'npm' }, 5 * 60_000);
+    assert.equal(r.status, 0, r.stderr);
+    if (process.platform === 'linux' && process.arch === 'x64') {
+      assert.match(r.stderr, /^npm test: note: the console's browser tests drive the npm-shipped Chromium \(@sparticuz\/chromium [\d.]+, unpacked in .*\)\.$/m);
+    } else {
+      assert.match(r.stderr, /^npm test: note: the npm-shipped Chromium \(@sparticuz\/chromium\) is built for Linux x64 only.*; its tests are skipped/m);
+    }
   });
 
   test('npm test stops at the preflight, before any test runs', async () => {
