@@ -4,7 +4,7 @@
  * x-death and the death headers, with times masked) and the queue depths.
  */
 import type { ConfirmChannel, GetMessage, Options } from 'amqplib';
-import { Ctx, type Scenario } from './scenarios.js';
+import type { Ctx, Scenario } from './scenarios.js';
 import { pause } from './support.js';
 
 /**

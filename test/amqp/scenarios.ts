@@ -204,7 +204,7 @@ export const scenarios: Scenario[] = [
         });
       })));
       // A publish that routes nowhere is confirmed too.
-      const unrouted = await new Promise((resolve) => ch.publish('', c.prefix + 'nowhere', Buffer.from('n'), {}, (err) => resolve(err ? 'nack' : 'ack')));
+      const unrouted = await new Promise((resolve) => ch.publish('', `${c.prefix}nowhere`, Buffer.from('n'), {}, (err) => resolve(err ? 'nack' : 'ack')));
       return { acks, unrouted, depth: await depth(c, q) };
     },
   },
@@ -222,7 +222,7 @@ export const scenarios: Scenario[] = [
       ch.publish(x, 'no', Buffer.from('r1'), { mandatory: true });
       ch.publish(x, 'yes', Buffer.from('kept'), { mandatory: true });
       ch.publish(x, 'no', Buffer.from('lost'), { mandatory: false });
-      ch.publish('', c.prefix + 'missing', Buffer.from('r2'), { mandatory: true });
+      ch.publish('', `${c.prefix}missing`, Buffer.from('r2'), { mandatory: true });
       await ch.waitForConfirms();
       await pause(100);
       return { returned, depth: await depth(c, q) };
@@ -302,7 +302,7 @@ export const scenarios: Scenario[] = [
       const bad = await c.channel();
       let closed: unknown = 'open';
       bad.on('error', (e: { code?: number }) => (closed = e.code));
-      for (let i = 0; i < 20; i++) bad.publish(i === 10 ? c.prefix + 'missing' : '', q, Buffer.from(`c${i}`));
+      for (let i = 0; i < 20; i++) bad.publish(i === 10 ? `${c.prefix}missing` : '', q, Buffer.from(`c${i}`));
       await bad.waitForConfirms().catch(() => undefined);
       await pause(200);
       const stored = (await depth(c, q))[0];
@@ -320,20 +320,20 @@ export const scenarios: Scenario[] = [
       };
       const q = c.q('err');
       const x = c.x('err');
-      await attempt('passive declare of a missing queue', (ch) => ch.checkQueue(c.prefix + 'missing'));
-      await attempt('passive declare of a missing exchange', (ch) => ch.checkExchange(c.prefix + 'missing'));
+      await attempt('passive declare of a missing queue', (ch) => ch.checkQueue(`${c.prefix}missing`));
+      await attempt('passive declare of a missing exchange', (ch) => ch.checkExchange(`${c.prefix}missing`));
       await attempt('declare', (ch) => ch.assertQueue(q, { durable: true }));
       await attempt('redeclare with another durable', (ch) => ch.assertQueue(q, { durable: false }));
       await attempt('redeclare with another argument', (ch) => ch.assertQueue(q, { durable: true, arguments: { 'x-max-length': 3 } }));
       await attempt('exchange', (ch) => ch.assertExchange(x, 'direct', { durable: false }));
       await attempt('exchange redeclared with another type', (ch) => ch.assertExchange(x, 'fanout', { durable: false }));
-      await attempt('reserved exchange name', (ch) => ch.assertExchange('amq.' + c.prefix, 'direct'));
-      await attempt('bind to a missing exchange', (ch) => ch.bindQueue(q, c.prefix + 'missing', 'k'));
-      await attempt('bind a missing queue', (ch) => ch.bindQueue(c.prefix + 'missing', x, 'k'));
-      await attempt('consume from a missing queue', (ch) => ch.consume(c.prefix + 'missing', () => undefined));
-      await attempt('get from a missing queue', (ch) => ch.get(c.prefix + 'missing'));
+      await attempt('reserved exchange name', (ch) => ch.assertExchange(`amq.${c.prefix}`, 'direct'));
+      await attempt('bind to a missing exchange', (ch) => ch.bindQueue(q, `${c.prefix}missing`, 'k'));
+      await attempt('bind a missing queue', (ch) => ch.bindQueue(`${c.prefix}missing`, x, 'k'));
+      await attempt('consume from a missing queue', (ch) => ch.consume(`${c.prefix}missing`, () => undefined));
+      await attempt('get from a missing queue', (ch) => ch.get(`${c.prefix}missing`));
       await attempt('publish to a missing exchange', async (ch) => {
-        ch.publish(c.prefix + 'missing', 'k', Buffer.from('m'));
+        ch.publish(`${c.prefix}missing`, 'k', Buffer.from('m'));
         await (ch as ConfirmChannel).waitForConfirms();
       });
       await attempt('ack of an unknown delivery tag', async (ch) => {

@@ -128,7 +128,7 @@ describe('the packed package, installed from its tarball', { timeout: 15 * 60_00
     // must reach the group, as Ctrl-C or systemd's default KillMode sends it. npm itself then
     // ends by the signal; the server drains, says so and exits.
     await stopJob(server, 'group');
-    assert.match(server.output(), /"msg":"shutting down"[^]*"msg":"stopped"/);
+    assert.match(server.output(), /"msg":"shutting down"[\s\S]*"msg":"stopped"/);
     assert.ok(existsSync(join(dataDir, 'redrive.db')), 'the SQLite database is in --data-dir');
   });
 

@@ -19,7 +19,7 @@ export function docsExample(heading: string): string {
   const text = readFileSync(join(ROOT, 'docs/library.md'), 'utf8');
   const at = text.indexOf(`\n## ${heading}\n`);
   assert.ok(at >= 0, `docs/library.md has a "## ${heading}" section`);
-  const block = /```js\n([^]*?)```/.exec(text.slice(at));
+  const block = /```js\n([\s\S]*?)```/.exec(text.slice(at));
   assert.ok(block, `docs/library.md's ${heading} section has a js example`);
   return block[1]!;
 }
@@ -51,6 +51,7 @@ export function libraryTests(app: () => string): void {
       "const { startRedrive } = require('redrive');",
       '(async () => {',
       '  const r = await startRedrive({ storage: "sqlite" });',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the example's own template literal, written as text.
       '  const res = await fetch(`${r.endpoint}/health`);',
       '  console.log(res.status, r.region, r.accountId, r.sqsClientConfig.endpoint === r.endpoint);',
       '  await r.close();',

@@ -43,6 +43,6 @@ describe("the README's start command in a clone", () => {
       sqs.destroy();
     }
     await stopJob(server, 'group', 'SIGINT');
-    assert.match(server.output(), /"msg":"shutting down"[^]*"msg":"stopped"/);
+    assert.match(server.output(), /"msg":"shutting down"[\s\S]*"msg":"stopped"/);
   });
 });

@@ -76,7 +76,7 @@ export async function boto3Driver(url: string, python = PYTHON, keys?: Keys): Pr
     call(op, input = {}) {
       // One request at a time on the pipe.
       const answer = queue.then(async () => {
-        proc.stdin!.write(JSON.stringify({ op, input }) + '\n');
+        proc.stdin!.write(`${JSON.stringify({ op, input })}\n`);
         return next();
       });
       queue = answer.then(() => undefined, () => undefined);

@@ -14,7 +14,7 @@ export interface Scenario {
 const md5 = (s: string) => createHash('md5').update(s, 'utf8').digest('hex');
 
 export async function expectError(
-  api: Driver,
+  _api: Driver,
   call: Promise<unknown>,
   expected: { code: string; message: string; status?: number },
 ): Promise<void> {

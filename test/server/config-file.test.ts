@@ -71,10 +71,10 @@ test('any other extension is JSON', async () => {
 test("the YAML example of docs/extensions.md works as written, and is the same file as the JSON examples before it", async () => {
   const doc = readFileSync(new URL('../../../docs/extensions.md', import.meta.url), 'utf8');
   const section = doc.slice(doc.indexOf('## The config file'));
-  const blocks = (lang: string) => [...section.matchAll(new RegExp('```' + lang + '\\n([^]*?)```', 'g'))].map((m) => m[1]!);
+  const blocks = (lang: string) => [...section.matchAll(new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``, 'g'))].map((m) => m[1]!);
   const [yaml] = blocks('yaml');
   assert.ok(yaml, 'a YAML example');
-  const json = blocks('json').reduce((all, text) => ({ ...all, ...JSON.parse(text) }), {});
+  const json = Object.assign({}, ...blocks('json').map((text) => JSON.parse(text)));
   assert.deepEqual(await loadConfigFile(file('example.yaml', yaml)), await loadConfigFile(file('example.json', JSON.stringify(json))));
 });
 
