@@ -32,16 +32,30 @@ async function once(dist: string, id: string): Promise<Measurement> {
   else delete process.env.BENCH_SERVER_DIST;
   const target = await startRedrive(c.redrive!);
   try {
-    return await measure({
-      kind: c.kind, target: target.url, targets: target.urls, queue: target.queue, producers: c.producers, consumers: c.consumers,
-      bodyBytes: config.bodyBytes, warmupSeconds: config.warmupSeconds, seconds: config.seconds, groups: c.groups,
-    }, c.metric, { serverPids: target.pids, walIndex: target.walIndex });
+    return await measure(
+      {
+        kind: c.kind,
+        target: target.url,
+        targets: target.urls,
+        queue: target.queue,
+        producers: c.producers,
+        consumers: c.consumers,
+        bodyBytes: config.bodyBytes,
+        warmupSeconds: config.warmupSeconds,
+        seconds: config.seconds,
+        groups: c.groups,
+      },
+      c.metric,
+      { serverPids: target.pids, walIndex: target.walIndex },
+    );
   } finally {
     await target.stop();
   }
 }
 
-const runs: Record<string, { A: (Measurement | undefined)[]; B: (Measurement | undefined)[] }> = Object.fromEntries(ids.map((id) => [id, { A: [], B: [] }]));
+const runs: Record<string, { A: (Measurement | undefined)[]; B: (Measurement | undefined)[] }> = Object.fromEntries(
+  ids.map((id) => [id, { A: [], B: [] }]),
+);
 const load = [loadavg()[0]];
 for (let round = 0; round < rounds; round++) {
   for (const id of ids) {
@@ -51,13 +65,17 @@ for (let round = 0; round < rounds; round++) {
         m = await once(builds[side]!, id);
       } catch (e) {
         // A run that fails (a server too slow to start on a busy machine) leaves a gap; its pair's ratio is skipped.
-        console.log(`[round ${round + 1}/${rounds}] ${id} ${side}: FAILED: ${e instanceof Error ? e.message.split('\n')[0] : e}`);
+        console.log(
+          `[round ${round + 1}/${rounds}] ${id} ${side}: FAILED: ${e instanceof Error ? e.message.split('\n')[0] : e}`,
+        );
         runs[id]![side].push(undefined);
         continue;
       }
       runs[id]![side].push(m);
-      console.log(`[round ${round + 1}/${rounds}] ${id} ${side}: ${int(m.rate)} msg/s, ${micros(m.serverMicrosPerMessage)} µs/msg, `
-        + `WAL ${int(m.walBytesPerMessage)} B/msg, p99 ${ms(m.latency?.p99)} ms, others ${pct(m.otherCpu)}`);
+      console.log(
+        `[round ${round + 1}/${rounds}] ${id} ${side}: ${int(m.rate)} msg/s, ${micros(m.serverMicrosPerMessage)} µs/msg, ` +
+          `WAL ${int(m.walBytesPerMessage)} B/msg, p99 ${ms(m.latency?.p99)} ms, others ${pct(m.otherCpu)}`,
+      );
     }
   }
   load.push(loadavg()[0]);
@@ -68,23 +86,39 @@ const med = (xs: (number | undefined)[]) => {
   return d.length ? median(d) : undefined;
 };
 const ratio = (id: string, f: (m: Measurement) => number | undefined) =>
-  med(runs[id]!.A.map((a, i) => {
-    const b = runs[id]!.B[i];
-    const x = a && f(a);
-    const y = b && f(b);
-    return x && y ? y / x : undefined;
-  }));
+  med(
+    runs[id]!.A.map((a, i) => {
+      const b = runs[id]!.B[i];
+      const x = a && f(a);
+      const y = b && f(b);
+      return x && y ? y / x : undefined;
+    }),
+  );
 const fmt = (r: number | undefined) => (r === undefined ? 'n/a' : `${r.toFixed(2)}×`);
 const lines: string[][] = [];
 for (const id of ids) {
   for (const side of ['A', 'B'] as const) {
     const ms_ = runs[id]![side].filter((m): m is Measurement => m !== undefined);
-    lines.push([`${id} ${side}`, int(med(ms_.map((m) => m.rate))), micros(med(ms_.map((m) => m.serverMicrosPerMessage))),
-      int(med(ms_.map((m) => m.walBytesPerMessage))), ms(med(ms_.map((m) => m.latency?.p99))), pct(med(ms_.map((m) => m.otherCpu)))]);
+    lines.push([
+      `${id} ${side}`,
+      int(med(ms_.map((m) => m.rate))),
+      micros(med(ms_.map((m) => m.serverMicrosPerMessage))),
+      int(med(ms_.map((m) => m.walBytesPerMessage))),
+      ms(med(ms_.map((m) => m.latency?.p99))),
+      pct(med(ms_.map((m) => m.otherCpu))),
+    ]);
   }
-  lines.push([`${id} B÷A (median of rounds)`, fmt(ratio(id, (m) => m.rate)), fmt(ratio(id, (m) => m.serverMicrosPerMessage)),
-    fmt(ratio(id, (m) => m.walBytesPerMessage)), fmt(ratio(id, (m) => m.latency?.p99)), '']);
+  lines.push([
+    `${id} B÷A (median of rounds)`,
+    fmt(ratio(id, (m) => m.rate)),
+    fmt(ratio(id, (m) => m.serverMicrosPerMessage)),
+    fmt(ratio(id, (m) => m.walBytesPerMessage)),
+    fmt(ratio(id, (m) => m.latency?.p99)),
+    '',
+  ]);
 }
-console.log(`\nA = ${builds.A}, B = ${builds.B || 'this checkout'}; ${rounds} rounds of ${config.warmupSeconds} + ${config.seconds} s; load average 1 min: ${load.map((l) => l!.toFixed(1)).join(' → ')}\n`);
+console.log(
+  `\nA = ${builds.A}, B = ${builds.B || 'this checkout'}; ${rounds} rounds of ${config.warmupSeconds} + ${config.seconds} s; load average 1 min: ${load.map((l) => l!.toFixed(1)).join(' → ')}\n`,
+);
 console.log(markdown(['case', 'msg/s', 'server µs/msg', 'WAL B/msg', 'p99 ms', 'others CPU'], lines));
 process.exit(0);

@@ -17,14 +17,17 @@ await c.expect('queue.declare-ok');
 c.send(1, 'confirm.select');
 await c.expect('confirm.select-ok');
 const body = 'x'.repeat(256);
-for (let i = 0; i < n; i += 500) c.write(Buffer.concat(Array.from({ length: Math.min(500, n - i) }, () => publishFrames(1, queue, body))));
+for (let i = 0; i < n; i += 500)
+  c.write(Buffer.concat(Array.from({ length: Math.min(500, n - i) }, () => publishFrames(1, queue, body))));
 let frames = 0;
-for (let last = 0; last < n;) {
+for (let last = 0; last < n; ) {
   const a = await c.answer(20_000);
   if (a.kind !== 'basic.ack' && a.kind !== 'basic.nack') throw new Error(`expected a confirm, got ${a.kind}`);
   frames++;
   last = Number(a.args!.deliveryTag);
 }
-console.log(JSON.stringify({ port, publishes: n, confirmFrames: frames, framesPerConfirmedPublish: +(frames / n).toFixed(4) }));
+console.log(
+  JSON.stringify({ port, publishes: n, confirmFrames: frames, framesPerConfirmedPublish: +(frames / n).toFixed(4) }),
+);
 c.send(1, 'queue.delete', { queue });
 c.close();

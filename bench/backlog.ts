@@ -58,8 +58,16 @@ export interface BacklogFigures {
 
 function phase(m: Measurement, messages: number): BacklogPhase {
   return {
-    seconds: m.seconds, rate: m.rate, messages, complete: m.raw.complete === true, serverCpu: m.serverCpu, clientCpu: m.clientCpu,
-    serverMicrosPerMessage: m.serverMicrosPerMessage, otherCpu: m.otherCpu, errors: m.errors, firstError: m.firstError,
+    seconds: m.seconds,
+    rate: m.rate,
+    messages,
+    complete: m.raw.complete === true,
+    serverCpu: m.serverCpu,
+    clientCpu: m.clientCpu,
+    serverMicrosPerMessage: m.serverMicrosPerMessage,
+    otherCpu: m.otherCpu,
+    errors: m.errors,
+    firstError: m.firstError,
   };
 }
 
@@ -81,7 +89,11 @@ class RssSampler {
     const now = performance.now();
     if (now - this.lastKept >= 1000) {
       this.lastKept = now;
-      this.timeline.push({ phase: this.phase, t: Math.round((now - this.started) / 100) / 10, mib: Math.round(rss / 2 ** 20) });
+      this.timeline.push({
+        phase: this.phase,
+        t: Math.round((now - this.started) / 100) / 10,
+        mib: Math.round(rss / 2 ** 20),
+      });
     }
   }
 
@@ -145,13 +157,22 @@ export async function runBacklog(total: number, log: (line: string) => void): Pr
     rss.pid = server.pid;
     const queue = await createQueue(server.url);
     const spec = {
-      target: server.url, queue, bodyBytes: config.bodyBytes, warmupSeconds: 0, seconds: config.backlogLimitSeconds, total,
+      target: server.url,
+      queue,
+      bodyBytes: config.bodyBytes,
+      warmupSeconds: 0,
+      seconds: config.backlogLimitSeconds,
+      total,
     };
 
-    const pre = await measure({ ...spec, kind: 'preload', producers: PRODUCERS, consumers: 0 }, 'sent', { serverPids: [server.pid] });
+    const pre = await measure({ ...spec, kind: 'preload', producers: PRODUCERS, consumers: 0 }, 'sent', {
+      serverPids: [server.pid],
+    });
     const preloaded = pre.raw.sent;
     rss.sample();
-    log(`  preload: ${preloaded} messages in ${pre.seconds.toFixed(1)} s (${Math.round(pre.rate)} msg/s)${pre.errors ? `, ${pre.errors} errors: ${pre.firstError}` : ''}`);
+    log(
+      `  preload: ${preloaded} messages in ${pre.seconds.toFixed(1)} s (${Math.round(pre.rate)} msg/s)${pre.errors ? `, ${pre.errors} errors: ${pre.firstError}` : ''}`,
+    );
     const dataBytes = directoryBytes(data.dir);
 
     rss.phase = 'restart';
@@ -164,7 +185,9 @@ export async function runBacklog(total: number, log: (line: string) => void): Pr
     rss.pid = server.pid;
     rss.sample();
     const afterSigterm = { shutdownSeconds, startSeconds: restart.seconds };
-    log(`  restart after SIGTERM: shutdown ${shutdownSeconds.toFixed(2)} s, spawn → first request ${restart.seconds.toFixed(2)} s`);
+    log(
+      `  restart after SIGTERM: shutdown ${shutdownSeconds.toFixed(2)} s, spawn → first request ${restart.seconds.toFixed(2)} s`,
+    );
 
     await server.kill();
     rss.pid = undefined;
@@ -175,8 +198,10 @@ export async function runBacklog(total: number, log: (line: string) => void): Pr
     log(`  restart after SIGKILL: spawn → first request ${restart.seconds.toFixed(2)} s`);
 
     t = performance.now();
-    const attrs = (await sqsCall(server.url, 'GetQueueAttributes', { QueueUrl: queue, AttributeNames: ['ApproximateNumberOfMessages'] })) as
-      { Attributes?: Record<string, string> };
+    const attrs = (await sqsCall(server.url, 'GetQueueAttributes', {
+      QueueUrl: queue,
+      AttributeNames: ['ApproximateNumberOfMessages'],
+    })) as { Attributes?: Record<string, string> };
     const depthQuerySeconds = (performance.now() - t) / 1000;
     const depth = Number(attrs.Attributes?.ApproximateNumberOfMessages);
     rss.sample();
@@ -185,17 +210,27 @@ export async function runBacklog(total: number, log: (line: string) => void): Pr
     // The restarted process is cold (no JIT, empty SQLite cache): two seconds of W3's cycle
     // on another queue warm it up, so that a short drain is not mostly warm-up.
     const warmQueue = await createQueue(server.url, false, 'bench-warmup');
-    await measure({ ...spec, queue: warmQueue, kind: 'cycle', producers: 8, consumers: 8, seconds: WARMUP_SECONDS }, 'consumed');
+    await measure(
+      { ...spec, queue: warmQueue, kind: 'cycle', producers: 8, consumers: 8, seconds: WARMUP_SECONDS },
+      'consumed',
+    );
 
     rss.phase = 'drain';
     const toDrain = Number.isFinite(depth) ? depth : preloaded;
-    const drain = await measure({ ...spec, total: toDrain, kind: 'drain', producers: 0, consumers: CONSUMERS }, 'consumed', { serverPids: [server.pid] });
+    const drain = await measure(
+      { ...spec, total: toDrain, kind: 'drain', producers: 0, consumers: CONSUMERS },
+      'consumed',
+      { serverPids: [server.pid] },
+    );
     rss.sample();
-    log(`  drain: ${drain.raw.consumed} messages in ${drain.seconds.toFixed(1)} s (${Math.round(drain.rate)} msg/s), server CPU ${Math.round(drain.serverCpu ?? 0)}%`
-      + `${drain.errors ? `, ${drain.errors} errors: ${drain.firstError}` : ''}`);
+    log(
+      `  drain: ${drain.raw.consumed} messages in ${drain.seconds.toFixed(1)} s (${Math.round(drain.rate)} msg/s), server CPU ${Math.round(drain.serverCpu ?? 0)}%` +
+        `${drain.errors ? `, ${drain.errors} errors: ${drain.firstError}` : ''}`,
+    );
 
     return {
-      messages: preloaded, dataBytes,
+      messages: preloaded,
+      dataBytes,
       preload: phase(pre, preloaded),
       restartAfterSigterm: afterSigterm,
       restartAfterSigkill: { startSeconds: restart.seconds },

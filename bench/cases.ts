@@ -65,5 +65,9 @@ export const halfRateCase: Case = { id: 'W3-half', system: 'redrive', redrive: s
  * other (NOTIFY), so its p99 is the cross-node wake-up target (under 20 ms).
  */
 export const crossNodeHalfCase: Case = {
-  id: 'W3-pg-2-half', system: 'redrive', redrive: { storage: 'postgres', durability: 'process', nodes: 2 }, ...cycle, crossNodes: true,
+  id: 'W3-pg-2-half',
+  system: 'redrive',
+  redrive: { storage: 'postgres', durability: 'process', nodes: 2 },
+  ...cycle,
+  crossNodes: true,
 };

@@ -23,13 +23,18 @@ async function main(): Promise<void> {
   try {
     const sqs = new SqsJsonClient(server.url);
     for (let i = 0; i < PAIRS; i += 50) {
-      await Promise.all(Array.from({ length: Math.min(50, PAIRS - i) }, async (_, j) => {
-        const n = String(i + j).padStart(4, '0');
-        const dlq = await sqs.call<{ QueueUrl: string }>('CreateQueue', { QueueName: `q${n}-dlq` });
-        const arn = `arn:aws:sqs:us-east-1:000000000000:q${n}-dlq`;
-        await sqs.call('CreateQueue', { QueueName: `q${n}`, Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn, maxReceiveCount: 1 }) } });
-        await sqs.call('SendMessage', { QueueUrl: dlq.QueueUrl, MessageBody: 'x' });
-      }));
+      await Promise.all(
+        Array.from({ length: Math.min(50, PAIRS - i) }, async (_, j) => {
+          const n = String(i + j).padStart(4, '0');
+          const dlq = await sqs.call<{ QueueUrl: string }>('CreateQueue', { QueueName: `q${n}-dlq` });
+          const arn = `arn:aws:sqs:us-east-1:000000000000:q${n}-dlq`;
+          await sqs.call('CreateQueue', {
+            QueueName: `q${n}`,
+            Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn, maxReceiveCount: 1 }) },
+          });
+          await sqs.call('SendMessage', { QueueUrl: dlq.QueueUrl, MessageBody: 'x' });
+        }),
+      );
     }
     const whole: number[] = [];
     const requests: number[] = [];
@@ -41,14 +46,17 @@ async function main(): Promise<void> {
       t = performance.now();
       rows = deadLetterQueues(await allSummaries(sqs)).length;
       const r = performance.now() - t;
-      if (out.split('\n').filter((l) => /-dlq\s/.test(l)).length !== PAIRS) throw new Error(`dlq list printed:\n${out.slice(0, 500)}`);
+      if (out.split('\n').filter((l) => /-dlq\s/.test(l)).length !== PAIRS)
+        throw new Error(`dlq list printed:\n${out.slice(0, 500)}`);
       if (i > 0) {
         whole.push(w);
         requests.push(r);
       }
     }
-    console.log(`dlq list, ${2 * PAIRS} queues (${rows} dead-letter queues): whole command ${median(whole).toFixed(0)} ms, `
-      + `requests ${median(requests).toFixed(0)} ms (medians of ${RUNS}; whole: ${whole.map((x) => x.toFixed(0)).join(', ')})`);
+    console.log(
+      `dlq list, ${2 * PAIRS} queues (${rows} dead-letter queues): whole command ${median(whole).toFixed(0)} ms, ` +
+        `requests ${median(requests).toFixed(0)} ms (medians of ${RUNS}; whole: ${whole.map((x) => x.toFixed(0)).join(', ')})`,
+    );
   } finally {
     await server.stop();
     server.cleanup();

@@ -27,18 +27,49 @@ async function fill(dir: string, n: number): Promise<void> {
   const now = Date.now();
   const ids: number[] = [];
   for (let i = 0; i < n; i += 1_000) {
-    const made = await Promise.all(Array.from({ length: Math.min(1_000, n - i) }, (_, j) => store.queues.create({
-      accountId: ACCOUNT, region: 'us-east-1', name: `q-${String(i + j).padStart(6, '0')}`, fifo: false, attributes: defaultAttributes(false), tags: {},
-      createdAt: now, modifiedAt: now, lastPurgeAt: null,
-    })));
+    const made = await Promise.all(
+      Array.from({ length: Math.min(1_000, n - i) }, (_, j) =>
+        store.queues.create({
+          accountId: ACCOUNT,
+          region: 'us-east-1',
+          name: `q-${String(i + j).padStart(6, '0')}`,
+          fifo: false,
+          attributes: defaultAttributes(false),
+          tags: {},
+          createdAt: now,
+          modifiedAt: now,
+          lastPurgeAt: null,
+        }),
+      ),
+    );
     ids.push(...made.map((m) => m.queue.id));
   }
   for (let i = 0; i < ids.length; i += 10) {
-    await store.messages.send(ids[i]!, [{ messageId: `m-${i}`, body: 'x', md5OfBody: 'x', senderId: ACCOUNT, sentAt: now, visibleAt: now, receiveCount: 0 }]);
+    await store.messages.send(ids[i]!, [
+      {
+        messageId: `m-${i}`,
+        body: 'x',
+        md5OfBody: 'x',
+        senderId: ACCOUNT,
+        sentAt: now,
+        visibleAt: now,
+        receiveCount: 0,
+      },
+    ]);
   }
-  await store.activity.add(ids.filter((_, i) => i % 100 === 0).map((queueId, i) => ({
-    queueId, minute: minuteOf(now), sent: i + 1, received: 0, deleted: 0, deadLettered: 0, deadLetterArrivals: 0,
-  })));
+  await store.activity.add(
+    ids
+      .filter((_, i) => i % 100 === 0)
+      .map((queueId, i) => ({
+        queueId,
+        minute: minuteOf(now),
+        sent: i + 1,
+        received: 0,
+        deleted: 0,
+        deadLettered: 0,
+        deadLetterArrivals: 0,
+      })),
+  );
   await store.close();
 }
 
@@ -59,9 +90,19 @@ for (const n of counts) {
   const data = tempDataDir();
   await fill(data.dir, n);
   const server = await startServerProcess(serveArgs('sqlite', data.dir, 'process'), nodeArgs());
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-background-networking'] });
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-background-networking'],
+  });
   try {
-    const query = (extra: object) => sqsCall(server.url, 'ListQueueSummaries', { AllRegions: true, IncludeDeadLetterQueues: true, MaxResults: 100, ...extra });
+    const query = (extra: object) =>
+      sqsCall(server.url, 'ListQueueSummaries', {
+        AllRegions: true,
+        IncludeDeadLetterQueues: true,
+        MaxResults: 100,
+        ...extra,
+      });
     const cpuAt = async () => {
       const c0 = processCpuSeconds(server.pid);
       const t0 = Date.now();
@@ -85,13 +126,24 @@ for (const n of counts) {
     }
     const firstPage = firstPages.sort((a, b) => a - b)[2]!;
     const requests: string[] = [];
-    page.on('request', (r) => { if (r.url().endsWith('/console/api')) requests.push(r.url()); });
+    page.on('request', (r) => {
+      if (r.url().endsWith('/console/api')) requests.push(r.url());
+    });
     const idleCpu = await cpuAt();
-    console.log(JSON.stringify({
-      queues: n, coldFirstRequest: ms(cold), byName: ms(byName), filtered: ms(filtered), sortedBySentRate: ms(byRate),
-      firstPageInBrowser: ms(firstPage), idleSeconds: IDLE_SECONDS, idleRequests: requests.length,
-      idleCpuPercentOfCore: Number(idleCpu.toFixed(2)), noTabCpuPercentOfCore: Number(noTabCpu.toFixed(2)),
-    }));
+    console.log(
+      JSON.stringify({
+        queues: n,
+        coldFirstRequest: ms(cold),
+        byName: ms(byName),
+        filtered: ms(filtered),
+        sortedBySentRate: ms(byRate),
+        firstPageInBrowser: ms(firstPage),
+        idleSeconds: IDLE_SECONDS,
+        idleRequests: requests.length,
+        idleCpuPercentOfCore: Number(idleCpu.toFixed(2)),
+        noTabCpuPercentOfCore: Number(noTabCpu.toFixed(2)),
+      }),
+    );
   } finally {
     await browser.close();
     await server.stop();

@@ -33,32 +33,68 @@ const arnOf = (name: string) => `arn:aws:sqs:${REGION}:${ACCOUNT}:${name}`;
 
 async function makeQueue(store: Store, name: string, attributes: Record<string, string> = {}): Promise<QueueRecord> {
   const now = Date.now();
-  return (await store.queues.create({
-    accountId: ACCOUNT, region: REGION, name, fifo: false, attributes: { ...defaultAttributes(false), ...attributes }, tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
-  })).queue;
+  return (
+    await store.queues.create({
+      accountId: ACCOUNT,
+      region: REGION,
+      name,
+      fifo: false,
+      attributes: { ...defaultAttributes(false), ...attributes },
+      tags: {},
+      createdAt: now,
+      modifiedAt: now,
+      lastPurgeAt: null,
+    })
+  ).queue;
 }
 
 /** Sends `n` messages to `source` and dead-letters them into `dlq` with `reason`, through the store. */
-async function deadLetter(store: Store, source: QueueRecord, dlq: QueueRecord, n: number, reason: DeathReason, log: (s: string) => void): Promise<void> {
+async function deadLetter(
+  store: Store,
+  source: QueueRecord,
+  dlq: QueueRecord,
+  n: number,
+  reason: DeathReason,
+  log: (s: string) => void,
+): Promise<void> {
   for (let sent = 0; sent < n; sent += SEND_BATCH) {
     const now = Date.now();
     const batch: NewMessage[] = Array.from({ length: Math.min(SEND_BATCH, n - sent) }, (_, i) => ({
-      messageId: randomUUID(), body: `{"order":"A-${sent + i}","type":"${(sent + i) % 10 === 0 ? 'refund' : 'order'}","pad":"${BODY_PAD}"}`,
-      md5OfBody: 'x', senderId: ACCOUNT, sentAt: now, visibleAt: now, receiveCount: 1,
+      messageId: randomUUID(),
+      body: `{"order":"A-${sent + i}","type":"${(sent + i) % 10 === 0 ? 'refund' : 'order'}","pad":"${BODY_PAD}"}`,
+      md5OfBody: 'x',
+      senderId: ACCOUNT,
+      sentAt: now,
+      visibleAt: now,
+      receiveCount: 1,
     }));
     await store.messages.send(source.id, batch);
     const rule: DeadLetterRule = {
-      queueId: dlq.id, reason, maxReceiveCount: 1,
+      queueId: dlq.id,
+      reason,
+      maxReceiveCount: 1,
       arrival: (m) => ({
-        kind: 'move', sentAt: m.sentAt, deadLetterSourceArn: arnOf(source.name),
+        kind: 'move',
+        sentAt: m.sentAt,
+        deadLetterSourceArn: arnOf(source.name),
         deaths: recordDeath(m.deaths, { queue: source.name, queueArn: arnOf(source.name), reason, time: now }),
       }),
     };
     // Every message has been received once already, so each receive dead-letters instead of returning.
-    while ((await store.messages.receive(source.id, {
-      now, max: 1_000, visibilityTimeoutMs: 30_000, retentionCutoff: 0, newToken: randomUUID, deadLetter: rule,
-    })).deadLettered.length > 0);
-    if ((sent / SEND_BATCH) % 40 === 0) log(`  filled ${(sent + batch.length).toLocaleString('en-US')} of ${n.toLocaleString('en-US')} (${source.name})`);
+    while (
+      (
+        await store.messages.receive(source.id, {
+          now,
+          max: 1_000,
+          visibilityTimeoutMs: 30_000,
+          retentionCutoff: 0,
+          newToken: randomUUID,
+          deadLetter: rule,
+        })
+      ).deadLettered.length > 0
+    );
+    if ((sent / SEND_BATCH) % 40 === 0)
+      log(`  filled ${(sent + batch.length).toLocaleString('en-US')} of ${n.toLocaleString('en-US')} (${source.name})`);
   }
 }
 
@@ -101,27 +137,51 @@ export async function runConsoleBench(log: (s: string) => void, messages = confi
       for (let i = 3; i < QUEUES; i++) {
         const dlqIndex = i - (i % 10);
         const source = dlqIndex >= 10 && i % 10 >= 3;
-        const Attributes = source ? { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arnOf(nameOf(dlqIndex)), maxReceiveCount: 3 }) } : undefined;
+        const Attributes = source
+          ? { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arnOf(nameOf(dlqIndex)), maxReceiveCount: 3 }) }
+          : undefined;
         await sqsCall(server.url, 'CreateQueue', { QueueName: nameOf(i), Attributes });
-        if (i % 7 === 0) await sqsCall(server.url, 'SendMessage', { QueueUrl: `${server.url}/${ACCOUNT}/${nameOf(i)}`, MessageBody: 'hello' });
+        if (i % 7 === 0)
+          await sqsCall(server.url, 'SendMessage', {
+            QueueUrl: `${server.url}/${ACCOUNT}/${nameOf(i)}`,
+            MessageBody: 'hello',
+          });
       }
       const QueueUrl = `${server.url}/${ACCOUNT}/big-dlq`;
-      const summaries = await sqsCall(server.url, 'ListQueueSummaries', { MaxResults: 1000 }) as { Queues: unknown[] };
-      if (summaries.Queues.length !== QUEUES) throw new Error(`expected ${QUEUES} queues, got ${summaries.Queues.length}`);
+      const summaries = (await sqsCall(server.url, 'ListQueueSummaries', { MaxResults: 1000 })) as {
+        Queues: unknown[];
+      };
+      if (summaries.Queues.length !== QUEUES)
+        throw new Error(`expected ${QUEUES} queues, got ${summaries.Queues.length}`);
       const requests: [string, string, object][] = [
         ['ListQueueSummaries, 1,000 queues', 'ListQueueSummaries', { MaxResults: 1000 }],
         ['PeekMessages, first page (25)', 'PeekMessages', { QueueUrl, MaxResults: 25 }],
-        ['PeekMessages, filter matching 10% (DeathReason)', 'PeekMessages', { QueueUrl, MaxResults: 25, Filter: { DeathReason: 'rejected' } }],
-        ['PeekMessages, filter matching none (1,000 examined)', 'PeekMessages', { QueueUrl, MaxResults: 25, Filter: { BodyContains: 'no such text' } }],
+        [
+          'PeekMessages, filter matching 10% (DeathReason)',
+          'PeekMessages',
+          { QueueUrl, MaxResults: 25, Filter: { DeathReason: 'rejected' } },
+        ],
+        [
+          'PeekMessages, filter matching none (1,000 examined)',
+          'PeekMessages',
+          { QueueUrl, MaxResults: 25, Filter: { BodyContains: 'no such text' } },
+        ],
         ['GetDeadLetterBreakdown', 'GetDeadLetterBreakdown', { QueueUrl }],
         ['GetQueueActivity', 'GetQueueActivity', { QueueUrl }],
       ];
       const figures: ConsoleFigure[] = [];
       for (const [request, action, body] of requests) {
         const ms = await time(server.url, action, body);
-        const f = { request, medianMs: ms[Math.floor(ms.length / 2)]!, p90Ms: ms[Math.floor(ms.length * 0.9)]!, minMs: ms[0]! };
+        const f = {
+          request,
+          medianMs: ms[Math.floor(ms.length / 2)]!,
+          p90Ms: ms[Math.floor(ms.length * 0.9)]!,
+          minMs: ms[0]!,
+        };
         figures.push(f);
-        log(`[console] ${request.padEnd(52)} median ${f.medianMs.toFixed(1)} ms, p90 ${f.p90Ms.toFixed(1)} ms, min ${f.minMs.toFixed(1)} ms`);
+        log(
+          `[console] ${request.padEnd(52)} median ${f.medianMs.toFixed(1)} ms, p90 ${f.p90Ms.toFixed(1)} ms, min ${f.minMs.toFixed(1)} ms`,
+        );
       }
       return figures;
     } finally {
@@ -135,17 +195,23 @@ export async function runConsoleBench(log: (s: string) => void, messages = confi
 /** bench/results/console.json: the figures of the latest run, for docs/performance.md. */
 export function writeConsoleResults(figures: ConsoleFigure[]): void {
   const file = fileURLToPath(new URL('../../bench/results/console.json', import.meta.url));
-  writeFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), messages: config.backlog, queues: QUEUES, runs: RUNS, figures }, null, 2)}\n`);
+  writeFileSync(
+    file,
+    `${JSON.stringify({ at: new Date().toISOString(), messages: config.backlog, queues: QUEUES, runs: RUNS, figures }, null, 2)}\n`,
+  );
   console.log(`wrote ${file}`);
 }
 
 // `node dist/bench/console.js` runs it alone (as `BENCH_ONLY=console npm run bench` does within the whole).
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  runConsoleBench((s) => console.log(s)).then((figures) => {
-    writeConsoleResults(figures);
-    process.exit(0);
-  }, (e) => {
-    console.error(e);
-    process.exit(1);
-  });
+  runConsoleBench((s) => console.log(s)).then(
+    (figures) => {
+      writeConsoleResults(figures);
+      process.exit(0);
+    },
+    (e) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
 }

@@ -16,13 +16,19 @@ class SqsClient {
   constructor(origin: string, connections: number) {
     // pipelining 1: one request at a time per connection, as SQS clients do.
     this.pool = new Pool(origin, {
-      connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 15_000, bodyTimeout: 15_000,
+      connections,
+      pipelining: 1,
+      keepAliveTimeout: 60_000,
+      headersTimeout: 15_000,
+      bodyTimeout: 15_000,
     });
   }
 
   async call(action: string, body: string): Promise<string> {
     const res = await this.pool.request({
-      method: 'POST', path: '/', body,
+      method: 'POST',
+      path: '/',
+      body,
       headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${action}` },
     });
     const text = await res.body.text();
@@ -45,8 +51,13 @@ class Nodes {
   constructor(spec: LoadSpec, connections: number, side?: 'producers' | 'consumers') {
     const all = spec.targets?.length ? spec.targets : [spec.target];
     const origins = !spec.crossNodes || all.length < 2 ? all : side === 'producers' ? all.slice(0, 1) : all.slice(1);
-    this.clients = origins.map((o, i) =>
-      new SqsClient(o, Math.max(1, Math.floor(connections / origins.length) + (i < connections % origins.length ? 1 : 0))));
+    this.clients = origins.map(
+      (o, i) =>
+        new SqsClient(
+          o,
+          Math.max(1, Math.floor(connections / origins.length) + (i < connections % origins.length ? 1 : 0)),
+        ),
+    );
   }
 
   of(loop: number): SqsClient {
@@ -63,24 +74,29 @@ function sendBody(queue: string, body: string): string {
 }
 
 function batchBody(queue: string, bodies: () => string, size = BATCH): string {
-  return JSON.stringify({ QueueUrl: queue, Entries: Array.from({ length: size }, (_, i) => ({ Id: `m${i}`, MessageBody: bodies() })) });
+  return JSON.stringify({
+    QueueUrl: queue,
+    Entries: Array.from({ length: size }, (_, i) => ({ Id: `m${i}`, MessageBody: bodies() })),
+  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** `n` concurrent loops of `once`, each until the window closes; a failed request is counted, not fatal. */
 export async function loops(n: number, w: Window, once: (loop: number) => Promise<void>): Promise<void> {
-  await Promise.all(Array.from({ length: n }, async (_, loop) => {
-    while (w.running) {
-      try {
-        await once(loop);
-      } catch (e) {
-        w.error(e);
-        // Back off briefly so a dead server cannot turn this into a hot error loop.
-        await sleep(10);
+  await Promise.all(
+    Array.from({ length: n }, async (_, loop) => {
+      while (w.running) {
+        try {
+          await once(loop);
+        } catch (e) {
+          w.error(e);
+          // Back off briefly so a dead server cannot turn this into a hot error loop.
+          await sleep(10);
+        }
       }
-    }
-  }));
+    }),
+  );
 }
 
 /** W1/W2: flat-out sends of one identical message, or one identical batch of ten; the latency is each request's. */
@@ -133,8 +149,10 @@ export async function runCycle(spec: LoadSpec, w: Window): Promise<void> {
     if (batched) return batchBody(spec.queue, stamp);
     if (!fifo) return sendBody(spec.queue, stamp());
     return JSON.stringify({
-      QueueUrl: spec.queue, MessageBody: stamp(),
-      MessageGroupId: `g${Math.floor(Math.random() * groups)}`, MessageDeduplicationId: `${dedupPrefix}${dedup++}`,
+      QueueUrl: spec.queue,
+      MessageBody: stamp(),
+      MessageGroupId: `g${Math.floor(Math.random() * groups)}`,
+      MessageDeduplicationId: `${dedupPrefix}${dedup++}`,
     });
   };
   try {
@@ -155,7 +173,13 @@ export async function runCycle(spec: LoadSpec, w: Window): Promise<void> {
 }
 
 /** One ReceiveMessage, then one DeleteMessageBatch of what it got; returns how many were deleted. */
-async function receiveAndDelete(client: SqsClient, queue: string, receiveBody: string, w: Window, latency: boolean): Promise<number> {
+async function receiveAndDelete(
+  client: SqsClient,
+  queue: string,
+  receiveBody: string,
+  w: Window,
+  latency: boolean,
+): Promise<number> {
   const got = JSON.parse(await client.call('ReceiveMessage', receiveBody)) as Received;
   const messages = got.Messages ?? [];
   w.count(0);
@@ -166,7 +190,9 @@ async function receiveAndDelete(client: SqsClient, queue: string, receiveBody: s
     for (const m of messages) w.latency(now - stampOf(m.Body));
   }
   const entries = messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle }));
-  const deleted = JSON.parse(await client.call('DeleteMessageBatch', JSON.stringify({ QueueUrl: queue, Entries: entries })));
+  const deleted = JSON.parse(
+    await client.call('DeleteMessageBatch', JSON.stringify({ QueueUrl: queue, Entries: entries })),
+  );
   if (deleted.Failed?.length) throw new Error(`DeleteMessageBatch failed: ${JSON.stringify(deleted.Failed[0])}`);
   return messages.length;
 }
@@ -185,22 +211,26 @@ export async function runPreload(spec: LoadSpec, w: Window): Promise<void> {
   let done = 0;
   await w.opened;
   try {
-    await Promise.all(Array.from({ length: spec.producers }, async (_, loop) => {
-      while (w.running && issued < total) {
-        const n = Math.min(BATCH, total - issued);
-        issued += n;
-        try {
-          const res = await producers.of(loop).call('SendMessageBatch', n === BATCH ? full : batchBody(spec.queue, () => filler, n));
-          if (res.includes('"Failed"')) throw new Error(`SendMessageBatch failed: ${res.slice(0, 300)}`);
-          done += n;
-          w.count(n);
-        } catch (e) {
-          issued -= n;
-          w.error(e);
-          await sleep(10);
+    await Promise.all(
+      Array.from({ length: spec.producers }, async (_, loop) => {
+        while (w.running && issued < total) {
+          const n = Math.min(BATCH, total - issued);
+          issued += n;
+          try {
+            const res = await producers
+              .of(loop)
+              .call('SendMessageBatch', n === BATCH ? full : batchBody(spec.queue, () => filler, n));
+            if (res.includes('"Failed"')) throw new Error(`SendMessageBatch failed: ${res.slice(0, 300)}`);
+            done += n;
+            w.count(n);
+          } catch (e) {
+            issued -= n;
+            w.error(e);
+            await sleep(10);
+          }
         }
-      }
-    }));
+      }),
+    );
     w.complete = done >= total;
     w.stop();
   } finally {

@@ -19,7 +19,8 @@ process.once('message', async (spec: LoadSpec) => {
   try {
     const w = new Window(spec.warmupSeconds, spec.seconds, (event) => void send({ type: event }));
     if (spec.kind === 'send' || spec.kind === 'batch') await runSends(spec, w);
-    else if (spec.kind === 'cycle' || spec.kind === 'cycle-batch' || spec.kind === 'fifo-cycle') await runCycle(spec, w);
+    else if (spec.kind === 'cycle' || spec.kind === 'cycle-batch' || spec.kind === 'fifo-cycle')
+      await runCycle(spec, w);
     else if (spec.kind === 'preload') await runPreload(spec, w);
     else if (spec.kind === 'drain') await runDrain(spec, w);
     else if (spec.kind === 'pgboss-cycle') await runPgBoss(spec, w);
@@ -27,7 +28,7 @@ process.once('message', async (spec: LoadSpec) => {
     await send({ type: 'result', result: w.result() });
     process.exit(0);
   } catch (e) {
-    await send({ type: 'error', message: e instanceof Error ? e.stack ?? e.message : String(e) });
+    await send({ type: 'error', message: e instanceof Error ? (e.stack ?? e.message) : String(e) });
     process.exit(1);
   }
 });

@@ -31,16 +31,21 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Runs `fn` for 0..n-1 with `width` calls in flight. */
 async function pool(n: number, width: number, fn: (i: number) => Promise<unknown>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < n) await fn(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < n) await fn(next++);
+    }),
+  );
 }
 
 async function listAll(url: string): Promise<number> {
   let count = 0;
   let token: string | undefined;
   do {
-    const page = (await sqsCall(url, 'ListQueues', { MaxResults: 1000, ...(token ? { NextToken: token } : {}) })) as { QueueUrls?: string[]; NextToken?: string };
+    const page = (await sqsCall(url, 'ListQueues', { MaxResults: 1000, ...(token ? { NextToken: token } : {}) })) as {
+      QueueUrls?: string[];
+      NextToken?: string;
+    };
     count += page.QueueUrls?.length ?? 0;
     token = page.NextToken;
   } while (token);
@@ -58,11 +63,15 @@ export async function runManyQueues(log: (line: string) => void): Promise<ManyQu
     const url = server.url;
     const created = Date.now();
     await pool(queues, 32, async (i) => {
-      const { QueueUrl } = (await sqsCall(url, 'CreateQueue', { QueueName: `q-${String(i).padStart(6, '0')}` })) as { QueueUrl: string };
+      const { QueueUrl } = (await sqsCall(url, 'CreateQueue', { QueueName: `q-${String(i).padStart(6, '0')}` })) as {
+        QueueUrl: string;
+      };
       if (i % 10 === 0) await sqsCall(url, 'SendMessage', { QueueUrl, MessageBody: 'idle' });
     });
     const createSeconds = (Date.now() - created) / 1000;
-    log(`[W6] ${queues.toLocaleString('en-US')} queues created in ${createSeconds.toFixed(1)} s; idle for ${idleSeconds} s`);
+    log(
+      `[W6] ${queues.toLocaleString('en-US')} queues created in ${createSeconds.toFixed(1)} s; idle for ${idleSeconds} s`,
+    );
 
     // Let the creation's own work (checkpoints, GC) settle before the idle window.
     await pause(3_000);
@@ -84,7 +93,18 @@ export async function runManyQueues(log: (line: string) => void): Promise<ManyQu
     const listed = await listAll(server.url);
     const listSeconds = (Date.now() - listed0) / 1000;
     const rssAfterRestartMb = (processRssBytes(server.pid) ?? 0) / 1024 / 1024;
-    return { queues, createSeconds, idleCpuPercent, idleSeconds, rssMb, shutdownSeconds, restartSeconds, rssAfterRestartMb, listSeconds, listed };
+    return {
+      queues,
+      createSeconds,
+      idleCpuPercent,
+      idleSeconds,
+      rssMb,
+      shutdownSeconds,
+      restartSeconds,
+      rssAfterRestartMb,
+      listSeconds,
+      listed,
+    };
   } finally {
     await server?.stop();
     data.remove();
@@ -92,9 +112,11 @@ export async function runManyQueues(log: (line: string) => void): Promise<ManyQu
 }
 
 export function formatManyQueues(f: ManyQueuesFigures): string {
-  return `[W6] ${f.queues.toLocaleString('en-US')} queues: idle CPU ${f.idleCpuPercent.toFixed(2)}% of a core over ${f.idleSeconds} s (target < 2%), `
-    + `RSS ${Math.round(f.rssMb)} MB (< 300), restart ${f.restartSeconds.toFixed(2)} s (< 3; shutdown ${f.shutdownSeconds.toFixed(2)} s, RSS after ${Math.round(f.rssAfterRestartMb)} MB), `
-    + `ListQueues of all ${f.listed.toLocaleString('en-US')} in ${f.listSeconds.toFixed(2)} s (< 2)`;
+  return (
+    `[W6] ${f.queues.toLocaleString('en-US')} queues: idle CPU ${f.idleCpuPercent.toFixed(2)}% of a core over ${f.idleSeconds} s (target < 2%), ` +
+    `RSS ${Math.round(f.rssMb)} MB (< 300), restart ${f.restartSeconds.toFixed(2)} s (< 3; shutdown ${f.shutdownSeconds.toFixed(2)} s, RSS after ${Math.round(f.rssAfterRestartMb)} MB), ` +
+    `ListQueues of all ${f.listed.toLocaleString('en-US')} in ${f.listSeconds.toFixed(2)} s (< 2)`
+  );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -58,7 +58,11 @@ export interface MeasureOptions {
  * Forks a load child for `spec`, and reads the server's CPU time exactly when the child
  * says its window opens and closes, so both CPU figures cover the same seconds.
  */
-export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', opts: MeasureOptions = {}): Promise<Measurement> {
+export async function measure(
+  spec: LoadSpec,
+  metric: 'sent' | 'consumed',
+  opts: MeasureOptions = {},
+): Promise<Measurement> {
   const child = track(fork(loadScript, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
   const pids = opts.serverPids ?? [];
   const cpu = (): number | undefined => {
@@ -126,7 +130,8 @@ export async function measure(spec: LoadSpec, metric: 'sent' | 'consumed', opts:
     requestsPerSecond: result.requests / s,
     serverCpu: serverSeconds === undefined ? undefined : (100 * serverSeconds) / s,
     clientCpu: (100 * result.clientCpuSeconds) / s,
-    serverMicrosPerMessage: serverSeconds === undefined || messages === 0 ? undefined : (1e6 * serverSeconds) / messages,
+    serverMicrosPerMessage:
+      serverSeconds === undefined || messages === 0 ? undefined : (1e6 * serverSeconds) / messages,
     databaseCpu: dbSeconds === undefined ? undefined : (100 * dbSeconds) / s,
     databaseMicrosPerMessage: dbSeconds === undefined || messages === 0 ? undefined : (1e6 * dbSeconds) / messages,
     roundTripsPerMessage: roundTrips === undefined || messages === 0 ? undefined : roundTrips / messages,

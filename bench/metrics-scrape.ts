@@ -39,10 +39,21 @@ async function createQueues(store: Store, n: number): Promise<number[]> {
   const ids: number[] = [];
   const now = Date.now();
   for (let i = 0; i < n; i += 100) {
-    const made = await Promise.all(Array.from({ length: Math.min(100, n - i) }, (_, j) => store.queues.create({
-      accountId: defaults.accountId, region: defaults.region, name: `scrape-${String(i + j).padStart(5, '0')}`, fifo: false,
-      attributes: {}, tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
-    })));
+    const made = await Promise.all(
+      Array.from({ length: Math.min(100, n - i) }, (_, j) =>
+        store.queues.create({
+          accountId: defaults.accountId,
+          region: defaults.region,
+          name: `scrape-${String(i + j).padStart(5, '0')}`,
+          fifo: false,
+          attributes: {},
+          tags: {},
+          createdAt: now,
+          modifiedAt: now,
+          lastPurgeAt: null,
+        }),
+      ),
+    );
     ids.push(...made.map((m) => m.queue.id));
   }
   return ids;
@@ -53,15 +64,23 @@ async function preload(store: Store, queueId: number, n: number, log: (line: str
   for (let sent = 0; sent < n; sent += BATCH) {
     const now = Date.now();
     const batch: NewMessage[] = Array.from({ length: Math.min(BATCH, n - sent) }, () => ({
-      messageId: randomUUID(), body: 'x'.repeat(64), md5OfBody: 'd41d8cd98f00b204e9800998ecf8427e',
-      senderId: defaults.accountId, sentAt: now, visibleAt: now,
+      messageId: randomUUID(),
+      body: 'x'.repeat(64),
+      md5OfBody: 'd41d8cd98f00b204e9800998ecf8427e',
+      senderId: defaults.accountId,
+      sentAt: now,
+      visibleAt: now,
     }));
     await store.messages.send(queueId, batch);
-    if ((sent / BATCH) % 200 === 0) log(`  preload ${sent.toLocaleString('en-US')} (${Math.round(performance.now() - start) / 1000} s)`);
+    if ((sent / BATCH) % 200 === 0)
+      log(`  preload ${sent.toLocaleString('en-US')} (${Math.round(performance.now() - start) / 1000} s)`);
   }
 }
 
-async function timeScrapes(storage: string, dataDir: string): Promise<Omit<ScrapeFigures, 'storage' | 'queues' | 'backlog'>> {
+async function timeScrapes(
+  storage: string,
+  dataDir: string,
+): Promise<Omit<ScrapeFigures, 'storage' | 'queues' | 'backlog'>> {
   const server = await startServer({ ...defaults, port: 0, storage, storageFromFlag: true, dataDir, logLevel: 'warn' });
   try {
     const times: number[] = [];
@@ -72,7 +91,12 @@ async function timeScrapes(storage: string, dataDir: string): Promise<Omit<Scrap
       text = await (await fetch(`${server.url}/metrics`)).text();
       times.push(performance.now() - t);
     }
-    return { medianMs: median(times), maxMs: Math.max(...times), bytes: Buffer.byteLength(text), lines: text.split('\n').filter((l) => l && !l.startsWith('#')).length };
+    return {
+      medianMs: median(times),
+      maxMs: Math.max(...times),
+      bytes: Buffer.byteLength(text),
+      lines: text.split('\n').filter((l) => l && !l.startsWith('#')).length,
+    };
   } finally {
     await server.stop();
   }
@@ -88,7 +112,7 @@ async function benchStore(storage: 'sqlite' | 'postgres', log: (line: string) =>
     const ids = await createQueues(store, QUEUES);
     await store.close();
     const out: ScrapeFigures[] = [];
-    out.push({ storage, queues: QUEUES, backlog: 0, ...await timeScrapes(url, dir.dir) });
+    out.push({ storage, queues: QUEUES, backlog: 0, ...(await timeScrapes(url, dir.dir)) });
     log(`[scrape] ${storage}: ${QUEUES} empty queues: median ${out[0]!.medianMs.toFixed(1)} ms`);
     store = await openStore(config);
     await preload(store, ids[0]!, BACKLOG, log);
@@ -103,8 +127,10 @@ async function benchStore(storage: 'sqlite' | 'postgres', log: (line: string) =>
       depthOfBacklogMs = median(t);
     }
     await store.close();
-    out.push({ storage, queues: QUEUES, backlog: BACKLOG, ...await timeScrapes(url, dir.dir), depthOfBacklogMs });
-    log(`[scrape] ${storage}: ${QUEUES} queues, ${BACKLOG.toLocaleString('en-US')} messages in one: median ${out[1]!.medianMs.toFixed(1)} ms`);
+    out.push({ storage, queues: QUEUES, backlog: BACKLOG, ...(await timeScrapes(url, dir.dir)), depthOfBacklogMs });
+    log(
+      `[scrape] ${storage}: ${QUEUES} queues, ${BACKLOG.toLocaleString('en-US')} messages in one: median ${out[1]!.medianMs.toFixed(1)} ms`,
+    );
     return out;
   } finally {
     dir.remove();
@@ -114,12 +140,19 @@ async function benchStore(storage: 'sqlite' | 'postgres', log: (line: string) =>
 
 export async function runScrapeBench(log: (line: string) => void): Promise<ScrapeFigures[]> {
   const figures = await benchStore('sqlite', log);
-  if (await postgresReachable()) figures.push(...await benchStore('postgres', log));
+  if (await postgresReachable()) figures.push(...(await benchStore('postgres', log)));
   else log('[scrape] PostgreSQL unreachable: skipped');
   return figures;
 }
 
 export function formatScrape(figures: ScrapeFigures[]): string {
-  const rows = figures.map((f) => `| ${f.storage} | ${f.queues.toLocaleString('en-US')} | ${f.backlog.toLocaleString('en-US')} | ${f.medianMs.toFixed(1)} | ${f.maxMs.toFixed(1)} | ${(f.bytes / 1e6).toFixed(1)} MB, ${f.lines.toLocaleString('en-US')} samples |${f.depthOfBacklogMs === undefined ? '' : ` depths() of the big queue: ${f.depthOfBacklogMs.toFixed(1)} ms |`}`);
-  return ['| store | queues | backlog | median ms | max ms | scrape |', '| --- | --- | --- | --- | --- | --- |', ...rows].join('\n');
+  const rows = figures.map(
+    (f) =>
+      `| ${f.storage} | ${f.queues.toLocaleString('en-US')} | ${f.backlog.toLocaleString('en-US')} | ${f.medianMs.toFixed(1)} | ${f.maxMs.toFixed(1)} | ${(f.bytes / 1e6).toFixed(1)} MB, ${f.lines.toLocaleString('en-US')} samples |${f.depthOfBacklogMs === undefined ? '' : ` depths() of the big queue: ${f.depthOfBacklogMs.toFixed(1)} ms |`}`,
+  );
+  return [
+    '| store | queues | backlog | median ms | max ms | scrape |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...rows,
+  ].join('\n');
 }

@@ -10,30 +10,41 @@ import { int, markdown, micros, ms, type Outcome, type Summary } from './report.
  * Erlang VM (beam.smp).
  */
 const GROUPS: [title: string, redrive: string, ids: [id: string, label: string][]][] = [
-  ['W1 single sends', 'W1', [
-    ['W1', 'Redrive, SQLite, durable (process)'],
-    ['W1-power', 'Redrive, SQLite, durable (power)'],
-    ['W1-memory', 'Redrive, in memory'],
-    ['fauxqs-send', 'fauxqs, in memory'],
-    ['canned-send', 'canned Node HTTP server (no queue work)'],
-    ['rabbit-publish', 'RabbitMQ classic, confirms (AMQP)'],
-    ['rabbit-publish-quorum', 'RabbitMQ quorum, confirms (AMQP)'],
-    ['amqp-publish', 'Redrive AMQP, confirms'],
-  ]],
-  ['W3 send/receive/delete', 'W3', [
-    ['W3', 'Redrive, SQLite, durable (process)'],
-    ['fauxqs-cycle', 'fauxqs, in memory'],
-    ['rabbit-cycle', 'RabbitMQ classic (AMQP publish/consume/ack)'],
-    ['rabbit-cycle-quorum', 'RabbitMQ quorum (AMQP publish/consume/ack)'],
-    ['amqp-cycle', 'Redrive AMQP publish/consume/ack'],
-    ['W3-pg', 'Redrive, PostgreSQL, 1 node (node + database)'],
-    ['pgboss-cycle', 'pg-boss (load child + database)'],
-  ]],
+  [
+    'W1 single sends',
+    'W1',
+    [
+      ['W1', 'Redrive, SQLite, durable (process)'],
+      ['W1-power', 'Redrive, SQLite, durable (power)'],
+      ['W1-memory', 'Redrive, in memory'],
+      ['fauxqs-send', 'fauxqs, in memory'],
+      ['canned-send', 'canned Node HTTP server (no queue work)'],
+      ['rabbit-publish', 'RabbitMQ classic, confirms (AMQP)'],
+      ['rabbit-publish-quorum', 'RabbitMQ quorum, confirms (AMQP)'],
+      ['amqp-publish', 'Redrive AMQP, confirms'],
+    ],
+  ],
+  [
+    'W3 send/receive/delete',
+    'W3',
+    [
+      ['W3', 'Redrive, SQLite, durable (process)'],
+      ['fauxqs-cycle', 'fauxqs, in memory'],
+      ['rabbit-cycle', 'RabbitMQ classic (AMQP publish/consume/ack)'],
+      ['rabbit-cycle-quorum', 'RabbitMQ quorum (AMQP publish/consume/ack)'],
+      ['amqp-cycle', 'Redrive AMQP publish/consume/ack'],
+      ['W3-pg', 'Redrive, PostgreSQL, 1 node (node + database)'],
+      ['pgboss-cycle', 'pg-boss (load child + database)'],
+    ],
+  ],
 ];
 
 /** The CPU one message cost: the server's, plus the database's where there is one; pg-boss's lives in the load child. */
 export function cpuPerMessage(id: string, s: Summary): number | undefined {
-  if (id === 'pgboss-cycle') return s.clientMicrosPerMessage === undefined ? undefined : s.clientMicrosPerMessage + (s.databaseMicrosPerMessage ?? 0);
+  if (id === 'pgboss-cycle')
+    return s.clientMicrosPerMessage === undefined
+      ? undefined
+      : s.clientMicrosPerMessage + (s.databaseMicrosPerMessage ?? 0);
   if (s.serverMicrosPerMessage === undefined) return undefined;
   return s.serverMicrosPerMessage + (s.databaseMicrosPerMessage ?? 0);
 }
@@ -48,13 +59,19 @@ export function formatPeers(outcomes: Record<string, Outcome>): string {
       const cpu = cpuPerMessage(id, s);
       const redriveCpu = redrive && cpuPerMessage(redriveId, redrive);
       lines.push([
-        `${title}: ${label}`, int(s.rate), redrive && id !== redriveId ? `${(redrive.rate / s.rate).toFixed(2)}×` : '',
-        micros(cpu), redriveCpu && cpu && id !== redriveId ? `${(cpu / redriveCpu).toFixed(2)}×` : '',
+        `${title}: ${label}`,
+        int(s.rate),
+        redrive && id !== redriveId ? `${(redrive.rate / s.rate).toFixed(2)}×` : '',
+        micros(cpu),
+        redriveCpu && cpu && id !== redriveId ? `${(cpu / redriveCpu).toFixed(2)}×` : '',
         s.walBytesPerMessage === undefined ? '' : int(s.walBytesPerMessage),
         s.commitsPerMessage ? (1 / s.commitsPerMessage).toFixed(1) : '',
         s.latencyP99 === undefined ? '' : ms(s.latencyP99),
       ]);
     }
   }
-  return markdown(['system', 'msg/s', 'Redrive ÷ this', 'CPU µs/msg', 'this ÷ Redrive (CPU)', 'WAL B/msg', 'msg/commit', 'p99 ms'], lines);
+  return markdown(
+    ['system', 'msg/s', 'Redrive ÷ this', 'CPU µs/msg', 'this ÷ Redrive (CPU)', 'WAL B/msg', 'msg/commit', 'p99 ms'],
+    lines,
+  );
 }

@@ -39,7 +39,10 @@ export async function runPgBoss(spec: LoadSpec, w: Window): Promise<void> {
       }
       const now = performance.now();
       for (const j of jobs) w.latency(now - stampOf(j.data.body));
-      await boss.complete(spec.queue, jobs.map((j) => j.id));
+      await boss.complete(
+        spec.queue,
+        jobs.map((j) => j.id),
+      );
       w.count(0, jobs.length);
     });
     await w.closed;

@@ -35,11 +35,17 @@ export function postgresRows(outcomes: Record<string, Outcome>): PostgresRow[] {
     const s = outcomes[id]!.summary!;
     const flatOut = id !== 'W3-pg-2-half' && id !== 'pgboss-cycle';
     return {
-      case: id, rate: s.rate,
+      case: id,
+      rate: s.rate,
       vsPgBoss: flatOut && boss ? s.rate / boss.rate : undefined,
       vsSqlite: flatOut && sqlite ? s.rate / sqlite.rate : undefined,
-      databaseCpu: s.databaseCpu, databaseMicrosPerMessage: s.databaseMicrosPerMessage, roundTripsPerMessage: s.roundTripsPerMessage,
-      serverMicrosPerMessage: s.serverMicrosPerMessage, otherCpu: s.otherCpu, latencyP50: s.latencyP50, latencyP99: s.latencyP99,
+      databaseCpu: s.databaseCpu,
+      databaseMicrosPerMessage: s.databaseMicrosPerMessage,
+      roundTripsPerMessage: s.roundTripsPerMessage,
+      serverMicrosPerMessage: s.serverMicrosPerMessage,
+      otherCpu: s.otherCpu,
+      latencyP50: s.latencyP50,
+      latencyP99: s.latencyP99,
     };
   });
 }
@@ -48,10 +54,28 @@ export function formatPostgres(rows: PostgresRow[]): string {
   const label = new Map(ROWS);
   const ratio = (n: number | undefined) => (n === undefined ? '' : `${n.toFixed(2)}×`);
   return markdown(
-    ['PostgreSQL', 'msg/s', '÷ pg-boss', '÷ SQLite W3', 'db CPU', 'db µs/msg', 'round trips/msg', 'server µs/msg', 'others CPU', 'p50 / p99 ms'],
+    [
+      'PostgreSQL',
+      'msg/s',
+      '÷ pg-boss',
+      '÷ SQLite W3',
+      'db CPU',
+      'db µs/msg',
+      'round trips/msg',
+      'server µs/msg',
+      'others CPU',
+      'p50 / p99 ms',
+    ],
     rows.map((r) => [
-      label.get(r.case) ?? r.case, int(r.rate), ratio(r.vsPgBoss), ratio(r.vsSqlite), pct(r.databaseCpu), micros(r.databaseMicrosPerMessage),
-      r.roundTripsPerMessage === undefined ? 'n/a' : r.roundTripsPerMessage.toFixed(2), micros(r.serverMicrosPerMessage), pct(r.otherCpu),
+      label.get(r.case) ?? r.case,
+      int(r.rate),
+      ratio(r.vsPgBoss),
+      ratio(r.vsSqlite),
+      pct(r.databaseCpu),
+      micros(r.databaseMicrosPerMessage),
+      r.roundTripsPerMessage === undefined ? 'n/a' : r.roundTripsPerMessage.toFixed(2),
+      micros(r.serverMicrosPerMessage),
+      pct(r.otherCpu),
       r.latencyP50 === undefined ? '' : `${ms(r.latencyP50)} / ${ms(r.latencyP99)}`,
     ]),
   );

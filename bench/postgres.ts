@@ -40,13 +40,14 @@ export async function createDatabase(): Promise<BenchDatabase> {
   const name = `redrive_bench_${process.pid}_${randomBytes(4).toString('hex')}`;
   await admin(`CREATE DATABASE ${name}`);
   let dropping: Promise<void> | undefined;
-  const drop = () => (dropping ??= (async () => {
-    try {
-      await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    } finally {
-      forget();
-    }
-  })());
+  const drop = () =>
+    (dropping ??= (async () => {
+      try {
+        await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        forget();
+      }
+    })());
   const forget = atInterrupt(drop);
   const url = new URL(config.postgresUrl);
   url.pathname = `/${name}`;
@@ -78,7 +79,10 @@ export function postgresCpu(): Map<number, number> {
  * (checkpointer, WAL writer, …) have no database and are counted.
  */
 export async function foreignPostgresPids(database: string): Promise<Set<number>> {
-  const rows = await admin<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname IS NOT NULL AND datname <> $1', [database]);
+  const rows = await admin<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE datname IS NOT NULL AND datname <> $1',
+    [database],
+  );
   return new Set(rows.map((r) => r.pid));
 }
 
@@ -87,7 +91,11 @@ export async function foreignPostgresPids(database: string): Promise<Set<number>
  * between counts from zero; one that ended in between is missed (the bench's servers keep
  * theirs open).
  */
-export function postgresCpuBetween(start: Map<number, number>, end: Map<number, number>, exclude = new Set<number>()): number {
+export function postgresCpuBetween(
+  start: Map<number, number>,
+  end: Map<number, number>,
+  exclude = new Set<number>(),
+): number {
   let total = 0;
   for (const [pid, cpu] of end) if (!exclude.has(pid)) total += cpu - (start.get(pid) ?? 0);
   return total;

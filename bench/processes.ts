@@ -80,7 +80,7 @@ export function startServerProcess(args: string[], nodeArgs: string[] = []): Pro
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
       // Kept for the error of a server that exits: its reason is a JSON line on stdout.
-      stderr = (`${stderr + line}\n`).slice(-2000);
+      stderr = `${stderr + line}\n`.slice(-2000);
       const amqp = /"amqpPort":(\d+)/.exec(line);
       if (amqp) amqpPort = Number(amqp[1]);
       const m = /"url":"([^"]+)"/.exec(line);
@@ -90,7 +90,13 @@ export function startServerProcess(args: string[], nodeArgs: string[] = []): Pro
       lines.removeAllListeners('line');
       // Keep draining stdout so that a chatty server can never block on a full pipe.
       child.stdout!.resume();
-      resolve({ url: m[1]!, pid: child.pid!, amqpPort, stop: () => stopProcess(child), kill: () => killProcess(child) });
+      resolve({
+        url: m[1]!,
+        pid: child.pid!,
+        amqpPort,
+        stop: () => stopProcess(child),
+        kill: () => killProcess(child),
+      });
     });
   });
 }

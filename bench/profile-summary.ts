@@ -34,6 +34,11 @@ profile.samples.forEach((id, i) => {
 });
 
 const idle = selfMs.get('(idle)') ?? 0;
-console.log(`profile: ${(total / 1000).toFixed(1)} s, idle ${((100 * idle) / total).toFixed(1)}%, busy ${((total - idle) / 1000).toFixed(2)} s`);
-const top = [...selfMs].filter(([k]) => k !== '(idle)').sort((a, b) => b[1] - a[1]).slice(0, Number(topArg ?? 25));
+console.log(
+  `profile: ${(total / 1000).toFixed(1)} s, idle ${((100 * idle) / total).toFixed(1)}%, busy ${((total - idle) / 1000).toFixed(2)} s`,
+);
+const top = [...selfMs]
+  .filter(([k]) => k !== '(idle)')
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, Number(topArg ?? 25));
 for (const [key, ms] of top) console.log(`${((100 * ms) / (total - idle)).toFixed(1).padStart(5)}% of busy  ${key}`);

@@ -1,7 +1,16 @@
 /** What the orchestrator (run.ts) and a load child (load.ts) say to each other over IPC. */
 
 export type LoadKind =
-  | 'send' | 'batch' | 'cycle' | 'cycle-batch' | 'fifo-cycle' | 'preload' | 'drain' | 'rabbit-publish' | 'rabbit-cycle' | 'pgboss-cycle';
+  | 'send'
+  | 'batch'
+  | 'cycle'
+  | 'cycle-batch'
+  | 'fifo-cycle'
+  | 'preload'
+  | 'drain'
+  | 'rabbit-publish'
+  | 'rabbit-cycle'
+  | 'pgboss-cycle';
 
 export interface LoadSpec {
   kind: LoadKind;

@@ -21,20 +21,25 @@ export async function runRabbit(spec: LoadSpec, w: Window): Promise<void> {
   const conn = await amqp.connect(spec.target, { noDelay: true });
   try {
     const admin = await conn.createChannel();
-    await admin.assertQueue(spec.queue, { durable: true, arguments: spec.queueType === 'quorum' ? { 'x-queue-type': 'quorum' } : {} });
+    await admin.assertQueue(spec.queue, {
+      durable: true,
+      arguments: spec.queueType === 'quorum' ? { 'x-queue-type': 'quorum' } : {},
+    });
     const publishers = await Promise.all(Array.from({ length: spec.producers }, () => conn.createConfirmChannel()));
     const consumed = spec.kind === 'rabbit-cycle' ? consume(conn, spec, w) : Promise.resolve();
-    await Promise.all(publishers.map(async (ch) => {
-      while (w.running) {
-        try {
-          await publish(ch, spec.queue, Buffer.from(stampedBody(spec.bodyBytes)));
-          w.count(1);
-        } catch (e) {
-          w.error(e);
-          return;
+    await Promise.all(
+      publishers.map(async (ch) => {
+        while (w.running) {
+          try {
+            await publish(ch, spec.queue, Buffer.from(stampedBody(spec.bodyBytes)));
+            w.count(1);
+          } catch (e) {
+            w.error(e);
+            return;
+          }
         }
-      }
-    }));
+      }),
+    );
     await consumed;
     // Leave nothing behind on the shared broker.
     await admin.deleteQueue(spec.queue);
@@ -45,17 +50,23 @@ export async function runRabbit(spec: LoadSpec, w: Window): Promise<void> {
 
 /** Consumers with manual acks and a prefetch of ten, like W3's receives of up to ten. */
 async function consume(conn: amqp.ChannelModel, spec: LoadSpec, w: Window): Promise<void> {
-  const channels = await Promise.all(Array.from({ length: spec.consumers }, async () => {
-    const ch = await conn.createChannel();
-    await ch.prefetch(10);
-    const { consumerTag } = await ch.consume(spec.queue, (msg) => {
-      if (!msg) return;
-      w.latency(performance.now() - stampOf(msg.content.toString('latin1')));
-      ch.ack(msg);
-      w.count(0, 1);
-    }, { noAck: false });
-    return { ch, consumerTag };
-  }));
+  const channels = await Promise.all(
+    Array.from({ length: spec.consumers }, async () => {
+      const ch = await conn.createChannel();
+      await ch.prefetch(10);
+      const { consumerTag } = await ch.consume(
+        spec.queue,
+        (msg) => {
+          if (!msg) return;
+          w.latency(performance.now() - stampOf(msg.content.toString('latin1')));
+          ch.ack(msg);
+          w.count(0, 1);
+        },
+        { noAck: false },
+      );
+      return { ch, consumerTag };
+    }),
+  );
   await w.closed;
   await Promise.all(channels.map(({ ch, consumerTag }) => ch.cancel(consumerTag)));
 }

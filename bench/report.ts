@@ -6,8 +6,19 @@ import { median } from './stats.js';
 
 /** The medians of a run's own figures, and a few more drawn from its raw counts. */
 export interface Summary
-  extends Pick<Measurement, 'rate' | 'sentRate' | 'requestsPerSecond' | 'serverCpu' | 'clientCpu' | 'serverMicrosPerMessage' | 'databaseCpu' | 'otherCpu'
-    | 'databaseMicrosPerMessage' | 'roundTripsPerMessage'> {
+  extends Pick<
+    Measurement,
+    | 'rate'
+    | 'sentRate'
+    | 'requestsPerSecond'
+    | 'serverCpu'
+    | 'clientCpu'
+    | 'serverMicrosPerMessage'
+    | 'databaseCpu'
+    | 'otherCpu'
+    | 'databaseMicrosPerMessage'
+    | 'roundTripsPerMessage'
+  > {
   latencyP50?: number;
   latencyP99?: number;
   walBytesPerMessage?: number;
@@ -41,7 +52,9 @@ export function summarise(runs: Measurement[]): Summary | undefined {
     databaseCpu: med(runs.map((r) => r.databaseCpu)),
     databaseMicrosPerMessage: med(runs.map((r) => r.databaseMicrosPerMessage)),
     roundTripsPerMessage: med(runs.map((r) => r.roundTripsPerMessage)),
-    receivesPerMessage: med(runs.map((r) => (r.raw.receives && r.raw.consumed ? r.raw.receives / r.raw.consumed : undefined))),
+    receivesPerMessage: med(
+      runs.map((r) => (r.raw.receives && r.raw.consumed ? r.raw.receives / r.raw.consumed : undefined)),
+    ),
     emptyReceiveShare: med(runs.map((r) => (r.raw.receives ? r.raw.emptyReceives / r.raw.receives : undefined))),
     otherCpu: med(runs.map((r) => r.otherCpu)),
     latencyP50: med(runs.map((r) => r.latency?.p50)),
@@ -66,9 +79,24 @@ interface Row {
 
 /** The rows of the headline table: each Redrive case beside its baselines. */
 const rows: Row[] = [
-  { workload: 'W1 SendMessage, 32 conns (sqlite, process)', redrive: 'W1', canned: 'canned-send', rabbit: 'rabbit-publish' },
-  { workload: 'W1 SendMessage, 32 conns (memory)', redrive: 'W1-memory', canned: 'canned-send', rabbit: 'rabbit-publish' },
-  { workload: 'W1 SendMessage, 32 conns (sqlite, power)', redrive: 'W1-power', canned: 'canned-send', rabbit: 'rabbit-publish' },
+  {
+    workload: 'W1 SendMessage, 32 conns (sqlite, process)',
+    redrive: 'W1',
+    canned: 'canned-send',
+    rabbit: 'rabbit-publish',
+  },
+  {
+    workload: 'W1 SendMessage, 32 conns (memory)',
+    redrive: 'W1-memory',
+    canned: 'canned-send',
+    rabbit: 'rabbit-publish',
+  },
+  {
+    workload: 'W1 SendMessage, 32 conns (sqlite, power)',
+    redrive: 'W1-power',
+    canned: 'canned-send',
+    rabbit: 'rabbit-publish',
+  },
   { workload: 'W2 SendMessageBatch×10, 32 conns', redrive: 'W2', canned: 'canned-batch' },
   { workload: 'W3 cycle, single sends (consumed)', redrive: 'W3', rabbit: 'rabbit-cycle' },
   { workload: 'W3b cycle, batched sends (consumed)', redrive: 'W3b', rabbit: 'rabbit-cycle' },
@@ -78,14 +106,19 @@ const rows: Row[] = [
   { workload: 'W3 cycle, postgres, 2 nodes (consumed)', redrive: 'W3-pg-2', rabbit: 'rabbit-cycle', ratioTo: 'W3' },
   // Redrive's AMQP listener beside RabbitMQ's classic, then quorum queues (the issue's target).
   { workload: 'AMQP confirmed publishes, 32 channels (vs classic)', redrive: 'amqp-publish', rabbit: 'rabbit-publish' },
-  { workload: 'AMQP confirmed publishes, 32 channels (vs quorum)', redrive: 'amqp-publish', rabbit: 'rabbit-publish-quorum' },
+  {
+    workload: 'AMQP confirmed publishes, 32 channels (vs quorum)',
+    redrive: 'amqp-publish',
+    rabbit: 'rabbit-publish-quorum',
+  },
   { workload: 'AMQP publish/consume/ack (vs classic)', redrive: 'amqp-cycle', rabbit: 'rabbit-cycle' },
   { workload: 'AMQP publish/consume/ack (vs quorum)', redrive: 'amqp-cycle', rabbit: 'rabbit-cycle-quorum' },
 ];
 
 export const int = (n: number | undefined) => (n === undefined ? 'n/a' : Math.round(n).toLocaleString('en-US'));
 export const pct = (n: number | undefined) => (n === undefined ? 'n/a' : `${Math.round(n)}%`);
-export const micros = (n: number | undefined) => (n === undefined ? 'n/a' : n < 10 ? n.toFixed(1) : Math.round(n).toString());
+export const micros = (n: number | undefined) =>
+  n === undefined ? 'n/a' : n < 10 ? n.toFixed(1) : Math.round(n).toString();
 export const ms = (n: number | undefined) => (n === undefined ? 'n/a' : n < 10 ? n.toFixed(2) : n.toFixed(1));
 
 export interface TableRow {
@@ -128,8 +161,12 @@ export function tableRows(outcomes: Record<string, Outcome>, backlog: BacklogFig
       serverCpu: r?.serverCpu,
       clientCpu: r?.clientCpu,
       serverMicrosPerMessage: r?.serverMicrosPerMessage,
-      cpuRatio: r?.serverMicrosPerMessage && c?.serverMicrosPerMessage ? c.serverMicrosPerMessage / r.serverMicrosPerMessage
-        : r?.serverMicrosPerMessage && base?.serverMicrosPerMessage ? base.serverMicrosPerMessage / r.serverMicrosPerMessage : undefined,
+      cpuRatio:
+        r?.serverMicrosPerMessage && c?.serverMicrosPerMessage
+          ? c.serverMicrosPerMessage / r.serverMicrosPerMessage
+          : r?.serverMicrosPerMessage && base?.serverMicrosPerMessage
+            ? base.serverMicrosPerMessage / r.serverMicrosPerMessage
+            : undefined,
       databaseCpu: r?.databaseCpu,
       otherCpu: r?.otherCpu,
       latencyP50: r?.latencyP50,
@@ -145,9 +182,14 @@ export function tableRows(outcomes: Record<string, Outcome>, backlog: BacklogFig
       redrive: d.rate,
       ratio: smallest && smallest !== b ? d.rate / smallest.drain.rate : undefined,
       ratioTo: smallest && smallest !== b ? `${Math.round(smallest.messages / 1000)}k drain` : undefined,
-      cpuRatio: smallest && smallest !== b && d.serverMicrosPerMessage && smallest.drain.serverMicrosPerMessage
-        ? smallest.drain.serverMicrosPerMessage / d.serverMicrosPerMessage : undefined,
-      serverCpu: d.serverCpu, clientCpu: d.clientCpu, serverMicrosPerMessage: d.serverMicrosPerMessage, otherCpu: d.otherCpu,
+      cpuRatio:
+        smallest && smallest !== b && d.serverMicrosPerMessage && smallest.drain.serverMicrosPerMessage
+          ? smallest.drain.serverMicrosPerMessage / d.serverMicrosPerMessage
+          : undefined,
+      serverCpu: d.serverCpu,
+      clientCpu: d.clientCpu,
+      serverMicrosPerMessage: d.serverMicrosPerMessage,
+      otherCpu: d.otherCpu,
     });
   }
   return out;
@@ -163,21 +205,58 @@ export function formatBacklog(backlog: BacklogFigures[]): string {
     `${b.restartAfterSigterm.startSeconds.toFixed(2)} s`,
     `${b.restartAfterSigkill.startSeconds.toFixed(2)} s`,
     `${b.restartAfterSigterm.shutdownSeconds.toFixed(2)} s`,
-    mib(b.maxRssBytes.preload), mib(b.maxRssBytes.restart), mib(b.maxRssBytes.drain), mib(b.maxRssBytes.all),
+    mib(b.maxRssBytes.preload),
+    mib(b.maxRssBytes.restart),
+    mib(b.maxRssBytes.drain),
+    mib(b.maxRssBytes.all),
     mib(b.dataBytes),
     b.depthAfterRestart === undefined ? 'n/a' : int(b.depthAfterRestart),
   ]);
-  return markdown(['backlog', 'preload', 'drain', 'restart (SIGTERM)', 'restart (SIGKILL)', 'shutdown', 'max RSS preload', 'restart', 'drain',
-    'max RSS', 'data on disk', 'depth after restart'], lines);
+  return markdown(
+    [
+      'backlog',
+      'preload',
+      'drain',
+      'restart (SIGTERM)',
+      'restart (SIGKILL)',
+      'shutdown',
+      'max RSS preload',
+      'restart',
+      'drain',
+      'max RSS',
+      'data on disk',
+      'depth after restart',
+    ],
+    lines,
+  );
 }
 
 /** A Markdown table, so the same text goes to the terminal and into docs/performance.md. */
 export function formatTable(table: TableRow[]): string {
-  const header = ['workload', 'Redrive msg/s', 'canned ceiling', 'RabbitMQ', 'ratio', 'server CPU', 'client CPU', 'server µs/msg', 'db CPU', 'others CPU', 'p50 / p99 ms'];
+  const header = [
+    'workload',
+    'Redrive msg/s',
+    'canned ceiling',
+    'RabbitMQ',
+    'ratio',
+    'server CPU',
+    'client CPU',
+    'server µs/msg',
+    'db CPU',
+    'others CPU',
+    'p50 / p99 ms',
+  ];
   const lines = table.map((t) => [
-    t.workload, int(t.redrive), int(t.canned), int(t.rabbitmq),
+    t.workload,
+    int(t.redrive),
+    int(t.canned),
+    int(t.rabbitmq),
     t.ratio === undefined ? 'n/a' : `${Math.round(100 * t.ratio)}%${t.ratioTo ? ` of ${t.ratioTo}` : ''}`,
-    pct(t.serverCpu), pct(t.clientCpu), micros(t.serverMicrosPerMessage), t.databaseCpu === undefined ? '' : pct(t.databaseCpu), pct(t.otherCpu),
+    pct(t.serverCpu),
+    pct(t.clientCpu),
+    micros(t.serverMicrosPerMessage),
+    t.databaseCpu === undefined ? '' : pct(t.databaseCpu),
+    pct(t.otherCpu),
     t.latencyP50 === undefined ? '' : `${ms(t.latencyP50)} / ${ms(t.latencyP99)}`,
   ]);
   return markdown(header, lines);
@@ -185,21 +264,41 @@ export function formatTable(table: TableRow[]): string {
 
 /** The baselines' own CPU figures: a ceiling that is client-bound is not a server ceiling. */
 export function formatBaselines(outcomes: Record<string, Outcome>): string {
-  const ids = ['canned-send', 'canned-batch', 'fauxqs-send', 'fauxqs-cycle', 'rabbit-publish', 'rabbit-cycle', 'rabbit-publish-quorum', 'rabbit-cycle-quorum'];
+  const ids = [
+    'canned-send',
+    'canned-batch',
+    'fauxqs-send',
+    'fauxqs-cycle',
+    'rabbit-publish',
+    'rabbit-cycle',
+    'rabbit-publish-quorum',
+    'rabbit-cycle-quorum',
+  ];
   const lines = ids.map((id) => {
     const o = outcomes[id];
     const s = o?.summary;
-    return [id, s ? int(s.rate) : `n/a${o?.skipped ? ` (${o.skipped})` : ''}`, int(s?.requestsPerSecond), pct(s?.serverCpu), pct(s?.clientCpu),
-      micros(s?.serverMicrosPerMessage), pct(s?.otherCpu),
-      s?.latencyP50 === undefined ? '' : `${ms(s.latencyP50)} / ${ms(s.latencyP99)}`];
+    return [
+      id,
+      s ? int(s.rate) : `n/a${o?.skipped ? ` (${o.skipped})` : ''}`,
+      int(s?.requestsPerSecond),
+      pct(s?.serverCpu),
+      pct(s?.clientCpu),
+      micros(s?.serverMicrosPerMessage),
+      pct(s?.otherCpu),
+      s?.latencyP50 === undefined ? '' : `${ms(s.latencyP50)} / ${ms(s.latencyP99)}`,
+    ];
   });
-  return markdown(['baseline', 'msg/s', 'req/s', 'server CPU', 'client CPU', 'server µs/msg', 'others CPU', 'p50 / p99 ms'], lines);
+  return markdown(
+    ['baseline', 'msg/s', 'req/s', 'server CPU', 'client CPU', 'server µs/msg', 'others CPU', 'p50 / p99 ms'],
+    lines,
+  );
 }
 
 export function markdown(header: string[], lines: string[][]): string {
   const all = [header, ...lines];
   const widths = header.map((_, i) => Math.max(...all.map((l) => l[i]!.length)));
-  const fmt = (l: string[]) => `| ${l.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  const fmt = (l: string[]) =>
+    `| ${l.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
   const rule = `|${widths.map((w, i) => (i === 0 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`;
   return [fmt(header), rule, ...lines.map(fmt)].join('\n');
 }

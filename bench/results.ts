@@ -31,19 +31,33 @@ export function writeResults(outcomes: Record<string, CaseOutcome>, table: Table
     commit: process.env.BENCH_COMMIT ?? git('rev-parse', '--short', 'HEAD'),
     // Uncommitted changes under src/ mean the figures may not match the commit exactly.
     dirty: process.env.BENCH_COMMIT ? false : git('status', '--porcelain', '--', 'src') !== '',
-    machine: { cores: cpus().length, cpu: cpus()[0]?.model, memoryGiB: round(totalmem() / 2 ** 30, 1), node: process.version },
+    machine: {
+      cores: cpus().length,
+      cpu: cpus()[0]?.model,
+      memoryGiB: round(totalmem() / 2 ** 30, 1),
+      node: process.version,
+    },
     settings: {
-      seconds: config.seconds, warmupSeconds: config.warmupSeconds, runs: config.runs, bodyBytes: config.bodyBytes,
-      backlog: config.backlog, backlogSmall: config.backlogSmall,
+      seconds: config.seconds,
+      warmupSeconds: config.warmupSeconds,
+      runs: config.runs,
+      bodyBytes: config.bodyBytes,
+      backlog: config.backlog,
+      backlogSmall: config.backlogSmall,
     },
     ...extra,
     table,
-    cases: Object.fromEntries(Object.entries(outcomes).map(([id, o]) => [id, {
-      skipped: o.skipped,
-      failures: o.failures.length ? o.failures : undefined,
-      median: o.summary,
-      runs: o.runs.map(runRecord),
-    }])),
+    cases: Object.fromEntries(
+      Object.entries(outcomes).map(([id, o]) => [
+        id,
+        {
+          skipped: o.skipped,
+          failures: o.failures.length ? o.failures : undefined,
+          median: o.summary,
+          runs: o.runs.map(runRecord),
+        },
+      ]),
+    ),
   };
   mkdirSync(dirname(resultsFile), { recursive: true });
   writeFileSync(resultsFile, `${JSON.stringify(result, null, 2)}\n`);
@@ -51,12 +65,25 @@ export function writeResults(outcomes: Record<string, CaseOutcome>, table: Table
 
 function runRecord(m: Measurement) {
   return {
-    rate: round(m.rate), sentRate: round(m.sentRate), requestsPerSecond: round(m.requestsPerSecond),
-    serverCpu: round(m.serverCpu), clientCpu: round(m.clientCpu), serverMicrosPerMessage: round(m.serverMicrosPerMessage, 1),
-    databaseCpu: round(m.databaseCpu), databaseMicrosPerMessage: round(m.databaseMicrosPerMessage), roundTripsPerMessage: round(m.roundTripsPerMessage, 2),
-    walBytesPerMessage: round(m.walBytesPerMessage), commitsPerMessage: round(m.commitsPerMessage, 4), checkpointsPerMessage: round(m.checkpointsPerMessage, 5),
-    otherCpu: round(m.otherCpu), seconds: round(m.seconds, 2), latencyP50: round(m.latency?.p50, 3), latencyP99: round(m.latency?.p99, 3),
-    receives: m.raw.receives || undefined, emptyReceives: m.raw.receives ? m.raw.emptyReceives : undefined,
-    errors: m.errors, firstError: m.firstError,
+    rate: round(m.rate),
+    sentRate: round(m.sentRate),
+    requestsPerSecond: round(m.requestsPerSecond),
+    serverCpu: round(m.serverCpu),
+    clientCpu: round(m.clientCpu),
+    serverMicrosPerMessage: round(m.serverMicrosPerMessage, 1),
+    databaseCpu: round(m.databaseCpu),
+    databaseMicrosPerMessage: round(m.databaseMicrosPerMessage),
+    roundTripsPerMessage: round(m.roundTripsPerMessage, 2),
+    walBytesPerMessage: round(m.walBytesPerMessage),
+    commitsPerMessage: round(m.commitsPerMessage, 4),
+    checkpointsPerMessage: round(m.checkpointsPerMessage, 5),
+    otherCpu: round(m.otherCpu),
+    seconds: round(m.seconds, 2),
+    latencyP50: round(m.latency?.p50, 3),
+    latencyP99: round(m.latency?.p99, 3),
+    receives: m.raw.receives || undefined,
+    emptyReceives: m.raw.receives ? m.raw.emptyReceives : undefined,
+    errors: m.errors,
+    firstError: m.firstError,
   };
 }

@@ -13,7 +13,15 @@ import { formatPeers } from './peers-report.js';
 import { killAll, runCleanups } from './processes.js';
 import { formatBacklog, formatBaselines, formatTable, summarise, tableRows } from './report.js';
 import { resultsFile, writeResults, type CaseOutcome } from './results.js';
-import { pgBossTarget, rabbitTarget, reachable, startCanned, startFauxqs, startRedrive, type Target } from './targets.js';
+import {
+  pgBossTarget,
+  rabbitTarget,
+  reachable,
+  startCanned,
+  startFauxqs,
+  startRedrive,
+  type Target,
+} from './targets.js';
 
 /**
  * `npm run bench`: every case BENCH_RUNS times, each run on a fresh server with its
@@ -32,25 +40,52 @@ async function startTarget(c: Case, run: number): Promise<Target> {
 async function runCase(c: Case, run: number, rate?: number): Promise<Measurement> {
   const target = await startTarget(c, run);
   try {
-    return await measure({
-      kind: c.kind, target: target.url, targets: target.urls, queue: target.queue, producers: c.producers, consumers: c.consumers,
-      bodyBytes: config.bodyBytes, warmupSeconds: config.warmupSeconds, seconds: config.seconds, rate, groups: c.groups, queueType: c.queueType,
-      crossNodes: c.crossNodes,
-    }, c.metric, { serverPids: target.pids, database: target.database, roundTripPids: target.database ? target.pids : undefined, walIndex: target.walIndex });
+    return await measure(
+      {
+        kind: c.kind,
+        target: target.url,
+        targets: target.urls,
+        queue: target.queue,
+        producers: c.producers,
+        consumers: c.consumers,
+        bodyBytes: config.bodyBytes,
+        warmupSeconds: config.warmupSeconds,
+        seconds: config.seconds,
+        rate,
+        groups: c.groups,
+        queueType: c.queueType,
+        crossNodes: c.crossNodes,
+      },
+      c.metric,
+      {
+        serverPids: target.pids,
+        database: target.database,
+        roundTripPids: target.database ? target.pids : undefined,
+        walIndex: target.walIndex,
+      },
+    );
   } finally {
     await target.stop();
   }
 }
 
 function describe(m: Measurement): string {
-  const r = m.raw.receives ? `, ${(m.raw.receives / Math.max(1, m.raw.consumed)).toFixed(2)} receives/msg (${Math.round((100 * m.raw.emptyReceives) / m.raw.receives)}% empty)` : '';
+  const r = m.raw.receives
+    ? `, ${(m.raw.receives / Math.max(1, m.raw.consumed)).toFixed(2)} receives/msg (${Math.round((100 * m.raw.emptyReceives) / m.raw.receives)}% empty)`
+    : '';
   const rt = m.roundTripsPerMessage === undefined ? '' : `, ${m.roundTripsPerMessage.toFixed(2)} round trips/msg`;
-  const db = m.databaseCpu === undefined ? '' : `, db CPU ${Math.round(m.databaseCpu)}% (${Math.round(m.databaseMicrosPerMessage ?? 0)} µs/msg${rt})`;
+  const db =
+    m.databaseCpu === undefined
+      ? ''
+      : `, db CPU ${Math.round(m.databaseCpu)}% (${Math.round(m.databaseMicrosPerMessage ?? 0)} µs/msg${rt})`;
   const lat = m.latency ? ` p50 ${m.latency.p50.toFixed(2)} ms p99 ${m.latency.p99.toFixed(2)} ms` : '';
   const cpu = m.serverCpu === undefined ? 'n/a' : `${Math.round(m.serverCpu)}%`;
   const errors = m.errors ? ` ERRORS ${m.errors}: ${m.firstError}` : '';
   const per = m.serverMicrosPerMessage === undefined ? '' : ` (${Math.round(m.serverMicrosPerMessage)} µs/msg)`;
-  const wal = m.walBytesPerMessage === undefined ? '' : `, WAL ${Math.round(m.walBytesPerMessage)} B/msg, ${m.commitsPerMessage ? (1 / m.commitsPerMessage).toFixed(1) : 'n/a'} msg/commit`;
+  const wal =
+    m.walBytesPerMessage === undefined
+      ? ''
+      : `, WAL ${Math.round(m.walBytesPerMessage)} B/msg, ${m.commitsPerMessage ? (1 / m.commitsPerMessage).toFixed(1) : 'n/a'} msg/commit`;
   const sent = m.sentRate !== m.rate ? ` (sent ${Math.round(m.sentRate)}/s)` : '';
   return `${Math.round(m.rate)} msg/s${sent}, ${Math.round(m.requestsPerSecond)} req/s, server CPU ${cpu}${per}, client CPU ${Math.round(m.clientCpu)}%${db}${wal}, others ${Math.round(m.otherCpu ?? 0)}%${lat}${r}${errors}`;
 }
@@ -68,23 +103,32 @@ async function repeat(c: Case, outcome: CaseOutcome, run: number, rate?: number)
 }
 
 async function main(): Promise<void> {
-  if (!LOOPBACK.has(new URL(config.rabbitUrl).hostname)) throw new Error('BENCH_RABBIT_URL must point at a loopback address');
-  if (!LOOPBACK.has(new URL(config.postgresUrl).hostname)) throw new Error('BENCH_POSTGRES_URL must point at a loopback address');
+  if (!LOOPBACK.has(new URL(config.rabbitUrl).hostname))
+    throw new Error('BENCH_RABBIT_URL must point at a loopback address');
+  if (!LOOPBACK.has(new URL(config.postgresUrl).hostname))
+    throw new Error('BENCH_POSTGRES_URL must point at a loopback address');
   const rabbitUp = await reachable(config.rabbitUrl);
   const postgresUp = await postgresReachable();
   const outcomes: Record<string, CaseOutcome> = {};
   for (const c of [...cases, halfRateCase, crossNodeHalfCase]) {
-    const skipped = config.only && !config.only.has(c.id) ? 'not in BENCH_ONLY'
-      : c.system === 'rabbit' && !rabbitUp ? 'RabbitMQ unreachable'
-      : (c.redrive?.storage === 'postgres' || c.system === 'pgboss') && !postgresUp ? 'PostgreSQL unreachable' : undefined;
+    const skipped =
+      config.only && !config.only.has(c.id)
+        ? 'not in BENCH_ONLY'
+        : c.system === 'rabbit' && !rabbitUp
+          ? 'RabbitMQ unreachable'
+          : (c.redrive?.storage === 'postgres' || c.system === 'pgboss') && !postgresUp
+            ? 'PostgreSQL unreachable'
+            : undefined;
     outcomes[c.id] = { runs: [], failures: [], skipped };
   }
   // Load averages before and after: a rough record of how busy the shared machine was.
   const load: { before: number[]; after?: number[] } = { before: loadavg() };
   const perRun = config.warmupSeconds + config.seconds + 1.5;
-  console.log(`Redrive benchmark: ${config.runs} runs × ${cases.length + 1} cases × ~${perRun} s ≈ ${Math.ceil((config.runs * (cases.length + 1) * perRun) / 60)} min`
-    + `, then W4 with backlogs of ${config.backlogSmall.toLocaleString('en-US')} and ${config.backlog.toLocaleString('en-US')}`
-    + `${rabbitUp ? '' : ' (RabbitMQ unreachable: its figures are n/a)'}${postgresUp ? '' : ' (PostgreSQL unreachable: its figures are n/a)'}`);
+  console.log(
+    `Redrive benchmark: ${config.runs} runs × ${cases.length + 1} cases × ~${perRun} s ≈ ${Math.ceil((config.runs * (cases.length + 1) * perRun) / 60)} min` +
+      `, then W4 with backlogs of ${config.backlogSmall.toLocaleString('en-US')} and ${config.backlog.toLocaleString('en-US')}` +
+      `${rabbitUp ? '' : ' (RabbitMQ unreachable: its figures are n/a)'}${postgresUp ? '' : ' (PostgreSQL unreachable: its figures are n/a)'}`,
+  );
 
   // Round-robin rather than case after case: a burst of noise from other work on the
   // machine then spreads over several cases instead of sinking all runs of one.
@@ -93,7 +137,8 @@ async function main(): Promise<void> {
   }
   const w3 = summarise(outcomes.W3!.runs);
   const halfRate = w3 ? w3.rate / 2 : undefined;
-  for (let run = 1; run <= config.runs && halfRate && !outcomes[halfRateCase.id]!.skipped; run++) await repeat(halfRateCase, outcomes[halfRateCase.id]!, run, halfRate);
+  for (let run = 1; run <= config.runs && halfRate && !outcomes[halfRateCase.id]!.skipped; run++)
+    await repeat(halfRateCase, outcomes[halfRateCase.id]!, run, halfRate);
   const pg2 = summarise(outcomes['W3-pg-2']!.runs);
   const pgHalfRate = pg2 ? pg2.rate / 2 : undefined;
   for (let run = 1; run <= config.runs && pgHalfRate && !outcomes[crossNodeHalfCase.id]!.skipped; run++) {
@@ -103,7 +148,10 @@ async function main(): Promise<void> {
   // W4 once per size (a million-message preload and drain take minutes): small first.
   const backlog: BacklogFigures[] = [];
   const backlogFailures: string[] = [];
-  const sizes = config.only && !config.only.has('W4') ? [] : [...new Set([config.backlogSmall, config.backlog])].sort((a, b) => a - b);
+  const sizes =
+    config.only && !config.only.has('W4')
+      ? []
+      : [...new Set([config.backlogSmall, config.backlog])].sort((a, b) => a - b);
   for (const size of sizes) {
     console.log(`[W4] backlog of ${size.toLocaleString('en-US')}`);
     try {
@@ -144,7 +192,14 @@ async function main(): Promise<void> {
   if (backlog.length) console.log(`${formatBacklog(backlog)}\n`);
   if (scrape.length) console.log(`${formatScrape(scrape)}\n`);
   if (fair.length) console.log(`${formatFair(fair)}\n`);
-  writeResults(outcomes, table, { halfRate, pgHalfRate, postgres, load, backlog, backlogFailures: backlogFailures.length ? backlogFailures : undefined });
+  writeResults(outcomes, table, {
+    halfRate,
+    pgHalfRate,
+    postgres,
+    load,
+    backlog,
+    backlogFailures: backlogFailures.length ? backlogFailures : undefined,
+  });
   console.log(`wrote ${resultsFile}`);
 }
 

@@ -22,8 +22,16 @@ import { WalCounter } from './wal.js';
  */
 const [messages = 20_000, batch = 16, rounds = 5] = process.argv.slice(2).map(Number);
 const dist = process.env.BENCH_STORE_DIST;
-const storeModule = !dist ? '../src/stores/sqlite/store.js'
-  : pathToFileURL(join(dist, existsSync(join(dist, 'src/stores/sqlite/store.js')) ? 'src/stores/sqlite/store.js' : 'src/stores/sqlite/sqlite-store.js')).href;
+const storeModule = !dist
+  ? '../src/stores/sqlite/store.js'
+  : pathToFileURL(
+      join(
+        dist,
+        existsSync(join(dist, 'src/stores/sqlite/store.js'))
+          ? 'src/stores/sqlite/store.js'
+          : 'src/stores/sqlite/sqlite-store.js',
+      ),
+    ).href;
 const { SqliteStore: Store } = (await import(storeModule)) as { SqliteStore: typeof SqliteStore };
 
 type Api = Pick<SqliteStore['messages'], 'send' | 'receive' | 'delete'> & { create: SqliteStore['queues']['create'] };
@@ -32,9 +40,19 @@ function api(store: SqliteStore): Api {
   const s = store as unknown as Record<string, (...a: unknown[]) => Promise<never>>;
   if (store.messages) {
     const m = store.messages;
-    return { send: (...a) => m.send(...a), receive: (...a) => m.receive(...a), delete: (...a) => m.delete(...a), create: (q) => store.queues.create(q) };
+    return {
+      send: (...a) => m.send(...a),
+      receive: (...a) => m.receive(...a),
+      delete: (...a) => m.delete(...a),
+      create: (q) => store.queues.create(q),
+    };
   }
-  return { send: (...a) => s.send!(...a), receive: (...a) => s.receive!(...a), delete: (...a) => s.deleteMessages!(...a), create: (q) => s.createQueue!(q) };
+  return {
+    send: (...a) => s.send!(...a),
+    receive: (...a) => s.receive!(...a),
+    delete: (...a) => s.deleteMessages!(...a),
+    create: (q) => s.createQueue!(q),
+  };
 }
 
 const body = 'x'.repeat(256);
@@ -43,7 +61,10 @@ const cpuMicros = () => {
   return u.user + u.system;
 };
 
-interface Phase { cpu: number; wal: number }
+interface Phase {
+  cpu: number;
+  wal: number;
+}
 
 async function round(): Promise<Record<string, Phase>> {
   const dir = mkdtempSync(join(tmpdir(), 'redrive-store-costs-'));
@@ -52,7 +73,15 @@ async function round(): Promise<Record<string, Phase>> {
   try {
     const now = Date.now();
     const { queue } = await calls.create({
-      accountId: '000000000000', region: 'us-east-1', name: 'costs', fifo: false, attributes: {}, tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
+      accountId: '000000000000',
+      region: 'us-east-1',
+      name: 'costs',
+      fifo: false,
+      attributes: {},
+      tags: {},
+      createdAt: now,
+      modifiedAt: now,
+      lastPurgeAt: null,
     });
     const wal = new WalCounter(join(dir, 'redrive.db-shm'));
     const phase = async (run: () => Promise<void>): Promise<Phase> => {
@@ -64,28 +93,49 @@ async function round(): Promise<Record<string, Phase>> {
       if (process.env.BENCH_STORE_VERBOSE) console.log(w);
       return { cpu: cpu / messages, wal: w.bytes / messages };
     };
-    const send = () => phase(async () => {
-      for (let i = 0; i < messages; i += batch) {
-        const t = Date.now();
-        await Promise.all(Array.from({ length: batch }, () => calls.send(queue.id, [{
-          messageId: randomUUID(), body, md5OfBody: 'fafb00f5732ab283681e124bf8747ed1', senderId: '000000000000', sentAt: t, visibleAt: t,
-        }])));
-      }
-    });
+    const send = () =>
+      phase(async () => {
+        for (let i = 0; i < messages; i += batch) {
+          const t = Date.now();
+          await Promise.all(
+            Array.from({ length: batch }, () =>
+              calls.send(queue.id, [
+                {
+                  messageId: randomUUID(),
+                  body,
+                  md5OfBody: 'fafb00f5732ab283681e124bf8747ed1',
+                  senderId: '000000000000',
+                  sentAt: t,
+                  visibleAt: t,
+                },
+              ]),
+            ),
+          );
+        }
+      });
     const sends = await send();
     const receipts: { seq: number; token: string }[] = [];
     const receives = await phase(async () => {
       // Receives of ten, `batch` of them per group commit.
-      for (let got = 1; got > 0;) {
+      for (let got = 1; got > 0; ) {
         const t = Date.now();
-        const results = await Promise.all(Array.from({ length: Math.max(1, batch / 2) }, () => calls.receive(queue.id, {
-          now: t, max: 10, visibilityTimeoutMs: 30_000, retentionCutoff: 0, newToken: () => randomUUID(),
-        })));
+        const results = await Promise.all(
+          Array.from({ length: Math.max(1, batch / 2) }, () =>
+            calls.receive(queue.id, {
+              now: t,
+              max: 10,
+              visibilityTimeoutMs: 30_000,
+              retentionCutoff: 0,
+              newToken: () => randomUUID(),
+            }),
+          ),
+        );
         got = 0;
-        for (const r of results) for (const m of r.messages) {
-          got++;
-          receipts.push({ seq: m.seq, token: m.receiptToken! });
-        }
+        for (const r of results)
+          for (const m of r.messages) {
+            got++;
+            receipts.push({ seq: m.seq, token: m.receiptToken! });
+          }
       }
     });
     const deletes = await phase(async () => {
@@ -97,7 +147,12 @@ async function round(): Promise<Record<string, Phase>> {
       }
     });
     if (receipts.length !== messages) throw new Error(`received ${receipts.length} of ${messages}`);
-    return { send: sends, receive: receives, delete: deletes, 'W3 cycle (sum)': { cpu: sends.cpu + receives.cpu + deletes.cpu, wal: sends.wal + receives.wal + deletes.wal } };
+    return {
+      send: sends,
+      receive: receives,
+      delete: deletes,
+      'W3 cycle (sum)': { cpu: sends.cpu + receives.cpu + deletes.cpu, wal: sends.wal + receives.wal + deletes.wal },
+    };
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
@@ -107,7 +162,16 @@ async function round(): Promise<Record<string, Phase>> {
 const all: Record<string, Phase>[] = [];
 for (let r = 0; r < rounds; r++) all.push(await round());
 const names = Object.keys(all[0]!);
-console.log(`SQLite store, ${dist ?? 'this build'}: ${messages} messages of 256 bytes, ${batch} sends or ${Math.max(1, batch / 2)} receives/deletes of ten per commit, median of ${rounds} rounds\n`);
-console.log(markdown(['phase', 'CPU µs/msg', 'WAL B/msg'], names.map((n) => [
-  n, median(all.map((a) => a[n]!.cpu)).toFixed(1), Math.round(median(all.map((a) => a[n]!.wal))).toString(),
-])));
+console.log(
+  `SQLite store, ${dist ?? 'this build'}: ${messages} messages of 256 bytes, ${batch} sends or ${Math.max(1, batch / 2)} receives/deletes of ten per commit, median of ${rounds} rounds\n`,
+);
+console.log(
+  markdown(
+    ['phase', 'CPU µs/msg', 'WAL B/msg'],
+    names.map((n) => [
+      n,
+      median(all.map((a) => a[n]!.cpu)).toFixed(1),
+      Math.round(median(all.map((a) => a[n]!.wal))).toString(),
+    ]),
+  ),
+);

@@ -53,15 +53,27 @@ export const nodeArgs = () => (process.env.BENCH_SERVER_NODE_ARGS ?? '').split('
  * The server's build: this checkout's, or BENCH_SERVER_DIST's (another checkout's `dist`,
  * for an A/B of two commits under the same benchmark code).
  */
-const serverCli = () => (process.env.BENCH_SERVER_DIST ? join(process.env.BENCH_SERVER_DIST, 'src/cli/index.js') : here('../src/cli/index.js'));
+const serverCli = () =>
+  process.env.BENCH_SERVER_DIST ? join(process.env.BENCH_SERVER_DIST, 'src/cli/index.js') : here('../src/cli/index.js');
 
 /** The `redrive serve` command line for one node. */
 export function serveArgs(storage: string, dataDir: string, durability: string, port = 0): string[] {
   return [
-    serverCli(), 'serve', '--port', String(port), '--host', '127.0.0.1',
-    '--storage', storage, '--data-dir', dataDir, '--durability', durability,
+    serverCli(),
+    'serve',
+    '--port',
+    String(port),
+    '--host',
+    '127.0.0.1',
+    '--storage',
+    storage,
+    '--data-dir',
+    dataDir,
+    '--durability',
+    durability,
     // info, because the "listening" line is an info line; nothing is logged per request.
-    '--log-level', 'info',
+    '--log-level',
+    'info',
   ];
 }
 
@@ -115,8 +127,13 @@ export async function startRedrive(opts: RedriveOptions): Promise<Target> {
       return { url: `amqp://guest:guest@127.0.0.1:${amqpPort}`, queue: QUEUE, pids: servers.map((s) => s.pid), stop };
     }
     return {
-      url: urls[0]!, urls, queue: await createQueue(urls[0]!, opts.fifo), pids: servers.map((s) => s.pid),
-      database, walIndex: opts.storage === 'sqlite' ? join(data.dir, 'redrive.db-shm') : undefined, stop,
+      url: urls[0]!,
+      urls,
+      queue: await createQueue(urls[0]!, opts.fifo),
+      pids: servers.map((s) => s.pid),
+      database,
+      walIndex: opts.storage === 'sqlite' ? join(data.dir, 'redrive.db-shm') : undefined,
+      stop,
     };
   } catch (e) {
     await stop();
@@ -177,7 +194,12 @@ export async function pgBossTarget(): Promise<Target> {
 /** RabbitMQ is someone else's process: nothing to start or stop, only a fresh queue name. */
 export function rabbitTarget(url: string, run: number): Target {
   const pid = findRabbitPid();
-  return { url, queue: `redrive-bench-${process.pid}-${run}`, pids: pid === undefined ? undefined : [pid], stop: async () => {} };
+  return {
+    url,
+    queue: `redrive-bench-${process.pid}-${run}`,
+    pids: pid === undefined ? undefined : [pid],
+    stop: async () => {},
+  };
 }
 
 /** The broker's Erlang VM, if it runs on this machine and /proc shows it. */

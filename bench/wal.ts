@@ -59,7 +59,12 @@ export class WalCounter {
     this.poll();
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
-    return { bytes: this.frames * (this.pageSize + 24), frames: this.frames, commits: this.commits, checkpoints: this.checkpoints };
+    return {
+      bytes: this.frames * (this.pageSize + 24),
+      frames: this.frames,
+      commits: this.commits,
+      checkpoints: this.checkpoints,
+    };
   }
 
   private poll(): void {
@@ -85,6 +90,12 @@ export class WalCounter {
     if (this.buf.compare(this.buf, 0, 48, 48, 96) !== 0) return this.last;
     const b = this.buf;
     const sz = b.readUInt16LE(14);
-    return { iChange: b.readUInt32LE(8), pageSize: sz === 1 ? 65536 : sz, mxFrame: b.readUInt32LE(16), salt: b.readUInt32LE(32), nBackfill: b.readUInt32LE(96) };
+    return {
+      iChange: b.readUInt32LE(8),
+      pageSize: sz === 1 ? 65536 : sz,
+      mxFrame: b.readUInt32LE(16),
+      salt: b.readUInt32LE(32),
+      nBackfill: b.readUInt32LE(96),
+    };
   }
 }

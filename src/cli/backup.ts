@@ -20,6 +20,8 @@ export function backupCommand(): Command {
         throw new Error(`redrive backup: ${e.message}`);
       });
       const mb = (r.bytes / 1024 / 1024).toFixed(1);
-      process.stdout.write(`backed up ${opts.dataDir} to ${file}: ${r.queues} queues, ${r.messages} messages, ${mb} MiB in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+      process.stdout.write(
+        `backed up ${opts.dataDir} to ${file}: ${r.queues} queues, ${r.messages} messages, ${mb} MiB in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+      );
     });
 }

@@ -18,7 +18,12 @@ export class CliError extends Error {
 
 /** A failed SQS call, as the server answered it. */
 export class SqsCallError extends CliError {
-  constructor(override readonly action: string, override readonly code: string, readonly apiMessage: string, readonly status: number) {
+  constructor(
+    override readonly action: string,
+    override readonly code: string,
+    readonly apiMessage: string,
+    readonly status: number,
+  ) {
     super(apiMessage, { code, action, detail: apiMessage });
   }
 }
@@ -39,7 +44,9 @@ export function reportError(e: unknown, o: { json?: boolean; verbose?: boolean }
   } else {
     process.stderr.write(`redrive: ${message}\n`);
     if (o.verbose && err && (err.code || err.detail)) {
-      process.stderr.write(`  (${[err.action, err.code].filter(Boolean).join(': ')}${err.detail && err.detail !== message ? `: ${err.detail}` : ''})\n`);
+      process.stderr.write(
+        `  (${[err.action, err.code].filter(Boolean).join(': ')}${err.detail && err.detail !== message ? `: ${err.detail}` : ''})\n`,
+      );
     }
     if (o.verbose && !err && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
   }

@@ -28,15 +28,23 @@ export const printJson = (v: unknown): void => out(`${JSON.stringify(v, null, 2)
  * client and reports errors as a person (or, with --json, a script) reads them.
  */
 export function clientCommand<O>(
-  parent: Command, usage: string, description: string, examples: string[],
+  parent: Command,
+  usage: string,
+  description: string,
+  examples: string[],
   // Commander's positional arguments: strings, or arrays for variadic ones.
   // biome-ignore lint/suspicious/noExplicitAny: each command's own action declares its arguments' types.
   run: (ctx: Context<O>, ...args: any[]) => Promise<void>,
 ): Command {
-  const cmd = parent.command(usage).description(description)
+  const cmd = parent
+    .command(usage)
+    .description(description)
     .addOption(new Option('--endpoint <url>', 'the Redrive server').env('REDRIVE_ENDPOINT').default(DEFAULT_ENDPOINT))
-    .option('--profile <name>', 'credentials and region from this profile of ~/.aws/credentials and ~/.aws/config (or AWS_PROFILE)')
-    .option('--region <region>', 'region to sign requests for (or AWS_REGION; default: the profile\'s, else us-east-1)')
+    .option(
+      '--profile <name>',
+      'credentials and region from this profile of ~/.aws/credentials and ~/.aws/config (or AWS_PROFILE)',
+    )
+    .option('--region <region>', "region to sign requests for (or AWS_REGION; default: the profile's, else us-east-1)")
     .option('--json', 'print JSON (errors too, on stderr)')
     .option('--verbose', 'on errors, also print the API action and error code');
   if (examples.length) cmd.addHelpText('after', examplesText(examples));
@@ -45,7 +53,10 @@ export function clientCommand<O>(
     const opts = self.opts<O & CommonOptions>();
     const positional = args.slice(0, -2);
     try {
-      await run({ sqs: new SqsJsonClient(opts.endpoint, { profile: opts.profile, region: opts.region }), opts }, ...positional);
+      await run(
+        { sqs: new SqsJsonClient(opts.endpoint, { profile: opts.profile, region: opts.region }), opts },
+        ...positional,
+      );
     } catch (e) {
       reportError(e, opts);
     }

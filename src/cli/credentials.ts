@@ -24,7 +24,11 @@ export interface ConnectionOptions {
 
 type Source = string | ArrayBuffer | ArrayBufferView;
 const bytes = (d: Source): Buffer =>
-  typeof d === 'string' ? Buffer.from(d, 'utf8') : ArrayBuffer.isView(d) ? Buffer.from(d.buffer, d.byteOffset, d.byteLength) : Buffer.from(d);
+  typeof d === 'string'
+    ? Buffer.from(d, 'utf8')
+    : ArrayBuffer.isView(d)
+      ? Buffer.from(d.buffer, d.byteOffset, d.byteLength)
+      : Buffer.from(d);
 
 /** The hash constructor @smithy/signature-v4 asks for, on node:crypto. */
 export class Sha256 {
@@ -63,8 +67,11 @@ export async function findCredentials(o: ConnectionOptions): Promise<Identity | 
   } catch (e) {
     const profile = namedProfile(o);
     if (profile === undefined) return undefined;
-    throw new CliError(`profile "${profile}" gives no credentials: add aws_access_key_id and aws_secret_access_key to [${profile}] in ${credentialsFile()}`
-      + ` (or [profile ${profile}] in ${configFile()})`, { code: 'CredentialsNotFound', detail: (e as Error).message });
+    throw new CliError(
+      `profile "${profile}" gives no credentials: add aws_access_key_id and aws_secret_access_key to [${profile}] in ${credentialsFile()}` +
+        ` (or [profile ${profile}] in ${configFile()})`,
+      { code: 'CredentialsNotFound', detail: (e as Error).message },
+    );
   }
 }
 

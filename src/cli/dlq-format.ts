@@ -18,10 +18,12 @@ export function age(seconds: number | undefined): string {
  */
 export function table(rows: string[][], width = process.stdout.isTTY ? process.stdout.columns : undefined): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return `${rows.map((r) => {
-    const line = r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
-    return width && line.length > width && width > 20 ? `${line.slice(0, width - 1)}…` : line;
-  }).join('\n')}\n`;
+  return `${rows
+    .map((r) => {
+      const line = r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
+      return width && line.length > width && width > 20 ? `${line.slice(0, width - 1)}…` : line;
+    })
+    .join('\n')}\n`;
 }
 
 /** The id part of a task handle (base64 of `{"taskId", "sourceArn"}`), its first 8 characters. */
@@ -47,16 +49,22 @@ export function progress(t: MoveTask): string {
 export const TASK_HEADER = ['ID', 'STARTED', 'STATUS', 'MOVED', 'DESTINATION', 'FILTER'];
 
 export function taskLine(t: MoveTask): string[] {
-  return [shortTaskId(t.TaskHandle), time(t.StartedTimestamp).replace(/\.\d+Z$/, 'Z'), t.Status,
+  return [
+    shortTaskId(t.TaskHandle),
+    time(t.StartedTimestamp).replace(/\.\d+Z$/, 'Z'),
+    t.Status,
     `${t.ApproximateNumberOfMessagesMoved}/${t.ApproximateNumberOfMessagesToMove ?? '?'}`,
-    t.DestinationArn ? name(t.DestinationArn) : '(sources)', filterText(t.Filter) + (t.FailureReason ? `; ${t.FailureReason}` : '')];
+    t.DestinationArn ? name(t.DestinationArn) : '(sources)',
+    filterText(t.Filter) + (t.FailureReason ? `; ${t.FailureReason}` : ''),
+  ];
 }
 
 const BODY_CHARS = 200;
 
 /** A body under `  body:`: one line beside it, several indented beneath it, cut unless `full`. */
 function bodyLines(body: string, full: boolean): string[] {
-  const cut = !full && body.length > BODY_CHARS ? `${body.slice(0, BODY_CHARS)}… (${body.length} chars; --full shows all)` : body;
+  const cut =
+    !full && body.length > BODY_CHARS ? `${body.slice(0, BODY_CHARS)}… (${body.length} chars; --full shows all)` : body;
   const lines = cut.split(/\r?\n/);
   return lines.length === 1 ? [`  body: ${cut}`] : ['  body:', ...lines.map((l) => `    ${l}`)];
 }
@@ -64,7 +72,8 @@ function bodyLines(body: string, full: boolean): string[] {
 /** When and where it was dead-lettered; an imported message knows only where (its history says when). */
 function deadLettered(m: PeekedMessage): string {
   const source = m.Attributes.DeadLetterQueueSourceArn;
-  if (m.DeadLetteredTimestamp !== undefined) return `  dead-lettered ${time(m.DeadLetteredTimestamp)} from ${name(source)}`;
+  if (m.DeadLetteredTimestamp !== undefined)
+    return `  dead-lettered ${time(m.DeadLetteredTimestamp)} from ${name(source)}`;
   return source ? `  dead-letter source ${name(source)}` : '';
 }
 
@@ -72,8 +81,12 @@ export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' :
 
 export function peeked(m: PeekedMessage, full: boolean): string {
   const a = m.Attributes;
-  const fifo = [a.MessageGroupId !== undefined ? `group ${a.MessageGroupId}` : '', a.MessageDeduplicationId !== undefined ? `dedup ${a.MessageDeduplicationId}` : '']
-    .filter(Boolean).join('  ');
+  const fifo = [
+    a.MessageGroupId !== undefined ? `group ${a.MessageGroupId}` : '',
+    a.MessageDeduplicationId !== undefined ? `dedup ${a.MessageDeduplicationId}` : '',
+  ]
+    .filter(Boolean)
+    .join('  ');
   const lines = [
     `#${m.Position}  ${m.MessageId}  ${m.State}  received ${a.ApproximateReceiveCount ?? 0}x${fifo ? `  ${fifo}` : ''}`,
     `  sent ${time(a.SentTimestamp)}${deadLettered(m)}`,
@@ -82,12 +95,26 @@ export function peeked(m: PeekedMessage, full: boolean): string {
   if (attrs.length) lines.push(`  attributes: ${attrs.join(', ')}`);
   // The dead-letter history, newest first: one line per {queue, reason}.
   for (const d of m.DeathHistory ?? []) {
-    const extra = [d.rejectReason !== undefined ? `reason "${d.rejectReason}"` : '', d.originalTtlSeconds !== undefined ? `ttl ${d.originalTtlSeconds}s` : '', ...amqpDeathDetail(d)]
-      .filter(Boolean).join(', ');
-    const reason = d.reason === 'rejected' && d.exchange !== undefined ? 'rejected over AMQP (basic.reject or basic.nack)' : d.reason;
-    lines.push(`  died ${d.count}x in ${d.queue}: ${reason}, ${time(d.firstTime)} .. ${time(d.lastTime)}${extra ? `  (${extra})` : ''}`);
+    const extra = [
+      d.rejectReason !== undefined ? `reason "${d.rejectReason}"` : '',
+      d.originalTtlSeconds !== undefined ? `ttl ${d.originalTtlSeconds}s` : '',
+      ...amqpDeathDetail(d),
+    ]
+      .filter(Boolean)
+      .join(', ');
+    const reason =
+      d.reason === 'rejected' && d.exchange !== undefined
+        ? 'rejected over AMQP (basic.reject or basic.nack)'
+        : d.reason;
+    lines.push(
+      `  died ${d.count}x in ${d.queue}: ${reason}, ${time(d.firstTime)} .. ${time(d.lastTime)}${extra ? `  (${extra})` : ''}`,
+    );
   }
   lines.push(...amqpLines(m.Amqp));
-  lines.push(...(m.BodyEncoding === 'base64' ? binaryBodyLines(m.Body, m.Amqp?.Properties.contentType, full) : bodyLines(m.Body, full)));
+  lines.push(
+    ...(m.BodyEncoding === 'base64'
+      ? binaryBodyLines(m.Body, m.Amqp?.Properties.contentType, full)
+      : bodyLines(m.Body, full)),
+  );
   return `${lines.join('\n')}\n`;
 }

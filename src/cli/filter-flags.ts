@@ -5,8 +5,14 @@ import type { SqsJsonClient } from './sqs-client.js';
 
 /** The selective-redrive filter as flags, for `dlq redrive` and `peek` alike (the API's Filter, docs/extensions.md). */
 export interface FilterOptions {
-  bodyContains?: string; jsonPath?: string; equals?: string; attribute?: string; source?: string;
-  deadLetteredAfter?: string; deadLetteredBefore?: string; deathReason?: string;
+  bodyContains?: string;
+  jsonPath?: string;
+  equals?: string;
+  attribute?: string;
+  source?: string;
+  deadLetteredAfter?: string;
+  deadLetteredBefore?: string;
+  deathReason?: string;
 }
 
 export function withFilterFlags(cmd: Command): Command {
@@ -16,7 +22,10 @@ export function withFilterFlags(cmd: Command): Command {
     .option('--equals <value>', 'with --json-path: only where the value equals this (JSON, or a string)')
     .option('--attribute <name=value>', 'only messages with this message attribute value')
     .option('--source <queue>', 'only messages that died in this queue')
-    .option('--death-reason <reason>', 'only messages whose latest death was for this reason: delivery_limit, rejected, expired, maxlen')
+    .option(
+      '--death-reason <reason>',
+      'only messages whose latest death was for this reason: delivery_limit, rejected, expired, maxlen',
+    )
     .option('--dead-lettered-after <time>', 'only messages dead-lettered at or after this ISO time')
     .option('--dead-lettered-before <time>', 'only messages dead-lettered before this ISO time');
 }
@@ -25,7 +34,10 @@ export function withFilterFlags(cmd: Command): Command {
 export async function filterOf(sqs: SqsJsonClient, o: FilterOptions): Promise<Record<string, unknown> | undefined> {
   const f: Record<string, unknown> = {};
   if (o.equals !== undefined && o.jsonPath === undefined) {
-    throw new CliError('--equals needs --json-path: it compares the value at that path, e.g. --json-path \'$.type\' --equals order', { code: 'InvalidFlag' });
+    throw new CliError(
+      "--equals needs --json-path: it compares the value at that path, e.g. --json-path '$.type' --equals order",
+      { code: 'InvalidFlag' },
+    );
   }
   if (o.bodyContains !== undefined) f.BodyContains = o.bodyContains;
   if (o.jsonPath !== undefined) f.BodyJsonPath = o.jsonPath;
@@ -36,13 +48,16 @@ export async function filterOf(sqs: SqsJsonClient, o: FilterOptions): Promise<Re
   }
   if (o.deathReason !== undefined) {
     if (!['delivery_limit', 'rejected', 'expired', 'maxlen'].includes(o.deathReason)) {
-      throw new CliError(`--death-reason ${JSON.stringify(o.deathReason)}: give delivery_limit, rejected, expired or maxlen`, { code: 'InvalidFlag' });
+      throw new CliError(
+        `--death-reason ${JSON.stringify(o.deathReason)}: give delivery_limit, rejected, expired or maxlen`,
+        { code: 'InvalidFlag' },
+      );
     }
     f.DeathReason = o.deathReason;
   }
   if (o.deadLetteredAfter !== undefined) f.DeadLetteredAfter = epochMs(o.deadLetteredAfter, '--dead-lettered-after');
-  if (o.deadLetteredBefore !== undefined) f.DeadLetteredBefore = epochMs(o.deadLetteredBefore, '--dead-lettered-before');
+  if (o.deadLetteredBefore !== undefined)
+    f.DeadLetteredBefore = epochMs(o.deadLetteredBefore, '--dead-lettered-before');
   if (o.source !== undefined) f.DeadLetterQueueSourceArn = await sqs.queueArn(o.source, '--source');
   return Object.keys(f).length ? f : undefined;
 }
-

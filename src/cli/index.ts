@@ -7,9 +7,12 @@ import { queuesCommand } from './queues.js';
 import { serveCommand } from './serve.js';
 import { version } from './version.js';
 
-const program = new Command('redrive').description('An SQS-compatible message queue with dead-letter queues you can trust.')
+const program = new Command('redrive')
+  .description('An SQS-compatible message queue with dead-letter queues you can trust.')
   .version(version(), '-V, --version', 'print the version')
-  .addHelpText('after', `
+  .addHelpText(
+    'after',
+    `
 Client commands talk to a running server (--endpoint, default http://127.0.0.1:9324, or REDRIVE_ENDPOINT) and sign
 their requests with AWS credentials when they find some (AWS_* variables, --profile, ~/.aws files).
 
@@ -20,17 +23,20 @@ Examples:
   $ redrive dlq list
   $ redrive dlq redrive orders-dlq --watch
   $ AWS_PROFILE=team-a redrive queues list --endpoint http://queues.internal:9324
-`);
+`,
+  );
 
 program.addCommand(serveCommand());
 program.addCommand(queuesCommand());
 program.addCommand(messagesCommand());
 program.addCommand(dlqCommand());
 program.addCommand(backupCommand());
-program.command('version').description('Print the version').action(() => {
-  process.stdout.write(`${version()}\n`);
-});
-
+program
+  .command('version')
+  .description('Print the version')
+  .action(() => {
+    process.stdout.write(`${version()}\n`);
+  });
 
 program.parseAsync().catch((err) => {
   console.error(err instanceof Error ? err.message : err);

@@ -51,20 +51,29 @@ export async function exportQueue(sqs: SqsJsonClient, url: string, file: string)
   let n = 0;
   let token: string | undefined;
   do {
-    const page = await sqs.call<{ Messages: PeekedMessage[]; NextToken?: string }>('PeekMessages', { QueueUrl: url, MaxResults: 100, ...(token ? { NextToken: token } : {}) });
+    const page = await sqs.call<{ Messages: PeekedMessage[]; NextToken?: string }>('PeekMessages', {
+      QueueUrl: url,
+      MaxResults: 100,
+      ...(token ? { NextToken: token } : {}),
+    });
     const text = page.Messages.map((m) => `${JSON.stringify(exported(m))}\n`).join('');
     if (text && !stream.write(text)) await once(stream, 'drain');
     n += page.Messages.length;
     token = page.NextToken;
   } while (token);
-  if (stream !== process.stdout) await new Promise<void>((resolve, reject) => stream.end((e?: Error | null) => (e ? reject(e) : resolve())));
+  if (stream !== process.stdout)
+    await new Promise<void>((resolve, reject) => stream.end((e?: Error | null) => (e ? reject(e) : resolve())));
   return n;
 }
 
 /** The SendMessageBatch entry of an exported line; `line` names it in errors. */
 function entry(m: ExportedMessage, id: number, fifo: boolean, where: string): Record<string, unknown> {
-  if (!m || typeof m.Body !== 'string') throw new CliError(`${where}: not an exported message (it needs a "Body" string)`, { code: 'InvalidImport' });
-  if (fifo && !m.MessageGroupId) throw new CliError(`${where}: a FIFO queue needs a MessageGroupId, and this message has none`, { code: 'InvalidImport' });
+  if (!m || typeof m.Body !== 'string')
+    throw new CliError(`${where}: not an exported message (it needs a "Body" string)`, { code: 'InvalidImport' });
+  if (fifo && !m.MessageGroupId)
+    throw new CliError(`${where}: a FIFO queue needs a MessageGroupId, and this message has none`, {
+      code: 'InvalidImport',
+    });
   const e: Record<string, unknown> = { Id: String(id), MessageBody: m.Body };
   if (m.MessageAttributes && Object.keys(m.MessageAttributes).length) e.MessageAttributes = m.MessageAttributes;
   if (fifo) {
@@ -72,10 +81,16 @@ function entry(m: ExportedMessage, id: number, fifo: boolean, where: string): Re
     if (m.MessageDeduplicationId) e.MessageDeduplicationId = m.MessageDeduplicationId;
   }
   const restore: Record<string, { DataType: string; StringValue: string }> = {};
-  if (m.DeathHistory?.length) restore.RedriveDeathHistory = { DataType: 'String', StringValue: JSON.stringify(m.DeathHistory) };
-  if (m.DeadLetterQueueSourceArn) restore.DeadLetterQueueSourceArn = { DataType: 'String', StringValue: m.DeadLetterQueueSourceArn };
+  if (m.DeathHistory?.length)
+    restore.RedriveDeathHistory = { DataType: 'String', StringValue: JSON.stringify(m.DeathHistory) };
+  if (m.DeadLetterQueueSourceArn)
+    restore.DeadLetterQueueSourceArn = { DataType: 'String', StringValue: m.DeadLetterQueueSourceArn };
   // The server checks and stores it as the message's AMQP envelope (docs/extensions.md).
-  if (m.Amqp || m.BodyEncoding) restore.RedriveAmqp = { DataType: 'String', StringValue: JSON.stringify({ ...m.Amqp, ...(m.BodyEncoding ? { BodyEncoding: m.BodyEncoding } : {}) }) };
+  if (m.Amqp || m.BodyEncoding)
+    restore.RedriveAmqp = {
+      DataType: 'String',
+      StringValue: JSON.stringify({ ...m.Amqp, ...(m.BodyEncoding ? { BodyEncoding: m.BodyEncoding } : {}) }),
+    };
   if (Object.keys(restore).length) e.MessageSystemAttributes = restore;
   return e;
 }
@@ -90,21 +105,38 @@ function parseLine(text: string, where: string): ExportedMessage {
 
 const BATCH_BYTES = 900_000;
 
-export interface ImportResult { sent: number; failed: { line: number; code: string; message: string }[] }
+export interface ImportResult {
+  sent: number;
+  failed: { line: number; code: string; message: string }[];
+}
 
 /** Sends each line of `file` (stdin for `-`) to the queue, ten at a time. */
-export async function importQueue(sqs: SqsJsonClient, url: string, fifo: boolean, file: string, name: string): Promise<ImportResult> {
-  const lines = createInterface({ input: strictUtf8(file === '-' ? process.stdin : createReadStream(file)), crlfDelay: Infinity });
+export async function importQueue(
+  sqs: SqsJsonClient,
+  url: string,
+  fifo: boolean,
+  file: string,
+  name: string,
+): Promise<ImportResult> {
+  const lines = createInterface({
+    input: strictUtf8(file === '-' ? process.stdin : createReadStream(file)),
+    crlfDelay: Infinity,
+  });
   const result: ImportResult = { sent: 0, failed: [] };
   let batch: { line: number; entry: Record<string, unknown> }[] = [];
   let bytes = 0;
   const flush = async () => {
     if (!batch.length) return;
-    const r = await sqs.call<{ Successful?: unknown[]; Failed?: { Id: string; Code: string; Message: string }[] }>('SendMessageBatch', {
-      QueueUrl: url, Entries: batch.map((b) => b.entry),
-    });
+    const r = await sqs.call<{ Successful?: unknown[]; Failed?: { Id: string; Code: string; Message: string }[] }>(
+      'SendMessageBatch',
+      {
+        QueueUrl: url,
+        Entries: batch.map((b) => b.entry),
+      },
+    );
     result.sent += r.Successful?.length ?? 0;
-    for (const f of r.Failed ?? []) result.failed.push({ line: batch.find((b) => b.entry.Id === f.Id)!.line, code: f.Code, message: f.Message });
+    for (const f of r.Failed ?? [])
+      result.failed.push({ line: batch.find((b) => b.entry.Id === f.Id)!.line, code: f.Code, message: f.Message });
     batch = [];
     bytes = 0;
   };
@@ -120,7 +152,10 @@ export async function importQueue(sqs: SqsJsonClient, url: string, fifo: boolean
       } catch (err) {
         // What came before the bad line is sent, so the report says exactly what is in the queue.
         await flush();
-        throw new CliError(`${(err as Error).message}; ${plural(result.sent, 'message')} before it ${result.sent === 1 ? 'was' : 'were'} imported into ${name}, none after it`, { code: 'InvalidImport' });
+        throw new CliError(
+          `${(err as Error).message}; ${plural(result.sent, 'message')} before it ${result.sent === 1 ? 'was' : 'were'} imported into ${name}, none after it`,
+          { code: 'InvalidImport' },
+        );
       }
       const size = Buffer.byteLength(text);
       if (batch.length === 10 || bytes + size > BATCH_BYTES) await flush();
@@ -128,10 +163,14 @@ export async function importQueue(sqs: SqsJsonClient, url: string, fifo: boolean
       bytes += size;
     }
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new CliError(`--in ${file}: no such file`, { code: 'InvalidFlag' });
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new CliError(`--in ${file}: no such file`, { code: 'InvalidFlag' });
     if (e instanceof NotUtf8) {
       await flush();
-      throw new CliError(`${file === '-' ? 'stdin' : file} after line ${n}: not UTF-8 text; ${plural(result.sent, 'message')} before it ${result.sent === 1 ? 'was' : 'were'} imported into ${name}, none after it`, { code: 'InvalidImport' });
+      throw new CliError(
+        `${file === '-' ? 'stdin' : file} after line ${n}: not UTF-8 text; ${plural(result.sent, 'message')} before it ${result.sent === 1 ? 'was' : 'were'} imported into ${name}, none after it`,
+        { code: 'InvalidImport' },
+      );
     }
     throw e;
   }
@@ -155,10 +194,18 @@ function strictUtf8(input: Readable): Readable {
   };
   const out = new Transform({
     transform(chunk: Buffer, _encoding, done) {
-      try { done(null, decode(chunk)); } catch (e) { done(e as Error); }
+      try {
+        done(null, decode(chunk));
+      } catch (e) {
+        done(e as Error);
+      }
     },
     flush(done) {
-      try { done(null, decode()); } catch (e) { done(e as Error); }
+      try {
+        done(null, decode());
+      } catch (e) {
+        done(e as Error);
+      }
     },
   });
   input.on('error', (e) => out.destroy(e));

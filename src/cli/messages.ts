@@ -8,21 +8,45 @@ import { exportQueue, importQueue } from './message-io.js';
 import { peekCommand } from './peek.js';
 import { messageActionCommands } from './message-actions.js';
 
-interface SendOptions { attribute?: string[]; group?: string; dedup?: string; delay?: string }
+interface SendOptions {
+  attribute?: string[];
+  group?: string;
+  dedup?: string;
+  delay?: string;
+}
 
 /** `redrive messages ...`: send, look at, delete, export and import messages. */
 export function messagesCommand(): Command {
-  const messages = group('messages', 'Messages: send, peek, delete, make visible and move (by id), export, import (JSON lines), release-amqp', [
-    "redrive messages send orders '{\"id\":1}'", 'redrive messages peek orders', 'redrive messages export orders-dlq --out dlq.jsonl',
-  ]);
-  clientCommand<SendOptions>(messages, 'send <queue> [body]', 'Send a message (the body from the argument, or from stdin without one)',
-    ["redrive messages send orders '{\"id\":1}' --attribute type=order", 'echo hello | redrive messages send orders',
-      "redrive messages send events.fifo '{\"id\":2}' --group customer-7 --dedup order-2"],
+  const messages = group(
+    'messages',
+    'Messages: send, peek, delete, make visible and move (by id), export, import (JSON lines), release-amqp',
+    [
+      'redrive messages send orders \'{"id":1}\'',
+      'redrive messages peek orders',
+      'redrive messages export orders-dlq --out dlq.jsonl',
+    ],
+  );
+  clientCommand<SendOptions>(
+    messages,
+    'send <queue> [body]',
+    'Send a message (the body from the argument, or from stdin without one)',
+    [
+      'redrive messages send orders \'{"id":1}\' --attribute type=order',
+      'echo hello | redrive messages send orders',
+      'redrive messages send events.fifo \'{"id":2}\' --group customer-7 --dedup order-2',
+    ],
     async ({ sqs, opts }, queue: string, body: string | undefined) => {
       const url = await sqs.queueUrl(queue);
-      const input: Record<string, unknown> = { QueueUrl: url, MessageBody: body ?? (await stdinText()).replace(/\n$/, '') };
+      const input: Record<string, unknown> = {
+        QueueUrl: url,
+        MessageBody: body ?? (await stdinText()).replace(/\n$/, ''),
+      };
       if (opts.attribute?.length) {
-        input.MessageAttributes = Object.fromEntries(opts.attribute.map((a) => pair(a, '--attribute')).map(([n, v]) => [n, { DataType: 'String', StringValue: v }]));
+        input.MessageAttributes = Object.fromEntries(
+          opts.attribute
+            .map((a) => pair(a, '--attribute'))
+            .map(([n, v]) => [n, { DataType: 'String', StringValue: v }]),
+        );
       }
       if (opts.group !== undefined) input.MessageGroupId = opts.group;
       if (opts.dedup !== undefined) input.MessageDeduplicationId = opts.dedup;
@@ -30,7 +54,8 @@ export function messagesCommand(): Command {
       const r = await sqs.call<{ MessageId: string }>('SendMessage', input);
       if (opts.json) return printJson(r);
       out(`${r.MessageId}\n`);
-    })
+    },
+  )
     .option('--attribute <name=value>', 'a String message attribute (repeatable)', collect)
     .option('--group <id>', 'FIFO: the message group id')
     .option('--dedup <id>', 'FIFO: the deduplication id (not needed with ContentBasedDeduplication)')
@@ -38,15 +63,22 @@ export function messagesCommand(): Command {
 
   peekCommand(messages, 'messages', 'queue');
 
-  clientCommand(messages, 'delete <queue> <message-id...>', 'Delete messages by id, whatever their state (no receipt handle needed)',
+  clientCommand(
+    messages,
+    'delete <queue> <message-id...>',
+    'Delete messages by id, whatever their state (no receipt handle needed)',
     ['redrive messages delete orders-dlq 6f1c2a4e-0000-4000-8000-000000000000'],
     async ({ sqs, opts }, queue: string, ids: string[]) => {
       const url = await sqs.queueUrl(queue);
       const deleted: string[] = [];
       const failed: { Id: string; Code: string; Message: string }[] = [];
       for (let i = 0; i < ids.length; i += 10) {
-        const r = await sqs.call<{ Successful?: { Id: string }[]; Failed?: { Id: string; Code: string; Message: string }[] }>('DeleteMessagesById', {
-          QueueUrl: url, MessageIds: ids.slice(i, i + 10),
+        const r = await sqs.call<{
+          Successful?: { Id: string }[];
+          Failed?: { Id: string; Code: string; Message: string }[];
+        }>('DeleteMessagesById', {
+          QueueUrl: url,
+          MessageIds: ids.slice(i, i + 10),
         });
         deleted.push(...(r.Successful ?? []).map((s) => s.Id));
         failed.push(...(r.Failed ?? []));
@@ -54,22 +86,38 @@ export function messagesCommand(): Command {
       if (failed.length) process.exitCode = 1;
       if (opts.json) return printJson({ Deleted: deleted, Failed: failed });
       for (const id of deleted) out(`deleted ${id}\n`);
-      for (const f of failed) process.stderr.write(`redrive: message ${f.Id} is not in ${queue} (deleted, received and deleted, redriven or expired)\n`);
-    });
+      for (const f of failed)
+        process.stderr.write(
+          `redrive: message ${f.Id} is not in ${queue} (deleted, received and deleted, redriven or expired)\n`,
+        );
+    },
+  );
 
   messageActionCommands(messages);
 
-  clientCommand<{ out: string }>(messages, 'export <queue>', 'Write every message of a queue as JSON lines, without receiving them: body, attributes, FIFO ids and death history',
+  clientCommand<{ out: string }>(
+    messages,
+    'export <queue>',
+    'Write every message of a queue as JSON lines, without receiving them: body, attributes, FIFO ids and death history',
     ['redrive messages export orders-dlq --out orders-dlq.jsonl', 'redrive messages export orders-dlq | jq -r .Body'],
     async ({ sqs, opts }, queue: string) => {
       const url = await sqs.queueUrl(queue);
       const n = await exportQueue(sqs, url, opts.out);
-      if (opts.out !== '-') (opts.json ? printJson({ Exported: n, File: opts.out }) : out(`exported ${plural(n, 'message')} from ${queue} to ${opts.out}\n`));
-    })
-    .option('--out <file>', 'the file to write (- for stdout)', '-');
+      if (opts.out !== '-')
+        opts.json
+          ? printJson({ Exported: n, File: opts.out })
+          : out(`exported ${plural(n, 'message')} from ${queue} to ${opts.out}\n`);
+    },
+  ).option('--out <file>', 'the file to write (- for stdout)', '-');
 
-  clientCommand<{ in: string }>(messages, 'import <queue>', 'Send the messages of a JSON lines export to a queue, keeping attributes, FIFO ids and death history',
-    ['redrive messages import orders-replay --in orders-dlq.jsonl', 'cat orders-dlq.jsonl | redrive messages import orders-replay'],
+  clientCommand<{ in: string }>(
+    messages,
+    'import <queue>',
+    'Send the messages of a JSON lines export to a queue, keeping attributes, FIFO ids and death history',
+    [
+      'redrive messages import orders-replay --in orders-dlq.jsonl',
+      'cat orders-dlq.jsonl | redrive messages import orders-replay',
+    ],
     async ({ sqs, opts }, queue: string) => {
       const url = await sqs.queueUrl(queue);
       const fifo = (await sqs.attributes(url, ['FifoQueue'])).FifoQueue === 'true';
@@ -77,18 +125,26 @@ export function messagesCommand(): Command {
       if (r.failed.length) process.exitCode = 1;
       if (opts.json) return printJson({ Imported: r.sent, Failed: r.failed });
       out(`imported ${plural(r.sent, 'message')} into ${queue}\n`);
-      for (const f of r.failed) process.stderr.write(`redrive: line ${f.line} not imported: ${f.message} (${f.code})\n`);
-    })
-    .option('--in <file>', 'the file to read (- for stdin)', '-');
+      for (const f of r.failed)
+        process.stderr.write(`redrive: line ${f.line} not imported: ${f.message} (${f.code})\n`);
+    },
+  ).option('--in <file>', 'the file to read (- for stdin)', '-');
 
-  clientCommand(messages, 'release-amqp [holder]', 'Return the unacknowledged AMQP deliveries of stopped server processes to their queues now (ReleaseAmqpDeliveries)',
+  clientCommand(
+    messages,
+    'release-amqp [holder]',
+    'Return the unacknowledged AMQP deliveries of stopped server processes to their queues now (ReleaseAmqpDeliveries)',
     ['redrive messages release-amqp', 'redrive messages release-amqp 3f2a9c0d1e4b5a69'],
     async ({ sqs, opts }, holder: string | undefined) => {
-      const r = await sqs.call<{ Released: number; Self: string; Holders: { Holder: string; Alive: boolean }[] }>('ReleaseAmqpDeliveries', holder ? { Holder: holder } : {});
+      const r = await sqs.call<{ Released: number; Self: string; Holders: { Holder: string; Alive: boolean }[] }>(
+        'ReleaseAmqpDeliveries',
+        holder ? { Holder: holder } : {},
+      );
       if (opts.json) return printJson(r);
       for (const h of r.Holders) out(`process ${h.Holder}: ${h.Alive ? 'running' : 'stopped'}\n`);
       out(`released ${r.Released} ${r.Released === 1 ? 'delivery' : 'deliveries'} (this server is ${r.Self})\n`);
-    });
+    },
+  );
   return messages;
 }
 
@@ -97,6 +153,9 @@ async function stdinText(): Promise<string> {
   try {
     return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(await buffer(process.stdin));
   } catch {
-    throw new CliError('the body on stdin is not UTF-8 text, which is all SQS carries: send binary data base64-encoded', { code: 'InvalidBody' });
+    throw new CliError(
+      'the body on stdin is not UTF-8 text, which is all SQS carries: send binary data base64-encoded',
+      { code: 'InvalidBody' },
+    );
   }
 }

@@ -21,7 +21,10 @@ export async function peekPages(sqs: SqsJsonClient, url: string, limit: number, 
   const messages: PeekedMessage[] = [];
   do {
     const page = await sqs.call<{ Messages: PeekedMessage[]; NextToken?: string }>('PeekMessages', {
-      QueueUrl: url, MaxResults: Math.min(left, 100), ...(token ? { NextToken: token } : {}), ...(filter ? { Filter: filter } : {}),
+      QueueUrl: url,
+      MaxResults: Math.min(left, 100),
+      ...(token ? { NextToken: token } : {}),
+      ...(filter ? { Filter: filter } : {}),
     });
     messages.push(...page.Messages);
     left -= page.Messages.length;
@@ -32,24 +35,37 @@ export async function peekPages(sqs: SqsJsonClient, url: string, limit: number, 
 
 /** `peek <queue>`, in the `messages` and `dlq` groups alike. */
 export function peekCommand(parent: Command, group: string, role: string): Command {
-  return withFilterFlags(clientCommand<PeekOptions>(parent, 'peek <queue>',
-    'Show messages, oldest first, without receiving them: no receive count or visibility changes',
-    [`redrive ${group} peek orders-dlq`, `redrive ${group} peek orders-dlq --limit 50 --full`, `redrive ${group} peek orders-dlq --death-reason rejected --source orders`,
-      `redrive ${group} peek orders-dlq --from <token from the previous peek>`],
-    async ({ sqs, opts }, queue: string) => {
-      const filter = await filterOf(sqs, opts);
-      const url = await sqs.queueUrl(queue, role);
-      if (opts.count) return countCommand(sqs, url, queue, opts, filter);
-      const { messages, next } = await peekPages(sqs, url, positive(opts.limit, '--limit'), opts.from, filter);
-      if (opts.json) return printJson({ Messages: messages, NextToken: next });
-      if (!messages.length) out(`no messages${filter ? ' that match' : ''} in ${queue}\n`);
-      for (const m of messages) out(peeked(m, !!opts.full));
-      if (next) out(`more: redrive ${group} peek ${queue} --from ${next}${filter ? ' (and the same filter flags)' : ''}\n`);
-    })
-    .option('--limit <n>', 'at most this many messages', '10')
-    .option('--from <token>', 'continue after a previous peek (its NextToken)')
-    .option('--full', 'print whole bodies')
-    .option('--count', `count the messages that match instead (at most ${COUNT_REQUESTS * 1000} examined; the server examines 1,000 a request)`));
+  return withFilterFlags(
+    clientCommand<PeekOptions>(
+      parent,
+      'peek <queue>',
+      'Show messages, oldest first, without receiving them: no receive count or visibility changes',
+      [
+        `redrive ${group} peek orders-dlq`,
+        `redrive ${group} peek orders-dlq --limit 50 --full`,
+        `redrive ${group} peek orders-dlq --death-reason rejected --source orders`,
+        `redrive ${group} peek orders-dlq --from <token from the previous peek>`,
+      ],
+      async ({ sqs, opts }, queue: string) => {
+        const filter = await filterOf(sqs, opts);
+        const url = await sqs.queueUrl(queue, role);
+        if (opts.count) return countCommand(sqs, url, queue, opts, filter);
+        const { messages, next } = await peekPages(sqs, url, positive(opts.limit, '--limit'), opts.from, filter);
+        if (opts.json) return printJson({ Messages: messages, NextToken: next });
+        if (!messages.length) out(`no messages${filter ? ' that match' : ''} in ${queue}\n`);
+        for (const m of messages) out(peeked(m, !!opts.full));
+        if (next)
+          out(`more: redrive ${group} peek ${queue} --from ${next}${filter ? ' (and the same filter flags)' : ''}\n`);
+      },
+    )
+      .option('--limit <n>', 'at most this many messages', '10')
+      .option('--from <token>', 'continue after a previous peek (its NextToken)')
+      .option('--full', 'print whole bodies')
+      .option(
+        '--count',
+        `count the messages that match instead (at most ${COUNT_REQUESTS * 1000} examined; the server examines 1,000 a request)`,
+      ),
+  );
 }
 
 /** Requests `--count` makes at most, each examining at most 1,000 messages on the server. */
@@ -61,7 +77,10 @@ async function countCommand(sqs: SqsJsonClient, url: string, queue: string, opts
   let token = opts.from;
   for (let i = 0; i < COUNT_REQUESTS; i++) {
     const r = await sqs.call<{ Count: number; Examined: number; NextToken?: string }>('PeekMessages', {
-      QueueUrl: url, CountOnly: true, ...(token ? { NextToken: token } : {}), ...(filter ? { Filter: filter } : {}),
+      QueueUrl: url,
+      CountOnly: true,
+      ...(token ? { NextToken: token } : {}),
+      ...(filter ? { Filter: filter } : {}),
     });
     count += r.Count;
     examined += r.Examined;

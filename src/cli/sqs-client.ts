@@ -13,11 +13,16 @@ export { SqsCallError } from './cli-error.js';
 export class SqsJsonClient {
   private signing?: Promise<SignatureV4 | undefined>;
 
-  constructor(readonly endpoint: string, private readonly connection: ConnectionOptions = {}) {}
+  constructor(
+    readonly endpoint: string,
+    private readonly connection: ConnectionOptions = {},
+  ) {}
 
   /** The signer, once per command: finding credentials may read files. */
   private sign(): Promise<SignatureV4 | undefined> {
-    this.signing ??= findCredentials(this.connection).then(async (id) => id && signer(id, (await findRegion(this.connection)) ?? 'us-east-1'));
+    this.signing ??= findCredentials(this.connection).then(
+      async (id) => id && signer(id, (await findRegion(this.connection)) ?? 'us-east-1'),
+    );
     return this.signing;
   }
 
@@ -26,15 +31,28 @@ export class SqsJsonClient {
     try {
       url = new URL('/', this.endpoint);
     } catch {
-      throw new CliError(`--endpoint ${JSON.stringify(this.endpoint)} is not a URL: give one such as http://127.0.0.1:9324`, { code: 'InvalidEndpoint' });
+      throw new CliError(
+        `--endpoint ${JSON.stringify(this.endpoint)} is not a URL: give one such as http://127.0.0.1:9324`,
+        { code: 'InvalidEndpoint' },
+      );
     }
     const body = JSON.stringify(input);
-    let headers: Record<string, string> = { host: url.host, 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${action}` };
+    let headers: Record<string, string> = {
+      host: url.host,
+      'content-type': 'application/x-amz-json-1.0',
+      'x-amz-target': `AmazonSQS.${action}`,
+    };
     const s = await this.sign();
     if (s) {
       const signed = await s.sign({
-        method: 'POST', protocol: url.protocol, hostname: url.hostname, port: url.port ? Number(url.port) : undefined,
-        path: url.pathname, query: {}, headers, body,
+        method: 'POST',
+        protocol: url.protocol,
+        hostname: url.hostname,
+        port: url.port ? Number(url.port) : undefined,
+        path: url.pathname,
+        query: {},
+        headers,
+        body,
       });
       headers = signed.headers;
     }
@@ -44,14 +62,21 @@ export class SqsJsonClient {
       res = await fetch(url, { method: 'POST', headers, body });
     } catch (e) {
       const cause = (e as Error & { cause?: { code?: string; message?: string } }).cause;
-      throw new CliError(`cannot reach ${this.endpoint} (${cause?.code ?? cause?.message ?? (e as Error).message}): is \`redrive serve\` running there? `
-        + 'Point --endpoint (or REDRIVE_ENDPOINT) at the server', { code: 'ConnectionFailed', action });
+      throw new CliError(
+        `cannot reach ${this.endpoint} (${cause?.code ?? cause?.message ?? (e as Error).message}): is \`redrive serve\` running there? ` +
+          'Point --endpoint (or REDRIVE_ENDPOINT) at the server',
+        { code: 'ConnectionFailed', action },
+      );
     }
     const text = await res.text();
     const parsed = this.parse(text, res, action);
     if (!res.ok) {
-      const code = res.headers.get('x-amzn-query-error')?.split(';')[0] ?? String(parsed.__type ?? res.status).replace(/^.*#/, '');
-      throw explain(new SqsCallError(action, code, String(parsed.message ?? parsed.Message ?? text), res.status), this.endpoint);
+      const code =
+        res.headers.get('x-amzn-query-error')?.split(';')[0] ?? String(parsed.__type ?? res.status).replace(/^.*#/, '');
+      throw explain(
+        new SqsCallError(action, code, String(parsed.message ?? parsed.Message ?? text), res.status),
+        this.endpoint,
+      );
     }
     return parsed as T;
   }
@@ -67,8 +92,11 @@ export class SqsJsonClient {
     } catch {
       // reported below
     }
-    throw new CliError(`${this.endpoint} is not an SQS server: it answered HTTP ${res.status}${type ? ` (${type.split(';')[0]})` : ''} where SQS answers JSON. `
-      + 'Check --endpoint (or REDRIVE_ENDPOINT): Redrive listens on http://127.0.0.1:9324 by default', { code: 'NotSqsEndpoint', action, detail: text.slice(0, 200) });
+    throw new CliError(
+      `${this.endpoint} is not an SQS server: it answered HTTP ${res.status}${type ? ` (${type.split(';')[0]})` : ''} where SQS answers JSON. ` +
+        'Check --endpoint (or REDRIVE_ENDPOINT): Redrive listens on http://127.0.0.1:9324 by default',
+      { code: 'NotSqsEndpoint', action, detail: text.slice(0, 200) },
+    );
   }
 
   /**
@@ -87,7 +115,14 @@ export class SqsJsonClient {
 
   async attributes(queueUrl: string, names: string[], role = 'queue'): Promise<Record<string, string>> {
     try {
-      return (await this.call<{ Attributes?: Record<string, string> }>('GetQueueAttributes', { QueueUrl: queueUrl, AttributeNames: names })).Attributes ?? {};
+      return (
+        (
+          await this.call<{ Attributes?: Record<string, string> }>('GetQueueAttributes', {
+            QueueUrl: queueUrl,
+            AttributeNames: names,
+          })
+        ).Attributes ?? {}
+      );
     } catch (e) {
       if (isMissingQueue(e)) throw noSuchQueue(e, queueName(queueUrl), role);
       throw e;
@@ -100,8 +135,10 @@ export class SqsJsonClient {
 }
 
 function noSuchQueue(e: SqsCallError, queue: string, role: string): CliError {
-  return new CliError(`${role} "${queue}" does not exist in this account: check the name with \`redrive queues list\``,
-    { code: e.code, action: e.action, detail: e.apiMessage });
+  return new CliError(
+    `${role} "${queue}" does not exist in this account: check the name with \`redrive queues list\``,
+    { code: e.code, action: e.action, detail: e.apiMessage },
+  );
 }
 
 /** The API's authentication errors, said as what to do. */
@@ -109,7 +146,9 @@ function explain(e: SqsCallError, endpoint: string): CliError {
   const say = (message: string) => new CliError(message, { code: e.code, action: e.action, detail: e.apiMessage });
   switch (e.code) {
     case 'MissingAuthenticationToken':
-      return say(`${endpoint} requires signed requests and no credentials were found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or use --profile`);
+      return say(
+        `${endpoint} requires signed requests and no credentials were found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or use --profile`,
+      );
     case 'InvalidClientTokenId':
       return say(`${endpoint} does not know this access key: check AWS_ACCESS_KEY_ID or the profile (--profile)`);
     case 'SignatureDoesNotMatch':

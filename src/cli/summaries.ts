@@ -7,7 +7,9 @@ export async function allSummaries(sqs: SqsJsonClient, prefix?: string): Promise
   let token: string | undefined;
   do {
     const page = await sqs.call<{ Queues: QueueSummary[]; NextToken?: string }>('ListQueueSummaries', {
-      MaxResults: 1000, ...(prefix ? { QueueNamePrefix: prefix } : {}), ...(token ? { NextToken: token } : {}),
+      MaxResults: 1000,
+      ...(prefix ? { QueueNamePrefix: prefix } : {}),
+      ...(token ? { NextToken: token } : {}),
     });
     all.push(...page.Queues);
     token = page.NextToken;

@@ -36,7 +36,11 @@ export async function serveAsset(path: string): Promise<WireResponse | undefined
   }
   const response: WireResponse = {
     status: 200,
-    headers: { 'content-type': TYPES[file.slice(file.lastIndexOf('.'))]!, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' },
+    headers: {
+      'content-type': TYPES[file.slice(file.lastIndexOf('.'))]!,
+      'cache-control': 'no-cache',
+      'x-content-type-options': 'nosniff',
+    },
     body,
   };
   cache.set(path, response);

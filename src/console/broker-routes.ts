@@ -27,20 +27,42 @@ export const BROKER_API_PREFIX = '/console/api/rabbitmq/';
  * Exchanges pages and a queue's consumers. The console is a client of the same API, with
  * its session in place of basic auth; every request must carry the session's CSRF token.
  */
-export async function brokerRoute(api: BrokerViews | undefined, req: WireRequest, session: Session | undefined, client: string): Promise<WireResponse> {
+export async function brokerRoute(
+  api: BrokerViews | undefined,
+  req: WireRequest,
+  session: Session | undefined,
+  client: string,
+): Promise<WireResponse> {
   if (!session) return json(401, { error: 'not_authorized', reason: 'Sign in to the console first.' });
   if (fromOtherSite(req) || !hasCsrfToken(req, session)) {
-    return json(403, { error: 'not_authorized', reason: 'The console refused a request that did not come from its own pages.' });
+    return json(403, {
+      error: 'not_authorized',
+      reason: 'The console refused a request that did not come from its own pages.',
+    });
   }
   let parts: string[];
   try {
-    parts = req.path.slice(BROKER_API_PREFIX.length).split('/').map((p) => decodeURIComponent(p));
+    parts = req.path
+      .slice(BROKER_API_PREFIX.length)
+      .split('/')
+      .map((p) => decodeURIComponent(p));
   } catch {
     return json(400, { error: 'bad_request', reason: 'invalid percent-encoding in the path' });
   }
   const who = { by: 'console', accessKey: session.accessKeyId, client };
-  const answer = await api?.handle({ method: req.method, parts, query: req.query, headers: req.headers, account: session.accountId, who });
+  const answer = await api?.handle({
+    method: req.method,
+    parts,
+    query: req.query,
+    headers: req.headers,
+    account: session.accountId,
+    who,
+  });
   return answer ?? json(404, { error: 'Object Not Found', reason: 'Not Found' });
 }
 
-const json = (status: number, value: unknown): WireResponse => ({ status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(value) });
+const json = (status: number, value: unknown): WireResponse => ({
+  status,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(value),
+});

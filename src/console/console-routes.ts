@@ -59,24 +59,30 @@ export class ConsoleRoutes {
 
   async handle(req: WireRequest, { client, requestId }: { client: string; requestId: string }): Promise<WireResponse> {
     const { path, method } = req;
-    if ((path.startsWith('/console/assets/') || path.startsWith('/console/wire/')) && method === 'GET') return (await serveAsset(path)) ?? notFound();
+    if ((path.startsWith('/console/assets/') || path.startsWith('/console/wire/')) && method === 'GET')
+      return (await serveAsset(path)) ?? notFound();
     const cookie = sessionIdOf(req.headers.cookie);
     // An open console's session comes from the cookie; a new one only for a page (below).
     const session = this.signInRequired
       ? this.sessions.get(cookie)
-      : cookie === undefined ? undefined : this.sessions.open(this.opts.accountId, cookie);
+      : cookie === undefined
+        ? undefined
+        : this.sessions.open(this.opts.accountId, cookie);
     if (path === '/console/api') return method === 'POST' ? this.api(req, session, requestId) : methodNotAllowed();
     if (path.startsWith(BROKER_API_PREFIX)) return brokerRoute(this.opts.broker, req, session, client);
     if (path === '/console/sign-in') {
       if (method === 'POST') return this.signIn(req, client);
-      if (method === 'GET') return this.signInRequired ? page(200, renderSignIn(undefined, nextOf(req.query))) : redirect('/console/');
+      if (method === 'GET')
+        return this.signInRequired ? page(200, renderSignIn(undefined, nextOf(req.query))) : redirect('/console/');
       return methodNotAllowed();
     }
     if (path === '/console/sign-out') return method === 'POST' ? this.signOut(req, session) : methodNotAllowed();
     if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed();
     const route = pageRoute(path);
     if (!session && this.signInRequired) {
-      return route ? redirect(`/console/sign-in?next=${encodeURIComponent(path)}`) : page(404, renderNotFound(undefined, true));
+      return route
+        ? redirect(`/console/sign-in?next=${encodeURIComponent(path)}`)
+        : page(404, renderNotFound(undefined, true));
     }
     const current = session ?? this.sessions.open(this.opts.accountId)!;
     const headers: Record<string, string> = session ? {} : { 'set-cookie': sessionCookie(current) };
@@ -87,12 +93,24 @@ export class ConsoleRoutes {
   private async api(req: WireRequest, session: Session | undefined, requestId: string): Promise<WireResponse> {
     if (!session) return jsonError(new SqsError('AccessDenied', 'AccessDenied', 401, 'Sign in to the console first.'));
     if (fromOtherSite(req) || !hasCsrfToken(req, session)) {
-      return jsonError(new SqsError('AccessDenied', 'AccessDenied', 403, 'The console refused a request that did not come from its own pages.'));
+      return jsonError(
+        new SqsError(
+          'AccessDenied',
+          'AccessDenied',
+          403,
+          'The console refused a request that did not come from its own pages.',
+        ),
+      );
     }
     // The page's region (`?region=`, sent as a header by api.ts), else the server's default.
     const asked = req.headers['x-redrive-region'];
     const region = typeof asked === 'string' && isRegionName(asked) ? asked : this.opts.region;
-    const ctx: RequestContext = { accountId: session.accountId, region, baseUrl: `http://${req.headers.host}`, requestId };
+    const ctx: RequestContext = {
+      accountId: session.accountId,
+      region,
+      baseUrl: `http://${req.headers.host}`,
+      requestId,
+    };
     return handleJson(this.opts.engine, ctx, req);
   }
 
@@ -100,13 +118,16 @@ export class ConsoleRoutes {
     if (!this.opts.credentials) return redirect('/console/');
     const form = new URLSearchParams(req.body.toString('utf8'));
     const next = safeNext(form.get('next'));
-    if (fromOtherSite(req)) return page(403, renderSignIn('This sign-in did not come from the console’s own page.', next));
+    if (fromOtherSite(req))
+      return page(403, renderSignIn('This sign-in did not come from the console’s own page.', next));
     const keyId = form.get('accessKeyId') ?? '';
     // Answered at once while this client must wait: no request is held, no slot kept.
     const wait = this.throttle.wait(client, keyId);
     if (wait > 0) {
       const seconds = retryAfterSeconds(wait);
-      return page(429, renderSignIn(`too many failed sign-ins: try again in ${seconds} s`, next, keyId.slice(0, 128)), { 'retry-after': String(seconds) });
+      return page(429, renderSignIn(`too many failed sign-ins: try again in ${seconds} s`, next, keyId.slice(0, 128)), {
+        'retry-after': String(seconds),
+      });
     }
     const credential = this.opts.credentials.get(keyId);
     const secretMatches = sameSecret(form.get('secretAccessKey') ?? '', credential?.secretAccessKey ?? DUMMY_SECRET);
@@ -120,9 +141,11 @@ export class ConsoleRoutes {
   }
 
   private signOut(req: WireRequest, session: Session | undefined): WireResponse {
-    if (!session) return redirect(this.signInRequired ? '/console/sign-in' : '/console/', { 'set-cookie': clearedCookie });
+    if (!session)
+      return redirect(this.signInRequired ? '/console/sign-in' : '/console/', { 'set-cookie': clearedCookie });
     const form = new URLSearchParams(req.body.toString('utf8'));
-    if (fromOtherSite(req) || !hasCsrfToken(req, session, form)) return page(403, renderNotFound(session, this.signInRequired));
+    if (fromOtherSite(req) || !hasCsrfToken(req, session, form))
+      return page(403, renderNotFound(session, this.signInRequired));
     this.sessions.delete(session.id);
     return redirect(this.signInRequired ? '/console/sign-in' : '/console/', { 'set-cookie': clearedCookie });
   }
@@ -148,7 +171,8 @@ function safeNext(next: string | null): string {
     return home;
   }
   const target = url.pathname + url.search;
-  const ours = url.origin === 'http://console.invalid' && (url.pathname === '/console' || url.pathname.startsWith('/console/'));
+  const ours =
+    url.origin === 'http://console.invalid' && (url.pathname === '/console' || url.pathname.startsWith('/console/'));
   return ours && /^[\x21-\x7e]+$/.test(target) ? target : home;
 }
 

@@ -2,7 +2,15 @@ import { escapeHtml as e } from './html.js';
 import type { Session } from './sessions.js';
 
 /** The console's pages, one URL each. Data is filled in by the page's script from API calls. */
-export type PageKind = 'overview' | 'create' | 'queue' | 'messages' | 'message' | 'redrive' | 'connections' | 'exchanges';
+export type PageKind =
+  | 'overview'
+  | 'create'
+  | 'queue'
+  | 'messages'
+  | 'message'
+  | 'redrive'
+  | 'connections'
+  | 'exchanges';
 
 export interface PageRoute {
   kind: PageKind;
@@ -16,7 +24,8 @@ const QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}(\.fifo)?$/;
 export function pageRoute(path: string): PageRoute | undefined {
   if (path === '/console' || path === '/console/' || path === '/console/queues') return { kind: 'overview' };
   if (path === '/console/create-queue') return { kind: 'create' };
-  if (path === '/console/connections' || path === '/console/exchanges') return { kind: path.slice(9) as 'connections' | 'exchanges' };
+  if (path === '/console/connections' || path === '/console/exchanges')
+    return { kind: path.slice(9) as 'connections' | 'exchanges' };
   const m = /^\/console\/queues\/([^/]+)(?:\/(messages|redrive)(?:\/([^/]+))?)?$/.exec(path);
   if (!m) return undefined;
   let queue: string;
@@ -28,27 +37,45 @@ export function pageRoute(path: string): PageRoute | undefined {
     return undefined;
   }
   if (!QUEUE_NAME.test(queue)) return undefined;
-  if (messageId !== undefined) return m[2] === 'messages' && messageId.length <= 128 ? { kind: 'message', queue, messageId } : undefined;
+  if (messageId !== undefined)
+    return m[2] === 'messages' && messageId.length <= 128 ? { kind: 'message', queue, messageId } : undefined;
   return { kind: (m[2] as 'messages' | 'redrive' | undefined) ?? 'queue', queue };
 }
 
 const TITLES: Record<PageKind, string> = {
-  overview: 'Queues', create: 'Create queue', queue: 'Queue', messages: 'Messages', message: 'Message', redrive: 'Redrive',
-  connections: 'Connections', exchanges: 'Exchanges',
+  overview: 'Queues',
+  create: 'Create queue',
+  queue: 'Queue',
+  messages: 'Messages',
+  message: 'Message',
+  redrive: 'Redrive',
+  connections: 'Connections',
+  exchanges: 'Exchanges',
 };
 
 export function renderPage(route: PageRoute, session: Session, signInRequired: boolean): string {
   const q = route.queue;
-  const title = q ? `${route.kind === 'message' ? `Message ${route.messageId} · ` : route.kind === 'queue' ? '' : `${TITLES[route.kind]} · `}${q}` : TITLES[route.kind];
-  const data = [`data-page="${route.kind}"`, q ? `data-queue="${e(q)}"` : '', route.messageId ? `data-message-id="${e(route.messageId)}"` : ''].join(' ');
-  return layout(title, session, signInRequired, `
+  const title = q
+    ? `${route.kind === 'message' ? `Message ${route.messageId} · ` : route.kind === 'queue' ? '' : `${TITLES[route.kind]} · `}${q}`
+    : TITLES[route.kind];
+  const data = [
+    `data-page="${route.kind}"`,
+    q ? `data-queue="${e(q)}"` : '',
+    route.messageId ? `data-message-id="${e(route.messageId)}"` : '',
+  ].join(' ');
+  return layout(
+    title,
+    session,
+    signInRequired,
+    `
   <main id="main" ${data}>
     ${crumbs(route)}
     ${q ? queueHeader(route) : `<h1>${e(TITLES[route.kind])}</h1>`}
     <div id="content" aria-live="polite"><p class="muted">Loading…</p></div>
     <noscript><p class="error">The console needs JavaScript to load its data.</p></noscript>
   </main>
-  <script type="module" src="/console/assets/js/main.js"></script>`);
+  <script type="module" src="/console/assets/js/main.js"></script>`,
+  );
 }
 
 function crumbs(route: PageRoute): string {
@@ -75,7 +102,11 @@ function queueHeader(route: PageRoute): string {
 
 /** The sign-in form; after a failure it keeps the access key id typed (never the secret), so only the secret is typed again. */
 export function renderSignIn(message: string | undefined, next: string, accessKeyId = ''): string {
-  return layout('Sign in', undefined, true, `
+  return layout(
+    'Sign in',
+    undefined,
+    true,
+    `
   <main class="sign-in">
     <form method="post" action="/console/sign-in" class="card">
       <h1>Sign in to Redrive</h1>
@@ -86,12 +117,18 @@ export function renderSignIn(message: string | undefined, next: string, accessKe
       <label>Secret access key <input name="secretAccessKey" type="password" autocomplete="current-password" required${accessKeyId ? ' autofocus' : ''}></label>
       <button type="submit" class="primary">Sign in</button>
     </form>
-  </main>`);
+  </main>`,
+  );
 }
 
 export function renderNotFound(session: Session | undefined, signInRequired: boolean): string {
-  return layout('Not found', session, signInRequired, `
-  <main><h1>Not found</h1><p>There is no console page at this address. <a href="/console/queues">All queues</a></p></main>`);
+  return layout(
+    'Not found',
+    session,
+    signInRequired,
+    `
+  <main><h1>Not found</h1><p>There is no console page at this address. <a href="/console/queues">All queues</a></p></main>`,
+  );
 }
 
 function layout(title: string, session: Session | undefined, signInRequired: boolean, body: string): string {

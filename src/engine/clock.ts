@@ -46,7 +46,11 @@ export class ManualClock implements Clock {
   schedule(ms: number, fn: () => void): Timer {
     const p: Pending = { at: this.current + Math.max(0, ms), fn, done: false };
     this.pending.push(p);
-    return { cancel: () => { p.done = true; } };
+    return {
+      cancel: () => {
+        p.done = true;
+      },
+    };
   }
   advance(ms: number): void {
     const target = this.current + ms;

@@ -124,17 +124,19 @@ export class Engine implements EngineContext {
    * handle opens only if it is genuine and was given for the queue it is used with.
    */
   receipts(): Promise<ReceiptCodec> {
-    this.receiptCodec ??= this.store.maintenance.secret('receipt-handle-key', randomBytes(32).toString('base64')).then((v) => {
-      const key = Buffer.from(v, 'base64');
-      return {
-        seal: (r) => encodeReceipt(r, key),
-        open: (queue, handle) => {
-          const r = decodeReceipt(handle, key);
-          if (r.queueId !== queue.id) throw errors.receiptHandleIsInvalid(String(handle));
-          return r;
-        },
-      };
-    });
+    this.receiptCodec ??= this.store.maintenance
+      .secret('receipt-handle-key', randomBytes(32).toString('base64'))
+      .then((v) => {
+        const key = Buffer.from(v, 'base64');
+        return {
+          seal: (r) => encodeReceipt(r, key),
+          open: (queue, handle) => {
+            const r = decodeReceipt(handle, key);
+            if (r.queueId !== queue.id) throw errors.receiptHandleIsInvalid(String(handle));
+            return r;
+          },
+        };
+      });
     return this.receiptCodec;
   }
 

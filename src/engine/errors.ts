@@ -71,14 +71,12 @@ export function sqsError(type: ErrorType, message: string): SqsError {
 
 export const errors = {
   queueDoesNotExist: () => sqsError('QueueDoesNotExist', 'The specified queue does not exist.'),
-  missingParameter: (name: string) =>
-    sqsError('MissingParameter', `The request must contain the parameter ${name}.`),
+  missingParameter: (name: string) => sqsError('MissingParameter', `The request must contain the parameter ${name}.`),
   invalidParameterValue: (message: string) => sqsError('InvalidParameterValue', message),
   /** SQS's wording for a parameter outside its range. */
   invalidValue: (name: string, value: unknown, reason: string) =>
     sqsError('InvalidParameterValue', `Value ${String(value)} for parameter ${name} is invalid. Reason: ${reason}`),
-  invalidAttributeName: (name: string) =>
-    sqsError('InvalidAttributeName', `Unknown Attribute ${name}.`),
+  invalidAttributeName: (name: string) => sqsError('InvalidAttributeName', `Unknown Attribute ${name}.`),
   invalidAttributeValue: (message: string) => sqsError('InvalidAttributeValue', message),
   receiptHandleIsInvalid: (handle: string) =>
     sqsError('ReceiptHandleIsInvalid', `The input receipt handle "${handle}" is not a valid receipt handle.`),

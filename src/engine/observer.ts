@@ -58,14 +58,41 @@ export const noObserver: EngineObserver = {
 export function bothObservers(first: EngineObserver, second: EngineObserver): EngineObserver {
   if (first === noObserver) return second;
   return {
-    sent: (q, n, sizes) => { first.sent(q, n, sizes); second.sent(q, n, sizes); },
-    deduplicated: (q, n) => { first.deduplicated(q, n); second.deduplicated(q, n); },
-    received: (q, n) => { first.received(q, n); second.received(q, n); },
-    deleted: (q, n) => { first.deleted(q, n); second.deleted(q, n); },
-    deadLettered: (from, to, reason) => { first.deadLettered(from, to, reason); second.deadLettered(from, to, reason); },
-    dropped: (from, reason) => { first.dropped(from, reason); second.dropped(from, reason); },
-    cycleBroken: (from, reason, to) => { first.cycleBroken(from, reason, to); second.cycleBroken(from, reason, to); },
-    moveTask: (task, moved) => { first.moveTask(task, moved); second.moveTask(task, moved); },
-    request: (a, p, c, s) => { first.request(a, p, c, s); second.request(a, p, c, s); },
+    sent: (q, n, sizes) => {
+      first.sent(q, n, sizes);
+      second.sent(q, n, sizes);
+    },
+    deduplicated: (q, n) => {
+      first.deduplicated(q, n);
+      second.deduplicated(q, n);
+    },
+    received: (q, n) => {
+      first.received(q, n);
+      second.received(q, n);
+    },
+    deleted: (q, n) => {
+      first.deleted(q, n);
+      second.deleted(q, n);
+    },
+    deadLettered: (from, to, reason) => {
+      first.deadLettered(from, to, reason);
+      second.deadLettered(from, to, reason);
+    },
+    dropped: (from, reason) => {
+      first.dropped(from, reason);
+      second.dropped(from, reason);
+    },
+    cycleBroken: (from, reason, to) => {
+      first.cycleBroken(from, reason, to);
+      second.cycleBroken(from, reason, to);
+    },
+    moveTask: (task, moved) => {
+      first.moveTask(task, moved);
+      second.moveTask(task, moved);
+    },
+    request: (a, p, c, s) => {
+      first.request(a, p, c, s);
+      second.request(a, p, c, s);
+    },
   };
 }

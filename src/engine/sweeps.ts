@@ -19,7 +19,10 @@ const RETENTION_BATCH = 1000;
  * or a shortened retention, can wait for it.
  */
 const RETENTION_MAX_WAIT_MS = 60_000;
-const RETENTION_RULE = { attribute: 'MessageRetentionPeriod', defaultSeconds: Number(SETTABLE.MessageRetentionPeriod!.default) };
+const RETENTION_RULE = {
+  attribute: 'MessageRetentionPeriod',
+  defaultSeconds: Number(SETTABLE.MessageRetentionPeriod!.default),
+};
 
 /**
  * The engine's background work on the clock, each driven by what is due rather than by
@@ -46,11 +49,22 @@ export class Sweeps {
     const owner = randomUUID();
     let held = false;
     const expiryTick = () => {
-      this.engine.activity.flush().catch((err) => log.error({ err }, 'activity counts not saved; kept for the next second'));
-      store.maintenance.tryLease('retention-sweep', owner, clock.now(), SWEEP_LEASE_MS)
-        .then(async (h) => { held = h; if (h) { await this.expiry(); await sampleDepths(this.engine); } })
+      this.engine.activity
+        .flush()
+        .catch((err) => log.error({ err }, 'activity counts not saved; kept for the next second'));
+      store.maintenance
+        .tryLease('retention-sweep', owner, clock.now(), SWEEP_LEASE_MS)
+        .then(async (h) => {
+          held = h;
+          if (h) {
+            await this.expiry();
+            await sampleDepths(this.engine);
+          }
+        })
         .catch((err) => log.error({ err }, 'expiry sweep failed'))
-        .finally(() => { if (this.expiryTimer) this.expiryTimer = clock.schedule(1000, expiryTick); });
+        .finally(() => {
+          if (this.expiryTimer) this.expiryTimer = clock.schedule(1000, expiryTick);
+        });
     };
     const retentionTick = () => {
       (held ? this.retentionPass() : Promise.resolve(clock.now() + RETENTION_MAX_WAIT_MS))

@@ -91,7 +91,9 @@ function firstKey(file: string): { credentials: RedriveCredentials; accountId?: 
 /** AMQP signs in with an access key and its secret, or RabbitMQ's guest/guest from loopback without credentials. */
 function amqpUrl(endpoint: string, port: number, key?: RedriveCredentials): string {
   const url = new URL(endpoint);
-  const user = key ? `${encodeURIComponent(key.accessKeyId)}:${encodeURIComponent(key.secretAccessKey)}` : 'guest:guest';
+  const user = key
+    ? `${encodeURIComponent(key.accessKeyId)}:${encodeURIComponent(key.secretAccessKey)}`
+    : 'guest:guest';
   return `amqp://${user}@${url.hostname}:${port}`;
 }
 
@@ -100,11 +102,18 @@ export async function startRedrive(options: RedriveOptions = {}): Promise<Runnin
   const { config, configFile, shutdownGrace = 0, ...flags } = options;
   const storage = flags.storage ?? 'memory';
   // A temporary SQLite directory is this server's alone, so close() may remove it.
-  const tempDir = storage === 'sqlite' && flags.dataDir === undefined ? mkdtempSync(join(tmpdir(), 'redrive-')) : undefined;
+  const tempDir =
+    storage === 'sqlite' && flags.dataDir === undefined ? mkdtempSync(join(tmpdir(), 'redrive-')) : undefined;
   const serverConfig: ServerConfig = {
-    ...defaults, port: 0, logLevel: 'silent', ...flags, storage,
+    ...defaults,
+    port: 0,
+    logLevel: 'silent',
+    ...flags,
+    storage,
     dataDir: flags.dataDir ?? tempDir ?? defaults.dataDir,
-    configFile, configValue: config, storageFromFlag: flags.storage !== undefined,
+    configFile,
+    configValue: config,
+    storageFromFlag: flags.storage !== undefined,
     shutdownGraceMs: shutdownGrace * 1000,
   };
   const removeTemp = () => tempDir && rmSync(tempDir, { recursive: true, force: true });
@@ -121,9 +130,15 @@ export async function startRedrive(options: RedriveOptions = {}): Promise<Runnin
   const endpoint = server.url;
   const region = serverConfig.region;
   return {
-    endpoint, region, accountId: key.accountId ?? serverConfig.accountId, credentials,
+    endpoint,
+    region,
+    accountId: key.accountId ?? serverConfig.accountId,
+    credentials,
     sqsClientConfig: { endpoint, region, credentials },
-    amqpUrl: server.amqpPort === undefined ? undefined : amqpUrl(endpoint, server.amqpPort, options.credentials ? credentials : undefined),
+    amqpUrl:
+      server.amqpPort === undefined
+        ? undefined
+        : amqpUrl(endpoint, server.amqpPort, options.credentials ? credentials : undefined),
     close: async () => {
       await server.stop();
       removeTemp();

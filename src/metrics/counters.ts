@@ -34,7 +34,10 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 export class CounterObserver implements EngineObserver {
   private readonly queues = new Map<number, QueueSeries>();
   private readonly deadLetterSeries = new Map<string, { child: Child; labels: Record<string, string> }>();
-  private readonly requestSeries = new Map<string, Map<string, Map<string, { count: Child; seconds: HistogramChild }>>>();
+  private readonly requestSeries = new Map<
+    string,
+    Map<string, Map<string, { count: Child; seconds: HistogramChild }>>
+  >();
   private readonly m;
   private readonly moveTasks: MoveTaskGauges;
 
@@ -46,23 +49,59 @@ export class CounterObserver implements EngineObserver {
     const counter = (name: string, help: string, labelNames: readonly string[] = QUEUE) =>
       new Counter({ name, help, labelNames, registers: [registry] });
     this.m = {
-      sent: counter('redrive_number_of_messages_sent_total', 'Messages stored by a send: a client\'s or a redrive\'s (CloudWatch NumberOfMessagesSent); dead-letter moves are not sends.'),
-      received: counter('redrive_number_of_messages_received_total', 'Messages returned by ReceiveMessage or an AMQP delivery, and messages a redrive took (CloudWatch NumberOfMessagesReceived).'),
-      deleted: counter('redrive_number_of_messages_deleted_total', 'Messages deleted by a client, an operator or a redrive; not by a purge or retention (CloudWatch NumberOfMessagesDeleted).'),
-      emptyReceives: counter('redrive_number_of_empty_receives_total', 'ReceiveMessage calls that returned no message (CloudWatch NumberOfEmptyReceives).'),
-      deduplicated: counter('redrive_number_of_deduplicated_sent_messages_total', 'FIFO sends answered from the deduplication cache (CloudWatch NumberOfDeduplicatedSentMessages).'),
+      sent: counter(
+        'redrive_number_of_messages_sent_total',
+        "Messages stored by a send: a client's or a redrive's (CloudWatch NumberOfMessagesSent); dead-letter moves are not sends.",
+      ),
+      received: counter(
+        'redrive_number_of_messages_received_total',
+        'Messages returned by ReceiveMessage or an AMQP delivery, and messages a redrive took (CloudWatch NumberOfMessagesReceived).',
+      ),
+      deleted: counter(
+        'redrive_number_of_messages_deleted_total',
+        'Messages deleted by a client, an operator or a redrive; not by a purge or retention (CloudWatch NumberOfMessagesDeleted).',
+      ),
+      emptyReceives: counter(
+        'redrive_number_of_empty_receives_total',
+        'ReceiveMessage calls that returned no message (CloudWatch NumberOfEmptyReceives).',
+      ),
+      deduplicated: counter(
+        'redrive_number_of_deduplicated_sent_messages_total',
+        'FIFO sends answered from the deduplication cache (CloudWatch NumberOfDeduplicatedSentMessages).',
+      ),
       sizes: new Histogram({
-        name: 'redrive_sent_message_size_bytes', help: 'Size of messages sent by SQS clients, body and attributes (CloudWatch SentMessageSize).',
-        labelNames: QUEUE, buckets: SIZE_BUCKETS, registers: [registry],
+        name: 'redrive_sent_message_size_bytes',
+        help: 'Size of messages sent by SQS clients, body and attributes (CloudWatch SentMessageSize).',
+        labelNames: QUEUE,
+        buckets: SIZE_BUCKETS,
+        registers: [registry],
       }),
-      deadLettered: counter('redrive_messages_dead_lettered_total', 'Messages moved from queue_name into dead_letter_queue, by reason.',
-        [...QUEUE, 'dead_letter_queue', 'reason']),
-      dropped: counter('redrive_messages_dropped_total', 'Messages removed for a reason with no dead-letter queue to go to (TTL or length limit).', [...QUEUE, 'reason']),
-      cycles: counter('redrive_dead_letter_cycles_broken_total', 'Messages that would have closed a dead-letter cycle, parked in redrive-cycles instead.', [...QUEUE, 'reason']),
-      requests: counter('redrive_requests_total', 'SQS API requests served, by action, protocol and error code ("" for success).', ['action', 'protocol', 'error_code', 'node']),
+      deadLettered: counter(
+        'redrive_messages_dead_lettered_total',
+        'Messages moved from queue_name into dead_letter_queue, by reason.',
+        [...QUEUE, 'dead_letter_queue', 'reason'],
+      ),
+      dropped: counter(
+        'redrive_messages_dropped_total',
+        'Messages removed for a reason with no dead-letter queue to go to (TTL or length limit).',
+        [...QUEUE, 'reason'],
+      ),
+      cycles: counter(
+        'redrive_dead_letter_cycles_broken_total',
+        'Messages that would have closed a dead-letter cycle, parked in redrive-cycles instead.',
+        [...QUEUE, 'reason'],
+      ),
+      requests: counter(
+        'redrive_requests_total',
+        'SQS API requests served, by action, protocol and error code ("" for success).',
+        ['action', 'protocol', 'error_code', 'node'],
+      ),
       latency: new Histogram({
-        name: 'redrive_request_duration_seconds', help: 'Time to serve an SQS API request, long-poll waits included.',
-        labelNames: ['action', 'protocol', 'node'], buckets: LATENCY_BUCKETS, registers: [registry],
+        name: 'redrive_request_duration_seconds',
+        help: 'Time to serve an SQS API request, long-poll waits included.',
+        labelNames: ['action', 'protocol', 'node'],
+        buckets: LATENCY_BUCKETS,
+        registers: [registry],
       }),
     };
     this.moveTasks = new MoveTaskGauges(registry, node);
@@ -144,7 +183,15 @@ export class CounterObserver implements EngineObserver {
     for (const [id, s] of this.queues) {
       if (exists(id)) continue;
       this.queues.delete(id);
-      for (const m of [this.m.sent, this.m.received, this.m.deleted, this.m.emptyReceives, this.m.deduplicated, this.m.sizes]) m.remove(s.labels);
+      for (const m of [
+        this.m.sent,
+        this.m.received,
+        this.m.deleted,
+        this.m.emptyReceives,
+        this.m.deduplicated,
+        this.m.sizes,
+      ])
+        m.remove(s.labels);
     }
     for (const [key, s] of this.deadLetterSeries) {
       const [from, to] = key.split(':').map(Number);

@@ -15,7 +15,9 @@ export interface MetricsAccess {
 }
 
 const text = (status: number, body: string, headers: Record<string, string> = {}): WireResponse => ({
-  status, headers: { 'content-type': 'text/plain; charset=utf-8', ...headers }, body,
+  status,
+  headers: { 'content-type': 'text/plain; charset=utf-8', ...headers },
+  body,
 });
 
 /** Reads the token file of `--metrics-token-file`: its content, without the line end. */
@@ -24,7 +26,9 @@ export function readMetricsToken(path: string): string {
   try {
     token = readFileSync(path, 'utf8').trim();
   } catch (e) {
-    throw new Error(`--metrics-token-file ${path}: ${(e as Error).message}; give a readable file holding the bearer token`);
+    throw new Error(
+      `--metrics-token-file ${path}: ${(e as Error).message}; give a readable file holding the bearer token`,
+    );
   }
   if (!token) throw new Error(`--metrics-token-file ${path}: the file is empty; write the bearer token in it`);
   return token;
@@ -54,20 +58,31 @@ export class MetricsEndpoint {
 
   /** The answer on the main port. */
   onMainPort(req: WireRequest): Promise<WireResponse> | WireResponse {
-    if (this.access.address) return text(404, 'Not found: metrics are served on the address given by --metrics-address.\n');
+    if (this.access.address)
+      return text(404, 'Not found: metrics are served on the address given by --metrics-address.\n');
     if (this.access.credentials && !this.token) {
-      return text(403, 'Metrics are closed: this server checks --credentials; start it with --metrics-token-file or --metrics-address (docs/monitoring.md).\n');
+      return text(
+        403,
+        'Metrics are closed: this server checks --credentials; start it with --metrics-token-file or --metrics-address (docs/monitoring.md).\n',
+      );
     }
     return this.handle(req);
   }
 
   async handle(req: WireRequest): Promise<WireResponse> {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return text(405, 'Method not allowed: use GET.\n', { allow: 'GET, HEAD' });
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return text(405, 'Method not allowed: use GET.\n', { allow: 'GET, HEAD' });
     if (this.token && !this.authorized(req.headers.authorization)) {
-      return text(401, 'Unauthorized: send the token of --metrics-token-file as "Authorization: Bearer <token>".\n', { 'www-authenticate': 'Bearer' });
+      return text(401, 'Unauthorized: send the token of --metrics-token-file as "Authorization: Bearer <token>".\n', {
+        'www-authenticate': 'Bearer',
+      });
     }
     const body = await this.metrics.scrape();
-    return { status: 200, headers: { 'content-type': this.metrics.contentType }, body: req.method === 'HEAD' ? '' : body };
+    return {
+      status: 200,
+      headers: { 'content-type': this.metrics.contentType },
+      body: req.method === 'HEAD' ? '' : body,
+    };
   }
 
   private authorized(header: string | undefined): boolean {
@@ -82,9 +97,10 @@ export class MetricsEndpoint {
     const { host, port } = this.access.address!;
     const server: Server = createServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0];
-      const answer = path === '/metrics'
-        ? this.handle({ method: req.method ?? 'GET', path, query: '', headers: req.headers, body: Buffer.alloc(0) })
-        : Promise.resolve(text(404, 'Not found: only /metrics is served here.\n'));
+      const answer =
+        path === '/metrics'
+          ? this.handle({ method: req.method ?? 'GET', path, query: '', headers: req.headers, body: Buffer.alloc(0) })
+          : Promise.resolve(text(404, 'Not found: only /metrics is served here.\n'));
       answer.then(
         (r) => res.writeHead(r.status, r.headers).end(r.body),
         () => res.writeHead(500).end(),
@@ -98,10 +114,11 @@ export class MetricsEndpoint {
     const addr = server.address() as AddressInfo;
     return {
       url: `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}/metrics`,
-      close: () => new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
     };
   }
 }

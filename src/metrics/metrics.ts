@@ -31,7 +31,11 @@ export class ServerMetrics {
     collectDefaultMetrics({ register: this.registry, labels: { node: opts.node } });
     // Gauges named like counters, which `promtool check metrics` rejects; the same figures
     // remain as nodejs_active_handles, _requests and _resources (by type).
-    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+    for (const name of [
+      'nodejs_active_handles_total',
+      'nodejs_active_requests_total',
+      'nodejs_active_resources_total',
+    ]) {
       this.registry.removeSingleMetric(name);
     }
     if (opts.store.stats) registerStoreStats(this.registry, () => opts.store.stats!(), opts.node);
@@ -41,8 +45,10 @@ export class ServerMetrics {
   attach(engine: Engine, node: string): void {
     this.gauges = new QueueGauges(engine, this.names);
     new Gauge({
-      name: 'redrive_long_polls_waiting', help: 'ReceiveMessage calls waiting on this node for messages to arrive.',
-      labelNames: ['node'], registers: [this.registry],
+      name: 'redrive_long_polls_waiting',
+      help: 'ReceiveMessage calls waiting on this node for messages to arrive.',
+      labelNames: ['node'],
+      registers: [this.registry],
       collect() {
         this.set({ node }, engine.longPolls.size);
       },

@@ -14,13 +14,36 @@ export class MoveTaskGauges {
   private readonly latest = new Map<string, Record<string, string>>();
   private readonly m;
 
-  constructor(registry: Registry, private readonly node: string) {
+  constructor(
+    registry: Registry,
+    private readonly node: string,
+  ) {
     const registers = [registry];
     this.m = {
-      movedTotal: new Counter({ name: 'redrive_move_task_messages_moved_total', help: 'Messages moved out of queue_name by move tasks (redrives) this node drove.', labelNames: LABELS, registers }),
-      finished: new Counter({ name: 'redrive_move_tasks_finished_total', help: 'Move tasks that ended on this node, by final status (COMPLETED, CANCELLED, FAILED).', labelNames: [...LABELS, 'status'], registers }),
-      moved: new Gauge({ name: 'redrive_move_task_moved_messages', help: 'Messages moved so far by the latest move task of queue_name that this node drove, with its status.', labelNames: [...LABELS, 'status'], registers }),
-      toMove: new Gauge({ name: 'redrive_move_task_messages_to_move', help: 'Messages the latest move task of queue_name set out to move, with its status.', labelNames: [...LABELS, 'status'], registers }),
+      movedTotal: new Counter({
+        name: 'redrive_move_task_messages_moved_total',
+        help: 'Messages moved out of queue_name by move tasks (redrives) this node drove.',
+        labelNames: LABELS,
+        registers,
+      }),
+      finished: new Counter({
+        name: 'redrive_move_tasks_finished_total',
+        help: 'Move tasks that ended on this node, by final status (COMPLETED, CANCELLED, FAILED).',
+        labelNames: [...LABELS, 'status'],
+        registers,
+      }),
+      moved: new Gauge({
+        name: 'redrive_move_task_moved_messages',
+        help: 'Messages moved so far by the latest move task of queue_name that this node drove, with its status.',
+        labelNames: [...LABELS, 'status'],
+        registers,
+      }),
+      toMove: new Gauge({
+        name: 'redrive_move_task_messages_to_move',
+        help: 'Messages the latest move task of queue_name set out to move, with its status.',
+        labelNames: [...LABELS, 'status'],
+        registers,
+      }),
     };
   }
 

@@ -7,12 +7,30 @@ import type { QueueLabelCache } from './queue-labels.js';
 const DEPTHS_CHUNK = 1000;
 
 const GAUGES = [
-  ['redrive_approximate_number_of_messages_visible', 'Messages available for retrieval (CloudWatch ApproximateNumberOfMessagesVisible).'],
-  ['redrive_approximate_number_of_messages_not_visible', 'Messages in flight: received, not yet deleted nor visible again (CloudWatch ApproximateNumberOfMessagesNotVisible).'],
-  ['redrive_approximate_number_of_messages_delayed', 'Messages delayed and not yet available (CloudWatch ApproximateNumberOfMessagesDelayed).'],
-  ['redrive_approximate_age_of_oldest_message', 'Seconds since the oldest message was sent; on a standard dead-letter queue since its original send, on a FIFO one since the move (CloudWatch ApproximateAgeOfOldestMessage).'],
-  ['redrive_approximate_number_of_groups_with_inflight_messages', 'FIFO queues: message groups with a message in flight (CloudWatch ApproximateNumberOfGroupsWithInflightMessages).'],
-  ['redrive_dead_letter_queue_sources', 'Queues whose dead-letter queue is queue_name (by RedrivePolicy or server policy); present only for dead-letter queues.'],
+  [
+    'redrive_approximate_number_of_messages_visible',
+    'Messages available for retrieval (CloudWatch ApproximateNumberOfMessagesVisible).',
+  ],
+  [
+    'redrive_approximate_number_of_messages_not_visible',
+    'Messages in flight: received, not yet deleted nor visible again (CloudWatch ApproximateNumberOfMessagesNotVisible).',
+  ],
+  [
+    'redrive_approximate_number_of_messages_delayed',
+    'Messages delayed and not yet available (CloudWatch ApproximateNumberOfMessagesDelayed).',
+  ],
+  [
+    'redrive_approximate_age_of_oldest_message',
+    'Seconds since the oldest message was sent; on a standard dead-letter queue since its original send, on a FIFO one since the move (CloudWatch ApproximateAgeOfOldestMessage).',
+  ],
+  [
+    'redrive_approximate_number_of_groups_with_inflight_messages',
+    'FIFO queues: message groups with a message in flight (CloudWatch ApproximateNumberOfGroupsWithInflightMessages).',
+  ],
+  [
+    'redrive_dead_letter_queue_sources',
+    'Queues whose dead-letter queue is queue_name (by RedrivePolicy or server policy); present only for dead-letter queues.',
+  ],
 ] as const;
 
 /**
@@ -36,23 +54,36 @@ export class QueueGauges {
     const queues = await this.engine.store.queues.all();
     const now = this.engine.clock.now();
     const lines: string[][] = GAUGES.map(([name, help]) => [`# HELP ${name} ${help}`, `# TYPE ${name} gauge`]);
-    const [visible, inflight, delayed, oldest, groups, sources] = lines as [string[], string[], string[], string[], string[], string[]];
+    const [visible, inflight, delayed, oldest, groups, sources] = lines as [
+      string[],
+      string[],
+      string[],
+      string[],
+      string[],
+      string[],
+    ];
     const byId = new Map<number, QueueRecord>(queues.map((q) => [q.id, q]));
     for (let i = 0; i < queues.length; i += DEPTHS_CHUNK) {
       if (i > 0) await new Promise((resolve) => setImmediate(resolve));
       const chunk = queues.slice(i, i + DEPTHS_CHUNK);
-      const depths = await this.engine.store.messages.depths(chunk.map((q) => q.id), now);
+      const depths = await this.engine.store.messages.depths(
+        chunk.map((q) => q.id),
+        now,
+      );
       for (const [id, d] of depths) {
         const queue = byId.get(id)!;
         const labels = this.names.text(queue);
         visible.push(`${GAUGES[0][0]}{${labels}} ${d.visible}`);
         inflight.push(`${GAUGES[1][0]}{${labels}} ${d.inflight}`);
         delayed.push(`${GAUGES[2][0]}{${labels}} ${d.delayed}`);
-        oldest.push(`${GAUGES[3][0]}{${labels}} ${d.oldestSentAt === undefined ? 0 : Math.max(0, now - d.oldestSentAt) / 1000}`);
+        oldest.push(
+          `${GAUGES[3][0]}{${labels}} ${d.oldestSentAt === undefined ? 0 : Math.max(0, now - d.oldestSentAt) / 1000}`,
+        );
         if (queue.fifo) groups.push(`${GAUGES[4][0]}{${labels}} ${d.groupsInflight}`);
       }
     }
-    for (const [queue, n] of this.deadLetterSources(queues)) sources.push(`${GAUGES[5][0]}{${this.names.text(queue)}} ${n}`);
+    for (const [queue, n] of this.deadLetterSources(queues))
+      sources.push(`${GAUGES[5][0]}{${this.names.text(queue)}} ${n}`);
     return { text: `${lines.map((l) => l.join('\n')).join('\n')}\n`, exists: new Set(byId.keys()) };
   }
 

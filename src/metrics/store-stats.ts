@@ -24,19 +24,46 @@ function histogramValues(name: string, h: HistogramData, labels: Record<string, 
 export function registerStoreStats(registry: Registry, stats: () => StoreStats, node: string): void {
   const labels = { node };
   const metric = (name: string, help: string, type: 'gauge' | 'histogram', values: () => Value[]) =>
-    registry.registerMetric({ name, help, type, get: () => ({ name, help, type, values: values(), aggregator: 'omit' }) } as never);
+    registry.registerMetric({
+      name,
+      help,
+      type,
+      get: () => ({ name, help, type, values: values(), aggregator: 'omit' }),
+    } as never);
   const first = stats();
   if (first.groupCommit) {
-    metric('redrive_group_commit_batch_size', 'Writes joined in one SQLite group-commit transaction.', 'histogram',
-      () => histogramValues('redrive_group_commit_batch_size', stats().groupCommit!.batchSize, labels));
-    metric('redrive_group_commit_duration_seconds', 'Time to run and commit one SQLite group-commit transaction.', 'histogram',
-      () => histogramValues('redrive_group_commit_duration_seconds', stats().groupCommit!.commitSeconds, labels));
+    metric(
+      'redrive_group_commit_batch_size',
+      'Writes joined in one SQLite group-commit transaction.',
+      'histogram',
+      () => histogramValues('redrive_group_commit_batch_size', stats().groupCommit!.batchSize, labels),
+    );
+    metric(
+      'redrive_group_commit_duration_seconds',
+      'Time to run and commit one SQLite group-commit transaction.',
+      'histogram',
+      () => histogramValues('redrive_group_commit_duration_seconds', stats().groupCommit!.commitSeconds, labels),
+    );
   }
   if (first.pool) {
     const pool = () => stats().pool!;
-    metric('redrive_postgres_pool_connections', 'PostgreSQL connections this node holds open, busy or idle.', 'gauge', () => [{ labels, value: pool().total }]);
-    metric('redrive_postgres_pool_idle_connections', 'PostgreSQL connections open and idle.', 'gauge', () => [{ labels, value: pool().idle }]);
-    metric('redrive_postgres_pool_waiting_requests', 'Store operations waiting for a free PostgreSQL connection.', 'gauge', () => [{ labels, value: pool().waiting }]);
-    metric('redrive_postgres_pool_max_connections', 'The pool size (pool_size in the storage URL).', 'gauge', () => [{ labels, value: pool().max }]);
+    metric(
+      'redrive_postgres_pool_connections',
+      'PostgreSQL connections this node holds open, busy or idle.',
+      'gauge',
+      () => [{ labels, value: pool().total }],
+    );
+    metric('redrive_postgres_pool_idle_connections', 'PostgreSQL connections open and idle.', 'gauge', () => [
+      { labels, value: pool().idle },
+    ]);
+    metric(
+      'redrive_postgres_pool_waiting_requests',
+      'Store operations waiting for a free PostgreSQL connection.',
+      'gauge',
+      () => [{ labels, value: pool().waiting }],
+    );
+    metric('redrive_postgres_pool_max_connections', 'The pool size (pool_size in the storage URL).', 'gauge', () => [
+      { labels, value: pool().max },
+    ]);
   }
 }

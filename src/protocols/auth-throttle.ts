@@ -31,7 +31,13 @@ export interface BackoffRules {
   maxEntries: number;
 }
 
-const ADDRESS_RULES: BackoffRules = { free: 10, baseMs: 1_000, maxMs: 60_000, forgetMs: 15 * 60_000, maxEntries: 100_000 };
+const ADDRESS_RULES: BackoffRules = {
+  free: 10,
+  baseMs: 1_000,
+  maxMs: 60_000,
+  forgetMs: 15 * 60_000,
+  maxEntries: 100_000,
+};
 const KEY_RULES: BackoffRules = { free: 10, baseMs: 1_000, maxMs: 60_000, forgetMs: 15 * 60_000, maxEntries: 100_000 };
 
 interface Entry {
@@ -89,14 +95,19 @@ export class FailureTable {
 }
 
 export function delayAfter(failures: number, rules: BackoffRules): number {
-  return failures <= rules.free ? 0 : Math.min(rules.baseMs * 2 ** Math.min(failures - rules.free - 1, 30), rules.maxMs);
+  return failures <= rules.free
+    ? 0
+    : Math.min(rules.baseMs * 2 ** Math.min(failures - rules.free - 1, 30), rules.maxMs);
 }
 
 export class AuthThrottle {
   private readonly byAddress: FailureTable;
   private readonly byKey: FailureTable;
 
-  constructor(rules: { address?: BackoffRules; key?: BackoffRules } = {}, private readonly clock: () => number = Date.now) {
+  constructor(
+    rules: { address?: BackoffRules; key?: BackoffRules } = {},
+    private readonly clock: () => number = Date.now,
+  ) {
     this.byAddress = new FailureTable(rules.address ?? ADDRESS_RULES);
     this.byKey = new FailureTable(rules.key ?? KEY_RULES);
   }
@@ -149,6 +160,12 @@ export function addressKey(address: string): string {
   const [head = '', tail] = address.toLowerCase().split('%')[0]!.split('::', 2);
   const left = head ? head.split(':') : [];
   const right = tail === undefined ? [] : tail ? tail.split(':') : [];
-  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  const groups =
+    tail === undefined
+      ? left
+      : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }

@@ -40,7 +40,12 @@ export interface AdmissionLimits {
  */
 export function admissionLimits(fileLimit = openFileLimit(), maxBodyBytes = DEFAULT_BODY_BUDGET): AdmissionLimits {
   const maxRequests = Math.max(64, Math.min(fileLimit - 128, 20_000));
-  return { maxRequests, maxBodyBytes, maxLongPolls: Math.min(10_000, Math.floor(maxRequests * 0.75)), smallBodyBytes: SMALL_BODY_BYTES };
+  return {
+    maxRequests,
+    maxBodyBytes,
+    maxLongPolls: Math.min(10_000, Math.floor(maxRequests * 0.75)),
+    smallBodyBytes: SMALL_BODY_BYTES,
+  };
 }
 
 /** `--max-body-memory`'s default: 512 MiB of request bodies in flight. */
@@ -63,7 +68,8 @@ function openFileLimit(): number {
 const BODY_BUDGET_SPENT = 'Too much request data in flight';
 
 /** The refusal of a body that outgrew the budget while it streamed in (see `take`). */
-export const bodyBudgetError = () => sqsError('ServiceUnavailable', `${BODY_BUDGET_SPENT}; the server is shedding load. Retry with back-off.`);
+export const bodyBudgetError = () =>
+  sqsError('ServiceUnavailable', `${BODY_BUDGET_SPENT}; the server is shedding load. Retry with back-off.`);
 
 export class Admission {
   requests = 0;
@@ -100,7 +106,11 @@ export class Admission {
     const declared = Math.max(0, (Number(req.headers['content-length']) || 0) - this.small);
     if (this.requests >= this.limits.maxRequests || this.bodyBytes + declared > this.limits.maxBodyBytes) {
       this.shed++;
-      this.answer(req, res, this.requests >= this.limits.maxRequests ? 'Too many concurrent requests' : BODY_BUDGET_SPENT);
+      this.answer(
+        req,
+        res,
+        this.requests >= this.limits.maxRequests ? 'Too many concurrent requests' : BODY_BUDGET_SPENT,
+      );
       return true;
     }
     this.requests++;
@@ -136,7 +146,11 @@ export class Admission {
     const response = req.headers['x-amz-target'] !== undefined ? jsonError(err) : queryError(err, requestId);
     // The body is not read, and the socket is better given back: close the connection.
     res.writeHead(response.status, {
-      ...response.headers, 'x-amzn-requestid': requestId, 'content-length': Buffer.byteLength(response.body), connection: 'close', 'retry-after': '1',
+      ...response.headers,
+      'x-amzn-requestid': requestId,
+      'content-length': Buffer.byteLength(response.body),
+      connection: 'close',
+      'retry-after': '1',
     });
     res.end(response.body);
   }

@@ -19,7 +19,12 @@ import type { Credentials } from './auth/caller.js';
 import { Readiness } from './readiness.js';
 import { ConsoleRoutes } from '../console/console-routes.js';
 import { ServerMetrics } from '../metrics/metrics.js';
-import { MetricsEndpoint, parseMetricsAddress, readMetricsToken, type MetricsAccess } from '../metrics/metrics-endpoint.js';
+import {
+  MetricsEndpoint,
+  parseMetricsAddress,
+  readMetricsToken,
+  type MetricsAccess,
+} from '../metrics/metrics-endpoint.js';
 import { AmqpServer } from '../protocols/amqp/server.js';
 import { AuthThrottle } from '../protocols/auth-throttle.js';
 import { ManagementApi } from './management-api.js';
@@ -27,13 +32,23 @@ import { BrokerApi } from './management/broker-api.js';
 import { RequestTally } from './management/request-tally.js';
 import { serverLog, type ServerConfig } from './server-config.js';
 import { parseAllowedHosts } from './request-guard.js';
-import { checkAccountId, checkDataDir, checkPortFree, checkRegion, listenError, readCredentials, StartupError } from './start-up.js';
+import {
+  checkAccountId,
+  checkDataDir,
+  checkPortFree,
+  checkRegion,
+  listenError,
+  readCredentials,
+  StartupError,
+} from './start-up.js';
 
 /** Where the storage setting points: checked before anything is opened or created. */
 function storageKind(storage: string, from = '--storage'): 'memory' | 'sqlite' | 'postgres' {
   if (storage === 'memory' || storage === 'sqlite') return storage;
   if (/^postgres(ql)?:\/\//.test(storage)) return 'postgres';
-  throw new StartupError(`${from} ${JSON.stringify(storage)}: unknown storage: give sqlite, memory or a postgres:// URL`);
+  throw new StartupError(
+    `${from} ${JSON.stringify(storage)}: unknown storage: give sqlite, memory or a postgres:// URL`,
+  );
 }
 
 export async function openStore(config: ServerConfig, log?: Logger): Promise<Store> {
@@ -41,18 +56,29 @@ export async function openStore(config: ServerConfig, log?: Logger): Promise<Sto
   if (kind === 'memory') return new SqliteStore({ path: ':memory:' });
   if (kind === 'sqlite') {
     try {
-      return new SqliteStore({ path: join(config.dataDir, 'redrive.db'), durability: config.durability, defaultRegion: config.region });
+      return new SqliteStore({
+        path: join(config.dataDir, 'redrive.db'),
+        durability: config.durability,
+        defaultRegion: config.region,
+      });
     } catch (e) {
       // The store's message names the file (or the directory) and what to do.
       throw new StartupError(`--data-dir ${config.dataDir}: ${(e as Error).message}`, { cause: e });
     }
   }
   try {
-    return await PostgresStore.open({ url: config.storage, defaultRegion: config.region, log: (msg, err) => log?.warn({ err }, msg) });
+    return await PostgresStore.open({
+      url: config.storage,
+      defaultRegion: config.region,
+      log: (msg, err) => log?.warn({ err }, msg),
+    });
   } catch (e) {
     const url = new URL(config.storage);
     if (url.password) url.password = '***';
-    throw new StartupError(`--storage ${url.href}: cannot open the PostgreSQL database (${(e as Error).message}): check that it is up and the URL is right`, { cause: e });
+    throw new StartupError(
+      `--storage ${url.href}: cannot open the PostgreSQL database (${(e as Error).message}): check that it is up and the URL is right`,
+      { cause: e },
+    );
   }
 }
 
@@ -64,8 +90,11 @@ export async function openStore(config: ServerConfig, log?: Logger): Promise<Sto
 async function checkStartup(config: ServerConfig): Promise<Checked> {
   checkRegion(config.region);
   checkAccountId(config.accountId);
-  const file = config.configFile ? await loadConfigFile(config.configFile)
-    : config.configValue !== undefined ? parseConfig(config.configValue, 'config') : undefined;
+  const file = config.configFile
+    ? await loadConfigFile(config.configFile)
+    : config.configValue !== undefined
+      ? parseConfig(config.configValue, 'config')
+      : undefined;
   // The config file names the storage unless --storage did.
   const storage = config.storageFromFlag || !file?.storage ? config.storage : file.storage;
   const from = storage === config.storage ? '--storage' : `${config.configFile ?? 'config'}: storage`;
@@ -130,7 +159,12 @@ export async function startServer(config: ServerConfig, log = serverLog(config.l
   }
 }
 
-async function start(config: ServerConfig, checked: Checked, resources: Resources, log: Logger): Promise<RunningServer> {
+async function start(
+  config: ServerConfig,
+  checked: Checked,
+  resources: Resources,
+  log: Logger,
+): Promise<RunningServer> {
   const { file, storage, credentials, metricsAccess, allowedHosts } = checked;
   const clock: Clock = config.clock === 'manual' ? new ManualClock() : new SystemClock();
   const policies = file?.policies ?? [];
@@ -140,7 +174,13 @@ async function start(config: ServerConfig, checked: Checked, resources: Resource
   const node = config.nodeId ?? `${hostname()}:${config.port || `pid${process.pid}`}`;
   const metrics = new ServerMetrics({ store, node });
   const engine = new Engine({
-    store, clock, region: config.region, log, policies, maxLongPolls: admissionLimits().maxLongPolls, observer: metrics.observer,
+    store,
+    clock,
+    region: config.region,
+    log,
+    policies,
+    maxLongPolls: admissionLimits().maxLongPolls,
+    observer: metrics.observer,
     amqpCodec: amqpPropertyCodec,
   });
   metrics.attach(engine, node);
@@ -166,46 +206,94 @@ async function start(config: ServerConfig, checked: Checked, resources: Resource
   const requestTally = new RequestTally();
   const broker = new BrokerApi({ engine, node, amqp: () => amqp, tally: requestTally, log });
   const http = new HttpServer({
-    host: config.host, port: config.port, log, trustProxy: config.trustProxy,
+    host: config.host,
+    port: config.port,
+    log,
+    trustProxy: config.trustProxy,
     guard: { credentials: credentials !== undefined, allowedHosts },
     bodyBudget: config.maxBodyMemoryMiB === undefined ? undefined : config.maxBodyMemoryMiB * 1024 * 1024,
     mounts: mountTable({
       sqs: new SqsApp(engine, {
-        accountId: config.accountId, region: config.region, host: config.host, port: config.port, credentials, authThrottle,
-        manualClock: clock instanceof ManualClock ? clock : undefined, requestTally,
+        accountId: config.accountId,
+        region: config.region,
+        host: config.host,
+        port: config.port,
+        credentials,
+        authThrottle,
+        manualClock: clock instanceof ManualClock ? clock : undefined,
+        requestTally,
       }),
       readiness,
-      console: config.console === 'off' ? undefined : new ConsoleRoutes({ engine, region: config.region, accountId: config.accountId, credentials, throttle: authThrottle, broker }),
+      console:
+        config.console === 'off'
+          ? undefined
+          : new ConsoleRoutes({
+              engine,
+              region: config.region,
+              accountId: config.accountId,
+              credentials,
+              throttle: authThrottle,
+              broker,
+            }),
       metrics: metricsEndpoint,
-      management: new ManagementApi(runtimePolicies, { accountId: config.accountId, credentials, throttle: authThrottle, broker }),
+      management: new ManagementApi(runtimePolicies, {
+        accountId: config.accountId,
+        credentials,
+        throttle: authThrottle,
+        broker,
+      }),
     }),
   });
   let amqpPort: number | undefined;
   if (config.amqpPort !== undefined) {
-    const listener = new AmqpServer({ engine, host: config.host, port: config.amqpPort, accountId: config.accountId, credentials, log, limits: config.amqpLimits });
+    const listener = new AmqpServer({
+      engine,
+      host: config.host,
+      port: config.amqpPort,
+      accountId: config.accountId,
+      credentials,
+      log,
+      limits: config.amqpLimits,
+    });
     amqp = listener;
     // Its listen starts the expiry of deliveries before it binds: close undoes both.
     resources.defer(() => listener.close());
-    amqpPort = await listener.listen().catch((e) => { throw listenError(e, config.host, config.amqpPort!, '--amqp-port') ?? e; });
+    amqpPort = await listener.listen().catch((e) => {
+      throw listenError(e, config.host, config.amqpPort!, '--amqp-port') ?? e;
+    });
   }
-  const url = await http.listen().catch((e) => { throw listenError(e, config.host, config.port) ?? e; });
+  const url = await http.listen().catch((e) => {
+    throw listenError(e, config.host, config.port) ?? e;
+  });
   // Waiting long polls are answered at once; requests still running after the drain are
   // cut, their writes committed or not as with a crash, before the engine and the store close.
   resources.defer(() => http.close(DRAIN_MS));
   const metricsListener = metricsAccess.address ? await metricsEndpoint.listen() : undefined;
   if (metricsListener) resources.defer(() => metricsListener.close());
-  log.info({
-    url, storage: store.kind,
-    // --durability is the SQLite file's setting; memory and PostgreSQL have their own.
-    ...(store.kind === 'sqlite' ? { durability: config.durability } : {}),
-    node, metrics: metricsListener?.url ?? metricsOnMainPort(url, metricsAccess),
-  }, 'listening');
+  log.info(
+    {
+      url,
+      storage: store.kind,
+      // --durability is the SQLite file's setting; memory and PostgreSQL have their own.
+      ...(store.kind === 'sqlite' ? { durability: config.durability } : {}),
+      node,
+      metrics: metricsListener?.url ?? metricsOnMainPort(url, metricsAccess),
+    },
+    'listening',
+  );
   if (config.console !== 'off') {
-    log.info(credentials ? `console at ${url}/console (sign in with an access key)` : `console open without sign-in at ${url}/console`);
+    log.info(
+      credentials
+        ? `console at ${url}/console (sign in with an access key)`
+        : `console open without sign-in at ${url}/console`,
+    );
   }
   let stopping: Promise<void> | undefined;
   return {
-    url, amqpPort, engine, log,
+    url,
+    amqpPort,
+    engine,
+    log,
     reload: async () => {
       if (!config.configFile) return;
       const next = await loadConfigFile(config.configFile);
@@ -227,6 +315,7 @@ async function start(config: ServerConfig, checked: Checked, resources: Resource
 
 /** Where /metrics answers a scrape, or why it does not (metrics-endpoint.ts refuses it then). */
 function metricsOnMainPort(url: string, access: MetricsAccess): string {
-  if (access.credentials && !access.token) return 'closed: --credentials is on; open it with --metrics-token-file or --metrics-address';
+  if (access.credentials && !access.token)
+    return 'closed: --credentials is on; open it with --metrics-token-file or --metrics-address';
   return access.token ? `${url}/metrics (bearer token of --metrics-token-file)` : `${url}/metrics`;
 }

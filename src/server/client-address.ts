@@ -21,7 +21,9 @@ export class ClientAddress {
   of(peer: string | undefined, forwardedFor: string | string[] | undefined): string {
     const socket = peer ?? '';
     if (!this.trusted || forwardedFor === undefined || !this.isTrusted(socket)) return socket;
-    const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',').map((h) => bare(h.trim()));
+    const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor)
+      .split(',')
+      .map((h) => bare(h.trim()));
     let client = socket;
     for (let i = hops.length - 1; i >= 0; i--) {
       const hop = hops[i]!;
@@ -44,8 +46,11 @@ export class ClientAddress {
 
 /** `--trust-proxy` entries: `10.0.0.1`, `10.0.0.0/8`, `::1`, `fd00::/8`; throws on anything else. */
 export function parseTrustProxy(value: string): string[] {
-  const entries = value.split(',').map((s) => s.trim()).filter(Boolean);
-  if (entries.length === 0) throw new Error('give the proxies\' addresses or CIDR ranges, comma-separated');
+  const entries = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (entries.length === 0) throw new Error("give the proxies' addresses or CIDR ranges, comma-separated");
   new ClientAddress(entries);
   return entries;
 }

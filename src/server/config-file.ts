@@ -2,7 +2,15 @@ import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'yaml';
 import * as z from 'zod';
 import type { ServerPolicy } from '../engine/dead-letters/server-policies.js';
-import { arrayOf, intFrom, issueLines, must, nonEmptyString, policiesSchema, strictObject } from '../engine/dead-letters/server-policy-schema.js';
+import {
+  arrayOf,
+  intFrom,
+  issueLines,
+  must,
+  nonEmptyString,
+  policiesSchema,
+  strictObject,
+} from '../engine/dead-letters/server-policy-schema.js';
 
 /**
  * The server's config file (`redrive serve --config FILE`): YAML when its name ends in
@@ -43,11 +51,15 @@ export class ConfigError extends Error {
 const accountIdError = must('a string of 12 digits');
 const scalar = z.union([z.string(), z.number(), z.boolean()], { error: must('a string, number or boolean') });
 /** A map of strings; numbers and booleans are written as SQS expects them, as strings. */
-const stringMap = () => z.record(z.string(), scalar.transform(String), { error: must('an object') }).default(() => ({}));
+const stringMap = () =>
+  z.record(z.string(), scalar.transform(String), { error: must('an object') }).default(() => ({}));
 
 const queueSchema = strictObject({
   name: nonEmptyString(),
-  accountId: z.string({ error: accountIdError }).regex(/^\d{12}$/, { error: accountIdError }).optional(),
+  accountId: z
+    .string({ error: accountIdError })
+    .regex(/^\d{12}$/, { error: accountIdError })
+    .optional(),
   attributes: stringMap(),
   tags: stringMap(),
   deadLetterQueue: strictObject({ name: nonEmptyString(), maxReceiveCount: intFrom(1, 1000) }).optional(),
@@ -59,14 +71,16 @@ const queueSchema = strictObject({
 
 const fileSchema = strictObject({
   policies: policiesSchema.default(() => []),
-  queues: arrayOf(queueSchema).superRefine((queues, ctx) => {
-    const seen = new Set<string>();
-    queues.forEach(({ name, accountId }, i) => {
-      const key = `${accountId ?? ''}/${name}`;
-      if (seen.has(key)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `"${name}" is declared twice` });
-      seen.add(key);
-    });
-  }).default(() => []),
+  queues: arrayOf(queueSchema)
+    .superRefine((queues, ctx) => {
+      const seen = new Set<string>();
+      queues.forEach(({ name, accountId }, i) => {
+        const key = `${accountId ?? ''}/${name}`;
+        if (seen.has(key)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `"${name}" is declared twice` });
+        seen.add(key);
+      });
+    })
+    .default(() => []),
   storage: nonEmptyString().optional(),
 });
 
@@ -87,7 +101,9 @@ function parseJson(text: string): unknown {
   } catch (e) {
     const message = (e as Error).message.replace(/ \(line \d+ column \d+\)$/, '');
     const at = /at position (\d+)/.exec(message);
-    throw new ConfigError(`invalid JSON${at ? ` at ${lineColumn(text, Number(at[1]))}` : ''}: ${message}`, { cause: e });
+    throw new ConfigError(`invalid JSON${at ? ` at ${lineColumn(text, Number(at[1]))}` : ''}: ${message}`, {
+      cause: e,
+    });
   }
 }
 
@@ -115,7 +131,12 @@ async function readConfig(path: string): Promise<unknown> {
 /** Reads and validates the file; every error names the file, and the field or the line. */
 export async function loadConfigFile(path: string): Promise<ConfigFile> {
   const raw = await readConfig(path).catch((e: NodeJS.ErrnoException) => {
-    throw new ConfigError(e.code ? `--config ${path}: cannot read it (${e.code}): give the path of a readable config file` : `${path}: ${e.message}`, { cause: e });
+    throw new ConfigError(
+      e.code
+        ? `--config ${path}: cannot read it (${e.code}): give the path of a readable config file`
+        : `${path}: ${e.message}`,
+      { cause: e },
+    );
   });
   return parseConfig(raw, path);
 }
@@ -126,6 +147,11 @@ export async function loadConfigFile(path: string): Promise<ConfigFile> {
  */
 export function parseConfig(raw: unknown, source: string): ConfigFile {
   const result = fileSchema.safeParse(raw);
-  if (!result.success) throw new ConfigError(issueLines(result.error).map((line) => `${source}: ${line}`).join('\n'));
+  if (!result.success)
+    throw new ConfigError(
+      issueLines(result.error)
+        .map((line) => `${source}: ${line}`)
+        .join('\n'),
+    );
   return result.data;
 }

@@ -14,7 +14,10 @@ import { ConfigError, type QueueDeclaration } from './config-file.js';
  */
 export async function declareQueues(engine: Engine, decls: QueueDeclaration[], defaultAccount: string): Promise<void> {
   const ctxOf = (d: QueueDeclaration): RequestContext => ({
-    accountId: d.accountId ?? defaultAccount, region: engine.region, baseUrl: 'http://config', requestId: 'config',
+    accountId: d.accountId ?? defaultAccount,
+    region: engine.region,
+    baseUrl: 'http://config',
+    requestId: 'config',
   });
   const step = async (d: QueueDeclaration, i: number, what: () => Promise<unknown>) => {
     try {
@@ -35,11 +38,17 @@ export async function declareQueues(engine: Engine, decls: QueueDeclaration[], d
     delete attributes.FifoQueue;
     if (d.deadLetterQueue) {
       const target = queueArn(engine.region, d.accountId ?? defaultAccount, d.deadLetterQueue.name);
-      attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: target, maxReceiveCount: d.deadLetterQueue.maxReceiveCount });
+      attributes.RedrivePolicy = JSON.stringify({
+        deadLetterTargetArn: target,
+        maxReceiveCount: d.deadLetterQueue.maxReceiveCount,
+      });
     }
     if (Object.keys(attributes).length) {
-      await step(d, i, () => actions.SetQueueAttributes!(engine, ctxOf(d), { QueueUrl: urlOf(d), Attributes: attributes }));
+      await step(d, i, () =>
+        actions.SetQueueAttributes!(engine, ctxOf(d), { QueueUrl: urlOf(d), Attributes: attributes }),
+      );
     }
-    if (Object.keys(d.tags).length) await step(d, i, () => actions.TagQueue!(engine, ctxOf(d), { QueueUrl: urlOf(d), Tags: d.tags }));
+    if (Object.keys(d.tags).length)
+      await step(d, i, () => actions.TagQueue!(engine, ctxOf(d), { QueueUrl: urlOf(d), Tags: d.tags }));
   }
 }

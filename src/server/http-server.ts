@@ -58,23 +58,31 @@ export class HttpServer {
   constructor(private readonly opts: HttpOptions) {
     this.admission = new Admission(admissionLimits(undefined, opts.bodyBudget ?? DEFAULT_BODY_BUDGET));
     this.guard = new RequestGuard(opts.guard);
-    this.server = createServer({ keepAlive: true, requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS }, (req, res) => {
-      try {
-        if (this.admission.refuse(req, res)) return;
-      } catch (err) {
-        opts.log.error({ err }, 'could not shed a request; closing its connection');
-        res.destroy();
-        return;
-      }
-      this.active++;
-      this.handle(req, res).catch((err: unknown) => {
-        opts.log.error({ err, method: req.method, url: req.url }, 'request handling failed; closing its connection');
-        res.destroy();
-      }).finally(() => {
-        this.admission.done(req);
-        if (--this.active === 0) this.drained?.();
-      });
-    });
+    this.server = createServer(
+      { keepAlive: true, requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS },
+      (req, res) => {
+        try {
+          if (this.admission.refuse(req, res)) return;
+        } catch (err) {
+          opts.log.error({ err }, 'could not shed a request; closing its connection');
+          res.destroy();
+          return;
+        }
+        this.active++;
+        this.handle(req, res)
+          .catch((err: unknown) => {
+            opts.log.error(
+              { err, method: req.method, url: req.url },
+              'request handling failed; closing its connection',
+            );
+            res.destroy();
+          })
+          .finally(() => {
+            this.admission.done(req);
+            if (--this.active === 0) this.drained?.();
+          });
+      },
+    );
     this.accessLog = opts.log.isLevelEnabled('debug');
     this.clientAddress = new ClientAddress(opts.trustProxy);
     this.server.keepAliveTimeout = KEEP_ALIVE_MS;
@@ -157,7 +165,10 @@ class ClientGone implements Cancellation {
   private listeners?: Set<() => void>;
 
   /** `client`: the caller's address, which the console shows beside a waiting long poll. */
-  constructor(private readonly res: ServerResponse, readonly client?: string) {}
+  constructor(
+    private readonly res: ServerResponse,
+    readonly client?: string,
+  ) {}
 
   get aborted(): boolean {
     return this.res.destroyed && !this.res.writableFinished;

@@ -19,7 +19,10 @@ export class ManagementApi {
   /** Connections, channels, consumers, exchanges, bindings, queues (management/broker-api.ts). */
   private readonly broker?: BrokerApi;
 
-  constructor(private readonly policies: RuntimePolicies, opts: { accountId: string; credentials?: Credentials; throttle?: AuthThrottle; broker?: BrokerApi }) {
+  constructor(
+    private readonly policies: RuntimePolicies,
+    opts: { accountId: string; credentials?: Credentials; throttle?: AuthThrottle; broker?: BrokerApi },
+  ) {
     this.broker = opts.broker;
     this.authenticate = authenticator(opts);
     this.throttle = opts.throttle ?? new AuthThrottle();
@@ -35,13 +38,25 @@ export class ManagementApi {
       };
     }
     if (account === undefined) {
-      return { ...json(401, { error: 'not_authorized', reason: 'Login failed' }), headers: { 'content-type': 'application/json', 'www-authenticate': 'Basic realm="RabbitMQ Management"' } };
+      return {
+        ...json(401, { error: 'not_authorized', reason: 'Login failed' }),
+        headers: { 'content-type': 'application/json', 'www-authenticate': 'Basic realm="RabbitMQ Management"' },
+      };
     }
     const parts = decodeSegments(req.path.split('/').slice(2));
     if (!parts) return json(400, { error: 'bad_request', reason: 'invalid percent-encoding in the path' });
     if (parts[0] !== 'policies') {
       const who = { by: 'management API', client };
-      return (await this.broker?.handle({ method: req.method, parts, query: req.query, headers: req.headers, account, who })) ?? notFound();
+      return (
+        (await this.broker?.handle({
+          method: req.method,
+          parts,
+          query: req.query,
+          headers: req.headers,
+          account,
+          who,
+        })) ?? notFound()
+      );
     }
     if (parts.length > 3) return notFound();
     if (parts.length >= 2 && parts[1] !== '/') return json(404, { error: 'Object Not Found', reason: 'Not Found' });
@@ -104,7 +119,9 @@ function decodeSegments(segments: string[]): string[] | undefined {
 }
 
 const json = (status: number, value: unknown): WireResponse => ({
-  status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(value),
+  status,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(value),
 });
 const notFound = () => json(404, { error: 'Object Not Found', reason: 'Not Found' });
 const methodNotAllowed = () => json(405, { error: 'Method Not Allowed', reason: 'Method Not Allowed' });

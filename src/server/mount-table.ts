@@ -28,28 +28,44 @@ export function mountTable(m: Mounted): SubApp[] {
   const consoleOn = m.console !== undefined;
   const table: Array<SubApp | false> = [
     {
-      name: 'console', area: 'console', logAs: 'console', errors: consoleErrors,
+      name: 'console',
+      area: 'console',
+      logAs: 'console',
+      errors: consoleErrors,
       matches: (req) => req.path === '/console' || req.path.startsWith('/console/'),
       handle: m.console ? (req, x) => m.console!.handle(req, x) : consoleOff,
     },
     m.management !== undefined && {
-      name: 'management', area: 'api', logAs: 'http', errors: managementErrors,
+      name: 'management',
+      area: 'api',
+      logAs: 'http',
+      errors: managementErrors,
       matches: (req) => req.path.startsWith('/api/'),
       handle: (req, x) => m.management!.handle(req, x),
     },
     {
       // Under any Host name, for load balancers and orchestrators (request-guard.ts).
-      name: 'health', area: 'probe', logAs: 'http', errors: sqsErrors,
-      matches: (req) => (req.method === 'GET' || req.method === 'HEAD') && (req.path === '/health' || req.path === '/ready'),
+      name: 'health',
+      area: 'probe',
+      logAs: 'http',
+      errors: sqsErrors,
+      matches: (req) =>
+        (req.method === 'GET' || req.method === 'HEAD') && (req.path === '/health' || req.path === '/ready'),
       handle: (req) => healthAnswer(req.path, m.readiness),
     },
     m.metrics !== undefined && {
-      name: 'metrics', area: 'sqs', logAs: 'http', errors: sqsErrors,
+      name: 'metrics',
+      area: 'sqs',
+      logAs: 'http',
+      errors: sqsErrors,
       matches: (req) => req.path === '/metrics',
       handle: (req) => m.metrics!.onMainPort(req),
     },
     {
-      name: 'landing', area: 'sqs', logAs: 'http', errors: sqsErrors,
+      name: 'landing',
+      area: 'sqs',
+      logAs: 'http',
+      errors: sqsErrors,
       matches: isBrowserLanding,
       handle: () => browserLanding(consoleOn),
     },
@@ -58,10 +74,16 @@ export function mountTable(m: Mounted): SubApp[] {
   return table.filter((app): app is SubApp => app !== false);
 }
 
-const consoleOff = (): WireResponse => ({ status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'Not found' });
+const consoleOff = (): WireResponse => ({
+  status: 404,
+  headers: { 'content-type': 'text/plain; charset=utf-8' },
+  body: 'Not found',
+});
 
 /** The sub-application that serves a request: the first of the table that matches it. */
 export function mountOf(table: SubApp[], req: WireRequest): SubApp {
   for (const app of table) if (app.matches(req)) return app;
-  throw new Error(`no sub-application serves ${req.method} ${req.path}: the table must end with one that serves every request`);
+  throw new Error(
+    `no sub-application serves ${req.method} ${req.path}: the table must end with one that serves every request`,
+  );
 }

@@ -51,17 +51,23 @@ export interface SubApp {
 /** SQS's errors: JSON when the request named an X-Amz-Target, else Query XML (or JSON when it asked for it). */
 export const sqsErrors: ErrorShape = {
   refusal: (message, req, requestId) => sqsErrors.failure(sqsError('AccessDenied', message), req, requestId),
-  failure: (e, req, requestId) => (req.headers['x-amz-target'] !== undefined ? jsonError(e) : queryError(e, requestId, wantsJson(req))),
+  failure: (e, req, requestId) =>
+    req.headers['x-amz-target'] !== undefined ? jsonError(e) : queryError(e, requestId, wantsJson(req)),
 };
 
 /** RabbitMQ's management API: `{"error": ..., "reason": ...}`. */
 export const managementErrors: ErrorShape = {
-  refusal: (message) => ({ status: 403, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'not_authorized', reason: message }) }),
+  refusal: (message) => ({
+    status: 403,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ error: 'not_authorized', reason: message }),
+  }),
   failure: (e) => {
     const status = e instanceof SqsError ? e.status : 500;
     const reason = e instanceof SqsError ? e.message : 'Internal error';
     return {
-      status, headers: { 'content-type': 'application/json' },
+      status,
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ error: status >= 500 ? 'internal_server_error' : 'bad_request', reason }),
       error: e instanceof SqsError ? undefined : e,
     };

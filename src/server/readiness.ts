@@ -35,10 +35,13 @@ export class Readiness {
     if (this.stopping) return Promise.resolve({ ready: false, reason: 'the server is shutting down' });
     if (this.answer && this.now() - this.answeredAt < CACHE_MS) return this.answer;
     this.answeredAt = Infinity; // in flight: shared until it settles
-    this.answer = this.store.maintenance.ready().then(
-      (): ReadyAnswer => ({ ready: true }),
-      (e: unknown): ReadyAnswer => ({ ready: false, reason: e instanceof Error ? e.message : String(e) }),
-    ).finally(() => (this.answeredAt = this.now()));
+    this.answer = this.store.maintenance
+      .ready()
+      .then(
+        (): ReadyAnswer => ({ ready: true }),
+        (e: unknown): ReadyAnswer => ({ ready: false, reason: e instanceof Error ? e.message : String(e) }),
+      )
+      .finally(() => (this.answeredAt = this.now()));
     return this.answer;
   }
 }

@@ -43,7 +43,9 @@ export class RequestGuard {
     if (area === 'probe') return undefined;
     const host = headers.host;
     if ((!this.opts.credentials || this.opts.allowedHosts.length > 0) && !this.hostAllowed(host)) {
-      return { message: `The Host header ${JSON.stringify(String(host ?? ''))} does not name this server: start it with --allowed-hosts <name> to serve it under that name.` };
+      return {
+        message: `The Host header ${JSON.stringify(String(host ?? ''))} does not name this server: start it with --allowed-hosts <name> to serve it under that name.`,
+      };
     }
     // With --credentials every SQS request is signed; the console has its own CSRF checks.
     if (this.opts.credentials || area === 'console') return undefined;
@@ -53,10 +55,15 @@ export class RequestGuard {
     }
     const origin = headers.origin;
     if (origin !== undefined && !isOwnOrigin(origin, host)) {
-      return { message: `Requests from origin ${JSON.stringify(origin)} are refused: the server runs without --credentials.` };
+      return {
+        message: `Requests from origin ${JSON.stringify(origin)} are refused: the server runs without --credentials.`,
+      };
     }
     if (area === 'sqs' && isForm(headers['content-type']) && !signedOrSdk(headers)) {
-      return { message: 'An unsigned form request without an AWS SDK header is refused (a web page can send one): sign it, or send it as an SDK does.' };
+      return {
+        message:
+          'An unsigned form request without an AWS SDK header is refused (a web page can send one): sign it, or send it as an SDK does.',
+      };
     }
     return undefined;
   }
@@ -66,9 +73,9 @@ export class RequestGuard {
     const name = hostName(host);
     if (name === undefined) return false;
     if (isIP(name) !== 0 || name === 'localhost' || name.endsWith('.localhost')) return true;
-    return this.opts.allowedHosts.some((allowed) => allowed.startsWith('.')
-      ? name === allowed.slice(1) || name.endsWith(allowed)
-      : name === allowed);
+    return this.opts.allowedHosts.some((allowed) =>
+      allowed.startsWith('.') ? name === allowed.slice(1) || name.endsWith(allowed) : name === allowed,
+    );
   }
 }
 
@@ -98,7 +105,12 @@ function isForm(contentType: string | undefined): boolean {
 function signedOrSdk(headers: IncomingHttpHeaders): boolean {
   const auth = headers.authorization;
   if (typeof auth === 'string' && auth.startsWith('AWS4-HMAC-SHA256 ')) return true;
-  if (headers['x-amz-target'] !== undefined || headers['amz-sdk-invocation-id'] !== undefined || headers['amz-sdk-request'] !== undefined) return true;
+  if (
+    headers['x-amz-target'] !== undefined ||
+    headers['amz-sdk-invocation-id'] !== undefined ||
+    headers['amz-sdk-request'] !== undefined
+  )
+    return true;
   const agent = headers['user-agent'];
   return typeof agent === 'string' && SDK_AGENT.test(agent);
 }
@@ -106,10 +118,16 @@ function signedOrSdk(headers: IncomingHttpHeaders): boolean {
 /** `--allowed-hosts a,b,.c`: the names, lowercase; a bad entry is the flag's error. */
 export function parseAllowedHosts(raw: string | undefined): string[] {
   if (raw === undefined || raw.trim() === '') return [];
-  return raw.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean).map((h) => {
-    if (!/^\.?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?$/.test(h)) {
-      throw new Error(`--allowed-hosts ${JSON.stringify(raw)}: ${JSON.stringify(h)} is not a host name: give names separated by commas, such as queue.example.com,.internal`);
-    }
-    return h.replace(/\.$/, '');
-  });
+  return raw
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean)
+    .map((h) => {
+      if (!/^\.?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?$/.test(h)) {
+        throw new Error(
+          `--allowed-hosts ${JSON.stringify(raw)}: ${JSON.stringify(h)} is not a host name: give names separated by commas, such as queue.example.com,.internal`,
+        );
+      }
+      return h.replace(/\.$/, '');
+    });
 }

@@ -15,7 +15,9 @@ export function send(res: ServerResponse, response: WireResponse, requestId: str
     return;
   }
   const headers: Record<string, string | number> = {
-    ...response.headers, 'x-amzn-requestid': requestId, 'content-length': Buffer.byteLength(response.body),
+    ...response.headers,
+    'x-amzn-requestid': requestId,
+    'content-length': Buffer.byteLength(response.body),
   };
   let body = response.body;
   try {
@@ -24,7 +26,10 @@ export function send(res: ServerResponse, response: WireResponse, requestId: str
       validateHeaderValue(name, String(value));
     }
   } catch (err) {
-    log.error({ err, requestId, status: response.status }, 'response header refused by node:http; answered 500 instead');
+    log.error(
+      { err, requestId, status: response.status },
+      'response header refused by node:http; answered 500 instead',
+    );
     body = '';
     for (const name of Object.keys(headers)) delete headers[name];
     Object.assign(headers, { 'x-amzn-requestid': requestId, 'content-length': 0, connection: 'close' });

@@ -67,9 +67,17 @@ export class SqsApp implements SubApp {
     const started = performance.now();
     let accountId: string;
     try {
-      accountId = callerAccount(req, this.opts.credentials, this.opts.accountId, Date.now(), { throttle: this.authThrottle, client: x.client });
+      accountId = callerAccount(req, this.opts.credentials, this.opts.accountId, Date.now(), {
+        throttle: this.authThrottle,
+        client: x.client,
+      });
     } catch (e) {
-      return this.refused(req, json, started, withRetryAfter(e, json ? jsonError(e) : queryError(e, x.requestId, wantsJson(req))));
+      return this.refused(
+        req,
+        json,
+        started,
+        withRetryAfter(e, json ? jsonError(e) : queryError(e, x.requestId, wantsJson(req))),
+      );
     }
     this.opts.requestTally?.count(accountId, accessKeyOf(req), x.client);
     if (clockPath) return this.moveClock(req);
@@ -80,10 +88,13 @@ export class SqsApp implements SubApp {
       region: scopeRegionOf(req) ?? regionOfHost(host.toLowerCase()) ?? this.opts.region,
       baseUrl: `http://${host}`,
       requestId: x.requestId,
-      traceHeader: typeof req.headers['x-amzn-trace-id'] === 'string' ? headerText(req.headers['x-amzn-trace-id']) : undefined,
+      traceHeader:
+        typeof req.headers['x-amzn-trace-id'] === 'string' ? headerText(req.headers['x-amzn-trace-id']) : undefined,
     };
     if (x.seen) Object.assign(x.seen, { ctx, protocol: json ? 'json' : 'query' });
-    const response = await (json ? handleJson(this.engine, ctx, req, x.cancelled) : handleQuery(this.engine, ctx, req, x.cancelled));
+    const response = await (json
+      ? handleJson(this.engine, ctx, req, x.cancelled)
+      : handleQuery(this.engine, ctx, req, x.cancelled));
     // ctx.action is set once the request reaches its action, which counts it (dispatch).
     return ctx.action === undefined ? this.refused(req, json, started, response) : response;
   }
@@ -100,8 +111,15 @@ export class SqsApp implements SubApp {
     if (code) {
       const named = json
         ? String(req.headers['x-amz-target'] ?? '').replace(/^AmazonSQS\./, '')
-        : new URLSearchParams(req.query).get('Action') ?? new URLSearchParams(req.body.toString('utf8')).get('Action') ?? '';
-      this.engine.observer.request(hasAction(named) ? named : 'unknown', json ? 'json' : 'query', code, (performance.now() - started) / 1000);
+        : (new URLSearchParams(req.query).get('Action') ??
+          new URLSearchParams(req.body.toString('utf8')).get('Action') ??
+          '');
+      this.engine.observer.request(
+        hasAction(named) ? named : 'unknown',
+        json ? 'json' : 'query',
+        code,
+        (performance.now() - started) / 1000,
+      );
     }
     return response;
   }
@@ -114,7 +132,11 @@ export class SqsApp implements SubApp {
       try {
         ({ advanceMs } = JSON.parse(req.body.toString('utf8') || '{}') as { advanceMs?: unknown });
       } catch {
-        return { status: 400, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'the body must be JSON: {"advanceMs": n}' }) };
+        return {
+          status: 400,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ message: 'the body must be JSON: {"advanceMs": n}' }),
+        };
       }
       if (typeof advanceMs === 'number' && advanceMs > 0) clock.advance(advanceMs);
     }

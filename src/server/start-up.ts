@@ -19,7 +19,9 @@ const uid = () => process.getuid?.() ?? '?';
 export function parsePort(raw: string | number, flag = '--port'): number {
   const text = String(raw);
   if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) {
-    throw new StartupError(`${flag} ${JSON.stringify(text)}: must be a whole number from 0 to 65535 (0 picks a free port)`);
+    throw new StartupError(
+      `${flag} ${JSON.stringify(text)}: must be a whole number from 0 to 65535 (0 picks a free port)`,
+    );
   }
   return Number(text);
 }
@@ -27,7 +29,9 @@ export function parsePort(raw: string | number, flag = '--port'): number {
 /** `--region` ends up in queue ARNs, so it must be a region name (addressing.ts). */
 export function checkRegion(region: string): void {
   if (!isRegionName(region)) {
-    throw new StartupError(`--region ${JSON.stringify(region)}: must be a region name such as us-east-1 (lowercase letters, digits and hyphens)`);
+    throw new StartupError(
+      `--region ${JSON.stringify(region)}: must be a region name such as us-east-1 (lowercase letters, digits and hyphens)`,
+    );
   }
 }
 
@@ -63,22 +67,32 @@ export function checkDataDir(dir: string): void {
     } catch (e) {
       // Missing, or under a file (ENOTDIR): the loop goes up to what is there.
       const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new StartupError(`${flag}: cannot be read (${code}): make it readable and writable by the user running Redrive (uid ${uid()})`, { cause: e });
+      if (code !== 'ENOENT' && code !== 'ENOTDIR')
+        throw new StartupError(
+          `${flag}: cannot be read (${code}): make it readable and writable by the user running Redrive (uid ${uid()})`,
+          { cause: e },
+        );
     }
     if (kind === 'other') {
-      throw new StartupError(at === resolve(dir)
-        ? `${flag}: is a file, not a directory: give a directory (it is created if missing)`
-        : `${flag}: cannot be created, ${at} is a file: give a path under a directory`);
+      throw new StartupError(
+        at === resolve(dir)
+          ? `${flag}: is a file, not a directory: give a directory (it is created if missing)`
+          : `${flag}: cannot be created, ${at} is a file: give a path under a directory`,
+      );
     }
     if (kind === 'dir') {
       const code = refusal(at);
       if (code === 'EROFS') {
-        throw new StartupError(`${flag}: ${at} is on a read-only file system: remount it read-write, or give another directory`);
+        throw new StartupError(
+          `${flag}: ${at} is on a read-only file system: remount it read-write, or give another directory`,
+        );
       }
       if (code) {
-        throw new StartupError(at === resolve(dir)
-          ? `${flag}: cannot be read and written by the user running Redrive (uid ${uid()}): fix its permissions, or give another directory`
-          : `${flag}: cannot be created, ${at} is not writable by the user running Redrive (uid ${uid()}): create it, or give another directory`);
+        throw new StartupError(
+          at === resolve(dir)
+            ? `${flag}: cannot be read and written by the user running Redrive (uid ${uid()}): fix its permissions, or give another directory`
+            : `${flag}: cannot be created, ${at} is not writable by the user running Redrive (uid ${uid()}): create it, or give another directory`,
+        );
       }
       return;
     }
@@ -91,13 +105,22 @@ export function listenError(e: unknown, host: string, port: number, flag = '--po
   const code = (e as NodeJS.ErrnoException).code;
   const where = `${host}:${port}`;
   if (code === 'EADDRINUSE') {
-    return new StartupError(`${flag} ${port}: ${where} is already in use (another Redrive server?): stop what uses it, or give another ${flag} (0 picks a free one)`, { cause: e });
+    return new StartupError(
+      `${flag} ${port}: ${where} is already in use (another Redrive server?): stop what uses it, or give another ${flag} (0 picks a free one)`,
+      { cause: e },
+    );
   }
   if (code === 'EACCES') {
-    return new StartupError(`${flag} ${port}: not allowed to listen on ${where} (ports below 1024 need privileges): give a port from 1024 up`, { cause: e });
+    return new StartupError(
+      `${flag} ${port}: not allowed to listen on ${where} (ports below 1024 need privileges): give a port from 1024 up`,
+      { cause: e },
+    );
   }
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-    return new StartupError(`--host ${host}: cannot listen on this address (${code}): give an address of this machine, such as 127.0.0.1 or 0.0.0.0`, { cause: e });
+    return new StartupError(
+      `--host ${host}: cannot listen on this address (${code}): give an address of this machine, such as 127.0.0.1 or 0.0.0.0`,
+      { cause: e },
+    );
   }
   return undefined;
 }
@@ -126,10 +149,19 @@ export function readCredentials(path: string): Credentials {
     credentials = loadCredentials(path);
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
-    const why = err.code ? `cannot read it (${err.code})` : err instanceof SyntaxError ? `not valid JSON (${err.message})` : err.message;
-    throw new StartupError(`--credentials ${path}: ${why}: give a JSON file of access keys, ${CREDENTIALS_SHAPE}`, { cause: e });
+    const why = err.code
+      ? `cannot read it (${err.code})`
+      : err instanceof SyntaxError
+        ? `not valid JSON (${err.message})`
+        : err.message;
+    throw new StartupError(`--credentials ${path}: ${why}: give a JSON file of access keys, ${CREDENTIALS_SHAPE}`, {
+      cause: e,
+    });
   }
   // No key would sign nothing in: a server nobody can use is a mistake, not a lockdown.
-  if (credentials.size === 0) throw new StartupError(`--credentials ${path}: holds no access keys, so no request could be signed: add at least one, ${CREDENTIALS_SHAPE}`);
+  if (credentials.size === 0)
+    throw new StartupError(
+      `--credentials ${path}: holds no access keys, so no request could be signed: add at least one, ${CREDENTIALS_SHAPE}`,
+    );
   return credentials;
 }

@@ -45,17 +45,23 @@ export function storeMigrations(store: 'sqlite' | 'postgres'): readonly Migratio
 export function readMigrations(dir: string): Migration[] {
   let names: string[];
   try {
-    names = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort();
+    names = readdirSync(dir)
+      .filter((f) => f.endsWith('.sql'))
+      .sort();
   } catch (e) {
     throw new Error(`the store's migrations are missing (${dir}): ${(e as Error).message}. Reinstall Redrive.`);
   }
   const steps = names.map((name, i): Migration => {
     const version = Number(FILE.exec(name)?.[1]);
-    if (version !== i + 1) throw new Error(`${join(dir, name)}: expected ${String(i + 1).padStart(6, '0')}.sql, the steps are numbered 1, 2, 3 ... without gaps`);
+    if (version !== i + 1)
+      throw new Error(
+        `${join(dir, name)}: expected ${String(i + 1).padStart(6, '0')}.sql, the steps are numbered 1, 2, 3 ... without gaps`,
+      );
     const path = join(dir, name);
     const text = readFileSync(path, 'utf8');
     return {
-      version, path,
+      version,
+      path,
       sql: (defaultRegion) => {
         if (!text.includes(DEFAULT_REGION)) return text;
         if (!isRegionName(defaultRegion)) throw new Error(`invalid default region ${JSON.stringify(defaultRegion)}`);
@@ -63,7 +69,8 @@ export function readMigrations(dir: string): Migration[] {
       },
     };
   });
-  if (steps.length === 0) throw new Error(`the store's migrations are missing: no .sql file in ${dir}. Reinstall Redrive.`);
+  if (steps.length === 0)
+    throw new Error(`the store's migrations are missing: no .sql file in ${dir}. Reinstall Redrive.`);
   return steps;
 }
 

@@ -64,9 +64,28 @@ export interface MessageRow {
  * times slower than an array, which was a third of a receive's cost.
  */
 const READ_COLUMN_NAMES = [
-  'seq', 'queue_id', 'message_id', 'body', 'attributes', 'system_attributes', 'md5_body', 'md5_attributes',
-  'md5_system', 'sender_id', 'sent_at', 'visible_at', 'receive_count', 'first_received_at', 'received_at',
-  'receipt_token', 'group_id', 'dedup_id', 'dead_letter_source', 'dead_lettered_at', 'deaths', 'expires_at',
+  'seq',
+  'queue_id',
+  'message_id',
+  'body',
+  'attributes',
+  'system_attributes',
+  'md5_body',
+  'md5_attributes',
+  'md5_system',
+  'sender_id',
+  'sent_at',
+  'visible_at',
+  'receive_count',
+  'first_received_at',
+  'received_at',
+  'receipt_token',
+  'group_id',
+  'dedup_id',
+  'dead_letter_source',
+  'dead_lettered_at',
+  'deaths',
+  'expires_at',
 ] as const satisfies readonly (keyof MessageRow)[];
 export const READ_COLUMNS = READ_COLUMN_NAMES.join(', ');
 
@@ -82,8 +101,30 @@ export function toMessage(r: MessageRow): StoredMessage {
  * Postgres returns BIGINT columns as strings, hence the conversions.
  */
 export function fromColumns(r: Cell[]): StoredMessage {
-  const [seq, queueId, messageId, body, attributes, systemAttributes, md5Body, md5Attributes, md5System, senderId, sentAt,
-    visibleAt, receiveCount, firstReceivedAt, receivedAt, receiptToken, groupId, dedupId, source, deadLetteredAt, deaths, expiresAt] = r;
+  const [
+    seq,
+    queueId,
+    messageId,
+    body,
+    attributes,
+    systemAttributes,
+    md5Body,
+    md5Attributes,
+    md5System,
+    senderId,
+    sentAt,
+    visibleAt,
+    receiveCount,
+    firstReceivedAt,
+    receivedAt,
+    receiptToken,
+    groupId,
+    dedupId,
+    source,
+    deadLetteredAt,
+    deaths,
+    expiresAt,
+  ] = r;
   return {
     seq: Number(seq),
     queueId: Number(queueId),
@@ -112,20 +153,49 @@ export function fromColumns(r: Cell[]): StoredMessage {
 
 /** Column values for inserting a message, in MESSAGE_COLUMNS order. */
 export const MESSAGE_COLUMNS = [
-  'queue_id', 'message_id', 'body', 'attributes', 'system_attributes', 'md5_body', 'md5_attributes',
-  'md5_system', 'sender_id', 'sent_at', 'visible_at', 'receive_count', 'group_id', 'dedup_id', 'dead_letter_source',
-  'deaths', 'expires_at',
+  'queue_id',
+  'message_id',
+  'body',
+  'attributes',
+  'system_attributes',
+  'md5_body',
+  'md5_attributes',
+  'md5_system',
+  'sender_id',
+  'sent_at',
+  'visible_at',
+  'receive_count',
+  'group_id',
+  'dedup_id',
+  'dead_letter_source',
+  'deaths',
+  'expires_at',
 ] as const;
 
-export function messageValues(queueId: number, m: Omit<StoredMessage, 'seq' | 'queueId' | 'firstReceivedAt' | 'receivedAt' | 'receiptToken' | 'receiveCount'> & { receiveCount?: number }): unknown[] {
+export function messageValues(
+  queueId: number,
+  m: Omit<StoredMessage, 'seq' | 'queueId' | 'firstReceivedAt' | 'receivedAt' | 'receiptToken' | 'receiveCount'> & {
+    receiveCount?: number;
+  },
+): unknown[] {
   return [
-    queueId, m.messageId, m.body,
+    queueId,
+    m.messageId,
+    m.body,
     m.attributes ? JSON.stringify(m.attributes) : null,
     m.systemAttributes ? JSON.stringify(m.systemAttributes) : null,
-    m.md5OfBody, m.md5OfAttributes ?? null, m.md5OfSystemAttributes ?? null,
-    m.senderId, m.sentAt, m.visibleAt, m.receiveCount ?? 0,
-    m.groupId ?? null, m.dedupId ?? null, m.deadLetterSourceArn ?? null,
-    m.deaths?.length ? JSON.stringify(m.deaths) : null, m.expiresAt ?? null,
+    m.md5OfBody,
+    m.md5OfAttributes ?? null,
+    m.md5OfSystemAttributes ?? null,
+    m.senderId,
+    m.sentAt,
+    m.visibleAt,
+    m.receiveCount ?? 0,
+    m.groupId ?? null,
+    m.dedupId ?? null,
+    m.deadLetterSourceArn ?? null,
+    m.deaths?.length ? JSON.stringify(m.deaths) : null,
+    m.expiresAt ?? null,
   ];
 }
 
@@ -150,9 +220,17 @@ export interface MoveTaskRow {
 
 export function toTask(r: MoveTaskRow): MoveTaskRecord {
   return {
-    id: r.id, accountId: r.account_id, sourceQueueId: Number(r.source_queue_id), sourceArn: r.source_arn,
-    destinationArn: r.destination_arn ?? undefined, maxPerSecond: r.max_per_second ?? undefined,
-    filter: r.filter ?? undefined, status: r.status, failureReason: r.failure_reason ?? undefined,
-    toMove: Number(r.to_move), moved: Number(r.moved), startedAt: Number(r.started_at),
+    id: r.id,
+    accountId: r.account_id,
+    sourceQueueId: Number(r.source_queue_id),
+    sourceArn: r.source_arn,
+    destinationArn: r.destination_arn ?? undefined,
+    maxPerSecond: r.max_per_second ?? undefined,
+    filter: r.filter ?? undefined,
+    status: r.status,
+    failureReason: r.failure_reason ?? undefined,
+    toMove: Number(r.to_move),
+    moved: Number(r.moved),
+    startedAt: Number(r.started_at),
   };
 }

@@ -27,7 +27,8 @@ export function guardStorage<T extends object>(role: T, mapError: (e: unknown) =
 function methodNames(o: object): string[] {
   const names = new Set<string>();
   for (let p = Object.getPrototypeOf(o); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
-    for (const n of Object.getOwnPropertyNames(p)) if (n !== 'constructor' && typeof (o as Record<string, unknown>)[n] === 'function') names.add(n);
+    for (const n of Object.getOwnPropertyNames(p))
+      if (n !== 'constructor' && typeof (o as Record<string, unknown>)[n] === 'function') names.add(n);
   }
   return [...names];
 }

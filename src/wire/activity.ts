@@ -18,7 +18,10 @@ export interface ActivityMinute {
  * activity` both print them: the counters of docs/monitoring.md's table.
  */
 export function activityTotals(minutes: ActivityMinute[]): string {
-  const sum = (k: 'Sent' | 'Received' | 'Deleted' | 'DeadLettered' | 'DeadLetterArrivals') => minutes.reduce((n, m) => n + m[k], 0).toLocaleString('en-US');
-  return `${sum('Sent')} sent, ${sum('Received')} received, ${sum('Deleted')} deleted, ${sum('DeadLettered')} dead-lettered, `
-    + `${sum('DeadLetterArrivals')} arrived by dead-lettering; ${(minutes[minutes.length - 1]?.Depth ?? 0).toLocaleString('en-US')} in the queue now.`;
+  const sum = (k: 'Sent' | 'Received' | 'Deleted' | 'DeadLettered' | 'DeadLetterArrivals') =>
+    minutes.reduce((n, m) => n + m[k], 0).toLocaleString('en-US');
+  return (
+    `${sum('Sent')} sent, ${sum('Received')} received, ${sum('Deleted')} deleted, ${sum('DeadLettered')} dead-lettered, ` +
+    `${sum('DeadLetterArrivals')} arrived by dead-lettering; ${(minutes[minutes.length - 1]?.Depth ?? 0).toLocaleString('en-US')} in the queue now.`
+  );
 }

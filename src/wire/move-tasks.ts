@@ -17,7 +17,8 @@ export interface MoveTask {
 }
 
 /** An epoch-milliseconds time as ISO 8601; `-` when there is none. */
-export const time = (ms: number | string | null | undefined) => (ms === undefined || ms === null ? '-' : new Date(Number(ms)).toISOString());
+export const time = (ms: number | string | null | undefined) =>
+  ms === undefined || ms === null ? '-' : new Date(Number(ms)).toISOString();
 
 /** The queue name at the end of a queue ARN or URL; `-` when there is none. */
 export const name = (arnOrUrl: string | undefined) => (arnOrUrl ? arnOrUrl.split(/[/:]/).pop()! : '-');
@@ -35,7 +36,8 @@ export function filterText(filter: MoveFilter | undefined): string {
       const a = v as { Name: string; Value: string };
       parts.push(`attribute ${a.Name}=${a.Value}`);
     } else if (k === 'BodyContains') parts.push(`body contains ${JSON.stringify(v)}`);
-    else if (k === 'BodyJsonPath') parts.push(f.Equals === undefined ? `has ${String(v)}` : `${String(v)} = ${JSON.stringify(f.Equals)}`);
+    else if (k === 'BodyJsonPath')
+      parts.push(f.Equals === undefined ? `has ${String(v)}` : `${String(v)} = ${JSON.stringify(f.Equals)}`);
     else if (k === 'DeadLetterQueueSourceArn') parts.push(`from ${name(String(v))}`);
     else if (k === 'DeadLetteredAfter') parts.push(`died after ${time(v as number)}`);
     else if (k === 'DeadLetteredBefore') parts.push(`died before ${time(v as number)}`);

@@ -34,7 +34,12 @@ describe('RabbitMQ client semantics', () => {
   const server = useAmqpServer();
 
   // Bodies big enough that amqplib's writer still holds some when it sends the close.
-  for (const [count, size] of [[1, 512 << 10], [2, 512 << 10], [100, 16 << 10], [2000, 16]] as const) {
+  for (const [count, size] of [
+    [1, 512 << 10],
+    [2, 512 << 10],
+    [100, 16 << 10],
+    [2000, 16],
+  ] as const) {
     test(`amqplib: ${count} publishes then conn.close() resolves (close-ok, then the server reads and drops the rest)`, async () => {
       const conn = await amqp.connect(server().url);
       const ch = await conn.createChannel();
@@ -66,7 +71,9 @@ describe('RabbitMQ client semantics', () => {
     for (let i = 0; i < 500; i++) ch.sendToQueue('close-server-side', Buffer.from(`m${i}`));
     // A connection method on a channel: 503 COMMAND_INVALID closes the connection.
     (conn as unknown as { connection: { sendMethod(ch: number, m: number, f: object): void } }).connection.sendMethod(
-      (ch as unknown as { ch: number }).ch, 0x000a0028, { virtualHost: '/', capabilities: '', insist: false },
+      (ch as unknown as { ch: number }).ch,
+      0x000a0028,
+      { virtualHost: '/', capabilities: '', insist: false },
     );
     const err = await within(closed, 10_000, "the connection's close");
     assert.match(String(err), /503|COMMAND_INVALID/);
@@ -94,7 +101,11 @@ describe('RabbitMQ client semantics', () => {
       'conn.close()',
       "print('closed')",
     ].join('\n');
-    const { stdout } = await promisify(execFile)(process.env.REDRIVE_TEST_PYTHON ?? '/usr/bin/python3', ['-c', script, server().url], { timeout: 20_000 });
+    const { stdout } = await promisify(execFile)(
+      process.env.REDRIVE_TEST_PYTHON ?? '/usr/bin/python3',
+      ['-c', script, server().url],
+      { timeout: 20_000 },
+    );
     assert.equal(stdout.trim(), 'closed');
   });
 
@@ -116,16 +127,26 @@ describe('RabbitMQ client semantics', () => {
     c.write(Buffer.concat(Array.from({ length: n }, (_, i) => publishFrames(1, 'confirm-runs', `m${i}`))));
     const got = await confirms(c, n);
     assert.ok(got.every(([kind]) => kind === 'basic.ack'));
-    assert.ok(got.some(([, , multiple]) => multiple), 'at least one ack covers a run');
+    assert.ok(
+      got.some(([, , multiple]) => multiple),
+      'at least one ack covers a run',
+    );
     assert.ok(got.length < n / 2, `${got.length} acks for ${n} publishes`);
     const tags = got.map(([, tag]) => tag);
-    assert.deepEqual(tags, [...tags].sort((a, b) => a - b), 'in order');
+    assert.deepEqual(
+      tags,
+      [...tags].sort((a, b) => a - b),
+      'in order',
+    );
     c.close();
   });
 
   test('a nack breaks a run: stored messages before and after it are acked around it', async () => {
     const c = await RawClient.signedIn(server().port);
-    const args = new Map([['x-max-length', field.long(1)], ['x-overflow', field.str('reject-publish')]]);
+    const args = new Map([
+      ['x-max-length', field.long(1)],
+      ['x-overflow', field.str('reject-publish')],
+    ]);
     c.send(1, 'queue.declare', { queue: 'confirm-full', arguments: args });
     const declared = await c.answer();
     assert.equal(declared.kind, 'queue.declare-ok', JSON.stringify(declared));
@@ -159,9 +180,17 @@ describe('RabbitMQ client semantics', () => {
     const start = await c.expect('connection.start');
     const props = start.serverProperties as Map<string, { value: unknown }>;
     const caps = props.get('capabilities')!.value as Map<string, { value: unknown }>;
-    const on = [...caps].filter(([, v]) => v.value === true).map(([k]) => k).sort();
+    const on = [...caps]
+      .filter(([, v]) => v.value === true)
+      .map(([k]) => k)
+      .sort();
     assert.deepEqual(on, [
-      'authentication_failure_close', 'basic.nack', 'connection.blocked', 'consumer_cancel_notify', 'exchange_exchange_bindings', 'per_consumer_qos',
+      'authentication_failure_close',
+      'basic.nack',
+      'connection.blocked',
+      'consumer_cancel_notify',
+      'exchange_exchange_bindings',
+      'per_consumer_qos',
       'publisher_confirms',
     ]);
     c.close();

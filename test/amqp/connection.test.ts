@@ -13,7 +13,11 @@ import { PROTOCOL_HEADER } from '../../src/protocols/amqp/frames.js';
 import { RawClient } from './raw-client.js';
 import { startAmqpServer, type AmqpServer } from './support.js';
 
-const refusal = async (url: string) => amqp.connect(url).then(async (c) => (await c.close(), 'connected'), (e: Error) => e.message);
+const refusal = async (url: string) =>
+  amqp.connect(url).then(
+    async (c) => (await c.close(), 'connected'),
+    (e: Error) => e.message,
+  );
 
 describe('AMQP connections', () => {
   const servers: AmqpServer[] = [];
@@ -34,7 +38,12 @@ describe('AMQP connections', () => {
     const c = await RawClient.open(s.port);
     c.write(PROTOCOL_HEADER);
     await c.expect('connection.start');
-    c.send(0, 'connection.start-ok', { clientProperties: new Map(), mechanism: 'PLAIN', response: Buffer.from('\0guest\0guest'), locale: 'en_US' });
+    c.send(0, 'connection.start-ok', {
+      clientProperties: new Map(),
+      mechanism: 'PLAIN',
+      response: Buffer.from('\0guest\0guest'),
+      locale: 'en_US',
+    });
     await c.expect('connection.tune');
     c.send(0, 'connection.tune-ok', { channelMax: 2047, frameMax: 131072, heartbeat: 0 });
     c.send(0, 'connection.open', { virtualHost: 'other' });
@@ -43,7 +52,7 @@ describe('AMQP connections', () => {
     c.close();
   });
 
-  test('with --credentials: an access key and its secret act as the key\'s account; guest is refused', async () => {
+  test("with --credentials: an access key and its secret act as the key's account; guest is refused", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'redrive-amqp-'));
     const file = join(dir, 'keys.json');
     writeFileSync(file, JSON.stringify({ AKIDAMQP: { secretAccessKey: 's3cret', accountId: '111122223333' } }));
@@ -55,7 +64,12 @@ describe('AMQP connections', () => {
     const ch = await conn.createChannel();
     await ch.assertQueue('keyed');
     // The queue is the account's: a signed SQS send from the same key reaches it.
-    const sqs = new SQSClient({ endpoint: s.server.url, region: 'us-east-1', credentials: { accessKeyId: 'AKIDAMQP', secretAccessKey: 's3cret' }, maxAttempts: 1 });
+    const sqs = new SQSClient({
+      endpoint: s.server.url,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'AKIDAMQP', secretAccessKey: 's3cret' },
+      maxAttempts: 1,
+    });
     await sqs.send(new SendMessageCommand({ QueueUrl: `${s.server.url}/111122223333/keyed`, MessageBody: 'signed' }));
     sqs.destroy();
     const m = await ch.get('keyed', { noAck: true });
@@ -70,9 +84,14 @@ describe('AMQP connections', () => {
     const c = await RawClient.open(s.port);
     c.write(PROTOCOL_HEADER);
     await c.expect('connection.start');
-    c.send(0, 'connection.start-ok', { clientProperties: new Map(), mechanism: 'PLAIN', response: Buffer.from('\0guest\0guest'), locale: 'en_US' });
+    c.send(0, 'connection.start-ok', {
+      clientProperties: new Map(),
+      mechanism: 'PLAIN',
+      response: Buffer.from('\0guest\0guest'),
+      locale: 'en_US',
+    });
     const tune = await c.expect('connection.tune');
-    assert.equal(tune.heartbeat, 60, 'RabbitMQ\'s default is proposed');
+    assert.equal(tune.heartbeat, 60, "RabbitMQ's default is proposed");
     c.send(0, 'connection.tune-ok', { channelMax: 2047, frameMax: 131072, heartbeat: 1 });
     c.send(0, 'connection.open', { virtualHost: '/' });
     await c.expect('connection.open-ok');

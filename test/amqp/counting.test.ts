@@ -39,24 +39,40 @@ describe('AMQP counts as SQS does', () => {
     ch.nack(await get(), false, false); // dead-lettered: one copy to each queue the exchange routes to
     await pause(300);
 
-    const want: Record<string, [sent: number, received: number, deleted: number, deadLettered: number, arrivals: number]> = {
+    const want: Record<
+      string,
+      [sent: number, received: number, deleted: number, deadLettered: number, arrivals: number]
+    > = {
       'cnt-work': [3, 3, 1, 2, 0],
       'cnt-dead-a': [0, 0, 0, 0, 1],
       'cnt-dead-b': [0, 0, 0, 0, 1],
     };
     const metrics = await (await fetch(`${redrive.server.url}/metrics`)).text();
     for (const [q, counts] of Object.entries(want)) {
-      assert.deepEqual([
-        total(metrics, 'redrive_number_of_messages_sent_total', { queue_name: q }),
-        total(metrics, 'redrive_number_of_messages_received_total', { queue_name: q }),
-        total(metrics, 'redrive_number_of_messages_deleted_total', { queue_name: q }),
-        total(metrics, 'redrive_messages_dead_lettered_total', { queue_name: q }) + total(metrics, 'redrive_messages_dropped_total', { queue_name: q }),
-        total(metrics, 'redrive_messages_dead_lettered_total', { dead_letter_queue: q }),
-      ], counts, `/metrics of ${q}`);
-      const r = await rawJson(redrive.server.url, 'AmazonSQS.GetQueueActivity', JSON.stringify({ QueueUrl: `${redrive.server.url}/000000000000/${q}` }));
+      assert.deepEqual(
+        [
+          total(metrics, 'redrive_number_of_messages_sent_total', { queue_name: q }),
+          total(metrics, 'redrive_number_of_messages_received_total', { queue_name: q }),
+          total(metrics, 'redrive_number_of_messages_deleted_total', { queue_name: q }),
+          total(metrics, 'redrive_messages_dead_lettered_total', { queue_name: q }) +
+            total(metrics, 'redrive_messages_dropped_total', { queue_name: q }),
+          total(metrics, 'redrive_messages_dead_lettered_total', { dead_letter_queue: q }),
+        ],
+        counts,
+        `/metrics of ${q}`,
+      );
+      const r = await rawJson(
+        redrive.server.url,
+        'AmazonSQS.GetQueueActivity',
+        JSON.stringify({ QueueUrl: `${redrive.server.url}/000000000000/${q}` }),
+      );
       const minutes = r.json.Minutes as Record<string, number>[];
       const sum = (k: string) => minutes.reduce((n, m) => n + m[k]!, 0);
-      assert.deepEqual([sum('Sent'), sum('Received'), sum('Deleted'), sum('DeadLettered'), sum('DeadLetterArrivals')], counts, `GetQueueActivity of ${q}`);
+      assert.deepEqual(
+        [sum('Sent'), sum('Received'), sum('Deleted'), sum('DeadLettered'), sum('DeadLetterArrivals')],
+        counts,
+        `GetQueueActivity of ${q}`,
+      );
     }
     await ch.close();
   });

@@ -8,7 +8,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ConsumeMessage } from 'amqplib';
 import {
-  ListDeadLetterSourceQueuesCommand, ListMessageMoveTasksCommand, ReceiveMessageCommand, StartMessageMoveTaskCommand,
+  ListDeadLetterSourceQueuesCommand,
+  ListMessageMoveTasksCommand,
+  ReceiveMessageCommand,
+  StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { pause, useMixedServer } from './support.js';
 
@@ -31,15 +34,33 @@ describe('AMQP dead letters through SQS', () => {
     await pause(200);
 
     const sources = await sqs.send(new ListDeadLetterSourceQueuesCommand({ QueueUrl: url('mx-dlq') }));
-    assert.deepEqual(sources.queueUrls, [url('mx-src')], 'the queue bound to the dead-letter exchange is a dead-letter queue of mx-src');
-    const seen = await sqs.send(new ReceiveMessageCommand({
-      QueueUrl: url('mx-dlq'), MessageSystemAttributeNames: ['RedriveDeathHistory', 'RedriveFirstDeathReason'] as never[], VisibilityTimeout: 0,
-    }));
+    assert.deepEqual(
+      sources.queueUrls,
+      [url('mx-src')],
+      'the queue bound to the dead-letter exchange is a dead-letter queue of mx-src',
+    );
+    const seen = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: url('mx-dlq'),
+        MessageSystemAttributeNames: ['RedriveDeathHistory', 'RedriveFirstDeathReason'] as never[],
+        VisibilityTimeout: 0,
+      }),
+    );
     const [dead] = seen.Messages ?? [];
     assert.equal(dead?.Body, 'redrive me');
     const attrs = dead!.Attributes as Record<string, string>;
-    const history = JSON.parse(attrs.RedriveDeathHistory!) as { queue: string; reason: string; count: number; exchange: string; routingKeys: string[]; originalExpiration: string }[];
-    assert.deepEqual(history.map((d) => [d.queue, d.reason, d.count, d.exchange, d.routingKeys, d.originalExpiration]), [['mx-src', 'rejected', 1, '', ['mx-src'], '600000']]);
+    const history = JSON.parse(attrs.RedriveDeathHistory!) as {
+      queue: string;
+      reason: string;
+      count: number;
+      exchange: string;
+      routingKeys: string[];
+      originalExpiration: string;
+    }[];
+    assert.deepEqual(
+      history.map((d) => [d.queue, d.reason, d.count, d.exchange, d.routingKeys, d.originalExpiration]),
+      [['mx-src', 'rejected', 1, '', ['mx-src'], '600000']],
+    );
     assert.equal(attrs.RedriveFirstDeathReason, 'rejected');
 
     await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: arn('mx-dlq') }));
@@ -52,8 +73,16 @@ describe('AMQP dead letters through SQS', () => {
     assert.equal(back.content.toString(), 'redrive me');
     assert.equal(back.properties.headers?.trace, 't-1');
     assert.equal(back.properties.expiration, undefined, 'the expiration went with the first death');
-    const xDeath = back.properties.headers?.['x-death'] as { queue: string; reason: string; count: number; 'original-expiration': string }[];
-    assert.deepEqual(xDeath.map((d) => [d.queue, d.reason, d.count, d['original-expiration']]), [['mx-src', 'rejected', 1, '600000']]);
+    const xDeath = back.properties.headers?.['x-death'] as {
+      queue: string;
+      reason: string;
+      count: number;
+      'original-expiration': string;
+    }[];
+    assert.deepEqual(
+      xDeath.map((d) => [d.queue, d.reason, d.count, d['original-expiration']]),
+      [['mx-src', 'rejected', 1, '600000']],
+    );
     assert.equal(back.properties.headers?.['x-first-death-queue'], 'mx-src');
     ch.ack(back);
     await pause(100);

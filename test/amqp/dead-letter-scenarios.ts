@@ -55,12 +55,24 @@ async function get(ch: ConfirmChannel, q: string): Promise<GetMessage> {
 }
 
 /** Publishes and waits for the confirm: 'ack' or 'nack'. */
-function publish(ch: ConfirmChannel, exchange: string, key: string, body: string, opts: Options.Publish = {}): Promise<string> {
-  return new Promise((resolve) => ch.publish(exchange, key, Buffer.from(body), opts, (err) => resolve(err ? 'nack' : 'ack')));
+function publish(
+  ch: ConfirmChannel,
+  exchange: string,
+  key: string,
+  body: string,
+  opts: Options.Publish = {},
+): Promise<string> {
+  return new Promise((resolve) =>
+    ch.publish(exchange, key, Buffer.from(body), opts, (err) => resolve(err ? 'nack' : 'ack')),
+  );
 }
 
 /** An exchange (`dlx`, fanout by default) with a queue (`dlq`) bound to it by `key`: where dead letters are collected. */
-async function sink(c: Ctx, ch: ConfirmChannel, { type = 'fanout', x = 'dlx', q = 'dlq', key = '' } = {}): Promise<{ dlx: string; dlq: string }> {
+async function sink(
+  c: Ctx,
+  ch: ConfirmChannel,
+  { type = 'fanout', x = 'dlx', q = 'dlq', key = '' } = {},
+): Promise<{ dlx: string; dlq: string }> {
   const dlx = c.x(x);
   const dlq = c.q(q);
   await ch.assertExchange(dlx, type);
@@ -70,7 +82,9 @@ async function sink(c: Ctx, ch: ConfirmChannel, { type = 'fanout', x = 'dlx', q 
 }
 
 /** A queue dead-lettering into `dlx`, with more arguments. */
-const dlxArgs = (dlx: string, more: Record<string, unknown> = {}) => ({ arguments: { 'x-dead-letter-exchange': dlx, ...more } });
+const dlxArgs = (dlx: string, more: Record<string, unknown> = {}) => ({
+  arguments: { 'x-dead-letter-exchange': dlx, ...more },
+});
 
 /** Time for a TTL of one second to pass and Redrive's once-a-second expiry sweep to run. */
 const TTL_WAIT_MS = 2600;
@@ -83,7 +97,8 @@ export const deadLetterScenarios: Scenario[] = [
       const src = c.q('src');
       const { dlx, dlq } = await sink(c, ch, { type: 'direct', key: src });
       await ch.assertQueue(src, dlxArgs(dlx));
-      for (const b of ['a', 'b', 'c', 'd']) await publish(ch, '', src, b, { headers: { h: 'v' }, messageId: `id-${b}` });
+      for (const b of ['a', 'b', 'c', 'd'])
+        await publish(ch, '', src, b, { headers: { h: 'v' }, messageId: `id-${b}` });
       const [a, b, cc, d] = [await get(ch, src), await get(ch, src), await get(ch, src), await get(ch, src)];
       ch.reject(a, false);
       ch.nack(b, false, false);
@@ -109,7 +124,11 @@ export const deadLetterScenarios: Scenario[] = [
       await publish(ch, '', byMessage, 'm1', { expiration: '1000' });
       await publish(ch, '', byMessage, 'm2', { expiration: '1000', CC: ['x'] });
       await pause(TTL_WAIT_MS);
-      return { q: await drain(c, ch, dlq1), m: await drain(c, ch, dlq2), left: [await drain(c, ch, byQueue), await drain(c, ch, byMessage)] };
+      return {
+        q: await drain(c, ch, dlq1),
+        m: await drain(c, ch, dlq2),
+        left: [await drain(c, ch, byQueue), await drain(c, ch, byMessage)],
+      };
     },
   },
   {
@@ -191,18 +210,27 @@ export const deadLetterScenarios: Scenario[] = [
       const ch = await c.channel();
       const out: Record<string, unknown> = {};
       const kinds: [string, (dlx: string, q1: string, q2: string) => Promise<void>][] = [
-        ['fanout', async (dlx, q1, q2) => {
-          await ch.bindQueue(q1, dlx, '');
-          await ch.bindQueue(q2, dlx, 'ignored');
-        }],
-        ['topic', async (dlx, q1, q2) => {
-          await ch.bindQueue(q1, dlx, 'order.*');
-          await ch.bindQueue(q2, dlx, '#.eu');
-        }],
-        ['headers', async (dlx, q1, q2) => {
-          await ch.bindQueue(q1, dlx, '', { 'x-match': 'all', kind: 'order' });
-          await ch.bindQueue(q2, dlx, '', { 'x-match': 'any', kind: 'refund', region: 'eu' });
-        }],
+        [
+          'fanout',
+          async (dlx, q1, q2) => {
+            await ch.bindQueue(q1, dlx, '');
+            await ch.bindQueue(q2, dlx, 'ignored');
+          },
+        ],
+        [
+          'topic',
+          async (dlx, q1, q2) => {
+            await ch.bindQueue(q1, dlx, 'order.*');
+            await ch.bindQueue(q2, dlx, '#.eu');
+          },
+        ],
+        [
+          'headers',
+          async (dlx, q1, q2) => {
+            await ch.bindQueue(q1, dlx, '', { 'x-match': 'all', kind: 'order' });
+            await ch.bindQueue(q2, dlx, '', { 'x-match': 'any', kind: 'refund', region: 'eu' });
+          },
+        ],
       ];
       for (const [type, bind] of kinds) {
         const dlx = c.x(`dlx-${type}`);

@@ -22,13 +22,31 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 /** Every property a publisher can set, and headers of many field types. */
 function published(i: number): Options.Publish {
   return {
-    contentType: i === 0 ? 'text/plain' : 'application/octet-stream', contentEncoding: 'identity', deliveryMode: 2, priority: 3,
-    correlationId: `corr-${i}`, replyTo: 'replies', expiration: '600000', messageId: `msg-${i}`, timestamp: 1_700_000_000 + i,
-    type: 'order.created', userId: 'guest', appId: 'billing',
+    contentType: i === 0 ? 'text/plain' : 'application/octet-stream',
+    contentEncoding: 'identity',
+    deliveryMode: 2,
+    priority: 3,
+    correlationId: `corr-${i}`,
+    replyTo: 'replies',
+    expiration: '600000',
+    messageId: `msg-${i}`,
+    timestamp: 1_700_000_000 + i,
+    type: 'order.created',
+    userId: 'guest',
+    appId: 'billing',
     headers: {
-      tenant: 'acme', attempt: i, big: 70_000, huge: 2 ** 40, ratio: 0.5, flag: true, nothing: null,
-      raw: Buffer.from([0xff, 0x00, 0xfe]), list: ['a', 1], nested: { depth: 2, name: 'inner' },
-      typed: { '!': 'unsignedshort', value: 65_000 }, when: { '!': 'timestamp', value: 1_700_000_123 },
+      tenant: 'acme',
+      attempt: i,
+      big: 70_000,
+      huge: 2 ** 40,
+      ratio: 0.5,
+      flag: true,
+      nothing: null,
+      raw: Buffer.from([0xff, 0x00, 0xfe]),
+      list: ['a', 1],
+      nested: { depth: 2, name: 'inner' },
+      typed: { '!': 'unsignedshort', value: 65_000 },
+      when: { '!': 'timestamp', value: 1_700_000_123 },
     },
   };
 }
@@ -38,7 +56,12 @@ const take = (m: GetMessage | false): GetMessage => {
   return m;
 };
 
-interface Peeked { Body: string; BodyEncoding?: string; Attributes: Record<string, string>; Amqp?: { Exchange: string; RoutingKey: string; Properties: Record<string, unknown> } }
+interface Peeked {
+  Body: string;
+  BodyEncoding?: string;
+  Attributes: Record<string, string>;
+  Amqp?: { Exchange: string; RoutingKey: string; Properties: Record<string, unknown> };
+}
 
 describe('AMQP dead letters through export and import', () => {
   const server = useMixedServer();
@@ -62,7 +85,10 @@ describe('AMQP dead letters through export and import', () => {
     const peek = await cli('dlq', 'peek', 'xi-dead');
     assert.equal(peek.code, 0, peek.stderr);
     assert.equal((peek.stdout.match(/received 1x/g) ?? []).length, 3, peek.stdout);
-    assert.match(peek.stdout, /rejected over AMQP \(basic\.reject or basic\.nack\).*exchange \(default\), routing keys xi-work/);
+    assert.match(
+      peek.stdout,
+      /rejected over AMQP \(basic\.reject or basic\.nack\).*exchange \(default\), routing keys xi-work/,
+    );
     assert.match(peek.stdout, /amqp: exchange xi-dlx, routing key xi-work/);
     assert.match(peek.stdout, /header typed \(u\): 65000/);
     assert.match(peek.stdout, /body: binary, 24 bytes, application\/octet-stream/);
@@ -70,21 +96,50 @@ describe('AMQP dead letters through export and import', () => {
     // The dead letters as an AMQP consumer sees them: not redelivered (first delivery from this queue).
     const before: GetMessage[] = [];
     for (let i = 0; i < bodies.length; i++) before.push(take(await ch.get('xi-dead')));
-    assert.deepEqual(before.map((m) => m.fields.redelivered), [false, false, false]);
+    assert.deepEqual(
+      before.map((m) => m.fields.redelivered),
+      [false, false, false],
+    );
     ch.nackAll(true);
     await pause(100);
 
     const file = join(dir, 'dead.jsonl');
     const exported = await cli('messages', 'export', 'xi-dead', '--out', file);
     assert.equal(exported.code, 0, exported.stderr);
-    const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Peeked & { DeathHistory: { exchange?: string }[] });
+    const lines = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Peeked & { DeathHistory: { exchange?: string }[] });
     assert.equal(lines.length, 3);
-    assert.deepEqual(lines.map((l) => l.BodyEncoding), [undefined, 'base64', 'base64'], 'binary bodies are marked base64');
-    assert.deepEqual(Buffer.from(lines[1]!.Body, 'base64'), bodies[1]);
-    const headers = lines[1]!.Amqp!.Properties.headers as Record<string, { type: string; value?: unknown; base64?: string }>;
     assert.deepEqual(
-      Object.fromEntries(['tenant', 'attempt', 'big', 'huge', 'ratio', 'flag', 'nothing', 'raw', 'typed', 'when'].map((k) => [k, headers[k]!.type])),
-      { tenant: 'S', attempt: 'b', big: 'I', huge: 'l', ratio: 'd', flag: 't', nothing: 'V', raw: 'x', typed: 'u', when: 'T' },
+      lines.map((l) => l.BodyEncoding),
+      [undefined, 'base64', 'base64'],
+      'binary bodies are marked base64',
+    );
+    assert.deepEqual(Buffer.from(lines[1]!.Body, 'base64'), bodies[1]);
+    const headers = lines[1]!.Amqp!.Properties.headers as Record<
+      string,
+      { type: string; value?: unknown; base64?: string }
+    >;
+    assert.deepEqual(
+      Object.fromEntries(
+        ['tenant', 'attempt', 'big', 'huge', 'ratio', 'flag', 'nothing', 'raw', 'typed', 'when'].map((k) => [
+          k,
+          headers[k]!.type,
+        ]),
+      ),
+      {
+        tenant: 'S',
+        attempt: 'b',
+        big: 'I',
+        huge: 'l',
+        ratio: 'd',
+        flag: 't',
+        nothing: 'V',
+        raw: 'x',
+        typed: 'u',
+        when: 'T',
+      },
     );
     assert.deepEqual(headers.raw, { type: 'x', base64: Buffer.from([0xff, 0x00, 0xfe]).toString('base64') });
     assert.equal(lines[1]!.Amqp!.Exchange, 'xi-dlx');
@@ -96,14 +151,24 @@ describe('AMQP dead letters through export and import', () => {
 
     // Stored as they were: the restored queue peeks the same AMQP view and history.
     const again = await cli('messages', 'export', 'xi-restore');
-    const restoredLines = again.stdout.trim().split('\n').map((l) => JSON.parse(l) as Peeked & { DeathHistory: unknown });
-    assert.deepEqual(restoredLines.map((l) => [l.Body, l.BodyEncoding, l.Amqp, l.DeathHistory]), lines.map((l) => [l.Body, l.BodyEncoding, l.Amqp, l.DeathHistory]));
+    const restoredLines = again.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Peeked & { DeathHistory: unknown });
+    assert.deepEqual(
+      restoredLines.map((l) => [l.Body, l.BodyEncoding, l.Amqp, l.DeathHistory]),
+      lines.map((l) => [l.Body, l.BodyEncoding, l.Amqp, l.DeathHistory]),
+    );
 
     const after: GetMessage[] = [];
     for (let i = 0; i < bodies.length; i++) after.push(take(await ch.get('xi-restore', { noAck: true })));
     after.forEach((m, i) => {
       assert.deepEqual(m.content, bodies[i], `body ${i} byte-identical`);
-      assert.deepEqual(m.properties, before[i]!.properties, `properties ${i} (x-death included) as the dead letter had them`);
+      assert.deepEqual(
+        m.properties,
+        before[i]!.properties,
+        `properties ${i} (x-death included) as the dead letter had them`,
+      );
       assert.equal(m.fields.exchange, 'xi-dlx');
       assert.equal(m.fields.routingKey, 'xi-work');
     });
@@ -124,9 +189,14 @@ describe('AMQP dead letters through export and import', () => {
     const cli = cliAt(redrive.server.url);
     await cli('queues', 'create', 'xi-bad');
     const { SendMessageCommand, GetQueueAttributesCommand } = await import('@aws-sdk/client-sqs');
-    const send = (value: string, body = 'AAEC') => sqs.send(new SendMessageCommand({
-      QueueUrl: url('xi-bad'), MessageBody: body, MessageSystemAttributes: { RedriveAmqp: { DataType: 'String', StringValue: value } } as never,
-    }));
+    const send = (value: string, body = 'AAEC') =>
+      sqs.send(
+        new SendMessageCommand({
+          QueueUrl: url('xi-bad'),
+          MessageBody: body,
+          MessageSystemAttributes: { RedriveAmqp: { DataType: 'String', StringValue: value } } as never,
+        }),
+      );
     const cases: [string, RegExp, string?][] = [
       ['[]', /RedriveAmqp is invalid\. Reason: it must be a JSON object\./],
       ['{"Exchange":"x","Other":1}', /unknown field Other/],
@@ -138,9 +208,15 @@ describe('AMQP dead letters through export and import', () => {
       ['{"Properties":{"expiration":"soon"}}', /expiration must be milliseconds/],
     ];
     for (const [value, message, body] of cases) {
-      await assert.rejects(send(value, body), (e: Error) => e.name === 'InvalidParameterValue' && message.test(e.message), value);
+      await assert.rejects(
+        send(value, body),
+        (e: Error) => e.name === 'InvalidParameterValue' && message.test(e.message),
+        value,
+      );
     }
-    const attrs = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url('xi-bad'), AttributeNames: ['ApproximateNumberOfMessages'] }));
+    const attrs = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: url('xi-bad'), AttributeNames: ['ApproximateNumberOfMessages'] }),
+    );
     assert.equal(attrs.Attributes?.ApproximateNumberOfMessages, '0');
   });
 });

@@ -20,7 +20,8 @@ import { pause, startAmqpServer, type AmqpServer } from './support.js';
 const MiB = 1 << 20;
 
 /** The server process's resident memory, in bytes. */
-const rss = (s: AmqpServer) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${s.server.proc.pid}/status`, 'utf8'))![1]) * 1024;
+const rss = (s: AmqpServer) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${s.server.proc.pid}/status`, 'utf8'))![1]) * 1024;
 
 /** A raw socket that keeps its writing side open when the server ends its own. */
 async function rawSocket(port: number): Promise<Socket> {
@@ -106,9 +107,20 @@ describe('hostile AMQP peers', () => {
   before(async () => {
     s = await startAmqpServer({
       args: [
-        '--amqp-handshake-timeout', '1', '--amqp-max-handshakes', '100', '--amqp-channel-max', '64',
-        '--amqp-max-connections-per-user', '6', '--amqp-max-unfinished-bytes', String(8 * MiB),
-        '--amqp-max-unfinished-bytes-total', String(12 * MiB), '--amqp-max-unacked', '10',
+        '--amqp-handshake-timeout',
+        '1',
+        '--amqp-max-handshakes',
+        '100',
+        '--amqp-channel-max',
+        '64',
+        '--amqp-max-connections-per-user',
+        '6',
+        '--amqp-max-unfinished-bytes',
+        String(8 * MiB),
+        '--amqp-max-unfinished-bytes-total',
+        String(12 * MiB),
+        '--amqp-max-unacked',
+        '10',
       ],
     });
   });
@@ -152,7 +164,10 @@ describe('hostile AMQP peers', () => {
     await pause(300);
     const dropped = sockets.filter((socket) => socket.destroyed || socket.readableEnded).length;
     assert.ok(dropped >= 40, `${dropped} of 140 sockets were closed on accept (100 may wait)`);
-    assert.ok((await Promise.all(sockets.map((socket) => closed(socket, 8000)))).every(Boolean), 'all are gone after the timeout');
+    assert.ok(
+      (await Promise.all(sockets.map((socket) => closed(socket, 8000)))).every(Boolean),
+      'all are gone after the timeout',
+    );
     await served(s);
   });
 
@@ -207,7 +222,12 @@ describe('hostile AMQP peers', () => {
     const c = await RawClient.open(s.port);
     c.write(PROTOCOL_HEADER);
     await c.expect('connection.start');
-    c.send(0, 'connection.start-ok', { clientProperties: new Map(), mechanism: 'PLAIN', response: Buffer.from('\0guest\0guest'), locale: 'en_US' });
+    c.send(0, 'connection.start-ok', {
+      clientProperties: new Map(),
+      mechanism: 'PLAIN',
+      response: Buffer.from('\0guest\0guest'),
+      locale: 'en_US',
+    });
     const tune = await c.expect('connection.tune');
     assert.equal(tune.channelMax, 64);
     c.send(0, 'connection.tune-ok', { channelMax: 0, frameMax: 131072, heartbeat: 0 });
@@ -225,10 +245,19 @@ describe('hostile AMQP peers', () => {
     const conns = await Promise.all(Array.from({ length: 6 }, () => amqp.connect(s.url)));
     try {
       // amqplib does not show the reply of a close during the handshake; the raw client does.
-      const refused = await amqp.connect(s.url).then(async (c) => (await c.close(), 'connected'), (e: Error) => e.message);
+      const refused = await amqp.connect(s.url).then(
+        async (c) => (await c.close(), 'connected'),
+        (e: Error) => e.message,
+      );
       assert.match(refused, /Expected ConnectionOpenOk; got <ConnectionClose/);
-      const raw = await RawClient.signedIn(s.port).then(() => assert.fail('signed in'), (e: Error) => e.message);
-      assert.match(raw, /expected connection.open-ok, got connection.close 530 NOT_ALLOWED - Connection refused for user 'guest': user connection limit \(6\) is reached/);
+      const raw = await RawClient.signedIn(s.port).then(
+        () => assert.fail('signed in'),
+        (e: Error) => e.message,
+      );
+      assert.match(
+        raw,
+        /expected connection.open-ok, got connection.close 530 NOT_ALLOWED - Connection refused for user 'guest': user connection limit \(6\) is reached/,
+      );
       const ch = await conns[0]!.createChannel();
       await ch.assertQueue('hostile-per-user');
     } finally {
@@ -272,11 +301,21 @@ describe('AMQP login guessing', () => {
   const keys = { AKIDALICE: 'alice-secret', AKIDBOB: 'bob-secret' };
   const url = (user: string, password: string) => `amqp://${user}:${password}@127.0.0.1:${s.port}`;
   const attempt = (user: string, password: string) =>
-    amqp.connect(url(user, password)).then(async (c) => (await c.close(), 'connected'), (e: Error) => e.message);
+    amqp.connect(url(user, password)).then(
+      async (c) => (await c.close(), 'connected'),
+      (e: Error) => e.message,
+    );
   before(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'redrive-amqp-throttle-'));
     const file = join(dir, 'keys.json');
-    writeFileSync(file, JSON.stringify(Object.fromEntries(Object.entries(keys).map(([k, secret]) => [k, { secretAccessKey: secret, accountId: '111122223333' }]))));
+    writeFileSync(
+      file,
+      JSON.stringify(
+        Object.fromEntries(
+          Object.entries(keys).map(([k, secret]) => [k, { secretAccessKey: secret, accountId: '111122223333' }]),
+        ),
+      ),
+    );
     s = await startAmqpServer({ args: ['--credentials', file, '--amqp-max-connections', '3'], manualClock: true });
   });
   after(async () => {
@@ -306,10 +345,17 @@ describe('AMQP login guessing', () => {
   });
 
   test('connections in total: the one past the limit is refused with 530, whoever asks, and served again once one closes', async () => {
-    const conns = [await amqp.connect(url('AKIDALICE', keys.AKIDALICE)), await amqp.connect(url('AKIDBOB', keys.AKIDBOB)), await amqp.connect(url('AKIDBOB', keys.AKIDBOB))];
+    const conns = [
+      await amqp.connect(url('AKIDALICE', keys.AKIDALICE)),
+      await amqp.connect(url('AKIDBOB', keys.AKIDBOB)),
+      await amqp.connect(url('AKIDBOB', keys.AKIDBOB)),
+    ];
     try {
       assert.match(await attempt('AKIDALICE', keys.AKIDALICE), /Expected ConnectionOpenOk; got <ConnectionClose/);
-      assert.match(s.server.output(), /access to vhost '\/' refused for user 'AKIDALICE': connection limit \(3\) is reached/);
+      assert.match(
+        s.server.output(),
+        /access to vhost '\/' refused for user 'AKIDALICE': connection limit \(3\) is reached/,
+      );
       await conns.pop()!.close();
       assert.equal(await attempt('AKIDALICE', keys.AKIDALICE), 'connected');
     } finally {

@@ -62,7 +62,11 @@ const cases: Record<string, () => Buffer[]> = {
   },
   'connection method on a channel': () => [methodFrame(1, 'connection.open', { virtualHost: '/' })],
   'channel method on channel 0': () => [methodFrame(0, 'queue.declare', { queue: 'malformed-q' })],
-  'publish with immediate': () => [methodFrame(1, 'basic.publish', { exchange: '', routingKey: 'x', immediate: true }), frame(2, 1, header(60, 1)), frame(3, 1, Buffer.from('x'))],
+  'publish with immediate': () => [
+    methodFrame(1, 'basic.publish', { exchange: '', routingKey: 'x', immediate: true }),
+    frame(2, 1, header(60, 1)),
+    frame(3, 1, Buffer.from('x')),
+  ],
 };
 
 /**
@@ -100,10 +104,22 @@ function random(seed: number): () => number {
 const valid: (() => Buffer[])[] = [
   () => [frame(1, 1, declare('fuzz-q'))],
   () => [methodFrame(1, 'exchange.declare', { exchange: 'fuzz-x', type: 'topic', arguments: new Map() })],
-  () => [methodFrame(1, 'queue.bind', { queue: 'fuzz-q', exchange: 'amq.topic', routingKey: 'a.#', arguments: new Map() })],
-  () => [methodFrame(1, 'basic.publish', { exchange: '', routingKey: 'fuzz-q' }), frame(2, 1, header(60, 5)), frame(3, 1, Buffer.from('hello'))],
-  () => [methodFrame(1, 'basic.qos', { prefetchCount: 5 }), methodFrame(1, 'basic.consume', { queue: 'fuzz-q', consumerTag: 'c', arguments: new Map() })],
-  () => [methodFrame(1, 'basic.get', { queue: 'fuzz-q', noAck: true }), methodFrame(1, 'basic.ack', { deliveryTag: 1 })],
+  () => [
+    methodFrame(1, 'queue.bind', { queue: 'fuzz-q', exchange: 'amq.topic', routingKey: 'a.#', arguments: new Map() }),
+  ],
+  () => [
+    methodFrame(1, 'basic.publish', { exchange: '', routingKey: 'fuzz-q' }),
+    frame(2, 1, header(60, 5)),
+    frame(3, 1, Buffer.from('hello')),
+  ],
+  () => [
+    methodFrame(1, 'basic.qos', { prefetchCount: 5 }),
+    methodFrame(1, 'basic.consume', { queue: 'fuzz-q', consumerTag: 'c', arguments: new Map() }),
+  ],
+  () => [
+    methodFrame(1, 'basic.get', { queue: 'fuzz-q', noAck: true }),
+    methodFrame(1, 'basic.ack', { deliveryTag: 1 }),
+  ],
   () => [methodFrame(1, 'confirm.select'), methodFrame(1, 'channel.close', { replyCode: 200, replyText: 'bye' })],
 ];
 
@@ -117,8 +133,13 @@ function mutate(bytes: Buffer, next: () => number): Buffer {
     case 1: // cut short
       return b.subarray(0, at());
     case 2: // insert garbage
-      return Buffer.concat([b.subarray(0, at()), Buffer.from(Array.from({ length: 1 + Math.floor(next() * 8) }, () => Math.floor(next() * 256))), b]);
-    case 3: { // a size field that lies
+      return Buffer.concat([
+        b.subarray(0, at()),
+        Buffer.from(Array.from({ length: 1 + Math.floor(next() * 8) }, () => Math.floor(next() * 256))),
+        b,
+      ]);
+    case 3: {
+      // a size field that lies
       const out = Buffer.from(b);
       out.writeUInt32BE(Math.floor(next() * 300), 3);
       return out;
@@ -160,8 +181,14 @@ describe('malformed AMQP frames', () => {
       const label = a.code === undefined ? a.kind : `${a.kind} ${a.code}`;
       seen.set(label, (seen.get(label) ?? 0) + 1);
       if (a.kind === 'connection.close') assert.ok(HARD.has(a.code!), `case ${i}: connection closed with ${a.code}`);
-      else if (a.kind === 'channel.close') assert.ok(SOFT.has(a.code!) || HARD.has(a.code!), `case ${i}: channel closed with ${a.code}`);
-      else assert.notEqual(a.kind, 'eof', `case ${i}: the connection ended without a close (bytes ${base.map((b) => b.toString('hex')).join(' ')})`);
+      else if (a.kind === 'channel.close')
+        assert.ok(SOFT.has(a.code!) || HARD.has(a.code!), `case ${i}: channel closed with ${a.code}`);
+      else
+        assert.notEqual(
+          a.kind,
+          'eof',
+          `case ${i}: the connection ended without a close (bytes ${base.map((b) => b.toString('hex')).join(' ')})`,
+        );
       if (i % 25 === 0) assert.equal(server().server.proc.exitCode, null, 'the server is still running');
     }
     t.diagnostic(JSON.stringify(Object.fromEntries(seen)));

@@ -23,12 +23,70 @@ const EXTENSIONS: Record<string, string[]> = {
 
 /** The fields the brief and tools read: present on both sides, with the same type. */
 const REQUIRED: Record<string, string[]> = {
-  connection: ['name', 'vhost', 'user', 'node', 'state', 'channels', 'peer_host', 'peer_port', 'host', 'port', 'protocol', 'client_properties', 'connected_at', 'recv_oct', 'send_oct', 'user_provided_name', 'timeout', 'frame_max'],
-  channel: ['name', 'number', 'vhost', 'user', 'node', 'state', 'prefetch_count', 'global_prefetch_count', 'messages_unacknowledged', 'consumer_count', 'confirm', 'transactional', 'connection_details'],
-  consumer: ['consumer_tag', 'channel_details', 'queue', 'ack_required', 'prefetch_count', 'exclusive', 'arguments', 'active', 'activity_status'],
+  connection: [
+    'name',
+    'vhost',
+    'user',
+    'node',
+    'state',
+    'channels',
+    'peer_host',
+    'peer_port',
+    'host',
+    'port',
+    'protocol',
+    'client_properties',
+    'connected_at',
+    'recv_oct',
+    'send_oct',
+    'user_provided_name',
+    'timeout',
+    'frame_max',
+  ],
+  channel: [
+    'name',
+    'number',
+    'vhost',
+    'user',
+    'node',
+    'state',
+    'prefetch_count',
+    'global_prefetch_count',
+    'messages_unacknowledged',
+    'consumer_count',
+    'confirm',
+    'transactional',
+    'connection_details',
+  ],
+  consumer: [
+    'consumer_tag',
+    'channel_details',
+    'queue',
+    'ack_required',
+    'prefetch_count',
+    'exclusive',
+    'arguments',
+    'active',
+    'activity_status',
+  ],
   exchange: ['name', 'vhost', 'type', 'durable', 'auto_delete', 'internal', 'arguments'],
   binding: ['source', 'vhost', 'destination', 'destination_type', 'routing_key', 'arguments', 'properties_key'],
-  queue: ['name', 'vhost', 'durable', 'auto_delete', 'exclusive', 'arguments', 'messages', 'messages_ready', 'messages_unacknowledged', 'consumers', 'state', 'type', 'node', 'consumer_details'],
+  queue: [
+    'name',
+    'vhost',
+    'durable',
+    'auto_delete',
+    'exclusive',
+    'arguments',
+    'messages',
+    'messages_ready',
+    'messages_unacknowledged',
+    'consumers',
+    'state',
+    'type',
+    'node',
+    'consumer_details',
+  ],
 };
 
 type Json = Record<string, any>;
@@ -42,26 +100,39 @@ function differences(what: string, ours: Json, theirs: Json, path = ''): string[
     if (!(k in theirs)) out.push(`${what}: ${path}${k} is not in RabbitMQ's`);
     else if (kind(v) !== kind(theirs[k])) out.push(`${what}: ${path}${k} is ${kind(v)}, RabbitMQ's ${kind(theirs[k])}`);
     // Objects whose keys are data (arguments, client properties) are compared as values, not shapes.
-    else if (kind(v) === 'object' && !['arguments', 'client_properties'].includes(k)) out.push(...differences(what, v, theirs[k], `${path}${k}.`));
+    else if (kind(v) === 'object' && !['arguments', 'client_properties'].includes(k))
+      out.push(...differences(what, v, theirs[k], `${path}${k}.`));
   }
-  if (!path) for (const k of REQUIRED[what] ?? []) if (!(k in ours) || !(k in theirs)) out.push(`${what}: ${k} missing (Redrive ${k in ours}, RabbitMQ ${k in theirs})`);
+  if (!path)
+    for (const k of REQUIRED[what] ?? [])
+      if (!(k in ours) || !(k in theirs))
+        out.push(`${what}: ${k} missing (Redrive ${k in ours}, RabbitMQ ${k in theirs})`);
   return out;
 }
 
 async function rabbitApiOrSkip(t: TestContext): Promise<boolean> {
   try {
-    const res = await fetch(`${RABBIT_API}/overview`, { headers: { authorization: GUEST }, signal: AbortSignal.timeout(3000) });
+    const res = await fetch(`${RABBIT_API}/overview`, {
+      headers: { authorization: GUEST },
+      signal: AbortSignal.timeout(3000),
+    });
     if (res.ok) return true;
     throw new Error(`HTTP ${res.status}`);
   } catch (e) {
     // .ci/run enables the plugin: under CI a missing reference is a failure, not a skip.
-    if (process.env.CI === 'true') throw new Error(`RabbitMQ's management API is not reachable at ${RABBIT_API}`, { cause: e });
-    t.skip(skipReason('rabbitmq', `RabbitMQ's management API is not reachable at ${RABBIT_API} (${(e as Error).message}): rabbitmq-plugins enable rabbitmq_management`));
+    if (process.env.CI === 'true')
+      throw new Error(`RabbitMQ's management API is not reachable at ${RABBIT_API}`, { cause: e });
+    t.skip(
+      skipReason(
+        'rabbitmq',
+        `RabbitMQ's management API is not reachable at ${RABBIT_API} (${(e as Error).message}): rabbitmq-plugins enable rabbitmq_management`,
+      ),
+    );
     return false;
   }
 }
 
-describe('management API shapes against RabbitMQ\'s', () => {
+describe("management API shapes against RabbitMQ's", () => {
   let redrive: AmqpServer | undefined;
   const conns: ChannelModel[] = [];
   const suffix = `${process.pid}-${Date.now()}`;
@@ -98,22 +169,36 @@ describe('management API shapes against RabbitMQ\'s', () => {
 
   /** One object of each kind from a broker; RabbitMQ's statistics arrive every 5 s, so it is asked until they have. */
   async function objects(base: string): Promise<Record<string, Json>> {
-    const get = async (p: string) => (await fetch(`${base}/${p}`, { headers: { authorization: GUEST } })).json() as Promise<any>;
+    const get = async (p: string) =>
+      (await fetch(`${base}/${p}`, { headers: { authorization: GUEST } })).json() as Promise<any>;
     for (let i = 0; ; i++) {
-      const connection = ((await get('connections')) as Json[]).find((x) => x.client_properties?.connection_name === names.connection);
-      const channel = connection && ((await get('channels')) as Json[]).find((x) => x.connection_details?.name === connection.name && x.messages_unacknowledged === 2);
+      const connection = ((await get('connections')) as Json[]).find(
+        (x) => x.client_properties?.connection_name === names.connection,
+      );
+      const channel =
+        connection &&
+        ((await get('channels')) as Json[]).find(
+          (x) => x.connection_details?.name === connection.name && x.messages_unacknowledged === 2,
+        );
       const consumer = ((await get('consumers')) as Json[]).find((x) => x.queue?.name === names.queue);
       const queue = await get(`queues/%2F/${names.queue}`);
       if (connection && channel && consumer && queue.messages_unacknowledged === 2 && connection.channels === 1) {
         const binding = ((await get('bindings/%2F')) as Json[]).find((b) => b.source === names.exchange);
-        return { connection, channel, consumer, queue, binding: binding!, exchange: await get(`exchanges/%2F/${names.exchange}`) };
+        return {
+          connection,
+          channel,
+          consumer,
+          queue,
+          binding: binding!,
+          exchange: await get(`exchanges/%2F/${names.exchange}`),
+        };
       }
       assert.ok(i < 150, `${base}: the topology did not show within 15 s`);
       await pause(100);
     }
   }
 
-  test('every field of Redrive\'s connections, channels, consumers, exchanges, bindings and queues has RabbitMQ\'s name and type', async (t) => {
+  test("every field of Redrive's connections, channels, consumers, exchanges, bindings and queues has RabbitMQ's name and type", async (t) => {
     if (!(await rabbitOrSkip(t).then((c) => (c ? (void c.close(), true) : false)))) return;
     if (!(await rabbitApiOrSkip(t))) return;
     await topology(RABBIT_URL);
@@ -124,9 +209,22 @@ describe('management API shapes against RabbitMQ\'s', () => {
     assert.deepEqual(problems, []);
     // The values that mean the same on both sides.
     for (const what of ['channel', 'consumer', 'queue', 'binding', 'exchange'] as const) {
-      const same = { channel: ['prefetch_count', 'messages_unacknowledged', 'consumer_count', 'number', 'state'], consumer: ['ack_required', 'prefetch_count', 'exclusive', 'queue'],
-        queue: ['messages', 'messages_ready', 'messages_unacknowledged', 'consumers', 'durable', 'arguments', 'type', 'state'], binding: ['routing_key', 'arguments', 'destination_type'],
-        exchange: ['type', 'durable', 'auto_delete', 'internal', 'arguments'] }[what];
+      const same = {
+        channel: ['prefetch_count', 'messages_unacknowledged', 'consumer_count', 'number', 'state'],
+        consumer: ['ack_required', 'prefetch_count', 'exclusive', 'queue'],
+        queue: [
+          'messages',
+          'messages_ready',
+          'messages_unacknowledged',
+          'consumers',
+          'durable',
+          'arguments',
+          'type',
+          'state',
+        ],
+        binding: ['routing_key', 'arguments', 'destination_type'],
+        exchange: ['type', 'durable', 'auto_delete', 'internal', 'arguments'],
+      }[what];
       for (const k of same) assert.deepEqual(ours[what]![k], theirs[what]![k], `${what}.${k}`);
     }
     assert.equal(ours.connection!.protocol, theirs.connection!.protocol);

@@ -22,10 +22,17 @@ const dir = mkdtempSync(join(tmpdir(), 'redrive-mgmt-storm-'));
 let server: ServerProcess;
 
 before(async () => {
-  writeFileSync(join(dir, 'keys.json'), JSON.stringify({ [USER]: { secretAccessKey: SECRET, accountId: '111111111111' } }));
+  writeFileSync(
+    join(dir, 'keys.json'),
+    JSON.stringify({ [USER]: { secretAccessKey: SECRET, accountId: '111111111111' } }),
+  );
   // The throttle runs on the server's clock: a manual one, never moved, keeps the waits
   // from running out on a slow machine, so the counts below are exact.
-  server = await startServerProcess({ storage: 'memory', manualClock: true, args: ['--credentials', join(dir, 'keys.json'), '--trust-proxy', '127.0.0.1'] });
+  server = await startServerProcess({
+    storage: 'memory',
+    manualClock: true,
+    args: ['--credentials', join(dir, 'keys.json'), '--trust-proxy', '127.0.0.1'],
+  });
 });
 
 after(async () => {
@@ -36,7 +43,8 @@ after(async () => {
 
 function api(path: string, authorization: string, from?: string, init: RequestInit = {}) {
   return fetch(`${server.url}/api/${path}`, {
-    ...init, headers: { authorization, 'content-type': 'application/json', ...(from ? { 'x-forwarded-for': from } : {}) },
+    ...init,
+    headers: { authorization, 'content-type': 'application/json', ...(from ? { 'x-forwarded-for': from } : {}) },
   });
 }
 
@@ -51,11 +59,19 @@ async function timedOk(what: string, call: () => Promise<Response>, status: numb
 
 test('a flood of guesses from one address is checked only up to the allowance; the operator is served', async () => {
   const attacker = '203.0.113.77';
-  const flood = Promise.all(Array.from({ length: 300 }, (_, i) => api('policies', basic(i % 2 ? USER : `user-${i}`, `guess-${i}`), attacker)));
+  const flood = Promise.all(
+    Array.from({ length: 300 }, (_, i) => api('policies', basic(i % 2 ? USER : `user-${i}`, `guess-${i}`), attacker)),
+  );
   const operator = (async () => {
-    await timedOk('operator PUT', () => api('policies/%2F/ops', basic(USER, SECRET), '198.51.100.8', {
-      method: 'PUT', body: JSON.stringify({ pattern: '^ops-', definition: { 'max-length': 5 } }),
-    }), 201);
+    await timedOk(
+      'operator PUT',
+      () =>
+        api('policies/%2F/ops', basic(USER, SECRET), '198.51.100.8', {
+          method: 'PUT',
+          body: JSON.stringify({ pattern: '^ops-', definition: { 'max-length': 5 } }),
+        }),
+      201,
+    );
     await timedOk('operator GET, from the proxy’s own address', () => api('policies', basic(USER, SECRET)), 200);
   })();
   const [answers] = await Promise.all([flood, operator]);
@@ -70,7 +86,11 @@ test('a flood of guesses from one address is checked only up to the allowance; t
   assert.equal(body.error, 'too_many_requests');
   assert.match(body.reason, /^Too many failed logins; retry after \d+ seconds$/);
 
-  assert.equal((await api('policies', basic(USER, SECRET), attacker)).status, 429, 'the right password is not checked from the attacker’s address');
+  assert.equal(
+    (await api('policies', basic(USER, SECRET), attacker)).status,
+    429,
+    'the right password is not checked from the attacker’s address',
+  );
   assert.equal(server.proc.exitCode, null);
   assert.equal((await fetch(`${server.url}/health`)).status, 200);
 });
@@ -78,7 +98,9 @@ test('a flood of guesses from one address is checked only up to the allowance; t
 test('guessing one user from many addresses is held back by the user’s count, not the operator', async () => {
   const statuses: number[] = [];
   for (let round = 0; round < 3; round++) {
-    const wave = await Promise.all(Array.from({ length: 50 }, (_, a) => api('policies', basic(USER, `wave-${round}-${a}`), `192.0.2.${a + 1}`)));
+    const wave = await Promise.all(
+      Array.from({ length: 50 }, (_, a) => api('policies', basic(USER, `wave-${round}-${a}`), `192.0.2.${a + 1}`)),
+    );
     statuses.push(...wave.map((r) => r.status));
   }
   const checked = statuses.filter((s) => s === 401).length;
@@ -86,5 +108,9 @@ test('guessing one user from many addresses is held back by the user’s count, 
   // user, far past its allowance, holds back every address that has failed.
   assert.equal(checked, 50, 'the first guess of each address');
   assert.equal(statuses.filter((s) => s === 429).length, 150 - checked);
-  await timedOk('operator GET from a clean address', () => api('policies/%2F/ops', basic(USER, SECRET), '198.51.100.9'), 200);
+  await timedOk(
+    'operator GET from a clean address',
+    () => api('policies/%2F/ops', basic(USER, SECRET), '198.51.100.9'),
+    200,
+  );
 });

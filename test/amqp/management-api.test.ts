@@ -14,8 +14,12 @@ describe('management API: policies', () => {
   /** The first server owns the data directory, which the restarts reuse. */
   let first: AmqpServer;
   const api = (path: string, init: RequestInit = {}) =>
-    fetch(`${redrive.server.url}/api/${path}`, { ...init, headers: { authorization: GUEST, 'content-type': 'application/json', ...init.headers } });
-  const put = (name: string, body: unknown) => api(`policies/%2F/${name}`, { method: 'PUT', body: JSON.stringify(body) });
+    fetch(`${redrive.server.url}/api/${path}`, {
+      ...init,
+      headers: { authorization: GUEST, 'content-type': 'application/json', ...init.headers },
+    });
+  const put = (name: string, body: unknown) =>
+    api(`policies/%2F/${name}`, { method: 'PUT', body: JSON.stringify(body) });
 
   before(async () => {
     redrive = first = await startAmqpServer();
@@ -26,12 +30,24 @@ describe('management API: policies', () => {
     first?.server.cleanup();
   });
 
-  test('PUT creates (201) and replaces (204); GET lists and reads in RabbitMQ\'s shape; DELETE removes', async () => {
-    const body = { pattern: '^mgmt-', definition: { 'dead-letter-exchange': 'dlx', 'message-ttl': 1500 }, priority: 2, 'apply-to': 'queues' };
+  test("PUT creates (201) and replaces (204); GET lists and reads in RabbitMQ's shape; DELETE removes", async () => {
+    const body = {
+      pattern: '^mgmt-',
+      definition: { 'dead-letter-exchange': 'dlx', 'message-ttl': 1500 },
+      priority: 2,
+      'apply-to': 'queues',
+    };
     assert.equal((await put('dlx-all', body)).status, 201);
     assert.equal((await put('dlx-all', { ...body, priority: 3 })).status, 204);
     const one = await (await api('policies/%2F/dlx-all')).json();
-    assert.deepEqual(one, { vhost: '/', name: 'dlx-all', pattern: '^mgmt-', 'apply-to': 'queues', definition: body.definition, priority: 3 });
+    assert.deepEqual(one, {
+      vhost: '/',
+      name: 'dlx-all',
+      pattern: '^mgmt-',
+      'apply-to': 'queues',
+      definition: body.definition,
+      priority: 3,
+    });
     assert.deepEqual(await (await api('policies')).json(), [one]);
     assert.deepEqual(await (await api('policies/%2F')).json(), [one]);
     assert.equal((await api('policies/%2F/dlx-all', { method: 'DELETE' })).status, 204);
@@ -40,7 +56,7 @@ describe('management API: policies', () => {
     assert.deepEqual(await (await api('policies')).json(), []);
   });
 
-  test('bad bodies are 400 with RabbitMQ\'s bad_request, and nothing is stored', async () => {
+  test("bad bodies are 400 with RabbitMQ's bad_request, and nothing is stored", async () => {
     const cases: [unknown, RegExp][] = [
       [{ definition: { 'max-length': 1 } }, /pattern is required/],
       [{ pattern: '(', definition: { 'max-length': 1 } }, /not a valid regular expression/],
@@ -65,7 +81,10 @@ describe('management API: policies', () => {
   test('sign-in: no or wrong credentials are 401; other virtual hosts are 404', async () => {
     assert.equal((await fetch(`${redrive.server.url}/api/policies`)).status, 401);
     const wrong = `Basic ${Buffer.from('guest:nope').toString('base64')}`;
-    assert.equal((await fetch(`${redrive.server.url}/api/policies`, { headers: { authorization: wrong } })).status, 401);
+    assert.equal(
+      (await fetch(`${redrive.server.url}/api/policies`, { headers: { authorization: wrong } })).status,
+      401,
+    );
     assert.equal((await api('policies/other/p')).status, 404);
   });
 

@@ -8,7 +8,12 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { ChannelModel, ConsumeMessage } from 'amqplib';
 import {
-  CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SetQueueAttributesCommand, type SQSClient,
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SetQueueAttributesCommand,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { pause, useMixedServer, type AmqpServer } from './support.js';
 
@@ -19,7 +24,16 @@ describe('SQS and AMQP on the same queues', () => {
   let sqs: SQSClient;
   let url: (q: string) => string;
   const depth = async (q: string) =>
-    Number((await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url(q), AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }))).Attributes?.ApproximateNumberOfMessages);
+    Number(
+      (
+        await sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: url(q),
+            AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+          }),
+        )
+      ).Attributes?.ApproximateNumberOfMessages,
+    );
 
   before(() => ({ redrive, conn, sqs, url } = server()));
 
@@ -58,8 +72,13 @@ describe('SQS and AMQP on the same queues', () => {
     ch.sendToQueue('mixed-out', Buffer.from('héllo'), { headers: { a: 1 }, contentType: 'text/plain' });
     ch.sendToQueue('mixed-out', binary);
     await ch.waitForConfirms();
-    const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url('mixed-out'), MaxNumberOfMessages: 10, VisibilityTimeout: 0 }));
-    assert.deepEqual(out.Messages?.map((m) => m.Body), ['héllo', binary.toString('base64')]);
+    const out = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: url('mixed-out'), MaxNumberOfMessages: 10, VisibilityTimeout: 0 }),
+    );
+    assert.deepEqual(
+      out.Messages?.map((m) => m.Body),
+      ['héllo', binary.toString('base64')],
+    );
     // The same messages come back to AMQP with their bytes and properties.
     const first = await ch.get('mixed-out');
     const second = await ch.get('mixed-out');
@@ -77,22 +96,40 @@ describe('SQS and AMQP on the same queues', () => {
     await sqs.send(new CreateQueueCommand({ QueueName: 'mixed-dlq' }));
     const ch = await conn.createConfirmChannel();
     await ch.assertQueue('mixed-src');
-    await sqs.send(new SetQueueAttributesCommand({
-      QueueUrl: url('mixed-src'),
-      Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:mixed-dlq', maxReceiveCount: 10 }) },
-    }));
+    await sqs.send(
+      new SetQueueAttributesCommand({
+        QueueUrl: url('mixed-src'),
+        Attributes: {
+          RedrivePolicy: JSON.stringify({
+            deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:mixed-dlq',
+            maxReceiveCount: 10,
+          }),
+        },
+      }),
+    );
     ch.sendToQueue('mixed-src', Buffer.from('doomed'));
     await ch.waitForConfirms();
     const m = await ch.get('mixed-src');
     assert.ok(m);
     ch.reject(m, false);
     await pause(200);
-    const dead = await sqs.send(new ReceiveMessageCommand({
-      QueueUrl: url('mixed-dlq'), MessageSystemAttributeNames: ['RedriveDeathHistory' as never], WaitTimeSeconds: 1,
-    }));
+    const dead = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: url('mixed-dlq'),
+        MessageSystemAttributeNames: ['RedriveDeathHistory' as never],
+        WaitTimeSeconds: 1,
+      }),
+    );
     assert.equal(dead.Messages?.[0]?.Body, 'doomed');
-    const history = JSON.parse(dead.Messages![0]!.Attributes!['RedriveDeathHistory' as never]!) as { queue: string; reason: string; count: number }[];
-    assert.deepEqual(history.map((d) => [d.queue, d.reason, d.count]), [['mixed-src', 'rejected', 1]]);
+    const history = JSON.parse(dead.Messages![0]!.Attributes!['RedriveDeathHistory' as never]!) as {
+      queue: string;
+      reason: string;
+      count: number;
+    }[];
+    assert.deepEqual(
+      history.map((d) => [d.queue, d.reason, d.count]),
+      [['mixed-src', 'rejected', 1]],
+    );
     await ch.close();
   });
 
@@ -107,7 +144,10 @@ describe('SQS and AMQP on the same queues', () => {
     await pause(200);
     assert.equal(await depth('mixed-drop'), 0);
     assert.equal((await ch.checkQueue('mixed-drop')).messageCount, 0);
-    assert.match(redrive.server.output(), /"queue":"mixed-drop"[^\n]*"reason":"rejected"[^\n]*"count":1[^\n]*messages dropped/);
+    assert.match(
+      redrive.server.output(),
+      /"queue":"mixed-drop"[^\n]*"reason":"rejected"[^\n]*"count":1[^\n]*messages dropped/,
+    );
     await ch.close();
   });
 });

@@ -20,14 +20,18 @@ const run = async (url: string, queue: string) =>
 describe('pika', () => {
   const server = useAmqpServer();
 
-  test('publish, get, reject, consume with prefetch, nack with requeue, ack: the same as on RabbitMQ', needs('pika'), async (t) => {
-    const rabbit = await rabbitOrSkip(t);
-    if (!rabbit) return;
-    await rabbit.close();
-    const queue = `redrive-pika-${randomBytes(3).toString('hex')}`;
-    const want = await run(RABBIT_URL, queue);
-    const got = await run(server().url, queue);
-    t.diagnostic(`RabbitMQ: ${JSON.stringify(want)}`);
-    assert.deepEqual(got, want);
-  });
+  test(
+    'publish, get, reject, consume with prefetch, nack with requeue, ack: the same as on RabbitMQ',
+    needs('pika'),
+    async (t) => {
+      const rabbit = await rabbitOrSkip(t);
+      if (!rabbit) return;
+      await rabbit.close();
+      const queue = `redrive-pika-${randomBytes(3).toString('hex')}`;
+      const want = await run(RABBIT_URL, queue);
+      const got = await run(server().url, queue);
+      t.diagnostic(`RabbitMQ: ${JSON.stringify(want)}`);
+      assert.deepEqual(got, want);
+    },
+  );
 });

@@ -12,7 +12,9 @@ const run = promisify(execFile);
 
 export const rabbitPolicies: PolicyControl = {
   async set(name, pattern, definition) {
-    await run('rabbitmqctl', ['set_policy', '--apply-to', 'queues', name, pattern, JSON.stringify(definition)], { timeout: 30_000 });
+    await run('rabbitmqctl', ['set_policy', '--apply-to', 'queues', name, pattern, JSON.stringify(definition)], {
+      timeout: 30_000,
+    });
   },
   async clear(name) {
     await run('rabbitmqctl', ['clear_policy', name], { timeout: 30_000 });
@@ -27,7 +29,8 @@ export function redrivePolicies(httpUrl: string): PolicyControl {
   return {
     async set(name, pattern, definition) {
       const res = await fetch(at(name), {
-        method: 'PUT', headers: { authorization: GUEST, 'content-type': 'application/json' },
+        method: 'PUT',
+        headers: { authorization: GUEST, 'content-type': 'application/json' },
         body: JSON.stringify({ pattern, definition, 'apply-to': 'queues' }),
       });
       assert.ok(res.status === 201 || res.status === 204, `PUT policy: ${res.status} ${await res.text()}`);

@@ -16,7 +16,14 @@ test('an unused queue with x-expires is deleted when the manual clock passes its
   const registry = new AmqpRegistry(t.engine.clock);
   const broker = new AmqpBroker(t.engine, ctx.accountId);
   const declare = async (name: string) => {
-    const { queue } = await broker.declareQueue({ name, passive: false, durable: true, exclusive: false, autoDelete: false, arguments: { 'x-expires': 1000 } });
+    const { queue } = await broker.declareQueue({
+      name,
+      passive: false,
+      durable: true,
+      exclusive: false,
+      autoDelete: false,
+      arguments: { 'x-expires': 1000 },
+    });
     registry.armExpiry({ queueId: queue.id, accountId: ctx.accountId, name, expiresMs: 1000 });
     return queue;
   };

@@ -46,7 +46,12 @@ export class RawClient {
     const c = await RawClient.open(port);
     c.write(PROTOCOL_HEADER);
     await c.expect('connection.start');
-    c.send(0, 'connection.start-ok', { clientProperties: new Map(), mechanism: 'PLAIN', response: Buffer.from('\0guest\0guest'), locale: 'en_US' });
+    c.send(0, 'connection.start-ok', {
+      clientProperties: new Map(),
+      mechanism: 'PLAIN',
+      response: Buffer.from('\0guest\0guest'),
+      locale: 'en_US',
+    });
     const tune = await c.expect('connection.tune');
     c.send(0, 'connection.tune-ok', { channelMax: tune.channelMax, frameMax: tune.frameMax, heartbeat: 0 });
     c.send(0, 'connection.open', { virtualHost: '/' });

@@ -5,13 +5,24 @@
  * and compares. Names are prefixed per run (RabbitMQ is shared), and the prefix is
  * removed from what is observed.
  */
-import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type GetMessage } from 'amqplib';
+import amqp, {
+  type Channel,
+  type ChannelModel,
+  type ConfirmChannel,
+  type ConsumeMessage,
+  type GetMessage,
+} from 'amqplib';
 import { pause } from './support.js';
 
 export class Ctx {
   readonly queues = new Set<string>();
   readonly exchanges = new Set<string>();
-  constructor(readonly conn: ChannelModel, readonly prefix: string, readonly url: string, readonly policies?: PolicyControl) {}
+  constructor(
+    readonly conn: ChannelModel,
+    readonly prefix: string,
+    readonly url: string,
+    readonly policies?: PolicyControl,
+  ) {}
   q(name: string): string {
     this.queues.add(this.prefix + name);
     return this.prefix + name;
@@ -66,7 +77,12 @@ async function publishAll(ch: ConfirmChannel, exchange: string, key: string, bod
 }
 
 /** Consumes until `n` messages arrived (or a second passed), acking each with `settle`. */
-async function consume(ch: Channel, queue: string, n: number, settle: (m: ConsumeMessage) => void): Promise<[string, boolean][]> {
+async function consume(
+  ch: Channel,
+  queue: string,
+  n: number,
+  settle: (m: ConsumeMessage) => void,
+): Promise<[string, boolean][]> {
   const out: [string, boolean][] = [];
   let done!: () => void;
   const finished = new Promise<void>((r) => (done = r));
@@ -186,7 +202,8 @@ export const scenarios: Scenario[] = [
       await pause(200);
       const ch2 = await c.channel();
       const back = [];
-      for (let m = await ch2.get(q, { noAck: true }); m; m = await ch2.get(q, { noAck: true })) back.push([m.content.toString(), m.fields.redelivered]);
+      for (let m = await ch2.get(q, { noAck: true }); m; m = await ch2.get(q, { noAck: true }))
+        back.push([m.content.toString(), m.fields.redelivered]);
       return { held, back };
     },
   },
@@ -197,14 +214,21 @@ export const scenarios: Scenario[] = [
       const q = c.q('conf');
       await ch.assertQueue(q);
       const acks: (string | null)[] = [];
-      await Promise.all(['1', '2', '3'].map((b) => new Promise<void>((resolve) => {
-        ch.publish('', q, Buffer.from(b), {}, (err) => {
-          acks.push(err ? 'nack' : b);
-          resolve();
-        });
-      })));
+      await Promise.all(
+        ['1', '2', '3'].map(
+          (b) =>
+            new Promise<void>((resolve) => {
+              ch.publish('', q, Buffer.from(b), {}, (err) => {
+                acks.push(err ? 'nack' : b);
+                resolve();
+              });
+            }),
+        ),
+      );
       // A publish that routes nowhere is confirmed too.
-      const unrouted = await new Promise((resolve) => ch.publish('', `${c.prefix}nowhere`, Buffer.from('n'), {}, (err) => resolve(err ? 'nack' : 'ack')));
+      const unrouted = await new Promise((resolve) =>
+        ch.publish('', `${c.prefix}nowhere`, Buffer.from('n'), {}, (err) => resolve(err ? 'nack' : 'ack')),
+      );
       return { acks, unrouted, depth: await depth(c, q) };
     },
   },
@@ -218,7 +242,14 @@ export const scenarios: Scenario[] = [
       await ch.assertQueue(q);
       await ch.bindQueue(q, x, 'yes');
       const returned: unknown[] = [];
-      ch.on('return', (m: ConsumeMessage) => returned.push([m.content.toString(), (m.fields as unknown as { replyCode: number }).replyCode, c.strip(m.fields.exchange), c.strip(m.fields.routingKey)]));
+      ch.on('return', (m: ConsumeMessage) =>
+        returned.push([
+          m.content.toString(),
+          (m.fields as unknown as { replyCode: number }).replyCode,
+          c.strip(m.fields.exchange),
+          c.strip(m.fields.routingKey),
+        ]),
+      );
       ch.publish(x, 'no', Buffer.from('r1'), { mandatory: true });
       ch.publish(x, 'yes', Buffer.from('kept'), { mandatory: true });
       ch.publish(x, 'no', Buffer.from('lost'), { mandatory: false });
@@ -261,7 +292,8 @@ export const scenarios: Scenario[] = [
       const out: Record<string, string[]> = {};
       for (const q of qs) {
         out[c.strip(q)] = [];
-        for (let m = await ch.get(q, { noAck: true }); m; m = await ch.get(q, { noAck: true })) out[c.strip(q)]!.push(m.content.toString());
+        for (let m = await ch.get(q, { noAck: true }); m; m = await ch.get(q, { noAck: true }))
+          out[c.strip(q)]!.push(m.content.toString());
       }
       await ch.unbindQueue(qs[0]!, dx!, 'red');
       ch.publish(dx!, 'red', Buffer.from('after-unbind'));
@@ -285,7 +317,8 @@ export const scenarios: Scenario[] = [
       await ch.waitForConfirms();
       await pause(2500);
       const left = [];
-      for (let m = await ch.get(q, { noAck: true }); m; m = await ch.get(q, { noAck: true })) left.push([m.content.toString(), m.properties.expiration]);
+      for (let m = await ch.get(q, { noAck: true }); m; m = await ch.get(q, { noAck: true }))
+        left.push([m.content.toString(), m.properties.expiration]);
       return { left, queueTtl: await depth(c, qt) };
     },
   },
@@ -298,7 +331,8 @@ export const scenarios: Scenario[] = [
       const bodies = Array.from({ length: 300 }, (_, i) => `b${i}`);
       await publishAll(ch, '', q, bodies);
       const order: string[] = [];
-      for (let m = await ch.get(q, { noAck: true }); m; m = await ch.get(q, { noAck: true })) order.push(m.content.toString());
+      for (let m = await ch.get(q, { noAck: true }); m; m = await ch.get(q, { noAck: true }))
+        order.push(m.content.toString());
       const bad = await c.channel();
       let closed: unknown = 'open';
       bad.on('error', (e: { code?: number }) => (closed = e.code));
@@ -324,9 +358,13 @@ export const scenarios: Scenario[] = [
       await attempt('passive declare of a missing exchange', (ch) => ch.checkExchange(`${c.prefix}missing`));
       await attempt('declare', (ch) => ch.assertQueue(q, { durable: true }));
       await attempt('redeclare with another durable', (ch) => ch.assertQueue(q, { durable: false }));
-      await attempt('redeclare with another argument', (ch) => ch.assertQueue(q, { durable: true, arguments: { 'x-max-length': 3 } }));
+      await attempt('redeclare with another argument', (ch) =>
+        ch.assertQueue(q, { durable: true, arguments: { 'x-max-length': 3 } }),
+      );
       await attempt('exchange', (ch) => ch.assertExchange(x, 'direct', { durable: false }));
-      await attempt('exchange redeclared with another type', (ch) => ch.assertExchange(x, 'fanout', { durable: false }));
+      await attempt('exchange redeclared with another type', (ch) =>
+        ch.assertExchange(x, 'fanout', { durable: false }),
+      );
       await attempt('reserved exchange name', (ch) => ch.assertExchange(`amq.${c.prefix}`, 'direct'));
       await attempt('bind to a missing exchange', (ch) => ch.bindQueue(q, `${c.prefix}missing`, 'k'));
       await attempt('bind a missing queue', (ch) => ch.bindQueue(`${c.prefix}missing`, x, 'k'));
@@ -340,7 +378,9 @@ export const scenarios: Scenario[] = [
         ch.ack({ fields: { deliveryTag: 99 } } as GetMessage);
         await ch.checkQueue(q);
       });
-      await attempt('invalid x-message-ttl', (ch) => ch.assertQueue(c.q('badttl'), { arguments: { 'x-message-ttl': -1 } }));
+      await attempt('invalid x-message-ttl', (ch) =>
+        ch.assertQueue(c.q('badttl'), { arguments: { 'x-message-ttl': -1 } }),
+      );
       return codes;
     },
   },

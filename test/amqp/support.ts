@@ -40,7 +40,12 @@ export function useAmqpServer(): () => AmqpServer {
 }
 
 /** A server for the describe() with an amqplib connection and an SQS client to it (mixed-protocol tests). */
-export function useMixedServer(): () => { redrive: AmqpServer; conn: ChannelModel; sqs: SQSClient; url(queue: string): string } {
+export function useMixedServer(): () => {
+  redrive: AmqpServer;
+  conn: ChannelModel;
+  sqs: SQSClient;
+  url(queue: string): string;
+} {
   let redrive: AmqpServer | undefined;
   let conn: ChannelModel | undefined;
   let sqs: SQSClient | undefined;

@@ -14,7 +14,10 @@ import { CLI } from './support.js';
 const doc = readFileSync(new URL('../../../docs/cli.md', import.meta.url), 'utf8');
 const start = doc.indexOf('## A walk through');
 const walk = doc.slice(start, doc.indexOf('\n## ', start + 1));
-const steps = [...walk.matchAll(/```sh\n([\s\S]*?)```\s*(?:```text\n([\s\S]*?)```)?/g)].map((m) => ({ commands: m[1]!, expected: m[2] ?? '' }));
+const steps = [...walk.matchAll(/```sh\n([\s\S]*?)```\s*(?:```text\n([\s\S]*?)```)?/g)].map((m) => ({
+  commands: m[1]!,
+  expected: m[2] ?? '',
+}));
 
 let server: ServerProcess;
 useServerProcess({ storage: 'memory' }, (s) => (server = s));
@@ -43,12 +46,22 @@ test('the walk-through of docs/cli.md runs as written and prints what it shows',
   assert.ok(steps.length >= 10, `found ${steps.length} steps`);
   writeFileSync(join(dir, 'redrive'), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
   chmodSync(join(dir, 'redrive'), 0o755);
-  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${dir}:${process.env.PATH}`, REDRIVE_ENDPOINT: server.url, AWS_SHARED_CREDENTIALS_FILE: join(dir, 'none'), AWS_CONFIG_FILE: join(dir, 'none') };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: `${dir}:${process.env.PATH}`,
+    REDRIVE_ENDPOINT: server.url,
+    AWS_SHARED_CREDENTIALS_FILE: join(dir, 'none'),
+    AWS_CONFIG_FILE: join(dir, 'none'),
+  };
   for (const key of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_PROFILE']) delete env[key];
   for (const step of steps) {
     let output = '';
     for (const command of step.commands.trim().split('\n')) {
-      const r = spawnSync('sh', ['-c', command.replaceAll('http://127.0.0.1:9324', server.url)], { cwd: dir, env, encoding: 'utf8' });
+      const r = spawnSync('sh', ['-c', command.replaceAll('http://127.0.0.1:9324', server.url)], {
+        cwd: dir,
+        env,
+        encoding: 'utf8',
+      });
       // An example that shows an error exits with 1; every other one succeeds.
       assert.equal(r.status, /^redrive: /m.test(r.stderr) ? 1 : 0, `${command}\n${r.stderr}`);
       output += r.stdout + r.stderr;

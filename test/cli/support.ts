@@ -65,5 +65,7 @@ export function finished(child: ChildProcess, input?: string | Buffer): Promise<
 }
 
 /** The CLI against one endpoint: `cli('dlq', 'list')`. */
-export const cliAt = (endpoint: string, env: Record<string, string> = {}) =>
-  (...args: string[]) => runCli([...args, '--endpoint', endpoint], { env });
+export const cliAt =
+  (endpoint: string, env: Record<string, string> = {}) =>
+  (...args: string[]) =>
+    runCli([...args, '--endpoint', endpoint], { env });

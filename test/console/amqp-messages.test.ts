@@ -43,7 +43,11 @@ test('an AMQP dead letter in the console: relations, properties, headers, x-deat
   await ch.bindQueue('work-dead', 'work-dlx', 'work');
   const body = Buffer.from([0x00, 0x01, 0xfe, 0xff, 0x41, 0x42]);
   ch.sendToQueue('work', body, {
-    contentType: 'application/octet-stream', correlationId: 'corr-7', messageId: 'order-7', deliveryMode: 2, priority: 4,
+    contentType: 'application/octet-stream',
+    correlationId: 'corr-7',
+    messageId: 'order-7',
+    deliveryMode: 2,
+    priority: 4,
     headers: { tenant: 'acme', attempt: 3, flags: { '!': 'unsignedshort', value: 9 } },
   });
   await ch.waitForConfirms();
@@ -55,30 +59,53 @@ test('an AMQP dead letter in the console: relations, properties, headers, x-deat
 
   await openPage(page, `${url}/console`);
   await page.waitForSelector('#queues-table tr[data-queue="work"]');
-  const workRole = await page.textContent('#queues-table tr[data-queue="work"] .roles') ?? '';
+  const workRole = (await page.textContent('#queues-table tr[data-queue="work"] .roles')) ?? '';
   assert.match(workRole, /source → exchange work-dlx → work-dead/);
-  assert.match(await page.textContent('.dlq-card[data-queue="work-dead"]') ?? '', /fed by work via exchange work-dlx/);
+  assert.match(
+    (await page.textContent('.dlq-card[data-queue="work-dead"]')) ?? '',
+    /fed by work via exchange work-dlx/,
+  );
 
   await openPage(page, `${url}/console/queues/work`);
-  assert.match(await page.textContent('#dead-letter-exchange') ?? '', /published to exchange work-dlx with their own routing keys/);
+  assert.match(
+    (await page.textContent('#dead-letter-exchange')) ?? '',
+    /published to exchange work-dlx with their own routing keys/,
+  );
 
   await openPage(page, `${url}/console/queues/work-dead/messages`);
   const link = page.locator('a[href*="/console/queues/work-dead/messages/"]').first();
   await link.click();
   await page.waitForSelector('body[data-ready="true"]');
   await page.waitForSelector('#amqp-properties');
-  const props = await page.textContent('#amqp-properties') ?? '';
-  for (const want of [/Exchangework-dlx/, /Routing keywork/, /contentTypeapplication\/octet-stream/, /correlationIdcorr-7/, /messageIdorder-7/, /deliveryMode2/, /priority4/]) {
+  const props = (await page.textContent('#amqp-properties')) ?? '';
+  for (const want of [
+    /Exchangework-dlx/,
+    /Routing keywork/,
+    /contentTypeapplication\/octet-stream/,
+    /correlationIdcorr-7/,
+    /messageIdorder-7/,
+    /deliveryMode2/,
+    /priority4/,
+  ]) {
     assert.match(props, want);
   }
   const headers = await page.locator('#amqp-headers tbody tr').allTextContents();
   assert.deepEqual(headers, ['tenantstring (S)acme', 'attemptint8 (b)3', 'flagsuint16 (u)9']);
   const xDeath = await page.locator('#x-death tbody tr td').allTextContents();
   assert.deepEqual(xDeath.slice(0, 5), ['1', 'rejected', 'work', '(default)', 'work']);
-  assert.match(await page.textContent('.death-summary') ?? '', /because it was rejected over AMQP \(basic\.reject or basic\.nack\)/);
-  assert.match(await page.textContent('#death-history') ?? '', /published to exchange \(default\) with routing keys work/);
-  assert.match(await page.textContent('figure.body figcaption') ?? '', /Binary · application\/octet-stream · 6 bytes/);
-  assert.match(await page.textContent('#message-body') ?? '', /^00000000 {2}00 01 fe ff 41 42 +\.\.\.\.AB$/);
+  assert.match(
+    (await page.textContent('.death-summary')) ?? '',
+    /because it was rejected over AMQP \(basic\.reject or basic\.nack\)/,
+  );
+  assert.match(
+    (await page.textContent('#death-history')) ?? '',
+    /published to exchange \(default\) with routing keys work/,
+  );
+  assert.match(
+    (await page.textContent('figure.body figcaption')) ?? '',
+    /Binary · application\/octet-stream · 6 bytes/,
+  );
+  assert.match((await page.textContent('#message-body')) ?? '', /^00000000 {2}00 01 fe ff 41 42 +\.\.\.\.AB$/);
   await page.click('#body-base64');
   assert.equal(await page.textContent('#message-body'), body.toString('base64'));
   await screenshot(page, 'console-amqp-message');

@@ -12,7 +12,9 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { skipReason } from '../support/requirements.js';
 
-type Choice = { name: string; executablePath: string; env?: Record<string, string> } | { missing: string; name?: undefined };
+type Choice =
+  | { name: string; executablePath: string; env?: Record<string, string> }
+  | { missing: string; name?: undefined };
 // The scripts' own choice, from the checkout (tests run compiled, from dist/test/).
 const chooser = fileURLToPath(new URL('../../../scripts/test-browser.mjs', import.meta.url));
 const { chooseBrowser, LAUNCH_ARGS } = (await import(pathToFileURL(chooser).href)) as {
@@ -27,14 +29,20 @@ const choice = await chooseBrowser();
  */
 export function browserMissing(): string | undefined {
   if (choice.name !== undefined) return undefined;
-  if (process.env.CI === 'true') throw new Error(`${choice.missing}, and CI=true: the console's browser tests must run in CI`);
+  if (process.env.CI === 'true')
+    throw new Error(`${choice.missing}, and CI=true: the console's browser tests must run in CI`);
   return skipReason('chromium', choice.missing);
 }
 
 /** `extraArgs`: more Chromium switches, e.g. `--host-resolver-rules=...` to give a name to 127.0.0.1. */
 export function launchBrowser(extraArgs: string[] = []): Promise<Browser> {
   if (choice.name === undefined) throw new Error(choice.missing);
-  return chromium.launch({ executablePath: choice.executablePath, env: choice.env, headless: true, args: [...LAUNCH_ARGS, ...extraArgs] });
+  return chromium.launch({
+    executablePath: choice.executablePath,
+    env: choice.env,
+    headless: true,
+    args: [...LAUNCH_ARGS, ...extraArgs],
+  });
 }
 
 /** Opens a console page and waits until its script has filled it in. */
@@ -46,9 +54,10 @@ export async function openPage(page: Page, url: string): Promise<void> {
 // The committed screenshots are refreshed on request (REDRIVE_SCREENSHOTS=docs), so an
 // ordinary test run leaves the checkout as it was; otherwise they go to a temporary folder
 // of the user's own (another user's would refuse the writes).
-const IMAGES = process.env.REDRIVE_SCREENSHOTS === 'docs'
-  ? fileURLToPath(new URL('../../../docs/images/', import.meta.url))
-  : join(tmpdir(), `redrive-console-screenshots-${process.getuid?.() ?? 'user'}/`);
+const IMAGES =
+  process.env.REDRIVE_SCREENSHOTS === 'docs'
+    ? fileURLToPath(new URL('../../../docs/images/', import.meta.url))
+    : join(tmpdir(), `redrive-console-screenshots-${process.getuid?.() ?? 'user'}/`);
 
 /** Saves a screenshot for docs/console.md. */
 export async function screenshot(page: Page, name: string): Promise<void> {

@@ -48,8 +48,15 @@ before(async () => {
   for (let i = 0; i < 4; i++) ch.publish('orders-x', 'order.new', Buffer.from(`m${i}`));
   await ch.checkQueue('orders');
   await ch.consume('orders', () => undefined, { consumerTag: 'amqplib-consumer' });
-  sqs = new SQSClient({ endpoint: redrive.server.url, region: 'us-east-1', credentials: { accessKeyId: 'AKIDCONSOLE', secretAccessKey: 'x' }, maxAttempts: 1 });
-  await sqs.send(new SendMessageCommand({ QueueUrl: `${redrive.server.url}/000000000000/orders`, MessageBody: 'over sqs' }));
+  sqs = new SQSClient({
+    endpoint: redrive.server.url,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'AKIDCONSOLE', secretAccessKey: 'x' },
+    maxAttempts: 1,
+  });
+  await sqs.send(
+    new SendMessageCommand({ QueueUrl: `${redrive.server.url}/000000000000/orders`, MessageBody: 'over sqs' }),
+  );
   if (!pika) {
     pikaProc = spawn('/usr/bin/python3', ['-c', PIKA_CONSUMER, redrive.url], { stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise<void>((resolve) => pikaProc!.stdout!.once('data', () => resolve()));
@@ -68,9 +75,14 @@ after(async () => {
   redrive?.server.cleanup();
 });
 
-const rows = (selector: string) => page.$$eval(selector, (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim() ?? '')));
+const rows = (selector: string) =>
+  page.$$eval(selector, (trs) =>
+    trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim() ?? '')),
+  );
 
-test('Connections: SQS clients by access key, the AMQP connections with their consumers; Close closes one', { skip }, async () => {
+test('Connections: SQS clients by access key, the AMQP connections with their consumers; Close closes one', {
+  skip,
+}, async () => {
   await openPage(page, `${redrive.server.url}/console/connections`);
   const [sqsRow] = await rows('#sqs-clients-table tbody tr[data-access-key="AKIDCONSOLE"]');
   assert.equal(sqsRow?.[1], '127.0.0.1');
@@ -86,7 +98,11 @@ test('Connections: SQS clients by access key, the AMQP connections with their co
   const tags = consumers.map((r) => r[0]).sort();
   assert.deepEqual(tags, pika ? ['amqplib-consumer'] : ['amqplib-consumer', 'pika-consumer']);
   const unacked = consumers.reduce((n, r) => n + Number(r[6]), 0);
-  assert.equal(unacked, 5, 'all five messages (four AMQP, one SQS) are delivered to the two consumers and unacknowledged');
+  assert.equal(
+    unacked,
+    5,
+    'all five messages (four AMQP, one SQS) are delivered to the two consumers and unacknowledged',
+  );
   if (!pika) {
     const pikaRow = connections.find((r) => /pika/i.test(r[2]!))!;
     assert.equal(pikaRow[5], '2');
@@ -94,24 +110,40 @@ test('Connections: SQS clients by access key, the AMQP connections with their co
   }
   await screenshot(page, 'connections');
 
-  const closed = new Promise<string>((resolve) => conn.on('close', (e: Error | undefined) => resolve(String(e?.message))));
+  const closed = new Promise<string>((resolve) =>
+    conn.on('close', (e: Error | undefined) => resolve(String(e?.message))),
+  );
   conn.on('error', () => undefined);
   const row = page.locator('#amqp-connections-table tbody tr', { hasText: 'amqplib-worker' });
   await row.locator('button.close-connection').click();
   await page.waitForSelector('dialog.confirm[open]');
-  assert.match(await page.textContent('dialog.confirm') ?? '', /320 CONNECTION_FORCED; its unacknowledged messages go back/);
+  assert.match(
+    (await page.textContent('dialog.confirm')) ?? '',
+    /320 CONNECTION_FORCED; its unacknowledged messages go back/,
+  );
   await page.click('dialog.confirm button[value="confirm"]');
-  assert.match(await closed, /320 \(CONNECTION-FORCED\) with message "CONNECTION_FORCED - Closed from the Redrive console"/);
-  await page.waitForFunction(() => !document.querySelector('#amqp-connections-table')?.textContent?.includes('amqplib-worker'));
-  assert.match(await page.textContent('#flash') ?? '', /Closed 127\.0\.0\.1:\d+ -> /);
-  assert.match(await logMatch(redrive.server.output, /"by":"console"/), /"by":"console".*"reason":"Closed from the Redrive console".*AMQP connection closed through the management API/);
+  assert.match(
+    await closed,
+    /320 \(CONNECTION-FORCED\) with message "CONNECTION_FORCED - Closed from the Redrive console"/,
+  );
+  await page.waitForFunction(
+    () => !document.querySelector('#amqp-connections-table')?.textContent?.includes('amqplib-worker'),
+  );
+  assert.match((await page.textContent('#flash')) ?? '', /Closed 127\.0\.0\.1:\d+ -> /);
+  assert.match(
+    await logMatch(redrive.server.output, /"by":"console"/),
+    /"by":"console".*"reason":"Closed from the Redrive console".*AMQP connection closed through the management API/,
+  );
   assert.deepEqual(errors, []);
 });
 
 test('Exchanges: each exchange with the bindings from it', { skip }, async () => {
   await openPage(page, `${redrive.server.url}/console/exchanges`);
   const exchanges = await rows('#exchanges-table tbody tr');
-  assert.deepEqual(exchanges.map((r) => r[0]), ['(default)', 'amq.direct', 'amq.fanout', 'amq.headers', 'amq.match', 'amq.topic', 'orders-x']);
+  assert.deepEqual(
+    exchanges.map((r) => r[0]),
+    ['(default)', 'amq.direct', 'amq.fanout', 'amq.headers', 'amq.match', 'amq.topic', 'orders-x'],
+  );
   const orders = exchanges.find((r) => r[0] === 'orders-x')!;
   assert.deepEqual(orders.slice(1), ['topic', 'durable', 'order.# → queue orders']);
   assert.equal(exchanges[0]![3], '1 queue, each by its name');
@@ -119,14 +151,19 @@ test('Exchanges: each exchange with the bindings from it', { skip }, async () =>
   assert.deepEqual(errors, []);
 });
 
-test('a queue\'s page: its AMQP consumers and the SQS long polls waiting on it', { skip }, async () => {
+test("a queue's page: its AMQP consumers and the SQS long polls waiting on it", { skip }, async () => {
   await sqs.send(new CreateQueueCommand({ QueueName: 'idle' }));
-  const waiting = [0, 1].map(() => sqs.send(new ReceiveMessageCommand({ QueueUrl: `${redrive.server.url}/000000000000/idle`, WaitTimeSeconds: 3 })));
+  const waiting = [0, 1].map(() =>
+    sqs.send(new ReceiveMessageCommand({ QueueUrl: `${redrive.server.url}/000000000000/idle`, WaitTimeSeconds: 3 })),
+  );
   await pause(300);
   await openPage(page, `${redrive.server.url}/console/queues/idle`);
   await page.waitForSelector('#long-poll-count');
   assert.equal(await page.textContent('#long-poll-count'), 'SQS long polls waiting now: 2');
-  assert.deepEqual(await page.$$eval('#long-poll-receivers code', (els) => els.map((e) => e.textContent)), ['127.0.0.1', '127.0.0.1']);
+  assert.deepEqual(await page.$$eval('#long-poll-receivers code', (els) => els.map((e) => e.textContent)), [
+    '127.0.0.1',
+    '127.0.0.1',
+  ]);
   await openPage(page, `${redrive.server.url}/console/queues/orders`);
   await page.waitForSelector('#long-poll-count');
   const tags = (await rows('#queue-consumers-table tbody tr')).map((r) => r[0]);
@@ -135,7 +172,7 @@ test('a queue\'s page: its AMQP consumers and the SQS long polls waiting on it',
   assert.deepEqual(errors, []);
 });
 
-test('the console\'s broker views need the session and its CSRF token', { skip }, async () => {
+test("the console's broker views need the session and its CSRF token", { skip }, async () => {
   const url = `${redrive.server.url}/console/api/rabbitmq/connections`;
   assert.equal((await fetch(url)).status, 401, 'no session');
   await openPage(page, `${redrive.server.url}/console/connections`);
@@ -146,5 +183,9 @@ test('the console\'s broker views need the session and its CSRF token', { skip }
   const ok = await fetch(url, { headers: { cookie, 'x-redrive-csrf': csrf! } });
   assert.equal(ok.status, 200);
   assert.ok(Array.isArray(await ok.json()));
-  assert.equal((await fetch(url, { headers: { cookie, 'x-redrive-csrf': csrf!, 'sec-fetch-site': 'cross-site' } })).status, 403, 'from another site');
+  assert.equal(
+    (await fetch(url, { headers: { cookie, 'x-redrive-csrf': csrf!, 'sec-fetch-site': 'cross-site' } })).status,
+    403,
+    'from another site',
+  );
 });

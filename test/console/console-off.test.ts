@@ -7,11 +7,27 @@ let server: ServerProcess;
 useServerProcess({ storage: 'memory', args: ['--console', 'off'] }, (s) => (server = s));
 
 test('--console off answers 404 for every console path and still serves the API', async () => {
-  for (const [method, path] of [['GET', '/console'], ['GET', '/console/'], ['GET', '/console/queues'], ['GET', '/console/assets/console.css'], ['POST', '/console/api'], ['GET', '/console/sign-in']]) {
-    const res = await fetch(`${server.url}${path}`, { method, redirect: 'manual', headers: { 'x-amz-target': 'AmazonSQS.ListQueues' }, body: method === 'POST' ? '{}' : undefined });
+  for (const [method, path] of [
+    ['GET', '/console'],
+    ['GET', '/console/'],
+    ['GET', '/console/queues'],
+    ['GET', '/console/assets/console.css'],
+    ['POST', '/console/api'],
+    ['GET', '/console/sign-in'],
+  ]) {
+    const res = await fetch(`${server.url}${path}`, {
+      method,
+      redirect: 'manual',
+      headers: { 'x-amz-target': 'AmazonSQS.ListQueues' },
+      body: method === 'POST' ? '{}' : undefined,
+    });
     assert.equal(res.status, 404, `${method} ${path}`);
   }
-  const res = await fetch(`${server.url}/`, { method: 'POST', headers: { 'x-amz-target': 'AmazonSQS.ListQueues', 'content-type': 'application/x-amz-json-1.0' }, body: '{}' });
+  const res = await fetch(`${server.url}/`, {
+    method: 'POST',
+    headers: { 'x-amz-target': 'AmazonSQS.ListQueues', 'content-type': 'application/x-amz-json-1.0' },
+    body: '{}',
+  });
   assert.equal(res.status, 200);
   assert.doesNotMatch(server.output(), /console (open|at)/);
 });
@@ -21,12 +37,23 @@ test('with the console on, its pages and assets are served (the control for the 
   const { startServerProcess } = await import('../support/server-process.js');
   const on = await startServerProcess({ storage: 'memory' });
   try {
-    for (const path of ['/console/', '/console/assets/console.css', '/console/assets/js/main.js', '/console/assets/favicon.svg', '/console/wire/move-tasks.js']) {
+    for (const path of [
+      '/console/',
+      '/console/assets/console.css',
+      '/console/assets/js/main.js',
+      '/console/assets/favicon.svg',
+      '/console/wire/move-tasks.js',
+    ]) {
       const res = await fetch(`${on.url}${path}`);
       assert.equal(res.status, 200, path);
     }
     // The wire types the pages import, and nothing of the CLI or of the wire's sources.
-    for (const path of ['/console/cli/command-kit.js', '/console/cli/dlq-format.js', '/console/wire/move-tasks.ts', '/console/wire/../cli/index.js']) {
+    for (const path of [
+      '/console/cli/command-kit.js',
+      '/console/cli/dlq-format.js',
+      '/console/wire/move-tasks.ts',
+      '/console/wire/../cli/index.js',
+    ]) {
       assert.equal((await fetch(`${on.url}${path}`)).status, 404, path);
     }
     const page = await (await fetch(`${on.url}/console/queues`)).text();
@@ -45,7 +72,11 @@ test('a browser opening the root is told the console is off; SDK-shaped requests
   assert.match(res.headers.get('content-type')!, /^text\/html/);
   assert.match(await res.text(), /console is off on this server; start it with <code>--console on<\/code>/);
   // No Accept: text/html, or a parameter, or a POST: SQS's own answer, unchanged.
-  for (const [path, init] of [['/', {}], ['/?Action=ListQueues', { headers: BROWSER }], ['/', { method: 'POST', headers: BROWSER }]] as const) {
+  for (const [path, init] of [
+    ['/', {}],
+    ['/?Action=ListQueues', { headers: BROWSER }],
+    ['/', { method: 'POST', headers: BROWSER }],
+  ] as const) {
     const sqs = await fetch(`${server.url}${path}`, init);
     assert.notEqual(sqs.headers.get('content-type'), 'text/html; charset=utf-8', `${path} ${JSON.stringify(init)}`);
     await sqs.text();

@@ -5,7 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand, DeleteMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  DeleteMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { Browser, Page } from 'playwright-core';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { browserMissing, launchBrowser, openPage, pageErrors } from './browser.js';
@@ -20,25 +26,41 @@ let errors: string[];
 let sqs: SQSClient;
 
 async function api(action: string, body: Record<string, unknown>): Promise<Record<string, any>> {
-  const res = await fetch(`${server.url}/`, { method: 'POST', headers: { 'x-amz-target': `AmazonSQS.${action}`, 'content-type': 'application/x-amz-json-1.0' }, body: JSON.stringify(body) });
+  const res = await fetch(`${server.url}/`, {
+    method: 'POST',
+    headers: { 'x-amz-target': `AmazonSQS.${action}`, 'content-type': 'application/x-amz-json-1.0' },
+    body: JSON.stringify(body),
+  });
   assert.equal(res.status, 200, await res.clone().text());
   return res.json() as Promise<Record<string, any>>;
 }
 
 const url = (name: string) => `${server.url}/000000000000/${name}`;
 async function queue(name: string, deadLetterQueue?: string): Promise<string> {
-  const Attributes = deadLetterQueue ? { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: `${ARN}${deadLetterQueue}`, maxReceiveCount: 1 }) } : undefined;
+  const Attributes = deadLetterQueue
+    ? { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: `${ARN}${deadLetterQueue}`, maxReceiveCount: 1 }) }
+    : undefined;
   return (await api('CreateQueue', { QueueName: name, Attributes })).QueueUrl as string;
 }
 
 /** Sends the bodies to a source with maxReceiveCount 1 and receives twice, so each is dead-lettered. */
 async function kill(src: string, bodies: string[], attributes?: Record<string, string>): Promise<void> {
-  await sqs.send(new SendMessageBatchCommand({
-    QueueUrl: src,
-    Entries: bodies.map((b, i) => ({ Id: `m${i}`, MessageBody: b, MessageAttributes: attributes && Object.fromEntries(Object.entries(attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }])) })),
-  }));
+  await sqs.send(
+    new SendMessageBatchCommand({
+      QueueUrl: src,
+      Entries: bodies.map((b, i) => ({
+        Id: `m${i}`,
+        MessageBody: b,
+        MessageAttributes:
+          attributes &&
+          Object.fromEntries(Object.entries(attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }])),
+      })),
+    }),
+  );
   for (let i = 0; i < 20; i++) {
-    const got = await sqs.send(new ReceiveMessageCommand({ QueueUrl: src, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }));
+    const got = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: src, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }),
+    );
     if ((got.Messages ?? []).length === 0) return;
   }
 }
@@ -75,14 +97,16 @@ describe('console panels backed by extensions', { skip }, () => {
     await sqs.send(new SendMessageCommand({ QueueUrl: a, MessageBody: 'later', DelaySeconds: 900 }));
     await sqs.send(new ReceiveMessageCommand({ QueueUrl: a, MaxNumberOfMessages: 1, VisibilityTimeout: 600 }));
     const targets: string[] = [];
-    page.on('request', (r) => { if (r.url().endsWith('/console/api')) targets.push(r.headers()['x-amz-target'] ?? ''); });
+    page.on('request', (r) => {
+      if (r.url().endsWith('/console/api')) targets.push(r.headers()['x-amz-target'] ?? '');
+    });
     await openPage(page, `${server.url}/console/?refresh=off`);
     await page.waitForSelector('#queues-table tr[data-queue="ov-a"]');
     const cells = await page.locator('#queues-table tr[data-queue="ov-a"] td').allTextContents();
     assert.equal(cells[1], 'us-east-1', 'the region column');
     assert.deepEqual(cells.slice(4, 7), ['2', '1', '1'], 'visible, in flight, delayed');
     assert.match(cells[3]!, /source\s*→\s*ov-dlq\s*after 1/);
-    assert.match(await page.textContent('.dlq-card[data-queue="ov-dlq"]') ?? '', /fed by\s*ov-a,\s*ov-b/);
+    assert.match((await page.textContent('.dlq-card[data-queue="ov-dlq"]')) ?? '', /fed by\s*ov-a,\s*ov-b/);
     assert.deepEqual(targets, ['AmazonSQS.ListQueueSummaries'], 'one request for the whole overview');
     page.removeAllListeners('request');
   });
@@ -95,23 +119,46 @@ describe('console panels backed by extensions', { skip }, () => {
     await rejectOne(b, 'b1', 'bad schema');
     await openPage(page, `${server.url}/console/queues/br-dlq`);
     await page.waitForSelector('#by-source');
-    const rows = async (id: string) => (await page.locator(`#${id} tbody tr`).evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 2).map((td) => td.textContent))));
-    assert.deepEqual(await rows('by-source'), [['br-a', '3'], ['br-b', '1']]);
-    assert.deepEqual(await rows('by-reason'), [['delivery_limit', '3'], ['rejected', '1']]);
+    const rows = async (id: string) =>
+      await page
+        .locator(`#${id} tbody tr`)
+        .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 2).map((td) => td.textContent)));
+    assert.deepEqual(await rows('by-source'), [
+      ['br-a', '3'],
+      ['br-b', '1'],
+    ]);
+    assert.deepEqual(await rows('by-reason'), [
+      ['delivery_limit', '3'],
+      ['rejected', '1'],
+    ]);
     await page.waitForSelector('#activity-totals');
-    assert.match(await page.textContent('#activity-totals') ?? '', /^0 sent, 0 received, 0 deleted, 0 dead-lettered, 4 arrived by dead-lettering; 4 in the queue now\.$/,
-      'a DLQ shows what arrived in it, which is not a send');
+    assert.match(
+      (await page.textContent('#activity-totals')) ?? '',
+      /^0 sent, 0 received, 0 deleted, 0 dead-lettered, 4 arrived by dead-lettering; 4 in the queue now\.$/,
+      'a DLQ shows what arrived in it, which is not a send',
+    );
   });
 
   test('a queue’s page charts its last hour with the right numbers', async () => {
     const q = await queue('act');
-    await sqs.send(new SendMessageBatchCommand({ QueueUrl: q, Entries: ['1', '2', '3', '4', '5'].map((b) => ({ Id: b, MessageBody: b })) }));
-    const got = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: q, MaxNumberOfMessages: 3, VisibilityTimeout: 600 }))).Messages ?? [];
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: q,
+        Entries: ['1', '2', '3', '4', '5'].map((b) => ({ Id: b, MessageBody: b })),
+      }),
+    );
+    const got =
+      (await sqs.send(new ReceiveMessageCommand({ QueueUrl: q, MaxNumberOfMessages: 3, VisibilityTimeout: 600 })))
+        .Messages ?? [];
     assert.equal(got.length, 3);
-    for (const m of got.slice(0, 2)) await sqs.send(new DeleteMessageCommand({ QueueUrl: q, ReceiptHandle: m.ReceiptHandle! }));
+    for (const m of got.slice(0, 2))
+      await sqs.send(new DeleteMessageCommand({ QueueUrl: q, ReceiptHandle: m.ReceiptHandle! }));
     await openPage(page, `${server.url}/console/queues/act`);
     await page.waitForSelector('#activity-totals');
-    assert.equal(await page.textContent('#activity-totals'), '5 sent, 3 received, 2 deleted, 0 dead-lettered, 0 arrived by dead-lettering; 3 in the queue now.');
+    assert.equal(
+      await page.textContent('#activity-totals'),
+      '5 sent, 3 received, 2 deleted, 0 dead-lettered, 0 arrived by dead-lettering; 3 in the queue now.',
+    );
     assert.equal(await page.locator('#activity svg.chart polyline.series').count(), 6, 'five counts and the depth');
   });
 
@@ -120,14 +167,17 @@ describe('console panels backed by extensions', { skip }, () => {
     await kill(await queue('sel', 'sel-dlq'), ['keep-1', 'drop-1', 'keep-2', 'drop-2']);
     await openPage(page, `${server.url}/console/queues/sel-dlq/messages`);
     await page.waitForSelector('#messages-table');
-    for (const body of ['drop-1', 'drop-2']) await page.locator('#messages-table tbody tr', { hasText: body }).locator('input[type=checkbox]').check();
+    for (const body of ['drop-1', 'drop-2'])
+      await page.locator('#messages-table tbody tr', { hasText: body }).locator('input[type=checkbox]').check();
     await page.click('#delete-selected');
     await page.click('dialog.confirm button:has-text("Delete 2")');
     await page.waitForSelector('text=Deleted 2 of 2.');
     await page.waitForLoadState('load');
     await page.waitForFunction(() => document.querySelectorAll('#messages-table tbody tr').length === 2);
     assert.deepEqual(await bodiesShown(), ['keep-1', 'keep-2']);
-    const left = (await api('PeekMessages', { QueueUrl: url('sel-dlq') })).Messages.map((m: { Body: string }) => m.Body).sort();
+    const left = (await api('PeekMessages', { QueueUrl: url('sel-dlq') })).Messages.map(
+      (m: { Body: string }) => m.Body,
+    ).sort();
     assert.deepEqual(left, ['keep-1', 'keep-2']);
   });
 
@@ -147,10 +197,22 @@ describe('console panels backed by extensions', { skip }, () => {
       return bodiesShown();
     };
     const targets: string[] = [];
-    page.on('request', (r) => { if (r.url().endsWith('/console/api') && r.headers()['x-amz-target'] === 'AmazonSQS.PeekMessages') targets.push(r.postData() ?? ''); });
+    page.on('request', (r) => {
+      if (r.url().endsWith('/console/api') && r.headers()['x-amz-target'] === 'AmazonSQS.PeekMessages')
+        targets.push(r.postData() ?? '');
+    });
     assert.deepEqual(await search((p) => p.selectOption('select[name=DeathReason]', 'rejected')), ['rejected message']);
-    assert.ok(targets.some((t) => JSON.parse(t).Filter?.DeathReason === 'rejected'), 'the filter goes to the server');
-    assert.deepEqual(await search(async (p) => { await p.fill('input[name=attrName]', 'tenant'); await p.fill('input[name=attrValue]', 'acme'); }), ['tenant message']);
+    assert.ok(
+      targets.some((t) => JSON.parse(t).Filter?.DeathReason === 'rejected'),
+      'the filter goes to the server',
+    );
+    assert.deepEqual(
+      await search(async (p) => {
+        await p.fill('input[name=attrName]', 'tenant');
+        await p.fill('input[name=attrValue]', 'acme');
+      }),
+      ['tenant message'],
+    );
     assert.deepEqual(await search((p) => p.fill('input[name=BodyContains]', 'refund')), ['{"type":"refund"}']);
     assert.deepEqual(await search((p) => p.selectOption('select[name=DeathReason]', 'expired')), []);
     assert.equal(await page.textContent('#no-match'), 'No message matches.');
@@ -162,7 +224,7 @@ describe('console panels backed by extensions', { skip }, () => {
     assert.equal(await page.inputValue('input[name=BodyContains]'), 'refund');
     await page.click('#preview-button');
     await page.waitForSelector('#preview.notice');
-    assert.match(await page.textContent('#preview') ?? '', /^1 of 4 visible messages would move/);
+    assert.match((await page.textContent('#preview')) ?? '', /^1 of 4 visible messages would move/);
     assert.deepEqual(errors, []);
   });
 });

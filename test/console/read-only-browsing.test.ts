@@ -18,24 +18,45 @@ let page: Page;
 let sqs: SQSClient;
 
 async function api(action: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const res = await fetch(`${server.url}/`, { method: 'POST', headers: { 'x-amz-target': `AmazonSQS.${action}`, 'content-type': 'application/x-amz-json-1.0' }, body: JSON.stringify(body) });
+  const res = await fetch(`${server.url}/`, {
+    method: 'POST',
+    headers: { 'x-amz-target': `AmazonSQS.${action}`, 'content-type': 'application/x-amz-json-1.0' },
+    body: JSON.stringify(body),
+  });
   return (await res.json()) as Record<string, unknown>;
 }
 
 /** Everything a receive would change, per message, plus the queue's counts. */
 async function snapshot(url: string) {
-  const peeked = (await api('PeekMessages', { QueueUrl: url, MaxResults: 100 })).Messages as { MessageId: string; State: string; VisibleTimestamp: number; Attributes: Record<string, string> }[];
-  const attrs = (await api('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['All'] })).Attributes as Record<string, string>;
+  const peeked = (await api('PeekMessages', { QueueUrl: url, MaxResults: 100 })).Messages as {
+    MessageId: string;
+    State: string;
+    VisibleTimestamp: number;
+    Attributes: Record<string, string>;
+  }[];
+  const attrs = (await api('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['All'] })).Attributes as Record<
+    string,
+    string
+  >;
   return {
     messages: peeked.map((m) => ({
-      id: m.MessageId, state: m.State, visible: m.VisibleTimestamp,
-      receives: m.Attributes.ApproximateReceiveCount, firstReceive: m.Attributes.ApproximateFirstReceiveTimestamp,
+      id: m.MessageId,
+      state: m.State,
+      visible: m.VisibleTimestamp,
+      receives: m.Attributes.ApproximateReceiveCount,
+      firstReceive: m.Attributes.ApproximateFirstReceiveTimestamp,
     })),
-    counts: [attrs.ApproximateNumberOfMessages, attrs.ApproximateNumberOfMessagesNotVisible, attrs.ApproximateNumberOfMessagesDelayed],
+    counts: [
+      attrs.ApproximateNumberOfMessages,
+      attrs.ApproximateNumberOfMessagesNotVisible,
+      attrs.ApproximateNumberOfMessagesDelayed,
+    ],
   };
 }
 
-test('browsing a DLQ and a queue with a message in flight changes no receive count, visibility or receive time', { skip }, async () => {
+test('browsing a DLQ and a queue with a message in flight changes no receive count, visibility or receive time', {
+  skip,
+}, async () => {
   [server, page] = [running.server(), running.page()];
   sqs = server.client();
   const errors = pageErrors(page);
@@ -43,12 +64,17 @@ test('browsing a DLQ and a queue with a message in flight changes no receive cou
   await deadLetter(sqs, src, ['{"n":1}', '{"n":2}', '{"n":3}']);
   await api('SendMessage', { QueueUrl: src, MessageBody: 'held' });
   await api('SendMessage', { QueueUrl: src, MessageBody: 'waiting' });
-  const held = await sqs.send(new ReceiveMessageCommand({ QueueUrl: src, MaxNumberOfMessages: 1, VisibilityTimeout: 600 }));
+  const held = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: src, MaxNumberOfMessages: 1, VisibilityTimeout: 600 }),
+  );
   assert.equal(held.Messages?.[0]?.Body, 'held');
   const dlq = `${server.url}/000000000000/work-dlq`;
   const before = { dlq: await snapshot(dlq), src: await snapshot(src) };
   assert.equal(before.dlq.messages.length, 3);
-  assert.deepEqual(before.src.messages.map((m) => m.state), ['IN_FLIGHT', 'VISIBLE']);
+  assert.deepEqual(
+    before.src.messages.map((m) => m.state),
+    ['IN_FLIGHT', 'VISIBLE'],
+  );
 
   for (const queue of ['work-dlq', 'work']) {
     await openPage(page, `${server.url}/console/queues/${queue}/messages`);
@@ -65,7 +91,12 @@ test('browsing a DLQ and a queue with a message in flight changes no receive cou
 
   assert.deepEqual({ dlq: await snapshot(dlq), src: await snapshot(src) }, before);
   // The message still held by its consumer was not handed to anyone else either.
-  const again = await sqs.send(new ReceiveMessageCommand({ QueueUrl: src, MaxNumberOfMessages: 10, VisibilityTimeout: 600 }));
-  assert.deepEqual(again.Messages?.map((m) => m.Body), ['waiting']);
+  const again = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: src, MaxNumberOfMessages: 10, VisibilityTimeout: 600 }),
+  );
+  assert.deepEqual(
+    again.Messages?.map((m) => m.Body),
+    ['waiting'],
+  );
   assert.deepEqual(errors, []);
 });

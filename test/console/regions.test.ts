@@ -10,11 +10,18 @@ import { browserMissing, openPage, pageErrors, useConsole } from './browser.js';
 const skip = browserMissing();
 const running = useConsole(skip);
 
-test('the overview shows the same name in two regions as two rows, and each links to its own queue', { skip }, async () => {
+test('the overview shows the same name in two regions as two rows, and each links to its own queue', {
+  skip,
+}, async () => {
   const [server, page] = [running.server(), running.page()];
   const errors = pageErrors(page);
   const client = (region: string) =>
-    new SQSClient({ endpoint: server.url, region, credentials: { accessKeyId: 'x', secretAccessKey: 'y' }, maxAttempts: 1 });
+    new SQSClient({
+      endpoint: server.url,
+      region,
+      credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
+      maxAttempts: 1,
+    });
   await client('us-east-1').send(new CreateQueueCommand({ QueueName: 'orders' }));
   const west = client('eu-west-1');
   const { QueueUrl } = await west.send(new CreateQueueCommand({ QueueName: 'orders' }));

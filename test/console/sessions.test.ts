@@ -11,7 +11,11 @@ test('an open console keeps no session: the CSRF token is derived from the cooki
   const again = s.open('000000000000', fresh.id)!;
   assert.equal(again.csrfToken, fresh.csrfToken, 'the same cookie gives the same token');
   assert.notEqual(s.open('000000000000')!.csrfToken, fresh.csrfToken);
-  assert.equal(new Sessions().open('000000000000', fresh.id)!.csrfToken === fresh.csrfToken, false, 'another process has another key');
+  assert.equal(
+    new Sessions().open('000000000000', fresh.id)!.csrfToken === fresh.csrfToken,
+    false,
+    'another process has another key',
+  );
   assert.equal(s.open('000000000000', 'not-a-session-id'), undefined);
   assert.equal(s.size, 0);
 });

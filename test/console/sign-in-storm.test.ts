@@ -39,7 +39,9 @@ before(async () => {
   // The throttle runs on the server's clock: a manual one, never moved, keeps the attacker's
   // wait from running out on a slow machine.
   server = await startServerProcess({
-    storage: 'memory', manualClock: true, prefix: lowered ? ['prlimit', '--nofile=1024:1024'] : [],
+    storage: 'memory',
+    manualClock: true,
+    prefix: lowered ? ['prlimit', '--nofile=1024:1024'] : [],
     args: ['--credentials', join(dir, 'keys.json'), '--trust-proxy', '127.0.0.1'],
   });
 });
@@ -53,7 +55,9 @@ after(async () => {
 function signIn(secret: string, from: string, signal?: AbortSignal) {
   const url = new URL(server!.url);
   return fetch(`${server!.url}/console/sign-in`, {
-    method: 'POST', redirect: 'manual', signal,
+    method: 'POST',
+    redirect: 'manual',
+    signal,
     headers: { 'content-type': 'application/x-www-form-urlencoded', origin: url.origin, 'x-forwarded-for': from },
     body: new URLSearchParams({ accessKeyId: 'AKIDSTORM', secretAccessKey: secret, next: '/console/' }).toString(),
   });
@@ -61,25 +65,32 @@ function signIn(secret: string, from: string, signal?: AbortSignal) {
 
 test('a storm of failed sign-ins slows the attacker only', async (t) => {
   if (!lowered) t.diagnostic('prlimit unavailable: the storm runs against the default open-file limit');
-  const sqs = new SQSClient({ endpoint: server!.url, region: 'us-east-1', credentials: { accessKeyId: 'AKIDSTORM', secretAccessKey: KEYS.AKIDSTORM.secretAccessKey }, maxAttempts: 1 });
+  const sqs = new SQSClient({
+    endpoint: server!.url,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'AKIDSTORM', secretAccessKey: KEYS.AKIDSTORM.secretAccessKey },
+    maxAttempts: 1,
+  });
   const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'storm' }));
 
   let storming = true;
   const outcomes = { checked: 0, throttled: 0, abandoned: 0, other: [] as number[] };
   // Each attacker gives up on an answer after 300 ms: the server must not keep working for it.
-  const storm = Promise.all(Array.from({ length: WORKERS }, async (_, w) => {
-    for (let i = 0; i < PER_WORKER; i++) {
-      try {
-        const res = await signIn(`guess-${w}-${i}`, ATTACKER, AbortSignal.timeout(300));
-        await res.arrayBuffer();
-        if (res.status === 401) outcomes.checked++;
-        else if (res.status === 429) outcomes.throttled++;
-        else outcomes.other.push(res.status);
-      } catch {
-        outcomes.abandoned++;
+  const storm = Promise.all(
+    Array.from({ length: WORKERS }, async (_, w) => {
+      for (let i = 0; i < PER_WORKER; i++) {
+        try {
+          const res = await signIn(`guess-${w}-${i}`, ATTACKER, AbortSignal.timeout(300));
+          await res.arrayBuffer();
+          if (res.status === 401) outcomes.checked++;
+          else if (res.status === 429) outcomes.throttled++;
+          else outcomes.other.push(res.status);
+        } catch {
+          outcomes.abandoned++;
+        }
       }
-    }
-  })).finally(() => (storming = false));
+    }),
+  ).finally(() => (storming = false));
 
   const slow: string[] = [];
   const failures: string[] = [];
@@ -96,12 +107,24 @@ test('a storm of failed sign-ins slows the attacker only', async (t) => {
   const client = (async () => {
     let n = 0;
     do {
-      await timed(`send ${n}`, () => sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: `m${n}` }), { abortSignal: AbortSignal.timeout(GIVE_UP_MS) }));
-      await timed(`receive ${n}`, () => sqs.send(new ReceiveMessageCommand({ QueueUrl, WaitTimeSeconds: 0 }), { abortSignal: AbortSignal.timeout(GIVE_UP_MS) }));
+      await timed(`send ${n}`, () =>
+        sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: `m${n}` }), {
+          abortSignal: AbortSignal.timeout(GIVE_UP_MS),
+        }),
+      );
+      await timed(`receive ${n}`, () =>
+        sqs.send(new ReceiveMessageCommand({ QueueUrl, WaitTimeSeconds: 0 }), {
+          abortSignal: AbortSignal.timeout(GIVE_UP_MS),
+        }),
+      );
       n++;
     } while (storming);
     // And once more after the storm, when today's server would still be sleeping on it.
-    await timed('send after', () => sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'after' }), { abortSignal: AbortSignal.timeout(GIVE_UP_MS) }));
+    await timed('send after', () =>
+      sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'after' }), {
+        abortSignal: AbortSignal.timeout(GIVE_UP_MS),
+      }),
+    );
     return n;
   })();
   const operator = (async () => {
@@ -114,18 +137,29 @@ test('a storm of failed sign-ins slows the attacker only', async (t) => {
     });
     if (!cookie) return;
     await timed('operator ListQueues', async () => {
-      const page = await (await fetch(`${server!.url}/console/`, { headers: { cookie }, signal: AbortSignal.timeout(GIVE_UP_MS) })).text();
+      const page = await (
+        await fetch(`${server!.url}/console/`, { headers: { cookie }, signal: AbortSignal.timeout(GIVE_UP_MS) })
+      ).text();
       const csrf = /<meta name="redrive-csrf" content="([^"]+)">/.exec(page)![1]!;
       const api = await fetch(`${server!.url}/console/api`, {
-        method: 'POST', body: '{}', signal: AbortSignal.timeout(GIVE_UP_MS),
-        headers: { cookie, 'x-redrive-csrf': csrf, 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.ListQueues' },
+        method: 'POST',
+        body: '{}',
+        signal: AbortSignal.timeout(GIVE_UP_MS),
+        headers: {
+          cookie,
+          'x-redrive-csrf': csrf,
+          'content-type': 'application/x-amz-json-1.0',
+          'x-amz-target': 'AmazonSQS.ListQueues',
+        },
       });
       if (api.status !== 200) throw new Error(`answered ${api.status}`);
     });
   })();
   const [, rounds] = await Promise.all([storm, client, operator]);
   sqs.destroy();
-  t.diagnostic(`storm: ${JSON.stringify({ ...outcomes, other: outcomes.other.length })}; good client rounds: ${rounds}`);
+  t.diagnostic(
+    `storm: ${JSON.stringify({ ...outcomes, other: outcomes.other.length })}; good client rounds: ${rounds}`,
+  );
 
   assert.deepEqual(failures, [], 'every call of the good client and the operator succeeded');
   assert.deepEqual(slow, [], 'and none waited long');

@@ -23,7 +23,11 @@ before(async () => {
   // Behind a "proxy" on loopback, so that the throttle test guesses from an address of its own.
   // The throttle runs on the server's clock: a manual one, never moved, keeps the guesser's
   // wait from running out on a slow machine.
-  server = await startServerProcess({ storage: 'memory', manualClock: true, args: ['--credentials', join(dir, 'keys.json'), '--trust-proxy', '127.0.0.1'] });
+  server = await startServerProcess({
+    storage: 'memory',
+    manualClock: true,
+    args: ['--credentials', join(dir, 'keys.json'), '--trust-proxy', '127.0.0.1'],
+  });
 });
 
 after(async () => {
@@ -36,14 +40,18 @@ const origin = () => new URL(server.url).origin;
 
 async function signIn(key: string, secret: string, headers: Record<string, string> = { origin: origin() }) {
   const res = await fetch(`${server.url}/console/sign-in`, {
-    method: 'POST', redirect: 'manual',
+    method: 'POST',
+    redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
     body: new URLSearchParams({ accessKeyId: key, secretAccessKey: secret, next: '/console/queues' }).toString(),
   });
   return res;
 }
 
-interface Session { cookie: string; csrf: string }
+interface Session {
+  cookie: string;
+  csrf: string;
+}
 
 async function session(key: keyof typeof KEYS): Promise<Session> {
   const res = await signIn(key, KEYS[key].secretAccessKey);
@@ -63,15 +71,21 @@ function consoleApi(s: Partial<Session>, action: string, body: unknown, headers:
   return fetch(`${server.url}/console/api`, {
     method: 'POST',
     headers: {
-      'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${action}`,
-      ...(s.cookie ? { cookie: s.cookie } : {}), ...(s.csrf ? { 'x-redrive-csrf': s.csrf } : {}), ...headers,
+      'content-type': 'application/x-amz-json-1.0',
+      'x-amz-target': `AmazonSQS.${action}`,
+      ...(s.cookie ? { cookie: s.cookie } : {}),
+      ...(s.csrf ? { 'x-redrive-csrf': s.csrf } : {}),
+      ...headers,
     },
     body: JSON.stringify(body),
   });
 }
 
 test('the start-up log says the console needs a sign-in', async () => {
-  assert.match(await logMatch(server.output, /console at/), /console at http:\/\/127\.0\.0\.1:\d+\/console \(sign in with an access key\)/);
+  assert.match(
+    await logMatch(server.output, /console at/),
+    /console at http:\/\/127\.0\.0\.1:\d+\/console \(sign in with an access key\)/,
+  );
   assert.doesNotMatch(server.output(), /console open without sign-in/);
 });
 
@@ -103,13 +117,23 @@ test('a wrong secret and an unknown key get the same answer; past the allowance,
   assert.equal(right.status, 429, 'not even the right secret is checked while the address waits');
   assert.equal(right.headers.get('set-cookie'), null);
   assert.ok(Number(right.headers.get('retry-after')) >= 1);
-  assert.match(/<p class="error" role="alert">([^<]*)<\/p>/.exec(await right.text())?.[1] ?? '', /^too many failed sign-ins: try again in \d+ s$/);
+  assert.match(
+    /<p class="error" role="alert">([^<]*)<\/p>/.exec(await right.text())?.[1] ?? '',
+    /^too many failed sign-ins: try again in \d+ s$/,
+  );
   // Someone else, from another address, signs in with the same key.
-  assert.equal((await signIn('AKIDALPHA', KEYS.AKIDALPHA.secretAccessKey, { origin: origin(), 'x-forwarded-for': '198.51.100.3' })).status, 303);
+  assert.equal(
+    (await signIn('AKIDALPHA', KEYS.AKIDALPHA.secretAccessKey, { origin: origin(), 'x-forwarded-for': '198.51.100.3' }))
+      .status,
+    303,
+  );
 });
 
 test('a sign-in posted from another site is refused', async () => {
-  const res = await signIn('AKIDALPHA', KEYS.AKIDALPHA.secretAccessKey, { origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' });
+  const res = await signIn('AKIDALPHA', KEYS.AKIDALPHA.secretAccessKey, {
+    origin: 'http://evil.example',
+    'sec-fetch-site': 'cross-site',
+  });
   assert.equal(res.status, 403);
   assert.equal(res.headers.get('set-cookie'), null);
 });
@@ -117,7 +141,10 @@ test('a sign-in posted from another site is refused', async () => {
 test('a cross-site POST with the session cookie but without the CSRF token is refused', async () => {
   const s = await session('AKIDALPHA');
   const create = { QueueName: 'forged' };
-  const noToken = await consoleApi({ cookie: s.cookie }, 'CreateQueue', create, { origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' });
+  const noToken = await consoleApi({ cookie: s.cookie }, 'CreateQueue', create, {
+    origin: 'http://evil.example',
+    'sec-fetch-site': 'cross-site',
+  });
   assert.equal(noToken.status, 403);
   const badToken = await consoleApi({ cookie: s.cookie, csrf: `${s.csrf}x` }, 'CreateQueue', create);
   assert.equal(badToken.status, 403);
@@ -125,14 +152,18 @@ test('a cross-site POST with the session cookie but without the CSRF token is re
   assert.equal(otherOrigin.status, 403);
   const crossSite = await consoleApi(s, 'CreateQueue', create, { 'sec-fetch-site': 'cross-site' });
   assert.equal(crossSite.status, 403);
-  const list = (await (await consoleApi(s, 'ListQueues', {}, { origin: origin(), 'sec-fetch-site': 'same-origin' })).json()) as { QueueUrls?: string[] };
+  const list = (await (
+    await consoleApi(s, 'ListQueues', {}, { origin: origin(), 'sec-fetch-site': 'same-origin' })
+  ).json()) as { QueueUrls?: string[] };
   assert.ok(!(list.QueueUrls ?? []).some((u) => u.endsWith('/forged')), 'no forged request created a queue');
 });
 
 test('each session acts as its own account and sees only its queues; sign-out ends it', async () => {
   const alpha = await session('AKIDALPHA');
   const beta = await session('AKIDBETA');
-  const made = (await (await consoleApi(alpha, 'CreateQueue', { QueueName: 'alpha-only' })).json()) as { QueueUrl: string };
+  const made = (await (await consoleApi(alpha, 'CreateQueue', { QueueName: 'alpha-only' })).json()) as {
+    QueueUrl: string;
+  };
   assert.match(made.QueueUrl, /\/111111111111\/alpha-only$/);
   const betaList = (await (await consoleApi(beta, 'ListQueues', {})).json()) as { QueueUrls?: string[] };
   assert.deepEqual(betaList.QueueUrls ?? [], []);
@@ -140,7 +171,8 @@ test('each session acts as its own account and sees only its queues; sign-out en
   assert.notEqual(peek.status, 200, 'beta cannot browse alpha’s queue');
 
   const out = await fetch(`${server.url}/console/sign-out`, {
-    method: 'POST', redirect: 'manual',
+    method: 'POST',
+    redirect: 'manual',
     headers: { cookie: alpha.cookie, origin: origin(), 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ csrf: alpha.csrf }).toString(),
   });
@@ -164,13 +196,17 @@ test('signing in in a browser shows that account’s queues and no other', { ski
     assert.equal(await page.textContent('p.error'), 'invalid access key or secret');
     assert.equal(await page.inputValue('input[name=accessKeyId]'), 'AKIDBETA', 'the access key id is kept');
     assert.equal(await page.inputValue('input[name=secretAccessKey]'), '', 'the secret is not');
-    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('name')), 'secretAccessKey', 'the secret is the field to type');
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.getAttribute('name')),
+      'secretAccessKey',
+      'the secret is the field to type',
+    );
     await page.fill('input[name=secretAccessKey]', KEYS.AKIDBETA.secretAccessKey);
     await page.click('button[type=submit]');
     await page.waitForURL('**/console/queues');
     await page.waitForSelector('body[data-ready="true"]');
     await page.waitForSelector('p.empty');
-    assert.match(await page.textContent('header.top') ?? '', /222222222222 · AKIDBETA/);
+    assert.match((await page.textContent('header.top')) ?? '', /222222222222 · AKIDBETA/);
     assert.equal(await page.locator('text=alpha-browser').count(), 0);
     // Beta's own queue, made in the console, appears.
     await openPage(page, `${server.url}/console/create-queue`);
@@ -179,7 +215,10 @@ test('signing in in a browser shows that account’s queues and no other', { ski
     await page.waitForURL('**/console/queues/beta-queue');
     await openPage(page, `${server.url}/console/queues`);
     await page.waitForSelector('#queues-table');
-    assert.deepEqual(await page.locator('#queues-table tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-queue'))), ['beta-queue']);
+    assert.deepEqual(
+      await page.locator('#queues-table tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-queue'))),
+      ['beta-queue'],
+    );
     const cookies = await page.context().cookies();
     const c = cookies.find((x) => x.name === 'redrive_console');
     assert.equal(c?.httpOnly, true);

@@ -24,12 +24,16 @@ after(async () => {
 async function bodies(ch: ConfirmChannel, queue: string, redelivered?: Set<string>): Promise<string[]> {
   const out: string[] = [];
   let last = Date.now();
-  const { consumerTag } = await ch.consume(queue, (m) => {
-    if (!m) return;
-    out.push(m.content.toString());
-    if (m.fields.redelivered) redelivered?.add(m.content.toString());
-    last = Date.now();
-  }, { noAck: true });
+  const { consumerTag } = await ch.consume(
+    queue,
+    (m) => {
+      if (!m) return;
+      out.push(m.content.toString());
+      if (m.fields.redelivered) redelivered?.add(m.content.toString());
+      last = Date.now();
+    },
+    { noAck: true },
+  );
   while (Date.now() - last < 1000) await new Promise((r) => setTimeout(r, 100));
   await ch.cancel(consumerTag);
   return out;
@@ -54,7 +58,12 @@ test('every confirmed AMQP publish survives SIGKILL, and dead-lettering neither 
     ch.on('error', () => undefined);
     for (let n = 0; !stop; n++) {
       const ids = Array.from({ length: 20 }, (_, k) => `${w}-${n}-${k}`);
-      const acks = ids.map((id) => new Promise<boolean>((resolve) => ch.publish('', 'kill-src', Buffer.from(id), { persistent: true }, (err) => resolve(!err))));
+      const acks = ids.map(
+        (id) =>
+          new Promise<boolean>((resolve) =>
+            ch.publish('', 'kill-src', Buffer.from(id), { persistent: true }, (err) => resolve(!err)),
+          ),
+      );
       try {
         const ok = await Promise.all(acks);
         ids.forEach((id, k) => ok[k] && confirmed.add(id));
@@ -81,7 +90,7 @@ test('every confirmed AMQP publish survives SIGKILL, and dead-lettering neither 
   const publishers = Array.from({ length: 4 }, (_, w) => publisher(w));
   while (confirmed.size < 1500) {
     await new Promise((r) => setTimeout(r, 5));
-    }
+  }
   await first.server.kill();
   stop = true;
   await Promise.race([Promise.all(publishers), new Promise((r) => setTimeout(r, 2000))]);
@@ -95,12 +104,20 @@ test('every confirmed AMQP publish survives SIGKILL, and dead-lettering neither 
   const redelivered = new Set<string>();
   const src = await bodies(ch, 'kill-src', redelivered);
   const notBack = [...held].filter((id) => !redelivered.has(id));
-  assert.deepEqual(notBack, [], `${notBack.length} of ${held.size} held deliveries not ready again, redelivered, right after restart`);
+  assert.deepEqual(
+    notBack,
+    [],
+    `${notBack.length} of ${held.size} held deliveries not ready again, redelivered, right after restart`,
+  );
   assert.ok(held.size > 0, 'the consumers held deliveries at the kill');
   assert.match(second.server.output(), /returned unacknowledged AMQP deliveries of a stopped process to their queues/);
   const a = await bodies(ch, 'kill-dlq-a');
   const b = await bodies(ch, 'kill-dlq-b');
-  for (const [name, list] of [['kill-src', src], ['kill-dlq-a', a], ['kill-dlq-b', b]] as const) {
+  for (const [name, list] of [
+    ['kill-src', src],
+    ['kill-dlq-a', a],
+    ['kill-dlq-b', b],
+  ] as const) {
     assert.equal(new Set(list).size, list.length, `no message twice in ${name}`);
   }
   const inSrc = new Set(src);

@@ -12,7 +12,12 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { test } from 'node:test';
 import {
-  CreateQueueCommand, GetQueueAttributesCommand, ListQueueTagsCommand, SendMessageCommand, StartMessageMoveTaskCommand, type SQSClient,
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ListQueueTagsCommand,
+  SendMessageCommand,
+  StartMessageMoveTaskCommand,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { rawJson } from '../e2e/helpers.js';
@@ -26,8 +31,15 @@ async function bodies(server: ServerProcess, queue: string): Promise<Set<string>
   const out = new Set<string>();
   let token: string | undefined;
   do {
-    const res = await rawJson(server.url, 'AmazonSQS.PeekMessages',
-      JSON.stringify({ QueueUrl: `${server.url}/000000000000/${queue}`, MaxResults: 100, ...(token ? { NextToken: token } : {}) }));
+    const res = await rawJson(
+      server.url,
+      'AmazonSQS.PeekMessages',
+      JSON.stringify({
+        QueueUrl: `${server.url}/000000000000/${queue}`,
+        MaxResults: 100,
+        ...(token ? { NextToken: token } : {}),
+      }),
+    );
     assert.equal(res.status, 200, res.text);
     for (const m of res.json.Messages as { Body: string }[]) out.add(m.Body);
     token = res.json.NextToken as string | undefined;
@@ -37,25 +49,38 @@ async function bodies(server: ServerProcess, queue: string): Promise<Set<string>
 
 /** What a restored server must show of the queues besides their messages. */
 async function shape(sqs: SQSClient, url: string) {
-  const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['VisibilityTimeout', 'DelaySeconds'] }));
+  const { Attributes } = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['VisibilityTimeout', 'DelaySeconds'] }),
+  );
   const { Tags } = await sqs.send(new ListQueueTagsCommand({ QueueUrl: url }));
   return { Attributes, Tags };
 }
 
-test('backup under load, restore: every message acknowledged before the backup, and the queues, tags and move task', { timeout: 120_000 }, async (t) => {
-  if (process.env.REDRIVE_TEST_STORAGE === 'postgres') return t.skip('a backup of the SQLite data directory (PostgreSQL: pg_dump, docs/backup.md)');
+test('backup under load, restore: every message acknowledged before the backup, and the queues, tags and move task', {
+  timeout: 120_000,
+}, async (t) => {
+  if (process.env.REDRIVE_TEST_STORAGE === 'postgres')
+    return t.skip('a backup of the SQLite data directory (PostgreSQL: pg_dump, docs/backup.md)');
   const root = mkdtempSync(join(tmpdir(), 'redrive-backup-'));
   const dataDir = join(root, 'data');
   const server = await startServerProcess({ storage: 'sqlite', dataDir });
   let restored: ServerProcess | undefined;
   try {
     const sqs = server.client();
-    const { QueueUrl } = await sqs.send(new CreateQueueCommand({
-      QueueName: 'load', Attributes: { VisibilityTimeout: '45', DelaySeconds: '0' }, tags: { team: 'shop', tier: 'gold' },
-    }));
+    const { QueueUrl } = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: 'load',
+        Attributes: { VisibilityTimeout: '45', DelaySeconds: '0' },
+        tags: { team: 'shop', tier: 'gold' },
+      }),
+    );
     // A move task that is still running when the backup is taken (1 message a second).
     const src = await sourceOf(sqs, 'bk-src', 'bk-dlq');
-    await deadLetter(sqs, src, Array.from({ length: 20 }, (_, i) => `dead ${i}`));
+    await deadLetter(
+      sqs,
+      src,
+      Array.from({ length: 20 }, (_, i) => `dead ${i}`),
+    );
     await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: arn('bk-dlq'), MaxNumberOfMessagesPerSecond: 1 }));
     const expectedShape = await shape(sqs, QueueUrl!);
 
@@ -104,8 +129,11 @@ test('backup under load, restore: every message acknowledged before the backup, 
 test('backup of a stopped server, and the refusals: no database there, a file that exists', async (t) => {
   if (process.env.REDRIVE_TEST_STORAGE === 'postgres') return t.skip('a backup of the SQLite data directory');
   const root = mkdtempSync(join(tmpdir(), 'redrive-backup-'));
-  const run = (...args: string[]) => promisify(execFile)(process.execPath, [CLI, 'backup', ...args]).then(
-    (r) => ({ code: 0, ...r }), (e: { code: number; stdout: string; stderr: string }) => e);
+  const run = (...args: string[]) =>
+    promisify(execFile)(process.execPath, [CLI, 'backup', ...args]).then(
+      (r) => ({ code: 0, ...r }),
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
   try {
     const server = await startServerProcess({ storage: 'sqlite', dataDir: join(root, 'data') });
     await server.client().send(new CreateQueueCommand({ QueueName: 'quiet' }));

@@ -19,12 +19,21 @@ test('a second server on the same data directory exits non-zero, naming it and t
     const sqs = first.client();
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'locked' }));
     await assert.rejects(startServerProcess({ storage: 'sqlite', dataDir }), (e: Error) => {
-      assert.match(e.message, new RegExp(`--data-dir ${dataDir}: ${dataDir} is in use by another Redrive server \\(pid ${first.proc.pid}\\): stop that server first`));
+      assert.match(
+        e.message,
+        new RegExp(
+          `--data-dir ${dataDir}: ${dataDir} is in use by another Redrive server \\(pid ${first.proc.pid}\\): stop that server first`,
+        ),
+      );
       return true;
     });
     await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'still here' }));
     const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl, WaitTimeSeconds: 1 }));
-    assert.deepEqual(Messages?.map((m) => m.Body), ['still here'], 'the first server serves on');
+    assert.deepEqual(
+      Messages?.map((m) => m.Body),
+      ['still here'],
+      'the first server serves on',
+    );
   } finally {
     await first.stop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -43,7 +52,10 @@ test('SIGKILL, then a new server on the same directory at once: it starts, with 
     try {
       const url = `${next.url}/000000000000/survivor`;
       const { Messages } = await next.client().send(new ReceiveMessageCommand({ QueueUrl: url }));
-      assert.deepEqual(Messages?.map((m) => m.Body), ['acknowledged']);
+      assert.deepEqual(
+        Messages?.map((m) => m.Body),
+        ['acknowledged'],
+      );
     } finally {
       await next.stop();
     }

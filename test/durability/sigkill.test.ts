@@ -4,7 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { CreateQueueCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
 const servers: ServerProcess[] = [];
@@ -27,7 +33,9 @@ test('every acknowledged send survives SIGKILL of the server', async () => {
       try {
         if (n % 3 === 0) {
           const ids = [0, 1, 2, 3, 4].map((k) => `${id}-b${k}`);
-          const r = await client.send(new SendMessageBatchCommand({ QueueUrl, Entries: ids.map((b, k) => ({ Id: `e${k}`, MessageBody: b })) }));
+          const r = await client.send(
+            new SendMessageBatchCommand({ QueueUrl, Entries: ids.map((b, k) => ({ Id: `e${k}`, MessageBody: b })) }),
+          );
           for (const s of r.Successful ?? []) acked.add(ids[Number(s.Id!.slice(1))]!);
         } else {
           await client.send(new SendMessageCommand({ QueueUrl, MessageBody: id }));
@@ -54,7 +62,12 @@ test('every acknowledged send survives SIGKILL of the server', async () => {
     const r = await c2.send(new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 300 }));
     if (!r.Messages?.length) break;
     for (const m of r.Messages) found.add(m.Body!);
-    await c2.send(new DeleteMessageBatchCommand({ QueueUrl, Entries: r.Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
+    await c2.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl,
+        Entries: r.Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
+      }),
+    );
   }
   const lost = [...acked].filter((b) => !found.has(b));
   assert.deepEqual(lost, [], `${lost.length} of ${acked.size} acknowledged messages lost`);

@@ -24,10 +24,12 @@ const CLI = fileURLToPath(new URL('../../src/cli/index.js', import.meta.url));
 async function stopsWithClosedPipes(storage: string, signal: NodeJS.Signals, quiet = false): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'redrive-signals-'));
   const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--storage', storage, '--data-dir', dataDir], {
-    stdio: ['ignore', 'pipe', 'pipe'], detached: quiet,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: quiet,
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    proc.once('exit', (code, sig) => resolve({ code, signal: sig })));
+    proc.once('exit', (code, sig) => resolve({ code, signal: sig })),
+  );
   try {
     let out = '';
     const url = await new Promise<string>((resolve, reject) => {
@@ -43,7 +45,11 @@ async function stopsWithClosedPipes(storage: string, signal: NodeJS.Signals, qui
     proc.stderr.destroy();
     // Requests the server answers, and logs about, after its pipes have closed.
     for (let i = 0; i < (quiet ? 0 : 3); i++) {
-      const res = await fetch(url, { method: 'POST', headers: { 'x-amz-target': 'AmazonSQS.ListQueues', 'content-type': 'application/x-amz-json-1.0' }, body: '{' });
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'x-amz-target': 'AmazonSQS.ListQueues', 'content-type': 'application/x-amz-json-1.0' },
+        body: '{',
+      });
       assert.equal(res.status, 400);
     }
     // And a client that sent half a request and went quiet: the drain ends all the same.
@@ -53,7 +59,9 @@ async function stopsWithClosedPipes(storage: string, signal: NodeJS.Signals, qui
     if (slow) {
       slow.on('error', () => {});
       await new Promise((r) => slow.once('connect', r));
-      slow.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.0\r\nX-Amz-Target: AmazonSQS.ListQueues\r\nContent-Length: 100\r\n\r\n{');
+      slow.write(
+        'POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.0\r\nX-Amz-Target: AmazonSQS.ListQueues\r\nContent-Length: 100\r\n\r\n{',
+      );
     }
     await new Promise((r) => setTimeout(r, quiet ? 300 : 100));
     const started = Date.now();
@@ -74,10 +82,14 @@ async function stopsWithClosedPipes(storage: string, signal: NodeJS.Signals, qui
 }
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  test(`${signal} with closed stdout and stderr: sqlite exits within 5 s`, () => stopsWithClosedPipes('sqlite', signal));
-  test(`${signal} with closed stdout and stderr: memory exits within 5 s`, () => stopsWithClosedPipes('memory', signal));
-  test(`${signal} with closed pipes and nothing logged since: a memory-store session leader exits within 5 s`, () => stopsWithClosedPipes('memory', signal, true));
-  test(`${signal} with closed pipes and nothing logged since: a sqlite session leader exits within 5 s`, () => stopsWithClosedPipes('sqlite', signal, true));
+  test(`${signal} with closed stdout and stderr: sqlite exits within 5 s`, () =>
+    stopsWithClosedPipes('sqlite', signal));
+  test(`${signal} with closed stdout and stderr: memory exits within 5 s`, () =>
+    stopsWithClosedPipes('memory', signal));
+  test(`${signal} with closed pipes and nothing logged since: a memory-store session leader exits within 5 s`, () =>
+    stopsWithClosedPipes('memory', signal, true));
+  test(`${signal} with closed pipes and nothing logged since: a sqlite session leader exits within 5 s`, () =>
+    stopsWithClosedPipes('sqlite', signal, true));
   test(`${signal} with closed stdout and stderr: postgres exits within 5 s`, async () => {
     const db = await createTestDatabase();
     try {

@@ -2,7 +2,11 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  DeleteQueueCommand, GetQueueAttributesCommand, SendMessageCommand, SetQueueAttributesCommand, type SQSClient,
+  DeleteQueueCommand,
+  GetQueueAttributesCommand,
+  SendMessageCommand,
+  SetQueueAttributesCommand,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { assertSqsError, attributes, counts, createQueue, queueDoesNotExist, receive } from './helpers.js';
@@ -24,9 +28,18 @@ describe('GetQueueAttributes', () => {
     const url = await createQueue(sqs, 'defaults');
     const a = await attributes(sqs, url);
     assert.deepEqual(Object.keys(a).sort(), [
-      'ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesDelayed', 'ApproximateNumberOfMessagesNotVisible',
-      'CreatedTimestamp', 'DelaySeconds', 'LastModifiedTimestamp', 'MaximumMessageSize', 'MessageRetentionPeriod',
-      'QueueArn', 'ReceiveMessageWaitTimeSeconds', 'SqsManagedSseEnabled', 'VisibilityTimeout',
+      'ApproximateNumberOfMessages',
+      'ApproximateNumberOfMessagesDelayed',
+      'ApproximateNumberOfMessagesNotVisible',
+      'CreatedTimestamp',
+      'DelaySeconds',
+      'LastModifiedTimestamp',
+      'MaximumMessageSize',
+      'MessageRetentionPeriod',
+      'QueueArn',
+      'ReceiveMessageWaitTimeSeconds',
+      'SqsManagedSseEnabled',
+      'VisibilityTimeout',
     ]);
     assert.equal(a.ApproximateNumberOfMessages, '0');
     assert.equal(a.ApproximateNumberOfMessagesDelayed, '0');
@@ -49,7 +62,9 @@ describe('GetQueueAttributes', () => {
     const a = await attributes(sqs, url, ['QueueArn', 'CreatedTimestamp', 'VisibilityTimeout']);
     assert.deepEqual(Object.keys(a).sort(), ['CreatedTimestamp', 'QueueArn', 'VisibilityTimeout']);
     assert.equal(a.VisibilityTimeout, '20');
-    assert.deepEqual(await attributes(sqs, url, ['ApproximateNumberOfMessagesDelayed']), { ApproximateNumberOfMessagesDelayed: '0' });
+    assert.deepEqual(await attributes(sqs, url, ['ApproximateNumberOfMessagesDelayed']), {
+      ApproximateNumberOfMessagesDelayed: '0',
+    });
     // An unset optional attribute is simply absent.
     assert.deepEqual(await attributes(sqs, url, ['Policy']), {});
   });
@@ -57,7 +72,9 @@ describe('GetQueueAttributes', () => {
   test('an unknown name is InvalidAttributeName', async () => {
     const url = await createQueue(sqs, 'bad-name');
     await assertSqsError(attributes(sqs, url, ['VisibilityTimeout', 'Foobar']), {
-      name: 'InvalidAttributeName', status: 400, message: 'Unknown Attribute Foobar.',
+      name: 'InvalidAttributeName',
+      status: 400,
+      message: 'Unknown Attribute Foobar.',
     });
   });
 
@@ -77,13 +94,20 @@ describe('GetQueueAttributes', () => {
   test('QueueDoesNotExist for a deleted queue', async () => {
     const QueueUrl = await createQueue(sqs, 'gone');
     await sqs.send(new DeleteQueueCommand({ QueueUrl }));
-    await assertSqsError(sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['All'] })), queueDoesNotExist);
+    await assertSqsError(
+      sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['All'] })),
+      queueDoesNotExist,
+    );
   });
 });
 
 describe('SetQueueAttributes', () => {
   test('changes values and LastModifiedTimestamp, not CreatedTimestamp', async () => {
-    const url = await createQueue(sqs, 'settable', { MessageRetentionPeriod: '604800', ReceiveMessageWaitTimeSeconds: '10', VisibilityTimeout: '20' });
+    const url = await createQueue(sqs, 'settable', {
+      MessageRetentionPeriod: '604800',
+      ReceiveMessageWaitTimeSeconds: '10',
+      VisibilityTimeout: '20',
+    });
     const before = await attributes(sqs, url);
     await server.advanceClock(10_000);
     await set(url, { MaximumMessageSize: '2048', VisibilityTimeout: '69', DelaySeconds: '420' });
@@ -91,7 +115,9 @@ describe('SetQueueAttributes', () => {
     assert.equal(after.CreatedTimestamp, before.CreatedTimestamp);
     assert.deepEqual(after, {
       ...before,
-      MaximumMessageSize: '2048', VisibilityTimeout: '69', DelaySeconds: '420',
+      MaximumMessageSize: '2048',
+      VisibilityTimeout: '69',
+      DelaySeconds: '420',
       LastModifiedTimestamp: String(Number(before.LastModifiedTimestamp) + 10),
     });
   });
@@ -101,13 +127,19 @@ describe('SetQueueAttributes', () => {
     const before = await attributes(sqs, url);
     await server.advanceClock(5_000);
     await assertSqsError(set(url, { VisibilityTimeout: '60', DelaySeconds: '901' }), {
-      name: 'InvalidAttributeValue', status: 400, message: 'Invalid value for the parameter DelaySeconds.',
+      name: 'InvalidAttributeValue',
+      status: 400,
+      message: 'Invalid value for the parameter DelaySeconds.',
     });
     await assertSqsError(set(url, { VisibilityTimeout: '60', Bogus: '1' }), {
-      name: 'InvalidAttributeName', status: 400, message: 'Unknown Attribute Bogus.',
+      name: 'InvalidAttributeName',
+      status: 400,
+      message: 'Unknown Attribute Bogus.',
     });
     await assertSqsError(set(url, { VisibilityTimeout: '60', QueueArn: 'arn:aws:sqs:us-east-1:000000000000:x' }), {
-      name: 'InvalidAttributeName', status: 400, message: 'Unknown Attribute QueueArn.',
+      name: 'InvalidAttributeName',
+      status: 400,
+      message: 'Unknown Attribute QueueArn.',
     });
     assert.deepEqual(await attributes(sqs, url), before);
   });
@@ -115,7 +147,9 @@ describe('SetQueueAttributes', () => {
   test('FifoQueue on a standard queue is an unknown attribute', async () => {
     const url = await createQueue(sqs, 'std-set-fifo');
     await assertSqsError(set(url, { FifoQueue: 'true' }), {
-      name: 'InvalidAttributeName', status: 400, message: 'Unknown Attribute FifoQueue.',
+      name: 'InvalidAttributeName',
+      status: 400,
+      message: 'Unknown Attribute FifoQueue.',
     });
     assert.equal((await attributes(sqs, url)).FifoQueue, undefined);
   });
@@ -124,12 +158,24 @@ describe('SetQueueAttributes', () => {
     const url = await createQueue(sqs, 'policy');
     const policy = JSON.stringify({
       Version: '2012-10-17',
-      Statement: [{ Sid: 's1', Effect: 'Allow', Principal: '*', Action: 'sqs:SendMessage', Resource: 'arn:aws:sqs:us-east-1:000000000000:policy' }],
+      Statement: [
+        {
+          Sid: 's1',
+          Effect: 'Allow',
+          Principal: '*',
+          Action: 'sqs:SendMessage',
+          Resource: 'arn:aws:sqs:us-east-1:000000000000:policy',
+        },
+      ],
     });
     await set(url, { Policy: policy });
     assert.deepEqual(await attributes(sqs, url, ['Policy']), { Policy: policy });
     assert.equal((await attributes(sqs, url)).Policy, policy);
-    await assertSqsError(set(url, { Policy: '{not json' }), { name: 'InvalidAttributeValue', status: 400, message: /Policy/ });
+    await assertSqsError(set(url, { Policy: '{not json' }), {
+      name: 'InvalidAttributeValue',
+      status: 400,
+      message: /Policy/,
+    });
     assert.equal((await attributes(sqs, url)).Policy, policy);
     await set(url, { Policy: '' });
     assert.equal((await attributes(sqs, url)).Policy, undefined);
@@ -138,9 +184,15 @@ describe('SetQueueAttributes', () => {
   test('SSE: KMS attributes are stored and returned; SQS-managed SSE turns them off', async () => {
     const url = await createQueue(sqs, 'sse');
     const names = ['KmsMasterKeyId', 'KmsDataKeyReusePeriodSeconds', 'SqsManagedSseEnabled'];
-    await set(url, { KmsMasterKeyId: 'testKeyId', KmsDataKeyReusePeriodSeconds: '6000', SqsManagedSseEnabled: 'false' });
+    await set(url, {
+      KmsMasterKeyId: 'testKeyId',
+      KmsDataKeyReusePeriodSeconds: '6000',
+      SqsManagedSseEnabled: 'false',
+    });
     assert.deepEqual(await attributes(sqs, url, names), {
-      KmsMasterKeyId: 'testKeyId', KmsDataKeyReusePeriodSeconds: '6000', SqsManagedSseEnabled: 'false',
+      KmsMasterKeyId: 'testKeyId',
+      KmsDataKeyReusePeriodSeconds: '6000',
+      SqsManagedSseEnabled: 'false',
     });
     assert.equal((await attributes(sqs, url)).KmsMasterKeyId, 'testKeyId');
     await set(url, { SqsManagedSseEnabled: 'true' });
@@ -159,19 +211,26 @@ describe('SetQueueAttributes', () => {
     const url = await createQueue(sqs, 'sse-both');
     const before = await attributes(sqs, url);
     const both = {
-      name: 'InvalidAttributeName', status: 400,
-      message: 'You can use one type of server-side encryption (SSE) at one time. You can either enable KMS SSE or SQS SSE.',
+      name: 'InvalidAttributeName',
+      status: 400,
+      message:
+        'You can use one type of server-side encryption (SSE) at one time. You can either enable KMS SSE or SQS SSE.',
     };
     await assertSqsError(set(url, { KmsMasterKeyId: 'testKeyId', SqsManagedSseEnabled: 'true' }), both);
     assert.deepEqual(await attributes(sqs, url), before);
-    await assertSqsError(createQueue(sqs, 'sse-both-create', { KmsMasterKeyId: 'k', SqsManagedSseEnabled: 'true' }), both);
+    await assertSqsError(
+      createQueue(sqs, 'sse-both-create', { KmsMasterKeyId: 'k', SqsManagedSseEnabled: 'true' }),
+      both,
+    );
   });
 
   test('KmsDataKeyReusePeriodSeconds must be within 60..86400', async () => {
     const url = await createQueue(sqs, 'kms-reuse');
     for (const bad of ['59', '86401']) {
       await assertSqsError(set(url, { KmsDataKeyReusePeriodSeconds: bad }), {
-        name: 'InvalidAttributeValue', status: 400, message: 'Invalid value for the parameter KmsDataKeyReusePeriodSeconds.',
+        name: 'InvalidAttributeValue',
+        status: 400,
+        message: 'Invalid value for the parameter KmsDataKeyReusePeriodSeconds.',
       });
     }
     await set(url, { KmsDataKeyReusePeriodSeconds: '86400' });

@@ -2,8 +2,12 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, SendMessageBatchCommand, SendMessageCommand,
-  type SendMessageBatchRequestEntry, type SQSClient,
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  type SendMessageBatchRequestEntry,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { assertSqsError, counts, createQueue, queueDoesNotExist, receive, type ExpectedError } from './helpers.js';
@@ -22,19 +26,28 @@ const entries = (n: number, prefix = 'e'): SendMessageBatchRequestEntry[] =>
   Array.from({ length: n }, (_, i) => ({ Id: `${prefix}${i}`, MessageBody: `body ${i}` }));
 
 const tooMany = (n: number): ExpectedError => ({
-  name: 'TooManyEntriesInBatchRequest', code: 'AWS.SimpleQueueService.TooManyEntriesInBatchRequest', status: 400,
+  name: 'TooManyEntriesInBatchRequest',
+  code: 'AWS.SimpleQueueService.TooManyEntriesInBatchRequest',
+  status: 400,
   message: `Maximum number of entries per request are 10. You have sent ${n}.`,
 });
 const emptyBatch = (entryShape: string): ExpectedError => ({
-  name: 'EmptyBatchRequest', code: 'AWS.SimpleQueueService.EmptyBatchRequest', status: 400,
+  name: 'EmptyBatchRequest',
+  code: 'AWS.SimpleQueueService.EmptyBatchRequest',
+  status: 400,
   message: `There should be at least one ${entryShape} in the request.`,
 });
 const badId: ExpectedError = {
-  name: 'InvalidBatchEntryId', code: 'AWS.SimpleQueueService.InvalidBatchEntryId', status: 400,
-  message: 'A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.',
+  name: 'InvalidBatchEntryId',
+  code: 'AWS.SimpleQueueService.InvalidBatchEntryId',
+  status: 400,
+  message:
+    'A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.',
 };
 const notDistinct: ExpectedError = {
-  name: 'BatchEntryIdsNotDistinct', code: 'AWS.SimpleQueueService.BatchEntryIdsNotDistinct', status: 400,
+  name: 'BatchEntryIdsNotDistinct',
+  code: 'AWS.SimpleQueueService.BatchEntryIdsNotDistinct',
+  status: 400,
 };
 
 async function sendAndReceiveAll(QueueUrl: string, n: number): Promise<string[]> {
@@ -67,7 +80,13 @@ describe('SendMessageBatch', () => {
     await assertSqsError(sendBatch(url, entries(20)), tooMany(20));
     await assertSqsError(sendBatch(url, [...entries(2), { Id: 'e0', MessageBody: 'dup' }]), notDistinct);
     for (const Id of ['message:1', '', 'x'.repeat(81), 'dot.id']) {
-      await assertSqsError(sendBatch(url, [{ Id: 'ok', MessageBody: 'fine' }, { Id, MessageBody: 'bad id' }]), badId);
+      await assertSqsError(
+        sendBatch(url, [
+          { Id: 'ok', MessageBody: 'fine' },
+          { Id, MessageBody: 'bad id' },
+        ]),
+        badId,
+      );
     }
     assert.deepEqual(await counts(sqs, url), { visible: 0, inflight: 0, delayed: 0 });
     // 80 characters, hyphens and underscores are fine.
@@ -83,10 +102,15 @@ describe('SendMessageBatch', () => {
       { Id: 'badchar', MessageBody: 'bad \x01 char' },
       { Id: 'baddelay', MessageBody: 'x', DelaySeconds: 901 },
     ]);
-    assert.deepEqual(out.Successful!.map((s) => [s.Id, s.MD5OfMessageBody]), [['fits', 'c9a34cfc85d982698c6ac89f76071abd']]);
+    assert.deepEqual(
+      out.Successful!.map((s) => [s.Id, s.MD5OfMessageBody]),
+      [['fits', 'c9a34cfc85d982698c6ac89f76071abd']],
+    );
     const failed = Object.fromEntries(out.Failed!.map((f) => [f.Id, f]));
     assert.deepEqual(failed.big, {
-      Id: 'big', Code: 'InvalidParameterValue', SenderFault: true,
+      Id: 'big',
+      Code: 'InvalidParameterValue',
+      SenderFault: true,
       Message: 'One or more parameters cannot be validated. Reason: Message must be shorter than 1024 bytes.',
     });
     assert.equal(failed.badchar!.Code, 'InvalidMessageContents');
@@ -102,20 +126,28 @@ describe('SendMessageBatch', () => {
     batch[4] = { Id: 'e4', MessageBody: 'bad \x01' };
     const out = await sendBatch(url, batch);
     assert.equal(out.Successful!.length, 9);
-    assert.deepEqual(out.Failed!.map((f) => [f.Id, f.Code]), [['e4', 'InvalidMessageContents']]);
+    assert.deepEqual(
+      out.Failed!.map((f) => [f.Id, f.Code]),
+      [['e4', 'InvalidMessageContents']],
+    );
     assert.equal((await counts(sqs, url)).visible, 9);
   });
 
   test('the whole request may carry at most 1 MiB: BatchRequestTooLong', async () => {
     const url = await createQueue(sqs, 'batch-too-long');
     const attr = { k: { DataType: 'String', StringValue: 'x' } }; // 8 bytes
-    await assertSqsError(sendBatch(url, [
-      { Id: 'big', MessageBody: 'a'.repeat(1_048_568), MessageAttributes: attr },
-      { Id: 'one', MessageBody: 'a' },
-    ]), {
-      name: 'BatchRequestTooLong', code: 'AWS.SimpleQueueService.BatchRequestTooLong', status: 400,
-      message: 'Batch requests cannot be longer than 1048576 bytes. You have sent 1048577 bytes.',
-    });
+    await assertSqsError(
+      sendBatch(url, [
+        { Id: 'big', MessageBody: 'a'.repeat(1_048_568), MessageAttributes: attr },
+        { Id: 'one', MessageBody: 'a' },
+      ]),
+      {
+        name: 'BatchRequestTooLong',
+        code: 'AWS.SimpleQueueService.BatchRequestTooLong',
+        status: 400,
+        message: 'Batch requests cannot be longer than 1048576 bytes. You have sent 1048577 bytes.',
+      },
+    );
     assert.equal((await counts(sqs, url)).visible, 0);
     const out = await sendBatch(url, [
       { Id: 'half1', MessageBody: 'a'.repeat(524_288) },
@@ -126,7 +158,10 @@ describe('SendMessageBatch', () => {
 
   test('per-entry DelaySeconds', async () => {
     const url = await createQueue(sqs, 'batch-delay');
-    await sendBatch(url, [{ Id: 'now', MessageBody: 'now' }, { Id: 'later', MessageBody: 'later', DelaySeconds: 30 }]);
+    await sendBatch(url, [
+      { Id: 'now', MessageBody: 'now' },
+      { Id: 'later', MessageBody: 'later', DelaySeconds: 30 },
+    ]);
     assert.deepEqual(await counts(sqs, url), { visible: 1, inflight: 0, delayed: 1 });
     await server.advanceClock(30_000);
     assert.deepEqual(await counts(sqs, url), { visible: 2, inflight: 0, delayed: 0 });
@@ -141,31 +176,53 @@ describe('DeleteMessageBatch', () => {
   test('deletes each entry; bad handles fail per entry', async () => {
     const url = await createQueue(sqs, 'delbatch');
     const handles = await sendAndReceiveAll(url, 3);
-    const out = await sqs.send(new DeleteMessageBatchCommand({
-      QueueUrl: url,
-      Entries: [
-        { Id: 'a', ReceiptHandle: handles[0]! },
-        { Id: 'b', ReceiptHandle: handles[1]! },
-        { Id: 'bad', ReceiptHandle: 'garbage' },
-      ],
-    }));
+    const out = await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: url,
+        Entries: [
+          { Id: 'a', ReceiptHandle: handles[0]! },
+          { Id: 'b', ReceiptHandle: handles[1]! },
+          { Id: 'bad', ReceiptHandle: 'garbage' },
+        ],
+      }),
+    );
     assert.deepEqual(out.Successful!.map((s) => s.Id).sort(), ['a', 'b']);
-    assert.deepEqual(out.Failed, [{
-      Id: 'bad', Code: 'ReceiptHandleIsInvalid', SenderFault: true,
-      Message: 'The input receipt handle "garbage" is not a valid receipt handle.',
-    }]);
+    assert.deepEqual(out.Failed, [
+      {
+        Id: 'bad',
+        Code: 'ReceiptHandleIsInvalid',
+        SenderFault: true,
+        Message: 'The input receipt handle "garbage" is not a valid receipt handle.',
+      },
+    ]);
     assert.deepEqual(await counts(sqs, url), { visible: 0, inflight: 1, delayed: 0 });
   });
 
   test('whole-request errors delete nothing', async () => {
     const url = await createQueue(sqs, 'delbatch-rejected');
     const handles = await sendAndReceiveAll(url, 2);
-    const del = (Entries: { Id: string; ReceiptHandle: string }[]) => sqs.send(new DeleteMessageBatchCommand({ QueueUrl: url, Entries }));
+    const del = (Entries: { Id: string; ReceiptHandle: string }[]) =>
+      sqs.send(new DeleteMessageBatchCommand({ QueueUrl: url, Entries }));
     await assertSqsError(del([]), emptyBatch('DeleteMessageBatchRequestEntry'));
-    await assertSqsError(del(Array.from({ length: 11 }, (_, i) => ({ Id: `i${i}`, ReceiptHandle: handles[0]! }))), tooMany(11));
-    await assertSqsError(del([{ Id: 'x', ReceiptHandle: handles[0]! }, { Id: 'x', ReceiptHandle: handles[1]! }]), notDistinct);
+    await assertSqsError(
+      del(Array.from({ length: 11 }, (_, i) => ({ Id: `i${i}`, ReceiptHandle: handles[0]! }))),
+      tooMany(11),
+    );
+    await assertSqsError(
+      del([
+        { Id: 'x', ReceiptHandle: handles[0]! },
+        { Id: 'x', ReceiptHandle: handles[1]! },
+      ]),
+      notDistinct,
+    );
     for (const Id of ['', 'testLongId'.repeat(10), 'invalid:id']) {
-      await assertSqsError(del([{ Id: 'ok', ReceiptHandle: handles[0]! }, { Id, ReceiptHandle: 'testHandle1' }]), badId);
+      await assertSqsError(
+        del([
+          { Id: 'ok', ReceiptHandle: handles[0]! },
+          { Id, ReceiptHandle: 'testHandle1' },
+        ]),
+        badId,
+      );
     }
     assert.deepEqual(await counts(sqs, url), { visible: 0, inflight: 2, delayed: 0 });
   });
@@ -175,23 +232,30 @@ describe('ChangeMessageVisibilityBatch', () => {
   test('changes each entry; bad entries fail alone', async () => {
     const url = await createQueue(sqs, 'cmvbatch');
     const handles = await sendAndReceiveAll(url, 4);
-    await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: url, Entries: [{ Id: 'd', ReceiptHandle: handles[3]! }] }));
-    const out = await sqs.send(new ChangeMessageVisibilityBatchCommand({
-      QueueUrl: url,
-      Entries: [
-        { Id: 'zero', ReceiptHandle: handles[0]!, VisibilityTimeout: 0 },
-        { Id: 'long', ReceiptHandle: handles[1]!, VisibilityTimeout: 600 },
-        { Id: 'toolong', ReceiptHandle: handles[2]!, VisibilityTimeout: 43_200 },
-        { Id: 'deleted', ReceiptHandle: handles[3]!, VisibilityTimeout: 10 },
-        { Id: 'bad', ReceiptHandle: 'garbage', VisibilityTimeout: 10 },
-      ],
-    }));
+    await sqs.send(
+      new DeleteMessageBatchCommand({ QueueUrl: url, Entries: [{ Id: 'd', ReceiptHandle: handles[3]! }] }),
+    );
+    const out = await sqs.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: url,
+        Entries: [
+          { Id: 'zero', ReceiptHandle: handles[0]!, VisibilityTimeout: 0 },
+          { Id: 'long', ReceiptHandle: handles[1]!, VisibilityTimeout: 600 },
+          { Id: 'toolong', ReceiptHandle: handles[2]!, VisibilityTimeout: 43_200 },
+          { Id: 'deleted', ReceiptHandle: handles[3]!, VisibilityTimeout: 10 },
+          { Id: 'bad', ReceiptHandle: 'garbage', VisibilityTimeout: 10 },
+        ],
+      }),
+    );
     assert.deepEqual(out.Successful!.map((s) => s.Id).sort(), ['long', 'zero']);
     const failed = Object.fromEntries(out.Failed!.map((f) => [f.Id, f]));
     assert.deepEqual(Object.keys(failed).sort(), ['bad', 'deleted', 'toolong']);
     assert.equal(failed.bad!.Code, 'ReceiptHandleIsInvalid');
     assert.equal(failed.deleted!.Code, 'InvalidParameterValue');
-    assert.match(failed.deleted!.Message!, /Message does not exist or is not available for visibility timeout change\.$/);
+    assert.match(
+      failed.deleted!.Message!,
+      /Message does not exist or is not available for visibility timeout change\.$/,
+    );
     assert.equal(failed.toolong!.Code, 'InvalidParameterValue');
     assert.match(failed.toolong!.Message!, /beyond the limit \[43200 seconds\]/);
     for (const f of out.Failed!) assert.equal(f.SenderFault, true);
@@ -209,9 +273,24 @@ describe('ChangeMessageVisibilityBatch', () => {
     const change = (Entries: { Id: string; ReceiptHandle: string; VisibilityTimeout: number }[]) =>
       sqs.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: url, Entries }));
     await assertSqsError(change([]), emptyBatch('ChangeMessageVisibilityBatchRequestEntry'));
-    await assertSqsError(change(Array.from({ length: 20 }, (_, i) => ({ Id: `i${i}`, ReceiptHandle: h!, VisibilityTimeout: 0 }))), tooMany(20));
-    await assertSqsError(change([{ Id: 'x', ReceiptHandle: h!, VisibilityTimeout: 0 }, { Id: 'x', ReceiptHandle: h!, VisibilityTimeout: 0 }]), notDistinct);
-    await assertSqsError(change([{ Id: 'ok', ReceiptHandle: h!, VisibilityTimeout: 0 }, { Id: 'no:colons', ReceiptHandle: h!, VisibilityTimeout: 0 }]), badId);
+    await assertSqsError(
+      change(Array.from({ length: 20 }, (_, i) => ({ Id: `i${i}`, ReceiptHandle: h!, VisibilityTimeout: 0 }))),
+      tooMany(20),
+    );
+    await assertSqsError(
+      change([
+        { Id: 'x', ReceiptHandle: h!, VisibilityTimeout: 0 },
+        { Id: 'x', ReceiptHandle: h!, VisibilityTimeout: 0 },
+      ]),
+      notDistinct,
+    );
+    await assertSqsError(
+      change([
+        { Id: 'ok', ReceiptHandle: h!, VisibilityTimeout: 0 },
+        { Id: 'no:colons', ReceiptHandle: h!, VisibilityTimeout: 0 },
+      ]),
+      badId,
+    );
     assert.deepEqual(await counts(sqs, url), { visible: 0, inflight: 1, delayed: 0 });
   });
 });

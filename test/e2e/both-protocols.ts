@@ -7,7 +7,11 @@ import { needs } from '../support/requirements.js';
  * The fidelity tests' shared shape: the same steps through the AWS SDK v3 (JSON) and
  * Debian's boto3 (Query), each with queue names of its own.
  */
-export function bothProtocols(drivers: Driver[], name: string, run: (api: Driver, q: (n: string) => string) => Promise<void>): void {
+export function bothProtocols(
+  drivers: Driver[],
+  name: string,
+  run: (api: Driver, q: (n: string) => string) => Promise<void>,
+): void {
   describe(name, () => {
     for (const [i, label] of ['JSON (AWS SDK v3)', 'Query (boto3)'].entries()) {
       test(label, i === 1 ? needs('boto3') : {}, () => run(drivers[i]!, (n) => `${drivers[i]!.protocol}-${n}`));
@@ -16,7 +20,10 @@ export function bothProtocols(drivers: Driver[], name: string, run: (api: Driver
 }
 
 export async function expectError(call: Promise<unknown>, code: string, message: string | RegExp): Promise<void> {
-  const err = await call.then(() => assert.fail(`expected ${code}`), (e: unknown) => e);
+  const err = await call.then(
+    () => assert.fail(`expected ${code}`),
+    (e: unknown) => e,
+  );
   assert.ok(err instanceof ApiError, String(err));
   assert.equal(err.code, code);
   if (message instanceof RegExp) assert.match(err.message, message);
@@ -29,5 +36,10 @@ export async function create(api: Driver, QueueName: string, Attributes?: Record
 
 export async function receive(api: Driver, QueueUrl: string, extra: Record<string, unknown> = {}) {
   const out = await api.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 0, ...extra });
-  return (out.Messages ?? []) as { Body: string; ReceiptHandle: string; MessageId: string; Attributes?: Record<string, string> }[];
+  return (out.Messages ?? []) as {
+    Body: string;
+    ReceiptHandle: string;
+    MessageId: string;
+    Attributes?: Record<string, string>;
+  }[];
 }

@@ -7,7 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DeleteMessageCommand, PurgeQueueCommand, SendMessageBatchCommand, SendMessageCommand, StartMessageMoveTaskCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageCommand,
+  PurgeQueueCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  StartMessageMoveTaskCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { cliAt } from '../cli/support.js';
 import { total } from '../metrics/scrape.js';
@@ -22,7 +29,13 @@ useServerProcess({ storage: 'sqlite', manualClock: true }, (s) => {
   sqs = s.client();
 });
 
-interface Counts { sent: number; received: number; deleted: number; deadLettered: number; deadLetterArrivals: number }
+interface Counts {
+  sent: number;
+  received: number;
+  deleted: number;
+  deadLettered: number;
+  deadLetterArrivals: number;
+}
 
 /** The table of docs/monitoring.md applied to what the test does below. */
 const EXPECTED: Record<string, Counts> = {
@@ -45,13 +58,16 @@ test('every event moves the same counters on /metrics, GetQueueActivity and the 
   const purge = await create(sqs, 'cr-purge');
   const retention = await create(sqs, 'cr-retention', { MessageRetentionPeriod: '60' });
 
-  await sqs.send(new SendMessageBatchCommand({ QueueUrl: src, Entries: ['a', 'b', 'c'].map((b) => ({ Id: b, MessageBody: b })) }));
+  await sqs.send(
+    new SendMessageBatchCommand({ QueueUrl: src, Entries: ['a', 'b', 'c'].map((b) => ({ Id: b, MessageBody: b })) }),
+  );
   for (const body of ['d', 'e']) await sqs.send(new SendMessageCommand({ QueueUrl: src, MessageBody: body }));
   await sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'sent straight to the DLQ' }));
   // A consumer receives all five and deletes two; the others' visibility lapses at once.
   const got = await receive(sqs, src, { MaxNumberOfMessages: 10, VisibilityTimeout: 0 });
   assert.equal(got.length, 5);
-  for (const m of got.slice(0, 2)) await sqs.send(new DeleteMessageCommand({ QueueUrl: src, ReceiptHandle: m.ReceiptHandle! }));
+  for (const m of got.slice(0, 2))
+    await sqs.send(new DeleteMessageCommand({ QueueUrl: src, ReceiptHandle: m.ReceiptHandle! }));
   // The next receive finds the three past maxReceiveCount: they move to the DLQ and it returns none.
   assert.equal((await receive(sqs, src, { MaxNumberOfMessages: 10 })).length, 0);
 
@@ -61,13 +77,25 @@ test('every event moves the same counters on /metrics, GetQueueActivity and the 
   assert.equal(task.Status, 'COMPLETED');
   assert.equal(task.ApproximateNumberOfMessagesMoved, 4);
 
-  await sqs.send(new SendMessageBatchCommand({ QueueUrl: purge, Entries: ['p1', 'p2'].map((b) => ({ Id: b, MessageBody: b })) }));
+  await sqs.send(
+    new SendMessageBatchCommand({ QueueUrl: purge, Entries: ['p1', 'p2'].map((b) => ({ Id: b, MessageBody: b })) }),
+  );
   await sqs.send(new PurgeQueueCommand({ QueueUrl: purge }));
-  await sqs.send(new SendMessageBatchCommand({ QueueUrl: retention, Entries: ['r1', 'r2'].map((b) => ({ Id: b, MessageBody: b })) }));
+  await sqs.send(
+    new SendMessageBatchCommand({ QueueUrl: retention, Entries: ['r1', 'r2'].map((b) => ({ Id: b, MessageBody: b })) }),
+  );
   // Past the 60 s retention: the sweep (once a second on the server's clock) deletes both.
   for (let i = 0; i < 70; i++) await server.advanceClock(1_000);
-  const gone = async () => (await rawJson(server.url, 'AmazonSQS.GetQueueAttributes', JSON.stringify({ QueueUrl: retention, AttributeNames: ['ApproximateNumberOfMessages'] }))).json as { Attributes: Record<string, string> };
-  for (let i = 0; i < 50 && (await gone()).Attributes.ApproximateNumberOfMessages !== '0'; i++) await server.advanceClock(1_000);
+  const gone = async () =>
+    (
+      await rawJson(
+        server.url,
+        'AmazonSQS.GetQueueAttributes',
+        JSON.stringify({ QueueUrl: retention, AttributeNames: ['ApproximateNumberOfMessages'] }),
+      )
+    ).json as { Attributes: Record<string, string> };
+  for (let i = 0; i < 50 && (await gone()).Attributes.ApproximateNumberOfMessages !== '0'; i++)
+    await server.advanceClock(1_000);
   assert.equal((await gone()).Attributes.ApproximateNumberOfMessages, '0', 'retention deleted the messages');
 
   const metrics = await (await fetch(`${server.url}/metrics`)).text();
@@ -75,43 +103,74 @@ test('every event moves the same counters on /metrics, GetQueueActivity and the 
   for (const [name, want] of Object.entries(EXPECTED)) {
     const url = `${server.url}/000000000000/${name}`;
     // /metrics: CloudWatch's names and Redrive's dead-letter counter (by source, and by DLQ for arrivals).
-    assert.deepEqual({
-      sent: total(metrics, 'redrive_number_of_messages_sent_total', { queue_name: name }),
-      received: total(metrics, 'redrive_number_of_messages_received_total', { queue_name: name }),
-      deleted: total(metrics, 'redrive_number_of_messages_deleted_total', { queue_name: name }),
-      deadLettered: total(metrics, 'redrive_messages_dead_lettered_total', { queue_name: name })
-        + total(metrics, 'redrive_messages_dropped_total', { queue_name: name }) + total(metrics, 'redrive_dead_letter_cycles_broken_total', { queue_name: name }),
-      deadLetterArrivals: total(metrics, 'redrive_messages_dead_lettered_total', { dead_letter_queue: name }),
-    }, want, `/metrics of ${name}`);
+    assert.deepEqual(
+      {
+        sent: total(metrics, 'redrive_number_of_messages_sent_total', { queue_name: name }),
+        received: total(metrics, 'redrive_number_of_messages_received_total', { queue_name: name }),
+        deleted: total(metrics, 'redrive_number_of_messages_deleted_total', { queue_name: name }),
+        deadLettered:
+          total(metrics, 'redrive_messages_dead_lettered_total', { queue_name: name }) +
+          total(metrics, 'redrive_messages_dropped_total', { queue_name: name }) +
+          total(metrics, 'redrive_dead_letter_cycles_broken_total', { queue_name: name }),
+        deadLetterArrivals: total(metrics, 'redrive_messages_dead_lettered_total', { dead_letter_queue: name }),
+      },
+      want,
+      `/metrics of ${name}`,
+    );
 
     // GetQueueActivity (the console's chart reads it), JSON protocol.
     const r = await rawJson(server.url, 'AmazonSQS.GetQueueActivity', JSON.stringify({ QueueUrl: url }));
     assert.equal(r.status, 200, r.text);
     const minutes = r.json.Minutes as Record<string, number>[];
-    assert.deepEqual({
-      sent: sum(minutes, 'Sent'), received: sum(minutes, 'Received'), deleted: sum(minutes, 'Deleted'),
-      deadLettered: sum(minutes, 'DeadLettered'), deadLetterArrivals: sum(minutes, 'DeadLetterArrivals'),
-    }, want, `GetQueueActivity of ${name}`);
+    assert.deepEqual(
+      {
+        sent: sum(minutes, 'Sent'),
+        received: sum(minutes, 'Received'),
+        deleted: sum(minutes, 'Deleted'),
+        deadLettered: sum(minutes, 'DeadLettered'),
+        deadLetterArrivals: sum(minutes, 'DeadLetterArrivals'),
+      },
+      want,
+      `GetQueueActivity of ${name}`,
+    );
 
     // The Query protocol carries the same numbers.
-    const q = await (await fetch(server.url, {
-      // An unsigned form in open mode must say it comes from a client, not a web page (docs/security.md).
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER },
-      body: new URLSearchParams({ Action: 'GetQueueActivity', Version: '2012-11-05', QueueUrl: url }).toString(),
-    })).text();
-    const xmlSum = (k: string) => [...q.matchAll(new RegExp(`<${k}>(\\d+)</${k}>`, 'g'))].reduce((n, m) => n + Number(m[1]), 0);
-    assert.deepEqual({
-      sent: xmlSum('Sent'), received: xmlSum('Received'), deleted: xmlSum('Deleted'),
-      deadLettered: xmlSum('DeadLettered'), deadLetterArrivals: xmlSum('DeadLetterArrivals'),
-    }, want, `GetQueueActivity (Query) of ${name}`);
+    const q = await (
+      await fetch(server.url, {
+        // An unsigned form in open mode must say it comes from a client, not a web page (docs/security.md).
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER },
+        body: new URLSearchParams({ Action: 'GetQueueActivity', Version: '2012-11-05', QueueUrl: url }).toString(),
+      })
+    ).text();
+    const xmlSum = (k: string) =>
+      [...q.matchAll(new RegExp(`<${k}>(\\d+)</${k}>`, 'g'))].reduce((n, m) => n + Number(m[1]), 0);
+    assert.deepEqual(
+      {
+        sent: xmlSum('Sent'),
+        received: xmlSum('Received'),
+        deleted: xmlSum('Deleted'),
+        deadLettered: xmlSum('DeadLettered'),
+        deadLetterArrivals: xmlSum('DeadLetterArrivals'),
+      },
+      want,
+      `GetQueueActivity (Query) of ${name}`,
+    );
 
     // The CLI prints the same totals as the console.
     const c = await cli('queues', 'activity', name);
     assert.equal(c.code, 0, c.stderr);
-    assert.equal(c.stdout, `${name}, last hour: ${want.sent} sent, ${want.received} received, ${want.deleted} deleted, `
-      + `${want.deadLettered} dead-lettered, ${want.deadLetterArrivals} arrived by dead-lettering; ${minutes.at(-1)!.Depth} in the queue now.\n`);
+    assert.equal(
+      c.stdout,
+      `${name}, last hour: ${want.sent} sent, ${want.received} received, ${want.deleted} deleted, ` +
+        `${want.deadLettered} dead-lettered, ${want.deadLetterArrivals} arrived by dead-lettering; ${minutes.at(-1)!.Depth} in the queue now.\n`,
+    );
   }
   // Redrive's own counters agree: the move task moved 4 out of the DLQ, as its receive and delete say.
   assert.equal(total(metrics, 'redrive_move_task_messages_moved_total', { queue_name: 'cr-dlq' }), 4);
-  assert.equal(total(metrics, 'redrive_number_of_empty_receives_total', { queue_name: 'cr-src' }), 1, 'the receive that only dead-lettered');
+  assert.equal(
+    total(metrics, 'redrive_number_of_empty_receives_total', { queue_name: 'cr-src' }),
+    1,
+    'the receive that only dead-lettered',
+  );
 });

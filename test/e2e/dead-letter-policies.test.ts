@@ -7,8 +7,18 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, test } from 'node:test';
-import { ListDeadLetterSourceQueuesCommand, ListQueueTagsCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { startServerProcess, useServerProcess, withServerProcess, type ServerProcess } from '../support/server-process.js';
+import {
+  ListDeadLetterSourceQueuesCommand,
+  ListQueueTagsCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import {
+  startServerProcess,
+  useServerProcess,
+  withServerProcess,
+  type ServerProcess,
+} from '../support/server-process.js';
 import { waitFor } from './dlq-helpers.js';
 import { assertSqsError, attributes, receive } from './helpers.js';
 import { advanceUntilDepth, create, entries, peek, receiveWithHistory, redrivePolicy } from './death-helpers.js';
@@ -18,23 +28,31 @@ const CLI = fileURLToPath(new URL('../../src/cli/index.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'redrive-policies-'));
 const configFile = join(dir, 'redrive.json');
 const writeConfig = (policies: unknown) => writeFileSync(configFile, JSON.stringify({ policies }));
-const policy = (definition: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-  ({ name: 'pol', pattern: '^pol-', priority: 1, definition, ...extra });
+const policy = (definition: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  name: 'pol',
+  pattern: '^pol-',
+  priority: 1,
+  definition,
+  ...extra,
+});
 
 let server: ServerProcess;
 let sqs: SQSClient;
 
-useServerProcess(() => {
-  writeConfig([
-    policy({ deadLetterTargetName: 'policy-dlq', maxReceiveCount: 1, maxLength: 1, overflow: 'reject-publish' }),
-    // Lower priority: never applies while `pol` matches.
-    { name: 'weaker', pattern: '.*', priority: 0, definition: { maxLength: 100 } },
-  ]);
-  return { storage: 'memory', manualClock: true, args: ['--config', configFile] };
-}, (s) => {
-  server = s;
-  sqs = s.client();
-});
+useServerProcess(
+  () => {
+    writeConfig([
+      policy({ deadLetterTargetName: 'policy-dlq', maxReceiveCount: 1, maxLength: 1, overflow: 'reject-publish' }),
+      // Lower priority: never applies while `pol` matches.
+      { name: 'weaker', pattern: '.*', priority: 0, definition: { maxLength: 100 } },
+    ]);
+    return { storage: 'memory', manualClock: true, args: ['--config', configFile] };
+  },
+  (s) => {
+    server = s;
+    sqs = s.client();
+  },
+);
 
 const send = (QueueUrl: string, MessageBody: string) => sqs.send(new SendMessageCommand({ QueueUrl, MessageBody }));
 const overLimit = { name: 'OverLimit', status: 403 };
@@ -44,9 +62,14 @@ async function signalReload(target: ServerProcess, write: () => void, expect: st
   const seen = target.output().split(expect).length;
   write();
   target.proc.kill('SIGHUP');
-  await waitFor(async () => target.output().split(expect).length, (n) => n > seen, `"${expect}" in the log`);
+  await waitFor(
+    async () => target.output().split(expect).length,
+    (n) => n > seen,
+    `"${expect}" in the log`,
+  );
 }
-const reload = (policies: unknown, expect = 'policies reloaded') => signalReload(server, () => writeConfig(policies), expect);
+const reload = (policies: unknown, expect = 'policies reloaded') =>
+  signalReload(server, () => writeConfig(policies), expect);
 
 describe('dead-letter policies', () => {
   test('a matching policy applies to a queue that sets nothing, and GetQueueAttributes says so', async () => {
@@ -56,7 +79,8 @@ describe('dead-letter policies', () => {
     assert.equal(a.RedriveMaxLength, '1');
     assert.equal(a.RedriveOverflow, 'reject-publish');
     assert.deepEqual(JSON.parse(a.RedriveAppliedPolicy!), {
-      name: 'pol', applied: { deadLetterTargetName: 'policy-dlq', maxReceiveCount: 1, maxLength: 1, overflow: 'reject-publish' },
+      name: 'pol',
+      applied: { deadLetterTargetName: 'policy-dlq', maxReceiveCount: 1, maxLength: 1, overflow: 'reject-publish' },
     });
     await send(q, 'one');
     await assertSqsError(send(q, 'two'), overLimit);
@@ -65,7 +89,9 @@ describe('dead-letter policies', () => {
     await receive(sqs, q);
     const dead = await receiveWithHistory(sqs, `${server.url}/000000000000/policy-dlq`);
     assert.deepEqual(entries(dead), [['pol-a', 'delivery_limit', 1]]);
-    const sources = await sqs.send(new ListDeadLetterSourceQueuesCommand({ QueueUrl: `${server.url}/000000000000/policy-dlq` }));
+    const sources = await sqs.send(
+      new ListDeadLetterSourceQueuesCommand({ QueueUrl: `${server.url}/000000000000/policy-dlq` }),
+    );
     assert.deepEqual(sources.queueUrls, [`${server.url}/000000000000/pol-a`]);
   });
 
@@ -103,7 +129,10 @@ describe('dead-letter policies', () => {
 
   test('a config file that does not validate stops the server at start with the offending field', async () => {
     const bad = join(dir, 'bad.json');
-    writeFileSync(bad, JSON.stringify({ policies: [{ name: 'p', pattern: 'x', definition: { overflow: 'sideways' } }] }));
+    writeFileSync(
+      bad,
+      JSON.stringify({ policies: [{ name: 'p', pattern: 'x', definition: { overflow: 'sideways' } }] }),
+    );
     await assert.rejects(
       startServerProcess({ storage: 'memory', args: ['--config', bad] }),
       /policies\[0\]\.definition\.overflow: must be "drop-head", "reject-publish" or "reject-publish-dlx"/,
@@ -114,8 +143,21 @@ describe('dead-letter policies', () => {
 describe('queues declared in the config file', () => {
   const declared = (visibility: number) => ({
     queues: [
-      { name: 'decl-in', attributes: { VisibilityTimeout: visibility }, tags: { team: 'shop' }, deadLetterQueue: { name: 'decl-dlq', maxReceiveCount: 3 } },
-      { name: 'decl-dlq', attributes: { RedriveAllowPolicy: JSON.stringify({ redrivePermission: 'byQueue', sourceQueueArns: ['arn:aws:sqs:us-east-1:000000000000:decl-in'] }) } },
+      {
+        name: 'decl-in',
+        attributes: { VisibilityTimeout: visibility },
+        tags: { team: 'shop' },
+        deadLetterQueue: { name: 'decl-dlq', maxReceiveCount: 3 },
+      },
+      {
+        name: 'decl-dlq',
+        attributes: {
+          RedriveAllowPolicy: JSON.stringify({
+            redrivePermission: 'byQueue',
+            sourceQueueArns: ['arn:aws:sqs:us-east-1:000000000000:decl-in'],
+          }),
+        },
+      },
       { name: 'decl.fifo' },
     ],
   });
@@ -128,7 +170,10 @@ describe('queues declared in the config file', () => {
     let c = first.client();
     let a = await attributes(c, url);
     assert.equal(a.VisibilityTimeout, '45');
-    assert.deepEqual(JSON.parse(a.RedrivePolicy!), { deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:decl-dlq', maxReceiveCount: 3 });
+    assert.deepEqual(JSON.parse(a.RedrivePolicy!), {
+      deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:decl-dlq',
+      maxReceiveCount: 3,
+    });
     assert.deepEqual((await c.send(new ListQueueTagsCommand({ QueueUrl: url }))).Tags, { team: 'shop' });
     assert.equal((await attributes(c, `${first.url}/000000000000/decl.fifo`)).FifoQueue, 'true');
     await c.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'kept' }));
@@ -150,22 +195,32 @@ describe('queues declared in the config file', () => {
   test('a declaration SQS would refuse stops the server with its reason', async () => {
     const file = join(dir, 'bad-queue.json');
     writeFileSync(file, JSON.stringify({ queues: [{ name: 'oops', attributes: { VisibilityTimeout: 99999 } }] }));
-    await assert.rejects(startServerProcess({ storage: 'memory', args: ['--config', file] }), /queues\[0\] \(oops\): Invalid value for the parameter VisibilityTimeout/);
+    await assert.rejects(
+      startServerProcess({ storage: 'memory', args: ['--config', file] }),
+      /queues\[0\] \(oops\): Invalid value for the parameter VisibilityTimeout/,
+    );
   });
 });
 
 describe('a YAML config file', () => {
   test('is read at start; a reload with a syntax error logs the file and line, and the policies in force stay', async () => {
     const file = join(dir, 'redrive.yaml');
-    const policies = (maxLength: number) => `policies:\n  - name: yaml\n    pattern: ^yaml-\n    definition: { maxLength: ${maxLength} }\n`;
+    const policies = (maxLength: number) =>
+      `policies:\n  - name: yaml\n    pattern: ^yaml-\n    definition: { maxLength: ${maxLength} }\n`;
     writeFileSync(file, policies(3));
     await withServerProcess({ storage: 'memory', args: ['--config', file] }, async (yaml) => {
       const c = yaml.client();
       const q = await create(c, 'yaml-a');
       assert.equal((await attributes(c, q)).RedriveMaxLength, '3');
       await signalReload(yaml, () => writeFileSync(file, `${policies(4)}  - name: [\n`), 'config reload failed');
-      const logged = yaml.output().split('\n').find((line) => line.includes('config reload failed'))!;
-      assert.equal(JSON.parse(logged).err, `${file}: invalid YAML at line 6, column 1: Flow sequence in block collection must be sufficiently indented and end with a ]`);
+      const logged = yaml
+        .output()
+        .split('\n')
+        .find((line) => line.includes('config reload failed'))!;
+      assert.equal(
+        JSON.parse(logged).err,
+        `${file}: invalid YAML at line 6, column 1: Flow sequence in block collection must be sufficiently indented and end with a ]`,
+      );
       assert.equal((await attributes(c, q)).RedriveMaxLength, '3', 'the policies in force stay');
       await signalReload(yaml, () => writeFileSync(file, policies(4)), 'policies reloaded');
       assert.equal((await attributes(c, q)).RedriveMaxLength, '4');
@@ -176,9 +231,18 @@ describe('a YAML config file', () => {
 describe("a policy matching its own dead-letter queue (issue 17's repro)", () => {
   test('the DLQ keeps what was dead-lettered into it and is not listed as its own source', async () => {
     const file = join(dir, 'shop.json');
-    writeFileSync(file, JSON.stringify({ policies: [{
-      name: 'shop', pattern: '^shop-', definition: { deadLetterTargetName: 'shop-dlq', maxReceiveCount: 5, messageTtlSeconds: 2 },
-    }] }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        policies: [
+          {
+            name: 'shop',
+            pattern: '^shop-',
+            definition: { deadLetterTargetName: 'shop-dlq', maxReceiveCount: 5, messageTtlSeconds: 2 },
+          },
+        ],
+      }),
+    );
     await withServerProcess({ storage: 'memory', manualClock: true, args: ['--config', file] }, async (shop) => {
       const client = shop.client();
       const dlq = await create(client, 'shop-dlq');
@@ -189,7 +253,11 @@ describe("a policy matching its own dead-letter queue (issue 17's repro)", () =>
       assert.equal(arrived!.Body, 'order 1');
       for (let s = 0; s < 8; s++) await shop.advanceClock(1_000);
       await new Promise((r) => setTimeout(r, 100));
-      assert.deepEqual((await peek(shop, dlq)).map((m) => m.Body), ['order 1'], 'still in the DLQ 8 s later');
+      assert.deepEqual(
+        (await peek(shop, dlq)).map((m) => m.Body),
+        ['order 1'],
+        'still in the DLQ 8 s later',
+      );
       assert.doesNotMatch(shop.output(), /message dropped/);
       const sources = await client.send(new ListDeadLetterSourceQueuesCommand({ QueueUrl: dlq }));
       assert.deepEqual(sources.queueUrls, [orders]);

@@ -2,13 +2,27 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
-  DeleteQueueCommand, SendMessageBatchCommand, SendMessageCommand, SetQueueAttributesCommand, StartMessageMoveTaskCommand, type SQSClient,
+  DeleteQueueCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  SetQueueAttributesCommand,
+  StartMessageMoveTaskCommand,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { runToEnd, waitFor } from './dlq-helpers.js';
 import { assertSqsError, receive, SDK_HEADER } from './helpers.js';
 import {
-  advanceUntilDepth, arn, attr, create, entries, history, peek, receiveWithHistory, redrivePolicy, reject,
+  advanceUntilDepth,
+  arn,
+  attr,
+  create,
+  entries,
+  history,
+  peek,
+  receiveWithHistory,
+  redrivePolicy,
+  reject,
 } from './death-helpers.js';
 
 let server: ServerProcess;
@@ -33,12 +47,18 @@ describe('rejected', () => {
     const dead = await receiveWithHistory(sqs, dlq, { VisibilityTimeout: 0 });
     assert.equal(dead.Body, 'bad');
     const [d] = history(dead);
-    assert.deepEqual([d!.queue, d!.queueArn, d!.reason, d!.count, d!.rejectReason], ['rej', arn('rej'), 'rejected', 1, 'schema mismatch']);
+    assert.deepEqual(
+      [d!.queue, d!.queueArn, d!.reason, d!.count, d!.rejectReason],
+      ['rej', arn('rej'), 'rejected', 1, 'schema mismatch'],
+    );
     assert.equal(attr(dead, 'RedriveFirstDeathReason'), 'rejected');
     assert.equal(attr(dead, 'RedriveLastDeathQueue'), 'rej');
     const [plain] = await receive(sqs, dlq, { MessageSystemAttributeNames: ['All'] });
     assert.equal(attr(plain!, 'DeadLetterQueueSourceArn'), arn('rej'));
-    assert.ok(Object.keys(plain!.Attributes!).every((k) => !k.startsWith('Redrive')), '`All` leaves the extensions out');
+    assert.ok(
+      Object.keys(plain!.Attributes!).every((k) => !k.startsWith('Redrive')),
+      '`All` leaves the extensions out',
+    );
   });
 
   test('a stale receipt, and a queue without a dead-letter queue, are refused and change nothing', async () => {
@@ -64,11 +84,18 @@ test('RejectMessage and the history in PeekMessages work over the Query protocol
   const src = await create(sqs, 'rejq', { RedrivePolicy: redrivePolicy('rejq-dlq') });
   await send(src, 'q');
   const [m] = await receive(sqs, src);
-  const query = (params: Record<string, string>) => fetch(server.url, {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER },
-    body: new URLSearchParams({ Version: '2012-11-05', ...params }).toString(),
+  const query = (params: Record<string, string>) =>
+    fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER },
+      body: new URLSearchParams({ Version: '2012-11-05', ...params }).toString(),
+    });
+  const res = await query({
+    Action: 'RejectMessage',
+    QueueUrl: src,
+    ReceiptHandle: m!.ReceiptHandle!,
+    Reason: 'via query',
   });
-  const res = await query({ Action: 'RejectMessage', QueueUrl: src, ReceiptHandle: m!.ReceiptHandle!, Reason: 'via query' });
   assert.equal(res.status, 200, await res.clone().text());
   const xml = await (await query({ Action: 'PeekMessages', QueueUrl: dlq })).text();
   assert.match(xml, /<reason>rejected<\/reason>/);
@@ -90,17 +117,28 @@ describe('history across several queues', () => {
   test('deaths compress by {queue, reason}, newest first, with first- and last-death summaries', async () => {
     const a = await create(sqs, 'ring-a', { RedriveMessageTtlSeconds: '1' });
     const b = await create(sqs, 'ring-b', { RedrivePolicy: redrivePolicy('ring-a') });
-    await sqs.send(new SetQueueAttributesCommand({ QueueUrl: a, Attributes: { RedrivePolicy: redrivePolicy('ring-b') } }));
+    await sqs.send(
+      new SetQueueAttributesCommand({ QueueUrl: a, Attributes: { RedrivePolicy: redrivePolicy('ring-b') } }),
+    );
     await send(a, 'wanderer');
     // 1: expired in ring-a. Then rejected in ring-b, ring-a, ring-b, ring-a, in turn.
     await advanceUntilDepth(server, b, 1);
-    const hops: [string, string][] = [[b, 'b1'], [a, 'a1'], [b, 'b2'], [a, 'a2']];
+    const hops: [string, string][] = [
+      [b, 'b1'],
+      [a, 'a1'],
+      [b, 'b2'],
+      [a, 'a2'],
+    ];
     for (const [url, why] of hops) {
       const m = await receiveWithHistory(sqs, url);
       assert.equal((await reject(server, url, m.ReceiptHandle!, why)).status, 200);
     }
     const m = await receiveWithHistory(sqs, b);
-    assert.deepEqual(entries(m), [['ring-a', 'rejected', 2], ['ring-b', 'rejected', 2], ['ring-a', 'expired', 1]]);
+    assert.deepEqual(entries(m), [
+      ['ring-a', 'rejected', 2],
+      ['ring-b', 'rejected', 2],
+      ['ring-a', 'expired', 1],
+    ]);
     const h = history(m);
     assert.equal(h[0]!.rejectReason, 'a2', 'the latest reason text');
     assert.ok(h[0]!.firstTime <= h[0]!.lastTime);
@@ -123,7 +161,10 @@ describe('expired', () => {
     assert.equal((await peek(server, dlq)).length, 0, 'not yet');
     const [dead] = await advanceUntilDepth(server, dlq, 1);
     assert.equal(dead!.ExpiresTimestamp, undefined, 'no TTL in the dead-letter queue');
-    assert.deepEqual(dead!.DeathHistory.map((d: any) => [d.queue, d.reason, d.count]), [['ttl', 'expired', 1]]);
+    assert.deepEqual(
+      dead!.DeathHistory.map((d: any) => [d.queue, d.reason, d.count]),
+      [['ttl', 'expired', 1]],
+    );
     await server.advanceClock(60_000);
     assert.equal((await peek(server, dlq)).length, 1, 'still there');
     assert.equal((await peek(server, src)).length, 0);
@@ -131,15 +172,25 @@ describe('expired', () => {
 
   test('a message TTL (system attribute RedriveTtlSeconds) is kept in the history as originalTtlSeconds', async () => {
     const dlq = await create(sqs, 'mttl-dlq');
-    const src = await create(sqs, 'mttl', { RedrivePolicy: redrivePolicy('mttl-dlq'), RedriveMessageTtlSeconds: '100' });
-    await send(src, 'short', { MessageSystemAttributes: { RedriveTtlSeconds: { DataType: 'Number', StringValue: '2' } } });
+    const src = await create(sqs, 'mttl', {
+      RedrivePolicy: redrivePolicy('mttl-dlq'),
+      RedriveMessageTtlSeconds: '100',
+    });
+    await send(src, 'short', {
+      MessageSystemAttributes: { RedriveTtlSeconds: { DataType: 'Number', StringValue: '2' } },
+    });
     await send(src, 'long');
     const [dead] = await advanceUntilDepth(server, dlq, 1, 10);
     assert.equal(dead!.Body, 'short', 'the lower of the queue and message TTLs applies');
     assert.equal(dead!.DeathHistory[0].originalTtlSeconds, 2);
-    await assertSqsError(send(src, 'bad', { MessageSystemAttributes: { RedriveTtlSeconds: { DataType: 'Number', StringValue: '-1' } } }), {
-      name: 'InvalidParameterValue', status: 400, message: /RedriveTtlSeconds/,
-    });
+    await assertSqsError(
+      send(src, 'bad', { MessageSystemAttributes: { RedriveTtlSeconds: { DataType: 'Number', StringValue: '-1' } } }),
+      {
+        name: 'InvalidParameterValue',
+        status: 400,
+        message: /RedriveTtlSeconds/,
+      },
+    );
   });
 
   test("an expired message arriving in a queue with a TTL gets that queue's TTL, not its old one", async () => {
@@ -151,12 +202,21 @@ describe('expired', () => {
     assert.ok(inB!.ExpiresTimestamp > inB!.DeadLetteredTimestamp, 'a fresh expiry from arrival');
     assert.equal(inB!.ExpiresTimestamp, inB!.DeadLetteredTimestamp + 10_000);
     const [inC] = await advanceUntilDepth(server, `${server.url}/000000000000/chain-c`, 1);
-    assert.deepEqual(inC!.DeathHistory.map((d: any) => [d.queue, d.reason]), [['chain-b', 'expired'], ['chain-a', 'expired']]);
+    assert.deepEqual(
+      inC!.DeathHistory.map((d: any) => [d.queue, d.reason]),
+      [
+        ['chain-b', 'expired'],
+        ['chain-a', 'expired'],
+      ],
+    );
   });
 
   test('deleting a whole queue dead-letters nothing', async () => {
     const dlq = await create(sqs, 'whole-dlq');
-    const src = await create(sqs, 'whole', { RedrivePolicy: redrivePolicy('whole-dlq'), RedriveMessageTtlSeconds: '1' });
+    const src = await create(sqs, 'whole', {
+      RedrivePolicy: redrivePolicy('whole-dlq'),
+      RedriveMessageTtlSeconds: '1',
+    });
     await send(src, 'a');
     await sqs.send(new DeleteQueueCommand({ QueueUrl: src }));
     await server.advanceClock(5_000);
@@ -170,7 +230,10 @@ describe('maxlen', () => {
     const dlq = await create(sqs, 'len-dlq');
     const src = await create(sqs, 'len', { RedrivePolicy: redrivePolicy('len-dlq'), RedriveMaxLength: '2' });
     for (const b of ['m1', 'm2', 'm3']) await send(src, b);
-    assert.deepEqual((await peek(server, src)).map((m) => m.Body), ['m2', 'm3']);
+    assert.deepEqual(
+      (await peek(server, src)).map((m) => m.Body),
+      ['m2', 'm3'],
+    );
     const [dead] = await peek(server, dlq);
     assert.equal(dead!.Body, 'm1');
     assert.equal(dead!.DeathHistory[0].reason, 'maxlen');
@@ -180,11 +243,24 @@ describe('maxlen', () => {
     const src = await create(sqs, 'full', { RedriveMaxLengthBytes: '10', RedriveOverflow: 'reject-publish' });
     await send(src, '12345');
     await assertSqsError(send(src, '123456'), { name: 'OverLimit', status: 403, message: /full/ });
-    const out = await sqs.send(new SendMessageBatchCommand({
-      QueueUrl: src, Entries: [{ Id: 'a', MessageBody: '123' }, { Id: 'b', MessageBody: '1234' }, { Id: 'c', MessageBody: '12' }],
-    }));
-    assert.deepEqual(out.Successful?.map((s) => s.Id), ['a', 'c']);
-    assert.deepEqual(out.Failed?.map((f) => [f.Id, f.Code, f.SenderFault]), [['b', 'OverLimit', true]]);
+    const out = await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: src,
+        Entries: [
+          { Id: 'a', MessageBody: '123' },
+          { Id: 'b', MessageBody: '1234' },
+          { Id: 'c', MessageBody: '12' },
+        ],
+      }),
+    );
+    assert.deepEqual(
+      out.Successful?.map((s) => s.Id),
+      ['a', 'c'],
+    );
+    assert.deepEqual(
+      out.Failed?.map((f) => [f.Id, f.Code, f.SenderFault]),
+      [['b', 'OverLimit', true]],
+    );
   });
 });
 
@@ -192,28 +268,48 @@ describe('cycles', () => {
   test('a cycle with no rejection is broken: the message is parked in redrive-cycles, counted and logged', async () => {
     const a = await create(sqs, 'cyc-a', { RedriveMessageTtlSeconds: '1' });
     const b = await create(sqs, 'cyc-b', { RedriveMessageTtlSeconds: '1', RedrivePolicy: redrivePolicy('cyc-a') });
-    await sqs.send(new SetQueueAttributesCommand({ QueueUrl: a, Attributes: { RedrivePolicy: redrivePolicy('cyc-b') } }));
+    await sqs.send(
+      new SetQueueAttributesCommand({ QueueUrl: a, Attributes: { RedrivePolicy: redrivePolicy('cyc-b') } }),
+    );
     await send(a, 'round and round');
     // Expired in cyc-a into cyc-b, then in cyc-b, where going back to cyc-a closes the cycle.
     const cycles = `${server.url}/000000000000/redrive-cycles`;
     const [parked] = await advanceUntilDepth(server, cycles, 1);
-    assert.deepEqual(parked!.DeathHistory.map((d: any) => [d.queue, d.reason, d.count]), [['cyc-b', 'expired', 1], ['cyc-a', 'expired', 1]]);
+    assert.deepEqual(
+      parked!.DeathHistory.map((d: any) => [d.queue, d.reason, d.count]),
+      [
+        ['cyc-b', 'expired', 1],
+        ['cyc-a', 'expired', 1],
+      ],
+    );
     assert.equal(parked!.Attributes.DeadLetterQueueSourceArn, arn('cyc-b'));
     assert.equal((await peek(server, a)).length + (await peek(server, b)).length, 0);
     await server.advanceClock(60_000);
     assert.equal((await peek(server, cycles)).length, 1, 'it stays parked');
-    await waitFor(async () => server.output(), (o) => o.includes('dead-letter cycle'), 'the log line');
+    await waitFor(
+      async () => server.output(),
+      (o) => o.includes('dead-letter cycle'),
+      'the log line',
+    );
   });
 
   test('a rejection in the cycle lets the message go round', async () => {
     const a = await create(sqs, 'cycr-a');
     await create(sqs, 'cycr-b', { RedriveMessageTtlSeconds: '1', RedrivePolicy: redrivePolicy('cycr-a') });
-    await sqs.send(new SetQueueAttributesCommand({ QueueUrl: a, Attributes: { RedrivePolicy: redrivePolicy('cycr-b') } }));
+    await sqs.send(
+      new SetQueueAttributesCommand({ QueueUrl: a, Attributes: { RedrivePolicy: redrivePolicy('cycr-b') } }),
+    );
     await send(a, 'again');
     const [m] = await receive(sqs, a);
     await reject(server, a, m!.ReceiptHandle!);
     const [back] = await advanceUntilDepth(server, a, 1);
-    assert.deepEqual(back!.DeathHistory.map((d: any) => [d.queue, d.reason]), [['cycr-b', 'expired'], ['cycr-a', 'rejected']]);
+    assert.deepEqual(
+      back!.DeathHistory.map((d: any) => [d.queue, d.reason]),
+      [
+        ['cycr-b', 'expired'],
+        ['cycr-a', 'rejected'],
+      ],
+    );
   });
 });
 

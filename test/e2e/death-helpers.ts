@@ -6,12 +6,28 @@ import { waitFor } from './dlq-helpers.js';
 import { rawJson, receive } from './helpers.js';
 
 export const arn = (name: string) => `arn:aws:sqs:us-east-1:000000000000:${name}`;
-export const redrivePolicy = (target: string, maxReceiveCount = 10) => JSON.stringify({ deadLetterTargetArn: arn(target), maxReceiveCount });
+export const redrivePolicy = (target: string, maxReceiveCount = 10) =>
+  JSON.stringify({ deadLetterTargetArn: arn(target), maxReceiveCount });
 
 /** The opt-in system attributes with the dead-letter history. */
-export const DEATH_NAMES = ['RedriveDeathHistory', 'RedriveFirstDeathQueue', 'RedriveFirstDeathReason', 'RedriveLastDeathQueue', 'RedriveLastDeathReason'];
+export const DEATH_NAMES = [
+  'RedriveDeathHistory',
+  'RedriveFirstDeathQueue',
+  'RedriveFirstDeathReason',
+  'RedriveLastDeathQueue',
+  'RedriveLastDeathReason',
+];
 
-export interface Death { queue: string; queueArn: string; reason: string; count: number; firstTime: number; lastTime: number; rejectReason?: string; originalTtlSeconds?: number }
+export interface Death {
+  queue: string;
+  queueArn: string;
+  reason: string;
+  count: number;
+  firstTime: number;
+  lastTime: number;
+  rejectReason?: string;
+  originalTtlSeconds?: number;
+}
 
 export async function create(sqs: SQSClient, name: string, attributes: Record<string, string> = {}): Promise<string> {
   return (await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl!;
@@ -30,7 +46,11 @@ export async function peek(server: ServerProcess, QueueUrl: string): Promise<Rec
 
 /** Waits (briefly, in real time) until the queue holds `n` messages, e.g. after the expiry sweep. */
 export async function waitForDepth(server: ServerProcess, QueueUrl: string, n: number): Promise<Record<string, any>[]> {
-  return waitFor(() => peek(server, QueueUrl), (ms) => ms.length === n, `${n} messages in ${QueueUrl}`);
+  return waitFor(
+    () => peek(server, QueueUrl),
+    (ms) => ms.length === n,
+    `${n} messages in ${QueueUrl}`,
+  );
 }
 
 /**
@@ -38,7 +58,12 @@ export async function waitForDepth(server: ServerProcess, QueueUrl: string, n: n
  * big jump would not do: the expiry sweep schedules its next run only when the previous
  * one has finished, which on a slower store may be after the jump.
  */
-export async function advanceUntilDepth(server: ServerProcess, QueueUrl: string, n: number, maxSeconds = 60): Promise<Record<string, any>[]> {
+export async function advanceUntilDepth(
+  server: ServerProcess,
+  QueueUrl: string,
+  n: number,
+  maxSeconds = 60,
+): Promise<Record<string, any>[]> {
   for (let i = 0; i < maxSeconds; i++) {
     // A queue that does not exist yet (redrive-cycles, made with its first message) holds nothing.
     const res = await rawJson(server.url, 'AmazonSQS.PeekMessages', JSON.stringify({ QueueUrl, MaxResults: 100 }));
@@ -53,13 +78,18 @@ export async function advanceUntilDepth(server: ServerProcess, QueueUrl: string,
 }
 
 /** Receives one message with its history attributes. */
-export async function receiveWithHistory(sqs: SQSClient, QueueUrl: string, extra: Record<string, unknown> = {}): Promise<Message> {
+export async function receiveWithHistory(
+  sqs: SQSClient,
+  QueueUrl: string,
+  extra: Record<string, unknown> = {},
+): Promise<Message> {
   const [m] = await receive(sqs, QueueUrl, { MessageSystemAttributeNames: DEATH_NAMES as never, ...extra });
   assert.ok(m, `a message in ${QueueUrl}`);
   return m;
 }
 
-export const history = (m: Message): Death[] => JSON.parse(m.Attributes?.['RedriveDeathHistory' as never] ?? '[]') as Death[];
+export const history = (m: Message): Death[] =>
+  JSON.parse(m.Attributes?.['RedriveDeathHistory' as never] ?? '[]') as Death[];
 /** [queue, reason, count] of each entry, newest first. */
 export const entries = (m: Message) => history(m).map((d) => [d.queue, d.reason, d.count]);
 export const attr = (m: Message, name: string) => m.Attributes?.[name as never];

@@ -14,7 +14,8 @@ useServerProcess({ storage: 'memory', manualClock: true }, (s) => {
 });
 
 const arn = (name: string) => `arn:aws:sqs:us-east-1:000000000000:${name}`;
-const policy = (target: string, maxReceiveCount: number) => JSON.stringify({ deadLetterTargetArn: target, maxReceiveCount });
+const policy = (target: string, maxReceiveCount: number) =>
+  JSON.stringify({ deadLetterTargetArn: target, maxReceiveCount });
 
 async function pair(name: string, maxReceiveCount: number, dlqAttributes: Record<string, string> = {}) {
   const dlq = await createQueue(sqs, `${name}-dlq`, dlqAttributes);
@@ -34,7 +35,10 @@ describe('the dead-lettering point', () => {
       const { dlq, src } = await pair(`point-${max}`, max);
       await sqs.send(new SendMessageCommand({ QueueUrl: src, MessageBody: `m${max}` }));
       for (let i = 1; i <= max; i++) {
-        const got = await receive(sqs, src, { VisibilityTimeout: 0, MessageSystemAttributeNames: ['ApproximateReceiveCount'] });
+        const got = await receive(sqs, src, {
+          VisibilityTimeout: 0,
+          MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+        });
         assert.equal(got.length, 1, `receive ${i}`);
         assert.equal(got[0]!.Attributes!.ApproximateReceiveCount, String(i));
       }
@@ -51,7 +55,10 @@ describe('the dead-lettering point', () => {
     await receive(sqs, src, { VisibilityTimeout: 0 });
     await sqs.send(new SendMessageCommand({ QueueUrl: src, MessageBody: 'new' }));
     const got = await receive(sqs, src, { VisibilityTimeout: 0, MaxNumberOfMessages: 10 });
-    assert.deepEqual(got.map((m) => m.Body), ['new']);
+    assert.deepEqual(
+      got.map((m) => m.Body),
+      ['new'],
+    );
     assert.equal((await counts(sqs, dlq)).visible, 1);
   });
 });
@@ -60,9 +67,13 @@ describe('a dead-lettered message', () => {
   test('carries DeadLetterQueueSourceArn and keeps its SentTimestamp (standard queue)', async () => {
     const { dlq, src } = await pair('attrs', 1);
     const sentAt = await server.advanceClock(0);
-    const { MessageId } = await sqs.send(new SendMessageCommand({
-      QueueUrl: src, MessageBody: 'payload', MessageAttributes: { kind: { DataType: 'String', StringValue: 'order' } },
-    }));
+    const { MessageId } = await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: src,
+        MessageBody: 'payload',
+        MessageAttributes: { kind: { DataType: 'String', StringValue: 'order' } },
+      }),
+    );
     await server.advanceClock(5_000);
     await receive(sqs, src, { VisibilityTimeout: 0 });
     await server.advanceClock(5_000);
@@ -90,11 +101,19 @@ describe('a dead-lettered message', () => {
 describe('a dead-lettered FIFO message', () => {
   test('gets a new enqueue time and its message id as deduplication id, and keeps its group', async () => {
     const dlq = await createQueue(sqs, 'fifo-dlq.fifo', { FifoQueue: 'true' });
-    const src = await createQueue(sqs, 'fifo-src.fifo', { FifoQueue: 'true', RedrivePolicy: policy(arn('fifo-dlq.fifo'), 1) });
+    const src = await createQueue(sqs, 'fifo-src.fifo', {
+      FifoQueue: 'true',
+      RedrivePolicy: policy(arn('fifo-dlq.fifo'), 1),
+    });
     const sentAt = await server.advanceClock(0);
-    const { MessageId } = await sqs.send(new SendMessageCommand({
-      QueueUrl: src, MessageBody: 'fifo poison', MessageGroupId: 'g1', MessageDeduplicationId: 'd1',
-    }));
+    const { MessageId } = await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: src,
+        MessageBody: 'fifo poison',
+        MessageGroupId: 'g1',
+        MessageDeduplicationId: 'd1',
+      }),
+    );
     await receive(sqs, src, { VisibilityTimeout: 0 });
     const movedAt = await server.advanceClock(7_000);
     assert.deepEqual(await receive(sqs, src, { VisibilityTimeout: 0 }), []);
@@ -112,9 +131,13 @@ describe('PeekMessages (extension)', () => {
   test('shows body, attributes, receive count, timestamps and source, and changes nothing', async () => {
     const { dlq, src } = await pair('peek', 2);
     const sentAt = await server.advanceClock(0);
-    await sqs.send(new SendMessageCommand({
-      QueueUrl: src, MessageBody: '{"id":1}', MessageAttributes: { tenant: { DataType: 'String', StringValue: 'acme' } },
-    }));
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: src,
+        MessageBody: '{"id":1}',
+        MessageAttributes: { tenant: { DataType: 'String', StringValue: 'acme' } },
+      }),
+    );
     await receive(sqs, src, { VisibilityTimeout: 0 });
     await receive(sqs, src, { VisibilityTimeout: 0 });
     const deadAt = await server.advanceClock(1_000);
@@ -153,11 +176,19 @@ describe('PeekMessages (extension)', () => {
   });
 
   test('rejects bad input with SQS errors', async () => {
-    const res = await rawJson(server.url, 'AmazonSQS.PeekMessages', JSON.stringify({ QueueUrl: `${server.url}/000000000000/nope` }));
+    const res = await rawJson(
+      server.url,
+      'AmazonSQS.PeekMessages',
+      JSON.stringify({ QueueUrl: `${server.url}/000000000000/nope` }),
+    );
     assert.equal(res.status, 400);
     assert.equal(res.json.__type, 'com.amazonaws.sqs#QueueDoesNotExist');
     const url = await createQueue(sqs, 'peek-bad');
-    const tooMany = await rawJson(server.url, 'AmazonSQS.PeekMessages', JSON.stringify({ QueueUrl: url, MaxResults: 101 }));
+    const tooMany = await rawJson(
+      server.url,
+      'AmazonSQS.PeekMessages',
+      JSON.stringify({ QueueUrl: url, MaxResults: 101 }),
+    );
     assert.equal(tooMany.status, 400);
     assert.match(String(tooMany.json.message), /MaxResults/);
   });

@@ -1,6 +1,10 @@
 /** Helpers for the dead-letter and move-task end-to-end tests. */
 import {
-  CreateQueueCommand, ListMessageMoveTasksCommand, SendMessageBatchCommand, type ListMessageMoveTasksResultEntry, type SQSClient,
+  CreateQueueCommand,
+  ListMessageMoveTasksCommand,
+  SendMessageBatchCommand,
+  type ListMessageMoveTasksResultEntry,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { ServerProcess } from '../support/server-process.js';
 import { receive } from './helpers.js';
@@ -13,16 +17,21 @@ export const redrivePolicy = (dlqName: string, maxReceiveCount = 1) =>
 /** Creates `dlqName` (if needed) and a source queue dead-lettering into it after one receive. */
 export async function sourceOf(sqs: SQSClient, name: string, dlqName: string): Promise<string> {
   await sqs.send(new CreateQueueCommand({ QueueName: dlqName }));
-  const out = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: { RedrivePolicy: redrivePolicy(dlqName) } }));
+  const out = await sqs.send(
+    new CreateQueueCommand({ QueueName: name, Attributes: { RedrivePolicy: redrivePolicy(dlqName) } }),
+  );
   return out.QueueUrl!;
 }
 
 /** Sends `bodies` to a source with maxReceiveCount 1 and receives until they all sit in its DLQ. */
 export async function deadLetter(sqs: SQSClient, src: string, bodies: string[]): Promise<void> {
   for (let i = 0; i < bodies.length; i += 10) {
-    await sqs.send(new SendMessageBatchCommand({
-      QueueUrl: src, Entries: bodies.slice(i, i + 10).map((b, j) => ({ Id: `m${j}`, MessageBody: b })),
-    }));
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: src,
+        Entries: bodies.slice(i, i + 10).map((b, j) => ({ Id: `m${j}`, MessageBody: b })),
+      }),
+    );
   }
   for (;;) {
     const got = await receive(sqs, src, { VisibilityTimeout: 0, MaxNumberOfMessages: 10 });
@@ -34,13 +43,20 @@ export async function deadLetter(sqs: SQSClient, src: string, bodies: string[]):
 export async function drain(sqs: SQSClient, url: string) {
   const all = [];
   for (;;) {
-    const got = await receive(sqs, url, { MaxNumberOfMessages: 10, VisibilityTimeout: 600, MessageSystemAttributeNames: ['All'] });
+    const got = await receive(sqs, url, {
+      MaxNumberOfMessages: 10,
+      VisibilityTimeout: 600,
+      MessageSystemAttributeNames: ['All'],
+    });
     if (got.length === 0) return all;
     all.push(...got);
   }
 }
 
-export async function latestTask(sqs: SQSClient, sourceArn: string): Promise<ListMessageMoveTasksResultEntry | undefined> {
+export async function latestTask(
+  sqs: SQSClient,
+  sourceArn: string,
+): Promise<ListMessageMoveTasksResultEntry | undefined> {
   const out = await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: sourceArn }));
   return out.Results?.[0];
 }
@@ -48,7 +64,12 @@ export async function latestTask(sqs: SQSClient, sourceArn: string): Promise<Lis
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls (in real time, briefly) until `check` returns a value that satisfies `done`. */
-export async function waitFor<T>(check: () => Promise<T>, done: (v: T) => boolean, what: string, timeoutMs = 5_000): Promise<T> {
+export async function waitFor<T>(
+  check: () => Promise<T>,
+  done: (v: T) => boolean,
+  what: string,
+  timeoutMs = 5_000,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();

@@ -2,8 +2,14 @@
 import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  CancelMessageMoveTaskCommand, CreateQueueCommand, DeleteQueueCommand, ListMessageMoveTasksCommand, ReceiveMessageCommand,
-  SendMessageCommand, StartMessageMoveTaskCommand, type SQSClient,
+  CancelMessageMoveTaskCommand,
+  CreateQueueCommand,
+  DeleteQueueCommand,
+  ListMessageMoveTasksCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  StartMessageMoveTaskCommand,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { assertSqsError, counts, createQueue, invalidParameterValue, rawJson } from './helpers.js';
@@ -21,7 +27,8 @@ const start = (SourceArn: string, extra: { DestinationArn?: string; MaxNumberOfM
   sqs.send(new StartMessageMoveTaskCommand({ SourceArn, ...extra }));
 const cancel = (TaskHandle: string) => sqs.send(new CancelMessageMoveTaskCommand({ TaskHandle }));
 const notFound = (message: string) => ({ name: 'ResourceNotFoundException', status: 404, message });
-const handle = (taskId: string, sourceArn: string) => Buffer.from(JSON.stringify({ taskId, sourceArn })).toString('base64');
+const handle = (taskId: string, sourceArn: string) =>
+  Buffer.from(JSON.stringify({ taskId, sourceArn })).toString('base64');
 const moved = async (dlq: string) => (await latestTask(sqs, arn(dlq)))?.ApproximateNumberOfMessagesMoved;
 
 describe('errors', () => {
@@ -32,35 +39,61 @@ describe('errors', () => {
   });
 
   test('the source must exist and be some queue’s dead-letter queue', async () => {
-    await assertSqsError(start(arn('err-plain')), invalidParameterValue('Source queue must be configured as a Dead Letter Queue.'));
-    await assertSqsError(start(arn('err-none')), notFound("The resource that you specified for the SourceArn parameter doesn't exist."));
+    await assertSqsError(
+      start(arn('err-plain')),
+      invalidParameterValue('Source queue must be configured as a Dead Letter Queue.'),
+    );
+    await assertSqsError(
+      start(arn('err-none')),
+      notFound("The resource that you specified for the SourceArn parameter doesn't exist."),
+    );
   });
 
   test('the destination must exist and be of the same type', async () => {
-    await assertSqsError(start(arn('err-dlq'), { DestinationArn: `${arn('err-plain')}doesntexist` }),
-      notFound("The resource that you specified for the DestinationArn parameter doesn't exist."));
-    await assertSqsError(start(arn('err-dlq'), { DestinationArn: arn('err-dest.fifo') }), invalidParameterValue(/same type/));
+    await assertSqsError(
+      start(arn('err-dlq'), { DestinationArn: `${arn('err-plain')}doesntexist` }),
+      notFound("The resource that you specified for the DestinationArn parameter doesn't exist."),
+    );
+    await assertSqsError(
+      start(arn('err-dlq'), { DestinationArn: arn('err-dest.fifo') }),
+      invalidParameterValue(/same type/),
+    );
   });
 
   test('MaxNumberOfMessagesPerSecond is 1 to 500', async () => {
     for (const rate of [0, 501]) {
-      await assertSqsError(start(arn('err-dlq'), { MaxNumberOfMessagesPerSecond: rate }),
-        invalidParameterValue(`Value ${rate} for parameter MaxNumberOfMessagesPerSecond is invalid. Reason: Must be between 1 and 500, if provided.`));
+      await assertSqsError(
+        start(arn('err-dlq'), { MaxNumberOfMessagesPerSecond: rate }),
+        invalidParameterValue(
+          `Value ${rate} for parameter MaxNumberOfMessagesPerSecond is invalid. Reason: Must be between 1 and 500, if provided.`,
+        ),
+      );
     }
   });
 
   test('CancelMessageMoveTask checks the handle, its source and its task', async () => {
     await assertSqsError(cancel('foobared'), invalidParameterValue('Value for parameter TaskHandle is invalid.'));
-    await assertSqsError(cancel(handle('6d5ee2ab-0000-4000-8000-000000000000', arn('err-none'))),
-      notFound("The resource that you specified for the SourceArn parameter doesn't exist."));
-    await assertSqsError(cancel(handle('6d5ee2ab-0000-4000-8000-000000000000', arn('err-dlq'))), notFound('Task does not exist.'));
+    await assertSqsError(
+      cancel(handle('6d5ee2ab-0000-4000-8000-000000000000', arn('err-none'))),
+      notFound("The resource that you specified for the SourceArn parameter doesn't exist."),
+    );
+    await assertSqsError(
+      cancel(handle('6d5ee2ab-0000-4000-8000-000000000000', arn('err-dlq'))),
+      notFound('Task does not exist.'),
+    );
   });
 
   test('ListMessageMoveTasks checks its source and MaxResults', async () => {
-    await assertSqsError(sqs.send(new ListMessageMoveTasksCommand({ SourceArn: arn('err-none') })),
-      notFound("The resource that you specified for the SourceArn parameter doesn't exist."));
-    await assertSqsError(sqs.send(new ListMessageMoveTasksCommand({ SourceArn: arn('err-dlq'), MaxResults: 11 })),
-      invalidParameterValue('Value 11 for parameter MaxResults is invalid. Reason: Must be between 1 and 10, if provided.'));
+    await assertSqsError(
+      sqs.send(new ListMessageMoveTasksCommand({ SourceArn: arn('err-none') })),
+      notFound("The resource that you specified for the SourceArn parameter doesn't exist."),
+    );
+    await assertSqsError(
+      sqs.send(new ListMessageMoveTasksCommand({ SourceArn: arn('err-dlq'), MaxResults: 11 })),
+      invalidParameterValue(
+        'Value 11 for parameter MaxResults is invalid. Reason: Must be between 1 and 10, if provided.',
+      ),
+    );
     assert.equal((await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: arn('err-dlq') }))).Results, undefined);
   });
 });
@@ -78,23 +111,43 @@ describe('moving messages', () => {
     const decoded = JSON.parse(Buffer.from(TaskHandle!, 'base64').toString('utf8'));
     assert.equal(decoded.sourceArn, arn('home-dlq'));
     assert.match(decoded.taskId, /^[0-9a-f-]{36}$/);
-    const done = await waitFor(() => latestTask(sqs, arn('home-dlq')), (t) => t?.Status === 'COMPLETED', 'completion');
-    assert.deepEqual({ ...done, StartedTimestamp: 0 }, {
-      ApproximateNumberOfMessagesMoved: 5, ApproximateNumberOfMessagesToMove: 5, SourceArn: arn('home-dlq'),
-      StartedTimestamp: 0, Status: 'COMPLETED',
-    });
+    const done = await waitFor(
+      () => latestTask(sqs, arn('home-dlq')),
+      (t) => t?.Status === 'COMPLETED',
+      'completion',
+    );
+    assert.deepEqual(
+      { ...done, StartedTimestamp: 0 },
+      {
+        ApproximateNumberOfMessagesMoved: 5,
+        ApproximateNumberOfMessagesToMove: 5,
+        SourceArn: arn('home-dlq'),
+        StartedTimestamp: 0,
+        Status: 'COMPLETED',
+      },
+    );
     assert.equal(done!.StartedTimestamp, now);
     const inA = await drain(sqs, a);
     const inB = await drain(sqs, b);
-    assert.deepEqual(inA.map((m) => m.Body), ['a1', 'a2', 'a3']);
-    assert.deepEqual(inB.map((m) => m.Body), ['b1', 'b2']);
+    assert.deepEqual(
+      inA.map((m) => m.Body),
+      ['a1', 'a2', 'a3'],
+    );
+    assert.deepEqual(
+      inB.map((m) => m.Body),
+      ['b1', 'b2'],
+    );
     for (const m of [...inA, ...inB]) {
       assert.ok(!before.includes(m.MessageId), 'a new message id');
       assert.equal(m.Attributes!.SentTimestamp, String(now), 'a new enqueue time');
       assert.equal(m.Attributes!.ApproximateReceiveCount, '1');
       assert.equal(m.Attributes!.DeadLetterQueueSourceArn, undefined);
     }
-    assert.equal((await counts(sqs, `${server.url}/000000000000/home-dlq`)).visible + (await counts(sqs, `${server.url}/000000000000/home-dlq`)).inflight, 0);
+    assert.equal(
+      (await counts(sqs, `${server.url}/000000000000/home-dlq`)).visible +
+        (await counts(sqs, `${server.url}/000000000000/home-dlq`)).inflight,
+      0,
+    );
   });
 
   test('with a destination, oldest first, and listed with its DestinationArn', async () => {
@@ -103,10 +156,17 @@ describe('moving messages', () => {
     const bodies = Array.from({ length: 25 }, (_, i) => `m${String(i).padStart(2, '0')}`);
     await deadLetter(sqs, src, bodies);
     await start(arn('dest-dlq'), { DestinationArn: arn('dest-target') });
-    const done = await waitFor(() => latestTask(sqs, arn('dest-dlq')), (t) => t?.Status === 'COMPLETED', 'completion');
+    const done = await waitFor(
+      () => latestTask(sqs, arn('dest-dlq')),
+      (t) => t?.Status === 'COMPLETED',
+      'completion',
+    );
     assert.equal(done!.DestinationArn, arn('dest-target'));
     assert.equal(done!.ApproximateNumberOfMessagesMoved, 25);
-    assert.deepEqual((await drain(sqs, dest)).map((m) => m.Body), bodies);
+    assert.deepEqual(
+      (await drain(sqs, dest)).map((m) => m.Body),
+      bodies,
+    );
   });
 });
 
@@ -116,10 +176,17 @@ describe('the destination’s delay', () => {
     const dest = await createQueue(sqs, 'delay-dest', { DelaySeconds: '30' });
     await deadLetter(sqs, src, ['late']);
     await start(arn('delay-dlq'), { DestinationArn: arn('delay-dest') });
-    await waitFor(() => latestTask(sqs, arn('delay-dlq')), (t) => t?.Status === 'COMPLETED', 'completion');
+    await waitFor(
+      () => latestTask(sqs, arn('delay-dlq')),
+      (t) => t?.Status === 'COMPLETED',
+      'completion',
+    );
     assert.deepEqual(await counts(sqs, dest), { visible: 0, inflight: 0, delayed: 1 });
     await server.advanceClock(30_000);
-    assert.deepEqual((await drain(sqs, dest)).map((m) => m.Body), ['late']);
+    assert.deepEqual(
+      (await drain(sqs, dest)).map((m) => m.Body),
+      ['late'],
+    );
   });
 });
 
@@ -127,17 +194,30 @@ describe('FIFO', () => {
   test('redriven messages are new messages that keep their group and deduplication ids', async () => {
     await createQueue(sqs, 'ff-dlq.fifo', { FifoQueue: 'true' });
     const src = await createQueue(sqs, 'ff-src.fifo', {
-      FifoQueue: 'true', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn('ff-dlq.fifo'), maxReceiveCount: 1 }),
+      FifoQueue: 'true',
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn('ff-dlq.fifo'), maxReceiveCount: 1 }),
     });
     const ids: string[] = [];
     for (const g of ['g1', 'g2']) {
-      const out = await sqs.send(new SendMessageCommand({ QueueUrl: src, MessageBody: `body-${g}`, MessageGroupId: g, MessageDeduplicationId: `d-${g}` }));
+      const out = await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: src,
+          MessageBody: `body-${g}`,
+          MessageGroupId: g,
+          MessageDeduplicationId: `d-${g}`,
+        }),
+      );
       ids.push(out.MessageId!);
     }
-    for (let i = 0; i < 4; i++) await sqs.send(new ReceiveMessageCommand({ QueueUrl: src, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }));
+    for (let i = 0; i < 4; i++)
+      await sqs.send(new ReceiveMessageCommand({ QueueUrl: src, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }));
     assert.equal((await counts(sqs, `${server.url}/000000000000/ff-dlq.fifo`)).visible, 2);
     await start(arn('ff-dlq.fifo'));
-    await waitFor(() => latestTask(sqs, arn('ff-dlq.fifo')), (t) => t?.Status === 'COMPLETED', 'completion');
+    await waitFor(
+      () => latestTask(sqs, arn('ff-dlq.fifo')),
+      (t) => t?.Status === 'COMPLETED',
+      'completion',
+    );
     const back = await drain(sqs, src);
     assert.deepEqual(back.map((m) => m.Body).sort(), ['body-g1', 'body-g2']);
     for (const m of back) {
@@ -153,9 +233,17 @@ describe('FIFO', () => {
 describe('rate limit, cancel and one active task', () => {
   test('MaxNumberOfMessagesPerSecond holds on the server clock', async () => {
     const src = await sourceOf(sqs, 'rate-src', 'rate-dlq');
-    await deadLetter(sqs, src, Array.from({ length: 30 }, (_, i) => `r${i}`));
+    await deadLetter(
+      sqs,
+      src,
+      Array.from({ length: 30 }, (_, i) => `r${i}`),
+    );
     await start(arn('rate-dlq'), { MaxNumberOfMessagesPerSecond: 5 });
-    const running = await waitFor(() => latestTask(sqs, arn('rate-dlq')), (t) => t?.ApproximateNumberOfMessagesMoved === 5, 'first batch');
+    const running = await waitFor(
+      () => latestTask(sqs, arn('rate-dlq')),
+      (t) => t?.ApproximateNumberOfMessagesMoved === 5,
+      'first batch',
+    );
     assert.equal(running!.Status, 'RUNNING');
     assert.equal(running!.MaxNumberOfMessagesPerSecond, 5);
     assert.ok(running!.TaskHandle);
@@ -163,7 +251,11 @@ describe('rate limit, cancel and one active task', () => {
       await new Promise((r) => setTimeout(r, 50));
       assert.equal(await moved('rate-dlq'), 5 * second, 'no progress while the server clock stands still');
       await server.advanceClock(1_000);
-      await waitFor(() => moved('rate-dlq'), (n) => n === 5 * (second + 1), `second ${second}`);
+      await waitFor(
+        () => moved('rate-dlq'),
+        (n) => n === 5 * (second + 1),
+        `second ${second}`,
+      );
     }
     const done = await runToEnd(server, sqs, arn('rate-dlq'));
     assert.equal(done.Status, 'COMPLETED');
@@ -172,11 +264,23 @@ describe('rate limit, cancel and one active task', () => {
 
   test('cancel stops a task, keeps what moved, and frees the source for a new task', async () => {
     const src = await sourceOf(sqs, 'cancel-src', 'cancel-dlq');
-    await deadLetter(sqs, src, Array.from({ length: 10 }, (_, i) => `c${i}`));
+    await deadLetter(
+      sqs,
+      src,
+      Array.from({ length: 10 }, (_, i) => `c${i}`),
+    );
     const { TaskHandle } = await start(arn('cancel-dlq'), { MaxNumberOfMessagesPerSecond: 1 });
-    await waitFor(() => moved('cancel-dlq'), (n) => n === 1, 'first message');
-    await assertSqsError(start(arn('cancel-dlq')), invalidParameterValue(
-      'There is already a task running. Only one active task is allowed for a source queue arn at a given time.'));
+    await waitFor(
+      () => moved('cancel-dlq'),
+      (n) => n === 1,
+      'first message',
+    );
+    await assertSqsError(
+      start(arn('cancel-dlq')),
+      invalidParameterValue(
+        'There is already a task running. Only one active task is allowed for a source queue arn at a given time.',
+      ),
+    );
     assert.deepEqual((await cancel(TaskHandle!)).ApproximateNumberOfMessagesMoved, 1);
     await server.advanceClock(5_000);
     const t = await latestTask(sqs, arn('cancel-dlq'));
@@ -186,9 +290,17 @@ describe('rate limit, cancel and one active task', () => {
     assert.equal((await counts(sqs, `${server.url}/000000000000/cancel-dlq`)).visible, 9);
     await assertSqsError(cancel(TaskHandle!), invalidParameterValue(/Only a task in RUNNING status/));
     await start(arn('cancel-dlq'));
-    await waitFor(() => latestTask(sqs, arn('cancel-dlq')), (x) => x?.Status === 'COMPLETED', 'second task');
+    await waitFor(
+      () => latestTask(sqs, arn('cancel-dlq')),
+      (x) => x?.Status === 'COMPLETED',
+      'second task',
+    );
     const both = await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: arn('cancel-dlq'), MaxResults: 10 }));
-    assert.deepEqual(both.Results!.map((r) => r.Status), ['COMPLETED', 'CANCELLED'], 'newest first');
+    assert.deepEqual(
+      both.Results!.map((r) => r.Status),
+      ['COMPLETED', 'CANCELLED'],
+      'newest first',
+    );
   });
 
   test('a destination deleted mid-task fails the task with a reason and loses nothing', async () => {
@@ -196,14 +308,21 @@ describe('rate limit, cancel and one active task', () => {
     const { QueueUrl: dest } = await sqs.send(new CreateQueueCommand({ QueueName: 'gone-dest' }));
     await deadLetter(sqs, src, ['g0', 'g1', 'g2', 'g3']);
     await start(arn('gone-dlq'), { DestinationArn: arn('gone-dest'), MaxNumberOfMessagesPerSecond: 1 });
-    await waitFor(() => moved('gone-dlq'), (n) => n === 1, 'first message');
+    await waitFor(
+      () => moved('gone-dlq'),
+      (n) => n === 1,
+      'first message',
+    );
     await sqs.send(new DeleteQueueCommand({ QueueUrl: dest }));
     const t = await runToEnd(server, sqs, arn('gone-dlq'));
     assert.equal(t.Status, 'FAILED');
     assert.equal(t.FailureReason, 'AWS.SimpleQueueService.NonExistentQueue');
     assert.equal(t.TaskHandle, undefined);
     assert.equal(t.ApproximateNumberOfMessagesMoved, 1);
-    assert.deepEqual((await drain(sqs, `${server.url}/000000000000/gone-dlq`)).map((m) => m.Body), ['g1', 'g2', 'g3']);
+    assert.deepEqual(
+      (await drain(sqs, `${server.url}/000000000000/gone-dlq`)).map((m) => m.Body),
+      ['g1', 'g2', 'g3'],
+    );
   });
 
   test('a message larger than the destination takes fails the task there, as the send would, and stays', async () => {
@@ -216,8 +335,14 @@ describe('rate limit, cancel and one active task', () => {
     assert.equal(t.Status, 'FAILED');
     assert.equal(t.FailureReason, 'InvalidParameterValue');
     assert.equal(t.ApproximateNumberOfMessagesMoved, 1);
-    assert.deepEqual((await drain(sqs, dest)).map((m) => m.Body), ['small']);
-    assert.deepEqual((await drain(sqs, `${server.url}/000000000000/big-dlq`)).map((m) => m.Body), [big, 'after']);
+    assert.deepEqual(
+      (await drain(sqs, dest)).map((m) => m.Body),
+      ['small'],
+    );
+    assert.deepEqual(
+      (await drain(sqs, `${server.url}/000000000000/big-dlq`)).map((m) => m.Body),
+      [big, 'after'],
+    );
   });
 });
 
@@ -253,21 +378,42 @@ describe('selective redrive (extension)', () => {
 
     const res = await startRaw({ SourceArn: arn('sel-dlq'), Filter: { BodyJsonPath: '$.type', Equals: 'order' } });
     assert.equal(res.status, 200, res.text);
-    const t = await waitFor(() => latestTask(sqs, arn('sel-dlq')), (x) => x?.Status === 'COMPLETED', 'completion');
+    const t = await waitFor(
+      () => latestTask(sqs, arn('sel-dlq')),
+      (x) => x?.Status === 'COMPLETED',
+      'completion',
+    );
     assert.equal(t!.ApproximateNumberOfMessagesMoved, 2);
     assert.equal(t!.ApproximateNumberOfMessagesToMove, 2, 'the matching messages, not the whole queue');
-    assert.deepEqual((await drain(sqs, a)).map((m) => m.Body), ['{"type":"order","n":1}']);
-    assert.deepEqual((await drain(sqs, b)).map((m) => m.Body), ['{"type":"order","n":3}']);
+    assert.deepEqual(
+      (await drain(sqs, a)).map((m) => m.Body),
+      ['{"type":"order","n":1}'],
+    );
+    assert.deepEqual(
+      (await drain(sqs, b)).map((m) => m.Body),
+      ['{"type":"order","n":3}'],
+    );
     assert.equal((await counts(sqs, `${server.url}/000000000000/sel-dlq`)).visible, 2);
   });
 
   test('filter by message attribute', async () => {
     const src = await sourceOf(sqs, 'attr-src', 'attr-dlq');
     for (const tenant of ['acme', 'globex', 'acme']) {
-      await sqs.send(new SendMessageCommand({ QueueUrl: src, MessageBody: tenant, MessageAttributes: { tenant: { DataType: 'String', StringValue: tenant } } }));
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: src,
+          MessageBody: tenant,
+          MessageAttributes: { tenant: { DataType: 'String', StringValue: tenant } },
+        }),
+      );
     }
-    for (let i = 0; i < 2; i++) await sqs.send(new ReceiveMessageCommand({ QueueUrl: src, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }));
-    const res = await startRaw({ SourceArn: arn('attr-dlq'), DryRun: true, Filter: { MessageAttribute: { Name: 'tenant', Value: 'acme' } } });
+    for (let i = 0; i < 2; i++)
+      await sqs.send(new ReceiveMessageCommand({ QueueUrl: src, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }));
+    const res = await startRaw({
+      SourceArn: arn('attr-dlq'),
+      DryRun: true,
+      Filter: { MessageAttribute: { Name: 'tenant', Value: 'acme' } },
+    });
     assert.equal(res.json.ApproximateNumberOfMessagesToMove, 2);
   });
 });

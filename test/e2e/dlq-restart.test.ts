@@ -13,7 +13,11 @@ async function bodies(server: ServerProcess, name: string): Promise<string[]> {
   const out: string[] = [];
   let token: string | undefined;
   do {
-    const res = await rawJson(server.url, 'AmazonSQS.PeekMessages', JSON.stringify({ QueueUrl: queueUrl(server, name), MaxResults: 100, NextToken: token }));
+    const res = await rawJson(
+      server.url,
+      'AmazonSQS.PeekMessages',
+      JSON.stringify({ QueueUrl: queueUrl(server, name), MaxResults: 100, NextToken: token }),
+    );
     assert.equal(res.status, 200, res.text);
     const page = res.json as { Messages: { Body: string }[]; NextToken?: string };
     out.push(...page.Messages.map((m) => m.Body));
@@ -41,9 +45,17 @@ async function setUp(count: number): Promise<{ server: ServerProcess; sqs: SQSCl
 test('a task stopped with the server resumes on restart where it stopped', async () => {
   const { server, sqs, expected } = await setUp(40);
   await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: arn('dlq'), MaxNumberOfMessagesPerSecond: 5 }));
-  await waitFor(() => latestTask(sqs, arn('dlq')), (t) => t?.ApproximateNumberOfMessagesMoved === 5, 'first batch');
+  await waitFor(
+    () => latestTask(sqs, arn('dlq')),
+    (t) => t?.ApproximateNumberOfMessagesMoved === 5,
+    'first batch',
+  );
   await server.advanceClock(1_000);
-  const before = await waitFor(() => latestTask(sqs, arn('dlq')), (t) => t?.ApproximateNumberOfMessagesMoved === 10, 'second batch');
+  const before = await waitFor(
+    () => latestTask(sqs, arn('dlq')),
+    (t) => t?.ApproximateNumberOfMessagesMoved === 10,
+    'second batch',
+  );
   await server.stop();
 
   const again = await startServerProcess({ storage: 'sqlite', manualClock: true, dataDir: server.dataDir });
@@ -68,7 +80,11 @@ test('a task stopped with the server resumes on restart where it stopped', async
 test('SIGKILL in the middle of a task: every body stays exactly once, and the task completes after restart', async () => {
   const { server, sqs, expected } = await setUp(1000);
   await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: arn('dlq') }));
-  const seen = await waitFor(() => latestTask(sqs, arn('dlq')), (t) => (t?.ApproximateNumberOfMessagesMoved ?? 0) > 0, 'first batch');
+  const seen = await waitFor(
+    () => latestTask(sqs, arn('dlq')),
+    (t) => (t?.ApproximateNumberOfMessagesMoved ?? 0) > 0,
+    'first batch',
+  );
   await server.kill();
   console.log(`killed after seeing ${seen!.ApproximateNumberOfMessagesMoved} moved (${seen!.Status})`);
 

@@ -17,17 +17,29 @@ test('the examples of the console extensions run as written', async () => {
   const outputs: Record<string, unknown>[] = [];
   for (const example of examples) {
     // Each command as one line, pointed at this test's server instead of the default port.
-    const commands = example.replace(/\\\n\s*/g, '').trim().split('\n');
+    const commands = example
+      .replace(/\\\n\s*/g, '')
+      .trim()
+      .split('\n');
     for (const command of commands) {
-      const out = execFileSync('sh', ['-c', command.replaceAll('http://127.0.0.1:9324', server.url)], { encoding: 'utf8' });
+      const out = execFileSync('sh', ['-c', command.replaceAll('http://127.0.0.1:9324', server.url)], {
+        encoding: 'utf8',
+      });
       const json = JSON.parse(out) as Record<string, unknown>;
       assert.equal(json.__type, undefined, `${command}\n→ ${out}`);
       outputs.push(json);
     }
   }
-  const summaries = outputs.find((o) => 'Queues' in o) as { Queues: { QueueName: string; DeadLetterSourceQueueUrls: string[] }[] };
-  assert.deepEqual(summaries.Queues.map((q) => q.QueueName), ['orders', 'orders-dlq']);
+  const summaries = outputs.find((o) => 'Queues' in o) as {
+    Queues: { QueueName: string; DeadLetterSourceQueueUrls: string[] }[];
+  };
+  assert.deepEqual(
+    summaries.Queues.map((q) => q.QueueName),
+    ['orders', 'orders-dlq'],
+  );
   assert.deepEqual(summaries.Queues[1]!.DeadLetterSourceQueueUrls, [`${server.url}/000000000000/orders`]);
-  assert.ok(outputs.some((o) => Array.isArray(o.Failed) && (o.Failed as { Code: string }[])[0]?.Code === 'MessageNotFound'));
+  assert.ok(
+    outputs.some((o) => Array.isArray(o.Failed) && (o.Failed as { Code: string }[])[0]?.Code === 'MessageNotFound'),
+  );
   assert.ok(outputs.some((o) => Array.isArray(o.Minutes) && (o.Minutes as unknown[]).length === 60));
 });

@@ -34,11 +34,13 @@ async function readyBecomes(base: string, status: number, why?: RegExp, withinMs
   for (;;) {
     const p = await probe(base, '/ready');
     if (p.status === status && (!why || why.test(reason(p)))) return p;
-    assert.ok(Date.now() < until, `/ready still answers ${p.status} ${p.body} after ${withinMs} ms, expected ${status} ${why ?? ''}`);
+    assert.ok(
+      Date.now() < until,
+      `/ready still answers ${p.status} ${p.body} after ${withinMs} ms, expected ${status} ${why ?? ''}`,
+    );
     await new Promise((r) => setTimeout(r, 200));
   }
 }
-
 
 function sh(cmd: string, args: string[]): string | undefined {
   try {
@@ -62,7 +64,9 @@ test('GET and HEAD on /health and /ready', async () => {
   });
 });
 
-test('SQLite: /ready fails while the data directory is read-only or its disk is full, and recovers', { timeout: 60_000 }, async (t) => {
+test('SQLite: /ready fails while the data directory is read-only or its disk is full, and recovers', {
+  timeout: 60_000,
+}, async (t) => {
   if (process.env.REDRIVE_TEST_STORAGE === 'postgres') return t.skip('about the SQLite data directory');
   const mountPoint = mkdtempSync(join(tmpdir(), 'redrive-ready-'));
   const why = sh('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', mountPoint]);
@@ -95,7 +99,7 @@ test('SQLite: /ready fails while the data directory is read-only or its disk is 
     const ballast = join(mountPoint, 'ballast');
     const fd = openSync(ballast, 'w');
     try {
-      for (const chunk = Buffer.alloc(64 * 1024); ;) writeSync(fd, chunk);
+      for (const chunk = Buffer.alloc(64 * 1024); ; ) writeSync(fd, chunk);
     } catch (e) {
       assert.equal((e as NodeJS.ErrnoException).code, 'ENOSPC');
     } finally {
@@ -103,7 +107,10 @@ test('SQLite: /ready fails while the data directory is read-only or its disk is 
     }
     const full = await readyBecomes(server.url, 503);
     // Sends may still fit: the check says the threshold, not that the disk is full.
-    assert.match(reason(full), /disk holding the data directory .* has \d+ bytes free, below the free-space threshold of 2097152 bytes \(LOW_FREE_SPACE\)/);
+    assert.match(
+      reason(full),
+      /disk holding the data directory .* has \d+ bytes free, below the free-space threshold of 2097152 bytes \(LOW_FREE_SPACE\)/,
+    );
     rmSync(ballast);
     await readyBecomes(server.url, 200);
     await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'after recovery' }));
@@ -117,7 +124,9 @@ test('SQLite: /ready fails while the data directory is read-only or its disk is 
   }
 });
 
-test('SQLite: /ready fails when the kernel turns the file system read-only under the server', { timeout: 60_000 }, async (t) => {
+test('SQLite: /ready fails when the kernel turns the file system read-only under the server', {
+  timeout: 60_000,
+}, async (t) => {
   if (process.env.REDRIVE_TEST_STORAGE === 'postgres') return t.skip('about the SQLite data directory');
   // ext4 with errors=remount-ro goes read-only on an error even with files open for
   // writing (a plain remount is refused then). Directory permissions still look fine,
@@ -127,7 +136,9 @@ test('SQLite: /ready fails when the kernel turns the file system read-only under
   const mountPoint = join(dir, 'mnt');
   execFileSync('mkdir', [mountPoint]);
   execFileSync('truncate', ['-s', '32M', image]);
-  const why = sh('mkfs.ext4', ['-q', '-F', '-O', '^has_journal', image]) ?? sh('mount', ['-o', 'loop,errors=remount-ro', image, mountPoint]);
+  const why =
+    sh('mkfs.ext4', ['-q', '-F', '-O', '^has_journal', image]) ??
+    sh('mount', ['-o', 'loop,errors=remount-ro', image, mountPoint]);
   if (why) {
     rmSync(dir, { recursive: true, force: true });
     return t.skip(`cannot mount an ext4 image (${why}); run as root with loop devices`);
@@ -151,7 +162,9 @@ test('SQLite: /ready fails when the kernel turns the file system read-only under
   }
 });
 
-test('PostgreSQL: /ready fails while the server is stopped and recovers; fails when the database is dropped', { timeout: 90_000 }, async () => {
+test('PostgreSQL: /ready fails while the server is stopped and recovers; fails when the database is dropped', {
+  timeout: 90_000,
+}, async () => {
   const own = await startOwnPostgres();
   let server: ServerProcess | undefined;
   const admin = async (sql: string) => {
@@ -194,7 +207,9 @@ test('PostgreSQL: /ready fails while the server is stopped and recovers; fails w
   }
 });
 
-test('shutdown: /ready answers 503 during the grace period while requests are still served', { timeout: 30_000 }, async () => {
+test('shutdown: /ready answers 503 during the grace period while requests are still served', {
+  timeout: 30_000,
+}, async () => {
   const server = await startServerProcess({ storage: 'memory', args: ['--shutdown-grace', '3'] });
   try {
     const sqs = server.client();
@@ -209,7 +224,10 @@ test('shutdown: /ready answers 503 during the grace period while requests are st
     const sent = await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'during the grace period' }));
     assert.ok(sent.MessageId, 'requests are still served');
     assert.equal(await exited, 0);
-    assert.ok(Date.now() - termAt >= 2900, `exited ${Date.now() - termAt} ms after SIGTERM, before the grace period ended`);
+    assert.ok(
+      Date.now() - termAt >= 2900,
+      `exited ${Date.now() - termAt} ms after SIGTERM, before the grace period ended`,
+    );
     assert.match(server.output(), /"graceMs":3000,"msg":"shutting down"/);
   } finally {
     if (server.proc.exitCode === null) await server.kill();

@@ -1,7 +1,12 @@
 /** Shared assertions for the end-to-end tests: SQS errors as the AWS SDK reports them. */
 import assert from 'node:assert/strict';
 import {
-  CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type QueueAttributeName, type SQSClient,
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  type Message,
+  type QueueAttributeName,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 
 export interface ExpectedError {
@@ -38,11 +43,15 @@ export async function assertSqsError(p: Promise<unknown>, expected: ExpectedErro
 }
 
 export const invalidParameterValue = (message?: string | RegExp): ExpectedError => ({
-  name: 'InvalidParameterValue', status: 400, message,
+  name: 'InvalidParameterValue',
+  status: 400,
+  message,
 });
 
 export const queueDoesNotExist: ExpectedError = {
-  name: 'QueueDoesNotExist', code: 'AWS.SimpleQueueService.NonExistentQueue', status: 400,
+  name: 'QueueDoesNotExist',
+  code: 'AWS.SimpleQueueService.NonExistentQueue',
+  status: 400,
   message: 'The specified queue does not exist.',
 };
 
@@ -51,15 +60,26 @@ export async function createQueue(sqs: SQSClient, name: string, attributes?: Rec
   return out.QueueUrl!;
 }
 
-export async function attributes(sqs: SQSClient, QueueUrl: string, names: string[] = ['All']): Promise<Record<string, string>> {
-  const out = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: names as QueueAttributeName[] }));
+export async function attributes(
+  sqs: SQSClient,
+  QueueUrl: string,
+  names: string[] = ['All'],
+): Promise<Record<string, string>> {
+  const out = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl, AttributeNames: names as QueueAttributeName[] }),
+  );
   return out.Attributes ?? {};
 }
 
 /** The queue's approximate counts as numbers. */
-export async function counts(sqs: SQSClient, QueueUrl: string): Promise<{ visible: number; inflight: number; delayed: number }> {
+export async function counts(
+  sqs: SQSClient,
+  QueueUrl: string,
+): Promise<{ visible: number; inflight: number; delayed: number }> {
   const a = await attributes(sqs, QueueUrl, [
-    'ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed',
+    'ApproximateNumberOfMessages',
+    'ApproximateNumberOfMessagesNotVisible',
+    'ApproximateNumberOfMessagesDelayed',
   ]);
   return {
     visible: Number(a.ApproximateNumberOfMessages),
@@ -69,7 +89,11 @@ export async function counts(sqs: SQSClient, QueueUrl: string): Promise<{ visibl
 }
 
 /** A short-poll receive; returns the messages (possibly none). */
-export async function receive(sqs: SQSClient, QueueUrl: string, extra: Partial<ConstructorParameters<typeof ReceiveMessageCommand>[0]> = {}): Promise<Message[]> {
+export async function receive(
+  sqs: SQSClient,
+  QueueUrl: string,
+  extra: Partial<ConstructorParameters<typeof ReceiveMessageCommand>[0]> = {},
+): Promise<Message[]> {
   const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl, WaitTimeSeconds: 0, ...extra }));
   return out.Messages ?? [];
 }

@@ -45,8 +45,13 @@ const write = (socket: Socket, data: string | Buffer) =>
 /** The well-behaved client: a send and a receive of what it sent, with the SDK. */
 async function served(sqs: SQSClient, queueUrl: string, body: string): Promise<void> {
   await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
-  const got = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }));
-  assert.ok(got.Messages?.some((m) => m.Body === body), `the well-behaved client got its message ${body}`);
+  const got = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }),
+  );
+  assert.ok(
+    got.Messages?.some((m) => m.Body === body),
+    `the well-behaved client got its message ${body}`,
+  );
 }
 
 describe('an open server under floods', () => {
@@ -76,13 +81,22 @@ describe('an open server under floods', () => {
       const floods = await Promise.all(Array.from({ length: uploads }, () => raw(server)));
       const chunk = Buffer.alloc(MiB, 'a');
       // Each announces a chunked JSON body and sends 5 MiB of it, never its last chunk.
-      await Promise.all(floods.map(async ({ socket }) => {
-        await write(socket, `POST / HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-amz-json-1.0\r\nX-Amz-Target: AmazonSQS.ListQueues\r\nTransfer-Encoding: chunked\r\n\r\n`);
-        for (let i = 0; i < 5 && !socket.destroyed; i++) await write(socket, Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]));
-      }));
+      await Promise.all(
+        floods.map(async ({ socket }) => {
+          await write(
+            socket,
+            `POST / HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-amz-json-1.0\r\nX-Amz-Target: AmazonSQS.ListQueues\r\nTransfer-Encoding: chunked\r\n\r\n`,
+          );
+          for (let i = 0; i < 5 && !socket.destroyed; i++)
+            await write(
+              socket,
+              Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]),
+            );
+        }),
+      );
       // The server reads what the kernel buffered at its own pace: wait until the answers settle.
       const answered = () => floods.filter((f) => f.answer() !== '').length;
-      for (let last = -1, until = Date.now() + 15_000; answered() !== last && Date.now() < until;) {
+      for (let last = -1, until = Date.now() + 15_000; answered() !== last && Date.now() < until; ) {
         last = answered();
         await new Promise((r) => setTimeout(r, 1_000));
       }
@@ -90,34 +104,56 @@ describe('an open server under floods', () => {
       await served(sqs, queueUrl, `during chunked flood ${round}`);
       const during = rssMb(server);
       const refused = floods.filter((f) => /^HTTP\/1\.1 503 /.test(f.answer()));
-      t.diagnostic(`flood ${round}: RSS ${start.toFixed(0)} MB at first, ${during.toFixed(0)} MB during the flood (${refused.length} of ${uploads} refused)`);
-      assert.ok(during < start + SENT_MB / 2, `RSS ${during.toFixed(0)} MB during the flood of ${SENT_MB} MiB, from ${start.toFixed(0)} MB`);
-      assert.ok(refused.length >= uploads - Math.ceil(BUDGET_MIB / 4), `most uploads refused once ${BUDGET_MIB} MiB were in flight (${refused.length} of ${uploads})`);
-      for (const f of refused) assert.match(f.answer(), /com\.amazonaws\.sqs#ServiceUnavailable.*Too much request data in flight/s);
+      t.diagnostic(
+        `flood ${round}: RSS ${start.toFixed(0)} MB at first, ${during.toFixed(0)} MB during the flood (${refused.length} of ${uploads} refused)`,
+      );
+      assert.ok(
+        during < start + SENT_MB / 2,
+        `RSS ${during.toFixed(0)} MB during the flood of ${SENT_MB} MiB, from ${start.toFixed(0)} MB`,
+      );
+      assert.ok(
+        refused.length >= uploads - Math.ceil(BUDGET_MIB / 4),
+        `most uploads refused once ${BUDGET_MIB} MiB were in flight (${refused.length} of ${uploads})`,
+      );
+      for (const f of refused)
+        assert.match(f.answer(), /com\.amazonaws\.sqs#ServiceUnavailable.*Too much request data in flight/s);
       floods.forEach((f) => f.socket.destroy());
       await Promise.all(floods.map((f) => f.closed));
       // The budget came back: a 4 MiB body is read whole again (and answered by the API).
       await new Promise((r) => setTimeout(r, 200));
       const big = await fetch(`${server.url}/`, {
-        method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.ListQueues' },
+        method: 'POST',
+        headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.ListQueues' },
         body: JSON.stringify({ QueueNamePrefix: 'hostile', pad: 'p'.repeat(4 * MiB) }),
       });
       assert.equal(big.status, 200, await big.text());
       const closed = rssMb(server);
       t.diagnostic(`flood ${round}: RSS ${closed.toFixed(0)} MB after its connections closed`);
-      assert.ok(closed < start + SENT_MB / 2, `RSS ${closed.toFixed(0)} MB after the flood, from ${start.toFixed(0)} MB`);
+      assert.ok(
+        closed < start + SENT_MB / 2,
+        `RSS ${closed.toFixed(0)} MB after the flood, from ${start.toFixed(0)} MB`,
+      );
       if (round === 1) afterFirst = closed;
-      else assert.ok(closed < afterFirst + SENT_MB / 4, `RSS ${closed.toFixed(0)} MB after the second flood, ${afterFirst.toFixed(0)} MB after the first: memory was kept`);
+      else
+        assert.ok(
+          closed < afterFirst + SENT_MB / 4,
+          `RSS ${closed.toFixed(0)} MB after the second flood, ${afterFirst.toFixed(0)} MB after the first: memory was kept`,
+        );
     }
     alive(server);
   });
 
-  test('a body over the per-request maximum gets 413 in SQS\'s shape, whether chunked or not', async () => {
+  test("a body over the per-request maximum gets 413 in SQS's shape, whether chunked or not", async () => {
     const c = await raw(server);
-    await write(c.socket, `POST / HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-amz-json-1.0\r\nX-Amz-Target: AmazonSQS.ListQueues\r\nTransfer-Encoding: chunked\r\n\r\n`);
+    await write(
+      c.socket,
+      `POST / HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-amz-json-1.0\r\nX-Amz-Target: AmazonSQS.ListQueues\r\nTransfer-Encoding: chunked\r\n\r\n`,
+    );
     const chunk = Buffer.alloc(MiB, 'b');
-    for (let i = 0; i < 7 && !c.socket.destroyed && !c.answer(); i++) await write(c.socket, Buffer.concat([Buffer.from('100000\r\n'), chunk, Buffer.from('\r\n')]));
-    for (const until = Date.now() + 10_000; !/\r\n\r\n\{/.test(c.answer()) && Date.now() < until;) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 7 && !c.socket.destroyed && !c.answer(); i++)
+      await write(c.socket, Buffer.concat([Buffer.from('100000\r\n'), chunk, Buffer.from('\r\n')]));
+    for (const until = Date.now() + 10_000; !/\r\n\r\n\{/.test(c.answer()) && Date.now() < until; )
+      await new Promise((r) => setTimeout(r, 50));
     c.socket.destroy();
     assert.match(c.answer(), /^HTTP\/1\.1 413 /);
     assert.match(c.answer(), /com\.amazonaws\.sqs#RequestEntityTooLarge/);
@@ -130,12 +166,21 @@ describe('an open server under floods', () => {
     const slow = await Promise.all(Array.from({ length: 100 }, () => raw(server)));
     await Promise.all(slow.map((s) => write(s.socket, `POST / HTTP/1.1\r\nHost: ${host}\r\nX-Slow: `)));
     const half = await Promise.all(Array.from({ length: 100 }, () => raw(server)));
-    await Promise.all(half.map((h) => write(h.socket,
-      `POST / HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-amz-json-1.0\r\nX-Amz-Target: AmazonSQS.SendMessage\r\nContent-Length: 1000000\r\n\r\n{"QueueUrl": "${queueUrl}", "MessageBody": "${'h'.repeat(100_000)}`)));
+    await Promise.all(
+      half.map((h) =>
+        write(
+          h.socket,
+          `POST / HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-amz-json-1.0\r\nX-Amz-Target: AmazonSQS.SendMessage\r\nContent-Length: 1000000\r\n\r\n{"QueueUrl": "${queueUrl}", "MessageBody": "${'h'.repeat(100_000)}`,
+        ),
+      ),
+    );
     await served(sqs, queueUrl, 'among idle and slow connections');
     t.diagnostic(`RSS ${base.toFixed(0)} MB before, ${rssMb(server).toFixed(0)} MB with 400 stalled connections`);
     // The half-sent bodies alone are 100 × 100 KB; a stalled connection must cost little more than what it sent.
-    assert.ok(rssMb(server) < base + 100, `RSS ${rssMb(server).toFixed(0)} MB with 400 stalled connections (from ${base.toFixed(0)} MB)`);
+    assert.ok(
+      rssMb(server) < base + 100,
+      `RSS ${rssMb(server).toFixed(0)} MB with 400 stalled connections (from ${base.toFixed(0)} MB)`,
+    );
     for (const c of [...idle, ...slow, ...half]) c.socket.destroy();
     alive(server);
   });
@@ -159,14 +204,16 @@ describe('an open server under floods', () => {
     ];
     const answers: string[] = [];
     for (let round = 0; round < 10; round++) {
-      const conns = await Promise.all(junk.map(async (text) => {
-        const c = await raw(server);
-        await write(c.socket, Buffer.from(text, 'latin1'));
-        c.socket.end();
-        await Promise.race([c.closed, new Promise((r) => setTimeout(r, 5_000))]);
-        c.socket.destroy();
-        return c.answer();
-      }));
+      const conns = await Promise.all(
+        junk.map(async (text) => {
+          const c = await raw(server);
+          await write(c.socket, Buffer.from(text, 'latin1'));
+          c.socket.end();
+          await Promise.race([c.closed, new Promise((r) => setTimeout(r, 5_000))]);
+          c.socket.destroy();
+          return c.answer();
+        }),
+      );
       answers.push(...conns);
     }
     for (const a of answers) {
@@ -174,7 +221,9 @@ describe('an open server under floods', () => {
       assert.ok(status === 0 || (status >= 200 && status < 500), `no 5xx: ${a.slice(0, 300)}`);
     }
     // Malformed percent-encoding is a 400 in the shape of the part of the server it was sent to (finding 15).
-    const api = await fetch(`${server.url}/api/policies/%E0%A4%A`, { headers: { authorization: 'Basic Z3Vlc3Q6Z3Vlc3Q=' } });
+    const api = await fetch(`${server.url}/api/policies/%E0%A4%A`, {
+      headers: { authorization: 'Basic Z3Vlc3Q6Z3Vlc3Q=' },
+    });
     assert.equal(api.status, 400);
     assert.deepEqual(await api.json(), { error: 'bad_request', reason: 'invalid percent-encoding in the path' });
     const sqsPath = await fetch(`${server.url}/000000000000/%E0%A4%A?Action=GetQueueAttributes`);
@@ -187,13 +236,21 @@ describe('an open server under floods', () => {
 
 describe('a console sign-in that names where to go next (finding 2)', () => {
   let server: ServerProcess;
-  useServerProcess({ storage: 'memory', credentials: { AKIDHOSTILE: { secretAccessKey: 'hostile-secret', accountId: '111111111111' } } }, (s) => {
-    server = s;
-  });
+  useServerProcess(
+    {
+      storage: 'memory',
+      credentials: { AKIDHOSTILE: { secretAccessKey: 'hostile-secret', accountId: '111111111111' } },
+    },
+    (s) => {
+      server = s;
+    },
+  );
 
   const signIn = async (next: string) => {
     const res = await fetch(`${server.url}/console/sign-in`, {
-      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ accessKeyId: 'AKIDHOSTILE', secretAccessKey: 'hostile-secret', next }).toString(),
     });
     await res.arrayBuffer();

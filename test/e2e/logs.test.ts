@@ -10,8 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import {
-  CancelMessageMoveTaskCommand, CreateQueueCommand, DeleteQueueCommand, GetQueueUrlCommand, ListMessageMoveTasksCommand,
-  PurgeQueueCommand, SendMessageBatchCommand, SetQueueAttributesCommand, StartMessageMoveTaskCommand,
+  CancelMessageMoveTaskCommand,
+  CreateQueueCommand,
+  DeleteQueueCommand,
+  GetQueueUrlCommand,
+  ListMessageMoveTasksCommand,
+  PurgeQueueCommand,
+  SendMessageBatchCommand,
+  SetQueueAttributesCommand,
+  StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { redrivePolicy } from './dlq-helpers.js';
 import { SDK_HEADER } from './helpers.js';
@@ -25,14 +32,20 @@ type Line = Record<string, unknown> & { level: number; msg: string };
 
 /** Every JSON line the server printed so far. */
 function lines(server: ServerProcess): Line[] {
-  return server.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Line);
+  return server
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Line);
 }
 
 /** Waits until a line with this message (and these fields) appears; returns it. */
 async function logged(server: ServerProcess, msg: string, fields: Record<string, unknown> = {}): Promise<Line> {
   const until = Date.now() + 10_000;
   for (;;) {
-    const hit = lines(server).find((l) => l.msg === msg && Object.entries(fields).every(([k, v]) => JSON.stringify(l[k]) === JSON.stringify(v)));
+    const hit = lines(server).find(
+      (l) => l.msg === msg && Object.entries(fields).every(([k, v]) => JSON.stringify(l[k]) === JSON.stringify(v)),
+    );
     if (hit) return hit;
     assert.ok(Date.now() < until, `no "${msg}" line with ${JSON.stringify(fields)} in:\n${server.output()}`);
     await pause(50);
@@ -54,7 +67,9 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('at debug: one access line per request, with action, queue, status, error code, duration, account and protocol', { timeout: 30_000 }, async () => {
+test('at debug: one access line per request, with action, queue, status, error code, duration, account and protocol', {
+  timeout: 30_000,
+}, async () => {
   const server = await startServerProcess({ storage: 'memory', args: ['--log-level', 'debug'] });
   servers.push(server);
   const sqs = server.client();
@@ -76,7 +91,9 @@ test('at debug: one access line per request, with action, queue, status, error c
 
   // The Query protocol, to a queue URL: the queue comes from the path.
   const res = await fetch(`${server.url}/${ACCOUNT}/access`, {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER }, body: 'Action=GetQueueAttributes&AttributeName.1=All',
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER },
+    body: 'Action=GetQueueAttributes&AttributeName.1=All',
   });
   assert.equal(res.status, 200);
   const query = await logged(server, 'request', { action: 'GetQueueAttributes', protocol: 'query' });
@@ -85,7 +102,10 @@ test('at debug: one access line per request, with action, queue, status, error c
 
   // Signed with a 12-digit key id, the caller is that account.
   const other = new (sqs.constructor as new (c: object) => typeof sqs)({
-    endpoint: server.url, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: '111122223333', secretAccessKey: 'x' },
+    endpoint: server.url,
+    region: 'us-east-1',
+    maxAttempts: 1,
+    credentials: { accessKeyId: '111122223333', secretAccessKey: 'x' },
   });
   await other.send(new CreateQueueCommand({ QueueName: 'theirs' }));
   other.destroy();
@@ -111,18 +131,24 @@ test('at info: a line for each change to the system, none per request', { timeou
   // Creating it again changes nothing and logs nothing.
   await sqs.send(new CreateQueueCommand({ QueueName: 'events' }));
 
-  await sqs.send(new SetQueueAttributesCommand({
-    QueueUrl: url('events'), Attributes: { DelaySeconds: '2', MaximumMessageSize: '2048', RedriveMaxLength: '2' } as Record<string, string>,
-  }));
+  await sqs.send(
+    new SetQueueAttributesCommand({
+      QueueUrl: url('events'),
+      Attributes: { DelaySeconds: '2', MaximumMessageSize: '2048', RedriveMaxLength: '2' } as Record<string, string>,
+    }),
+  );
   const changed = await logged(server, 'queue attributes changed', { queue: 'events' });
   assert.deepEqual(changed.set, ['DelaySeconds', 'MaximumMessageSize', 'RedriveMaxLength']);
   assert.deepEqual(changed.removed, []);
 
   // A length limit of 2 without a dead-letter queue: a batch of 5 drops the 3 oldest.
   await sqs.send(new SetQueueAttributesCommand({ QueueUrl: url('events'), Attributes: { DelaySeconds: '0' } }));
-  await sqs.send(new SendMessageBatchCommand({
-    QueueUrl: url('events'), Entries: [1, 2, 3, 4, 5].map((i) => ({ Id: `m${i}`, MessageBody: `m${i}` })),
-  }));
+  await sqs.send(
+    new SendMessageBatchCommand({
+      QueueUrl: url('events'),
+      Entries: [1, 2, 3, 4, 5].map((i) => ({ Id: `m${i}`, MessageBody: `m${i}` })),
+    }),
+  );
   const dropped = await logged(server, 'messages dropped: the queue has no dead-letter queue', { queue: 'events' });
   assert.equal(dropped.level, INFO);
   assert.equal(dropped.reason, 'maxlen');
@@ -135,9 +161,13 @@ test('at info: a line for each change to the system, none per request', { timeou
   // Move tasks: finished, cancelled, failed.
   for (const q of ['dlq', 'dest', 'gone']) await sqs.send(new CreateQueueCommand({ QueueName: q }));
   await sqs.send(new CreateQueueCommand({ QueueName: 'src', Attributes: { RedrivePolicy: redrivePolicy('dlq') } }));
-  const fill = (n: number) => sqs.send(new SendMessageBatchCommand({
-    QueueUrl: url('dlq'), Entries: Array.from({ length: n }, (_, i) => ({ Id: `e${i}`, MessageBody: `d${i}` })),
-  }));
+  const fill = (n: number) =>
+    sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: url('dlq'),
+        Entries: Array.from({ length: n }, (_, i) => ({ Id: `e${i}`, MessageBody: `d${i}` })),
+      }),
+    );
   await fill(3);
   await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: arn('dlq'), DestinationArn: arn('dest') }));
   const started = await logged(server, 'move task started', { source: arn('dlq'), destination: arn('dest') });
@@ -145,13 +175,25 @@ test('at info: a line for each change to the system, none per request', { timeou
   assert.deepEqual([finished.level, finished.moved], [INFO, 3]);
 
   await fill(10);
-  const { TaskHandle } = await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: arn('dlq'), DestinationArn: arn('dest'), MaxNumberOfMessagesPerSecond: 1 }));
+  const { TaskHandle } = await sqs.send(
+    new StartMessageMoveTaskCommand({
+      SourceArn: arn('dlq'),
+      DestinationArn: arn('dest'),
+      MaxNumberOfMessagesPerSecond: 1,
+    }),
+  );
   await sqs.send(new CancelMessageMoveTaskCommand({ TaskHandle }));
   const cancelled = await logged(server, 'move task cancelled', { source: arn('dlq') });
   assert.equal(cancelled.level, INFO);
   assert.equal(typeof cancelled.moved, 'number');
 
-  await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: arn('dlq'), DestinationArn: arn('gone'), MaxNumberOfMessagesPerSecond: 1 }));
+  await sqs.send(
+    new StartMessageMoveTaskCommand({
+      SourceArn: arn('dlq'),
+      DestinationArn: arn('gone'),
+      MaxNumberOfMessagesPerSecond: 1,
+    }),
+  );
   const third = await logged(server, 'move task started', { destination: arn('gone') });
   await sqs.send(new DeleteQueueCommand({ QueueUrl: url('gone') }));
   const failed = await logged(server, 'move task failed', { task: third.task });
@@ -163,10 +205,17 @@ test('at info: a line for each change to the system, none per request', { timeou
   const deleted = await logged(server, 'queue deleted', { queue: 'gone' });
   assert.equal(deleted.level, INFO);
 
-  writeFileSync(configFile, JSON.stringify({ policies: [{ name: 'all', pattern: '^events$', definition: { messageTtlSeconds: 60 } }] }));
+  writeFileSync(
+    configFile,
+    JSON.stringify({ policies: [{ name: 'all', pattern: '^events$', definition: { messageTtlSeconds: 60 } }] }),
+  );
   server.proc.kill('SIGHUP');
   const reloaded = await logged(server, 'policies reloaded');
   assert.deepEqual(reloaded.policies, ['all']);
 
-  assert.deepEqual(lines(server).filter((l) => l.msg === 'request'), [], 'no access lines at info');
+  assert.deepEqual(
+    lines(server).filter((l) => l.msg === 'request'),
+    [],
+    'no access lines at info',
+  );
 });

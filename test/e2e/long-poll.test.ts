@@ -3,7 +3,10 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
-  ChangeMessageVisibilityCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient,
+  ChangeMessageVisibilityCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { sqsClient, startServerProcess, useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { createQueue, receive } from './helpers.js';
@@ -38,7 +41,10 @@ describe('long polling', () => {
     assert.equal(poll.isSettled(), false);
     await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'wake up' }));
     const { messages, elapsedMs } = await poll.result;
-    assert.deepEqual(messages.map((m) => m.Body), ['wake up']);
+    assert.deepEqual(
+      messages.map((m) => m.Body),
+      ['wake up'],
+    );
     // The manual clock never moved, so only the send can have ended the wait.
     assert.ok(elapsedMs < 5_000, `took ${elapsedMs} ms`);
   });
@@ -70,7 +76,10 @@ describe('long polling', () => {
     const poll = pending(sqs, { QueueUrl: url, WaitTimeSeconds: 20 });
     await parked();
     await server.advanceClock(5_000);
-    assert.deepEqual((await poll.result).messages.map((m) => m.Body), ['delayed']);
+    assert.deepEqual(
+      (await poll.result).messages.map((m) => m.Body),
+      ['delayed'],
+    );
   });
 
   test('returns a message made visible by ChangeMessageVisibility 0', async () => {
@@ -79,8 +88,13 @@ describe('long polling', () => {
     const [m] = await receive(sqs, url);
     const poll = pending(sqs, { QueueUrl: url, WaitTimeSeconds: 20 });
     await parked();
-    await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: url, ReceiptHandle: m!.ReceiptHandle!, VisibilityTimeout: 0 }));
-    assert.deepEqual((await poll.result).messages.map((x) => x.Body), ['again']);
+    await sqs.send(
+      new ChangeMessageVisibilityCommand({ QueueUrl: url, ReceiptHandle: m!.ReceiptHandle!, VisibilityTimeout: 0 }),
+    );
+    assert.deepEqual(
+      (await poll.result).messages.map((x) => x.Body),
+      ['again'],
+    );
   });
 
   test('returns a message whose visibility timeout expires during the wait', async () => {
@@ -90,7 +104,10 @@ describe('long polling', () => {
     const poll = pending(sqs, { QueueUrl: url, WaitTimeSeconds: 20 });
     await parked();
     await server.advanceClock(10_000);
-    assert.deepEqual((await poll.result).messages.map((x) => x.Body), ['expires']);
+    assert.deepEqual(
+      (await poll.result).messages.map((x) => x.Body),
+      ['expires'],
+    );
   });
 
   test('one message wakes one of two waiting receives; the other keeps waiting', async () => {
@@ -100,24 +117,35 @@ describe('long polling', () => {
     await parked();
     await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'only one' }));
     const winner = await Promise.race([first.result, second.result]);
-    assert.deepEqual(winner.messages.map((m) => m.Body), ['only one']);
+    assert.deepEqual(
+      winner.messages.map((m) => m.Body),
+      ['only one'],
+    );
     await parked();
     const loser = first.isSettled() && second.isSettled() ? undefined : first.isSettled() ? second : first;
     assert.ok(loser, 'the second receive must still be waiting');
     await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'second' }));
-    assert.deepEqual((await loser.result).messages.map((m) => m.Body), ['second']);
+    assert.deepEqual(
+      (await loser.result).messages.map((m) => m.Body),
+      ['second'],
+    );
   });
 
   test('a receive whose client went away does not take a later message', async () => {
     const url = await createQueue(sqs, 'lp-abort');
     const abort = new AbortController();
-    const gone = sqs.send(new ReceiveMessageCommand({ QueueUrl: url, WaitTimeSeconds: 20 }), { abortSignal: abort.signal });
+    const gone = sqs.send(new ReceiveMessageCommand({ QueueUrl: url, WaitTimeSeconds: 20 }), {
+      abortSignal: abort.signal,
+    });
     await parked();
     abort.abort();
     await assert.rejects(gone);
     await parked();
     await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'for the living' }));
-    assert.deepEqual((await receive(sqs, url)).map((m) => m.Body), ['for the living']);
+    assert.deepEqual(
+      (await receive(sqs, url)).map((m) => m.Body),
+      ['for the living'],
+    );
   });
 });
 

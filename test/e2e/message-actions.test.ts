@@ -19,7 +19,11 @@ useServerProcess({ storage: 'memory', manualClock: true }, (s) => {
 });
 
 const call = (action: string, input: Record<string, unknown>) =>
-  rawJson(server.url, `AmazonSQS.${action}`, JSON.stringify(input)) as Promise<{ status: number; text: string; json: Record<string, any> }>;
+  rawJson(server.url, `AmazonSQS.${action}`, JSON.stringify(input)) as Promise<{
+    status: number;
+    text: string;
+    json: Record<string, any>;
+  }>;
 
 /** A source `name` (maxReceiveCount 1 into `name-dlq`) and its DLQ holding `bodies`, rejected with reason `why <body>`. */
 async function withDeadLetters(name: string, bodies: string[]) {
@@ -30,7 +34,10 @@ async function withDeadLetters(name: string, bodies: string[]) {
     const [m] = await receive(sqs, source);
     assert.equal((await reject(server, source, m!.ReceiptHandle!, `why ${body}`)).status, 200);
   }
-  const peeked = (await call('PeekMessages', { QueueUrl: dlq, MaxResults: 100 })).json.Messages as { MessageId: string; Body: string }[];
+  const peeked = (await call('PeekMessages', { QueueUrl: dlq, MaxResults: 100 })).json.Messages as {
+    MessageId: string;
+    Body: string;
+  }[];
   return { source, dlq, ids: peeked.map((m) => m.MessageId) };
 }
 
@@ -43,13 +50,23 @@ describe('ChangeMessageVisibilityById', () => {
     const r = await call('ChangeMessageVisibilityById', { QueueUrl: q, MessageId, VisibilityTimeout: 0 });
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(await counts(sqs, q), { visible: 1, inflight: 0, delayed: 0 });
-    const [again] = await receive(sqs, q, { VisibilityTimeout: 30, AttributeNames: ['ApproximateReceiveCount' as never] });
+    const [again] = await receive(sqs, q, {
+      VisibilityTimeout: 30,
+      AttributeNames: ['ApproximateReceiveCount' as never],
+    });
     assert.equal(again!.MessageId, MessageId);
     assert.equal(again!.Attributes?.ApproximateReceiveCount, '2');
     // Query protocol: the same action, made visible after 600 s.
     const res = await fetch(server.url, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER },
-      body: new URLSearchParams({ Action: 'ChangeMessageVisibilityById', Version: '2012-11-05', QueueUrl: q, MessageId: MessageId!, VisibilityTimeout: '600' }).toString(),
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER },
+      body: new URLSearchParams({
+        Action: 'ChangeMessageVisibilityById',
+        Version: '2012-11-05',
+        QueueUrl: q,
+        MessageId: MessageId!,
+        VisibilityTimeout: '600',
+      }).toString(),
     });
     assert.equal(res.status, 200, await res.text());
     await server.advanceClock(599_000);
@@ -75,15 +92,28 @@ describe('MoveMessagesById', () => {
     const [back] = await receive(sqs, source, { MessageAttributeNames: ['All'], AttributeNames: ['All'] });
     assert.equal(back!.Body, 'a');
     assert.equal(back!.MessageId, one.json.Successful[0].MessageId);
-    const two = await call('MoveMessagesById', { QueueUrl: dlq, MessageIds: [ids[1], ids[2], 'nope'], DestinationArn: arn('mv-other') });
-    assert.deepEqual(two.json.Successful.map((s: { Id: string }) => s.Id), [ids[1], ids[2]]);
-    assert.deepEqual(two.json.Failed, [{ Id: 'nope', Code: 'MessageNotFound', Message: 'No message with id nope is in mv-dlq.', SenderFault: true }]);
+    const two = await call('MoveMessagesById', {
+      QueueUrl: dlq,
+      MessageIds: [ids[1], ids[2], 'nope'],
+      DestinationArn: arn('mv-other'),
+    });
+    assert.deepEqual(
+      two.json.Successful.map((s: { Id: string }) => s.Id),
+      [ids[1], ids[2]],
+    );
+    assert.deepEqual(two.json.Failed, [
+      { Id: 'nope', Code: 'MessageNotFound', Message: 'No message with id nope is in mv-dlq.', SenderFault: true },
+    ]);
     assert.deepEqual((await receive(sqs, other, { MaxNumberOfMessages: 10 })).map((m) => m.Body).sort(), ['b', 'c']);
     assert.deepEqual(await counts(sqs, dlq), { visible: 0, inflight: 0, delayed: 0 });
     const bad = await call('MoveMessagesById', { QueueUrl: dlq, MessageIds: [ids[0]], DestinationArn: arn('no-such') });
     assert.equal(bad.status, 404, bad.text);
     // Counted as a redrive (docs/monitoring.md): received and deleted on the DLQ, sent where each went.
-    const total = async (url: string, k: string) => ((await call('GetQueueActivity', { QueueUrl: url })).json.Minutes as Record<string, number>[]).reduce((n, m) => n + m[k]!, 0);
+    const total = async (url: string, k: string) =>
+      ((await call('GetQueueActivity', { QueueUrl: url })).json.Minutes as Record<string, number>[]).reduce(
+        (n, m) => n + m[k]!,
+        0,
+      );
     assert.deepEqual([await total(dlq, 'Received'), await total(dlq, 'Deleted')], [3, 3], 'the DLQ counts three moves');
     assert.equal(await total(other, 'Sent'), 2, 'mv-other counts its two');
   });
@@ -92,7 +122,8 @@ describe('MoveMessagesById', () => {
     const { dlq, ids } = await withDeadLetters('qmv', ['q1', 'q2']);
     const query = async (params: Record<string, string>) => {
       const res = await fetch(server.url, {
-        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER },
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER },
         body: new URLSearchParams({ Version: '2012-11-05', QueueUrl: dlq, ...params }).toString(),
       });
       return { status: res.status, xml: await res.text() };
@@ -105,8 +136,16 @@ describe('MoveMessagesById', () => {
     assert.match(why.xml, /<RejectionReasonsComplete>true<\/RejectionReasonsComplete>/);
     const moved = await query({ Action: 'MoveMessagesById', 'MessageId.1': ids[0]!, 'MessageId.2': 'gone' });
     assert.equal(moved.status, 200, moved.xml);
-    assert.match(moved.xml, new RegExp(`<MovedMessage><Id>${ids[0]}</Id><MessageId>[0-9a-f-]{36}</MessageId><DestinationArn>${arn('qmv')}</DestinationArn></MovedMessage>`));
-    assert.match(moved.xml, /<BatchResultErrorEntry><Id>gone<\/Id><SenderFault>true<\/SenderFault><Code>MessageNotFound<\/Code>/);
+    assert.match(
+      moved.xml,
+      new RegExp(
+        `<MovedMessage><Id>${ids[0]}</Id><MessageId>[0-9a-f-]{36}</MessageId><DestinationArn>${arn('qmv')}</DestinationArn></MovedMessage>`,
+      ),
+    );
+    assert.match(
+      moved.xml,
+      /<BatchResultErrorEntry><Id>gone<\/Id><SenderFault>true<\/SenderFault><Code>MessageNotFound<\/Code>/,
+    );
   });
 });
 
@@ -132,12 +171,26 @@ describe('the CLI', () => {
 
     const moved = await cli('messages', 'move', 'cli-dlq', ids[0]!, ids[1]!, '--to', 'cli-replay');
     assert.equal(moved.code, 0, moved.stderr);
-    assert.match(moved.stdout, new RegExp(`^moved ${ids[0]} to cli-replay as [0-9a-f-]{36}\\nmoved ${ids[1]} to cli-replay as [0-9a-f-]{36}\\n$`));
+    assert.match(
+      moved.stdout,
+      new RegExp(
+        `^moved ${ids[0]} to cli-replay as [0-9a-f-]{36}\\nmoved ${ids[1]} to cli-replay as [0-9a-f-]{36}\\n$`,
+      ),
+    );
     const toSource = await cli('messages', 'move', 'cli-dlq', ids[2]!, ids[0]!, '--json');
     assert.equal(toSource.code, 1);
-    const r = JSON.parse(toSource.stdout) as { Moved: { Id: string; DestinationArn: string }[]; Failed: { Id: string; Code: string }[] };
-    assert.deepEqual(r.Moved.map((m) => [m.Id, m.DestinationArn]), [[ids[2], arn('cli')]]);
-    assert.deepEqual(r.Failed.map((f) => [f.Id, f.Code]), [[ids[0], 'MessageNotFound']]);
+    const r = JSON.parse(toSource.stdout) as {
+      Moved: { Id: string; DestinationArn: string }[];
+      Failed: { Id: string; Code: string }[];
+    };
+    assert.deepEqual(
+      r.Moved.map((m) => [m.Id, m.DestinationArn]),
+      [[ids[2], arn('cli')]],
+    );
+    assert.deepEqual(
+      r.Failed.map((f) => [f.Id, f.Code]),
+      [[ids[0], 'MessageNotFound']],
+    );
     assert.deepEqual(await counts(sqs, dlq), { visible: 0, inflight: 0, delayed: 0 });
   });
 });

@@ -2,11 +2,27 @@
 import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  CreateQueueCommand, DeleteQueueCommand, GetQueueUrlCommand, ListQueuesCommand, ListQueueTagsCommand,
-  PurgeQueueCommand, SendMessageCommand, SetQueueAttributesCommand, TagQueueCommand, UntagQueueCommand, type SQSClient,
+  CreateQueueCommand,
+  DeleteQueueCommand,
+  GetQueueUrlCommand,
+  ListQueuesCommand,
+  ListQueueTagsCommand,
+  PurgeQueueCommand,
+  SendMessageCommand,
+  SetQueueAttributesCommand,
+  TagQueueCommand,
+  UntagQueueCommand,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { useServerProcess, type ServerProcess } from '../support/server-process.js';
-import { assertSqsError, attributes, counts, createQueue, invalidParameterValue, queueDoesNotExist } from './helpers.js';
+import {
+  assertSqsError,
+  attributes,
+  counts,
+  createQueue,
+  invalidParameterValue,
+  queueDoesNotExist,
+} from './helpers.js';
 
 let server: ServerProcess;
 let sqs: SQSClient;
@@ -17,7 +33,9 @@ useServerProcess({ storage: 'memory', manualClock: true }, (s) => {
 });
 
 const alreadyExists = (attr: string) => ({
-  name: 'QueueNameExists', code: 'QueueAlreadyExists', status: 400,
+  name: 'QueueNameExists',
+  code: 'QueueAlreadyExists',
+  status: 400,
   message: `A queue already exists with the same name and a different value for attribute ${attr}`,
 });
 
@@ -43,17 +61,25 @@ describe('CreateQueue', () => {
 
   test('QueueAlreadyExists when an attribute differs, compared with the current attributes', async () => {
     const url = await createQueue(sqs, 'differs', { ReceiveMessageWaitTimeSeconds: '1', DelaySeconds: '1' });
-    await assertSqsError(createQueue(sqs, 'differs', { ReceiveMessageWaitTimeSeconds: '1', DelaySeconds: '2' }), alreadyExists('DelaySeconds'));
+    await assertSqsError(
+      createQueue(sqs, 'differs', { ReceiveMessageWaitTimeSeconds: '1', DelaySeconds: '2' }),
+      alreadyExists('DelaySeconds'),
+    );
     await assertSqsError(createQueue(sqs, 'differs', { VisibilityTimeout: '31' }), alreadyExists('VisibilityTimeout'));
     // The failed calls changed nothing.
     assert.equal((await attributes(sqs, url)).DelaySeconds, '1');
     await sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: { DelaySeconds: '2' } }));
-    await assertSqsError(createQueue(sqs, 'differs', { ReceiveMessageWaitTimeSeconds: '1', DelaySeconds: '1' }), alreadyExists('DelaySeconds'));
+    await assertSqsError(
+      createQueue(sqs, 'differs', { ReceiveMessageWaitTimeSeconds: '1', DelaySeconds: '1' }),
+      alreadyExists('DelaySeconds'),
+    );
     assert.equal(await createQueue(sqs, 'differs', { DelaySeconds: '2' }), url);
   });
 
   test('stores tags given at creation', async () => {
-    const QueueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'tagged-at-birth', tags: { team: 'core', empty: '' } }))).QueueUrl!;
+    const QueueUrl = (
+      await sqs.send(new CreateQueueCommand({ QueueName: 'tagged-at-birth', tags: { team: 'core', empty: '' } }))
+    ).QueueUrl!;
     const { Tags } = await sqs.send(new ListQueueTagsCommand({ QueueUrl }));
     assert.deepEqual(Tags, { team: 'core', empty: '' });
   });
@@ -78,22 +104,32 @@ describe('CreateQueue', () => {
 
   test('rejects unknown attributes and creates nothing', async () => {
     await assertSqsError(createQueue(sqs, 'unknown-attr', { VisibilityTimeout: '10', Foo: 'bar' }), {
-      name: 'InvalidAttributeName', status: 400, message: 'Unknown Attribute Foo.',
+      name: 'InvalidAttributeName',
+      status: 400,
+      message: 'Unknown Attribute Foo.',
     });
     await assertNoQueue('unknown-attr');
   });
 
   test('rejects FIFO-only attributes on a standard queue', async () => {
     const cases: Record<string, string>[] = [
-      { ContentBasedDeduplication: 'true' }, { DeduplicationScope: 'queue' },
-      { FifoThroughputLimit: 'perQueue' }, { FifoQueue: 'false' },
+      { ContentBasedDeduplication: 'true' },
+      { DeduplicationScope: 'queue' },
+      { FifoThroughputLimit: 'perQueue' },
+      { FifoQueue: 'false' },
     ];
     for (const attrs of cases) {
       const [name] = Object.keys(attrs);
       // SQS names these two in its own words (issue 16); the others are unknown to it.
-      const message = name === 'DeduplicationScope' || name === 'FifoThroughputLimit'
-        ? `You can specify the ${name} only when FifoQueue is set to true.` : `Unknown Attribute ${name}.`;
-      await assertSqsError(createQueue(sqs, 'std-with-fifo-attr', attrs), { name: 'InvalidAttributeName', status: 400, message });
+      const message =
+        name === 'DeduplicationScope' || name === 'FifoThroughputLimit'
+          ? `You can specify the ${name} only when FifoQueue is set to true.`
+          : `Unknown Attribute ${name}.`;
+      await assertSqsError(createQueue(sqs, 'std-with-fifo-attr', attrs), {
+        name: 'InvalidAttributeName',
+        status: 400,
+        message,
+      });
     }
     await assertNoQueue('std-with-fifo-attr');
   });
@@ -110,7 +146,9 @@ describe('CreateQueue', () => {
       const name = `range-${attr}`;
       for (const bad of [String(min - 1), String(max + 1), 'abc', '1.5']) {
         await assertSqsError(createQueue(sqs, name, { [attr]: bad }), {
-          name: 'InvalidAttributeValue', status: 400, message: `Invalid value for the parameter ${attr}.`,
+          name: 'InvalidAttributeValue',
+          status: 400,
+          message: `Invalid value for the parameter ${attr}.`,
         });
       }
       await assertNoQueue(name);
@@ -136,7 +174,8 @@ describe('GetQueueUrl', () => {
 
 describe('ListQueues', () => {
   before(async () => {
-    for (const n of ['lq-a1', 'lq-a2', 'lq-b1', 'page-1', 'page-2', 'page-3', 'page-4', 'page-5']) await createQueue(sqs, n);
+    for (const n of ['lq-a1', 'lq-a2', 'lq-b1', 'page-1', 'page-2', 'page-3', 'page-4', 'page-5'])
+      await createQueue(sqs, n);
   });
 
   test('filters by prefix', async () => {
@@ -158,8 +197,14 @@ describe('ListQueues', () => {
       pages.push(out.QueueUrls ?? []);
       NextToken = out.NextToken;
     } while (NextToken && pages.length < 10);
-    assert.deepEqual(pages.map((p) => p.length), [2, 2, 1]);
-    assert.deepEqual(pages.flat(), [1, 2, 3, 4, 5].map((i) => `${server.url}/000000000000/page-${i}`));
+    assert.deepEqual(
+      pages.map((p) => p.length),
+      [2, 2, 1],
+    );
+    assert.deepEqual(
+      pages.flat(),
+      [1, 2, 3, 4, 5].map((i) => `${server.url}/000000000000/page-${i}`),
+    );
   });
 
   test('no NextToken without MaxResults', async () => {
@@ -171,7 +216,10 @@ describe('ListQueues', () => {
   test('rejects MaxResults outside 1..1000 and a forged NextToken', async () => {
     await assertSqsError(sqs.send(new ListQueuesCommand({ MaxResults: 0 })), invalidParameterValue(/MaxResults/));
     await assertSqsError(sqs.send(new ListQueuesCommand({ MaxResults: 1001 })), invalidParameterValue(/MaxResults/));
-    await assertSqsError(sqs.send(new ListQueuesCommand({ MaxResults: 1, NextToken: 'not-a-token' })), invalidParameterValue());
+    await assertSqsError(
+      sqs.send(new ListQueuesCommand({ MaxResults: 1, NextToken: 'not-a-token' })),
+      invalidParameterValue(),
+    );
   });
 });
 
@@ -197,7 +245,9 @@ describe('PurgeQueue', () => {
 
     await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'after' }));
     const inProgress = {
-      name: 'PurgeQueueInProgress', code: 'AWS.SimpleQueueService.PurgeQueueInProgress', status: 403,
+      name: 'PurgeQueueInProgress',
+      code: 'AWS.SimpleQueueService.PurgeQueueInProgress',
+      status: 403,
       message: 'Only one PurgeQueue operation on purged is allowed every 60 seconds.',
     };
     await assertSqsError(sqs.send(new PurgeQueueCommand({ QueueUrl })), inProgress);
@@ -211,7 +261,10 @@ describe('PurgeQueue', () => {
   });
 
   test('QueueDoesNotExist for a missing queue', async () => {
-    await assertSqsError(sqs.send(new PurgeQueueCommand({ QueueUrl: `${server.url}/000000000000/no-such` })), queueDoesNotExist);
+    await assertSqsError(
+      sqs.send(new PurgeQueueCommand({ QueueUrl: `${server.url}/000000000000/no-such` })),
+      queueDoesNotExist,
+    );
   });
 });
 
@@ -221,9 +274,18 @@ describe('tags', () => {
     assert.equal((await sqs.send(new ListQueueTagsCommand({ QueueUrl }))).Tags, undefined);
     await sqs.send(new TagQueueCommand({ QueueUrl, Tags: { MyTag: 'a', mytag: 'b', keep: 'k' } }));
     await sqs.send(new TagQueueCommand({ QueueUrl, Tags: { MyTag: 'A2', empty: '' } }));
-    assert.deepEqual((await sqs.send(new ListQueueTagsCommand({ QueueUrl }))).Tags, { MyTag: 'A2', mytag: 'b', keep: 'k', empty: '' });
+    assert.deepEqual((await sqs.send(new ListQueueTagsCommand({ QueueUrl }))).Tags, {
+      MyTag: 'A2',
+      mytag: 'b',
+      keep: 'k',
+      empty: '',
+    });
     await sqs.send(new UntagQueueCommand({ QueueUrl, TagKeys: ['mytag', 'not-there'] }));
-    assert.deepEqual((await sqs.send(new ListQueueTagsCommand({ QueueUrl }))).Tags, { MyTag: 'A2', keep: 'k', empty: '' });
+    assert.deepEqual((await sqs.send(new ListQueueTagsCommand({ QueueUrl }))).Tags, {
+      MyTag: 'A2',
+      keep: 'k',
+      empty: '',
+    });
     await sqs.send(new UntagQueueCommand({ QueueUrl, TagKeys: ['MyTag', 'keep', 'empty'] }));
     assert.equal((await sqs.send(new ListQueueTagsCommand({ QueueUrl }))).Tags, undefined);
   });

@@ -2,7 +2,12 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  ChangeMessageVisibilityCommand, ReceiveMessageCommand, SendMessageCommand, type MessageAttributeValue, type QueueAttributeName, type SQSClient,
+  ChangeMessageVisibilityCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type MessageAttributeValue,
+  type QueueAttributeName,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { assertSqsError, counts, createQueue, invalidParameterValue, queueDoesNotExist, receive } from './helpers.js';
@@ -15,8 +20,11 @@ useServerProcess({ storage: 'sqlite', manualClock: true }, (s) => {
   sqs = s.client();
 });
 
-const send = (QueueUrl: string, MessageBody: string, extra: Partial<ConstructorParameters<typeof SendMessageCommand>[0]> = {}) =>
-  sqs.send(new SendMessageCommand({ QueueUrl, MessageBody, ...extra }));
+const send = (
+  QueueUrl: string,
+  MessageBody: string,
+  extra: Partial<ConstructorParameters<typeof SendMessageCommand>[0]> = {},
+) => sqs.send(new SendMessageCommand({ QueueUrl, MessageBody, ...extra }));
 
 /** The older AttributeNames parameter is typed for queue attributes but carries message ones. */
 const legacyNames = (...names: string[]) => names as QueueAttributeName[];
@@ -109,7 +117,8 @@ describe('SendMessage', () => {
 
   test('at most 10 message attributes', async () => {
     const url = await createQueue(sqs, 'send-attr-count');
-    const attrs = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`a${i}`, { DataType: 'String', StringValue: 'v' }]));
+    const attrs = (n: number) =>
+      Object.fromEntries(Array.from({ length: n }, (_, i) => [`a${i}`, { DataType: 'String', StringValue: 'v' }]));
     await send(url, 'ten', { MessageAttributes: attrs(10) });
     await assertSqsError(send(url, 'eleven', { MessageAttributes: attrs(11) }), invalidParameterValue(/11/));
     assert.equal((await counts(sqs, url)).visible, 1);
@@ -118,7 +127,11 @@ describe('SendMessage', () => {
   test('invalid characters in the body are InvalidMessageContents', async () => {
     const url = await createQueue(sqs, 'send-bad-chars');
     for (const body of ['bad \x01 char', 'Invalid-\x00-\x08-\x13-\uFFFF', 'lone \uD800 surrogate']) {
-      await assertSqsError(send(url, body), { name: 'InvalidMessageContents', status: 400, message: /Invalid characters/ });
+      await assertSqsError(send(url, body), {
+        name: 'InvalidMessageContents',
+        status: 400,
+        message: /Invalid characters/,
+      });
     }
     // Allowed: tab, newline, carriage return, astral characters.
     await send(url, 'ok\t\n\r 😀 \uE000');
@@ -128,26 +141,37 @@ describe('SendMessage', () => {
   test('invalid attributes are InvalidParameterValue', async () => {
     const url = await createQueue(sqs, 'send-bad-attrs');
     const str = (StringValue: string, DataType = 'String') => ({ DataType, StringValue });
-    await assertSqsError(send(url, 'x', { MessageAttributes: { ErrorDetails: str('') } }), invalidParameterValue(
-      "Message (user) attribute 'ErrorDetails' must contain a non-empty value of type 'String'.",
-    ));
+    await assertSqsError(
+      send(url, 'x', { MessageAttributes: { ErrorDetails: str('') } }),
+      invalidParameterValue("Message (user) attribute 'ErrorDetails' must contain a non-empty value of type 'String'."),
+    );
     for (const value of ['has \x08 backspace', 'has \x0b vtab']) {
       await assertSqsError(send(url, 'x', { MessageAttributes: { a: str(value) } }), invalidParameterValue());
     }
     for (const name of ['aWs.x', 'AMAZON.x', '.lead', 'trail.', 'bang!', 'q?', 'n'.repeat(257)]) {
-      await assertSqsError(send(url, 'x', { MessageAttributes: { [name]: str('v') } }), invalidParameterValue(/invalid/i));
+      await assertSqsError(
+        send(url, 'x', { MessageAttributes: { [name]: str('v') } }),
+        invalidParameterValue(/invalid/i),
+      );
     }
     for (const type of ['Invalid', `Number.${'L'.repeat(256)}`]) {
-      await assertSqsError(send(url, 'x', { MessageAttributes: { a: str('1', type) } }), invalidParameterValue(/invalid/i));
+      await assertSqsError(
+        send(url, 'x', { MessageAttributes: { a: str('1', type) } }),
+        invalidParameterValue(/invalid/i),
+      );
     }
-    await assertSqsError(send(url, 'x', { MessageAttributes: { a: str('abc', 'Number') } }), invalidParameterValue(/number/));
+    await assertSqsError(
+      send(url, 'x', { MessageAttributes: { a: str('abc', 'Number') } }),
+      invalidParameterValue(/number/),
+    );
     assert.equal((await counts(sqs, url)).visible, 0);
   });
 
   test('an empty body is rejected as a missing one', async () => {
     const url = await createQueue(sqs, 'send-empty');
     await assertSqsError(send(url, ''), {
-      name: 'MissingParameter', status: 400,
+      name: 'MissingParameter',
+      status: 400,
       message: 'The request must contain the parameter MessageBody.',
     });
   });
@@ -179,20 +203,32 @@ describe('SendMessage', () => {
     await send(url, 'own-delay', { DelaySeconds: 10 });
     await send(url, 'no-delay', { DelaySeconds: 0 });
     assert.deepEqual(await counts(sqs, url), { visible: 1, inflight: 0, delayed: 2 });
-    assert.deepEqual((await receive(sqs, url, { MaxNumberOfMessages: 10 })).map((m) => m.Body), ['no-delay']);
+    assert.deepEqual(
+      (await receive(sqs, url, { MaxNumberOfMessages: 10 })).map((m) => m.Body),
+      ['no-delay'],
+    );
     await server.advanceClock(5_000);
-    assert.deepEqual((await receive(sqs, url, { MaxNumberOfMessages: 10 })).map((m) => m.Body), ['queue-delay']);
+    assert.deepEqual(
+      (await receive(sqs, url, { MaxNumberOfMessages: 10 })).map((m) => m.Body),
+      ['queue-delay'],
+    );
     await server.advanceClock(4_999);
     assert.deepEqual(await receive(sqs, url), []);
     await server.advanceClock(1);
-    assert.deepEqual((await receive(sqs, url)).map((m) => m.Body), ['own-delay']);
+    assert.deepEqual(
+      (await receive(sqs, url)).map((m) => m.Body),
+      ['own-delay'],
+    );
   });
 
   test('DelaySeconds must be within 0..900', async () => {
     const url = await createQueue(sqs, 'send-delay-range');
-    await assertSqsError(send(url, 'x', { DelaySeconds: 901 }), invalidParameterValue(
-      'Value 901 for parameter DelaySeconds is invalid. Reason: Must be between 0 and 900, if provided.',
-    ));
+    await assertSqsError(
+      send(url, 'x', { DelaySeconds: 901 }),
+      invalidParameterValue(
+        'Value 901 for parameter DelaySeconds is invalid. Reason: Must be between 0 and 900, if provided.',
+      ),
+    );
     await assertSqsError(send(url, 'x', { DelaySeconds: -1 }), invalidParameterValue(/DelaySeconds/));
     await send(url, 'x', { DelaySeconds: 900 });
     assert.deepEqual(await counts(sqs, url), { visible: 0, inflight: 0, delayed: 1 });
@@ -218,9 +254,12 @@ describe('ReceiveMessage', () => {
     assert.equal(ten.length, 10);
     assert.equal(new Set(ten.map((m) => m.MessageId)).size, 10);
     for (const bad of [11, 0]) {
-      await assertSqsError(receive(sqs, url, { MaxNumberOfMessages: bad }), invalidParameterValue(
-        `Value ${bad} for parameter MaxNumberOfMessages is invalid. Reason: Must be between 1 and 10, if provided.`,
-      ));
+      await assertSqsError(
+        receive(sqs, url, { MaxNumberOfMessages: bad }),
+        invalidParameterValue(
+          `Value ${bad} for parameter MaxNumberOfMessages is invalid. Reason: Must be between 1 and 10, if provided.`,
+        ),
+      );
     }
     assert.equal((await receive(sqs, url, { MaxNumberOfMessages: 10 })).length, 4);
   });
@@ -238,19 +277,30 @@ describe('ReceiveMessage', () => {
     await server.advanceClock(1_500);
     const [m] = await receive(sqs, url, { MessageSystemAttributeNames: ['All'], VisibilityTimeout: 0 });
     assert.deepEqual(Object.keys(m!.Attributes!).sort(), [
-      'ApproximateFirstReceiveTimestamp', 'ApproximateReceiveCount', 'SenderId', 'SentTimestamp',
+      'ApproximateFirstReceiveTimestamp',
+      'ApproximateReceiveCount',
+      'SenderId',
+      'SentTimestamp',
     ]);
     assert.equal(m!.Attributes!.SentTimestamp, String(sentAt));
     assert.equal(m!.Attributes!.ApproximateFirstReceiveTimestamp, String(sentAt + 1_500));
     assert.equal(m!.Attributes!.ApproximateReceiveCount, '1');
     assert.ok(m!.Attributes!.SenderId!.length > 0);
 
-    for (const name of ['SenderId', 'SentTimestamp', 'ApproximateReceiveCount', 'ApproximateFirstReceiveTimestamp'] as const) {
+    for (const name of [
+      'SenderId',
+      'SentTimestamp',
+      'ApproximateReceiveCount',
+      'ApproximateFirstReceiveTimestamp',
+    ] as const) {
       const [again] = await receive(sqs, url, { MessageSystemAttributeNames: [name], VisibilityTimeout: 0 });
       assert.deepEqual(Object.keys(again!.Attributes!), [name]);
     }
     // The older AttributeNames parameter works too; names that do not apply are dropped.
-    const [legacy] = await receive(sqs, url, { AttributeNames: legacyNames('SenderId', 'SequenceNumber'), VisibilityTimeout: 0 });
+    const [legacy] = await receive(sqs, url, {
+      AttributeNames: legacyNames('SenderId', 'SequenceNumber'),
+      VisibilityTimeout: 0,
+    });
     assert.deepEqual(Object.keys(legacy!.Attributes!), ['SenderId']);
     const [counted] = await receive(sqs, url, { AttributeNames: ['All'] });
     assert.equal(counted!.Attributes!.ApproximateReceiveCount, '7');
@@ -264,7 +314,9 @@ describe('ReceiveMessage', () => {
   test('MessageAttributeNames: All, .*, prefix.*, exact names; unknown names match nothing', async () => {
     const url = await createQueue(sqs, 'recv-userattrs');
     const str = (StringValue: string) => ({ DataType: 'String', StringValue });
-    const sent = await send(url, 'x', { MessageAttributes: { 'Help.Me': str('Me'), Hello: str('There'), General: str('Kenobi') } });
+    const sent = await send(url, 'x', {
+      MessageAttributes: { 'Help.Me': str('Me'), Hello: str('There'), General: str('Kenobi') },
+    });
     // Digests recorded from SQS for these attributes: the MD5 covers the returned subset.
     const recordedMd5: Record<string, string> = {
       'General,Hello,Help.Me': '4c360f3fdafd970e05fae2f149d997f5',
@@ -304,7 +356,9 @@ describe('ReceiveMessage', () => {
       const [m] = await receive(sqs, url, { AttributeNames: legacyNames('ApproximateReceiveCount') });
       assert.equal(m!.Attributes!.ApproximateReceiveCount, String(i + 1));
       handles.add(m!.ReceiptHandle!);
-      await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: url, ReceiptHandle: m!.ReceiptHandle!, VisibilityTimeout: 0 }));
+      await sqs.send(
+        new ChangeMessageVisibilityCommand({ QueueUrl: url, ReceiptHandle: m!.ReceiptHandle!, VisibilityTimeout: 0 }),
+      );
     }
     assert.equal(handles.size, 3);
   });

@@ -15,20 +15,31 @@ import { needs } from '../support/requirements.js';
 let server: ServerProcess;
 const drivers: Driver[] = [];
 
-useServerProcess({ storage: 'sqlite', manualClock: true }, async (s) => {
-  server = s;
-  drivers.push(jsonSdkDriver(server.url));
-  // Without boto3 (outside CI, scripts/skip-groups.mjs) its half of each comparison skips.
-  if (needs('boto3').skip) return;
-  drivers.push(await boto3Driver(server.url));
-  assert.equal(drivers[1]!.protocol, 'query', `${drivers[1]!.name} does not speak the Query protocol`);
-}, () => Promise.all(drivers.map((d) => d.close())));
+useServerProcess(
+  { storage: 'sqlite', manualClock: true },
+  async (s) => {
+    server = s;
+    drivers.push(jsonSdkDriver(server.url));
+    // Without boto3 (outside CI, scripts/skip-groups.mjs) its half of each comparison skips.
+    if (needs('boto3').skip) return;
+    drivers.push(await boto3Driver(server.url));
+    assert.equal(drivers[1]!.protocol, 'query', `${drivers[1]!.name} does not speak the Query protocol`);
+  },
+  () => Promise.all(drivers.map((d) => d.close())),
+);
 
 const bothProtocols = (name: string, run: Parameters<typeof sharedBoth>[2]) => sharedBoth(drivers, name, run);
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
-const INVALID_CHARACTERS = 'Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF';
+const INVALID_CHARACTERS =
+  'Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF';
 /** Bytes that are not UTF-8: a stray continuation, an overlong slash, an encoded surrogate, a truncated sequence. */
-const NOT_UTF8 = [Buffer.from([0xff, 0xfe]), Buffer.from([0x80]), Buffer.from([0xc0, 0xaf]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xe2, 0x82])];
+const NOT_UTF8 = [
+  Buffer.from([0xff, 0xfe]),
+  Buffer.from([0x80]),
+  Buffer.from([0xc0, 0xaf]),
+  Buffer.from([0xed, 0xa0, 0x80]),
+  Buffer.from([0xe2, 0x82]),
+];
 const VALID = Buffer.from('é €😀\ufffd', 'utf8');
 
 async function post(body: Buffer, headers: Record<string, string>) {
@@ -36,9 +47,15 @@ async function post(body: Buffer, headers: Record<string, string>) {
   return { status: res.status, code: res.headers.get('x-amzn-query-error')?.split(';')[0], text: await res.text() };
 }
 const json = (target: string, parts: (string | Buffer)[]) =>
-  post(Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p))), { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${target}` });
+  post(Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p))), {
+    'content-type': 'application/x-amz-json-1.0',
+    'x-amz-target': `AmazonSQS.${target}`,
+  });
 const query = (parts: (string | Buffer)[]) =>
-  post(Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p))), { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER });
+  post(Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p))), {
+    'content-type': 'application/x-www-form-urlencoded',
+    ...SDK_HEADER,
+  });
 const percent = (b: Buffer) => [...b].map((x) => `%${x.toString(16).toUpperCase().padStart(2, '0')}`).join('');
 
 describe('1. bytes that are not UTF-8 are refused, never replaced', () => {
@@ -54,13 +71,33 @@ describe('1. bytes that are not UTF-8 are refused, never replaced', () => {
       assert.equal(body.code, 'InvalidMessageContents');
       assert.equal(JSON.parse(body.text).message, INVALID_CHARACTERS);
       for (const type of ['String', 'Number']) {
-        const attr = await json('SendMessage', [`{"QueueUrl":"${url}","MessageBody":"ok","MessageAttributes":{"a":{"DataType":"${type}","StringValue":"1`, bad, `"}}}`]);
+        const attr = await json('SendMessage', [
+          `{"QueueUrl":"${url}","MessageBody":"ok","MessageAttributes":{"a":{"DataType":"${type}","StringValue":"1`,
+          bad,
+          `"}}}`,
+        ]);
         assert.equal(attr.code, 'InvalidParameterValue', attr.text);
       }
-      const batch = await json('SendMessageBatch', [`{"QueueUrl":"${url}","Entries":[{"Id":"a","MessageBody":"x`, bad, `"}]}`]);
+      const batch = await json('SendMessageBatch', [
+        `{"QueueUrl":"${url}","Entries":[{"Id":"a","MessageBody":"x`,
+        bad,
+        `"}]}`,
+      ]);
       assert.equal(JSON.parse(batch.text).Failed?.[0]?.Code, 'InvalidMessageContents', batch.text);
-      assert.equal((await json('TagQueue', [`{"QueueUrl":"${url}","Tags":{"t":"`, bad, `"}}`])).code, 'InvalidParameterValue');
-      assert.equal((await json('SetQueueAttributes', [`{"QueueUrl":"${url}","Attributes":{"Policy":"{\\"Id\\":\\"`, bad, `\\"}"}}`])).code, 'InvalidAttributeValue');
+      assert.equal(
+        (await json('TagQueue', [`{"QueueUrl":"${url}","Tags":{"t":"`, bad, `"}}`])).code,
+        'InvalidParameterValue',
+      );
+      assert.equal(
+        (
+          await json('SetQueueAttributes', [
+            `{"QueueUrl":"${url}","Attributes":{"Policy":"{\\"Id\\":\\"`,
+            bad,
+            `\\"}"}}`,
+          ])
+        ).code,
+        'InvalidAttributeValue',
+      );
     }
     assert.deepEqual(await receive(drivers[0]!, url), [], 'nothing was stored');
     assert.deepEqual((await drivers[0]!.call('ListQueueTags', { QueueUrl: url })).Tags, undefined);
@@ -73,10 +110,15 @@ describe('1. bytes that are not UTF-8 are refused, never replaced', () => {
         assert.equal(r.status, 400, r.text);
         assert.equal(r.code, 'InvalidMessageContents');
         assert.match(r.text, /<Message>Invalid characters found\./);
-        const attr = await query([`Action=SendMessage&QueueUrl=${encodeURIComponent(url)}&MessageBody=ok&MessageAttribute.1.Name=a&MessageAttribute.1.Value.DataType=String&MessageAttribute.1.Value.StringValue=`, enc]);
+        const attr = await query([
+          `Action=SendMessage&QueueUrl=${encodeURIComponent(url)}&MessageBody=ok&MessageAttribute.1.Name=a&MessageAttribute.1.Value.DataType=String&MessageAttribute.1.Value.StringValue=`,
+          enc,
+        ]);
         assert.equal(attr.code, 'InvalidParameterValue', attr.text);
       }
-      const res = await fetch(`${server.url}/?Action=SendMessage&QueueUrl=${encodeURIComponent(url)}&MessageBody=x${percent(bad)}`);
+      const res = await fetch(
+        `${server.url}/?Action=SendMessage&QueueUrl=${encodeURIComponent(url)}&MessageBody=x${percent(bad)}`,
+      );
       assert.equal(res.headers.get('x-amzn-query-error'), 'InvalidMessageContents;Sender');
     }
     assert.deepEqual(await receive(drivers[0]!, url), [], 'nothing was stored');
@@ -98,46 +140,98 @@ describe('1. bytes that are not UTF-8 are refused, never replaced', () => {
 
 bothProtocols('4. UntagQueue with no keys and TagQueue with no tags are refused', async (api, q) => {
   const url = await create(api, q('tags'));
-  await expectError(api.call('UntagQueue', { QueueUrl: url, TagKeys: [] }), 'InvalidParameterValue', 'Tag keys must be between 1 and 128 characters in length.');
-  await expectError(api.call('UntagQueue', { QueueUrl: url, TagKeys: ['a', ''] }), 'InvalidParameterValue', 'Tag keys must be between 1 and 128 characters in length.');
-  await expectError(api.call('TagQueue', { QueueUrl: url, Tags: {} }), 'MissingParameter', 'The request must contain the parameter Tags.');
+  await expectError(
+    api.call('UntagQueue', { QueueUrl: url, TagKeys: [] }),
+    'InvalidParameterValue',
+    'Tag keys must be between 1 and 128 characters in length.',
+  );
+  await expectError(
+    api.call('UntagQueue', { QueueUrl: url, TagKeys: ['a', ''] }),
+    'InvalidParameterValue',
+    'Tag keys must be between 1 and 128 characters in length.',
+  );
+  await expectError(
+    api.call('TagQueue', { QueueUrl: url, Tags: {} }),
+    'MissingParameter',
+    'The request must contain the parameter Tags.',
+  );
   await api.call('TagQueue', { QueueUrl: url, Tags: { a: '1' } });
   await api.call('UntagQueue', { QueueUrl: url, TagKeys: ['a'] });
 });
 
 bothProtocols('5. AddPermission: at most 7 actions, and SQS wording for an action it cannot grant', async (api, q) => {
   const url = await create(api, q('perm'));
-  const grant = (Actions: string[]) => api.call('AddPermission', { QueueUrl: url, Label: 'l', AWSAccountIds: ['111111111111'], Actions });
-  const eight = ['SendMessage', 'ReceiveMessage', 'DeleteMessage', 'ChangeMessageVisibility', 'GetQueueAttributes', 'GetQueueUrl', 'ListDeadLetterSourceQueues', 'PurgeQueue'];
+  const grant = (Actions: string[]) =>
+    api.call('AddPermission', { QueueUrl: url, Label: 'l', AWSAccountIds: ['111111111111'], Actions });
+  const eight = [
+    'SendMessage',
+    'ReceiveMessage',
+    'DeleteMessage',
+    'ChangeMessageVisibility',
+    'GetQueueAttributes',
+    'GetQueueUrl',
+    'ListDeadLetterSourceQueues',
+    'PurgeQueue',
+  ];
   await expectError(grant(eight), 'OverLimit', '8 Actions were found, maximum allowed is 7.');
-  await expectError(grant(['Frobnicate']), 'InvalidParameterValue',
-    'Value SQS:Frobnicate for parameter ActionName is invalid. Reason: Please refer to the appropriate WSDL for a list of valid actions.');
-  await expectError(grant(['DeleteQueue']), 'InvalidParameterValue',
-    'Value SQS:DeleteQueue for parameter ActionName is invalid. Reason: Only the queue owner is allowed to invoke this action.');
-  assert.equal((await api.call('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['Policy'] })).Attributes, undefined, 'no partial state');
+  await expectError(
+    grant(['Frobnicate']),
+    'InvalidParameterValue',
+    'Value SQS:Frobnicate for parameter ActionName is invalid. Reason: Please refer to the appropriate WSDL for a list of valid actions.',
+  );
+  await expectError(
+    grant(['DeleteQueue']),
+    'InvalidParameterValue',
+    'Value SQS:DeleteQueue for parameter ActionName is invalid. Reason: Only the queue owner is allowed to invoke this action.',
+  );
+  assert.equal(
+    (await api.call('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['Policy'] })).Attributes,
+    undefined,
+    'no partial state',
+  );
   await grant(eight.slice(0, 7));
 });
 
-bothProtocols('3. a FIFO queue switched from queue to messageGroup deduplication keeps deduplicating across groups', async (api, q) => {
-  const highThroughput = { DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' };
-  const sendTwice = async (url: string) => {
-    const first = await api.call('SendMessage', { QueueUrl: url, MessageBody: 'one', MessageGroupId: '4', MessageDeduplicationId: 'same' });
-    const [m] = await receive(api, url);
-    await api.call('DeleteMessage', { QueueUrl: url, ReceiptHandle: m!.ReceiptHandle });
-    const second = await api.call('SendMessage', { QueueUrl: url, MessageBody: 'two', MessageGroupId: '5', MessageDeduplicationId: 'same' });
-    return { first: first.MessageId as string, second: second.MessageId as string, after: await receive(api, url) };
-  };
-  const switched = await create(api, q('switched.fifo'), { FifoQueue: 'true', DeduplicationScope: 'queue' });
-  await api.call('SetQueueAttributes', { QueueUrl: switched, Attributes: highThroughput });
-  const attrs = (await api.call('GetQueueAttributes', { QueueUrl: switched, AttributeNames: ['All'] })).Attributes as Record<string, string>;
-  assert.equal(attrs.DeduplicationScope, 'messageGroup');
-  assert.ok(Object.keys(attrs).every((k) => /^[A-Z]/.test(k)), `no internal attribute shown: ${Object.keys(attrs).join(', ')}`);
-  const a = await sendTwice(switched);
-  assert.equal(a.second, a.first, 'a duplicate: the first message id comes back');
-  assert.deepEqual(a.after, [], 'and nothing new is delivered');
-  // Created with messageGroup: per group, as documented.
-  const born = await create(api, q('born.fifo'), { FifoQueue: 'true', ...highThroughput });
-  const b = await sendTwice(born);
-  assert.notEqual(b.second, b.first);
-  assert.deepEqual(b.after.map((m) => m.Body), ['two']);
-});
+bothProtocols(
+  '3. a FIFO queue switched from queue to messageGroup deduplication keeps deduplicating across groups',
+  async (api, q) => {
+    const highThroughput = { DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' };
+    const sendTwice = async (url: string) => {
+      const first = await api.call('SendMessage', {
+        QueueUrl: url,
+        MessageBody: 'one',
+        MessageGroupId: '4',
+        MessageDeduplicationId: 'same',
+      });
+      const [m] = await receive(api, url);
+      await api.call('DeleteMessage', { QueueUrl: url, ReceiptHandle: m!.ReceiptHandle });
+      const second = await api.call('SendMessage', {
+        QueueUrl: url,
+        MessageBody: 'two',
+        MessageGroupId: '5',
+        MessageDeduplicationId: 'same',
+      });
+      return { first: first.MessageId as string, second: second.MessageId as string, after: await receive(api, url) };
+    };
+    const switched = await create(api, q('switched.fifo'), { FifoQueue: 'true', DeduplicationScope: 'queue' });
+    await api.call('SetQueueAttributes', { QueueUrl: switched, Attributes: highThroughput });
+    const attrs = (await api.call('GetQueueAttributes', { QueueUrl: switched, AttributeNames: ['All'] }))
+      .Attributes as Record<string, string>;
+    assert.equal(attrs.DeduplicationScope, 'messageGroup');
+    assert.ok(
+      Object.keys(attrs).every((k) => /^[A-Z]/.test(k)),
+      `no internal attribute shown: ${Object.keys(attrs).join(', ')}`,
+    );
+    const a = await sendTwice(switched);
+    assert.equal(a.second, a.first, 'a duplicate: the first message id comes back');
+    assert.deepEqual(a.after, [], 'and nothing new is delivered');
+    // Created with messageGroup: per group, as documented.
+    const born = await create(api, q('born.fifo'), { FifoQueue: 'true', ...highThroughput });
+    const b = await sendTwice(born);
+    assert.notEqual(b.second, b.first);
+    assert.deepEqual(
+      b.after.map((m) => m.Body),
+      ['two'],
+    );
+  },
+);

@@ -2,7 +2,10 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  ChangeMessageVisibilityCommand, DeleteMessageCommand, SendMessageCommand, type SQSClient,
+  ChangeMessageVisibilityCommand,
+  DeleteMessageCommand,
+  SendMessageCommand,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 import { assertSqsError, counts, createQueue, invalidParameterValue, queueDoesNotExist, receive } from './helpers.js';
@@ -28,9 +31,10 @@ const changeVisibility = (QueueUrl: string, ReceiptHandle: string, VisibilityTim
 const deleteMessage = (QueueUrl: string, ReceiptHandle: string) =>
   sqs.send(new DeleteMessageCommand({ QueueUrl, ReceiptHandle }));
 
-const beyond12h = (timeout: number) => invalidParameterValue(
-  `Value ${timeout} for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message is beyond the limit [43200 seconds]`,
-);
+const beyond12h = (timeout: number) =>
+  invalidParameterValue(
+    `Value ${timeout} for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message is beyond the limit [43200 seconds]`,
+  );
 
 describe('visibility timeout', () => {
   test('a received message is hidden for the queue VisibilityTimeout', async () => {
@@ -82,7 +86,10 @@ describe('ChangeMessageVisibility', () => {
     assert.equal(got.length, 2);
     await changeVisibility(url, got[0]!.ReceiptHandle!, 0);
     const again = await receive(sqs, url, { MaxNumberOfMessages: 10 });
-    assert.deepEqual(again.map((m) => m.Body), [got[0]!.Body]);
+    assert.deepEqual(
+      again.map((m) => m.Body),
+      [got[0]!.Body],
+    );
     assert.deepEqual(await receive(sqs, url), [], 'the other message keeps its own timeout');
   });
 
@@ -94,7 +101,11 @@ describe('ChangeMessageVisibility', () => {
     assert.notEqual(second!.ReceiptHandle, first!.ReceiptHandle);
     assert.deepEqual(await receive(sqs, url), [], 'hidden by the second receive');
     await changeVisibility(url, first!.ReceiptHandle!, 0);
-    assert.deepEqual((await receive(sqs, url)).map((m) => m.Body), ['m'], 'receivable at once');
+    assert.deepEqual(
+      (await receive(sqs, url)).map((m) => m.Body),
+      ['m'],
+      'receivable at once',
+    );
   });
 
   test('works after the timeout expired on a standard queue, hiding the message again', async () => {
@@ -133,15 +144,20 @@ describe('ChangeMessageVisibility', () => {
     const url = await createQueue(sqs, 'cmv-deleted');
     const handle = await sendAndReceive(url);
     await deleteMessage(url, handle);
-    await assertSqsError(changeVisibility(url, handle, 42), invalidParameterValue(
-      `Value ${handle} for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.`,
-    ));
+    await assertSqsError(
+      changeVisibility(url, handle, 42),
+      invalidParameterValue(
+        `Value ${handle} for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.`,
+      ),
+    );
   });
 
   test('an invalid receipt handle is ReceiptHandleIsInvalid', async () => {
     const url = await createQueue(sqs, 'cmv-invalid');
     await assertSqsError(changeVisibility(url, 'INVALID', 10), {
-      name: 'ReceiptHandleIsInvalid', status: 404, message: 'The input receipt handle "INVALID" is not a valid receipt handle.',
+      name: 'ReceiptHandleIsInvalid',
+      status: 404,
+      message: 'The input receipt handle "INVALID" is not a valid receipt handle.',
     });
   });
 });
@@ -170,7 +186,9 @@ describe('DeleteMessage', () => {
     const url = await createQueue(sqs, 'del-invalid');
     await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'stays' }));
     await assertSqsError(deleteMessage(url, 'garbage'), {
-      name: 'ReceiptHandleIsInvalid', status: 404, message: 'The input receipt handle "garbage" is not a valid receipt handle.',
+      name: 'ReceiptHandleIsInvalid',
+      status: 404,
+      message: 'The input receipt handle "garbage" is not a valid receipt handle.',
     });
     // A real handle of another queue is not valid here either.
     const other = await createQueue(sqs, 'del-invalid-other');
@@ -197,7 +215,10 @@ describe('retention', () => {
     assert.deepEqual(await counts(sqs, url), { visible: 2, inflight: 1, delayed: 0 });
     await server.advanceClock(2_000);
     // Expired messages are never received, even before the sweep has run.
-    assert.deepEqual((await receive(sqs, url, { MaxNumberOfMessages: 10, VisibilityTimeout: 0 })).map((m) => m.Body), ['young']);
+    assert.deepEqual(
+      (await receive(sqs, url, { MaxNumberOfMessages: 10, VisibilityTimeout: 0 })).map((m) => m.Body),
+      ['young'],
+    );
     let c = await counts(sqs, url);
     for (let i = 0; i < 20 && c.visible + c.inflight > 1; i++) {
       await server.advanceClock(1_000);

@@ -27,13 +27,21 @@ test('a change of the models changes what the generator writes, required members
   const dir = mkdtempSync(join(tmpdir(), 'redrive-model-'));
   try {
     cpSync(join(ROOT, 'src/protocols/query'), join(dir, 'src/protocols/query'), { recursive: true });
-    const model = JSON.parse(readFileSync(join(dir, EXTENSIONS), 'utf8')) as { shapes: Record<string, { members: object; required?: string[] }> };
-    model.shapes.RejectMessageRequest!.members = { ...model.shapes.RejectMessageRequest!.members, Requeue: { shape: 'Boolean' } };
+    const model = JSON.parse(readFileSync(join(dir, EXTENSIONS), 'utf8')) as {
+      shapes: Record<string, { members: object; required?: string[] }>;
+    };
+    model.shapes.RejectMessageRequest!.members = {
+      ...model.shapes.RejectMessageRequest!.members,
+      Requeue: { shape: 'Boolean' },
+    };
     model.shapes.ReleaseAmqpDeliveriesRequest!.required = ['Holder'];
     writeFileSync(join(dir, EXTENSIONS), JSON.stringify(model));
     const changed = actionInputsSource(dir);
     assert.notEqual(changed, actionInputsSource(ROOT));
-    assert.match(changed, /RejectMessage: \{ QueueUrl: unknown; ReceiptHandle: unknown; Reason\?: unknown; Requeue\?: unknown \};/);
+    assert.match(
+      changed,
+      /RejectMessage: \{ QueueUrl: unknown; ReceiptHandle: unknown; Reason\?: unknown; Requeue\?: unknown \};/,
+    );
     assert.match(changed, /ReleaseAmqpDeliveries: \{ Holder: unknown \};/);
   } finally {
     rmSync(dir, { recursive: true, force: true });

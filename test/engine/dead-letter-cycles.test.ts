@@ -16,19 +16,29 @@ import { ctx } from './support.js';
 const clock = new ManualClock(1_700_000_000_000);
 const warnings: { obj: object; msg?: string }[] = [];
 const engine = new Engine({
-  store: new SqliteStore({ path: ':memory:' }), clock, region: 'us-east-1',
+  store: new SqliteStore({ path: ':memory:' }),
+  clock,
+  region: 'us-east-1',
   log: { info() {}, error() {}, warn: (obj, msg) => void warnings.push({ obj, msg }) },
 });
-const call = (action: string, input: Record<string, unknown>) => actions[action]!(engine, ctx, input) as Promise<Record<string, any>>;
+const call = (action: string, input: Record<string, unknown>) =>
+  actions[action]!(engine, ctx, input) as Promise<Record<string, any>>;
 const arn = (name: string) => `arn:aws:sqs:us-east-1:000000000000:${name}`;
 const redrivePolicy = (name: string) => JSON.stringify({ deadLetterTargetArn: arn(name), maxReceiveCount: 1 });
-const queue = async (name: string) => (await engine.store.queues.get({ accountId: '000000000000', region: 'us-east-1', name: name })) as QueueRecord;
+const queue = async (name: string) =>
+  (await engine.store.queues.get({ accountId: '000000000000', region: 'us-east-1', name: name })) as QueueRecord;
 
 before(async () => {
   // a and b each dead-letter into the other and expire their messages after 1 s.
   await call('CreateQueue', { QueueName: 'a', Attributes: { RedriveMessageTtlSeconds: '1' } });
-  await call('CreateQueue', { QueueName: 'b', Attributes: { RedriveMessageTtlSeconds: '1', RedrivePolicy: redrivePolicy('a') } });
-  await call('SetQueueAttributes', { QueueUrl: `${ctx.baseUrl}/000000000000/a`, Attributes: { RedrivePolicy: redrivePolicy('b') } });
+  await call('CreateQueue', {
+    QueueName: 'b',
+    Attributes: { RedriveMessageTtlSeconds: '1', RedrivePolicy: redrivePolicy('a') },
+  });
+  await call('SetQueueAttributes', {
+    QueueUrl: `${ctx.baseUrl}/000000000000/a`,
+    Attributes: { RedrivePolicy: redrivePolicy('b') },
+  });
 });
 after(async () => {
   await engine.close();
@@ -52,10 +62,17 @@ test('a cycle broken in a transaction that is run again is logged and counted on
   const counted = { ...target, arrival: (m: Parameters<typeof target.arrival>[0]) => (arrivals++, target.arrival(m)) };
   // A write that fails later in the same group commit makes it roll back and run every job again.
   const expiring = engine.store.deadLetters.expire(b.id, clock.now(), 100, counted);
-  const failing = engine.store.messages.send(b.id, [{
-    messageId: 'bad', body: 'x', md5OfBody: 'x', senderId: 's', sentAt: clock.now(), visibleAt: clock.now(),
-    attributes: { n: { DataType: 'Number', StringValue: 1n as unknown as string } },
-  }]);
+  const failing = engine.store.messages.send(b.id, [
+    {
+      messageId: 'bad',
+      body: 'x',
+      md5OfBody: 'x',
+      senderId: 's',
+      sentAt: clock.now(),
+      visibleAt: clock.now(),
+      attributes: { n: { DataType: 'Number', StringValue: 1n as unknown as string } },
+    },
+  ]);
   await assert.rejects(failing, /BigInt/);
   const moves = await expiring;
   assert.equal(arrivals, 2, 'the expiry job ran twice');
@@ -65,5 +82,8 @@ test('a cycle broken in a transaction that is run again is logged and counted on
   assert.equal(warnings.filter((w) => w.msg?.includes('dead-letter cycle')).length, 1);
   const cycles = await queue('redrive-cycles');
   assert.ok(cycles, 'created with the parked message');
-  assert.deepEqual((await engine.store.messages.peek(cycles.id, 0, 10)).map((m) => m.body), ['round']);
+  assert.deepEqual(
+    (await engine.store.messages.peek(cycles.id, 0, 10)).map((m) => m.body),
+    ['round'],
+  );
 });

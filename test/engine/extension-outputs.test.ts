@@ -21,26 +21,44 @@ function unmodelled(shape: Shape, value: unknown, path: string): string[] {
       return ref ? unmodelled(resolve(ref), v, `${path}.${k}`) : [`${path}.${k}`];
     });
   }
-  if (shape.type === 'list') return (value as unknown[]).flatMap((v) => unmodelled(resolve(shape.member!), v, `${path}[]`));
-  if (shape.type === 'map') return Object.values(value as object).flatMap((v) => unmodelled(resolve(shape.value!), v, `${path}{}`));
+  if (shape.type === 'list')
+    return (value as unknown[]).flatMap((v) => unmodelled(resolve(shape.member!), v, `${path}[]`));
+  if (shape.type === 'map')
+    return Object.values(value as object).flatMap((v) => unmodelled(resolve(shape.value!), v, `${path}{}`));
   return [];
 }
 
 const outputShape = (action: string) => queryOperation(action)?.output ?? { type: 'structure', members: {} };
 
 test('the check finds a member the model lacks', () => {
-  assert.deepEqual(unmodelled(outputShape('GetQueueActivity'), { Minutes: [{ Timestamp: 1, Extra: 2 }] }, 'GetQueueActivity'), ['GetQueueActivity.Minutes[].Extra']);
+  assert.deepEqual(
+    unmodelled(outputShape('GetQueueActivity'), { Minutes: [{ Timestamp: 1, Extra: 2 }] }, 'GetQueueActivity'),
+    ['GetQueueActivity.Minutes[].Extra'],
+  );
 });
 
 test('what the extension actions answer is in the Query model', async () => {
   const { clock, call, close } = testEngine();
   const dlq = (await call('CreateQueue', { QueueName: 'orders-dlq' })).QueueUrl as string;
   const dlqArn = 'arn:aws:sqs:us-east-1:000000000000:orders-dlq';
-  const source = (await call('CreateQueue', {
-    QueueName: 'orders', Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 1 }), RedriveMessageTtlSeconds: '600' },
-  })).QueueUrl as string;
-  await call('CreateQueue', { QueueName: 'amqp-source', Attributes: { RedriveDeadLetterExchange: 'dlx', RedriveDeadLetterRoutingKey: 'dead' } });
-  await call('SendMessage', { QueueUrl: source, MessageBody: '{"order":2}', MessageAttributes: { kind: { DataType: 'String', StringValue: 'refund' } } });
+  const source = (
+    await call('CreateQueue', {
+      QueueName: 'orders',
+      Attributes: {
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 1 }),
+        RedriveMessageTtlSeconds: '600',
+      },
+    })
+  ).QueueUrl as string;
+  await call('CreateQueue', {
+    QueueName: 'amqp-source',
+    Attributes: { RedriveDeadLetterExchange: 'dlx', RedriveDeadLetterRoutingKey: 'dead' },
+  });
+  await call('SendMessage', {
+    QueueUrl: source,
+    MessageBody: '{"order":2}',
+    MessageAttributes: { kind: { DataType: 'String', StringValue: 'refund' } },
+  });
   await call('SendMessage', { QueueUrl: source, MessageBody: 'b' });
   for (const m of (await call('ReceiveMessage', { QueueUrl: source, MaxNumberOfMessages: 10 })).Messages) {
     await call('RejectMessage', { QueueUrl: source, ReceiptHandle: m.ReceiptHandle, Reason: 'schema v1' });
@@ -66,6 +84,9 @@ test('what the extension actions answer is in the Query model', async () => {
     assert.ok(Object.keys(output).length > 0, `${action} answered something`);
     found.push(...unmodelled(outputShape(action), output, action));
   }
-  assert.deepEqual([...new Set(found)].filter((p) => !JSON_ONLY.includes(p)), []);
+  assert.deepEqual(
+    [...new Set(found)].filter((p) => !JSON_ONLY.includes(p)),
+    [],
+  );
   await close();
 });

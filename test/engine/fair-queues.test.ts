@@ -5,18 +5,28 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import { FAIR_REFRESH_MS, judgeNoisy, NOISY_HOLD_MS, NOISY_MIN_INFLIGHT } from '../../src/engine/messages/fair-queues.js';
+import {
+  FAIR_REFRESH_MS,
+  judgeNoisy,
+  NOISY_HOLD_MS,
+  NOISY_MIN_INFLIGHT,
+} from '../../src/engine/messages/fair-queues.js';
 import { takeOrder } from '../../src/engine/store/standard-plan.js';
 import { testEngine } from './support.js';
 
 type Env = ReturnType<typeof testEngine>;
 let env: Env | undefined;
-afterEach(async () => { await env?.close(); env = undefined; });
+afterEach(async () => {
+  await env?.close();
+  env = undefined;
+});
 
 async function send(e: Env, QueueUrl: string, group: string | undefined, n: number): Promise<void> {
   for (let i = 0; i < n; i += 10) {
     const Entries = Array.from({ length: Math.min(10, n - i) }, (_, k) => ({
-      Id: `e${k}`, MessageBody: `${group ?? 'none'}-${i + k}`, ...(group !== undefined && { MessageGroupId: group }),
+      Id: `e${k}`,
+      MessageBody: `${group ?? 'none'}-${i + k}`,
+      ...(group !== undefined && { MessageGroupId: group }),
     }));
     await e.call('SendMessageBatch', { QueueUrl, Entries });
   }
@@ -33,24 +43,34 @@ async function noisyScene(fairQueues?: boolean) {
   env = testEngine(fairQueues === undefined ? {} : { fairQueues });
   const { QueueUrl } = await env.call('CreateQueue', { QueueName: 'tenants' });
   await send(env, QueueUrl, 'big', 150);
-  for (let i = 0; i < 4; i++) assert.deepEqual((await receive(env, QueueUrl)).map((b) => b.split('-')[0]), Array(10).fill('big'));
+  for (let i = 0; i < 4; i++)
+    assert.deepEqual(
+      (await receive(env, QueueUrl)).map((b) => b.split('-')[0]),
+      Array(10).fill('big'),
+    );
   for (let g = 0; g < 10; g++) await send(env, QueueUrl, `small${g}`, 1);
   env.clock.advance(FAIR_REFRESH_MS);
   return { e: env, QueueUrl };
 }
 
 describe('fair queues', () => {
-  test('quiet groups are served ahead of a noisy group\'s older backlog', async () => {
+  test("quiet groups are served ahead of a noisy group's older backlog", async () => {
     const { e, QueueUrl } = await noisyScene();
     const got = await receive(e, QueueUrl);
     assert.deepEqual(got.sort(), Array.from({ length: 10 }, (_, g) => `small${g}-0`).sort());
     // With no quiet message left, the noisy group is served as usual, oldest first.
-    assert.deepEqual(await receive(e, QueueUrl), Array.from({ length: 10 }, (_, i) => `big-${40 + i}`));
+    assert.deepEqual(
+      await receive(e, QueueUrl),
+      Array.from({ length: 10 }, (_, i) => `big-${40 + i}`),
+    );
   });
 
   test('with fair queuing switched off the same receive takes the oldest messages', async () => {
     const { e, QueueUrl } = await noisyScene(false);
-    assert.deepEqual(await receive(e, QueueUrl), Array.from({ length: 10 }, (_, i) => `big-${40 + i}`));
+    assert.deepEqual(
+      await receive(e, QueueUrl),
+      Array.from({ length: 10 }, (_, i) => `big-${40 + i}`),
+    );
   });
 
   test('a group under the thresholds is not noisy: order stays oldest first', async () => {
@@ -61,7 +81,10 @@ describe('fair queues', () => {
     for (let i = 0; i < 2; i++) await receive(env, QueueUrl);
     await send(env, QueueUrl, 'small', 1);
     env.clock.advance(FAIR_REFRESH_MS);
-    assert.deepEqual(await receive(env, QueueUrl), Array.from({ length: 10 }, (_, i) => `big-${20 + i}`));
+    assert.deepEqual(
+      await receive(env, QueueUrl),
+      Array.from({ length: 10 }, (_, i) => `big-${20 + i}`),
+    );
   });
 
   test('messages without a group id are each a tenant of their own, served as quiet ones', async () => {
@@ -72,7 +95,12 @@ describe('fair queues', () => {
     await send(env, QueueUrl, undefined, 3);
     env.clock.advance(FAIR_REFRESH_MS);
     // (Behind a noisy backlog deeper than the receive's window they wait: docs/fair-queues.md.)
-    assert.deepEqual(await receive(env, QueueUrl), ['none-0', 'none-1', 'none-2', ...Array.from({ length: 7 }, (_, i) => `big-${40 + i}`)]);
+    assert.deepEqual(await receive(env, QueueUrl), [
+      'none-0',
+      'none-1',
+      'none-2',
+      ...Array.from({ length: 7 }, (_, i) => `big-${40 + i}`),
+    ]);
   });
 
   test('a group stays noisy through a dip in flight, and is released NOISY_HOLD_MS after its last detection', async () => {
@@ -91,15 +119,18 @@ describe('fair queues', () => {
     assert.deepEqual(await receive(e, QueueUrl), ['big-0', 'big-1', 'big-2', 'small0-0']);
   });
 
-  test('the fair-queue figures are queue attributes under CloudWatch\'s names, only when asked', async () => {
+  test("the fair-queue figures are queue attributes under CloudWatch's names, only when asked", async () => {
     const { e, QueueUrl } = await noisyScene();
     await send(e, QueueUrl, 'late', 2);
     await e.call('SendMessage', { QueueUrl, MessageBody: 'later', MessageGroupId: 'late', DelaySeconds: 60 });
     await receive(e, QueueUrl); // 10 quiet in flight
     e.clock.advance(3000);
     const names = [
-      'ApproximateNumberOfNoisyGroups', 'ApproximateNumberOfMessagesVisibleInQuietGroups', 'ApproximateNumberOfMessagesNotVisibleInQuietGroups',
-      'ApproximateNumberOfMessagesDelayedInQuietGroups', 'ApproximateAgeOfOldestMessageInQuietGroups',
+      'ApproximateNumberOfNoisyGroups',
+      'ApproximateNumberOfMessagesVisibleInQuietGroups',
+      'ApproximateNumberOfMessagesNotVisibleInQuietGroups',
+      'ApproximateNumberOfMessagesDelayedInQuietGroups',
+      'ApproximateAgeOfOldestMessageInQuietGroups',
     ];
     const { Attributes } = await e.call('GetQueueAttributes', { QueueUrl, AttributeNames: names });
     assert.deepEqual(Attributes, {
@@ -117,7 +148,11 @@ describe('fair queues', () => {
 
 describe('the fair-queue rules', () => {
   test('judgeNoisy: a tenth of the queue in flight and at least 30, held for NOISY_HOLD_MS after the last detection', () => {
-    const groups = new Map([['a', NOISY_MIN_INFLIGHT], ['b', 29], ['c', 200]]);
+    const groups = new Map([
+      ['a', NOISY_MIN_INFLIGHT],
+      ['b', 29],
+      ['c', 200],
+    ]);
     assert.deepEqual([...judgeNoisy({ total: 400, groups }, 0).keys()], ['c']);
     assert.deepEqual([...judgeNoisy({ total: 259, groups }, 0).keys()].sort(), ['a', 'c']);
     const detectedAt = new Map<string, number>();
@@ -129,8 +164,17 @@ describe('the fair-queue rules', () => {
   test('takeOrder: quiet and ungrouped first by position, then noisy groups with the fewest in flight first', () => {
     const row = (seq: number, groupId: string | null) => ({ seq, receiveCount: 0, groupId });
     const rows = [row(5, 'x'), row(1, 'n1'), row(2, 'n2'), row(6, null), row(3, 'n1'), row(4, 'n2'), row(5, 'x')];
-    const order = takeOrder(rows, new Map([['n1', 50], ['n2', 40]])).map((r) => r.seq);
+    const order = takeOrder(
+      rows,
+      new Map([
+        ['n1', 50],
+        ['n2', 40],
+      ]),
+    ).map((r) => r.seq);
     assert.deepEqual(order, [5, 6, 2, 4, 1, 3]);
-    assert.deepEqual(takeOrder(rows).map((r) => r.seq), [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(
+      takeOrder(rows).map((r) => r.seq),
+      [1, 2, 3, 4, 5, 6],
+    );
   });
 });

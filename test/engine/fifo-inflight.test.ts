@@ -16,24 +16,51 @@ test('a FIFO queue with more than 20,000 messages in flight still hands out mess
   const now = clock.now();
   const n = 20_001;
   // Through the store: 20,001 receives through the API would take long and prove no more.
-  await engine.store.messages.send(q.id, Array.from({ length: n + 1 }, (_, i) => ({
-    messageId: `m${i}`, body: `b${i}`, md5OfBody: 'x', senderId: 's', sentAt: now, visibleAt: now,
-    groupId: `g${i}`, dedupId: `d${i}`, dedupScope: 'queue', dedupUntil: now + 300_000,
-  })));
+  await engine.store.messages.send(
+    q.id,
+    Array.from({ length: n + 1 }, (_, i) => ({
+      messageId: `m${i}`,
+      body: `b${i}`,
+      md5OfBody: 'x',
+      senderId: 's',
+      sentAt: now,
+      visibleAt: now,
+      groupId: `g${i}`,
+      dedupId: `d${i}`,
+      dedupScope: 'queue',
+      dedupUntil: now + 300_000,
+    })),
+  );
   const held = await engine.store.messages.receive(q.id, {
-    now, max: n, visibilityTimeoutMs: 300_000, retentionCutoff: 0, newToken: () => 't', fifo: true,
+    now,
+    max: n,
+    visibilityTimeoutMs: 300_000,
+    retentionCutoff: 0,
+    newToken: () => 't',
+    fifo: true,
   });
   assert.equal(held.messages.length, n);
   assert.equal(await engine.store.messages.countInflight(q.id, now), n);
   const out = await call('ReceiveMessage', { QueueUrl: url('many.fifo') });
-  assert.deepEqual(out.Messages?.map((m: { Body: string }) => m.Body), [`b${n}`], 'the old limit of 20,000 no longer applies');
+  assert.deepEqual(
+    out.Messages?.map((m: { Body: string }) => m.Body),
+    [`b${n}`],
+    'the old limit of 20,000 no longer applies',
+  );
 });
 
 test('past the limit, a FIFO receive gets nothing and no error', async () => {
   const { call, close } = testEngine({ inflightLimit: 2 });
   after(close);
-  await call('CreateQueue', { QueueName: 'few.fifo', Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true' } });
-  for (const g of ['a', 'b', 'c']) await call('SendMessage', { QueueUrl: url('few.fifo'), MessageBody: g, MessageGroupId: g });
-  assert.equal((await call('ReceiveMessage', { QueueUrl: url('few.fifo'), MaxNumberOfMessages: 2 })).Messages.length, 2);
+  await call('CreateQueue', {
+    QueueName: 'few.fifo',
+    Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true' },
+  });
+  for (const g of ['a', 'b', 'c'])
+    await call('SendMessage', { QueueUrl: url('few.fifo'), MessageBody: g, MessageGroupId: g });
+  assert.equal(
+    (await call('ReceiveMessage', { QueueUrl: url('few.fifo'), MaxNumberOfMessages: 2 })).Messages.length,
+    2,
+  );
   assert.equal((await call('ReceiveMessage', { QueueUrl: url('few.fifo') })).Messages, undefined);
 });

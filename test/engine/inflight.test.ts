@@ -11,7 +11,12 @@ import { SqsError } from '../../src/engine/errors.js';
 import type { RequestContext } from '../../src/engine/types.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';
 
-const ctx: RequestContext = { accountId: '000000000000', region: 'us-east-1', baseUrl: 'http://localhost:9324', requestId: 't' };
+const ctx: RequestContext = {
+  accountId: '000000000000',
+  region: 'us-east-1',
+  baseUrl: 'http://localhost:9324',
+  requestId: 't',
+};
 
 let clock: ManualClock;
 let engine: Engine;
@@ -41,7 +46,10 @@ async function fillInflight(): Promise<{ ReceiptHandle: string }[]> {
 /** Advances the manual clock in small steps until `p` settles (the long poll parks asynchronously). */
 async function advanceUntilSettled<T>(p: Promise<T>, stepMs: number, maxSteps: number): Promise<T> {
   let settled = false;
-  void p.then(() => (settled = true), () => (settled = true));
+  void p.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
   for (let i = 0; i < maxSteps && !settled; i++) {
     await new Promise((r) => setImmediate(r));
     clock.advance(stepMs);
@@ -60,7 +68,10 @@ describe('in-flight limit of a standard queue', () => {
       return true;
     });
     // Nothing was received by the refused call.
-    const counts = await engine.store.messages.count((await engine.store.queues.get({ accountId: '000000000000', region: 'us-east-1', name: 'limited' }))!.id, clock.now());
+    const counts = await engine.store.messages.count(
+      (await engine.store.queues.get({ accountId: '000000000000', region: 'us-east-1', name: 'limited' }))!.id,
+      clock.now(),
+    );
     assert.deepEqual(counts, { visible: 3, inflight: 5, delayed: 0 });
   });
 
@@ -76,7 +87,10 @@ describe('in-flight limit of a standard queue', () => {
     const out = await call('ReceiveMessage', { QueueUrl, MaxNumberOfMessages: 10 });
     // Up to the limit again: one place was freed.
     assert.ok((out.Messages?.length ?? 0) >= 1);
-    await assert.rejects(call('ReceiveMessage', { QueueUrl }), (e: unknown) => e instanceof SqsError && e.type === 'OverLimit');
+    await assert.rejects(
+      call('ReceiveMessage', { QueueUrl }),
+      (e: unknown) => e instanceof SqsError && e.type === 'OverLimit',
+    );
   });
 
   test('messages whose visibility expired no longer count', async () => {

@@ -27,20 +27,27 @@ for (const seed of [1, 2, 3, 4, 5, 6]) {
     const pick = (n: number) => Math.floor(rnd() * n);
     const t = testEngine();
     try {
-      const { QueueUrl } = await t.call('CreateQueue', { QueueName: `random-${seed}`, Attributes: { VisibilityTimeout: '5' } });
+      const { QueueUrl } = await t.call('CreateQueue', {
+        QueueName: `random-${seed}`,
+        Attributes: { VisibilityTimeout: '5' },
+      });
       const sent = new Set<string>();
       const deleted = new Set<string>();
       const polls: Promise<void>[] = [];
-      const poll = (max: number) => t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20, MaxNumberOfMessages: max }).then(async (r) => {
-        for (const m of r.Messages ?? []) {
-          // Some receipts are abandoned: the message comes back after its visibility timeout.
-          if (rnd() < 0.2) continue;
-          await t.call('DeleteMessage', { QueueUrl, ReceiptHandle: m.ReceiptHandle });
-          deleted.add(m.MessageId);
-        }
-      });
+      const poll = (max: number) =>
+        t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20, MaxNumberOfMessages: max }).then(async (r) => {
+          for (const m of r.Messages ?? []) {
+            // Some receipts are abandoned: the message comes back after its visibility timeout.
+            if (rnd() < 0.2) continue;
+            await t.call('DeleteMessage', { QueueUrl, ReceiptHandle: m.ReceiptHandle });
+            deleted.add(m.MessageId);
+          }
+        });
       const visible = async () =>
-        Number((await t.call('GetQueueAttributes', { QueueUrl, AttributeNames: ['ApproximateNumberOfMessages'] })).Attributes.ApproximateNumberOfMessages);
+        Number(
+          (await t.call('GetQueueAttributes', { QueueUrl, AttributeNames: ['ApproximateNumberOfMessages'] })).Attributes
+            .ApproximateNumberOfMessages,
+        );
 
       for (let step = 0; step < 150; step++) {
         const action = rnd();
@@ -48,7 +55,12 @@ for (const seed of [1, 2, 3, 4, 5, 6]) {
           const n = 1 + pick(10);
           const delay = rnd() < 0.15 ? 1 + pick(3) : 0;
           const r = await t.call('SendMessageBatch', {
-            QueueUrl, Entries: Array.from({ length: n }, (_, i) => ({ Id: `m${i}`, MessageBody: `s${step}-${i}`, DelaySeconds: delay })),
+            QueueUrl,
+            Entries: Array.from({ length: n }, (_, i) => ({
+              Id: `m${i}`,
+              MessageBody: `s${step}-${i}`,
+              DelaySeconds: delay,
+            })),
           });
           for (const ok of r.Successful) sent.add(ok.MessageId);
         } else if (action < 0.75) {
@@ -57,7 +69,8 @@ for (const seed of [1, 2, 3, 4, 5, 6]) {
           t.clock.advance(pick(3000));
         }
         await settle(30);
-        if (t.engine.longPolls.size > 0) assert.equal(await visible(), 0, `step ${step}: a long poll waits while messages are visible`);
+        if (t.engine.longPolls.size > 0)
+          assert.equal(await visible(), 0, `step ${step}: a long poll waits while messages are visible`);
       }
       // Drain: time passes until every message was received and deleted.
       for (let round = 0; round < 40 && deleted.size < sent.size; round++) {

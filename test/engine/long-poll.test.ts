@@ -75,7 +75,11 @@ describe('long polling on the injected clock', () => {
     const got = await t.call('ReceiveMessage', { QueueUrl, VisibilityTimeout: 600 });
     const pending = t.call('ReceiveMessage', { QueueUrl, WaitTimeSeconds: 20 });
     await settle();
-    await t.call('ChangeMessageVisibility', { QueueUrl, ReceiptHandle: got.Messages[0].ReceiptHandle, VisibilityTimeout: 0 });
+    await t.call('ChangeMessageVisibility', {
+      QueueUrl,
+      ReceiptHandle: got.Messages[0].ReceiptHandle,
+      VisibilityTimeout: 0,
+    });
     const r = await pending;
     assert.equal(r.Messages[0].Body, 'released');
     await t.call('DeleteMessage', { QueueUrl, ReceiptHandle: r.Messages[0].ReceiptHandle });
@@ -116,7 +120,13 @@ describe('long polling on the injected clock', () => {
 
   test('on a FIFO queue, deleting a message wakes a waiter for the next one in its group', async () => {
     const FifoUrl = (await t.call('CreateQueue', { QueueName: 'lp.fifo', Attributes: { FifoQueue: 'true' } })).QueueUrl;
-    const send = (body: string) => t.call('SendMessage', { QueueUrl: FifoUrl, MessageBody: body, MessageGroupId: 'g', MessageDeduplicationId: body });
+    const send = (body: string) =>
+      t.call('SendMessage', {
+        QueueUrl: FifoUrl,
+        MessageBody: body,
+        MessageGroupId: 'g',
+        MessageDeduplicationId: body,
+      });
     await send('first');
     await send('second');
     const first = await t.call('ReceiveMessage', { QueueUrl: FifoUrl, MaxNumberOfMessages: 1 });
@@ -169,10 +179,19 @@ test('the long polls tell the store how many messages their idle waiters take, s
  * Counts calls of a store method (receives are the round trips a long poll costs on
  * PostgreSQL); `during` runs after each call's work, before its answer.
  */
-function countCalls(t: ReturnType<typeof testEngine>, method: 'receive' | 'nextVisibleAt', during?: (n: number) => Promise<void>) {
+function countCalls(
+  t: ReturnType<typeof testEngine>,
+  method: 'receive' | 'nextVisibleAt',
+  during?: (n: number) => Promise<void>,
+) {
   const store = t.engine.store.messages as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
   const original = store[method]!;
-  const counter = { n: 0, restore: () => { store[method] = original; } };
+  const counter = {
+    n: 0,
+    restore: () => {
+      store[method] = original;
+    },
+  };
   store[method] = async (...args) => {
     const r = await original.apply(t.engine.store.messages, args);
     counter.n++;
@@ -240,7 +259,9 @@ function gateReceives(t: ReturnType<typeof testEngine>, where: 'before' | 'after
   const g = {
     calls: 0,
     open: () => open(),
-    restore: () => { store.receive = original; },
+    restore: () => {
+      store.receive = original;
+    },
   };
   store.receive = async (id, req) => {
     g.calls++;

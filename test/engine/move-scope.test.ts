@@ -18,24 +18,41 @@ const source = (arn: string) => ({ DeadLetterQueueSourceArn: { DataType: 'String
 async function setUp() {
   const t = testEngine();
   // dispatch sets the action on the context, which access checks need.
-  const as = (c: RequestContext) => (action: string, input: Record<string, unknown>) => dispatch(t.engine, { ...c }, action, input) as Promise<Record<string, any>>;
+  const as = (c: RequestContext) => (action: string, input: Record<string, unknown>) =>
+    dispatch(t.engine, { ...c }, action, input) as Promise<Record<string, any>>;
   const { QueueUrl: dlqUrl } = await t.call('CreateQueue', { QueueName: 'a-dlq' });
   const { QueueUrl: srcUrl } = await t.call('CreateQueue', {
-    QueueName: 'a-src', Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arnOf(ctx, 'a-dlq'), maxReceiveCount: 1 }) },
+    QueueName: 'a-src',
+    Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arnOf(ctx, 'a-dlq'), maxReceiveCount: 1 }) },
   });
   const { QueueUrl: secretUrl } = await as(B)('CreateQueue', { QueueName: 'b-secret' });
-  const { QueueUrl: secretFifoUrl } = await as(B)('CreateQueue', { QueueName: 'b-secret.fifo', Attributes: { FifoQueue: 'true' } });
+  const { QueueUrl: secretFifoUrl } = await as(B)('CreateQueue', {
+    QueueName: 'b-secret.fifo',
+    Attributes: { FifoQueue: 'true' },
+  });
   const dlq = (await t.engine.store.queues.get({ accountId: ctx.accountId, region: ctx.region, name: 'a-dlq' }))!;
   /** Writes a message into a-dlq with whatever source it is given, as data stored before this check would be. */
-  const stored = (body: string, deadLetterSourceArn: string) => t.engine.store.messages.send(dlq.id, [{
-    messageId: randomUUID(), body, md5OfBody: 'x', senderId: ctx.accountId, sentAt: t.clock.now(), visibleAt: t.clock.now(), deadLetterSourceArn,
-  }]);
-  const depth = async (c: RequestContext, url: string) => (await as(c)('PeekMessages', { QueueUrl: url })).Messages.length;
+  const stored = (body: string, deadLetterSourceArn: string) =>
+    t.engine.store.messages.send(dlq.id, [
+      {
+        messageId: randomUUID(),
+        body,
+        md5OfBody: 'x',
+        senderId: ctx.accountId,
+        sentAt: t.clock.now(),
+        visibleAt: t.clock.now(),
+        deadLetterSourceArn,
+      },
+    ]);
+  const depth = async (c: RequestContext, url: string) =>
+    (await as(c)('PeekMessages', { QueueUrl: url })).Messages.length;
   const redrive = async () => {
     await t.call('StartMessageMoveTask', { SourceArn: arnOf(ctx, 'a-dlq') });
     t.engine.moveTasks.start();
     for (let i = 0; i < 100; i++) {
-      const { Results: [task] } = await t.call('ListMessageMoveTasks', { SourceArn: arnOf(ctx, 'a-dlq') });
+      const {
+        Results: [task],
+      } = await t.call('ListMessageMoveTasks', { SourceArn: arnOf(ctx, 'a-dlq') });
       if (task.Status !== 'RUNNING') return task;
       await settle();
     }
@@ -44,7 +61,10 @@ async function setUp() {
   return { t, as, dlqUrl, srcUrl, secretUrl, secretFifoUrl, stored, depth, redrive };
 }
 
-for (const [what, target] of [['a standard', 'b-secret'], ['a FIFO', 'b-secret.fifo']]) {
+for (const [what, target] of [
+  ['a standard', 'b-secret'],
+  ['a FIFO', 'b-secret.fifo'],
+]) {
   test(`a stored source ARN naming ${what} queue of another account fails the redrive there; nothing reaches it`, async () => {
     const s = await setUp();
     try {
@@ -55,9 +75,13 @@ for (const [what, target] of [['a standard', 'b-secret'], ['a FIFO', 'b-secret.f
       assert.equal(task.FailureReason, 'AWS.SimpleQueueService.NonExistentQueue');
       assert.equal(task.ApproximateNumberOfMessagesMoved, 1);
       assert.equal(await s.depth(ctx, s.srcUrl), 1, 'the genuine message went home');
-      assert.equal(await s.depth(B, s.secretUrl) + await s.depth(B, s.secretFifoUrl), 0, "nothing in B's queues");
+      assert.equal((await s.depth(B, s.secretUrl)) + (await s.depth(B, s.secretFifoUrl)), 0, "nothing in B's queues");
       const { Messages } = await s.t.call('PeekMessages', { QueueUrl: s.dlqUrl });
-      assert.deepEqual(Messages.map((m: { Body: string }) => m.Body), ['forged'], 'the refused message stays in the DLQ');
+      assert.deepEqual(
+        Messages.map((m: { Body: string }) => m.Body),
+        ['forged'],
+        'the refused message stays in the DLQ',
+      );
     } finally {
       await s.t.close();
     }
@@ -85,7 +109,7 @@ test("a stored source ARN naming the owner's own queue of the other type, or in 
   }
 });
 
-test('the import refuses a source ARN outside the queue\'s account, region or type, with the reason', async () => {
+test("the import refuses a source ARN outside the queue's account, region or type, with the reason", async () => {
   const s = await setUp();
   try {
     const cases: [string, RegExp][] = [
@@ -94,28 +118,44 @@ test('the import refuses a source ARN outside the queue\'s account, region or ty
       [arnOf(ctx, 'a-src.fifo'), /must name a standard queue, as this queue is/],
     ];
     for (const [arn, message] of cases) {
-      await assert.rejects(s.t.call('SendMessage', { QueueUrl: s.dlqUrl, MessageBody: 'x', MessageSystemAttributes: source(arn) }),
-        (e: Error & { code?: string }) => e.code === 'InvalidParameterValue' && message.test(e.message), arn);
+      await assert.rejects(
+        s.t.call('SendMessage', { QueueUrl: s.dlqUrl, MessageBody: 'x', MessageSystemAttributes: source(arn) }),
+        (e: Error & { code?: string }) => e.code === 'InvalidParameterValue' && message.test(e.message),
+        arn,
+      );
     }
-    await s.t.call('SendMessage', { QueueUrl: s.dlqUrl, MessageBody: 'mine', MessageSystemAttributes: source(arnOf(ctx, 'a-src')) });
+    await s.t.call('SendMessage', {
+      QueueUrl: s.dlqUrl,
+      MessageBody: 'mine',
+      MessageSystemAttributes: source(arnOf(ctx, 'a-src')),
+    });
     assert.equal(await s.depth(ctx, s.dlqUrl), 1, 'only the valid import was stored');
   } finally {
     await s.t.close();
   }
 });
 
-test("a sender from another account, granted SendMessage, cannot restore dead-letter metadata: to it the attributes do not exist", async () => {
+test('a sender from another account, granted SendMessage, cannot restore dead-letter metadata: to it the attributes do not exist', async () => {
   const s = await setUp();
   try {
-    await s.t.call('AddPermission', { QueueUrl: s.dlqUrl, Label: 'b-sends', AWSAccountIds: [B.accountId], Actions: ['SendMessage'] });
+    await s.t.call('AddPermission', {
+      QueueUrl: s.dlqUrl,
+      Label: 'b-sends',
+      AWSAccountIds: [B.accountId],
+      Actions: ['SendMessage'],
+    });
     await s.as(B)('SendMessage', { QueueUrl: s.dlqUrl, MessageBody: 'granted' });
-    const history = JSON.stringify([{ queue: 'a-src', queueArn: arnOf(ctx, 'a-src'), reason: 'rejected', count: 1, firstTime: 1, lastTime: 1 }]);
+    const history = JSON.stringify([
+      { queue: 'a-src', queueArn: arnOf(ctx, 'a-src'), reason: 'rejected', count: 1, firstTime: 1, lastTime: 1 },
+    ]);
     for (const [name, attrs] of [
       ['DeadLetterQueueSourceArn', source(arnOf(ctx, 'a-src'))],
       ['RedriveDeathHistory', { RedriveDeathHistory: { DataType: 'String', StringValue: history } }],
     ] as const) {
-      await assert.rejects(s.as(B)('SendMessage', { QueueUrl: s.dlqUrl, MessageBody: 'x', MessageSystemAttributes: attrs }),
-        { code: 'InvalidParameterValue', message: `Message system attribute name '${name}' is invalid.` });
+      await assert.rejects(
+        s.as(B)('SendMessage', { QueueUrl: s.dlqUrl, MessageBody: 'x', MessageSystemAttributes: attrs }),
+        { code: 'InvalidParameterValue', message: `Message system attribute name '${name}' is invalid.` },
+      );
     }
     assert.equal(await s.depth(ctx, s.dlqUrl), 1);
   } finally {

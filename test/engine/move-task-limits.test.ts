@@ -13,10 +13,17 @@ describe('move task limits', () => {
     const handles: string[] = [];
     for (let i = 0; i <= 100; i++) {
       await t.call('CreateQueue', { QueueName: `dlq-${i}` });
-      await t.call('CreateQueue', { QueueName: `src-${i}`, Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn(`dlq-${i}`), maxReceiveCount: 1 }) } });
+      await t.call('CreateQueue', {
+        QueueName: `src-${i}`,
+        Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn(`dlq-${i}`), maxReceiveCount: 1 }) },
+      });
     }
-    for (let i = 0; i < 100; i++) handles.push((await t.call('StartMessageMoveTask', { SourceArn: arn(`dlq-${i}`) })).TaskHandle);
-    await assert.rejects(t.call('StartMessageMoveTask', { SourceArn: arn('dlq-100') }), { code: 'OverLimit', status: 403 });
+    for (let i = 0; i < 100; i++)
+      handles.push((await t.call('StartMessageMoveTask', { SourceArn: arn(`dlq-${i}`) })).TaskHandle);
+    await assert.rejects(t.call('StartMessageMoveTask', { SourceArn: arn('dlq-100') }), {
+      code: 'OverLimit',
+      status: 403,
+    });
     await t.call('CancelMessageMoveTask', { TaskHandle: handles[0] });
     assert.ok((await t.call('StartMessageMoveTask', { SourceArn: arn('dlq-100') })).TaskHandle);
   });

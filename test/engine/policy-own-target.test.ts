@@ -20,22 +20,42 @@ async function shop(extra: Partial<ServerPolicyDefinition> = {}) {
   const clock = new ManualClock(1_700_000_000_000);
   const logged: { obj: Record<string, unknown>; msg?: string }[] = [];
   const engine = new Engine({
-    store: new SqliteStore({ path: ':memory:' }), clock, region: 'us-east-1',
-    policies: [{ name: 'shop', pattern: '^shop-', priority: 0, definition: { deadLetterTargetName: 'shop-dlq', maxReceiveCount: 5, messageTtlSeconds: 2, ...extra } }],
+    store: new SqliteStore({ path: ':memory:' }),
+    clock,
+    region: 'us-east-1',
+    policies: [
+      {
+        name: 'shop',
+        pattern: '^shop-',
+        priority: 0,
+        definition: { deadLetterTargetName: 'shop-dlq', maxReceiveCount: 5, messageTtlSeconds: 2, ...extra },
+      },
+    ],
     log: {
       info: (obj, msg) => void logged.push({ obj: obj as Record<string, unknown>, msg }),
       error() {},
       warn: (obj, msg) => void logged.push({ obj: obj as Record<string, unknown>, msg }),
     },
   });
-  const call = (action: string, input: Record<string, unknown>) => actions[action]!(engine, ctx, input) as Promise<Record<string, any>>;
+  const call = (action: string, input: Record<string, unknown>) =>
+    actions[action]!(engine, ctx, input) as Promise<Record<string, any>>;
   await call('CreateQueue', { QueueName: 'shop-dlq' });
   await call('CreateQueue', { QueueName: 'shop-orders' });
   const depth = async (name: string) => {
     const q = (await engine.store.queues.get({ accountId: '000000000000', region: 'us-east-1', name: name }))!;
     return (await engine.store.messages.peek(q.id, 0, 10)).map((m) => m.body);
   };
-  return { engine, clock, call, logged, depth, close: async () => { await engine.close(); await engine.store.close(); } };
+  return {
+    engine,
+    clock,
+    call,
+    logged,
+    depth,
+    close: async () => {
+      await engine.close();
+      await engine.store.close();
+    },
+  };
 }
 
 test('a policy matching its own dead-letter queue keeps what it dead-lettered there', async () => {
@@ -84,8 +104,11 @@ test('with applyToDeadLetterTarget the TTL applies to the DLQ, and each drop is 
     await t.engine.sweeps.expiry();
     assert.deepEqual(await t.depth('shop-dlq'), ['order 1']);
     const attrs = await t.call('GetQueueAttributes', { QueueUrl: url('shop-dlq'), AttributeNames: ['All'] });
-    assert.deepEqual(JSON.parse(attrs.Attributes.RedriveAppliedPolicy), { name: 'shop', applied: { messageTtlSeconds: 2 } },
-      'only the limits, never the target or maxReceiveCount');
+    assert.deepEqual(
+      JSON.parse(attrs.Attributes.RedriveAppliedPolicy),
+      { name: 'shop', applied: { messageTtlSeconds: 2 } },
+      'only the limits, never the target or maxReceiveCount',
+    );
     const sources = await t.call('ListDeadLetterSourceQueues', { QueueUrl: url('shop-dlq') });
     assert.deepEqual(sources.queueUrls, [url('shop-orders')], 'still not its own source');
 
@@ -95,7 +118,10 @@ test('with applyToDeadLetterTarget the TTL applies to the DLQ, and each drop is 
     assert.equal(t.engine.deadLetterReport.dropped, 1);
     const drop = t.logged.find((w) => w.msg?.includes('dropped'));
     assert.ok(drop, 'a line for the drop');
-    assert.deepEqual([drop.obj.queue, drop.obj.reason, drop.obj.count, drop.obj.messageIds], ['shop-dlq', 'expired', 1, [MessageId]]);
+    assert.deepEqual(
+      [drop.obj.queue, drop.obj.reason, drop.obj.count, drop.obj.messageIds],
+      ['shop-dlq', 'expired', 1, [MessageId]],
+    );
   } finally {
     await t.close();
   }
@@ -110,7 +136,10 @@ test('drop-head with no dead-letter queue logs and counts what it pushes out', a
     assert.deepEqual(await t.depth('capped'), ['two']);
     assert.equal(t.engine.deadLetterReport.dropped, 1);
     const drop = t.logged.find((w) => w.msg?.includes('dropped'))!;
-    assert.deepEqual([drop.obj.queue, drop.obj.reason, drop.obj.count, drop.obj.messageIds], ['capped', 'maxlen', 1, [first.MessageId]]);
+    assert.deepEqual(
+      [drop.obj.queue, drop.obj.reason, drop.obj.count, drop.obj.messageIds],
+      ['capped', 'maxlen', 1, [first.MessageId]],
+    );
   } finally {
     await t.close();
   }

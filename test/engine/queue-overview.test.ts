@@ -11,11 +11,17 @@ type Summary = { QueueName: string; ApproximateNumberOfMessages: number; Region:
 
 async function account() {
   const t = testEngine();
-  const url = async (name: string, attributes: Record<string, string> = {}) => (await t.call('CreateQueue', { QueueName: name, Attributes: attributes })).QueueUrl as string;
+  const url = async (name: string, attributes: Record<string, string> = {}) =>
+    (await t.call('CreateQueue', { QueueName: name, Attributes: attributes })).QueueUrl as string;
   const dlqA = await url('alpha-dlq');
   const dlqB = await url('beta-dlq');
   const dlqC = await url('gamma-dlq.fifo', { FifoQueue: 'true' });
-  const policy = (dlq: string) => ({ RedrivePolicy: JSON.stringify({ deadLetterTargetArn: `arn:aws:sqs:us-east-1:000000000000:${dlq}`, maxReceiveCount: 1 }) });
+  const policy = (dlq: string) => ({
+    RedrivePolicy: JSON.stringify({
+      deadLetterTargetArn: `arn:aws:sqs:us-east-1:000000000000:${dlq}`,
+      maxReceiveCount: 1,
+    }),
+  });
   await url('alpha', policy('alpha-dlq'));
   await url('beta', policy('beta-dlq'));
   await url('gamma.fifo', { FifoQueue: 'true', ...policy('gamma-dlq.fifo') });
@@ -35,16 +41,34 @@ test('filters by part of the name (any case), by type and by role, and says how 
   assert.deepEqual(names(a), ['alpha', 'alpha-dlq']);
   assert.equal(a.TotalCount, 2);
   assert.deepEqual(names(await call('ListQueueSummaries', { QueueType: 'fifo' })), ['gamma-dlq.fifo', 'gamma.fifo']);
-  assert.deepEqual(names(await call('ListQueueSummaries', { Only: 'WithMessages' })), ['Plain-Queue', 'alpha-dlq', 'beta-dlq']);
-  assert.deepEqual(names(await call('ListQueueSummaries', { Only: 'DeadLetterQueues' })), ['alpha-dlq', 'beta-dlq', 'gamma-dlq.fifo']);
-  assert.deepEqual(names(await call('ListQueueSummaries', { Only: 'DeadLetterQueuesWithMessages', QueueType: 'standard' })), ['alpha-dlq', 'beta-dlq']);
+  assert.deepEqual(names(await call('ListQueueSummaries', { Only: 'WithMessages' })), [
+    'Plain-Queue',
+    'alpha-dlq',
+    'beta-dlq',
+  ]);
+  assert.deepEqual(names(await call('ListQueueSummaries', { Only: 'DeadLetterQueues' })), [
+    'alpha-dlq',
+    'beta-dlq',
+    'gamma-dlq.fifo',
+  ]);
+  assert.deepEqual(
+    names(await call('ListQueueSummaries', { Only: 'DeadLetterQueuesWithMessages', QueueType: 'standard' })),
+    ['alpha-dlq', 'beta-dlq'],
+  );
   await close();
 });
 
 test('sorts by a count, ties by name, and pages with an offset token through every match', async () => {
   const { call, close } = await account();
   const byVisible = await call('ListQueueSummaries', { SortBy: 'Visible', SortOrder: 'Descending', MaxResults: 3 });
-  assert.deepEqual(byVisible.Queues.map((q: Summary) => [q.QueueName, q.ApproximateNumberOfMessages]), [['Plain-Queue', 3], ['alpha-dlq', 2], ['beta-dlq', 1]]);
+  assert.deepEqual(
+    byVisible.Queues.map((q: Summary) => [q.QueueName, q.ApproximateNumberOfMessages]),
+    [
+      ['Plain-Queue', 3],
+      ['alpha-dlq', 2],
+      ['beta-dlq', 1],
+    ],
+  );
   assert.equal(byVisible.TotalCount, 7);
   const seen: string[] = [];
   let NextToken: string | undefined;
@@ -61,7 +85,11 @@ test('the dead-letter queues come along, those holding the most messages first',
   const { call, close } = await account();
   const out = await call('ListQueueSummaries', { IncludeDeadLetterQueues: true, NameContains: 'plain' });
   assert.deepEqual(names(out), ['Plain-Queue'], 'the page is filtered');
-  assert.deepEqual(out.DeadLetterQueues.map((q: Summary) => q.QueueName), ['alpha-dlq', 'beta-dlq', 'gamma-dlq.fifo'], 'the cards are not');
+  assert.deepEqual(
+    out.DeadLetterQueues.map((q: Summary) => q.QueueName),
+    ['alpha-dlq', 'beta-dlq', 'gamma-dlq.fifo'],
+    'the cards are not',
+  );
   assert.equal(out.DeadLetterQueueCount, 3);
   await close();
 });
@@ -71,7 +99,15 @@ test('a queue created or changed after a listing shows in the next one', async (
   assert.equal((await call('ListQueueSummaries', { NameContains: 'delta' })).TotalCount, 0);
   const { QueueUrl } = await call('CreateQueue', { QueueName: 'delta' });
   assert.deepEqual(names(await call('ListQueueSummaries', { NameContains: 'delta' })), ['delta']);
-  await call('SetQueueAttributes', { QueueUrl, Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:alpha-dlq', maxReceiveCount: 2 }) } });
+  await call('SetQueueAttributes', {
+    QueueUrl,
+    Attributes: {
+      RedrivePolicy: JSON.stringify({
+        deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:alpha-dlq',
+        maxReceiveCount: 2,
+      }),
+    },
+  });
   const dlq = (await call('ListQueueSummaries', { Only: 'DeadLetterQueues', NameContains: 'alpha' })).Queues[0];
   assert.equal(dlq.DeadLetterSourceQueueUrls.length, 2, 'the new source feeds alpha-dlq');
   await call('DeleteQueue', { QueueUrl });
@@ -81,8 +117,19 @@ test('a queue created or changed after a listing shows in the next one', async (
 
 test('bad overview inputs get InvalidParameterValue', async () => {
   const { call, close } = await account();
-  for (const input of [{ SortBy: 'Colour' }, { SortOrder: 'up' }, { QueueType: 'lifo' }, { Only: 'Some' }, { NameContains: 'x'.repeat(81) }, { SortBy: 'Name', NextToken: 'nope' }]) {
-    await assert.rejects(call('ListQueueSummaries', input), (e: Error & { code?: string }) => e.code === 'InvalidParameterValue', JSON.stringify(input));
+  for (const input of [
+    { SortBy: 'Colour' },
+    { SortOrder: 'up' },
+    { QueueType: 'lifo' },
+    { Only: 'Some' },
+    { NameContains: 'x'.repeat(81) },
+    { SortBy: 'Name', NextToken: 'nope' },
+  ]) {
+    await assert.rejects(
+      call('ListQueueSummaries', input),
+      (e: Error & { code?: string }) => e.code === 'InvalidParameterValue',
+      JSON.stringify(input),
+    );
   }
   await close();
 });
@@ -93,7 +140,9 @@ test('rates: the last 60 s per second, the previous minute weighted by its part 
   const T0 = clock.now() - (clock.now() % 60_000) + 60_000;
   const url = async (name: string) => (await call('GetQueueUrl', { QueueName: name })).QueueUrl as string;
   const [alpha, beta] = [await url('alpha'), await url('beta')];
-  const send = async (q: string, n: number) => { for (let i = 0; i < n; i++) await call('SendMessage', { QueueUrl: q, MessageBody: `m${i}` }); };
+  const send = async (q: string, n: number) => {
+    for (let i = 0; i < n; i++) await call('SendMessage', { QueueUrl: q, MessageBody: `m${i}` });
+  };
   at(10_000);
   await send(alpha, 60);
   for (let i = 0; i < 3; i++) {
@@ -110,28 +159,68 @@ test('rates: the last 60 s per second, the previous minute weighted by its part 
   await send(beta, 119);
 
   at(90_000); // halfway through the minute: the previous one counts for half
-  const rates = async (name: string) => ((await call('ListQueueSummaries', { NameContains: name })).Queues as any[]).find((q) => q.QueueName === name).Rates;
-  assert.deepEqual(await rates('alpha'), { Sent: (30 + 60 * 0.5) / 60, Received: (30 * 0.5) / 60, Deleted: (30 * 0.5) / 60, DeadLettered: 0, DeadLetterArrivals: 0 });
-  assert.deepEqual(await rates('beta'), { Sent: 2, Received: 0.017, Deleted: 0, DeadLettered: 0.017, DeadLetterArrivals: 0 },
-    'one delivery (the second receive dead-letters it instead) and one dead-lettering in 60 s, rounded to thousandths');
-  assert.deepEqual(await rates('beta-dlq'), { Sent: 0, Received: 0, Deleted: 0, DeadLettered: 0, DeadLetterArrivals: 0.017 });
-  assert.deepEqual(await rates('Plain-Queue'), { Sent: 0, Received: 0, Deleted: 0, DeadLettered: 0, DeadLetterArrivals: 0 }, 'its sends are older than two minutes');
+  const rates = async (name: string) =>
+    ((await call('ListQueueSummaries', { NameContains: name })).Queues as any[]).find((q) => q.QueueName === name)
+      .Rates;
+  assert.deepEqual(await rates('alpha'), {
+    Sent: (30 + 60 * 0.5) / 60,
+    Received: (30 * 0.5) / 60,
+    Deleted: (30 * 0.5) / 60,
+    DeadLettered: 0,
+    DeadLetterArrivals: 0,
+  });
+  assert.deepEqual(
+    await rates('beta'),
+    { Sent: 2, Received: 0.017, Deleted: 0, DeadLettered: 0.017, DeadLetterArrivals: 0 },
+    'one delivery (the second receive dead-letters it instead) and one dead-lettering in 60 s, rounded to thousandths',
+  );
+  assert.deepEqual(await rates('beta-dlq'), {
+    Sent: 0,
+    Received: 0,
+    Deleted: 0,
+    DeadLettered: 0,
+    DeadLetterArrivals: 0.017,
+  });
+  assert.deepEqual(
+    await rates('Plain-Queue'),
+    { Sent: 0, Received: 0, Deleted: 0, DeadLettered: 0, DeadLetterArrivals: 0 },
+    'its sends are older than two minutes',
+  );
   const activity = await call('GetQueueActivity', { QueueUrl: alpha });
   assert.deepEqual(activity.Rates, await rates('alpha'), 'the queue page has the same rates');
 
   const sorted = await call('ListQueueSummaries', { SortBy: 'SentRate', SortOrder: 'Descending', MaxResults: 3 });
   assert.deepEqual(names(sorted), ['beta', 'alpha', 'Plain-Queue'], 'by rate, then ties by name');
-  assert.deepEqual(names(await call('ListQueueSummaries', { SortBy: 'DeadLetteredRate', SortOrder: 'Descending', MaxResults: 1 })), ['beta']);
-  assert.deepEqual(names(await call('ListQueueSummaries', { SortBy: 'ReceivedRate', SortOrder: 'Descending', MaxResults: 2 })), ['alpha', 'beta']);
-  assert.deepEqual(names(await call('ListQueueSummaries', { SortBy: 'SentRate', MaxResults: 2, NameContains: 'a' })), ['Plain-Queue', 'alpha-dlq'], 'ascending');
-  const cards = (await call('ListQueueSummaries', { IncludeDeadLetterQueues: true, NameContains: 'x' })).DeadLetterQueues as any[];
-  assert.equal(cards.find((q) => q.QueueName === 'beta-dlq').Rates.DeadLetterArrivals, 0.017, 'the cards have rates too');
+  assert.deepEqual(
+    names(await call('ListQueueSummaries', { SortBy: 'DeadLetteredRate', SortOrder: 'Descending', MaxResults: 1 })),
+    ['beta'],
+  );
+  assert.deepEqual(
+    names(await call('ListQueueSummaries', { SortBy: 'ReceivedRate', SortOrder: 'Descending', MaxResults: 2 })),
+    ['alpha', 'beta'],
+  );
+  assert.deepEqual(
+    names(await call('ListQueueSummaries', { SortBy: 'SentRate', MaxResults: 2, NameContains: 'a' })),
+    ['Plain-Queue', 'alpha-dlq'],
+    'ascending',
+  );
+  const cards = (await call('ListQueueSummaries', { IncludeDeadLetterQueues: true, NameContains: 'x' }))
+    .DeadLetterQueues as any[];
+  assert.equal(
+    cards.find((q) => q.QueueName === 'beta-dlq').Rates.DeadLetterArrivals,
+    0.017,
+    'the cards have rates too',
+  );
 
   at(120_000); // the next minute: the previous one counts whole
   assert.equal((await rates('alpha')).Sent, 0.5);
   at(180_000); // two minutes on: nothing in the last 60 s
   assert.equal((await rates('alpha')).Sent, 0);
   assert.equal((await call('GetQueueActivity', { QueueUrl: alpha })).Rates.Sent, 0);
-  assert.deepEqual((await call('ListQueueSummaries', { QueueNamePrefix: 'alpha' })).Queues[0].Rates.Sent, 0, 'the plain listing has rates');
+  assert.deepEqual(
+    (await call('ListQueueSummaries', { QueueNamePrefix: 'alpha' })).Queues[0].Rates.Sent,
+    0,
+    'the plain listing has rates',
+  );
   await close();
 });

@@ -26,10 +26,11 @@ test('only a label shaped like an AWS region makes a host name a region', () => 
 
 const inRegion = (region: string, baseUrl = ctx.baseUrl): RequestContext => ({ ...ctx, region, baseUrl });
 
-test('a host sqs.<region>.… gives other regions\' queues their own host, and a URL resolves in its host\'s region', async () => {
+test("a host sqs.<region>.… gives other regions' queues their own host, and a URL resolves in its host's region", async () => {
   const { engine, close } = testEngine();
   try {
-    const call = (c: RequestContext, action: string, input: Record<string, unknown>) => actions[action]!(engine, c, input) as Promise<Record<string, any>>;
+    const call = (c: RequestContext, action: string, input: Record<string, unknown>) =>
+      actions[action]!(engine, c, input) as Promise<Record<string, any>>;
     const west = inRegion('eu-west-1', 'http://sqs.eu-west-1.example.test:9324');
     const { QueueUrl } = await call(west, 'CreateQueue', { QueueName: 'jobs' });
     assert.equal(QueueUrl, 'http://sqs.eu-west-1.example.test:9324/000000000000/jobs');
@@ -40,25 +41,44 @@ test('a host sqs.<region>.… gives other regions\' queues their own host, and a
     // (issue 29: the same name in two regions must not share a URL), and resolves there.
     const onPlain = (await call(inRegion('eu-west-1'), 'GetQueueUrl', { QueueName: 'jobs' })).QueueUrl as string;
     assert.equal(onPlain, `${ctx.baseUrl}/eu-west-1/000000000000/jobs`);
-    assert.equal((await call(inRegion('us-east-1'), 'GetQueueAttributes', { QueueUrl: onPlain, AttributeNames: ['QueueArn'] })).Attributes.QueueArn,
-      'arn:aws:sqs:eu-west-1:000000000000:jobs');
+    assert.equal(
+      (await call(inRegion('us-east-1'), 'GetQueueAttributes', { QueueUrl: onPlain, AttributeNames: ['QueueArn'] }))
+        .Attributes.QueueArn,
+      'arn:aws:sqs:eu-west-1:000000000000:jobs',
+    );
     await call(inRegion('us-east-1'), 'CreateQueue', { QueueName: 'jobs' });
-    assert.equal((await call(inRegion('us-east-1'), 'GetQueueUrl', { QueueName: 'jobs' })).QueueUrl, `${ctx.baseUrl}/000000000000/jobs`, 'the default region keeps the plain URL');
+    assert.equal(
+      (await call(inRegion('us-east-1'), 'GetQueueUrl', { QueueName: 'jobs' })).QueueUrl,
+      `${ctx.baseUrl}/000000000000/jobs`,
+      'the default region keeps the plain URL',
+    );
     const attrs = await call(inRegion('us-east-1'), 'GetQueueAttributes', { QueueUrl, AttributeNames: ['QueueArn'] });
-    assert.equal(attrs.Attributes.QueueArn, 'arn:aws:sqs:eu-west-1:000000000000:jobs', 'the URL\'s host names the region');
-    await assert.rejects(call(inRegion('us-east-1'), 'GetQueueAttributes', { QueueUrl: `${ctx.baseUrl}/000000000000/nope` }), { name: 'QueueDoesNotExist' });
+    assert.equal(
+      attrs.Attributes.QueueArn,
+      'arn:aws:sqs:eu-west-1:000000000000:jobs',
+      "the URL's host names the region",
+    );
+    await assert.rejects(
+      call(inRegion('us-east-1'), 'GetQueueAttributes', { QueueUrl: `${ctx.baseUrl}/000000000000/nope` }),
+      { name: 'QueueDoesNotExist' },
+    );
   } finally {
     await close();
   }
 });
 
-test('a server policy\'s deadLetterTargetName is the queue of that name in the source\'s region', async () => {
+test("a server policy's deadLetterTargetName is the queue of that name in the source's region", async () => {
   const clock = new ManualClock(1_700_000_000_000);
   const engine = new Engine({
-    store: new SqliteStore({ path: ':memory:' }), clock, region: 'us-east-1',
-    policies: [{ name: 'p', pattern: '^work', priority: 0, definition: { deadLetterTargetName: 'dlq', maxReceiveCount: 1 } }],
+    store: new SqliteStore({ path: ':memory:' }),
+    clock,
+    region: 'us-east-1',
+    policies: [
+      { name: 'p', pattern: '^work', priority: 0, definition: { deadLetterTargetName: 'dlq', maxReceiveCount: 1 } },
+    ],
   });
-  const call = (c: RequestContext, action: string, input: Record<string, unknown>) => actions[action]!(engine, c, input) as Promise<Record<string, any>>;
+  const call = (c: RequestContext, action: string, input: Record<string, unknown>) =>
+    actions[action]!(engine, c, input) as Promise<Record<string, any>>;
   try {
     const west = inRegion('eu-west-1');
     await call(ctx, 'CreateQueue', { QueueName: 'dlq' });
@@ -68,8 +88,13 @@ test('a server policy\'s deadLetterTargetName is the queue of that name in the s
     await call(west, 'ReceiveMessage', { QueueUrl, VisibilityTimeout: 0 });
     await call(west, 'ReceiveMessage', { QueueUrl });
     const count = async (c: RequestContext) =>
-      (await call(c, 'GetQueueAttributes', { QueueUrl: `${ctx.baseUrl}/000000000000/dlq`, AttributeNames: ['ApproximateNumberOfMessages'] })).Attributes.ApproximateNumberOfMessages;
-    assert.equal(await count(west), '1', 'dead-lettered into the west\'s dlq');
+      (
+        await call(c, 'GetQueueAttributes', {
+          QueueUrl: `${ctx.baseUrl}/000000000000/dlq`,
+          AttributeNames: ['ApproximateNumberOfMessages'],
+        })
+      ).Attributes.ApproximateNumberOfMessages;
+    assert.equal(await count(west), '1', "dead-lettered into the west's dlq");
     assert.equal(await count(ctx), '0');
   } finally {
     await engine.close();
@@ -77,13 +102,21 @@ test('a server policy\'s deadLetterTargetName is the queue of that name in the s
   }
 });
 
-test('ListQueueSummaries names each queue\'s Region, lists the caller\'s region, and every region with AllRegions, paged', async () => {
+test("ListQueueSummaries names each queue's Region, lists the caller's region, and every region with AllRegions, paged", async () => {
   const { engine, close } = testEngine();
   try {
-    const call = (c: RequestContext, action: string, input: Record<string, unknown>) => actions[action]!(engine, c, input) as Promise<Record<string, any>>;
-    for (const region of ['us-east-1', 'eu-west-1']) for (const name of ['a', 'b']) await call(inRegion(region), 'CreateQueue', { QueueName: name });
+    const call = (c: RequestContext, action: string, input: Record<string, unknown>) =>
+      actions[action]!(engine, c, input) as Promise<Record<string, any>>;
+    for (const region of ['us-east-1', 'eu-west-1'])
+      for (const name of ['a', 'b']) await call(inRegion(region), 'CreateQueue', { QueueName: name });
     const mine = await call(inRegion('eu-west-1'), 'ListQueueSummaries', {});
-    assert.deepEqual(mine.Queues.map((q: any) => [q.QueueName, q.Region]), [['a', 'eu-west-1'], ['b', 'eu-west-1']]);
+    assert.deepEqual(
+      mine.Queues.map((q: any) => [q.QueueName, q.Region]),
+      [
+        ['a', 'eu-west-1'],
+        ['b', 'eu-west-1'],
+      ],
+    );
     const seen: string[][] = [];
     let NextToken: string | undefined;
     do {
@@ -92,8 +125,10 @@ test('ListQueueSummaries names each queue\'s Region, lists the caller\'s region,
       NextToken = page.NextToken;
     } while (NextToken);
     assert.deepEqual(seen, [
-      ['a', 'eu-west-1', 'arn:aws:sqs:eu-west-1:000000000000:a'], ['a', 'us-east-1', 'arn:aws:sqs:us-east-1:000000000000:a'],
-      ['b', 'eu-west-1', 'arn:aws:sqs:eu-west-1:000000000000:b'], ['b', 'us-east-1', 'arn:aws:sqs:us-east-1:000000000000:b'],
+      ['a', 'eu-west-1', 'arn:aws:sqs:eu-west-1:000000000000:a'],
+      ['a', 'us-east-1', 'arn:aws:sqs:us-east-1:000000000000:a'],
+      ['b', 'eu-west-1', 'arn:aws:sqs:eu-west-1:000000000000:b'],
+      ['b', 'us-east-1', 'arn:aws:sqs:us-east-1:000000000000:b'],
     ]);
   } finally {
     await close();

@@ -5,8 +5,24 @@ import { testEngine } from './support.js';
 
 const ARN = 'arn:aws:sqs:us-east-1:000000000000:orders';
 const history = [
-  { queue: 'orders', queueArn: ARN, reason: 'rejected', count: 2, firstTime: 1000, lastTime: 2000, rejectReason: 'bad schema' },
-  { queue: 'orders', queueArn: ARN, reason: 'expired', count: 1, firstTime: 500, lastTime: 500, originalTtlSeconds: 60 },
+  {
+    queue: 'orders',
+    queueArn: ARN,
+    reason: 'rejected',
+    count: 2,
+    firstTime: 1000,
+    lastTime: 2000,
+    rejectReason: 'bad schema',
+  },
+  {
+    queue: 'orders',
+    queueArn: ARN,
+    reason: 'expired',
+    count: 1,
+    firstTime: 500,
+    lastTime: 500,
+    originalTtlSeconds: 60,
+  },
 ];
 const restore = (h: unknown, source = ARN) => ({
   RedriveDeathHistory: { DataType: 'String', StringValue: typeof h === 'string' ? h : JSON.stringify(h) },
@@ -17,17 +33,37 @@ test('a send restores the history and the source; they read back as from a real 
   const { call, close } = testEngine();
   try {
     const { QueueUrl: dlq } = await call('CreateQueue', { QueueName: 'orders-dlq' });
-    await call('CreateQueue', { QueueName: 'orders', Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: `${ARN}-dlq`, maxReceiveCount: 5 }) } });
+    await call('CreateQueue', {
+      QueueName: 'orders',
+      Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: `${ARN}-dlq`, maxReceiveCount: 5 }) },
+    });
     await call('SendMessage', { QueueUrl: dlq, MessageBody: 'replayed', MessageSystemAttributes: restore(history) });
-    const { Messages: [m] } = await call('PeekMessages', { QueueUrl: dlq });
+    const {
+      Messages: [m],
+    } = await call('PeekMessages', { QueueUrl: dlq });
     assert.deepEqual(m.DeathHistory, history);
     assert.equal(m.Attributes.DeadLetterQueueSourceArn, ARN);
     assert.deepEqual([m.FirstDeath.reason, m.LastDeath.reason], ['expired', 'rejected']);
-    const { Messages: [all] } = await call('ReceiveMessage', { QueueUrl: dlq, MessageSystemAttributeNames: ['All'], VisibilityTimeout: 0 });
-    assert.equal(all.Attributes.RedriveDeathHistory, undefined, 'not stored as a plain system attribute, which All would return');
-    const { Messages: [r] } = await call('ReceiveMessage', { QueueUrl: dlq, MessageSystemAttributeNames: ['RedriveLastDeathReason'], VisibilityTimeout: 0 });
+    const {
+      Messages: [all],
+    } = await call('ReceiveMessage', { QueueUrl: dlq, MessageSystemAttributeNames: ['All'], VisibilityTimeout: 0 });
+    assert.equal(
+      all.Attributes.RedriveDeathHistory,
+      undefined,
+      'not stored as a plain system attribute, which All would return',
+    );
+    const {
+      Messages: [r],
+    } = await call('ReceiveMessage', {
+      QueueUrl: dlq,
+      MessageSystemAttributeNames: ['RedriveLastDeathReason'],
+      VisibilityTimeout: 0,
+    });
     assert.equal(r.Attributes.RedriveLastDeathReason, 'rejected');
-    const dry = await call('StartMessageMoveTask', { SourceArn: 'arn:aws:sqs:us-east-1:000000000000:orders-dlq', DryRun: true });
+    const dry = await call('StartMessageMoveTask', {
+      SourceArn: 'arn:aws:sqs:us-east-1:000000000000:orders-dlq',
+      DryRun: true,
+    });
     assert.equal(dry.ApproximateNumberOfMessagesToMove, 1, 'it has a source to return to');
   } finally {
     await close();
@@ -47,12 +83,18 @@ test('a bad history or source is refused with InvalidParameterValue naming what 
       [[{ ...history[0], queue: 'other' }], /entry 0 needs queueArn/],
       [[{ ...history[0], colour: 'red' }], /unknown field colour/],
       [[history[0], history[0]], /entry 1 repeats/],
-      [Array.from({ length: 101 }, (_, i) => ({ ...history[0], queue: `q${i}`, queueArn: `${ARN}${i}` })), /at most 100/],
+      [
+        Array.from({ length: 101 }, (_, i) => ({ ...history[0], queue: `q${i}`, queueArn: `${ARN}${i}` })),
+        /at most 100/,
+      ],
       [history, /must be a queue ARN/, 'orders'],
     ];
     for (const [h, message, source] of cases) {
-      await assert.rejects(call('SendMessage', { QueueUrl, MessageBody: 'x', MessageSystemAttributes: restore(h, source) }),
-        (e: Error & { code?: string }) => e.code === 'InvalidParameterValue' && message.test(e.message), String(message));
+      await assert.rejects(
+        call('SendMessage', { QueueUrl, MessageBody: 'x', MessageSystemAttributes: restore(h, source) }),
+        (e: Error & { code?: string }) => e.code === 'InvalidParameterValue' && message.test(e.message),
+        String(message),
+      );
     }
     const { Messages } = await call('PeekMessages', { QueueUrl });
     assert.equal(Messages.length, 0);

@@ -7,13 +7,19 @@ describe('retention and purge on the injected clock', () => {
   after(() => t.close());
 
   test('messages older than MessageRetentionPeriod are not received and are swept', async () => {
-    const { QueueUrl } = await t.call('CreateQueue', { QueueName: 'ret', Attributes: { MessageRetentionPeriod: '60' } });
+    const { QueueUrl } = await t.call('CreateQueue', {
+      QueueName: 'ret',
+      Attributes: { MessageRetentionPeriod: '60' },
+    });
     await t.call('SendMessage', { QueueUrl, MessageBody: 'old' });
     t.clock.advance(30_000);
     await t.call('SendMessage', { QueueUrl, MessageBody: 'young' });
     t.clock.advance(30_001);
     const r = await t.call('ReceiveMessage', { QueueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 0 });
-    assert.deepEqual(r.Messages.map((m: { Body: string }) => m.Body), ['young']);
+    assert.deepEqual(
+      r.Messages.map((m: { Body: string }) => m.Body),
+      ['young'],
+    );
     assert.equal(await t.engine.sweeps.retention(), 1);
     const attrs = await t.call('GetQueueAttributes', { QueueUrl, AttributeNames: ['ApproximateNumberOfMessages'] });
     assert.equal(attrs.Attributes.ApproximateNumberOfMessages, '1');
@@ -30,7 +36,10 @@ describe('retention and purge on the injected clock', () => {
   test('PurgeQueue is allowed once per 60 seconds', async () => {
     const { QueueUrl } = await t.call('CreateQueue', { QueueName: 'purge' });
     await t.call('PurgeQueue', { QueueUrl });
-    await assert.rejects(t.call('PurgeQueue', { QueueUrl }), { code: 'AWS.SimpleQueueService.PurgeQueueInProgress', status: 403 });
+    await assert.rejects(t.call('PurgeQueue', { QueueUrl }), {
+      code: 'AWS.SimpleQueueService.PurgeQueueInProgress',
+      status: 403,
+    });
     t.clock.advance(60_000);
     await t.call('PurgeQueue', { QueueUrl });
   });

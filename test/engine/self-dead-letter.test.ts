@@ -17,15 +17,23 @@ for (const fifo of [false, true]) {
     const url = `${ctx.baseUrl}/000000000000/${name}`;
     const receive = async () => {
       const out = await call('ReceiveMessage', {
-        QueueUrl: url, VisibilityTimeout: 0, MaxNumberOfMessages: 10,
+        QueueUrl: url,
+        VisibilityTimeout: 0,
+        MaxNumberOfMessages: 10,
         MessageSystemAttributeNames: ['ApproximateReceiveCount', 'RedriveDeathHistory'],
       });
       return (out.Messages ?? []) as { Body: string; Attributes: Record<string, string> }[];
     };
 
     test('is accepted, and dead-letters a message into itself once, counting it once', async () => {
-      await call('CreateQueue', { QueueName: name, Attributes: fifo ? { FifoQueue: 'true', ContentBasedDeduplication: 'true' } : {} });
-      await call('SetQueueAttributes', { QueueUrl: url, Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn(name), maxReceiveCount: 2 }) } });
+      await call('CreateQueue', {
+        QueueName: name,
+        Attributes: fifo ? { FifoQueue: 'true', ContentBasedDeduplication: 'true' } : {},
+      });
+      await call('SetQueueAttributes', {
+        QueueUrl: url,
+        Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn(name), maxReceiveCount: 2 }) },
+      });
       const attrs = await call('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['RedrivePolicy'] });
       assert.equal(JSON.parse(attrs.Attributes.RedrivePolicy).deadLetterTargetArn, arn(name));
       await call('SendMessage', { QueueUrl: url, MessageBody: 'poison', ...(fifo ? { MessageGroupId: 'g' } : {}) });
@@ -38,11 +46,26 @@ for (const fifo of [false, true]) {
       let got = await receive();
       if (got.length === 0) got = await receive();
       engine.deadLettered = deadLettered;
-      assert.equal(moves.reduce((a, b) => a + b, 0), 1, 'one move');
-      assert.deepEqual(got.map((m) => m.Body), ['poison'], 'still in its queue, not lost');
+      assert.equal(
+        moves.reduce((a, b) => a + b, 0),
+        1,
+        'one move',
+      );
+      assert.deepEqual(
+        got.map((m) => m.Body),
+        ['poison'],
+        'still in its queue, not lost',
+      );
       assert.equal(got[0]!.Attributes.ApproximateReceiveCount, '1', 'its count started again');
-      const history = JSON.parse(got[0]!.Attributes.RedriveDeathHistory!) as { queue: string; reason: string; count: number }[];
-      assert.deepEqual(history.map((d) => [d.queue, d.reason, d.count]), [[name, 'delivery_limit', 1]]);
+      const history = JSON.parse(got[0]!.Attributes.RedriveDeathHistory!) as {
+        queue: string;
+        reason: string;
+        count: number;
+      }[];
+      assert.deepEqual(
+        history.map((d) => [d.queue, d.reason, d.count]),
+        [[name, 'delivery_limit', 1]],
+      );
       assert.equal(engine.deadLetterReport.cyclesBroken, 0);
     });
 
@@ -51,8 +74,15 @@ for (const fifo of [false, true]) {
       assert.equal((await receive())[0]!.Attributes.ApproximateReceiveCount, '2');
       assert.deepEqual(await receive(), []);
       assert.equal(engine.deadLetterReport.cyclesBroken, 1);
-      const cycles = await engine.store.queues.get({ accountId: '000000000000', region: 'us-east-1', name: fifo ? 'redrive-cycles.fifo' : 'redrive-cycles' });
-      assert.deepEqual((await engine.store.messages.peek(cycles!.id, 0, 10)).map((m) => m.body), ['poison']);
+      const cycles = await engine.store.queues.get({
+        accountId: '000000000000',
+        region: 'us-east-1',
+        name: fifo ? 'redrive-cycles.fifo' : 'redrive-cycles',
+      });
+      assert.deepEqual(
+        (await engine.store.messages.peek(cycles!.id, 0, 10)).map((m) => m.body),
+        ['poison'],
+      );
     });
   });
 }

@@ -4,7 +4,12 @@ import { Engine } from '../../src/engine/engine.js';
 import type { RequestContext } from '../../src/engine/types.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';
 
-export const ctx: RequestContext = { accountId: '000000000000', region: 'us-east-1', baseUrl: 'http://localhost:9324', requestId: 'r' };
+export const ctx: RequestContext = {
+  accountId: '000000000000',
+  region: 'us-east-1',
+  baseUrl: 'http://localhost:9324',
+  requestId: 'r',
+};
 
 /** An engine on an in-memory store and a manual clock, driven through the action table. */
 export function testEngine(opts: { inflightLimit?: number; fairQueues?: boolean } = {}) {
@@ -12,7 +17,15 @@ export function testEngine(opts: { inflightLimit?: number; fairQueues?: boolean 
   const engine = new Engine({ store: new SqliteStore({ path: ':memory:' }), clock, region: 'us-east-1', ...opts });
   const call = (action: string, input: Record<string, unknown>, signal?: AbortSignal) =>
     actions[action]!(engine, ctx, input, signal) as Promise<Record<string, any>>;
-  return { engine, clock, call, close: async () => { await engine.close(); await engine.store.close(); } };
+  return {
+    engine,
+    clock,
+    call,
+    close: async () => {
+      await engine.close();
+      await engine.store.close();
+    },
+  };
 }
 
 /** Lets pending promise callbacks and setImmediate-scheduled commits run. */

@@ -59,20 +59,36 @@ test('a DryRun count stops at its body budget and says the count is a lower boun
   const { call, close } = testEngine();
   try {
     const { QueueUrl } = await call('CreateQueue', { QueueName: 'count-dlq' });
-    await call('CreateQueue', { QueueName: 'count-src', Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn('count-dlq'), maxReceiveCount: 1 }) } });
+    await call('CreateQueue', {
+      QueueName: 'count-src',
+      Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn('count-dlq'), maxReceiveCount: 1 }) },
+    });
     await call('CreateQueue', { QueueName: 'count-dest' });
     const kb = 512;
     const n = Math.ceil(COUNT_SCAN.bytes / (kb * 1024)) + 5;
     for (let i = 0; i < n; i++) await call('SendMessage', { QueueUrl, MessageBody: body(i, kb) });
     const input = { SourceArn: arn('count-dlq'), DestinationArn: arn('count-dest'), DryRun: true };
-    const { value: dry, turns } = await turnsDuring(() => call('StartMessageMoveTask', { ...input, Filter: { BodyJsonPath: '$.i' } }));
+    const { value: dry, turns } = await turnsDuring(() =>
+      call('StartMessageMoveTask', { ...input, Filter: { BodyJsonPath: '$.i' } }),
+    );
     assert.equal(dry.ApproximateNumberOfMessagesToMoveIsLowerBound, true);
-    assert.ok(dry.ApproximateNumberOfMessagesToMove >= COUNT_SCAN.bytes / ((kb + 1) * 1024) && dry.ApproximateNumberOfMessagesToMove < n, String(dry.ApproximateNumberOfMessagesToMove));
+    assert.ok(
+      dry.ApproximateNumberOfMessagesToMove >= COUNT_SCAN.bytes / ((kb + 1) * 1024) &&
+        dry.ApproximateNumberOfMessagesToMove < n,
+      String(dry.ApproximateNumberOfMessagesToMove),
+    );
     assert.ok(turns > 1, 'the event loop ran between reads');
     const { QueueUrl: small } = await call('CreateQueue', { QueueName: 'small-dlq' });
-    await call('CreateQueue', { QueueName: 'small-src', Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn('small-dlq'), maxReceiveCount: 1 }) } });
+    await call('CreateQueue', {
+      QueueName: 'small-src',
+      Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn('small-dlq'), maxReceiveCount: 1 }) },
+    });
     for (let i = 0; i < 3; i++) await call('SendMessage', { QueueUrl: small, MessageBody: body(i, 1) });
-    const exact = await call('StartMessageMoveTask', { SourceArn: arn('small-dlq'), DestinationArn: arn('count-dest'), DryRun: true });
+    const exact = await call('StartMessageMoveTask', {
+      SourceArn: arn('small-dlq'),
+      DestinationArn: arn('count-dest'),
+      DryRun: true,
+    });
     assert.deepEqual(exact, { ApproximateNumberOfMessagesToMove: 3 }, 'no flag when the count is complete');
   } finally {
     await close();

@@ -5,7 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { CreateQueueCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+} from '@aws-sdk/client-sqs';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
 const GROUPS = 25;
@@ -23,14 +28,19 @@ after(async () => {
 
 test('many consumers on many groups keep order and exclusivity, and consume exactly once', async () => {
   const producer = server.client();
-  const { QueueUrl } = await producer.send(new CreateQueueCommand({
-    QueueName: 'conc.fifo', Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true' },
-  }));
+  const { QueueUrl } = await producer.send(
+    new CreateQueueCommand({
+      QueueName: 'conc.fifo',
+      Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true' },
+    }),
+  );
   // Interleave groups so that every batch mixes them.
   for (let i = 0; i < PER_GROUP; i++) {
     for (let g = 0; g < GROUPS; g += 10) {
       const Entries = Array.from({ length: Math.min(10, GROUPS - g) }, (_, k) => ({
-        Id: `e${k}`, MessageGroupId: `g${g + k}`, MessageBody: `${g + k}:${i}`,
+        Id: `e${k}`,
+        MessageGroupId: `g${g + k}`,
+        MessageBody: `${g + k}:${i}`,
       }));
       await producer.send(new SendMessageBatchCommand({ QueueUrl, Entries }));
     }
@@ -45,7 +55,9 @@ test('many consumers on many groups keep order and exclusivity, and consume exac
   const consumer = async (id: number) => {
     const sqs = server.client();
     while (done < GROUPS * PER_GROUP) {
-      const r = await sqs.send(new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 60 }));
+      const r = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 60 }),
+      );
       const messages = r.Messages ?? [];
       if (messages.length === 0) continue;
       const groups = new Set<string>();
@@ -65,7 +77,12 @@ test('many consumers on many groups keep order and exclusivity, and consume exac
       // Release the groups before the delete is sent: once it commits, another
       // consumer may legitimately get the next messages.
       for (const g of groups) holder.delete(g);
-      await sqs.send(new DeleteMessageBatchCommand({ QueueUrl, Entries: messages.map((m, k) => ({ Id: `d${k}`, ReceiptHandle: m.ReceiptHandle! })) }));
+      await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl,
+          Entries: messages.map((m, k) => ({ Id: `d${k}`, ReceiptHandle: m.ReceiptHandle! })),
+        }),
+      );
       done += messages.length;
     }
   };
@@ -73,6 +90,10 @@ test('many consumers on many groups keep order and exclusivity, and consume exac
 
   assert.deepEqual(violations, []);
   assert.equal(consumed.size, GROUPS * PER_GROUP);
-  assert.deepEqual([...consumed.values()].filter((c) => c !== 1), [], 'each message consumed exactly once');
+  assert.deepEqual(
+    [...consumed.values()].filter((c) => c !== 1),
+    [],
+    'each message consumed exactly once',
+  );
   for (let g = 0; g < GROUPS; g++) assert.equal(lastSeen.get(String(g)), PER_GROUP - 1, `group ${g} finished in order`);
 });

@@ -11,7 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
-  GetQueueAttributesCommand, ListQueuesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient,
+  GetQueueAttributesCommand,
+  ListQueuesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
 } from '@aws-sdk/client-sqs';
 import { startRedrive, type RunningRedrive } from '../../src/index.js';
 import { createTestDatabase } from '../support/postgres.js';
@@ -40,18 +44,27 @@ function portFree(port: number): Promise<boolean> {
 
 test('the declared queues are served on a free loopback port, with what a client needs; close() frees the port', async () => {
   const redrive = await startRedrive({
-    config: { queues: [{ name: 'orders-dlq' }, { name: 'orders', deadLetterQueue: { name: 'orders-dlq', maxReceiveCount: 3 } }] },
+    config: {
+      queues: [{ name: 'orders-dlq' }, { name: 'orders', deadLetterQueue: { name: 'orders-dlq', maxReceiveCount: 3 } }],
+    },
   });
   const port = Number(new URL(redrive.endpoint).port);
   assert.match(redrive.endpoint, /^http:\/\/127\.0\.0\.1:\d+$/);
   assert.equal(redrive.region, 'us-east-1');
   assert.equal(redrive.accountId, '000000000000');
-  assert.deepEqual(redrive.sqsClientConfig, { endpoint: redrive.endpoint, region: redrive.region, credentials: redrive.credentials });
+  assert.deepEqual(redrive.sqsClientConfig, {
+    endpoint: redrive.endpoint,
+    region: redrive.region,
+    credentials: redrive.credentials,
+  });
   assert.equal(await roundTrip(redrive, 'orders', 'order 1'), 'order 1');
   const sqs = new SQSClient(redrive.sqsClientConfig);
-  const attrs = await sqs.send(new GetQueueAttributesCommand({
-    QueueUrl: `${redrive.endpoint}/${redrive.accountId}/orders`, AttributeNames: ['RedrivePolicy'],
-  }));
+  const attrs = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: `${redrive.endpoint}/${redrive.accountId}/orders`,
+      AttributeNames: ['RedrivePolicy'],
+    }),
+  );
   sqs.destroy();
   assert.match(attrs.Attributes?.RedrivePolicy ?? '', /orders-dlq.*"maxReceiveCount":3/);
   await redrive.close();
@@ -60,7 +73,9 @@ test('the declared queues are served on a free loopback port, with what a client
 });
 
 test('servers side by side are apart: each has its own port and its own queues', async () => {
-  const servers = await Promise.all(Array.from({ length: 6 }, (_, i) => startRedrive({ config: { queues: [{ name: `only-${i}` }] } })));
+  const servers = await Promise.all(
+    Array.from({ length: 6 }, (_, i) => startRedrive({ config: { queues: [{ name: `only-${i}` }] } })),
+  );
   try {
     assert.equal(new Set(servers.map((s) => s.endpoint)).size, 6);
     for (const [i, s] of servers.entries()) {
@@ -78,7 +93,10 @@ test("an option serve would refuse rejects with serve's line", async () => {
   await assert.rejects(startRedrive({ config: { queues: [{ name: 'a', bogus: 1 } as never] } }), {
     message: 'config: queues[0].bogus: unknown field (known: name, accountId, attributes, tags, deadLetterQueue)',
   });
-  await assert.rejects(startRedrive({ region: 'Not A Region' }), /^StartupError: --region "Not A Region": must be a region name/);
+  await assert.rejects(
+    startRedrive({ region: 'Not A Region' }),
+    /^StartupError: --region "Not A Region": must be a region name/,
+  );
   await assert.rejects(startRedrive({ storage: 'redis' }), /--storage "redis": unknown storage/);
 });
 
@@ -104,7 +122,9 @@ test('SQLite: in a temporary directory that close() removes, or in dataDir, whic
   try {
     const first = await startRedrive({ storage: 'sqlite', dataDir, config: { queues: [{ name: 'kept' }] } });
     const sqs = new SQSClient(first.sqsClientConfig);
-    await sqs.send(new SendMessageCommand({ QueueUrl: `${first.endpoint}/${first.accountId}/kept`, MessageBody: 'durable' }));
+    await sqs.send(
+      new SendMessageCommand({ QueueUrl: `${first.endpoint}/${first.accountId}/kept`, MessageBody: 'durable' }),
+    );
     sqs.destroy();
     await first.close();
     const second = await startRedrive({ storage: 'sqlite', dataDir });
@@ -132,11 +152,17 @@ test('with a credentials file, requests must be signed, and the result carries i
   try {
     const file = join(dir, 'keys.json');
     writeFileSync(file, JSON.stringify({ AKIDTEST: { secretAccessKey: 'secret', accountId: '111122223333' } }));
-    const redrive = await startRedrive({ credentials: file, config: { queues: [{ name: 'q', accountId: '111122223333' }] } });
+    const redrive = await startRedrive({
+      credentials: file,
+      config: { queues: [{ name: 'q', accountId: '111122223333' }] },
+    });
     assert.deepEqual(redrive.credentials, { accessKeyId: 'AKIDTEST', secretAccessKey: 'secret' });
     assert.equal(redrive.accountId, '111122223333');
     assert.equal(await roundTrip(redrive, 'q', 'signed'), 'signed');
-    const wrong = new SQSClient({ ...redrive.sqsClientConfig, credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'wrong' } });
+    const wrong = new SQSClient({
+      ...redrive.sqsClientConfig,
+      credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'wrong' },
+    });
     await assert.rejects(wrong.send(new ListQueuesCommand({})), { name: 'SignatureDoesNotMatch' });
     wrong.destroy();
     await redrive.close();

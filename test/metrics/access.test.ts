@@ -34,7 +34,8 @@ async function serve(args: string[]): Promise<ServerProcess> {
   return s;
 }
 
-const scrape = (url: string, token?: string) => fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+const scrape = (url: string, token?: string) =>
+  fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {} });
 
 test('without --credentials, /metrics is open on the main port', async () => {
   const s = await serve([]);
@@ -50,7 +51,10 @@ test('with --credentials and no metrics flag, /metrics refuses and says which fl
   const res = await scrape(`${s.url}/metrics`);
   assert.equal(res.status, 403);
   // The start-up line does not advertise a URL that answers 403.
-  assert.match(s.output(), /"metrics":"closed: --credentials is on; open it with --metrics-token-file or --metrics-address"/);
+  assert.match(
+    s.output(),
+    /"metrics":"closed: --credentials is on; open it with --metrics-token-file or --metrics-address"/,
+  );
   assert.doesNotMatch(s.output(), /"durability"/, 'memory has no --durability');
   assert.match(await res.text(), /--metrics-token-file or --metrics-address/);
 });
@@ -81,10 +85,16 @@ const CLI = fileURLToPath(new URL('../../src/cli/index.js', import.meta.url));
 
 for (const [args, expected] of [
   [['--metrics-address', 'localhost'], /^--metrics-address "localhost": give host:port, e\.g\. 127\.0\.0\.1:9325$/],
-  [['--metrics-token-file', join(dir, 'missing')], /^--metrics-token-file .*missing: ENOENT.*; give a readable file holding the bearer token$/],
+  [
+    ['--metrics-token-file', join(dir, 'missing')],
+    /^--metrics-token-file .*missing: ENOENT.*; give a readable file holding the bearer token$/,
+  ],
 ] as const) {
   test(`a bad flag stops the server with one line: ${args.join(' ')}`, () => {
-    const r = spawnSync(process.execPath, [CLI, 'serve', '--storage', 'memory', '--port', '0', ...args], { encoding: 'utf8', timeout: 15_000 });
+    const r = spawnSync(process.execPath, [CLI, 'serve', '--storage', 'memory', '--port', '0', ...args], {
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
     assert.equal(r.status, 1);
     // One JSON line, as every start-up failure (the server's log format, on stdout).
     const lines = r.stdout.trim().split('\n');
@@ -99,13 +109,44 @@ test('requests refused before they reach an action are counted in redrive_reques
   const s = await serve(['--credentials', keys, '--metrics-token-file', tokenFile]);
   const post = (headers: Record<string, string>, body: string) => fetch(s.url, { method: 'POST', headers, body });
   // Unsigned, over JSON and over Query: MissingAuthenticationToken, under the action named.
-  assert.equal((await post({ 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.ListQueues' }, '{}')).status, 403);
-  assert.equal((await post({ 'content-type': 'application/x-www-form-urlencoded' }, 'Action=SendMessage&Version=2012-11-05')).status, 403);
+  assert.equal(
+    (await post({ 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.ListQueues' }, '{}')).status,
+    403,
+  );
+  assert.equal(
+    (await post({ 'content-type': 'application/x-www-form-urlencoded' }, 'Action=SendMessage&Version=2012-11-05'))
+      .status,
+    403,
+  );
   // A made-up action name is not a label value.
-  assert.equal((await post({ 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.MadeUp' }, '{}')).status, 403);
+  assert.equal(
+    (await post({ 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.MadeUp' }, '{}')).status,
+    403,
+  );
   const text = await (await scrape(`${s.url}/metrics`, 's3cret-scrape-token')).text();
-  assert.equal(single(text, 'redrive_requests_total', { action: 'ListQueues', protocol: 'json', error_code: 'MissingAuthenticationToken' }), 1);
-  assert.equal(single(text, 'redrive_requests_total', { action: 'SendMessage', protocol: 'query', error_code: 'MissingAuthenticationToken' }), 1);
-  assert.equal(single(text, 'redrive_requests_total', { action: 'unknown', protocol: 'json', error_code: 'MissingAuthenticationToken' }), 1);
+  assert.equal(
+    single(text, 'redrive_requests_total', {
+      action: 'ListQueues',
+      protocol: 'json',
+      error_code: 'MissingAuthenticationToken',
+    }),
+    1,
+  );
+  assert.equal(
+    single(text, 'redrive_requests_total', {
+      action: 'SendMessage',
+      protocol: 'query',
+      error_code: 'MissingAuthenticationToken',
+    }),
+    1,
+  );
+  assert.equal(
+    single(text, 'redrive_requests_total', {
+      action: 'unknown',
+      protocol: 'json',
+      error_code: 'MissingAuthenticationToken',
+    }),
+    1,
+  );
   assert.ok(!text.includes('MadeUp'), 'the made-up action is not a label');
 });

@@ -10,7 +10,12 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { CreateQueueCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { MONITORING } from './scrape.js';
 import { needs } from '../support/requirements.js';
@@ -53,23 +58,33 @@ before(async () => {
   redrive = await startServerProcess({});
   dir = mkdtempSync(join(tmpdir(), 'redrive-prometheus-'));
   const target = new URL(redrive.url).host;
-  writeFileSync(join(dir, 'prometheus.yml'), [
-    'global: { scrape_interval: 1s, evaluation_interval: 1s }',
-    `rule_files: ['${join(MONITORING, 'redrive-alerts.yml')}']`,
-    'scrape_configs:',
-    `  - { job_name: redrive, static_configs: [ { targets: ['${target}'] } ] }`,
-  ].join('\n'));
+  writeFileSync(
+    join(dir, 'prometheus.yml'),
+    [
+      'global: { scrape_interval: 1s, evaluation_interval: 1s }',
+      `rule_files: ['${join(MONITORING, 'redrive-alerts.yml')}']`,
+      'scrape_configs:',
+      `  - { job_name: redrive, static_configs: [ { targets: ['${target}'] } ] }`,
+    ].join('\n'),
+  );
   const port = await freePort();
   promUrl = `http://127.0.0.1:${port}`;
-  prometheus = spawn('/usr/bin/prometheus', [
-    `--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`,
-    `--web.listen-address=127.0.0.1:${port}`,
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  prometheus = spawn(
+    '/usr/bin/prometheus',
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   prometheus.stdout!.on('data', (d) => (promLog += d));
   prometheus.stderr!.on('data', (d) => (promLog += d));
-  await eventually('Prometheus ready', async () => ((await fetch(`${promUrl}/-/ready`)).ok ? true : undefined)).catch((e) => {
-    throw new Error(`${e.message}\n${promLog}`);
-  });
+  await eventually('Prometheus ready', async () => ((await fetch(`${promUrl}/-/ready`)).ok ? true : undefined)).catch(
+    (e) => {
+      throw new Error(`${e.message}\n${promLog}`);
+    },
+  );
 });
 
 after(async () => {
@@ -84,7 +99,10 @@ after(async () => {
 
 async function query(expr: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> {
   const res = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(expr)}`);
-  const body = (await res.json()) as { status: string; data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
+  const body = (await res.json()) as {
+    status: string;
+    data: { result: { metric: Record<string, string>; value: [number, string] }[] };
+  };
   assert.equal(body.status, 'success');
   return body.data.result;
 }
@@ -92,15 +110,32 @@ async function query(expr: string): Promise<{ metric: Record<string, string>; va
 test('Prometheus sees the queue gauges, and the dead-letter alert fires', needs('promtool'), async () => {
   const sqs = redrive.client();
   await sqs.send(new CreateQueueCommand({ QueueName: 'prom-dlq' }));
-  const src = (await sqs.send(new CreateQueueCommand({
-    QueueName: 'prom-orders',
-    Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:prom-dlq', maxReceiveCount: 1 }) },
-  }))).QueueUrl!;
-  await sqs.send(new SendMessageBatchCommand({ QueueUrl: src, Entries: [1, 2, 3].map((i) => ({ Id: `m${i}`, MessageBody: `order ${i}` })) }));
+  const src = (
+    await sqs.send(
+      new CreateQueueCommand({
+        QueueName: 'prom-orders',
+        Attributes: {
+          RedrivePolicy: JSON.stringify({
+            deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:prom-dlq',
+            maxReceiveCount: 1,
+          }),
+        },
+      }),
+    )
+  ).QueueUrl!;
+  await sqs.send(
+    new SendMessageBatchCommand({
+      QueueUrl: src,
+      Entries: [1, 2, 3].map((i) => ({ Id: `m${i}`, MessageBody: `order ${i}` })),
+    }),
+  );
   await sqs.send(new SendMessageCommand({ QueueUrl: src, MessageBody: 'later', DelaySeconds: 900 }));
 
   const gauge = (name: string, queue: string) =>
-    eventually(`${name} of ${queue}`, async () => (await query(`${name}{job="redrive",queue_name="${queue}"}`))[0]?.value[1]);
+    eventually(
+      `${name} of ${queue}`,
+      async () => (await query(`${name}{job="redrive",queue_name="${queue}"}`))[0]?.value[1],
+    );
   await eventually('3 visible, 1 delayed in prom-orders', async () => {
     const [visible, delayed] = await Promise.all([
       query('redrive_approximate_number_of_messages_visible{queue_name="prom-orders"}'),

@@ -38,6 +38,7 @@ export function total(text: string | Sample[], name: string, labels: Record<stri
 /** The value of the one matching sample; fails when there is none or several. */
 export function single(text: string | Sample[], name: string, labels: Record<string, string> = {}): number {
   const found = samples(text, name, labels);
-  if (found.length !== 1) throw new Error(`${name}${JSON.stringify(labels)}: expected one sample, found ${found.length}`);
+  if (found.length !== 1)
+    throw new Error(`${name}${JSON.stringify(labels)}: expected one sample, found ${found.length}`);
   return found[0]!.value;
 }

@@ -21,7 +21,8 @@ function meteredEngine() {
   const metrics = new ServerMetrics({ store, node: 'test-node' });
   const engine = new Engine({ store, clock, region: 'us-east-1', observer: metrics.observer });
   metrics.attach(engine, 'test-node');
-  const call = (action: string, input: Record<string, unknown>) => dispatch(engine, { ...ctx }, action, input) as Promise<Record<string, any>>;
+  const call = (action: string, input: Record<string, unknown>) =>
+    dispatch(engine, { ...ctx }, action, input) as Promise<Record<string, any>>;
   after(async () => {
     await engine.close();
     await store.close();
@@ -34,11 +35,24 @@ async function pair(call: ReturnType<typeof meteredEngine>['call'], fifo: boolea
   const suffix = fifo ? '.fifo' : '';
   const fifoAttrs = fifo ? { FifoQueue: 'true', ContentBasedDeduplication: 'true' } : {};
   const dlq = (await call('CreateQueue', { QueueName: `dlq${suffix}`, Attributes: fifoAttrs })).QueueUrl as string;
-  const src = (await call('CreateQueue', {
-    QueueName: `src${suffix}`,
-    Attributes: { ...fifoAttrs, RedrivePolicy: JSON.stringify({ deadLetterTargetArn: `arn:aws:sqs:us-east-1:000000000000:dlq${suffix}`, maxReceiveCount: 1 }) },
-  })).QueueUrl as string;
-  return { dlq, src, send: (url: string, body: string) => call('SendMessage', { QueueUrl: url, MessageBody: body, ...(fifo && { MessageGroupId: 'g' }) }) };
+  const src = (
+    await call('CreateQueue', {
+      QueueName: `src${suffix}`,
+      Attributes: {
+        ...fifoAttrs,
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: `arn:aws:sqs:us-east-1:000000000000:dlq${suffix}`,
+          maxReceiveCount: 1,
+        }),
+      },
+    })
+  ).QueueUrl as string;
+  return {
+    dlq,
+    src,
+    send: (url: string, body: string) =>
+      call('SendMessage', { QueueUrl: url, MessageBody: body, ...(fifo && { MessageGroupId: 'g' }) }),
+  };
 }
 
 /** Receives twice with no visibility timeout: the second receive moves the message to the DLQ. */
@@ -60,19 +74,37 @@ for (const fifo of [false, true]) {
     await deadLetterOne(call, src);
     await settle();
     let text = await metrics.scrape();
-    assert.equal(single(text, 'redrive_approximate_number_of_messages_visible', dlqLabels(`dlq${suffix}`)), 1, 'the message is in the DLQ');
-    assert.equal(total(text, 'redrive_number_of_messages_sent_total', dlqLabels(`dlq${suffix}`)), 0, 'the move is not a send');
+    assert.equal(
+      single(text, 'redrive_approximate_number_of_messages_visible', dlqLabels(`dlq${suffix}`)),
+      1,
+      'the message is in the DLQ',
+    );
+    assert.equal(
+      total(text, 'redrive_number_of_messages_sent_total', dlqLabels(`dlq${suffix}`)),
+      0,
+      'the move is not a send',
+    );
     assert.equal(single(text, 'redrive_number_of_messages_sent_total', dlqLabels(`src${suffix}`)), 1);
     assert.equal(single(text, 'redrive_number_of_messages_received_total', dlqLabels(`src${suffix}`)), 1);
     assert.equal(single(text, 'redrive_number_of_empty_receives_total', dlqLabels(`src${suffix}`)), 1);
-    assert.equal(single(text, 'redrive_messages_dead_lettered_total', {
-      ...dlqLabels(`src${suffix}`), dead_letter_queue: `dlq${suffix}`, reason: 'delivery_limit', node: 'test-node',
-    }), 1);
+    assert.equal(
+      single(text, 'redrive_messages_dead_lettered_total', {
+        ...dlqLabels(`src${suffix}`),
+        dead_letter_queue: `dlq${suffix}`,
+        reason: 'delivery_limit',
+        node: 'test-node',
+      }),
+      1,
+    );
     assert.equal(single(text, 'redrive_dead_letter_queue_sources', dlqLabels(`dlq${suffix}`)), 1);
 
     await send(dlq, 'sent straight to the DLQ');
     text = await metrics.scrape();
-    assert.equal(single(text, 'redrive_number_of_messages_sent_total', dlqLabels(`dlq${suffix}`)), 1, 'a direct send counts');
+    assert.equal(
+      single(text, 'redrive_number_of_messages_sent_total', dlqLabels(`dlq${suffix}`)),
+      1,
+      'a direct send counts',
+    );
     assert.equal(single(text, 'redrive_approximate_number_of_messages_visible', dlqLabels(`dlq${suffix}`)), 2);
   });
 
@@ -86,17 +118,34 @@ for (const fifo of [false, true]) {
     const text = await metrics.scrape();
     const age = single(text, 'redrive_approximate_age_of_oldest_message', dlqLabels(`dlq${suffix}`));
     assert.equal(age, fifo ? 3600 : 7200);
-    assert.equal(single(text, 'redrive_approximate_age_of_oldest_message', dlqLabels(`src${suffix}`)), 0, 'the source is empty');
+    assert.equal(
+      single(text, 'redrive_approximate_age_of_oldest_message', dlqLabels(`src${suffix}`)),
+      0,
+      'the source is empty',
+    );
   });
 }
 
 test('FIFO: deduplicated sends, groups in flight, deletes and requests are counted', async () => {
   const { call, metrics } = meteredEngine();
-  const url = (await call('CreateQueue', { QueueName: 'f.fifo', Attributes: { FifoQueue: 'true' } })).QueueUrl as string;
-  for (const [group, id] of [['a', '1'], ['a', '1'], ['b', '2'], ['c', '3']]) {
-    await call('SendMessage', { QueueUrl: url, MessageBody: `m${id}`, MessageGroupId: group, MessageDeduplicationId: id });
+  const url = (await call('CreateQueue', { QueueName: 'f.fifo', Attributes: { FifoQueue: 'true' } }))
+    .QueueUrl as string;
+  for (const [group, id] of [
+    ['a', '1'],
+    ['a', '1'],
+    ['b', '2'],
+    ['c', '3'],
+  ]) {
+    await call('SendMessage', {
+      QueueUrl: url,
+      MessageBody: `m${id}`,
+      MessageGroupId: group,
+      MessageDeduplicationId: id,
+    });
   }
-  const got = (await call('ReceiveMessage', { QueueUrl: url, MaxNumberOfMessages: 2 })).Messages as { ReceiptHandle: string }[];
+  const got = (await call('ReceiveMessage', { QueueUrl: url, MaxNumberOfMessages: 2 })).Messages as {
+    ReceiptHandle: string;
+  }[];
   assert.equal(got.length, 2);
   await call('DeleteMessage', { QueueUrl: url, ReceiptHandle: got[0]!.ReceiptHandle });
   await assert.rejects(call('DeleteMessage', { QueueUrl: url, ReceiptHandle: 'not-a-handle' }));
@@ -111,7 +160,10 @@ test('FIFO: deduplicated sends, groups in flight, deletes and requests are count
   assert.equal(single(text, 'redrive_sent_message_size_bytes_count', q), 3);
   assert.equal(single(text, 'redrive_sent_message_size_bytes_sum', q), 6);
   assert.equal(single(text, 'redrive_requests_total', { action: 'SendMessage', protocol: 'json', error_code: '' }), 4);
-  assert.equal(single(text, 'redrive_requests_total', { action: 'DeleteMessage', error_code: 'ReceiptHandleIsInvalid' }), 1);
+  assert.equal(
+    single(text, 'redrive_requests_total', { action: 'DeleteMessage', error_code: 'ReceiptHandleIsInvalid' }),
+    1,
+  );
   assert.equal(single(text, 'redrive_request_duration_seconds_count', { action: 'SendMessage' }), 4);
 });
 

@@ -12,13 +12,27 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import {
-  CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand,
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
 } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../support/server-process.js';
 import { libraryTests } from './library.js';
@@ -49,13 +63,19 @@ describe('the packed package, installed from its tarball', { timeout: 15 * 60_00
     // compiled code the tests running beside this one import.
     const stage = join(work, 'stage');
     const skip = new Set(['.git', 'node_modules', 'dist', 'data']);
-    cpSync(ROOT, stage, { recursive: true, filter: (src) => src === ROOT || !skip.has(src.slice(ROOT.length).split('/')[0]!) });
+    cpSync(ROOT, stage, {
+      recursive: true,
+      filter: (src) => src === ROOT || !skip.has(src.slice(ROOT.length).split('/')[0]!),
+    });
     symlinkSync(join(ROOT, 'node_modules'), join(stage, 'node_modules'), 'dir');
     const packed = performance.now();
     run('npm', ['pack', '--pack-destination', work], { cwd: stage });
     console.log(`# npm pack (with its tsc build): ${((performance.now() - packed) / 1000).toFixed(1)} s`);
     tarball = join(work, `${PKG.name}-${PKG.version}.tgz`);
-    files = run('tar', ['-tzf', tarball], { cwd: work }).split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
+    files = run('tar', ['-tzf', tarball], { cwd: work })
+      .split('\n')
+      .filter(Boolean)
+      .map((f) => f.replace(/^package\//, ''));
     rmSync(stage, { recursive: true, force: true });
 
     // The user's project: empty but for the allowScripts entry the README tells users to
@@ -64,12 +84,19 @@ describe('the packed package, installed from its tarball', { timeout: 15 * 60_00
     // dependency with install scripts, as future npm versions will by default.
     app = join(work, 'app');
     mkdirSync(app);
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'redrive-user', private: true, allowScripts: { 'better-sqlite3': !PREBUILT } }));
+    writeFileSync(
+      join(app, 'package.json'),
+      JSON.stringify({ name: 'redrive-user', private: true, allowScripts: { 'better-sqlite3': !PREBUILT } }),
+    );
     const installed = performance.now();
     // With the SQS SDK a user's tests drive the library with (library.ts), from npm's cache.
     const sdk = `@aws-sdk/client-sqs@${JSON.parse(readFileSync(join(ROOT, 'node_modules/@aws-sdk/client-sqs/package.json'), 'utf8')).version}`;
-    run('npm', ['install', '--strict-allow-scripts', '--prefer-offline', '--no-audit', '--no-fund', tarball, sdk], { cwd: app });
-    console.log(`# npm install of the tarball on ${process.version} (${PREBUILT ? 'prebuilt better-sqlite3 13, nothing compiled' : 'better-sqlite3 12 built'}): ${((performance.now() - installed) / 1000).toFixed(1)} s`);
+    run('npm', ['install', '--strict-allow-scripts', '--prefer-offline', '--no-audit', '--no-fund', tarball, sdk], {
+      cwd: app,
+    });
+    console.log(
+      `# npm install of the tarball on ${process.version} (${PREBUILT ? 'prebuilt better-sqlite3 13, nothing compiled' : 'better-sqlite3 12 built'}): ${((performance.now() - installed) / 1000).toFixed(1)} s`,
+    );
   });
 
   after(() => {
@@ -78,21 +105,48 @@ describe('the packed package, installed from its tarball', { timeout: 15 * 60_00
 
   test('ships the compiled server, its console assets and migrations, and no tests, benchmarks or sources', () => {
     for (const needed of [
-      'package.json', 'README.md', 'CHANGELOG.md', 'LICENSE',
-      'dist/src/cli/index.js', 'dist/src/server/app.js',
-      'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/index.cjs', 'dist/src/index.d.cts', 'dist/src/library/start-redrive.d.ts',
-      'src/stores/sqlite/migrations/000001.sql', 'src/stores/postgres/migrations/000001.sql',
-      'dist/src/stores/sqlite/checkpoint-worker.js', 'dist/src/protocols/query/sqs-query-model.json',
-      'dist/src/console/browser/main.js', 'src/console/static/console.css', 'src/console/static/favicon.svg',
-    ]) assert.ok(files.includes(needed), `${needed} is in the package`);
-    const unwanted = files.filter((f) => /^(test|bench|docs|scripts|dist\/test|dist\/bench)\/|(?<!\.d)\.ts$|\.map$|tsconfig/.test(f));
+      'package.json',
+      'README.md',
+      'CHANGELOG.md',
+      'LICENSE',
+      'dist/src/cli/index.js',
+      'dist/src/server/app.js',
+      'dist/src/index.js',
+      'dist/src/index.d.ts',
+      'dist/src/index.cjs',
+      'dist/src/index.d.cts',
+      'dist/src/library/start-redrive.d.ts',
+      'src/stores/sqlite/migrations/000001.sql',
+      'src/stores/postgres/migrations/000001.sql',
+      'dist/src/stores/sqlite/checkpoint-worker.js',
+      'dist/src/protocols/query/sqs-query-model.json',
+      'dist/src/console/browser/main.js',
+      'src/console/static/console.css',
+      'src/console/static/favicon.svg',
+    ])
+      assert.ok(files.includes(needed), `${needed} is in the package`);
+    const unwanted = files.filter((f) =>
+      /^(test|bench|docs|scripts|dist\/test|dist\/bench)\/|(?<!\.d)\.ts$|\.map$|tsconfig/.test(f),
+    );
     assert.deepEqual(unwanted, []);
-    const other = files.filter((f) => !/^(dist\/src\/.*\.(js|cjs|d\.ts|d\.cts|json)|src\/console\/static\/[^/]+|src\/stores\/(sqlite|postgres)\/migrations\/\d{6}\.sql)$/.test(f));
+    const other = files.filter(
+      (f) =>
+        !/^(dist\/src\/.*\.(js|cjs|d\.ts|d\.cts|json)|src\/console\/static\/[^/]+|src\/stores\/(sqlite|postgres)\/migrations\/\d{6}\.sql)$/.test(
+          f,
+        ),
+    );
     assert.deepEqual(other.sort(), ['CHANGELOG.md', 'LICENSE', 'README.md', 'package.json']);
     for (const store of ['sqlite', 'postgres']) {
       const dir = `src/stores/${store}/migrations`;
-      const steps = readdirSync(join(ROOT, dir)).filter((f) => f.endsWith('.sql')).map((f) => `${dir}/${f}`).sort();
-      assert.deepEqual(files.filter((f) => f.startsWith(`${dir}/`)).sort(), steps, `every ${store} migration is in the package`);
+      const steps = readdirSync(join(ROOT, dir))
+        .filter((f) => f.endsWith('.sql'))
+        .map((f) => `${dir}/${f}`)
+        .sort();
+      assert.deepEqual(
+        files.filter((f) => f.startsWith(`${dir}/`)).sort(),
+        steps,
+        `every ${store} migration is in the package`,
+      );
     }
   });
 
@@ -101,7 +155,11 @@ describe('the packed package, installed from its tarball', { timeout: 15 * 60_00
     assert.ok(pkg.startsWith(app), `${pkg} is inside the user's project`);
     assert.ok(!existsSync(join(app, 'node_modules', 'typescript')), 'typescript is not installed');
     const built = existsSync(join(app, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'));
-    assert.equal(built, !PREBUILT, PREBUILT ? 'better-sqlite3 12 was not built (its script denied)' : 'better-sqlite3 12 was built');
+    assert.equal(
+      built,
+      !PREBUILT,
+      PREBUILT ? 'better-sqlite3 12 was not built (its script denied)' : 'better-sqlite3 12 was built',
+    );
     assert.ok(existsSync(join(app, 'node_modules/better-sqlite3-napi/package.json')), 'better-sqlite3 13 is installed');
     const help = run('npx', ['redrive', '--help'], { cwd: app });
     assert.match(help, /^Usage: redrive /m);
@@ -138,21 +196,30 @@ describe('the packed package, installed from its tarball', { timeout: 15 * 60_00
     // The image's paths mapped onto this install; the port and the loopback host are the
     // only changes (this machine runs other servers, and tests listen on loopback only).
     const dataDir = join(app, 'data');
-    const [command, ...args] = dockerfileArgv('CMD').map((a) => a.replace(/^\/opt\/redrive\b/, app).replace(/^\/data$/, dataDir));
+    const [command, ...args] = dockerfileArgv('CMD').map((a) =>
+      a.replace(/^\/opt\/redrive\b/, app).replace(/^\/data$/, dataDir),
+    );
     const server = await serve(command!, [...args, '--port', '0', '--host', '127.0.0.1'], app);
     const port = new URL(server.url).port;
     const health = dockerfileArgv('HEALTHCHECK').map((a) => a.replace('127.0.0.1:9324', `127.0.0.1:${port}`));
     const sqs = sqsClient(server.url);
     try {
       assert.equal(spawnSync(health[0]!, health.slice(1), { stdio: 'ignore' }).status, 0, 'the health check passes');
-      for (const asset of ['/console/assets/console.css', '/console/assets/favicon.svg', '/console/assets/js/main.js']) {
+      for (const asset of [
+        '/console/assets/console.css',
+        '/console/assets/favicon.svg',
+        '/console/assets/js/main.js',
+      ]) {
         const res = await fetch(`${server.url}${asset}`);
         assert.equal(res.status, 200, `${asset} is served from the installed package`);
         assert.ok((await res.text()).length > 0);
       }
       const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'installed' }));
       const got = await sqs.send(new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10 }));
-      assert.deepEqual(got.Messages?.map((m) => m.Body), ['kept']);
+      assert.deepEqual(
+        got.Messages?.map((m) => m.Body),
+        ['kept'],
+      );
       await sqs.send(new DeleteMessageCommand({ QueueUrl, ReceiptHandle: got.Messages![0]!.ReceiptHandle }));
     } finally {
       sqs.destroy();
@@ -160,6 +227,10 @@ describe('the packed package, installed from its tarball', { timeout: 15 * 60_00
     // The CMD runs the server itself (PID 1 in a container): SIGTERM to it alone is enough.
     assert.deepEqual(await stopJob(server, 'process'), { code: 0, signal: null });
     assert.match(server.output(), /"msg":"stopped"/);
-    assert.notEqual(spawnSync(health[0]!, health.slice(1), { stdio: 'ignore' }).status, 0, 'the health check fails once the server is gone');
+    assert.notEqual(
+      spawnSync(health[0]!, health.slice(1), { stdio: 'ignore' }).status,
+      0,
+      'the health check fails once the server is gone',
+    );
   });
 });

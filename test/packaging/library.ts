@@ -68,20 +68,44 @@ export function libraryTests(app: () => string): void {
 
   test('its TypeScript types resolve, for import and for require', () => {
     const project = app();
-    writeFileSync(join(project, 'check.mts'), [
-      "import { startRedrive, type RedriveOptions, type RunningRedrive } from 'redrive';",
-      "const options: RedriveOptions = { storage: 'memory', config: { queues: [{ name: 'q', deadLetterQueue: { name: 'd', maxReceiveCount: 2 } }] } };",
-      'const running: Promise<RunningRedrive> = startRedrive(options);',
-      'export const endpoint: Promise<string> = running.then((r) => r.sqsClientConfig.endpoint);',
-      '// @ts-expect-error: an option that does not exist',
-      'startRedrive({ stroage: "memory" });',
-    ].join('\n'));
-    writeFileSync(join(project, 'check.cts'), [
-      "import redrive = require('redrive');",
-      'export const closed: Promise<void> = redrive.startRedrive({ port: 0 }).then((r) => r.close());',
-    ].join('\n'));
+    writeFileSync(
+      join(project, 'check.mts'),
+      [
+        "import { startRedrive, type RedriveOptions, type RunningRedrive } from 'redrive';",
+        "const options: RedriveOptions = { storage: 'memory', config: { queues: [{ name: 'q', deadLetterQueue: { name: 'd', maxReceiveCount: 2 } }] } };",
+        'const running: Promise<RunningRedrive> = startRedrive(options);',
+        'export const endpoint: Promise<string> = running.then((r) => r.sqsClientConfig.endpoint);',
+        '// @ts-expect-error: an option that does not exist',
+        'startRedrive({ stroage: "memory" });',
+      ].join('\n'),
+    );
+    writeFileSync(
+      join(project, 'check.cts'),
+      [
+        "import redrive = require('redrive');",
+        'export const closed: Promise<void> = redrive.startRedrive({ port: 0 }).then((r) => r.close());',
+      ].join('\n'),
+    );
     const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
-    run(process.execPath, [tsc, '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--skipLibCheck', '--types', 'node',
-      '--typeRoots', join(ROOT, 'node_modules/@types'), 'check.mts', 'check.cts'], { cwd: project });
+    run(
+      process.execPath,
+      [
+        tsc,
+        '--noEmit',
+        '--strict',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--skipLibCheck',
+        '--types',
+        'node',
+        '--typeRoots',
+        join(ROOT, 'node_modules/@types'),
+        'check.mts',
+        'check.cts',
+      ],
+      { cwd: project },
+    );
   });
 }

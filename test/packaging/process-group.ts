@@ -17,7 +17,8 @@ export function userEnv(): NodeJS.ProcessEnv {
   for (const [k, v] of Object.entries(process.env)) {
     // NODE_TEST_CONTEXT, set by `node --test` for the file it runs, would make a user's own
     // `node --test` report to this runner rather than print.
-    if (k === 'INIT_CWD' || k === 'NODE_TEST_CONTEXT' || (/^npm_/i.test(k) && k.toLowerCase() !== 'npm_config_nodedir')) continue;
+    if (k === 'INIT_CWD' || k === 'NODE_TEST_CONTEXT' || (/^npm_/i.test(k) && k.toLowerCase() !== 'npm_config_nodedir'))
+      continue;
     env[k] = v;
   }
   return env;
@@ -98,7 +99,12 @@ export async function serve(command: string, args: string[], cwd: string): Promi
  * process of the group, must follow within `ms`. Whatever is left then is killed and the
  * test fails.
  */
-export async function stopJob(job: Job, to: 'process' | 'group', signal: 'SIGTERM' | 'SIGINT' = 'SIGTERM', ms = 10_000): Promise<Exit> {
+export async function stopJob(
+  job: Job,
+  to: 'process' | 'group',
+  signal: 'SIGTERM' | 'SIGINT' = 'SIGTERM',
+  ms = 10_000,
+): Promise<Exit> {
   const pid = job.proc.pid!;
   if (to === 'group') process.kill(-pid, signal);
   else job.proc.kill(signal);

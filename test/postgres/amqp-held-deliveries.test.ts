@@ -16,7 +16,8 @@ const nodes: AmqpServer[] = [];
 const conns: ChannelModel[] = [];
 after(async () => {
   for (const c of conns) await c.close().catch(() => undefined);
-  for (const n of nodes) if (n.server.proc.exitCode === null && n.server.proc.signalCode === null) await n.server.stop();
+  for (const n of nodes)
+    if (n.server.proc.exitCode === null && n.server.proc.signalCode === null) await n.server.stop();
   nodes.forEach((n) => n.server.cleanup());
   await db?.drop();
 });
@@ -41,9 +42,14 @@ async function holdTen(ch: Channel, queue: string): Promise<string[]> {
 }
 
 /** ReleaseAmqpDeliveries (docs/extensions.md) on `node`. */
-async function release(node: AmqpServer, input: Record<string, unknown> = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+async function release(
+  node: AmqpServer,
+  input: Record<string, unknown> = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${node.server.url}/`, {
-    method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.ReleaseAmqpDeliveries' }, body: JSON.stringify(input),
+    method: 'POST',
+    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.ReleaseAmqpDeliveries' },
+    body: JSON.stringify(input),
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
@@ -52,7 +58,9 @@ async function ready(ch: Channel, queue: string): Promise<number> {
   return (await ch.checkQueue(queue)).messageCount;
 }
 
-test('a killed node\'s held AMQP deliveries return to their queues, a live node\'s stay held', { timeout: 90_000 }, async () => {
+test("a killed node's held AMQP deliveries return to their queues, a live node's stay held", {
+  timeout: 90_000,
+}, async () => {
   db = await createTestDatabase();
   const a = await startAmqpServer({ storage: db.url });
   nodes.push(a);
@@ -83,8 +91,8 @@ test('a killed node\'s held AMQP deliveries return to their queues, a live node\
     back = await ready(probe, 'held-a');
     if (back < 20) await pause(100);
   }
-  assert.equal(back, 20, 'the killed node\'s 10 deliveries are ready again');
-  assert.equal(await ready(probe, 'held-b'), 10, 'the live node\'s deliveries stay held');
+  assert.equal(back, 20, "the killed node's 10 deliveries are ready again");
+  assert.equal(await ready(probe, 'held-b'), 10, "the live node's deliveries stay held");
   for (let i = 0; i < 40 && !/returned unacknowledged AMQP deliveries/.test(b.server.output()); i++) await pause(50);
   assert.match(b.server.output(), /returned unacknowledged AMQP deliveries of a stopped process/);
 
@@ -103,6 +111,12 @@ test('a killed node\'s held AMQP deliveries return to their queues, a live node\
     again.push({ body: m.content.toString(), redelivered: m.fields.redelivered });
   }
   assert.equal(again.length, 20, 'each message once');
-  assert.deepEqual(again.filter((x) => x.redelivered).map((x) => x.body).sort(), [...heldByB].sort());
+  assert.deepEqual(
+    again
+      .filter((x) => x.redelivered)
+      .map((x) => x.body)
+      .sort(),
+    [...heldByB].sort(),
+  );
   assert.equal(heldByA.length, 10);
 });

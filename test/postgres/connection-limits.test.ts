@@ -33,7 +33,9 @@ after(async () => {
 /** A gauge of the node's /metrics (summed over its series). */
 async function gauge(node: ServerProcess, name: string): Promise<number> {
   const text = await (await fetch(`${node.url}/metrics`)).text();
-  return text.split('\n').filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`))
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`))
     .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 }
 
@@ -52,7 +54,8 @@ async function exhaust(): Promise<number> {
   }
 }
 
-const NODE_BACKENDS = "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'limits' AND application_name = 'redrive'";
+const NODE_BACKENDS =
+  "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'limits' AND application_name = 'redrive'";
 
 /**
  * Ends the nodes' connections and takes the slots they held, until the nodes hold none: a
@@ -63,14 +66,17 @@ async function takeTheNodesSlots(watcher: pg.Client): Promise<number> {
   let opened = 0;
   for (let round = 0; round < 20; round++) {
     await watcher.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'redrive'");
-    for (const until = Date.now() + 3000; Date.now() < until && (await watcher.query(NODE_BACKENDS)).rows[0].n > 0;) await pause(20);
+    for (const until = Date.now() + 3000; Date.now() < until && (await watcher.query(NODE_BACKENDS)).rows[0].n > 0; )
+      await pause(20);
     opened += await exhaust();
     if ((await watcher.query(NODE_BACKENDS)).rows[0].n === 0) return opened;
   }
   throw new Error('the nodes kept a connection through 20 rounds of ending them');
 }
 
-test('each pool stays within pool_size; a node that cannot connect answers 503 with the reason and recovers', { timeout: 300_000 }, async (t) => {
+test('each pool stays within pool_size; a node that cannot connect answers 503 with the reason and recovers', {
+  timeout: 300_000,
+}, async (t) => {
   const pair = await twoNodes(own, 'limits', `pool_size=${POOL}&connect_timeout_ms=1500&query_timeout_ms=1500`, nodes);
   const watcher = new pg.Client({ connectionString: own.url('limits') });
   await watcher.connect();
@@ -80,20 +86,30 @@ test('each pool stays within pool_size; a node that cannot connect answers 503 w
   const load = new FaultLoad(pair, 'q');
   const extra = new FaultLoad(pair, 'idle');
   let most = { backends: 0, pools: [0, 0], waiting: 0 };
-  for (const until = Date.now() + 3000; Date.now() < until;) {
+  for (const until = Date.now() + 3000; Date.now() < until; ) {
     const { rows } = await watcher.query<{ n: string }>(
-      "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = 'limits' AND application_name = 'redrive'");
+      "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = 'limits' AND application_name = 'redrive'",
+    );
     const pools = await Promise.all(pair.map((n) => gauge(n, 'redrive_postgres_pool_connections')));
-    const waiting = (await Promise.all(pair.map((n) => gauge(n, 'redrive_postgres_pool_waiting_requests')))).reduce((a, b) => a + b, 0);
+    const waiting = (await Promise.all(pair.map((n) => gauge(n, 'redrive_postgres_pool_waiting_requests')))).reduce(
+      (a, b) => a + b,
+      0,
+    );
     most = {
-      backends: Math.max(most.backends, Number(rows[0]!.n)), pools: pools.map((p, i) => Math.max(p, most.pools[i]!)),
+      backends: Math.max(most.backends, Number(rows[0]!.n)),
+      pools: pools.map((p, i) => Math.max(p, most.pools[i]!)),
       waiting: Math.max(most.waiting, waiting),
     };
     await pause(100);
   }
-  t.diagnostic(`most seen: ${most.backends} backends of the nodes, pools ${most.pools.join(' and ')} of ${POOL}, ${most.waiting} requests waiting for a connection`);
+  t.diagnostic(
+    `most seen: ${most.backends} backends of the nodes, pools ${most.pools.join(' and ')} of ${POOL}, ${most.waiting} requests waiting for a connection`,
+  );
   for (const p of most.pools) assert.ok(p <= POOL, `a pool holds at most pool_size connections (${p})`);
-  assert.ok(most.backends <= pair.length * (POOL + 1), `the nodes hold at most nodes × (pool_size + 1) backends (${most.backends})`);
+  assert.ok(
+    most.backends <= pair.length * (POOL + 1),
+    `the nodes hold at most nodes × (pool_size + 1) backends (${most.backends})`,
+  );
   assertReport(t, await load.finish(3000), pair);
   await extra.finish(0, 0);
 

@@ -30,14 +30,21 @@ after(async () => {
   own?.destroy();
 });
 
-for (const [mode, down] of [['fast shutdown', () => own.stop()], ['crash (pg_ctl stop -m immediate)', () => own.crash()]] as const) {
+for (const [mode, down] of [
+  ['fast shutdown', () => own.stop()],
+  ['crash (pg_ctl stop -m immediate)', () => own.crash()],
+] as const) {
   test(`PostgreSQL ${mode} and start under load`, { timeout: 300_000 }, async (t) => {
     const pair = await twoNodes(own, mode.startsWith('fast') ? 'restart' : 'crash', PARAMS, nodes);
     const load = new FaultLoad(pair, 'q');
     await pause(1500);
     down();
     await pause(300);
-    await assertUnavailable(t, pair, /database server cannot be reached|connection to the database server failed|shutting down/);
+    await assertUnavailable(
+      t,
+      pair,
+      /database server cannot be reached|connection to the database server failed|shutting down/,
+    );
     await pause(1000);
     own.start();
     const ms = await recovery(pair, 10_000);
@@ -47,7 +54,9 @@ for (const [mode, down] of [['fast shutdown', () => own.stop()], ['crash (pg_ctl
   });
 }
 
-test('a stalled database (SIGSTOP for 10 s): requests fail cleanly, long polls end, nothing hangs after SIGCONT', { timeout: 300_000 }, async (t) => {
+test('a stalled database (SIGSTOP for 10 s): requests fail cleanly, long polls end, nothing hangs after SIGCONT', {
+  timeout: 300_000,
+}, async (t) => {
   const pair = await twoNodes(own, 'stall', PARAMS, nodes);
   const load = new FaultLoad(pair, 'q');
   await pause(1500);
@@ -58,7 +67,9 @@ test('a stalled database (SIGSTOP for 10 s): requests fail cleanly, long polls e
   const polls = pair.map(async (node) => {
     const start = Date.now();
     try {
-      const out = await node.client().send(new ReceiveMessageCommand({ QueueUrl: `${node.url}/${ACCOUNT}/idle`, WaitTimeSeconds: 3 }));
+      const out = await node
+        .client()
+        .send(new ReceiveMessageCommand({ QueueUrl: `${node.url}/${ACCOUNT}/idle`, WaitTimeSeconds: 3 }));
       return { ms: Date.now() - start, outcome: `${out.Messages?.length ?? 0} messages` };
     } catch (e) {
       const err = e as SQSServiceException;
@@ -70,7 +81,11 @@ test('a stalled database (SIGSTOP for 10 s): requests fail cleanly, long polls e
   const stalledAt = Date.now();
   try {
     await pause(500);
-    await assertUnavailable(t, pair, /did not answer within query_timeout_ms|no database connection within connect_timeout_ms/);
+    await assertUnavailable(
+      t,
+      pair,
+      /did not answer within query_timeout_ms|no database connection within connect_timeout_ms/,
+    );
     for (const p of await Promise.all(polls)) {
       t.diagnostic(`long poll during the stall: ${p.outcome} after ${p.ms} ms`);
       assert.match(p.outcome, /^(0 messages|503 ServiceUnavailable)$/);

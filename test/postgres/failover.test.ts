@@ -5,7 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import {
-  CreateQueueCommand, ListMessageMoveTasksCommand, SendMessageBatchCommand, StartMessageMoveTaskCommand,
+  CreateQueueCommand,
+  ListMessageMoveTasksCommand,
+  SendMessageBatchCommand,
+  StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { after, test } from 'node:test';
 import pg from 'pg';
@@ -25,7 +28,9 @@ after(async () => {
   await db?.drop();
 });
 
-test('a move task whose node is killed is finished by a surviving node, nothing lost or doubled', { timeout: 90_000 }, async (t) => {
+test('a move task whose node is killed is finished by a surviving node, nothing lost or doubled', {
+  timeout: 90_000,
+}, async (t) => {
   db = await createTestDatabase();
   const a = await startServerProcess({ storage: db.url });
   nodes.push(a);
@@ -36,18 +41,29 @@ test('a move task whose node is killed is finished by a surviving node, nothing 
   await sqs.send(new CreateQueueCommand({ QueueName: 'src', Attributes: { RedrivePolicy: redrivePolicy('dlq') } }));
   const total = 1000;
   for (let i = 0; i < total; i += 10) {
-    await sqs.send(new SendMessageBatchCommand({
-      QueueUrl: url(a, 'dlq'), Entries: Array.from({ length: 10 }, (_, j) => ({ Id: `e${j}`, MessageBody: `m${i + j}` })),
-    }));
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: url(a, 'dlq'),
+        Entries: Array.from({ length: 10 }, (_, j) => ({ Id: `e${j}`, MessageBody: `m${i + j}` })),
+      }),
+    );
   }
   // Started while A is the only node, so A leases the task.
-  await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: arn('dlq'), DestinationArn: arn('dest'), MaxNumberOfMessagesPerSecond: 100 }));
+  await sqs.send(
+    new StartMessageMoveTaskCommand({
+      SourceArn: arn('dlq'),
+      DestinationArn: arn('dest'),
+      MaxNumberOfMessagesPerSecond: 100,
+    }),
+  );
   const [b, c] = await Promise.all([startServerProcess({ storage: db.url }), startServerProcess({ storage: db.url })]);
   nodes.push(b!, c!);
 
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
-  const task = async () => (await client.query<{ lease_owner: string | null; moved: string; status: string }>('SELECT * FROM move_tasks')).rows[0]!;
+  const task = async () =>
+    (await client.query<{ lease_owner: string | null; moved: string; status: string }>('SELECT * FROM move_tasks'))
+      .rows[0]!;
   try {
     await pause(2000);
     const before = await task();
@@ -66,7 +82,9 @@ test('a move task whose node is killed is finished by a surviving node, nothing 
     }
     const afterKill = await task();
     assert.notEqual(afterKill.lease_owner, before.lease_owner, 'another node drove the task to the end');
-    t.diagnostic(`A moved ${before.moved} before SIGKILL; C completed the task ${((Date.now() - killedAt) / 1000).toFixed(1)} s later`);
+    t.diagnostic(
+      `A moved ${before.moved} before SIGKILL; C completed the task ${((Date.now() - killedAt) / 1000).toFixed(1)} s later`,
+    );
     const moved = (await drain(survivor, url(c!, 'dest'))).map((m) => m.Body!);
     assert.equal(moved.length, total, 'each message arrived once');
     assert.deepEqual(new Set(moved), new Set(Array.from({ length: total }, (_, i) => `m${i}`)));

@@ -48,8 +48,14 @@ test('an error one item can cause (a constraint) fails that item alone: the othe
   const r = recorder((items) => (items.includes(3) ? sqlError('23505') : undefined));
   const gc = new GroupCommit(r.run);
   const out = await Promise.allSettled([1, 2, 3, 4].map((i) => gc.submit(i)));
-  assert.deepEqual(out.map((o) => o.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
-  assert.deepEqual(out.filter((o) => o.status === 'fulfilled').map((o) => (o as PromiseFulfilledResult<number>).value), [10, 20, 40]);
+  assert.deepEqual(
+    out.map((o) => o.status),
+    ['fulfilled', 'fulfilled', 'rejected', 'fulfilled'],
+  );
+  assert.deepEqual(
+    out.filter((o) => o.status === 'fulfilled').map((o) => (o as PromiseFulfilledResult<number>).value),
+    [10, 20, 40],
+  );
   assert.deepEqual(r.batches, [[1, 2, 3, 4], [1], [2], [3], [4]]);
 });
 
@@ -72,8 +78,11 @@ describe('the PostgreSQL store groups the sends and deletes of one turn', () => 
   test('concurrent sends to two queues are each stored once, counted per queue, and deleted together', async () => {
     const T = 1_700_000_000_000;
     const [a, b] = [await makeQueue(store()), await makeQueue(store())];
-    const sends = await Promise.all(Array.from({ length: 12 }, (_, i) =>
-      store().messages.send(i % 3 === 0 ? b.id : a.id, [newMessage(T), newMessage(T)])));
+    const sends = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        store().messages.send(i % 3 === 0 ? b.id : a.id, [newMessage(T), newMessage(T)]),
+      ),
+    );
     const seqs = sends.flatMap((s) => s.messages.map((m) => m.seq));
     assert.equal(new Set(seqs).size, 24, 'every message has a position of its own');
     assert.deepEqual(await store().messages.count(a.id, T), { visible: 16, inflight: 0, delayed: 0 });
@@ -83,11 +92,22 @@ describe('the PostgreSQL store groups the sends and deletes of one turn', () => 
     const refs = got.messages.map((m) => ({ seq: m.seq, token: m.receiptToken! }));
     const rule = { now: T + 1, requireCurrent: false };
     // Two deletes of the same receipts in one turn: the first finds them, the second finds them gone.
-    const [first, second] = await Promise.all([store().messages.delete(a.id, refs, rule), store().messages.delete(a.id, refs, rule)]);
-    assert.deepEqual(first, refs.map(() => 'ok'));
-    assert.deepEqual(second, refs.map(() => 'gone'));
+    const [first, second] = await Promise.all([
+      store().messages.delete(a.id, refs, rule),
+      store().messages.delete(a.id, refs, rule),
+    ]);
+    assert.deepEqual(
+      first,
+      refs.map(() => 'ok'),
+    );
+    assert.deepEqual(
+      second,
+      refs.map(() => 'gone'),
+    );
     // A receipt of queue a used on queue b deletes nothing there.
-    assert.deepEqual(await store().messages.delete(b.id, [{ seq: sends[1]!.messages[0]!.seq, token: 'x' }], rule), ['gone']);
+    assert.deepEqual(await store().messages.delete(b.id, [{ seq: sends[1]!.messages[0]!.seq, token: 'x' }], rule), [
+      'gone',
+    ]);
     assert.deepEqual(await store().messages.count(a.id, T + 1), { visible: 6, inflight: 0, delayed: 0 });
     assert.deepEqual(await store().messages.count(b.id, T + 1), { visible: 8, inflight: 0, delayed: 0 });
   });

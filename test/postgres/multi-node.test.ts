@@ -4,7 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import {
-  CreateQueueCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand, type SQSClient,
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { after, before, describe, test } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
@@ -43,7 +48,9 @@ describe('three nodes on one PostgreSQL database', () => {
       try {
         for (let i = 0; i < perProducer; i += 10) {
           const entries = Array.from({ length: 10 }, (_, j) => ({ Id: `e${j}`, MessageBody: `p${p}-${i + j}` }));
-          const out = await clients[p]!.send(new SendMessageBatchCommand({ QueueUrl: urlOn(p, 'std'), Entries: entries }));
+          const out = await clients[p]!.send(
+            new SendMessageBatchCommand({ QueueUrl: urlOn(p, 'std'), Entries: entries }),
+          );
           assert.equal(out.Successful?.length, 10);
           entries.forEach((e) => sent.add(e.MessageBody));
         }
@@ -53,14 +60,19 @@ describe('three nodes on one PostgreSQL database', () => {
     };
     const consume = async (node: number) => {
       for (;;) {
-        const out = await clients[node]!.send(new ReceiveMessageCommand({ QueueUrl: urlOn(node, 'std'), MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+        const out = await clients[node]!.send(
+          new ReceiveMessageCommand({ QueueUrl: urlOn(node, 'std'), MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+        );
         const msgs = out.Messages ?? [];
         if (msgs.length === 0 && producing === 0) return;
         for (const m of msgs) received.set(m.Body!, (received.get(m.Body!) ?? 0) + 1);
         if (msgs.length) {
-          const del = await clients[node]!.send(new DeleteMessageBatchCommand({
-            QueueUrl: urlOn(node, 'std'), Entries: msgs.map((m, j) => ({ Id: `d${j}`, ReceiptHandle: m.ReceiptHandle! })),
-          }));
+          const del = await clients[node]!.send(
+            new DeleteMessageBatchCommand({
+              QueueUrl: urlOn(node, 'std'),
+              Entries: msgs.map((m, j) => ({ Id: `d${j}`, ReceiptHandle: m.ReceiptHandle! })),
+            }),
+          );
           assert.equal(del.Successful?.length, msgs.length);
         }
       }
@@ -69,20 +81,33 @@ describe('three nodes on one PostgreSQL database', () => {
     assert.equal(sent.size, 3 * perProducer);
     const twice = [...received].filter(([, n]) => n > 1);
     assert.deepEqual(twice, [], 'no message was handed to two consumers within its visibility timeout');
-    assert.deepEqual([...sent].filter((b) => !received.has(b)), [], 'every acknowledged send was received');
+    assert.deepEqual(
+      [...sent].filter((b) => !received.has(b)),
+      [],
+      'every acknowledged send was received',
+    );
   });
 
   test('FIFO: each group is held by one consumer at a time and delivered in order', async () => {
-    await clients[0]!.send(new CreateQueueCommand({
-      QueueName: 'orders.fifo', Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true', VisibilityTimeout: '60' },
-    }));
+    await clients[0]!.send(
+      new CreateQueueCommand({
+        QueueName: 'orders.fifo',
+        Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true', VisibilityTimeout: '60' },
+      }),
+    );
     const groups = 12;
     const perGroup = 40;
     // Each group's messages are sent in order, one after another, each through the next node.
     const produce = async (g: number) => {
       for (let i = 0; i < perGroup; i++) {
         const node = (g + i) % 3;
-        await clients[node]!.send(new SendMessageCommand({ QueueUrl: urlOn(node, 'orders.fifo'), MessageBody: `g${g}:${i}`, MessageGroupId: `g${g}` }));
+        await clients[node]!.send(
+          new SendMessageCommand({
+            QueueUrl: urlOn(node, 'orders.fifo'),
+            MessageBody: `g${g}:${i}`,
+            MessageGroupId: `g${g}`,
+          }),
+        );
       }
     };
     const seen = new Map<string, number[]>();
@@ -92,9 +117,14 @@ describe('three nodes on one PostgreSQL database', () => {
     const consume = async (consumer: number) => {
       const node = consumer % 3;
       while (remaining > 0) {
-        const out = await clients[node]!.send(new ReceiveMessageCommand({
-          QueueUrl: urlOn(node, 'orders.fifo'), MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageSystemAttributeNames: ['MessageGroupId'],
-        }));
+        const out = await clients[node]!.send(
+          new ReceiveMessageCommand({
+            QueueUrl: urlOn(node, 'orders.fifo'),
+            MaxNumberOfMessages: 10,
+            WaitTimeSeconds: 1,
+            MessageSystemAttributeNames: ['MessageGroupId'],
+          }),
+        );
         const msgs = out.Messages ?? [];
         if (msgs.length === 0) continue;
         const got = performance.now();
@@ -107,16 +137,26 @@ describe('three nodes on one PostgreSQL database', () => {
         for (const g of new Set(msgs.map((m) => m.Attributes!.MessageGroupId!))) {
           holds.set(g, [...(holds.get(g) ?? []), { got, released, consumer }]);
         }
-        const del = await clients[node]!.send(new DeleteMessageBatchCommand({
-          QueueUrl: urlOn(node, 'orders.fifo'), Entries: msgs.map((m, j) => ({ Id: `d${j}`, ReceiptHandle: m.ReceiptHandle! })),
-        }));
+        const del = await clients[node]!.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: urlOn(node, 'orders.fifo'),
+            Entries: msgs.map((m, j) => ({ Id: `d${j}`, ReceiptHandle: m.ReceiptHandle! })),
+          }),
+        );
         assert.equal(del.Successful?.length, msgs.length, JSON.stringify(del.Failed));
         remaining -= msgs.length;
       }
     };
-    await Promise.all([...Array.from({ length: groups }, (_, g) => produce(g)), ...Array.from({ length: 6 }, (_, c) => consume(c))]);
+    await Promise.all([
+      ...Array.from({ length: groups }, (_, g) => produce(g)),
+      ...Array.from({ length: 6 }, (_, c) => consume(c)),
+    ]);
     for (let g = 0; g < groups; g++) {
-      assert.deepEqual(seen.get(`g${g}`), Array.from({ length: perGroup }, (_, i) => i), `group g${g} in order, once each`);
+      assert.deepEqual(
+        seen.get(`g${g}`),
+        Array.from({ length: perGroup }, (_, i) => i),
+        `group g${g} in order, once each`,
+      );
       const spans = holds.get(`g${g}`)!.sort((a, b) => a.got - b.got);
       for (let k = 1; k < spans.length; k++) {
         assert.ok(spans[k]!.got > spans[k - 1]!.released, `group g${g} was handed out again before it was given back`);
@@ -129,22 +169,34 @@ describe('three nodes on one PostgreSQL database', () => {
     const latencies: number[] = [];
     for (let round = 0; round < 10; round++) {
       const [sender, waiter] = [round % 3, (round + 1) % 3];
-      const polling = clients[waiter]!.send(new ReceiveMessageCommand({ QueueUrl: urlOn(waiter, 'wake'), WaitTimeSeconds: 10 }));
+      const polling = clients[waiter]!.send(
+        new ReceiveMessageCommand({ QueueUrl: urlOn(waiter, 'wake'), WaitTimeSeconds: 10 }),
+      );
       await new Promise((r) => setTimeout(r, 300)); // the poll is now waiting
       const received = polling.then(() => performance.now());
-      await clients[sender]!.send(new SendMessageCommand({ QueueUrl: urlOn(sender, 'wake'), MessageBody: `r${round}` }));
+      await clients[sender]!.send(
+        new SendMessageCommand({ QueueUrl: urlOn(sender, 'wake'), MessageBody: `r${round}` }),
+      );
       const sentAt = performance.now();
       const out = await polling;
       assert.equal(out.Messages?.[0]?.Body, `r${round}`);
       latencies.push(Math.max(0, (await received) - sentAt));
-      await clients[waiter]!.send(new DeleteMessageBatchCommand({
-        QueueUrl: urlOn(waiter, 'wake'), Entries: [{ Id: 'x', ReceiptHandle: out.Messages![0]!.ReceiptHandle! }],
-      }));
+      await clients[waiter]!.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: urlOn(waiter, 'wake'),
+          Entries: [{ Id: 'x', ReceiptHandle: out.Messages![0]!.ReceiptHandle! }],
+        }),
+      );
     }
     latencies.sort((a, b) => a - b);
     const median = latencies[latencies.length >> 1]!;
     const max = latencies[latencies.length - 1]!;
-    t.diagnostic(`cross-node wake-up after the send returned: median ${median.toFixed(1)} ms, max ${max.toFixed(1)} ms`);
-    assert.ok(max < 1000, `woken within 1 s (max ${max.toFixed(1)} ms); the fallback poll alone would take up to 1.5 s`);
+    t.diagnostic(
+      `cross-node wake-up after the send returned: median ${median.toFixed(1)} ms, max ${max.toFixed(1)} ms`,
+    );
+    assert.ok(
+      max < 1000,
+      `woken within 1 s (max ${max.toFixed(1)} ms); the fallback poll alone would take up to 1.5 s`,
+    );
   });
 });

@@ -15,5 +15,5 @@ if (python) {
     check: (d) => assert.equal(d.protocol, 'json', `${d.name} does not speak the JSON protocol`),
   });
 } else {
-  describe('boto3 from PATH over JSON', { skip: 'no boto3 besides Debian\'s is installed' }, () => {});
+  describe('boto3 from PATH over JSON', { skip: "no boto3 besides Debian's is installed" }, () => {});
 }

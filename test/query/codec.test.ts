@@ -6,7 +6,8 @@ import { decodeInput } from '../../src/protocols/query/decode.js';
 import { escapeXml, successXml } from '../../src/protocols/query/encode.js';
 import { queryOperation } from '../../src/protocols/query/model.js';
 
-const decode = (action: string, query: string) => decodeInput(queryOperation(action)!.input, new Map(new URLSearchParams(query)));
+const decode = (action: string, query: string) =>
+  decodeInput(queryOperation(action)!.input, new Map(new URLSearchParams(query)));
 
 describe('query model coverage', () => {
   it('every action the engine serves has a Query operation (add Redrive-only ones to redrive-extensions.json)', () => {
@@ -33,7 +34,9 @@ describe('query decoding', () => {
       QueueUrl: 'http://h/1/q',
       Entries: [
         {
-          Id: 'a', MessageBody: 'hi there', DelaySeconds: 5,
+          Id: 'a',
+          MessageBody: 'hi there',
+          DelaySeconds: 5,
           MessageAttributes: { s: { DataType: 'String', StringValue: 'v', StringListValues: ['x'] } },
           MessageSystemAttributes: { AWSTraceHeader: { DataType: 'String', StringValue: 'Root=1' } },
         },
@@ -43,14 +46,25 @@ describe('query decoding', () => {
   });
 
   it('reads attribute maps, tag maps and name lists by their locationName', () => {
-    assert.deepEqual(decode('CreateQueue', 'QueueName=q&Attribute.1.Name=DelaySeconds&Attribute.1.Value=3&Tag.1.Key=k&Tag.1.Value='), {
-      QueueName: 'q', Attributes: { DelaySeconds: '3' }, tags: { k: '' },
-    });
+    assert.deepEqual(
+      decode('CreateQueue', 'QueueName=q&Attribute.1.Name=DelaySeconds&Attribute.1.Value=3&Tag.1.Key=k&Tag.1.Value='),
+      {
+        QueueName: 'q',
+        Attributes: { DelaySeconds: '3' },
+        tags: { k: '' },
+      },
+    );
     assert.deepEqual(decode('TagQueue', 'Tag.1.Key=a&Tag.1.Value=b'), { Tags: { a: 'b' } });
     assert.deepEqual(decode('UntagQueue', 'TagKey.1=a&TagKey.2=b'), { TagKeys: ['a', 'b'] });
-    assert.deepEqual(decode('ReceiveMessage', 'AttributeName.2=B&AttributeName.1=A&MessageAttributeName.1=All&MaxNumberOfMessages=10'), {
-      AttributeNames: ['A', 'B'], MessageSystemAttributeNames: ['A', 'B'], MessageAttributeNames: ['All'], MaxNumberOfMessages: 10,
-    });
+    assert.deepEqual(
+      decode('ReceiveMessage', 'AttributeName.2=B&AttributeName.1=A&MessageAttributeName.1=All&MaxNumberOfMessages=10'),
+      {
+        AttributeNames: ['A', 'B'],
+        MessageSystemAttributeNames: ['A', 'B'],
+        MessageAttributeNames: ['All'],
+        MaxNumberOfMessages: 10,
+      },
+    );
     assert.deepEqual(decode('GetQueueAttributes', 'AttributeNames='), { AttributeNames: [] });
   });
 
@@ -63,11 +77,18 @@ describe('query decoding', () => {
   });
 
   it("reads StartMessageMoveTask's selective-redrive Filter and DryRun (Redrive's additions to an SQS action)", () => {
-    const input = decode('StartMessageMoveTask', 'SourceArn=arn%3Aaws%3Asqs%3Aus-east-1%3A000000000000%3Adlq&Filter.DeathReason=rejected'
-      + '&Filter.MessageAttribute.Name=kind&Filter.MessageAttribute.Value=refund&Filter.DeadLetteredAfter=1700000000000&DryRun=true');
+    const input = decode(
+      'StartMessageMoveTask',
+      'SourceArn=arn%3Aaws%3Asqs%3Aus-east-1%3A000000000000%3Adlq&Filter.DeathReason=rejected' +
+        '&Filter.MessageAttribute.Name=kind&Filter.MessageAttribute.Value=refund&Filter.DeadLetteredAfter=1700000000000&DryRun=true',
+    );
     assert.deepEqual(input, {
       SourceArn: 'arn:aws:sqs:us-east-1:000000000000:dlq',
-      Filter: { DeathReason: 'rejected', MessageAttribute: { Name: 'kind', Value: 'refund' }, DeadLetteredAfter: 1700000000000 },
+      Filter: {
+        DeathReason: 'rejected',
+        MessageAttribute: { Name: 'kind', Value: 'refund' },
+        DeadLetteredAfter: 1700000000000,
+      },
       DryRun: true,
     });
   });
@@ -75,21 +96,45 @@ describe('query decoding', () => {
 
 describe('query encoding', () => {
   it('writes flattened lists and maps under their member names inside the result wrapper', () => {
-    const xml = successXml(queryOperation('ReceiveMessage')!, {
-      Messages: [{ MessageId: 'm', Body: 'a\r\nb<&>', Attributes: { SenderId: 's' }, MessageAttributes: { n: { DataType: 'Binary', BinaryValue: 'AAE=' } } }],
-    }, 'req-1');
+    const xml = successXml(
+      queryOperation('ReceiveMessage')!,
+      {
+        Messages: [
+          {
+            MessageId: 'm',
+            Body: 'a\r\nb<&>',
+            Attributes: { SenderId: 's' },
+            MessageAttributes: { n: { DataType: 'Binary', BinaryValue: 'AAE=' } },
+          },
+        ],
+      },
+      'req-1',
+    );
     assert.equal(XMLValidator.validate(xml), true);
-    assert.match(xml, /^<\?xml version="1.0"\?><ReceiveMessageResponse xmlns="http:\/\/queue.amazonaws.com\/doc\/2012-11-05\/"><ReceiveMessageResult><Message>/);
+    assert.match(
+      xml,
+      /^<\?xml version="1.0"\?><ReceiveMessageResponse xmlns="http:\/\/queue.amazonaws.com\/doc\/2012-11-05\/"><ReceiveMessageResult><Message>/,
+    );
     assert.match(xml, /<Body>a&#xD;\nb&lt;&amp;&gt;<\/Body>/);
     assert.match(xml, /<Attribute><Name>SenderId<\/Name><Value>s<\/Value><\/Attribute>/);
-    assert.match(xml, /<MessageAttribute><Name>n<\/Name><Value><BinaryValue>AAE=<\/BinaryValue><DataType>Binary<\/DataType><\/Value><\/MessageAttribute>/);
+    assert.match(
+      xml,
+      /<MessageAttribute><Name>n<\/Name><Value><BinaryValue>AAE=<\/BinaryValue><DataType>Binary<\/DataType><\/Value><\/MessageAttribute>/,
+    );
     const parsed = new XMLParser().parse(xml);
     assert.equal(parsed.ReceiveMessageResponse.ResponseMetadata.RequestId, 'req-1');
   });
 
   it("writes StartMessageMoveTask's DryRun answer", () => {
-    const xml = successXml(queryOperation('StartMessageMoveTask')!, { ApproximateNumberOfMessagesToMove: 7, ApproximateNumberOfMessagesToMoveIsLowerBound: true }, 'req-2');
-    assert.match(xml, /<StartMessageMoveTaskResult><ApproximateNumberOfMessagesToMove>7<\/ApproximateNumberOfMessagesToMove><ApproximateNumberOfMessagesToMoveIsLowerBound>true<\/ApproximateNumberOfMessagesToMoveIsLowerBound><\/StartMessageMoveTaskResult>/);
+    const xml = successXml(
+      queryOperation('StartMessageMoveTask')!,
+      { ApproximateNumberOfMessagesToMove: 7, ApproximateNumberOfMessagesToMoveIsLowerBound: true },
+      'req-2',
+    );
+    assert.match(
+      xml,
+      /<StartMessageMoveTaskResult><ApproximateNumberOfMessagesToMove>7<\/ApproximateNumberOfMessagesToMove><ApproximateNumberOfMessagesToMoveIsLowerBound>true<\/ApproximateNumberOfMessagesToMoveIsLowerBound><\/StartMessageMoveTaskResult>/,
+    );
   });
 
   it('never emits a character XML cannot carry', () => {

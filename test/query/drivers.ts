@@ -22,7 +22,11 @@ export interface Driver {
 export const CLIENT_LACKS_OPERATION = 'ClientLacksOperation';
 
 export class ApiError extends Error {
-  constructor(readonly code: string, message: string, readonly status?: number) {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status?: number,
+  ) {
     super(message);
   }
 }
@@ -42,7 +46,9 @@ export function jsonSdkDriver(url: string, client: sdk.SQSClient = sqsClient(url
     async call(op, input = {}) {
       const Command = (sdk as unknown as Record<string, new (i: unknown) => sdk.ListQueuesCommand>)[`${op}Command`]!;
       try {
-        const { $metadata: _, ...output } = (await client.send(new Command(mapBlobs(input, (b64) => Buffer.from(b64 as string, 'base64'))))) as unknown as Record<string, unknown>;
+        const { $metadata: _, ...output } = (await client.send(
+          new Command(mapBlobs(input, (b64) => Buffer.from(b64 as string, 'base64'))),
+        )) as unknown as Record<string, unknown>;
         return mapBlobs(output, (bytes) => Buffer.from(bytes as Uint8Array).toString('base64')) as Record<string, any>;
       } catch (e) {
         const err = e as { Code?: string; name: string; message: string; $metadata?: { httpStatusCode?: number } };
@@ -64,7 +70,10 @@ export interface Keys {
 /** boto3 in a long-lived Python process; `python` picks which installation. */
 export async function boto3Driver(url: string, python = PYTHON, keys?: Keys): Promise<Driver & { botocore: string }> {
   const script = fileURLToPath(new URL('../../../test/query/boto3_driver.py', import.meta.url));
-  const proc = spawn(python, [script, url, ...(keys ? [keys.accessKeyId, keys.secretAccessKey] : [])], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, HOME: tmpdir() } });
+  const proc = spawn(python, [script, url, ...(keys ? [keys.accessKeyId, keys.secretAccessKey] : [])], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, HOME: tmpdir() },
+  });
   const lines = createInterface({ input: proc.stdout! })[Symbol.asyncIterator]();
   const next = async () => JSON.parse((await lines.next()).value as string);
   const { ready } = await next();
@@ -79,7 +88,10 @@ export async function boto3Driver(url: string, python = PYTHON, keys?: Keys): Pr
         proc.stdin!.write(`${JSON.stringify({ op, input })}\n`);
         return next();
       });
-      queue = answer.then(() => undefined, () => undefined);
+      queue = answer.then(
+        () => undefined,
+        () => undefined,
+      );
       return answer.then((a) => {
         if (a.error) throw new ApiError(a.error.code, a.error.message, a.error.status);
         return a.output;
@@ -96,20 +108,37 @@ export async function boto3Driver(url: string, python = PYTHON, keys?: Keys): Pr
 export function awsCliDriver(url: string, opts: { region?: string; keys?: Keys } = {}): Driver {
   const home = mkdtempSync(join(tmpdir(), 'redrive-awscli-'));
   const env = {
-    PATH: process.env.PATH, HOME: home, AWS_ACCESS_KEY_ID: opts.keys?.accessKeyId ?? 'x', AWS_SECRET_ACCESS_KEY: opts.keys?.secretAccessKey ?? 'y',
-    AWS_DEFAULT_REGION: opts.region ?? 'us-east-1', AWS_MAX_ATTEMPTS: '1', AWS_PAGER: '',
+    PATH: process.env.PATH,
+    HOME: home,
+    AWS_ACCESS_KEY_ID: opts.keys?.accessKeyId ?? 'x',
+    AWS_SECRET_ACCESS_KEY: opts.keys?.secretAccessKey ?? 'y',
+    AWS_DEFAULT_REGION: opts.region ?? 'us-east-1',
+    AWS_MAX_ATTEMPTS: '1',
+    AWS_PAGER: '',
   };
   return {
     name: `aws cli${opts.region ? ` (${opts.region})` : ''}`,
     protocol: 'query',
     call(op, input = {}) {
       const command = op.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase();
-      const args = ['sqs', command, '--cli-input-json', JSON.stringify(input), '--endpoint-url', url, '--output', 'json'];
+      const args = [
+        'sqs',
+        command,
+        '--cli-input-json',
+        JSON.stringify(input),
+        '--endpoint-url',
+        url,
+        '--output',
+        'json',
+      ];
       return new Promise((resolve, reject) => {
         execFile(AWS_CLI, args, { env }, (err, stdout, stderr) => {
           if (!err) return resolve(stdout.trim() ? JSON.parse(stdout) : {});
           if (/Invalid choice/.test(stderr)) return reject(new ApiError(CLIENT_LACKS_OPERATION, op));
-          const m = /An error occurred \(([^)]+)\) when calling the \w+ operation(?: \(reached max retries: \d+\))?: (.*)/s.exec(stderr);
+          const m =
+            /An error occurred \(([^)]+)\) when calling the \w+ operation(?: \(reached max retries: \d+\))?: (.*)/s.exec(
+              stderr,
+            );
           reject(m ? new ApiError(m[1]!, m[2]!.trim()) : new ApiError('ClientFailure', stderr || String(err)));
         });
       });
@@ -124,7 +153,9 @@ export function awsCliDriver(url: string, opts: { region?: string; keys?: Keys }
 function mapBlobs(value: unknown, fn: (blob: unknown) => unknown): unknown {
   if (Array.isArray(value)) return value.map((v) => mapBlobs(v, fn));
   if (value && typeof value === 'object' && !(value instanceof Uint8Array)) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === 'BinaryValue' ? fn(v) : mapBlobs(v, fn)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, k === 'BinaryValue' ? fn(v) : mapBlobs(v, fn)]),
+    );
   }
   return value;
 }

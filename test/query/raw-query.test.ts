@@ -16,7 +16,11 @@ describe('Query protocol over raw HTTP', () => {
     return { res, text: await res.text() };
   };
   const post = async (url: string, params: Record<string, string>) => {
-    const res = await fetch(url, { method: 'POST', headers: SDK_HEADER, body: new URLSearchParams({ Version: '2012-11-05', ...params }) });
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: SDK_HEADER,
+      body: new URLSearchParams({ Version: '2012-11-05', ...params }),
+    });
     return { res, text: await res.text() };
   };
   const errorOf = (text: string) => {
@@ -39,7 +43,12 @@ describe('Query protocol over raw HTTP', () => {
   it('answers an unknown action with InvalidAction', async () => {
     const { res, text } = await query(queueUrl, { Action: 'FooBar', Version: '2012-11-05' });
     assert.equal(res.status, 400);
-    assert.deepEqual(errorOf(text), { Type: 'Sender', Code: 'InvalidAction', Message: 'The action FooBar is not valid for this endpoint.', Detail: '' });
+    assert.deepEqual(errorOf(text), {
+      Type: 'Sender',
+      Code: 'InvalidAction',
+      Message: 'The action FooBar is not valid for this endpoint.',
+      Detail: '',
+    });
     assert.equal(res.headers.get('x-amzn-query-error'), 'InvalidAction;Sender');
   });
 
@@ -57,7 +66,10 @@ describe('Query protocol over raw HTTP', () => {
   });
 
   it('answers a request to a missing queue with the Query wording of NonExistentQueue', async () => {
-    const { res, text } = await query(`${server.url}/000000000000/absent`, { Action: 'GetQueueAttributes', 'AttributeName.1': 'QueueArn' });
+    const { res, text } = await query(`${server.url}/000000000000/absent`, {
+      Action: 'GetQueueAttributes',
+      'AttributeName.1': 'QueueArn',
+    });
     assert.equal(res.status, 400);
     assert.equal(errorOf(text).Code, 'AWS.SimpleQueueService.NonExistentQueue');
     assert.equal(errorOf(text).Message, 'The specified queue does not exist for this wsdl version.');
@@ -87,7 +99,10 @@ describe('Query protocol over raw HTTP', () => {
     const redirected = await post(queueUrl, { Action: 'SendMessage', MessageBody: 'by param', QueueUrl: otherUrl });
     assert.equal(redirected.res.status, 200, redirected.text);
     const count = async (url: string) => {
-      const { text } = await query(url, { Action: 'GetQueueAttributes', 'AttributeName.1': 'ApproximateNumberOfMessages' });
+      const { text } = await query(url, {
+        Action: 'GetQueueAttributes',
+        'AttributeName.1': 'ApproximateNumberOfMessages',
+      });
       return xml.parse(text).GetQueueAttributesResponse.GetQueueAttributesResult.Attribute.Value;
     };
     assert.equal(await count(queueUrl), 1);
@@ -100,9 +115,19 @@ describe('Query protocol over raw HTTP', () => {
   it('wraps results in the SQS namespace with ResponseMetadata, and carries CR through intact', async () => {
     const body = 'a\r\nb\rc & <d>';
     const sent = await post(`${server.url}/`, { Action: 'SendMessage', QueueUrl: otherUrl, MessageBody: body });
-    assert.match(sent.text, /^<\?xml version="1.0"\?><SendMessageResponse xmlns="http:\/\/queue.amazonaws.com\/doc\/2012-11-05\/"><SendMessageResult>/);
-    assert.equal(xml.parse(sent.text).SendMessageResponse.ResponseMetadata.RequestId, sent.res.headers.get('x-amzn-requestid'));
-    const { text } = await post(`${server.url}/`, { Action: 'ReceiveMessage', QueueUrl: otherUrl, MaxNumberOfMessages: '10' });
+    assert.match(
+      sent.text,
+      /^<\?xml version="1.0"\?><SendMessageResponse xmlns="http:\/\/queue.amazonaws.com\/doc\/2012-11-05\/"><SendMessageResult>/,
+    );
+    assert.equal(
+      xml.parse(sent.text).SendMessageResponse.ResponseMetadata.RequestId,
+      sent.res.headers.get('x-amzn-requestid'),
+    );
+    const { text } = await post(`${server.url}/`, {
+      Action: 'ReceiveMessage',
+      QueueUrl: otherUrl,
+      MaxNumberOfMessages: '10',
+    });
     assert.ok(text.includes('<Body>a&#xD;\nb&#xD;c &amp; &lt;d&gt;</Body>'), text);
   });
 
@@ -119,16 +144,25 @@ describe('Query protocol over raw HTTP', () => {
 
   it('serves RejectMessage, and PeekMessages shows the death history (one <Death> element per entry)', async () => {
     const create = async (params: Record<string, string>) =>
-      xml.parse((await post(`${server.url}/`, { Action: 'CreateQueue', ...params })).text).CreateQueueResponse.CreateQueueResult.QueueUrl as string;
+      xml.parse((await post(`${server.url}/`, { Action: 'CreateQueue', ...params })).text).CreateQueueResponse
+        .CreateQueueResult.QueueUrl as string;
     const dlq = await create({ QueueName: 'raw-dlq' });
     const source = await create({
-      QueueName: 'raw-source', 'Attribute.1.Name': 'RedrivePolicy',
-      'Attribute.1.Value': JSON.stringify({ deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:raw-dlq', maxReceiveCount: 5 }),
+      QueueName: 'raw-source',
+      'Attribute.1.Name': 'RedrivePolicy',
+      'Attribute.1.Value': JSON.stringify({
+        deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:raw-dlq',
+        maxReceiveCount: 5,
+      }),
     });
     await query(source, { Action: 'SendMessage', MessageBody: 'unprocessable' });
     const received = await query(source, { Action: 'ReceiveMessage' });
     const handle = xml.parse(received.text).ReceiveMessageResponse.ReceiveMessageResult.Message.ReceiptHandle;
-    const rejected = await query(source, { Action: 'RejectMessage', ReceiptHandle: handle, Reason: 'bad <input> & more' });
+    const rejected = await query(source, {
+      Action: 'RejectMessage',
+      ReceiptHandle: handle,
+      Reason: 'bad <input> & more',
+    });
     assert.equal(rejected.res.status, 200, rejected.text);
     const { text } = await query(dlq, { Action: 'PeekMessages' });
     const message = xml.parse(text).PeekMessagesResponse.PeekMessagesResult.Message;
@@ -145,13 +179,17 @@ describe('Query protocol over raw HTTP', () => {
     const created = await post(`${server.url}/`, { Action: 'CreateQueue', QueueName: 'raw-forge' });
     const url = xml.parse(created.text).CreateQueueResponse.CreateQueueResult.QueueUrl;
     await query(url, { Action: 'SendMessage', MessageBody: 'keep me' });
-    const received = xml.parse((await query(url, { Action: 'ReceiveMessage' })).text).ReceiveMessageResponse.ReceiveMessageResult;
+    const received = xml.parse((await query(url, { Action: 'ReceiveMessage' })).text).ReceiveMessageResponse
+      .ReceiveMessageResult;
     // The real handle's queue id and position, with a token of our own.
     const [, queueId, seq, , mac] = Buffer.from(received.Message.ReceiptHandle, 'base64').toString().split('|');
     const forged = Buffer.from(`rd1|${queueId}|${seq}|AAAAAAAAAAAAAAAA|${mac}`).toString('base64');
     const { res } = await query(url, { Action: 'DeleteMessage', ReceiptHandle: forged });
     assert.notEqual(res.status, 200);
-    const { text } = await query(url, { Action: 'GetQueueAttributes', 'AttributeName.1': 'ApproximateNumberOfMessagesNotVisible' });
+    const { text } = await query(url, {
+      Action: 'GetQueueAttributes',
+      'AttributeName.1': 'ApproximateNumberOfMessagesNotVisible',
+    });
     assert.equal(xml.parse(text).GetQueueAttributesResponse.GetQueueAttributesResult.Attribute.Value, 1);
   });
 
@@ -171,10 +209,18 @@ describe('Query protocol over raw HTTP', () => {
 
   it('answers an oversized body in XML for Query and in JSON for JSON', async () => {
     const big = new Uint8Array(7 * 1024 * 1024).fill(97);
-    const q = await fetch(`${server.url}/`, { method: 'POST', body: big, headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER } });
+    const q = await fetch(`${server.url}/`, {
+      method: 'POST',
+      body: big,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER },
+    });
     assert.equal(q.status, 413);
     assert.equal(errorOf(await q.text()).Code, 'RequestEntityTooLarge');
-    const j = await fetch(`${server.url}/`, { method: 'POST', body: big, headers: { 'x-amz-target': 'AmazonSQS.ListQueues', 'content-type': 'application/x-amz-json-1.0' } });
+    const j = await fetch(`${server.url}/`, {
+      method: 'POST',
+      body: big,
+      headers: { 'x-amz-target': 'AmazonSQS.ListQueues', 'content-type': 'application/x-amz-json-1.0' },
+    });
     assert.equal(j.status, 413);
     assert.equal(JSON.parse(await j.text()).__type, 'com.amazonaws.sqs#RequestEntityTooLarge');
   });
@@ -198,7 +244,10 @@ describe('JSON protocol error headers', () => {
       assert.equal(res.status, 400);
       assert.equal(res.headers.get('x-amzn-query-error'), 'AWS.SimpleQueueService.NonExistentQueue;Sender');
       assert.equal(res.headers.get('content-type'), 'application/x-amz-json-1.0');
-      assert.deepEqual(await res.json(), { __type: 'com.amazonaws.sqs#QueueDoesNotExist', message: 'The specified queue does not exist.' });
+      assert.deepEqual(await res.json(), {
+        __type: 'com.amazonaws.sqs#QueueDoesNotExist',
+        message: 'The specified queue does not exist.',
+      });
     }
   });
 });

@@ -22,7 +22,10 @@ describe('the credential scope and the signed action header', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'redrive-sigv4-scope-'));
-    writeFileSync(join(dir, 'keys.json'), JSON.stringify({ [GOOD.accessKeyId]: { secretAccessKey: GOOD.secretAccessKey, accountId: '111111111111' } }));
+    writeFileSync(
+      join(dir, 'keys.json'),
+      JSON.stringify({ [GOOD.accessKeyId]: { secretAccessKey: GOOD.secretAccessKey, accountId: '111111111111' } }),
+    );
     server = await startServerProcess({ storage: 'memory', args: ['--credentials', join(dir, 'keys.json')] });
     host = new URL(server.url).host;
   });
@@ -49,39 +52,70 @@ describe('the credential scope and the signed action header', () => {
   });
 
   it('refuses a scope for another service', async () => {
-    await expectJson(await signer(GOOD, 'us-east-1', 's3').sign(jsonRequest(host, 'ListQueues')), mismatch("Credential should be scoped to correct service: 'sqs'. "));
+    await expectJson(
+      await signer(GOOD, 'us-east-1', 's3').sign(jsonRequest(host, 'ListQueues')),
+      mismatch("Credential should be scoped to correct service: 'sqs'. "),
+    );
   });
 
   it('refuses a malformed region, and a region other than the one the host names', async () => {
-    await expectJson(await signer(GOOD, 'US_EAST_1').sign(jsonRequest(host, 'ListQueues')), mismatch("Credential should be scoped to a valid region, not 'US_EAST_1'. "));
+    await expectJson(
+      await signer(GOOD, 'US_EAST_1').sign(jsonRequest(host, 'ListQueues')),
+      mismatch("Credential should be scoped to a valid region, not 'US_EAST_1'. "),
+    );
     const regional = `sqs.eu-west-1.localhost:${new URL(server.url).port}`;
-    await expectJson(await signer(GOOD, 'us-east-1').sign(jsonRequest(regional, 'ListQueues')), mismatch("Credential should be scoped to a valid region, not 'us-east-1'. "));
+    await expectJson(
+      await signer(GOOD, 'us-east-1').sign(jsonRequest(regional, 'ListQueues')),
+      mismatch("Credential should be scoped to a valid region, not 'us-east-1'. "),
+    );
   });
 
   it('refuses a scope date that is not the date of X-Amz-Date', async () => {
     const signed = await signer(GOOD).sign(jsonRequest(host, 'ListQueues'));
     const amzDate = signed.headers['x-amz-date']!;
     signed.headers.authorization = signed.headers.authorization!.replace(`/${amzDate.slice(0, 8)}/`, '/20010101/');
-    await expectJson(signed, mismatch(`Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '20010101' != '${amzDate.slice(0, 8)}', from '${amzDate}'. `));
+    await expectJson(
+      signed,
+      mismatch(
+        `Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '20010101' != '${amzDate.slice(0, 8)}', from '${amzDate}'. `,
+      ),
+    );
   });
 
   it('refuses an X-Amz-Target header that the signature does not cover', async () => {
-    const unsigned = await signer(GOOD).sign(jsonRequest(host, 'ListQueues'), { unsignableHeaders: new Set(['x-amz-target']) });
+    const unsigned = await signer(GOOD).sign(jsonRequest(host, 'ListQueues'), {
+      unsignableHeaders: new Set(['x-amz-target']),
+    });
     assert.ok(!unsigned.headers.authorization!.includes('x-amz-target'));
-    await expectJson(unsigned, { status: 400, type: 'IncompleteSignature', message: 'The X-Amz-Target header must be signed.' });
+    await expectJson(unsigned, {
+      status: 400,
+      type: 'IncompleteSignature',
+      message: 'The X-Amz-Target header must be signed.',
+    });
   });
 
   it('a presigned POST cannot be replayed as another action', async () => {
     // Signed over the body `{}` with no action: the action header is added afterwards.
     const { 'x-amz-target': _, ...headers } = jsonRequest(host, 'ListQueues').headers;
     const presigned = await signer(GOOD).presign({ ...jsonRequest(host, 'ListQueues'), headers }, { expiresIn: 300 });
-    await expectJson({ ...presigned, headers: { ...presigned.headers, 'x-amz-target': 'AmazonSQS.CreateQueue' } },
-      { status: 400, type: 'IncompleteSignature' });
-    const listed = await send(server.url, { ...presigned, headers: { ...presigned.headers, 'x-amz-target': 'AmazonSQS.ListQueues' } });
+    await expectJson(
+      { ...presigned, headers: { ...presigned.headers, 'x-amz-target': 'AmazonSQS.CreateQueue' } },
+      { status: 400, type: 'IncompleteSignature' },
+    );
+    const listed = await send(server.url, {
+      ...presigned,
+      headers: { ...presigned.headers, 'x-amz-target': 'AmazonSQS.ListQueues' },
+    });
     assert.equal(listed.status, 400, 'not even the action it was meant for, unless signed');
     // Presigned with the action signed, it works for that action only.
-    const bound = await signer(GOOD).presign(jsonRequest(host, 'ListQueues'), { expiresIn: 300, unhoistableHeaders: new Set(['x-amz-target']) });
+    const bound = await signer(GOOD).presign(jsonRequest(host, 'ListQueues'), {
+      expiresIn: 300,
+      unhoistableHeaders: new Set(['x-amz-target']),
+    });
     assert.equal((await send(server.url, bound)).status, 200);
-    await expectJson({ ...bound, headers: { ...bound.headers, 'x-amz-target': 'AmazonSQS.CreateQueue' } }, { status: 403, type: 'SignatureDoesNotMatch' });
+    await expectJson(
+      { ...bound, headers: { ...bound.headers, 'x-amz-target': 'AmazonSQS.CreateQueue' } },
+      { status: 403, type: 'SignatureDoesNotMatch' },
+    );
   });
 });

@@ -21,7 +21,10 @@ const FREE = 10;
 
 const dir = mkdtempSync(join(tmpdir(), 'redrive-sigv4-throttle-'));
 const keys = join(dir, 'keys.json');
-writeFileSync(keys, JSON.stringify({ [GOOD.accessKeyId]: { secretAccessKey: GOOD.secretAccessKey, accountId: '111111111111' } }));
+writeFileSync(
+  keys,
+  JSON.stringify({ [GOOD.accessKeyId]: { secretAccessKey: GOOD.secretAccessKey, accountId: '111111111111' } }),
+);
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 async function attempt(server: ServerProcess, k: Keys, from?: string, action = 'ListQueues'): Promise<RawResponse> {
@@ -29,13 +32,21 @@ async function attempt(server: ServerProcess, k: Keys, from?: string, action = '
   return send(server.url, req, from ? { 'x-forwarded-for': from } : {});
 }
 
-const typeOf = (r: RawResponse) => (JSON.parse(r.text) as { __type?: string }).__type?.replace('com.amazonaws.sqs#', '');
+const typeOf = (r: RawResponse) =>
+  (JSON.parse(r.text) as { __type?: string }).__type?.replace('com.amazonaws.sqs#', '');
 
 describe('behind a trusted proxy', () => {
   let server: ServerProcess;
   // The throttle runs on the server's clock: a manual one, never moved, keeps the waits from
   // running out on a slow machine. Signatures are checked against the wall clock.
-  before(async () => (server = await startServerProcess({ storage: 'memory', manualClock: true, args: ['--credentials', keys, '--trust-proxy', '127.0.0.1'] })));
+  before(
+    async () =>
+      (server = await startServerProcess({
+        storage: 'memory',
+        manualClock: true,
+        args: ['--credentials', keys, '--trust-proxy', '127.0.0.1'],
+      })),
+  );
   after(async () => {
     await server.stop();
     server.cleanup();
@@ -43,17 +54,26 @@ describe('behind a trusted proxy', () => {
 
   it('answers guesses past the allowance at once with 429 RequestThrottled, even a right one', async () => {
     const attacker = '203.0.113.7';
-    for (let i = 0; i < FREE; i++) assert.equal(typeOf(await attempt(server, WRONG, attacker)), 'SignatureDoesNotMatch', `guess ${i + 1}`);
+    for (let i = 0; i < FREE; i++)
+      assert.equal(typeOf(await attempt(server, WRONG, attacker)), 'SignatureDoesNotMatch', `guess ${i + 1}`);
     await attempt(server, WRONG, attacker);
     const throttled = await attempt(server, WRONG, attacker);
     assert.equal(throttled.status, 429);
     assert.equal(typeOf(throttled), 'RequestThrottled');
     assert.equal(throttled.headers['x-amzn-query-error'], 'RequestThrottled;Sender');
     assert.ok(Number(throttled.headers['retry-after']) >= 1, `Retry-After: ${throttled.headers['retry-after']}`);
-    assert.equal((await attempt(server, GOOD, attacker)).status, 429, 'a right guess from the throttled address is not checked');
+    assert.equal(
+      (await attempt(server, GOOD, attacker)).status,
+      429,
+      'a right guess from the throttled address is not checked',
+    );
     // The Query protocol gets its own shape.
     const query = await fetch(`${server.url}/?Action=ListQueues&Version=2012-11-05`, {
-      headers: { authorization: `AWS4-HMAC-SHA256 Credential=AKIDNOBODY/${amzDate().slice(0, 8)}/us-east-1/sqs/aws4_request, SignedHeaders=host;x-amz-date, Signature=00`, 'x-amz-date': amzDate(), 'x-forwarded-for': attacker },
+      headers: {
+        authorization: `AWS4-HMAC-SHA256 Credential=AKIDNOBODY/${amzDate().slice(0, 8)}/us-east-1/sqs/aws4_request, SignedHeaders=host;x-amz-date, Signature=00`,
+        'x-amz-date': amzDate(),
+        'x-forwarded-for': attacker,
+      },
     });
     assert.equal(query.status, 429);
     assert.match(await query.text(), /<Code>RequestThrottled<\/Code>/);
@@ -61,7 +81,11 @@ describe('behind a trusted proxy', () => {
 
   it('parallel guesses gain nothing', async () => {
     // A key of its own: the key guessed above would hold this address back after one failure.
-    const results = await Promise.all(Array.from({ length: 200 }, () => attempt(server, { accessKeyId: 'AKIDNOSUCH', secretAccessKey: 'x' }, '203.0.113.8')));
+    const results = await Promise.all(
+      Array.from({ length: 200 }, () =>
+        attempt(server, { accessKeyId: 'AKIDNOSUCH', secretAccessKey: 'x' }, '203.0.113.8'),
+      ),
+    );
     const checked = results.filter((r) => r.status === 403).length;
     assert.equal(checked, FREE + 1, 'the allowance and the failure that sets the first wait');
     assert.equal(results.filter((r) => r.status === 429).length, 200 - checked);
@@ -78,7 +102,10 @@ describe('behind a trusted proxy', () => {
 
 describe('without --trust-proxy', () => {
   let server: ServerProcess;
-  before(async () => (server = await startServerProcess({ storage: 'memory', manualClock: true, args: ['--credentials', keys] })));
+  before(
+    async () =>
+      (server = await startServerProcess({ storage: 'memory', manualClock: true, args: ['--credentials', keys] })),
+  );
   after(async () => {
     await server.stop();
     server.cleanup();

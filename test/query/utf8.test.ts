@@ -13,19 +13,28 @@ test('valid UTF-8 decodes as it is, BOM included', () => {
 
 test('each byte that is not UTF-8 becomes a lone surrogate; the valid text around it is kept', () => {
   assert.equal(decodeUtf8(Buffer.from([0x61, 0xff, 0xfe, 0x62])), 'a\udcff\udcfeb');
-  for (const bad of [[0xc0, 0xaf], [0xe0, 0x80, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xe2, 0x82], [0xf8]]) {
+  for (const bad of [
+    [0xc0, 0xaf],
+    [0xe0, 0x80, 0xaf],
+    [0xed, 0xa0, 0x80],
+    [0xf4, 0x90, 0x80, 0x80],
+    [0xe2, 0x82],
+    [0xf8],
+  ]) {
     const s = decodeUtf8(Buffer.from([0x78, ...bad, 0xc3, 0xa9]));
     assert.ok(s.startsWith('x') && s.endsWith('é') && LONE_SURROGATE.test(s), JSON.stringify(s));
   }
-  fc.assert(fc.property(fc.uint8Array({ maxLength: 64 }), (bytes) => {
-    let valid = true;
-    try {
-      new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    } catch {
-      valid = false;
-    }
-    return LONE_SURROGATE.test(decodeUtf8(bytes)) === !valid;
-  }));
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 64 }), (bytes) => {
+      let valid = true;
+      try {
+        new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+      } catch {
+        valid = false;
+      }
+      return LONE_SURROGATE.test(decodeUtf8(bytes)) === !valid;
+    }),
+  );
 });
 
 test('form fields decode like URLSearchParams on valid input, and keep invalid bytes visible', () => {

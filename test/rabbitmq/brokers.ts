@@ -6,8 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import amqp, { type Channel, type ChannelModel, type GetMessage } from 'amqplib';
 import {
-  ChangeMessageVisibilityCommand, CreateQueueCommand, ReceiveMessageCommand, SendMessageCommand,
-  SetQueueAttributesCommand, type SQSClient,
+  ChangeMessageVisibilityCommand,
+  CreateQueueCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SetQueueAttributesCommand,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { ServerProcess } from '../support/server-process.js';
 
@@ -20,8 +24,17 @@ export interface QueueOptions {
 }
 
 /** One history entry as both brokers can report it. */
-export interface Entry { queue: string; reason: string; count: number }
-export interface Got { body: string; history: Entry[]; handle: unknown; queue: string }
+export interface Entry {
+  queue: string;
+  reason: string;
+  count: number;
+}
+export interface Got {
+  body: string;
+  history: Entry[];
+  handle: unknown;
+  queue: string;
+}
 
 export interface Broker {
   readonly name: string;
@@ -54,7 +67,10 @@ export class RabbitBroker implements Broker {
   private readonly prefix = `redrive-diff-${randomBytes(4).toString('hex')}-`;
   private readonly declared: string[] = [];
 
-  private constructor(private readonly conn: ChannelModel, private readonly ch: Channel) {
+  private constructor(
+    private readonly conn: ChannelModel,
+    private readonly ch: Channel,
+  ) {
     this.name = `RabbitMQ ${String(conn.connection.serverProperties?.version ?? '?')}`;
   }
 
@@ -68,10 +84,12 @@ export class RabbitBroker implements Broker {
 
   async declare(queue: string, o: QueueOptions = {}): Promise<void> {
     const args: Record<string, unknown> = {};
-    if (o.deadLetterTo) Object.assign(args, { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': this.prefix + o.deadLetterTo });
+    if (o.deadLetterTo)
+      Object.assign(args, { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': this.prefix + o.deadLetterTo });
     if (o.ttlMs !== undefined) args['x-message-ttl'] = o.ttlMs;
     if (o.maxLength !== undefined) args['x-max-length'] = o.maxLength;
-    if (o.deliveryLimit !== undefined) Object.assign(args, { 'x-queue-type': 'quorum', 'x-delivery-limit': o.deliveryLimit });
+    if (o.deliveryLimit !== undefined)
+      Object.assign(args, { 'x-queue-type': 'quorum', 'x-delivery-limit': o.deliveryLimit });
     await this.ch.assertQueue(this.prefix + queue, { durable: o.deliveryLimit !== undefined, arguments: args });
     this.declared.push(this.prefix + queue);
   }
@@ -135,7 +153,8 @@ export class RedriveBroker implements Broker {
     if (o.ttlMs !== undefined) a.RedriveMessageTtlSeconds = String(Math.ceil(o.ttlMs / 1000));
     if (o.maxLength !== undefined) a.RedriveMaxLength = String(o.maxLength);
     await this.sqs.send(new CreateQueueCommand({ QueueName: queue }));
-    if (Object.keys(a).length) await this.sqs.send(new SetQueueAttributesCommand({ QueueUrl: this.url(queue), Attributes: a }));
+    if (Object.keys(a).length)
+      await this.sqs.send(new SetQueueAttributesCommand({ QueueUrl: this.url(queue), Attributes: a }));
   }
 
   async publish(queue: string, body: string): Promise<void> {
@@ -144,13 +163,22 @@ export class RedriveBroker implements Broker {
 
   async get(queue: string, waitMs = 3000): Promise<Got | undefined> {
     return poll(waitMs, async () => {
-      const out = await this.sqs.send(new ReceiveMessageCommand({
-        QueueUrl: this.url(queue), VisibilityTimeout: 30, MessageSystemAttributeNames: ['RedriveDeathHistory' as never],
-      }));
+      const out = await this.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: this.url(queue),
+          VisibilityTimeout: 30,
+          MessageSystemAttributeNames: ['RedriveDeathHistory' as never],
+        }),
+      );
       const m = out.Messages?.[0];
       if (!m) return undefined;
       const deaths = JSON.parse(m.Attributes?.['RedriveDeathHistory' as never] ?? '[]') as Entry[];
-      return { body: m.Body!, history: deaths.map((d) => ({ queue: d.queue, reason: d.reason, count: d.count })), handle: m.ReceiptHandle, queue };
+      return {
+        body: m.Body!,
+        history: deaths.map((d) => ({ queue: d.queue, reason: d.reason, count: d.count })),
+        handle: m.ReceiptHandle,
+        queue,
+      };
     });
   }
 
@@ -164,7 +192,13 @@ export class RedriveBroker implements Broker {
   }
 
   async release(got: Got): Promise<void> {
-    await this.sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: this.url(got.queue), ReceiptHandle: got.handle as string, VisibilityTimeout: 0 }));
+    await this.sqs.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: this.url(got.queue),
+        ReceiptHandle: got.handle as string,
+        VisibilityTimeout: 0,
+      }),
+    );
   }
 
   async pass(ms: number): Promise<void> {

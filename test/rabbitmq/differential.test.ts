@@ -116,7 +116,8 @@ const scenarios: Scenario[] = [
   },
 ];
 
-const show = (g: Got | undefined) => (g ? `${g.body} ${JSON.stringify(g.history.map((e) => [e.queue, e.reason, e.count]))}` : '(nothing)');
+const show = (g: Got | undefined) =>
+  g ? `${g.body} ${JSON.stringify(g.history.map((e) => [e.queue, e.reason, e.count]))}` : '(nothing)';
 
 describe('dead-letter histories match RabbitMQ', () => {
   let rabbit: RabbitBroker | undefined;
@@ -141,7 +142,9 @@ describe('dead-letter histories match RabbitMQ', () => {
   function brokers(t: TestContext): [RabbitBroker, RedriveBroker] | undefined {
     if (rabbit && redrive) return [rabbit, redrive];
     if (process.env.CI === 'true') {
-      assert.fail(`RabbitMQ at ${AMQP_ADDRESS} is needed when CI=true (guest/guest, or another broker in REDRIVE_TEST_AMQP_URL): ${unreachable}`);
+      assert.fail(
+        `RabbitMQ at ${AMQP_ADDRESS} is needed when CI=true (guest/guest, or another broker in REDRIVE_TEST_AMQP_URL): ${unreachable}`,
+      );
     }
     t.skip(skipReason('rabbitmq', unreachable));
     return undefined;

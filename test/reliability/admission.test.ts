@@ -32,7 +32,7 @@ test('the door sheds requests and body bytes past its limits with a clean 503, a
   try {
     const calls = Array.from({ length: 5 }, () => sqs(base, 'SendMessage', { MessageBody: 'x' }));
     // Three are admitted once their requests arrived, however slow the machine; the other two are shed.
-    for (const until = Date.now() + 10_000; admission.requests < 3 && Date.now() < until;) await sleep(20);
+    for (const until = Date.now() + 10_000; admission.requests < 3 && Date.now() < until; ) await sleep(20);
     assert.equal(admission.requests, 3);
     // The Query protocol gets its XML error.
     const query = await fetch(`${base}/?Action=ReceiveMessage`, { method: 'POST' });
@@ -63,13 +63,23 @@ test('the door sheds requests and body bytes past its limits with a clean 503, a
 });
 
 test('limits follow the open-file limit, leaving a quarter of the requests to non-waiting work', () => {
-  assert.deepEqual(admissionLimits(1024), { maxRequests: 896, maxBodyBytes: 512 * 1024 * 1024, maxLongPolls: 672, smallBodyBytes: 64 * 1024 });
+  assert.deepEqual(admissionLimits(1024), {
+    maxRequests: 896,
+    maxBodyBytes: 512 * 1024 * 1024,
+    maxLongPolls: 672,
+    smallBodyBytes: 64 * 1024,
+  });
   assert.equal(admissionLimits(1_000_000).maxLongPolls, 10_000);
   assert.equal(admissionLimits(100).maxRequests, 64);
 });
 
 test('past maxLongPolls a receive returns what is there but does not wait: empty means 503', async () => {
-  const engine = new Engine({ store: new SqliteStore({ path: ':memory:' }), clock: new ManualClock(1_700_000_000_000), region: 'us-east-1', maxLongPolls: 2 });
+  const engine = new Engine({
+    store: new SqliteStore({ path: ':memory:' }),
+    clock: new ManualClock(1_700_000_000_000),
+    region: 'us-east-1',
+    maxLongPolls: 2,
+  });
   const call = (action: string, input: Record<string, unknown>, signal?: AbortSignal) =>
     actions[action]!(engine, ctx, input, signal) as Promise<Record<string, any>>;
   try {

@@ -43,7 +43,9 @@ interface Tracked {
   deleted: Map<string, number>;
 }
 
-test(`crash loop: ${KILLS} SIGKILLs under mixed load lose nothing acknowledged`, { timeout: (KILLS * 8 + 90) * 1000 }, async () => {
+test(`crash loop: ${KILLS} SIGKILLs under mixed load lose nothing acknowledged`, {
+  timeout: (KILLS * 8 + 90) * 1000,
+}, async () => {
   const first = await startServerProcess({ storage: 'sqlite', args: serverArgs });
   const dataDir = first.dataDir;
   let server: ServerProcess = first;
@@ -58,9 +60,15 @@ test(`crash loop: ${KILLS} SIGKILLs under mixed load lose nothing acknowledged`,
   await must(base, 'CreateQueue', { QueueName: DEST });
   await must(base, 'CreateQueue', {
     QueueName: WORK,
-    Attributes: { VisibilityTimeout: String(VISIBILITY_S), RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn(DLQ), maxReceiveCount: MAX_RECEIVES }) },
+    Attributes: {
+      VisibilityTimeout: String(VISIBILITY_S),
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn(DLQ), maxReceiveCount: MAX_RECEIVES }),
+    },
   });
-  await must(base, 'CreateQueue', { QueueName: FIFO, Attributes: { FifoQueue: 'true', VisibilityTimeout: String(VISIBILITY_S) } });
+  await must(base, 'CreateQueue', {
+    QueueName: FIFO,
+    Attributes: { FifoQueue: 'true', VisibilityTimeout: String(VISIBILITY_S) },
+  });
 
   const tracked = new Map<string, Tracked>();
   const track = (body: string, fifo: boolean) => {
@@ -75,7 +83,8 @@ test(`crash loop: ${KILLS} SIGKILLs under mixed load lose nothing acknowledged`,
   const random = (n: number) => Math.floor(Math.random() * n);
   const errors = new Map<string, number>();
   const rest = (status: number, errorType?: string) => {
-    if (status !== 0 && status !== 200) errors.set(`${status}:${errorType}`, (errors.get(`${status}:${errorType}`) ?? 0) + 1);
+    if (status !== 0 && status !== 200)
+      errors.set(`${status}:${errorType}`, (errors.get(`${status}:${errorType}`) ?? 0) + 1);
     return status === 0 ? sleep(50) : status >= 500 ? sleep(20) : Promise.resolve();
   };
   let loadStoppedAt = Infinity;
@@ -108,7 +117,8 @@ test(`crash loop: ${KILLS} SIGKILLs under mixed load lose nothing acknowledged`,
         await rest(a.status, a.errorType);
       } else {
         const a = await sqs<{ Successful?: { Id: string }[] }>(base, 'SendMessageBatch', {
-          QueueUrl: url, Entries: bodies.map((b, i) => ({ Id: `e${i}`, MessageBody: b, ...extra(b) })),
+          QueueUrl: url,
+          Entries: bodies.map((b, i) => ({ Id: `e${i}`, MessageBody: b, ...extra(b) })),
         });
         const ok = new Set((a.body?.Successful ?? []).map((s) => Number(s.Id.slice(1))));
         bodies.forEach((b, i) => (a.status === 200 && ok.has(i) ? (track(b, fifo).acked = true) : pending.push(b)));
@@ -132,7 +142,8 @@ test(`crash loop: ${KILLS} SIGKILLs under mixed load lose nothing acknowledged`,
     if (msgs.length === 0) return;
     ops++;
     const a = await sqs<{ Successful?: { Id: string }[] }>(base, 'DeleteMessageBatch', {
-      QueueUrl: url, Entries: msgs.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle })),
+      QueueUrl: url,
+      Entries: msgs.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle })),
     });
     if (a.status !== 200) return;
     const now = performance.now();
@@ -147,9 +158,16 @@ test(`crash loop: ${KILLS} SIGKILLs under mixed load lose nothing acknowledged`,
       const url = queueUrl(base, fifo ? FIFO : WORK);
       const requestStart = performance.now();
       ops++;
-      const a = await sqs<{ Messages?: { MessageId: string; Body: string; ReceiptHandle: string }[] }>(base, 'ReceiveMessage', {
-        QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
-      }, 5_000);
+      const a = await sqs<{ Messages?: { MessageId: string; Body: string; ReceiptHandle: string }[] }>(
+        base,
+        'ReceiveMessage',
+        {
+          QueueUrl: url,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 1,
+        },
+        5_000,
+      );
       if (a.status !== 200) {
         await rest(a.status, a.errorType);
         continue;
@@ -167,7 +185,11 @@ test(`crash loop: ${KILLS} SIGKILLs under mixed load lose nothing acknowledged`,
         if (r < 55) toDelete.push(m);
         else if (r < 70) {
           ops++;
-          await sqs(base, 'ChangeMessageVisibility', { QueueUrl: url, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0 });
+          await sqs(base, 'ChangeMessageVisibility', {
+            QueueUrl: url,
+            ReceiptHandle: m.ReceiptHandle,
+            VisibilityTimeout: 0,
+          });
         } else if (r < 80) extended.push(m);
         // else: abandoned; it comes back after the visibility timeout.
       }
@@ -178,7 +200,8 @@ test(`crash loop: ${KILLS} SIGKILLs under mixed load lose nothing acknowledged`,
         const cmvStart = performance.now();
         ops++;
         const c = await sqs(base, 'ChangeMessageVisibilityBatch', {
-          QueueUrl: url, Entries: extended.map((m, i) => ({ Id: `v${i}`, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 4 })),
+          QueueUrl: url,
+          Entries: extended.map((m, i) => ({ Id: `v${i}`, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 4 })),
         });
         await sleep(100);
         if (c.status === 200 && performance.now() - cmvStart < 3_000) await deleteBatch(url, extended);
@@ -190,7 +213,11 @@ test(`crash loop: ${KILLS} SIGKILLs under mixed load lose nothing acknowledged`,
     while (!stopLoad) {
       await sleep(1_000);
       ops++;
-      const a = await sqs(base, 'StartMessageMoveTask', { SourceArn: arn(DLQ), DestinationArn: arn(DEST), MaxNumberOfMessagesPerSecond: 100 });
+      const a = await sqs(base, 'StartMessageMoveTask', {
+        SourceArn: arn(DLQ),
+        DestinationArn: arn(DEST),
+        MaxNumberOfMessagesPerSecond: 100,
+      });
       if (a.status === 200) moveTasksStarted++;
     }
   };
@@ -209,7 +236,9 @@ test(`crash loop: ${KILLS} SIGKILLs under mixed load lose nothing acknowledged`,
     await sleep(minBetween + random(maxBetween - minBetween));
     const acked = [...tracked.values()].filter((t) => t.acked).length;
     await server.kill();
-    console.log(`kill ${k}/${KILLS} at ${((Date.now() - startedAt) / 1000).toFixed(1)}s: ${acked} sends acknowledged, ${ops} operations so far`);
+    console.log(
+      `kill ${k}/${KILLS} at ${((Date.now() - startedAt) / 1000).toFixed(1)}s: ${acked} sends acknowledged, ${ops} operations so far`,
+    );
     server = await startServerProcess({ storage: 'sqlite', dataDir, args: serverArgs });
     base = server.url;
   }
@@ -221,7 +250,11 @@ test(`crash loop: ${KILLS} SIGKILLs under mixed load lose nothing acknowledged`,
   // Nothing moves while we count: stop the move task and wait until it says so.
   for (let i = 0; ; i++) {
     assert.ok(i < 100, 'the move task did not stop when cancelled');
-    const { Results = [] } = await must<{ Results?: { Status: string; TaskHandle?: string }[] }>(base, 'ListMessageMoveTasks', { SourceArn: arn(DLQ) });
+    const { Results = [] } = await must<{ Results?: { Status: string; TaskHandle?: string }[] }>(
+      base,
+      'ListMessageMoveTasks',
+      { SourceArn: arn(DLQ) },
+    );
     const running = Results.find((r) => r.Status === 'RUNNING');
     if (!running) break;
     await sqs(base, 'CancelMessageMoveTask', { TaskHandle: running.TaskHandle });
@@ -279,10 +312,25 @@ test(`crash loop: ${KILLS} SIGKILLs under mixed load lose nothing acknowledged`,
     }
   }
   const line = summary('crash-loop', {
-    sent: tracked.size, acknowledged, received, lost, duplicated, fifo_duplicated: fifoDuplicated,
-    kills: KILLS, storage: process.env.REDRIVE_TEST_STORAGE === 'postgres' ? 'postgres' : 'sqlite', durability: DURABILITY,
-    unexplained_duplicates: unexplained, resurrected, retried, unanswered_at_end: abandonedSends, still_queued: stillQueued, dead_lettered: deadLettered + moved, moved,
-    move_tasks: moveTasksStarted, operations: ops, seconds: Math.round((Date.now() - startedAt) / 1000),
+    sent: tracked.size,
+    acknowledged,
+    received,
+    lost,
+    duplicated,
+    fifo_duplicated: fifoDuplicated,
+    kills: KILLS,
+    storage: process.env.REDRIVE_TEST_STORAGE === 'postgres' ? 'postgres' : 'sqlite',
+    durability: DURABILITY,
+    unexplained_duplicates: unexplained,
+    resurrected,
+    retried,
+    unanswered_at_end: abandonedSends,
+    still_queued: stillQueued,
+    dead_lettered: deadLettered + moved,
+    moved,
+    move_tasks: moveTasksStarted,
+    operations: ops,
+    seconds: Math.round((Date.now() - startedAt) / 1000),
   });
   await server.stop();
 

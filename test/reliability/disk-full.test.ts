@@ -53,7 +53,9 @@ function fillUp(path: string): number {
   return written;
 }
 
-test('disk full and read-only data directory: clean errors, nothing acknowledged damaged, recovery', { timeout: 120_000 }, async (t) => {
+test('disk full and read-only data directory: clean errors, nothing acknowledged damaged, recovery', {
+  timeout: 120_000,
+}, async (t) => {
   if (process.platform !== 'linux') return t.skip('needs Linux tmpfs');
   if (process.env.REDRIVE_TEST_STORAGE === 'postgres') return t.skip('a proof about the SQLite data directory');
   const mountPoint = mkdtempSync(join(tmpdir(), 'redrive-full-'));
@@ -69,7 +71,10 @@ test('disk full and read-only data directory: clean errors, nothing acknowledged
     server = await startServerProcess({ storage: 'sqlite', dataDir });
     let base = server.url;
     await must(base, 'CreateQueue', { QueueName: 'full' });
-    await must(base, 'CreateQueue', { QueueName: 'full.fifo', Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true' } });
+    await must(base, 'CreateQueue', {
+      QueueName: 'full.fifo',
+      Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true' },
+    });
     const url = () => queueUrl(base, 'full');
     const acked = new Set<string>();
     let sent = 0;
@@ -86,19 +91,32 @@ test('disk full and read-only data directory: clean errors, nothing acknowledged
     const failures: SqsAnswer[] = [];
     // Sixteen concurrent senders, so that group commits hold several writes when one fails.
     let attempt = 0;
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      while (attempt < 3000 && failures.length < 40) {
-        const a = await send(`during-${attempt++}`);
-        if (a.status !== 200) failures.push(a);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (attempt < 3000 && failures.length < 40) {
+          const a = await send(`during-${attempt++}`);
+          if (a.status !== 200) failures.push(a);
+        }
+      }),
+    );
     assert.ok(failures.length > 0, 'sends never failed although the disk is full');
     const batch = await sqs(base, 'SendMessageBatch', {
-      QueueUrl: url(), Entries: [0, 1, 2].map((i) => ({ Id: `b${i}`, MessageBody: `batch-${i} ${BODY_PAD}` })),
+      QueueUrl: url(),
+      Entries: [0, 1, 2].map((i) => ({ Id: `b${i}`, MessageBody: `batch-${i} ${BODY_PAD}` })),
     });
-    const fifo = await sqs(base, 'SendMessage', { QueueUrl: queueUrl(base, 'full.fifo'), MessageBody: BODY_PAD, MessageGroupId: 'g' });
-    const answers = new Set([...failures, batch, fifo].filter((a) => a.status !== 200).map((a) => `${a.status} ${a.errorType ?? a.networkError}`));
-    console.log(`disk full after ${acked.size} acknowledged sends (ballast ${(ballastBytes / 1048576).toFixed(1)} MiB); answers: ${[...answers].join(', ')}: "${failures[0]?.body?.message}"`);
+    const fifo = await sqs(base, 'SendMessage', {
+      QueueUrl: queueUrl(base, 'full.fifo'),
+      MessageBody: BODY_PAD,
+      MessageGroupId: 'g',
+    });
+    const answers = new Set(
+      [...failures, batch, fifo]
+        .filter((a) => a.status !== 200)
+        .map((a) => `${a.status} ${a.errorType ?? a.networkError}`),
+    );
+    console.log(
+      `disk full after ${acked.size} acknowledged sends (ballast ${(ballastBytes / 1048576).toFixed(1)} MiB); answers: ${[...answers].join(', ')}: "${failures[0]?.body?.message}"`,
+    );
     for (const a of [...failures, batch, fifo]) {
       if (a.status === 200) continue;
       assert.ok(a.status >= 500 && a.status < 600 && a.errorType, `not a clean SQS 5xx error: ${JSON.stringify(a)}`);
@@ -117,8 +135,15 @@ test('disk full and read-only data directory: clean errors, nothing acknowledged
     for (let i = 0; i < 50; i++) {
       if ((await send(`after-${i}`)).status === 200 && recovered < 0) recovered = i;
     }
-    assert.ok(recovered >= 0 && recovered < 5, `sends did not recover once space returned (first success at ${recovered})`);
-    const fifoAfter = await sqs(base, 'SendMessage', { QueueUrl: queueUrl(base, 'full.fifo'), MessageBody: 'after', MessageGroupId: 'g' });
+    assert.ok(
+      recovered >= 0 && recovered < 5,
+      `sends did not recover once space returned (first success at ${recovered})`,
+    );
+    const fifoAfter = await sqs(base, 'SendMessage', {
+      QueueUrl: queueUrl(base, 'full.fifo'),
+      MessageBody: 'after',
+      MessageGroupId: 'g',
+    });
     assert.equal(fifoAfter.status, 200);
 
     // A crash now loses nothing either, and the file is sound.
@@ -147,7 +172,11 @@ test('disk full and read-only data directory: clean errors, nothing acknowledged
     } catch (e) {
       const message = (e as Error).message;
       readOnlyOutcome = `refused to start: ${/read-?only|EROFS|readonly/i.exec(message)?.[0] ?? message.slice(0, 200)}`;
-      assert.match(message, /read-?only|EROFS|SQLITE_READONLY|SQLITE_CANTOPEN|unable to open/i, 'no clear reason given for not starting');
+      assert.match(
+        message,
+        /read-?only|EROFS|SQLITE_READONLY|SQLITE_CANTOPEN|unable to open/i,
+        'no clear reason given for not starting',
+      );
     }
     console.log(`read-only data directory: ${readOnlyOutcome}`);
     execFileSync('mount', ['-o', 'remount,rw', mountPoint]);
@@ -156,15 +185,23 @@ test('disk full and read-only data directory: clean errors, nothing acknowledged
     const final = new Set(finalBodies);
     const lost = [...acked].filter((b) => !final.has(b)).length;
     assert.equal(lost, 0);
-    const again = await sqs(server.url, 'SendMessage', { QueueUrl: queueUrl(server.url, 'full'), MessageBody: 'writable again' });
+    const again = await sqs(server.url, 'SendMessage', {
+      QueueUrl: queueUrl(server.url, 'full'),
+      MessageBody: 'writable again',
+    });
     assert.equal(again.status, 200, JSON.stringify(again.body));
     summary('disk-full', {
-      sent, acknowledged: acked.size, received: [...acked].filter((b) => final.has(b)).length, lost,
+      sent,
+      acknowledged: acked.size,
+      received: [...acked].filter((b) => final.has(b)).length,
+      lost,
       duplicated: finalBodies.length - final.size,
       // A failed send whose message is there anyway: allowed (the client could not know), but worth seeing.
       stored_unacknowledged: [...final].filter((b) => !acked.has(b) && /^(before|during|after)-/.test(b)).length,
-      failed_while_full: failures.length, first_ok_after_space: recovered,
-      errors: JSON.stringify([...answers].join('|')), read_only: JSON.stringify(readOnlyOutcome),
+      failed_while_full: failures.length,
+      first_ok_after_space: recovered,
+      errors: JSON.stringify([...answers].join('|')),
+      read_only: JSON.stringify(readOnlyOutcome),
     });
   } finally {
     if (server && server.proc.exitCode === null) await server.kill();

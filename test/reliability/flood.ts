@@ -28,9 +28,15 @@ if (url && process.send) {
   const loop = async () => {
     while (!stop) {
       report.requests++;
-      const a = await sqs<{ Successful?: unknown[] }>(url, 'SendMessageBatch', {
-        QueueUrl: queueUrl(url, 'ov-flood'), Entries: Array.from({ length: 10 }, (_, i) => ({ Id: `m${i}`, MessageBody: body })),
-      }, 60_000);
+      const a = await sqs<{ Successful?: unknown[] }>(
+        url,
+        'SendMessageBatch',
+        {
+          QueueUrl: queueUrl(url, 'ov-flood'),
+          Entries: Array.from({ length: 10 }, (_, i) => ({ Id: `m${i}`, MessageBody: body })),
+        },
+        60_000,
+      );
       if (a.status === 200) {
         report.ok++;
         report.acknowledged += a.body?.Successful?.length ?? 0;

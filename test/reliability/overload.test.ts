@@ -25,7 +25,9 @@ const LONG_POLLS = setting('long_polls', 1000, 5000);
 const SECONDS = setting('overload_seconds', 25, 90);
 const FLOOD = fileURLToPath(new URL('./flood.js', import.meta.url));
 
-test(`overload: ${LONG_POLLS} long polls and a flood; the server sheds cleanly and keeps serving`, { timeout: (SECONDS + 90) * 1000 }, async () => {
+test(`overload: ${LONG_POLLS} long polls and a flood; the server sheds cleanly and keeps serving`, {
+  timeout: (SECONDS + 90) * 1000,
+}, async () => {
   const server = await startServerProcess({ storage: 'sqlite' });
   after(async () => {
     await server.kill();
@@ -39,10 +41,21 @@ test(`overload: ${LONG_POLLS} long polls and a flood; the server sheds cleanly a
   let stop = false;
 
   // Long polls, renewed while the proof runs; each must last its 20 s or be shed cleanly.
-  const polls = { ok: 0, early: 0, shed: {} as Record<string, number>, network: {} as Record<string, number>, messages: 0 };
+  const polls = {
+    ok: 0,
+    early: 0,
+    shed: {} as Record<string, number>,
+    network: {} as Record<string, number>,
+    messages: 0,
+  };
   const longPoll = async () => {
     do {
-      const a = await sqs<{ Messages?: unknown[] }>(base, 'ReceiveMessage', { QueueUrl: queueUrl(base, 'ov-idle'), WaitTimeSeconds: 20 }, 40_000);
+      const a = await sqs<{ Messages?: unknown[] }>(
+        base,
+        'ReceiveMessage',
+        { QueueUrl: queueUrl(base, 'ov-idle'), WaitTimeSeconds: 20 },
+        40_000,
+      );
       if (a.status === 200) {
         polls.ok++;
         polls.messages += a.body?.Messages?.length ?? 0;
@@ -65,7 +78,15 @@ test(`overload: ${LONG_POLLS} long polls and a flood; the server sheds cleanly a
   });
 
   // The well-behaved client.
-  const good = { sent: 0, acknowledged: 0, received: new Set<string>(), deleted: 0, failed: 0, latencies: [] as number[], errors: [] as string[] };
+  const good = {
+    sent: 0,
+    acknowledged: 0,
+    received: new Set<string>(),
+    deleted: 0,
+    failed: 0,
+    latencies: [] as number[],
+    errors: [] as string[],
+  };
   const GOOD = queueUrl(base, 'ov-good');
   const record = (a: { status: number; ms: number; errorType?: string; networkError?: string }) => {
     good.latencies.push(a.ms);
@@ -81,11 +102,17 @@ test(`overload: ${LONG_POLLS} long polls and a flood; the server sheds cleanly a
     const body = `good-${n++}`;
     good.sent++;
     if (record(await sqs(base, 'SendMessage', { QueueUrl: GOOD, MessageBody: body }, 30_000))) good.acknowledged++;
-    const r = await sqs<{ Messages?: { Body: string; ReceiptHandle: string }[] }>(base, 'ReceiveMessage', { QueueUrl: GOOD, MaxNumberOfMessages: 10 }, 30_000);
+    const r = await sqs<{ Messages?: { Body: string; ReceiptHandle: string }[] }>(
+      base,
+      'ReceiveMessage',
+      { QueueUrl: GOOD, MaxNumberOfMessages: 10 },
+      30_000,
+    );
     if (record(r)) {
       for (const m of r.body?.Messages ?? []) {
         good.received.add(m.Body);
-        if (record(await sqs(base, 'DeleteMessage', { QueueUrl: GOOD, ReceiptHandle: m.ReceiptHandle }, 30_000))) good.deleted++;
+        if (record(await sqs(base, 'DeleteMessage', { QueueUrl: GOOD, ReceiptHandle: m.ReceiptHandle }, 30_000)))
+          good.deleted++;
       }
     }
     if (n % 20 === 0) rss.push(sampleProcess(server.proc.pid!).rssKb / 1024);
@@ -101,12 +128,16 @@ test(`overload: ${LONG_POLLS} long polls and a flood; the server sheds cleanly a
   assert.equal(server.proc.exitCode, null, 'the server died under overload');
   assert.equal((await fetch(`${base}/health`)).status, 200);
   for (;;) {
-    const r = await must<{ Messages?: { Body: string }[] }>(base, 'ReceiveMessage', { QueueUrl: GOOD, MaxNumberOfMessages: 10 });
+    const r = await must<{ Messages?: { Body: string }[] }>(base, 'ReceiveMessage', {
+      QueueUrl: GOOD,
+      MaxNumberOfMessages: 10,
+    });
     if (!r.Messages?.length) break;
     r.Messages.forEach((m) => good.received.add(m.Body));
   }
   const attrs = await must<{ Attributes: Record<string, string> }>(base, 'GetQueueAttributes', {
-    QueueUrl: queueUrl(base, 'ov-flood'), AttributeNames: ['ApproximateNumberOfMessages'],
+    QueueUrl: queueUrl(base, 'ov-flood'),
+    AttributeNames: ['ApproximateNumberOfMessages'],
   });
   const stored = Number(attrs.Attributes.ApproximateNumberOfMessages);
   const floodLost = Math.max(0, fl.acknowledged - stored);
@@ -114,13 +145,29 @@ test(`overload: ${LONG_POLLS} long polls and a flood; the server sheds cleanly a
   const goodLost = good.acknowledged - [...good.received].filter((b) => b.startsWith('good-')).length;
   const lat = good.latencies;
   const line = summary('overload', {
-    sent: good.sent + fl.requests * 10, acknowledged: good.acknowledged + fl.acknowledged, received: good.received.size + stored,
-    lost: goodLost + floodLost, duplicated: floodExtra, seconds: elapsed,
-    long_polls: LONG_POLLS, long_polls_ok: polls.ok, long_polls_early: polls.early,
-    long_polls_shed: JSON.stringify(polls.shed), long_polls_network_errors: JSON.stringify(polls.network),
-    flood_requests: fl.requests, flood_ok: fl.ok, flood_per_s: fl.ok / SECONDS, flood_shed: JSON.stringify(fl.errors), flood_network_errors: fl.networkErrors,
-    good_requests: lat.length, good_failed: good.failed, good_p50_ms: percentile(lat, 50), good_p99_ms: percentile(lat, 99), good_max_ms: Math.max(...lat),
-    rss_before_mb: rssBefore, rss_max_mb: Math.max(...rss),
+    sent: good.sent + fl.requests * 10,
+    acknowledged: good.acknowledged + fl.acknowledged,
+    received: good.received.size + stored,
+    lost: goodLost + floodLost,
+    duplicated: floodExtra,
+    seconds: elapsed,
+    long_polls: LONG_POLLS,
+    long_polls_ok: polls.ok,
+    long_polls_early: polls.early,
+    long_polls_shed: JSON.stringify(polls.shed),
+    long_polls_network_errors: JSON.stringify(polls.network),
+    flood_requests: fl.requests,
+    flood_ok: fl.ok,
+    flood_per_s: fl.ok / SECONDS,
+    flood_shed: JSON.stringify(fl.errors),
+    flood_network_errors: fl.networkErrors,
+    good_requests: lat.length,
+    good_failed: good.failed,
+    good_p50_ms: percentile(lat, 50),
+    good_p99_ms: percentile(lat, 99),
+    good_max_ms: Math.max(...lat),
+    rss_before_mb: rssBefore,
+    rss_max_mb: Math.max(...rss),
   });
   await server.stop();
 
@@ -128,10 +175,17 @@ test(`overload: ${LONG_POLLS} long polls and a flood; the server sheds cleanly a
   assert.equal(fl.networkErrors, 0, `flood requests lost their connection: ${line}`);
   assert.equal(polls.early, 0, 'long polls on an empty queue returned before their wait time');
   assert.equal(polls.messages, 0);
-  assert.ok(polls.ok + Object.values(polls.shed).reduce((a, b) => a + b, 0) >= LONG_POLLS, 'long polls went unanswered');
+  assert.ok(
+    polls.ok + Object.values(polls.shed).reduce((a, b) => a + b, 0) >= LONG_POLLS,
+    'long polls went unanswered',
+  );
   // Shed load is an SQS error a client retries: 503 ServiceUnavailable or throttling.
   for (const k of [...Object.keys(polls.shed), ...Object.keys(fl.errors)]) {
-    assert.match(k, /^(503 ServiceUnavailable|403 RequestThrottled|400 ThrottlingException)/, `shed with an unexpected error: ${k}`);
+    assert.match(
+      k,
+      /^(503 ServiceUnavailable|403 RequestThrottled|400 ThrottlingException)/,
+      `shed with an unexpected error: ${k}`,
+    );
   }
   assert.equal(good.failed, 0, `the well-behaved client failed: ${good.errors.slice(0, 5).join(', ')}`);
   assert.ok(percentile(lat, 99) < 1_000, `the well-behaved client's p99 is ${percentile(lat, 99).toFixed(0)} ms`);
@@ -170,11 +224,18 @@ test('overload: more long polls than file descriptors are answered, not reset', 
     await sleep(1_500);
     const good = await sqs(base, 'SendMessage', { QueueUrl: queueUrl(base, 'fd-good'), MessageBody: 'good' }, 10_000);
     await Promise.all(polls);
-    const received = await must<{ Messages?: unknown[] }>(base, 'ReceiveMessage', { QueueUrl: queueUrl(base, 'fd-good') });
+    const received = await must<{ Messages?: unknown[] }>(base, 'ReceiveMessage', {
+      QueueUrl: queueUrl(base, 'fd-good'),
+    });
     summary('overload-fd-limit', {
-      sent: 1, acknowledged: good.status === 200 ? 1 : 0, received: received.Messages?.length ?? 0,
-      lost: good.status === 200 ? 1 - (received.Messages?.length ?? 0) : 0, duplicated: 0,
-      long_polls: 1300, answers: JSON.stringify(answers), good_ms: good.ms,
+      sent: 1,
+      acknowledged: good.status === 200 ? 1 : 0,
+      received: received.Messages?.length ?? 0,
+      lost: good.status === 200 ? 1 - (received.Messages?.length ?? 0) : 0,
+      duplicated: 0,
+      long_polls: 1300,
+      answers: JSON.stringify(answers),
+      good_ms: good.ms,
     });
     assert.equal(server.proc.exitCode, null, 'the server died');
     // Every answer is a clean one. A connection the kernel accepted while the process had

@@ -16,7 +16,20 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { startServerProcess } from '../support/server-process.js';
-import { arn, mean, must, peekAll, percentile, queueUrl, sampleProcess, setting, sleep, sqs, summary, type SqsAnswer } from './support.js';
+import {
+  arn,
+  mean,
+  must,
+  peekAll,
+  percentile,
+  queueUrl,
+  sampleProcess,
+  setting,
+  sleep,
+  sqs,
+  summary,
+  type SqsAnswer,
+} from './support.js';
 
 const SECONDS = setting('soak_seconds', 120, 1800);
 const SAMPLE_MS = setting('soak_sample_ms', 3_000, 10_000);
@@ -30,7 +43,9 @@ interface Sample {
   ops: number;
 }
 
-test(`soak: ${SECONDS} s of steady load, no growth in memory, descriptors or latency`, { timeout: (SECONDS + 120) * 1000 }, async () => {
+test(`soak: ${SECONDS} s of steady load, no growth in memory, descriptors or latency`, {
+  timeout: (SECONDS + 120) * 1000,
+}, async () => {
   const server = await startServerProcess({ storage: 'sqlite' });
   after(async () => {
     await server.kill();
@@ -41,9 +56,15 @@ test(`soak: ${SECONDS} s of steady load, no growth in memory, descriptors or lat
   await must(base, 'CreateQueue', { QueueName: 'soak-dlq' });
   await must(base, 'CreateQueue', {
     QueueName: 'soak-work',
-    Attributes: { VisibilityTimeout: '2', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn('soak-dlq'), maxReceiveCount: 2 }) },
+    Attributes: {
+      VisibilityTimeout: '2',
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn('soak-dlq'), maxReceiveCount: 2 }),
+    },
   });
-  await must(base, 'CreateQueue', { QueueName: 'soak.fifo', Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true' } });
+  await must(base, 'CreateQueue', {
+    QueueName: 'soak.fifo',
+    Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true' },
+  });
   await must(base, 'CreateQueue', { QueueName: 'soak-probe' });
   const WORK = queueUrl(base, 'soak-work');
   const DLQ = queueUrl(base, 'soak-dlq');
@@ -75,11 +96,16 @@ test(`soak: ${SECONDS} s of steady load, no growth in memory, descriptors or lat
       sent += bodies.length;
       const fifo = queue === FIFO ? { MessageGroupId: `g${random(20)}` } : {};
       const a = batch
-        ? await sqs<{ Successful?: { Id: string }[] }>(base, 'SendMessageBatch', { QueueUrl: queue, Entries: bodies.map((b, i) => ({ Id: `e${i}`, MessageBody: b, ...fifo })) })
+        ? await sqs<{ Successful?: { Id: string }[] }>(base, 'SendMessageBatch', {
+            QueueUrl: queue,
+            Entries: bodies.map((b, i) => ({ Id: `e${i}`, MessageBody: b, ...fifo })),
+          })
         : await sqs(base, 'SendMessage', { QueueUrl: queue, MessageBody: bodies[0], ...fifo });
       count(a.status, a.errorType ?? a.networkError);
       if (a.status === 200) {
-        if (batch) for (const s of (a.body as { Successful?: { Id: string }[] }).Successful ?? []) acked.add(bodies[Number(s.Id.slice(1))]!);
+        if (batch)
+          for (const s of (a.body as { Successful?: { Id: string }[] }).Successful ?? [])
+            acked.add(bodies[Number(s.Id.slice(1))]!);
         else acked.add(bodies[0]!);
       }
       await sleep(8 + random(8));
@@ -89,9 +115,16 @@ test(`soak: ${SECONDS} s of steady load, no growth in memory, descriptors or lat
   /** Receives from `queue`; deletes all but `keepPct` percent, of which half are released at once. */
   const consumer = async (queue: string, keepPct: number, whileTrue: () => boolean) => {
     while (whileTrue()) {
-      const a = await sqs<{ Messages?: { MessageId: string; Body: string; ReceiptHandle: string }[] }>(base, 'ReceiveMessage', {
-        QueueUrl: queue, MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
-      }, 10_000);
+      const a = await sqs<{ Messages?: { MessageId: string; Body: string; ReceiptHandle: string }[] }>(
+        base,
+        'ReceiveMessage',
+        {
+          QueueUrl: queue,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 1,
+        },
+        10_000,
+      );
       count(a.status, a.errorType ?? a.networkError);
       const msgs = a.body?.Messages ?? [];
       const del = [];
@@ -101,10 +134,22 @@ test(`soak: ${SECONDS} s of steady load, no growth in memory, descriptors or lat
         s.add(m.MessageId);
         const r = random(100);
         if (r >= keepPct) del.push(m);
-        else if (r < keepPct / 2) tallied(await sqs(base, 'ChangeMessageVisibility', { QueueUrl: queue, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0 }));
+        else if (r < keepPct / 2)
+          tallied(
+            await sqs(base, 'ChangeMessageVisibility', {
+              QueueUrl: queue,
+              ReceiptHandle: m.ReceiptHandle,
+              VisibilityTimeout: 0,
+            }),
+          );
       }
       if (del.length) {
-        tallied(await sqs(base, 'DeleteMessageBatch', { QueueUrl: queue, Entries: del.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle })) }));
+        tallied(
+          await sqs(base, 'DeleteMessageBatch', {
+            QueueUrl: queue,
+            Entries: del.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle })),
+          }),
+        );
       }
     }
   };
@@ -114,9 +159,13 @@ test(`soak: ${SECONDS} s of steady load, no growth in memory, descriptors or lat
       const a = await sqs(base, 'SendMessage', { QueueUrl: PROBE, MessageBody: `probe-${n}` });
       count(a.status, a.errorType ?? a.networkError);
       latencies.push(a.ms);
-      const r = await sqs<{ Messages?: { ReceiptHandle: string }[] }>(base, 'ReceiveMessage', { QueueUrl: PROBE, MaxNumberOfMessages: 10 });
+      const r = await sqs<{ Messages?: { ReceiptHandle: string }[] }>(base, 'ReceiveMessage', {
+        QueueUrl: PROBE,
+        MaxNumberOfMessages: 10,
+      });
       count(r.status, r.errorType ?? r.networkError);
-      for (const m of r.body?.Messages ?? []) tallied(await sqs(base, 'DeleteMessage', { QueueUrl: PROBE, ReceiptHandle: m.ReceiptHandle }));
+      for (const m of r.body?.Messages ?? [])
+        tallied(await sqs(base, 'DeleteMessage', { QueueUrl: PROBE, ReceiptHandle: m.ReceiptHandle }));
       await sleep(100);
     }
   };
@@ -125,9 +174,16 @@ test(`soak: ${SECONDS} s of steady load, no growth in memory, descriptors or lat
   const startedAt = Date.now();
   const running = () => !stop;
   const workers = [
-    producer(0, WORK), producer(1, WORK), producer(2, WORK), producer(3, FIFO),
-    consumer(WORK, 10, running), consumer(WORK, 10, running), consumer(WORK, 10, running),
-    consumer(DLQ, 0, running), consumer(FIFO, 0, running), probe(),
+    producer(0, WORK),
+    producer(1, WORK),
+    producer(2, WORK),
+    producer(3, FIFO),
+    consumer(WORK, 10, running),
+    consumer(WORK, 10, running),
+    consumer(WORK, 10, running),
+    consumer(DLQ, 0, running),
+    consumer(FIFO, 0, running),
+    probe(),
   ];
   let lastOps = 0;
   while (Date.now() - startedAt < SECONDS * 1000) {
@@ -136,12 +192,18 @@ test(`soak: ${SECONDS} s of steady load, no growth in memory, descriptors or lat
     const window = latencies;
     latencies = [];
     samples.push({
-      t: Math.round((Date.now() - startedAt) / 1000), rssMb: p.rssKb / 1024, fds: p.fds,
-      p50: percentile(window, 50), p99: percentile(window, 99), ops: (ops - lastOps) / (SAMPLE_MS / 1000),
+      t: Math.round((Date.now() - startedAt) / 1000),
+      rssMb: p.rssKb / 1024,
+      fds: p.fds,
+      p50: percentile(window, 50),
+      p99: percentile(window, 99),
+      ops: (ops - lastOps) / (SAMPLE_MS / 1000),
     });
     lastOps = ops;
     const s = samples[samples.length - 1]!;
-    console.log(`t=${s.t}s rss=${s.rssMb.toFixed(1)}MB fds=${s.fds} probe_p50=${s.p50.toFixed(1)}ms probe_p99=${s.p99.toFixed(1)}ms ops/s=${s.ops.toFixed(0)}`);
+    console.log(
+      `t=${s.t}s rss=${s.rssMb.toFixed(1)}MB fds=${s.fds} probe_p50=${s.p50.toFixed(1)}ms probe_p99=${s.p99.toFixed(1)}ms ops/s=${s.ops.toFixed(0)}`,
+    );
   }
   stop = true;
   await Promise.all(workers);
@@ -179,11 +241,29 @@ test(`soak: ${SECONDS} s of steady load, no growth in memory, descriptors or lat
   const tail = samples.slice(third);
   const tMean = mean(tail.map((x) => x.t));
   const rMean = mean(tail.map((x) => x.rssMb));
-  const slope = tail.reduce((a, x) => a + (x.t - tMean) * (x.rssMb - rMean), 0) / tail.reduce((a, x) => a + (x.t - tMean) ** 2, 0) * 60;
+  const slope =
+    (tail.reduce((a, x) => a + (x.t - tMean) * (x.rssMb - rMean), 0) /
+      tail.reduce((a, x) => a + (x.t - tMean) ** 2, 0)) *
+    60;
   const line = summary('soak', {
-    sent, acknowledged: acked.size, received, lost, duplicated, seconds: SECONDS, failed_requests: failures, operations: ops,
-    samples: samples.length, rss_mid_mb: rssMid, rss_last_mb: rssLast, rss_slope_mb_per_min: slope, fds_mid_max: fdsMid, fds_last_max: fdsLast,
-    probe_p50_mid_ms: p50Mid, probe_p50_last_ms: p50Last, probe_p99_mid_ms: p99Mid, probe_p99_last_ms: p99Last,
+    sent,
+    acknowledged: acked.size,
+    received,
+    lost,
+    duplicated,
+    seconds: SECONDS,
+    failed_requests: failures,
+    operations: ops,
+    samples: samples.length,
+    rss_mid_mb: rssMid,
+    rss_last_mb: rssLast,
+    rss_slope_mb_per_min: slope,
+    fds_mid_max: fdsMid,
+    fds_last_max: fdsLast,
+    probe_p50_mid_ms: p50Mid,
+    probe_p50_last_ms: p50Last,
+    probe_p99_mid_ms: p99Mid,
+    probe_p99_last_ms: p99Last,
   });
   await server.stop();
 

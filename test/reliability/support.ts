@@ -30,7 +30,12 @@ export interface SqsAnswer<T = Record<string, any>> {
 }
 
 /** One SQS JSON 1.0 call. Never throws: a request the server never answered has status 0. */
-export async function sqs<T = Record<string, any>>(base: string, action: string, input: object, timeoutMs = 30_000): Promise<SqsAnswer<T>> {
+export async function sqs<T = Record<string, any>>(
+  base: string,
+  action: string,
+  input: object,
+  timeoutMs = 30_000,
+): Promise<SqsAnswer<T>> {
   const started = performance.now();
   try {
     const res = await fetch(`${base}/`, {
@@ -51,14 +56,19 @@ export async function sqs<T = Record<string, any>>(base: string, action: string,
     return { status: res.status, body, errorType: String(body.__type ?? 'no __type').replace(/^.*#/, ''), ms };
   } catch (e) {
     const err = e as Error & { cause?: { code?: string; message?: string } };
-    return { status: 0, networkError: err.cause?.code ?? err.cause?.message ?? err.name, ms: performance.now() - started };
+    return {
+      status: 0,
+      networkError: err.cause?.code ?? err.cause?.message ?? err.name,
+      ms: performance.now() - started,
+    };
   }
 }
 
 /** Like `sqs`, but throws unless the call succeeded: for set-up and final checks. */
 export async function must<T = Record<string, any>>(base: string, action: string, input: object): Promise<T> {
   const a = await sqs<T>(base, action, input);
-  if (a.status !== 200) throw new Error(`${action} failed: ${a.status} ${a.errorType ?? a.networkError} ${JSON.stringify(a.body)}`);
+  if (a.status !== 200)
+    throw new Error(`${action} failed: ${a.status} ${a.errorType ?? a.networkError} ${JSON.stringify(a.body)}`);
   return a.body!;
 }
 
@@ -74,7 +84,9 @@ export async function peekAll(base: string, name: string): Promise<PeekedMessage
   let NextToken: string | undefined;
   do {
     const page = await must<{ Messages: PeekedMessage[]; NextToken?: string }>(base, 'PeekMessages', {
-      QueueUrl: queueUrl(base, name), MaxResults: 100, ...(NextToken ? { NextToken } : {}),
+      QueueUrl: queueUrl(base, name),
+      MaxResults: 100,
+      ...(NextToken ? { NextToken } : {}),
     });
     out.push(...page.Messages);
     NextToken = page.NextToken;
@@ -106,7 +118,9 @@ export function percentile(xs: number[], p: number): number {
 
 /** The final line every proof prints: `<proof> key=value ...`, counts first. */
 export function summary(proof: string, fields: Record<string, number | string>): string {
-  const line = `${proof} ${Object.entries(fields).map(([k, v]) => `${k}=${typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(1) : v}`).join(' ')}`;
+  const line = `${proof} ${Object.entries(fields)
+    .map(([k, v]) => `${k}=${typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(1) : v}`)
+    .join(' ')}`;
   console.log(line);
   return line;
 }

@@ -36,10 +36,12 @@ function node(script: string, env: NodeJS.ProcessEnv, killAfterMs = 30_000): Pro
   child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', (d) => (stderr += d));
   const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), killAfterMs);
-  return new Promise((resolve) => child.once('exit', (status) => {
-    clearTimeout(timer);
-    resolve({ status, stdout, stderr });
-  }));
+  return new Promise((resolve) =>
+    child.once('exit', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    }),
+  );
 }
 
 const lines = (r: Result) => r.stderr.split('\n').filter(Boolean);
@@ -58,14 +60,24 @@ describe('the test preflight', () => {
     assert.equal(r.status, 1);
     const needs = lines(r).filter((l) => l.startsWith('npm test needs '));
     const expected: [RegExp, RegExp][] = [
-      [/^npm test needs PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:1\/postgres: connect ECONNREFUSED/, /REDRIVE_TEST_POSTGRES_URL/],
+      [
+        /^npm test needs PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:1\/postgres: connect ECONNREFUSED/,
+        /REDRIVE_TEST_POSTGRES_URL/,
+      ],
       [/^npm test needs AWS CLI at .*\/aws: not found/, /apt-get install awscli/],
       [/^npm test needs boto3 for .*\/python3: .*not found/, /apt-get install python3-boto3/],
       [/^npm test needs pika for .*\/python3: .*not found/, /apt-get install python3-pika/],
       [/^npm test needs promtool: not found/, /apt-get install prometheus/],
       [/^npm test needs Chromium at .*\/chromium: not found/, /apt-get install chromium/],
       // Only Node 20 builds better-sqlite3 12 (the packaging test); later Nodes compile nothing.
-      ...(NEEDS_BUILD ? [[/^npm test needs C\+\+ build tools: g\+\+ and make not found/, /apt-get install g\+\+ make/] as [RegExp, RegExp]] : []),
+      ...(NEEDS_BUILD
+        ? [
+            [/^npm test needs C\+\+ build tools: g\+\+ and make not found/, /apt-get install g\+\+ make/] as [
+              RegExp,
+              RegExp,
+            ],
+          ]
+        : []),
       [/^npm test needs RabbitMQ at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:1: not reachable/, /CI=true requires it/],
     ];
     assert.equal(needs.length, expected.length, r.stderr);
@@ -79,22 +91,46 @@ describe('the test preflight', () => {
   test('only what is missing is named: a PostgreSQL port with nothing listening', async () => {
     const r = await node('scripts/preflight.mjs', { REDRIVE_TEST_POSTGRES_URL: CLOSED_PORT });
     assert.equal(r.status, 1);
-    assert.deepEqual(lines(r).filter((l) => l.startsWith('npm test needs ')).map((l) => l.split(':')[0]), ['npm test needs PostgreSQL at postgres']);
+    assert.deepEqual(
+      lines(r)
+        .filter((l) => l.startsWith('npm test needs '))
+        .map((l) => l.split(':')[0]),
+      ['npm test needs PostgreSQL at postgres'],
+    );
   });
 
   test('RabbitMQ is required under CI only; elsewhere its absence is said, not hidden', async () => {
     const r = await node('scripts/preflight.mjs', { REDRIVE_TEST_AMQP_URL: 'amqp://127.0.0.1:1' });
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stderr, /^npm test: note: RabbitMQ at amqp:\/\/127\.0\.0\.1:1: not reachable.*differential\.test\.ts.*skipped \(CI=true fails instead\)\.$/m);
+    assert.match(
+      r.stderr,
+      /^npm test: note: RabbitMQ at amqp:\/\/127\.0\.0\.1:1: not reachable.*differential\.test\.ts.*skipped \(CI=true fails instead\)\.$/m,
+    );
   });
 
   test('off CI, a missing client that is not an npm package is said, and its tests skip; the run goes on', async () => {
-    const r = await node('scripts/preflight.mjs', { REDRIVE_TEST_AWS_CLI: join(empty, 'aws'), REDRIVE_TEST_PYTHON: join(empty, 'python3'), REDRIVE_TEST_CHROMIUM: join(empty, 'chromium') });
+    const r = await node('scripts/preflight.mjs', {
+      REDRIVE_TEST_AWS_CLI: join(empty, 'aws'),
+      REDRIVE_TEST_PYTHON: join(empty, 'python3'),
+      REDRIVE_TEST_CHROMIUM: join(empty, 'chromium'),
+    });
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stderr, /^npm test: note: Chromium at .*\/chromium: not found\..*apt-get install chromium.*; its tests are skipped/m);
-    assert.deepEqual(lines(r).filter((l) => l.startsWith('npm test needs ')), []);
-    assert.match(r.stderr, /^npm test: note: AWS CLI at .*\/aws: not found\..*apt-get install awscli.*; its tests are skipped \(CI=true fails instead\)\.$/m);
-    assert.match(r.stderr, /^npm test: note: boto3 for .*\/python3: .*not found\..*apt-get install python3-boto3.*; its tests are skipped/m);
+    assert.match(
+      r.stderr,
+      /^npm test: note: Chromium at .*\/chromium: not found\..*apt-get install chromium.*; its tests are skipped/m,
+    );
+    assert.deepEqual(
+      lines(r).filter((l) => l.startsWith('npm test needs ')),
+      [],
+    );
+    assert.match(
+      r.stderr,
+      /^npm test: note: AWS CLI at .*\/aws: not found\..*apt-get install awscli.*; its tests are skipped \(CI=true fails instead\)\.$/m,
+    );
+    assert.match(
+      r.stderr,
+      /^npm test: note: boto3 for .*\/python3: .*not found\..*apt-get install python3-boto3.*; its tests are skipped/m,
+    );
     assert.match(r.stderr, /^npm test: note: pika for .*\/python3: .*; its tests are skipped/m);
   });
 
@@ -104,9 +140,15 @@ describe('the test preflight', () => {
     const r = await node('scripts/preflight.mjs', { REDRIVE_TEST_CHROMIUM: 'npm' }, 5 * 60_000);
     assert.equal(r.status, 0, r.stderr);
     if (process.platform === 'linux' && process.arch === 'x64') {
-      assert.match(r.stderr, /^npm test: note: the console's browser tests drive the npm-shipped Chromium \(@sparticuz\/chromium [\d.]+, unpacked in .*\)\.$/m);
+      assert.match(
+        r.stderr,
+        /^npm test: note: the console's browser tests drive the npm-shipped Chromium \(@sparticuz\/chromium [\d.]+, unpacked in .*\)\.$/m,
+      );
     } else {
-      assert.match(r.stderr, /^npm test: note: the npm-shipped Chromium \(@sparticuz\/chromium\) is built for Linux x64 only.*; its tests are skipped/m);
+      assert.match(
+        r.stderr,
+        /^npm test: note: the npm-shipped Chromium \(@sparticuz\/chromium\) is built for Linux x64 only.*; its tests are skipped/m,
+      );
     }
   });
 

@@ -1,7 +1,13 @@
 /** The throttle of failed authentication (src/protocols/auth-throttle.ts) on an injected clock. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { addressKey, AuthThrottle, delayAfter, FailureTable, type BackoffRules } from '../../src/protocols/auth-throttle.js';
+import {
+  addressKey,
+  AuthThrottle,
+  delayAfter,
+  FailureTable,
+  type BackoffRules,
+} from '../../src/protocols/auth-throttle.js';
 
 const RULES: BackoffRules = { free: 3, baseMs: 1_000, maxMs: 8_000, forgetMs: 60_000, maxEntries: 5 };
 
@@ -12,7 +18,10 @@ function throttle() {
 }
 
 test('failures past the free allowance wait 1 s, doubling up to the cap', () => {
-  assert.deepEqual([1, 2, 3, 4, 5, 6, 7, 8].map((f) => delayAfter(f, RULES)), [0, 0, 0, 1_000, 2_000, 4_000, 8_000, 8_000]);
+  assert.deepEqual(
+    [1, 2, 3, 4, 5, 6, 7, 8].map((f) => delayAfter(f, RULES)),
+    [0, 0, 0, 1_000, 2_000, 4_000, 8_000, 8_000],
+  );
   assert.equal(delayAfter(10_000, RULES), 8_000, 'no overflow for a long run of failures');
 });
 
@@ -47,7 +56,11 @@ test('a key guessed from many addresses holds back only addresses that failed, n
   // Each attacker address failed once (within its own allowance), but the key is past its own.
   assert.equal(t.wait('192.0.2.0', 'AKIDVICTIM'), 2_000);
   assert.equal(t.wait('192.0.2.0', 'AKIDOTHER'), 0, 'other keys are checked');
-  assert.equal(t.wait('198.51.100.77', 'AKIDVICTIM'), 0, 'the key’s owner, from an address without failures, is checked');
+  assert.equal(
+    t.wait('198.51.100.77', 'AKIDVICTIM'),
+    0,
+    'the key’s owner, from an address without failures, is checked',
+  );
   t.succeeded('198.51.100.77', 'AKIDVICTIM');
   assert.equal(t.wait('192.0.2.0', 'AKIDVICTIM'), 0, 'a success clears the key');
 });

@@ -34,6 +34,12 @@ test('a hop that is not an address stops the walk at the last good one', () => {
 });
 
 test('--trust-proxy takes addresses and CIDR ranges, and names what it cannot read', () => {
-  assert.deepEqual(parseTrustProxy('127.0.0.1, 10.0.0.0/8,::1,fd00::/8'), ['127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8']);
-  for (const bad of ['', 'localhost', '10.0.0.0/33', '1.2.3.4/8/1', '::1/129']) assert.throws(() => parseTrustProxy(bad), bad);
+  assert.deepEqual(parseTrustProxy('127.0.0.1, 10.0.0.0/8,::1,fd00::/8'), [
+    '127.0.0.1',
+    '10.0.0.0/8',
+    '::1',
+    'fd00::/8',
+  ]);
+  for (const bad of ['', 'localhost', '10.0.0.0/33', '1.2.3.4/8/1', '::1/129'])
+    assert.throws(() => parseTrustProxy(bad), bad);
 });

@@ -18,15 +18,30 @@ function file(name: string, text: string): string {
 /** Loads the file and returns its error's message, every line of it. */
 async function refusal(name: string, text: string): Promise<string> {
   const path = file(name, text);
-  const e = await loadConfigFile(path).then(() => assert.fail(`${name} was accepted`), (err: Error) => err);
+  const e = await loadConfigFile(path).then(
+    () => assert.fail(`${name} was accepted`),
+    (err: Error) => err,
+  );
   return e.message.replaceAll(path, name);
 }
 
 const asJson = {
-  policies: [{ name: 'orders', pattern: '^orders-', priority: 10, definition: { deadLetterTargetName: 'orders-dlq', maxReceiveCount: 5, overflow: 'reject-publish' } }],
+  policies: [
+    {
+      name: 'orders',
+      pattern: '^orders-',
+      priority: 10,
+      definition: { deadLetterTargetName: 'orders-dlq', maxReceiveCount: 5, overflow: 'reject-publish' },
+    },
+  ],
   queues: [
     { name: 'orders-dlq' },
-    { name: 'orders', attributes: { VisibilityTimeout: 60, FifoQueue: false }, tags: { team: 'shop' }, deadLetterQueue: { name: 'orders-dlq', maxReceiveCount: 5 } },
+    {
+      name: 'orders',
+      attributes: { VisibilityTimeout: 60, FifoQueue: false },
+      tags: { team: 'shop' },
+      deadLetterQueue: { name: 'orders-dlq', maxReceiveCount: 5 },
+    },
     { name: 'events.fifo', accountId: '000000000000' },
   ],
   storage: 'memory',
@@ -56,7 +71,10 @@ storage: memory
 test('a YAML file reads as the same JSON file would, under .yaml or .yml', async () => {
   const fromJson = await loadConfigFile(file('redrive.json', JSON.stringify(asJson)));
   assert.deepEqual(fromJson.queues[1], {
-    name: 'orders', attributes: { VisibilityTimeout: '60', FifoQueue: 'false' }, tags: { team: 'shop' }, deadLetterQueue: { name: 'orders-dlq', maxReceiveCount: 5 },
+    name: 'orders',
+    attributes: { VisibilityTimeout: '60', FifoQueue: 'false' },
+    tags: { team: 'shop' },
+    deadLetterQueue: { name: 'orders-dlq', maxReceiveCount: 5 },
   });
   assert.equal(fromJson.policies[0]!.definition.maxReceiveCount, 5);
   assert.deepEqual(await loadConfigFile(file('redrive.yaml', asYaml)), fromJson);
@@ -64,31 +82,54 @@ test('a YAML file reads as the same JSON file would, under .yaml or .yml', async
 });
 
 test('any other extension is JSON', async () => {
-  assert.deepEqual(await loadConfigFile(file('redrive.conf', JSON.stringify(asJson))), await loadConfigFile(file('same.json', JSON.stringify(asJson))));
+  assert.deepEqual(
+    await loadConfigFile(file('redrive.conf', JSON.stringify(asJson))),
+    await loadConfigFile(file('same.json', JSON.stringify(asJson))),
+  );
   assert.match(await refusal('redrive.conf', asYaml), /^redrive\.conf: invalid JSON: Unexpected token '#'/);
 });
 
-test("the YAML example of docs/extensions.md works as written, and is the same file as the JSON examples before it", async () => {
+test('the YAML example of docs/extensions.md works as written, and is the same file as the JSON examples before it', async () => {
   const doc = readFileSync(new URL('../../../docs/extensions.md', import.meta.url), 'utf8');
   const section = doc.slice(doc.indexOf('## The config file'));
-  const blocks = (lang: string) => [...section.matchAll(new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``, 'g'))].map((m) => m[1]!);
+  const blocks = (lang: string) =>
+    [...section.matchAll(new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``, 'g'))].map((m) => m[1]!);
   const [yaml] = blocks('yaml');
   assert.ok(yaml, 'a YAML example');
   const json = Object.assign({}, ...blocks('json').map((text) => JSON.parse(text)));
-  assert.deepEqual(await loadConfigFile(file('example.yaml', yaml)), await loadConfigFile(file('example.json', JSON.stringify(json))));
+  assert.deepEqual(
+    await loadConfigFile(file('example.yaml', yaml)),
+    await loadConfigFile(file('example.json', JSON.stringify(json))),
+  );
 });
 
 test('a syntax error names the file and the line and column', async () => {
   const unclosed = 'policies:\n  - name: a\n    pattern: [\n';
-  assert.equal(await refusal('bad.yaml', unclosed),
-    'bad.yaml: invalid YAML at line 4, column 1: Flow sequence in block collection must be sufficiently indented and end with a ]');
-  assert.equal(await refusal('twice.yml', 'storage: memory\nqueues: []\nstorage: sqlite\n'), 'twice.yml: invalid YAML at line 3, column 1: Map keys must be unique');
-  assert.equal(await refusal('tabs.yaml', 'queues:\n\t- name: q\n'), 'tabs.yaml: invalid YAML at line 2, column 1: Tabs are not allowed as indentation');
-  assert.equal(await refusal('tag.yaml', 'storage: !secret db\n'), 'tag.yaml: invalid YAML at line 1, column 10: Unresolved tag: !secret');
-  assert.equal(await refusal('bad.json', '{\n  "queues": [\n    { "name": "a", }\n  ]\n}'),
-    'bad.json: invalid JSON at line 3, column 20: Expected double-quoted property name in JSON at position 35');
+  assert.equal(
+    await refusal('bad.yaml', unclosed),
+    'bad.yaml: invalid YAML at line 4, column 1: Flow sequence in block collection must be sufficiently indented and end with a ]',
+  );
+  assert.equal(
+    await refusal('twice.yml', 'storage: memory\nqueues: []\nstorage: sqlite\n'),
+    'twice.yml: invalid YAML at line 3, column 1: Map keys must be unique',
+  );
+  assert.equal(
+    await refusal('tabs.yaml', 'queues:\n\t- name: q\n'),
+    'tabs.yaml: invalid YAML at line 2, column 1: Tabs are not allowed as indentation',
+  );
+  assert.equal(
+    await refusal('tag.yaml', 'storage: !secret db\n'),
+    'tag.yaml: invalid YAML at line 1, column 10: Unresolved tag: !secret',
+  );
+  assert.equal(
+    await refusal('bad.json', '{\n  "queues": [\n    { "name": "a", }\n  ]\n}'),
+    'bad.json: invalid JSON at line 3, column 20: Expected double-quoted property name in JSON at position 35',
+  );
   // Node 20 gives no position for this one; the file is still named.
-  assert.equal(await refusal('token.json', '{"storage": memory}'), `token.json: invalid JSON: Unexpected token 'm', "{"storage": memory}" is not valid JSON`);
+  assert.equal(
+    await refusal('token.json', '{"storage": memory}'),
+    `token.json: invalid JSON: Unexpected token 'm', "{"storage": memory}" is not valid JSON`,
+  );
 });
 
 test('every offending field is reported, by its path, with what it expects and what it got', async () => {
@@ -115,23 +156,26 @@ queues:
 storage: 5
 region: eu-west-1
 `;
-  assert.equal(await refusal('redrive.yaml', yaml), [
-    'redrive.yaml: policies[0].priority: must be an integer from -1000000 to 1000000, not 1.5',
-    'redrive.yaml: policies[0].definition.maxReceiveCount: must be an integer from 1 to 1000, not 0',
-    'redrive.yaml: policies[0].definition.overflow: must be "drop-head", "reject-publish" or "reject-publish-dlx", not "sideways"',
-    'redrive.yaml: policies[0].definition.colour: unknown setting (known: deadLetterTargetArn, deadLetterTargetName, maxReceiveCount, messageTtlSeconds, maxLength, maxLengthBytes, overflow, deadLetterExchange, deadLetterRoutingKey, deliveryLimit, applyToDeadLetterTarget)',
-    'redrive.yaml: policies[1].name: must be a non-empty string, not ""',
-    'redrive.yaml: policies[1].pattern: not a valid regular expression (Invalid regular expression: /(/: Unterminated group)',
-    'redrive.yaml: policies[1].definition: must be an object, and is missing',
-    'redrive.yaml: queues[0].attributes.VisibilityTimeout: must be a string, number or boolean, not [60]',
-    'redrive.yaml: queues[0].attributes.DelaySeconds: must be a string, number or boolean, not null',
-    'redrive.yaml: queues[0].tags: must be an object, not "shop"',
-    'redrive.yaml: queues[1].deadLetterQueue.maxReceiveCount: must be an integer from 1 to 1000, and is missing',
-    'redrive.yaml: queues[2].accountId: must be a string of 12 digits, not 0',
-    'redrive.yaml: queues[2].colour: unknown field (known: name, accountId, attributes, tags, deadLetterQueue)',
-    'redrive.yaml: storage: must be a non-empty string, not 5',
-    'redrive.yaml: region: unknown field (known: policies, queues, storage)',
-  ].join('\n'));
+  assert.equal(
+    await refusal('redrive.yaml', yaml),
+    [
+      'redrive.yaml: policies[0].priority: must be an integer from -1000000 to 1000000, not 1.5',
+      'redrive.yaml: policies[0].definition.maxReceiveCount: must be an integer from 1 to 1000, not 0',
+      'redrive.yaml: policies[0].definition.overflow: must be "drop-head", "reject-publish" or "reject-publish-dlx", not "sideways"',
+      'redrive.yaml: policies[0].definition.colour: unknown setting (known: deadLetterTargetArn, deadLetterTargetName, maxReceiveCount, messageTtlSeconds, maxLength, maxLengthBytes, overflow, deadLetterExchange, deadLetterRoutingKey, deliveryLimit, applyToDeadLetterTarget)',
+      'redrive.yaml: policies[1].name: must be a non-empty string, not ""',
+      'redrive.yaml: policies[1].pattern: not a valid regular expression (Invalid regular expression: /(/: Unterminated group)',
+      'redrive.yaml: policies[1].definition: must be an object, and is missing',
+      'redrive.yaml: queues[0].attributes.VisibilityTimeout: must be a string, number or boolean, not [60]',
+      'redrive.yaml: queues[0].attributes.DelaySeconds: must be a string, number or boolean, not null',
+      'redrive.yaml: queues[0].tags: must be an object, not "shop"',
+      'redrive.yaml: queues[1].deadLetterQueue.maxReceiveCount: must be an integer from 1 to 1000, and is missing',
+      'redrive.yaml: queues[2].accountId: must be a string of 12 digits, not 0',
+      'redrive.yaml: queues[2].colour: unknown field (known: name, accountId, attributes, tags, deadLetterQueue)',
+      'redrive.yaml: storage: must be a non-empty string, not 5',
+      'redrive.yaml: region: unknown field (known: policies, queues, storage)',
+    ].join('\n'),
+  );
 });
 
 test('rules across fields: duplicates, exclusive settings, patterns, ARNs', async () => {
@@ -149,21 +193,29 @@ test('rules across fields: duplicates, exclusive settings, patterns, ARNs', asyn
       { name: 'q' },
     ],
   });
-  assert.equal(await refusal('rules.json', json), [
-    'rules.json: policies[0].pattern: not a valid regular expression (Invalid regular expression: /(/: Unterminated group)',
-    'rules.json: policies[1].definition: give deadLetterTargetArn or deadLetterTargetName, not both',
-    'rules.json: policies[2].definition.deadLetterTargetArn: must be an SQS queue ARN (arn:aws:sqs:<region>:<account>:<name>), not "dlq"',
-    'rules.json: policies[3].name: duplicate policy name "b"',
-    'rules.json: queues[0]: give deadLetterQueue or attributes.RedrivePolicy, not both',
-    // In another account, the same name is another queue.
-    'rules.json: queues[2].name: "q" is declared twice',
-  ].join('\n'));
+  assert.equal(
+    await refusal('rules.json', json),
+    [
+      'rules.json: policies[0].pattern: not a valid regular expression (Invalid regular expression: /(/: Unterminated group)',
+      'rules.json: policies[1].definition: give deadLetterTargetArn or deadLetterTargetName, not both',
+      'rules.json: policies[2].definition.deadLetterTargetArn: must be an SQS queue ARN (arn:aws:sqs:<region>:<account>:<name>), not "dlq"',
+      'rules.json: policies[3].name: duplicate policy name "b"',
+      'rules.json: queues[0]: give deadLetterQueue or attributes.RedrivePolicy, not both',
+      // In another account, the same name is another queue.
+      'rules.json: queues[2].name: "q" is declared twice',
+    ].join('\n'),
+  );
 });
 
 test('a file that is not an object, or not there, is refused with its name', async () => {
   assert.equal(await refusal('list.json', '[]'), 'list.json: must be an object, not []');
   assert.equal(await refusal('empty.yaml', '# nothing yet\n'), 'empty.yaml: must be an object, not null');
-  assert.equal(await refusal('alias.yaml', 'storage: *db\n'), 'alias.yaml: invalid YAML: Unresolved alias (the anchor must be set before the alias): db');
+  assert.equal(
+    await refusal('alias.yaml', 'storage: *db\n'),
+    'alias.yaml: invalid YAML: Unresolved alias (the anchor must be set before the alias): db',
+  );
   const missing = join(dir, 'missing.yaml');
-  await assert.rejects(loadConfigFile(missing), { message: `--config ${missing}: cannot read it (ENOENT): give the path of a readable config file` });
+  await assert.rejects(loadConfigFile(missing), {
+    message: `--config ${missing}: cannot read it (ENOENT): give the path of a readable config file`,
+  });
 });

@@ -12,7 +12,11 @@ import { SqsApp } from '../../src/server/sqs-app.js';
 const sqs = new SqsApp({} as Engine, { accountId: '000000000000', region: 'us-east-1', host: '127.0.0.1', port: 9324 });
 const readiness = new Readiness({ maintenance: { ready: async () => {} } });
 const everything: Mounted = {
-  sqs, readiness, console: {} as ConsoleRoutes, management: {} as ManagementApi, metrics: {} as MetricsEndpoint,
+  sqs,
+  readiness,
+  console: {} as ConsoleRoutes,
+  management: {} as ManagementApi,
+  metrics: {} as MetricsEndpoint,
 };
 
 const req = (method: string, url: string, headers: Record<string, string> = {}): WireRequest => {
@@ -43,24 +47,39 @@ test('each path goes to its sub-application; the SQS API takes the rest', () => 
   for (const [r, name] of cases) assert.equal(served(everything, r), name, `${r.method} ${r.path}?${r.query}`);
 });
 
-test('without the management API or metrics their paths are the SQS API\'s; without the console, its paths answer 404', async () => {
+test("without the management API or metrics their paths are the SQS API's; without the console, its paths answer 404", async () => {
   const bare: Mounted = { sqs, readiness };
   assert.equal(served(bare, req('GET', '/api/policies')), 'sqs');
   assert.equal(served(bare, req('GET', '/metrics')), 'sqs');
   const consoleOff = mountOf(mountTable(bare), req('GET', '/console/'));
   assert.equal(consoleOff.name, 'console');
-  const answer = await consoleOff.handle(req('GET', '/console/'), { requestId: 'r', client: '127.0.0.1', cancelled: { aborted: false, addEventListener() {}, removeEventListener() {} } });
+  const answer = await consoleOff.handle(req('GET', '/console/'), {
+    requestId: 'r',
+    client: '127.0.0.1',
+    cancelled: { aborted: false, addEventListener() {}, removeEventListener() {} },
+  });
   assert.deepEqual([answer.status, answer.body], [404, 'Not found']);
 });
 
-test('the guard\'s rules and the shape of refusals follow the sub-application', () => {
+test("the guard's rules and the shape of refusals follow the sub-application", () => {
   const table = mountTable(everything);
   const of = (name: string) => table.find((a) => a.name === name)!;
-  assert.deepEqual(table.map((a) => [a.name, a.area]), [
-    ['console', 'console'], ['management', 'api'], ['health', 'probe'], ['metrics', 'sqs'], ['landing', 'sqs'], ['sqs', 'sqs'],
-  ]);
+  assert.deepEqual(
+    table.map((a) => [a.name, a.area]),
+    [
+      ['console', 'console'],
+      ['management', 'api'],
+      ['health', 'probe'],
+      ['metrics', 'sqs'],
+      ['landing', 'sqs'],
+      ['sqs', 'sqs'],
+    ],
+  );
   const r = req('GET', '/x');
-  assert.deepEqual(JSON.parse(of('management').errors.refusal('no', r, 'id').body), { error: 'not_authorized', reason: 'no' });
+  assert.deepEqual(JSON.parse(of('management').errors.refusal('no', r, 'id').body), {
+    error: 'not_authorized',
+    reason: 'no',
+  });
   assert.equal(of('console').errors.refusal('no', r, 'id').headers['content-type'], 'text/plain; charset=utf-8');
   const sqsRefusal = of('sqs').errors.refusal('no', req('POST', '/', { 'x-amz-target': 'AmazonSQS.ListQueues' }), 'id');
   assert.deepEqual([sqsRefusal.status, JSON.parse(sqsRefusal.body).__type], [403, 'com.amazonaws.sqs#AccessDenied']);

@@ -10,17 +10,26 @@ import { guardProcess } from '../../src/server/process-guard.js';
 
 test('an uncaught exception and an unhandled rejection are logged, and the process keeps running', () => {
   const lines: Record<string, any>[] = [];
-  const sink = new Writable({ write(chunk, _enc, done) { lines.push(JSON.parse(String(chunk))); done(); } });
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(JSON.parse(String(chunk)));
+      done();
+    },
+  });
   const thrown = process.listeners('uncaughtException');
   const rejected = process.listeners('unhandledRejection');
   guardProcess(pino({ base: undefined }, sink));
   try {
     // Called as node calls them: emitting the events for real would also reach the test runner's own handlers.
-    for (const l of process.listeners('uncaughtException')) if (!thrown.includes(l)) l(new Error('thrown outside any request'), 'uncaughtException');
-    for (const l of process.listeners('unhandledRejection')) if (!rejected.includes(l)) l(new Error('rejected outside any request'), Promise.resolve());
+    for (const l of process.listeners('uncaughtException'))
+      if (!thrown.includes(l)) l(new Error('thrown outside any request'), 'uncaughtException');
+    for (const l of process.listeners('unhandledRejection'))
+      if (!rejected.includes(l)) l(new Error('rejected outside any request'), Promise.resolve());
   } finally {
-    for (const l of process.listeners('uncaughtException')) if (!thrown.includes(l)) process.off('uncaughtException', l);
-    for (const l of process.listeners('unhandledRejection')) if (!rejected.includes(l)) process.off('unhandledRejection', l);
+    for (const l of process.listeners('uncaughtException'))
+      if (!thrown.includes(l)) process.off('uncaughtException', l);
+    for (const l of process.listeners('unhandledRejection'))
+      if (!rejected.includes(l)) process.off('unhandledRejection', l);
   }
   assert.equal(lines.length, 2);
   assert.match(lines[0]!.msg, /uncaught exception \(a bug\): logged, the server keeps serving/);

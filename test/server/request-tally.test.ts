@@ -9,9 +9,17 @@ test('requests in the last minute slide with the clock; totals and the last addr
   for (let i = 0; i < 30; i++) tally.count('111', 'AKIDA', '10.0.0.1');
   now += 30_000;
   for (let i = 0; i < 15; i++) tally.count('111', 'AKIDA', '10.0.0.2');
-  assert.deepEqual(tally.clients('111'), [{
-    access_key: 'AKIDA', peer_host: '10.0.0.2', first_seen: 1_000_000, last_seen: 1_030_000, requests: 45, requests_last_minute: 45, rate: 0.75,
-  }]);
+  assert.deepEqual(tally.clients('111'), [
+    {
+      access_key: 'AKIDA',
+      peer_host: '10.0.0.2',
+      first_seen: 1_000_000,
+      last_seen: 1_030_000,
+      requests: 45,
+      requests_last_minute: 45,
+      rate: 0.75,
+    },
+  ]);
   now += 45_000; // the first 30 are now more than a minute old
   assert.equal(tally.clients('111')[0]!.requests_last_minute, 15);
   now += 60_000;
@@ -27,8 +35,14 @@ test('each account sees its own keys only, most recent first; unsigned requests 
   tally.count('222', 'AKIDB', 'b');
   tally.count('111', undefined, 'c');
   tally.count('111', 'AKIDC', 'd');
-  assert.deepEqual(tally.clients('111').map((c) => c.access_key), ['AKIDC', '(unsigned)', 'AKIDA']);
-  assert.deepEqual(tally.clients('222').map((c) => c.access_key), ['AKIDB']);
+  assert.deepEqual(
+    tally.clients('111').map((c) => c.access_key),
+    ['AKIDC', '(unsigned)', 'AKIDA'],
+  );
+  assert.deepEqual(
+    tally.clients('222').map((c) => c.access_key),
+    ['AKIDB'],
+  );
   assert.deepEqual(tally.clients('333'), []);
 });
 

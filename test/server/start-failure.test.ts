@@ -14,7 +14,13 @@ test('a start that fails after the store, the engine and the HTTP port are open 
   const config = { ...defaults, storage: 'sqlite', dataDir, port: 0, logLevel: 'silent' };
   try {
     // The metrics listener opens last: its port is taken.
-    await assert.rejects(startServer({ ...config, metricsAddress: `127.0.0.1:${(taken.address() as AddressInfo).port}` }, serverLog('silent')), { code: 'EADDRINUSE' });
+    await assert.rejects(
+      startServer(
+        { ...config, metricsAddress: `127.0.0.1:${(taken.address() as AddressInfo).port}` },
+        serverLog('silent'),
+      ),
+      { code: 'EADDRINUSE' },
+    );
     // The data directory's lock went with the store: a server starts on it at once.
     const again = await startServer(config, serverLog('silent'));
     await again.stop();

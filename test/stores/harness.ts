@@ -30,8 +30,15 @@ let queueCounter = 0;
 export async function makeQueue(store: Store, overrides: Partial<QueueRecord> = {}): Promise<QueueRecord> {
   const now = 1_700_000_000_000;
   const { queue } = await store.queues.create({
-    accountId: '000000000000', region: 'us-east-1', name: `q${++queueCounter}-${Date.now()}`, fifo: false,
-    attributes: { VisibilityTimeout: '30' }, tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
+    accountId: '000000000000',
+    region: 'us-east-1',
+    name: `q${++queueCounter}-${Date.now()}`,
+    fifo: false,
+    attributes: { VisibilityTimeout: '30' },
+    tags: {},
+    createdAt: now,
+    modifiedAt: now,
+    lastPurgeAt: null,
     ...overrides,
   });
   return queue;
@@ -41,8 +48,13 @@ let messageCounter = 0;
 export function newMessage(sentAt: number, overrides: Partial<NewMessage> = {}): NewMessage {
   const n = ++messageCounter;
   return {
-    messageId: `m-${n}`, body: `body-${n}`, md5OfBody: 'x', senderId: 'tester',
-    sentAt, visibleAt: sentAt, ...overrides,
+    messageId: `m-${n}`,
+    body: `body-${n}`,
+    md5OfBody: 'x',
+    senderId: 'tester',
+    sentAt,
+    visibleAt: sentAt,
+    ...overrides,
   };
 }
 

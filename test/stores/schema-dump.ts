@@ -11,8 +11,12 @@ const squeeze = (sql: string | null): string => (sql ?? '').replace(/\s+/g, ' ')
 
 /** sqlite_master (tables, indexes, triggers, with their SQL) and PRAGMA user_version. */
 export function sqliteSchema(db: Database): string[] {
-  const rows = db.prepare('SELECT type, name, tbl_name, sql FROM sqlite_master').all() as
-    { type: string; name: string; tbl_name: string; sql: string | null }[];
+  const rows = db.prepare('SELECT type, name, tbl_name, sql FROM sqlite_master').all() as {
+    type: string;
+    name: string;
+    tbl_name: string;
+    sql: string | null;
+  }[];
   const lines = rows.map((r) => `${r.type} ${r.name} ON ${r.tbl_name}: ${squeeze(r.sql)}`);
   lines.push(`user_version ${db.pragma('user_version', { simple: true })}`);
   return lines.sort();

@@ -83,14 +83,20 @@ describe('SQLite', () => {
       const path = tempFile(`v${k}.db`);
       const db = openDatabase(path);
       assert.equal(migrateSqlite(db, path, REGION, k), k);
-      const hasRegion = (db.prepare("SELECT count(*) FROM pragma_table_info('queues') WHERE name = 'region'").pluck().get() as number) > 0;
+      const hasRegion =
+        (db.prepare("SELECT count(*) FROM pragma_table_info('queues') WHERE name = 'region'").pluck().get() as number) >
+        0;
       for (const sql of oldRows(hasRegion, (b) => (b ? '1' : '0'))) db.exec(sql);
       db.close();
       await new SqliteStore({ path, defaultRegion: REGION }).close();
       const upgraded: Database = openDatabase(path, { readonly: true });
       try {
         assert.deepEqual(sqliteSchema(upgraded), fresh, `upgraded from version ${k}`);
-        assert.equal(upgraded.prepare('SELECT count(*) FROM messages').pluck().get(), 3, `messages kept from version ${k}`);
+        assert.equal(
+          upgraded.prepare('SELECT count(*) FROM messages').pluck().get(),
+          3,
+          `messages kept from version ${k}`,
+        );
         assert.deepEqual(upgraded.prepare('SELECT region FROM queues ORDER BY id').pluck().all(), [REGION, REGION]);
       } finally {
         upgraded.close();
@@ -137,12 +143,21 @@ describe('PostgreSQL', () => {
       for (let k = 1; k < latest; k++) {
         await client.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
         assert.equal(await migratePostgres(client, REGION, k), k);
-        const { rows } = await client.query("SELECT 1 FROM information_schema.columns WHERE table_name = 'queues' AND column_name = 'region'");
+        const { rows } = await client.query(
+          "SELECT 1 FROM information_schema.columns WHERE table_name = 'queues' AND column_name = 'region'",
+        );
         for (const sql of oldRows(rows.length > 0, String)) await client.query(sql);
         await (await PostgresStore.open({ url, defaultRegion: REGION })).close();
         assert.deepEqual(await postgresSchema(client), fresh, `upgraded from version ${k}`);
-        assert.equal((await client.query('SELECT count(*)::int AS n FROM messages')).rows[0].n, 3, `messages kept from version ${k}`);
-        assert.deepEqual((await client.query('SELECT region FROM queues ORDER BY id')).rows.map((r) => r.region), [REGION, REGION]);
+        assert.equal(
+          (await client.query('SELECT count(*)::int AS n FROM messages')).rows[0].n,
+          3,
+          `messages kept from version ${k}`,
+        );
+        assert.deepEqual(
+          (await client.query('SELECT region FROM queues ORDER BY id')).rows.map((r) => r.region),
+          [REGION, REGION],
+        );
       }
     });
   });
@@ -157,8 +172,17 @@ describe('the migration files', () => {
 
   test('are read in order, and a gap in their numbers is refused', () => {
     const steps = readMigrations(folder({ '000002.sql': 'SELECT 2;', '000001.sql': 'SELECT 1;' }));
-    assert.deepEqual(steps.map((s) => [s.version, s.sql(REGION)]), [[1, 'SELECT 1;'], [2, 'SELECT 2;']]);
-    assert.throws(() => readMigrations(folder({ '000001.sql': '', '000003.sql': '' })), /000003\.sql: expected 000002\.sql/);
+    assert.deepEqual(
+      steps.map((s) => [s.version, s.sql(REGION)]),
+      [
+        [1, 'SELECT 1;'],
+        [2, 'SELECT 2;'],
+      ],
+    );
+    assert.throws(
+      () => readMigrations(folder({ '000001.sql': '', '000003.sql': '' })),
+      /000003\.sql: expected 000002\.sql/,
+    );
     assert.throws(() => readMigrations(folder({ '1.sql': '' })), /1\.sql: expected 000001\.sql/);
     assert.throws(() => readMigrations(folder({})), /no \.sql file/);
   });

@@ -20,9 +20,18 @@ test('the checkpoint thread copies committed pages into the database file while 
     const now = 1_700_000_000_000;
     // About 200 KiB of messages: some 50 pages, far below the fallback threshold.
     const sent = 800;
-    await Promise.all(Array.from({ length: sent / 10 }, () =>
-      store.messages.send(queue.id, Array.from({ length: 10 }, () => newMessage(now, { body: 'x'.repeat(256) })))));
-    assert.ok(statSync(`${path}-wal`).size < FALLBACK_CHECKPOINT_PAGES * 4096, 'the serving connection never reached its own threshold');
+    await Promise.all(
+      Array.from({ length: sent / 10 }, () =>
+        store.messages.send(
+          queue.id,
+          Array.from({ length: 10 }, () => newMessage(now, { body: 'x'.repeat(256) })),
+        ),
+      ),
+    );
+    assert.ok(
+      statSync(`${path}-wal`).size < FALLBACK_CHECKPOINT_PAGES * 4096,
+      'the serving connection never reached its own threshold',
+    );
     // The worker runs every 200 ms; a real thread, so this polls real time, for 5 s at most.
     for (let i = 0; i < 100 && statSync(path).size <= sizeBefore; i++) await sleep(50);
     assert.ok(statSync(path).size > sizeBefore, 'the database file grew: the worker checkpointed');

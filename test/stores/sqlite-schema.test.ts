@@ -13,10 +13,18 @@ test('a database with a newer schema than this code is refused, naming the file,
   const db = openDatabase(path);
   db.pragma(`user_version = ${latest + 1}`);
   db.close();
-  assert.throws(() => new SqliteStore({ path }), (e: Error) => {
-    assert.match(e.message, new RegExp(`${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} has schema version ${latest + 1}, newer than this Redrive understands \\(${latest}\\)`));
-    return true;
-  });
+  assert.throws(
+    () => new SqliteStore({ path }),
+    (e: Error) => {
+      assert.match(
+        e.message,
+        new RegExp(
+          `${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} has schema version ${latest + 1}, newer than this Redrive understands \\(${latest}\\)`,
+        ),
+      );
+      return true;
+    },
+  );
   const after = openDatabase(path, { readonly: true });
   assert.equal(after.pragma('user_version', { simple: true }), latest + 1, 'nothing migrated down');
   after.close();

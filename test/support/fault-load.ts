@@ -1,5 +1,9 @@
 import {
-  DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient, type SQSServiceException,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type SQSClient,
+  type SQSServiceException,
 } from '@aws-sdk/client-sqs';
 import type { ServerProcess } from './server-process.js';
 
@@ -54,7 +58,11 @@ export class FaultLoad {
     }
   }
 
-  constructor(private readonly nodes: ServerProcess[], private readonly queue: string, private readonly account = '000000000000') {
+  constructor(
+    private readonly nodes: ServerProcess[],
+    private readonly queue: string,
+    private readonly account = '000000000000',
+  ) {
     FaultLoad.live.add(this);
     const clients = nodes.map((n) => n.client());
     nodes.forEach((_, i) => {
@@ -74,7 +82,11 @@ export class FaultLoad {
    * report judges outcomes, not speed.
    */
   async finish(quietMs: number, withinMs = 90_000): Promise<LoadReport> {
-    for (const until = Date.now() + withinMs; this.acked.size < ENOUGH_ACKNOWLEDGED && !this.aborted && Date.now() < until;) await pause(50);
+    for (
+      const until = Date.now() + withinMs;
+      this.acked.size < ENOUGH_ACKNOWLEDGED && !this.aborted && Date.now() < until;
+    )
+      await pause(50);
     this.producing = false;
     this.draining = true;
     this.quietMs = quietMs;
@@ -82,9 +94,13 @@ export class FaultLoad {
     FaultLoad.live.delete(this);
     const lost = [...this.acked].filter((b) => !this.received.has(b)).length;
     return {
-      sent: this.n, acknowledged: this.acked.size, received: this.received.size, lost,
+      sent: this.n,
+      acknowledged: this.acked.size,
+      received: this.received.size,
+      lost,
       duplicated: [...this.received.values()].filter((c) => c > 1).length,
-      deletedReturned: this.deletedReturned, errors: { ...this.errors },
+      deletedReturned: this.deletedReturned,
+      errors: { ...this.errors },
     };
   }
 
@@ -118,7 +134,9 @@ export class FaultLoad {
         // after the delete was acknowledged: on a loaded machine an answer can arrive after
         // a delete's although the server gave it out before.
         const asked = Date.now();
-        const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+        const out = await sqs.send(
+          new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+        );
         const msgs = out.Messages ?? [];
         if (msgs.length === 0) {
           if (quietSince === Infinity) quietSince = Date.now();
@@ -130,9 +148,12 @@ export class FaultLoad {
           if (deletedAt !== undefined && deletedAt < asked) this.deletedReturned++;
           this.received.set(m.Body!, (this.received.get(m.Body!) ?? 0) + 1);
         }
-        const del = await sqs.send(new DeleteMessageBatchCommand({
-          QueueUrl: url, Entries: msgs.map((m, j) => ({ Id: `d${j}`, ReceiptHandle: m.ReceiptHandle! })),
-        }));
+        const del = await sqs.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: url,
+            Entries: msgs.map((m, j) => ({ Id: `d${j}`, ReceiptHandle: m.ReceiptHandle! })),
+          }),
+        );
         const acknowledged = Date.now();
         for (const ok of del.Successful ?? []) this.deleted.set(msgs[Number(ok.Id!.slice(1))]!.Body!, acknowledged);
       } catch (e) {

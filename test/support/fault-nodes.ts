@@ -15,14 +15,21 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * A database of its own for one test and two nodes on it (also pushed to `started`, for
  * the file's cleanup), with queues `q` (visibility timeout 2 s), `probe` and `idle`.
  */
-export async function twoNodes(own: OwnPostgres, db: string, params: string, started: ServerProcess[]): Promise<ServerProcess[]> {
+export async function twoNodes(
+  own: OwnPostgres,
+  db: string,
+  params: string,
+  started: ServerProcess[],
+): Promise<ServerProcess[]> {
   const admin = new pg.Client({ connectionString: own.url() });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${db}`);
   await admin.end();
   // Every node that started goes to `started`, even when the other did not, so the file's
   // cleanup stops it.
-  const starts = await Promise.allSettled([0, 1].map(() => startServerProcess({ storage: `${own.url(db)}?${params}` })));
+  const starts = await Promise.allSettled(
+    [0, 1].map(() => startServerProcess({ storage: `${own.url(db)}?${params}` })),
+  );
   for (const s of starts) if (s.status === 'fulfilled') started.push(s.value);
   const failed = starts.find((s) => s.status === 'rejected');
   if (failed) throw failed.reason;
@@ -65,7 +72,10 @@ export async function recovery(pair: ServerProcess[], limitMs: number): Promise<
     for (;;) {
       const p = await probe(node);
       if (p.send === 'ok' && p.ready === 200) break;
-      assert.ok(Date.now() - since < limitMs, `node recovers within ${limitMs} ms (last: ${p.send}, /ready ${p.ready})`);
+      assert.ok(
+        Date.now() - since < limitMs,
+        `node recovers within ${limitMs} ms (last: ${p.send}, /ready ${p.ready})`,
+      );
       await pause(100);
     }
   }
@@ -73,10 +83,13 @@ export async function recovery(pair: ServerProcess[], limitMs: number): Promise<
 }
 
 export function assertReport(t: TestContext, r: LoadReport, pair: ServerProcess[]): void {
-  t.diagnostic(`sent ${r.sent}, acknowledged ${r.acknowledged}, received ${r.received}, lost ${r.lost}, duplicated ${r.duplicated}, deleted then returned ${r.deletedReturned}; errors ${JSON.stringify(r.errors)}`);
+  t.diagnostic(
+    `sent ${r.sent}, acknowledged ${r.acknowledged}, received ${r.received}, lost ${r.lost}, duplicated ${r.duplicated}, deleted then returned ${r.deletedReturned}; errors ${JSON.stringify(r.errors)}`,
+  );
   assert.ok(r.acknowledged >= ENOUGH_ACKNOWLEDGED, 'the load ran');
   assert.equal(r.lost, 0, 'no acknowledged message was lost');
   assert.equal(r.deletedReturned, 0, 'no deleted message came back');
-  for (const key of Object.keys(r.errors)) assert.equal(key, '503 ServiceUnavailable', 'every failure was a clean ServiceUnavailable');
+  for (const key of Object.keys(r.errors))
+    assert.equal(key, '503 ServiceUnavailable', 'every failure was a clean ServiceUnavailable');
   for (const node of pair) assert.equal(node.proc.exitCode, null, 'no node exited');
 }

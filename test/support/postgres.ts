@@ -5,7 +5,8 @@ import pg from 'pg';
  * The PostgreSQL server tests run against: the machine's local server by default
  * (.ci/run starts it), or REDRIVE_TEST_POSTGRES_URL. Each test gets a fresh database.
  */
-export const POSTGRES_ADMIN_URL = process.env.REDRIVE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const POSTGRES_ADMIN_URL =
+  process.env.REDRIVE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export interface TestDatabase {
   url: string;

@@ -49,8 +49,19 @@ export async function startServerProcess(opts: ServerProcessOptions = {}): Promi
   if (keysFile) writeFileSync(keysFile, JSON.stringify(opts.credentials));
   const serverArgs = [...(keysFile ? ['--credentials', keysFile] : []), ...(opts.args ?? [])];
   const args = [
-    '--enable-source-maps', CLI, 'serve', '--port', '0', '--host', '127.0.0.1',
-    '--storage', storage, '--data-dir', dataDir, '--log-level', 'info',
+    '--enable-source-maps',
+    CLI,
+    'serve',
+    '--port',
+    '0',
+    '--host',
+    '127.0.0.1',
+    '--storage',
+    storage,
+    '--data-dir',
+    dataDir,
+    '--log-level',
+    'info',
     ...(opts.manualClock ? ['--clock', 'manual'] : []),
     ...serverArgs,
   ];
@@ -80,7 +91,9 @@ export async function startServerProcess(opts: ServerProcessOptions = {}): Promi
   });
   const clients: SQSClient[] = [];
   return {
-    url, dataDir, proc,
+    url,
+    dataDir,
+    proc,
     output: () => out,
     client: () => {
       const c = sqsClient(url);
@@ -94,8 +107,13 @@ export async function startServerProcess(opts: ServerProcessOptions = {}): Promi
       // With --credentials the clock moves only for a signed request: sign with the file's first key.
       const keys = credentialsOf(serverArgs);
       if (keys) {
-        const signed = await new SignatureV4({ service: 'sqs', region: 'us-east-1', credentials: keys, sha256: Sha256, applyChecksum: false })
-          .sign({ method: 'POST', protocol: 'http:', hostname: '127.0.0.1', path: '/_redrive/clock', headers, body });
+        const signed = await new SignatureV4({
+          service: 'sqs',
+          region: 'us-east-1',
+          credentials: keys,
+          sha256: Sha256,
+          applyChecksum: false,
+        }).sign({ method: 'POST', protocol: 'http:', hostname: '127.0.0.1', path: '/_redrive/clock', headers, body });
         headers = signed.headers as Record<string, string>;
       }
       const res = await fetch(`${url}/_redrive/clock`, { method: 'POST', headers, body });
@@ -115,7 +133,10 @@ export async function startServerProcess(opts: ServerProcessOptions = {}): Promi
     cleanup: () => {
       if (!owned) return;
       rmSync(dataDir, { recursive: true, force: true });
-      void postgresByDataDir.get(dataDir)?.drop().catch(() => undefined);
+      void postgresByDataDir
+        .get(dataDir)
+        ?.drop()
+        .catch(() => undefined);
       postgresByDataDir.delete(dataDir);
     },
   };
@@ -146,14 +167,17 @@ async function storageFor(storage: string, dataDir: string): Promise<string> {
 
 /** The output with each JSON log line's message written out, so a test can match its text. */
 function readable(out: string): string {
-  return out.split('\n').map((line) => {
-    try {
-      const entry = JSON.parse(line) as { msg?: unknown };
-      return typeof entry.msg === 'string' ? entry.msg : line;
-    } catch {
-      return line;
-    }
-  }).join('\n');
+  return out
+    .split('\n')
+    .map((line) => {
+      try {
+        const entry = JSON.parse(line) as { msg?: unknown };
+        return typeof entry.msg === 'string' ? entry.msg : line;
+      } catch {
+        return line;
+      }
+    })
+    .join('\n');
 }
 
 export function sqsClient(url: string): SQSClient {
@@ -194,7 +218,10 @@ export function useServerProcess(
 }
 
 /** Runs `run` against a server of its own, then stops the server (unless `run` did) and removes its data. */
-export async function withServerProcess<T>(opts: ServerProcessOptions, run: (server: ServerProcess) => Promise<T>): Promise<T> {
+export async function withServerProcess<T>(
+  opts: ServerProcessOptions,
+  run: (server: ServerProcess) => Promise<T>,
+): Promise<T> {
   const server = await startServerProcess(opts);
   try {
     return await run(server);

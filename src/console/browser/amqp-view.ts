@@ -17,7 +17,10 @@ function headerText(v: unknown): string {
   if (!t || typeof t !== 'object' || typeof t.type !== 'string') return JSON.stringify(v);
   if (t.base64 !== undefined) return `base64 ${t.base64}`;
   if (t.type === 'A') return `[${(t.value as unknown[]).map(headerText).join(', ')}]`;
-  if (t.type === 'F') return `{${Object.entries(t.value as object).map(([k, x]) => `${k}: ${headerText(x)}`).join(', ')}}`;
+  if (t.type === 'F')
+    return `{${Object.entries(t.value as object)
+      .map(([k, x]) => `${k}: ${headerText(x)}`)
+      .join(', ')}}`;
   if (t.type === 'T') return `${String(t.value)} (${time(Number(t.value) * 1000)})`;
   if (t.type === 'D') {
     const d = t.value as { places: number; digits: number };
@@ -27,21 +30,62 @@ function headerText(v: unknown): string {
 }
 
 const TYPE_NAMES: Record<string, string> = {
-  S: 'string', x: 'bytes', t: 'boolean', b: 'int8', B: 'uint8', s: 'int16', u: 'uint16', I: 'int32', i: 'uint32', l: 'int64',
-  T: 'timestamp', f: 'float', d: 'double', D: 'decimal', A: 'array', F: 'table', V: 'void',
+  S: 'string',
+  x: 'bytes',
+  t: 'boolean',
+  b: 'int8',
+  B: 'uint8',
+  s: 'int16',
+  u: 'uint16',
+  I: 'int32',
+  i: 'uint32',
+  l: 'int64',
+  T: 'timestamp',
+  f: 'float',
+  d: 'double',
+  D: 'decimal',
+  A: 'array',
+  F: 'table',
+  V: 'void',
 };
 
-const propertyText = (k: string, v: unknown) => (k === 'timestamp' && typeof v === 'number' ? `${v} (${time(v * 1000)})` : String(v));
+const propertyText = (k: string, v: unknown) =>
+  k === 'timestamp' && typeof v === 'number' ? `${v} (${time(v * 1000)})` : String(v);
 
 /** x-death as RabbitMQ delivers it: one row per {queue, reason}, newest first. */
 function xDeathTable(deaths: Death[]): HTMLElement {
-  return h('table', { class: 'attrs', id: 'x-death' },
-    h('thead', {}, h('tr', {}, ['count', 'reason', 'queue', 'exchange', 'routing-keys', 'time', 'original-expiration'].map((c) => h('th', {}, c)))),
-    h('tbody', {}, deaths.map((d) => h('tr', {},
-      h('td', { class: 'num' }, count(d.count)), h('td', {}, d.reason), h('td', {}, h('a', { href: queueHref(d.queue) }, d.queue)),
-      h('td', { class: 'mono' }, d.exchange === undefined ? '–' : d.exchange === '' ? '(default)' : d.exchange),
-      h('td', { class: 'mono' }, (d.routingKeys ?? [d.queue]).join(', ')), h('td', {}, time(d.firstTime)),
-      h('td', { class: 'mono' }, d.originalExpiration ?? '–')))));
+  return h(
+    'table',
+    { class: 'attrs', id: 'x-death' },
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        ['count', 'reason', 'queue', 'exchange', 'routing-keys', 'time', 'original-expiration'].map((c) =>
+          h('th', {}, c),
+        ),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      deaths.map((d) =>
+        h(
+          'tr',
+          {},
+          h('td', { class: 'num' }, count(d.count)),
+          h('td', {}, d.reason),
+          h('td', {}, h('a', { href: queueHref(d.queue) }, d.queue)),
+          h('td', { class: 'mono' }, d.exchange === undefined ? '–' : d.exchange === '' ? '(default)' : d.exchange),
+          h('td', { class: 'mono' }, (d.routingKeys ?? [d.queue]).join(', ')),
+          h('td', {}, time(d.firstTime)),
+          h('td', { class: 'mono' }, d.originalExpiration ?? '–'),
+        ),
+      ),
+    ),
+  );
 }
 
 /** The AMQP section of a message page; nothing for a message sent over SQS that never died through AMQP. */
@@ -52,18 +96,41 @@ export function amqpSection(m: PeekedMessage): HTMLElement[] {
   const out: HTMLElement[] = [h('h2', {}, 'AMQP')];
   if (a) {
     const { headers, ...props } = a.Properties;
-    out.push(h('div', { id: 'amqp-properties' }, facts([
-      ['Exchange', h('code', {}, a.Exchange === '' ? '(default)' : a.Exchange)],
-      ['Routing key', h('code', {}, a.RoutingKey)],
-      ...(a.RoutingKeys?.length ? [['More routing keys', a.RoutingKeys.join(', ')] as [string, string]] : []),
-      ...Object.entries(props).map(([k, v]) => [k, propertyText(k, v)] as [string, string]),
-    ])));
+    out.push(
+      h(
+        'div',
+        { id: 'amqp-properties' },
+        facts([
+          ['Exchange', h('code', {}, a.Exchange === '' ? '(default)' : a.Exchange)],
+          ['Routing key', h('code', {}, a.RoutingKey)],
+          ...(a.RoutingKeys?.length ? [['More routing keys', a.RoutingKeys.join(', ')] as [string, string]] : []),
+          ...Object.entries(props).map(([k, v]) => [k, propertyText(k, v)] as [string, string]),
+        ]),
+      ),
+    );
     const entries = Object.entries((headers ?? {}) as Record<string, Typed>);
     if (entries.length) {
-      out.push(h('h3', {}, 'Headers'), h('table', { class: 'attrs', id: 'amqp-headers' },
-        h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Type'), h('th', {}, 'Value'))),
-        h('tbody', {}, entries.map(([k, v]) => h('tr', {}, h('td', { class: 'mono' }, k),
-          h('td', {}, `${TYPE_NAMES[v.type ?? ''] ?? v.type} (${v.type})`), h('td', { class: 'mono' }, headerText(v)))))));
+      out.push(
+        h('h3', {}, 'Headers'),
+        h(
+          'table',
+          { class: 'attrs', id: 'amqp-headers' },
+          h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Type'), h('th', {}, 'Value'))),
+          h(
+            'tbody',
+            {},
+            entries.map(([k, v]) =>
+              h(
+                'tr',
+                {},
+                h('td', { class: 'mono' }, k),
+                h('td', {}, `${TYPE_NAMES[v.type ?? ''] ?? v.type} (${v.type})`),
+                h('td', { class: 'mono' }, headerText(v)),
+              ),
+            ),
+          ),
+        ),
+      );
     }
   }
   if (deaths.length) out.push(h('h3', {}, 'x-death (as AMQP consumers receive it)'), xDeathTable(deaths));
@@ -89,11 +156,24 @@ export function binaryBodyView(base64: string, contentType: unknown): HTMLElemen
     pre.textContent = mode === 'hex' ? hexDump(bytes) : base64;
     pre.className = mode;
   };
-  return h('figure', { class: 'body' },
-    h('figcaption', {}, 'Binary', h('span', { class: 'muted' }, ` · ${typeof contentType === 'string' ? `${contentType} · ` : ''}${count(bytes.length)} bytes`), ' ',
+  return h(
+    'figure',
+    { class: 'body' },
+    h(
+      'figcaption',
+      {},
+      'Binary',
+      h(
+        'span',
+        { class: 'muted' },
+        ` · ${typeof contentType === 'string' ? `${contentType} · ` : ''}${count(bytes.length)} bytes`,
+      ),
+      ' ',
       h('button', { type: 'button', class: 'small', id: 'body-hex', onclick: () => show('hex') }, 'Hex'),
-      h('button', { type: 'button', class: 'small', id: 'body-base64', onclick: () => show('base64') }, 'Base64')),
-    pre);
+      h('button', { type: 'button', class: 'small', id: 'body-base64', onclick: () => show('base64') }, 'Base64'),
+    ),
+    pre,
+  );
 }
 
 /** How a death's reason reads: a rejection over AMQP is told apart from RejectMessage. */

@@ -9,7 +9,11 @@ export type { Death, DeathSummary, PeekedMessage };
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';
-  constructor(readonly code: string, message: string, readonly status: number) {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status: number,
+  ) {
     super(message);
   }
 }
@@ -22,11 +26,16 @@ export const pageRegion = (): string | null => new URLSearchParams(location.sear
 
 const csrf = (): string => document.querySelector<HTMLMetaElement>('meta[name="redrive-csrf"]')?.content ?? '';
 
-export async function call<T = Record<string, unknown>>(action: string, input: Record<string, unknown> = {}): Promise<T> {
+export async function call<T = Record<string, unknown>>(
+  action: string,
+  input: Record<string, unknown> = {},
+): Promise<T> {
   const res = await fetch('/console/api', {
     method: 'POST',
     headers: {
-      'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${action}`, 'x-redrive-csrf': csrf(),
+      'content-type': 'application/x-amz-json-1.0',
+      'x-amz-target': `AmazonSQS.${action}`,
+      'x-redrive-csrf': csrf(),
       ...(pageRegion() ? { 'x-redrive-region': pageRegion()! } : {}),
     },
     body: JSON.stringify(input),
@@ -51,11 +60,18 @@ export async function queueUrl(name: string): Promise<string> {
 export type Attributes = Record<string, string>;
 
 export async function queueAttributes(url: string): Promise<Attributes> {
-  return (await call<{ Attributes?: Attributes }>('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['All'] })).Attributes ?? {};
+  return (
+    (await call<{ Attributes?: Attributes }>('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['All'] }))
+      .Attributes ?? {}
+  );
 }
 
 /** Follows NextToken through every page of a listing. */
-async function allPages<P extends { NextToken?: string }>(action: string, input: Record<string, unknown>, items: (page: P) => string[] | undefined): Promise<string[]> {
+async function allPages<P extends { NextToken?: string }>(
+  action: string,
+  input: Record<string, unknown>,
+  items: (page: P) => string[] | undefined,
+): Promise<string[]> {
   const out: string[] = [];
   let token: string | undefined;
   do {
@@ -67,11 +83,20 @@ async function allPages<P extends { NextToken?: string }>(action: string, input:
 }
 
 export const deadLetterSources = (url: string) =>
-  allPages<{ queueUrls?: string[]; NextToken?: string }>('ListDeadLetterSourceQueues', { QueueUrl: url }, (p) => p.queueUrls);
+  allPages<{ queueUrls?: string[]; NextToken?: string }>(
+    'ListDeadLetterSourceQueues',
+    { QueueUrl: url },
+    (p) => p.queueUrls,
+  );
 
 export const listQueueUrls = (prefix?: string) =>
   allPages<{ QueueUrls?: string[]; NextToken?: string }>('ListQueues', { QueueNamePrefix: prefix }, (p) => p.QueueUrls);
 
 export async function peek(url: string, max: number, token?: string, filter?: object) {
-  return call<{ Messages?: PeekedMessage[]; NextToken?: string }>('PeekMessages', { QueueUrl: url, MaxResults: max, NextToken: token, Filter: filter });
+  return call<{ Messages?: PeekedMessage[]; NextToken?: string }>('PeekMessages', {
+    QueueUrl: url,
+    MaxResults: max,
+    NextToken: token,
+    Filter: filter,
+  });
 }

@@ -6,9 +6,14 @@ import { ApiError } from './api.js';
  */
 const csrf = (): string => document.querySelector<HTMLMetaElement>('meta[name="redrive-csrf"]')?.content ?? '';
 
-export async function rabbit<T = unknown>(path: string, init: { method?: string; headers?: Record<string, string> } = {}): Promise<T> {
+export async function rabbit<T = unknown>(
+  path: string,
+  init: { method?: string; headers?: Record<string, string> } = {},
+): Promise<T> {
   const res = await fetch(`/console/api/rabbitmq/${path}`, {
-    method: init.method ?? 'GET', headers: { 'x-redrive-csrf': csrf(), ...init.headers }, credentials: 'same-origin',
+    method: init.method ?? 'GET',
+    headers: { 'x-redrive-csrf': csrf(), ...init.headers },
+    credentials: 'same-origin',
   });
   if (res.status === 401) {
     location.assign(`/console/sign-in?next=${encodeURIComponent(location.pathname)}`);
@@ -22,7 +27,14 @@ export async function rabbit<T = unknown>(path: string, init: { method?: string;
 
 export interface ConsumerInfo {
   consumer_tag: string;
-  channel_details: { connection_name: string; name: string; number: number; peer_host: string; peer_port: number; user: string };
+  channel_details: {
+    connection_name: string;
+    name: string;
+    number: number;
+    peer_host: string;
+    peer_port: number;
+    user: string;
+  };
   queue: { name: string };
   ack_required: boolean;
   prefetch_count: number;

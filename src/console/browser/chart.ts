@@ -2,7 +2,11 @@ import type { ActivityMinute } from './extensions.js';
 
 const NS = 'http://www.w3.org/2000/svg';
 
-function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>, text?: string): SVGElementTagNameMap[K] {
+function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number>,
+  text?: string,
+): SVGElementTagNameMap[K] {
   const el = document.createElementNS(NS, tag);
   for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
   if (text !== undefined) el.textContent = text;
@@ -15,10 +19,16 @@ function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string,
  * equals, so neither hides the other.
  */
 const SERIES: [keyof ActivityMinute, string][] = [
-  ['Sent', 'sent'], ['Deleted', 'deleted'], ['Received', 'received'], ['DeadLettered', 'dead-lettered'], ['DeadLetterArrivals', 'arrived'],
+  ['Sent', 'sent'],
+  ['Deleted', 'deleted'],
+  ['Received', 'received'],
+  ['DeadLettered', 'dead-lettered'],
+  ['DeadLetterArrivals', 'arrived'],
 ];
 const LABELS: Partial<Record<keyof ActivityMinute, string>> = {
-  DeadLettered: 'Dead-lettered', DeadLetterArrivals: 'Dead-letter arrivals', Depth: 'Depth (right scale)',
+  DeadLettered: 'Dead-lettered',
+  DeadLetterArrivals: 'Dead-letter arrivals',
+  Depth: 'Depth (right scale)',
 };
 
 /** The last hour per minute as an inline SVG line chart: no chart library, nothing to load. */
@@ -31,7 +41,12 @@ export function activityChart(minutes: ActivityMinute[]): SVGSVGElement {
   const max = Math.max(1, ...minutes.flatMap((m) => SERIES.map(([k]) => Number(m[k]))));
   const x = (i: number) => pad.left + (i / Math.max(1, minutes.length - 1)) * (width - pad.left - pad.right);
   const y = (v: number) => height - pad.bottom - (v / max) * (height - pad.top - pad.bottom);
-  const root = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'chart', role: 'img', 'aria-label': 'Messages per minute over the last hour' });
+  const root = svg('svg', {
+    viewBox: `0 0 ${width} ${height}`,
+    class: 'chart',
+    role: 'img',
+    'aria-label': 'Messages per minute over the last hour',
+  });
   for (const v of [0, max]) {
     root.append(svg('line', { x1: pad.left, x2: width - pad.right, y1: y(v), y2: y(v), class: 'grid' }));
     root.append(svg('text', { x: pad.left - 6, y: y(v) + 4, 'text-anchor': 'end', class: 'axis' }, String(v)));
@@ -45,7 +60,12 @@ export function activityChart(minutes: ActivityMinute[]): SVGSVGElement {
   // The depth has its own scale (right axis): a backlog would flatten the per-minute counts.
   const maxDepth = Math.max(1, ...minutes.map((m) => m.Depth));
   const yd = (v: number) => height - pad.bottom - (v / maxDepth) * (height - pad.top - pad.bottom);
-  root.append(svg('polyline', { points: minutes.map((m, i) => `${x(i).toFixed(1)},${yd(m.Depth).toFixed(1)}`).join(' '), class: 'series depth' }));
+  root.append(
+    svg('polyline', {
+      points: minutes.map((m, i) => `${x(i).toFixed(1)},${yd(m.Depth).toFixed(1)}`).join(' '),
+      class: 'series depth',
+    }),
+  );
   for (const v of [0, Math.round(maxDepth / 2), maxDepth]) {
     root.append(svg('line', { x1: width - pad.right, x2: width - pad.right + 4, y1: yd(v), y2: yd(v), class: 'grid' }));
     root.append(svg('text', { x: width - pad.right + 6, y: yd(v) + 4, class: 'axis depth' }, String(v)));

@@ -1,4 +1,11 @@
-import { rabbit, refreshWhileVisible, type ChannelInfo, type ConnectionInfo, type ConsumerInfo, type SqsClientInfo } from './broker-api.js';
+import {
+  rabbit,
+  refreshWhileVisible,
+  type ChannelInfo,
+  type ConnectionInfo,
+  type ConsumerInfo,
+  type SqsClientInfo,
+} from './broker-api.js';
 import { confirmAction } from './dialog.js';
 import { badge, content, count, duration, errorText, flash, h, queueHref, replace, time } from './dom.js';
 
@@ -13,8 +20,10 @@ export async function connectionsPage(): Promise<void> {
   const amqp = h('section', { id: 'amqp-connections' });
   const load = async () => {
     const [clients, connections, channels, consumers] = await Promise.all([
-      rabbit<SqsClientInfo[]>('sqs-clients'), rabbit<ConnectionInfo[]>('connections'),
-      rabbit<ChannelInfo[]>('channels'), rabbit<ConsumerInfo[]>('consumers'),
+      rabbit<SqsClientInfo[]>('sqs-clients'),
+      rabbit<ConnectionInfo[]>('connections'),
+      rabbit<ChannelInfo[]>('channels'),
+      rabbit<ConsumerInfo[]>('consumers'),
     ]);
     renderSqs(sqs, clients);
     renderAmqp(amqp, connections, channels, consumers, () => void load());
@@ -25,15 +34,47 @@ export async function connectionsPage(): Promise<void> {
 }
 
 function renderSqs(section: HTMLElement, clients: SqsClientInfo[]): void {
-  replace(section, h('h2', {}, 'SQS clients'),
+  replace(
+    section,
+    h('h2', {}, 'SQS clients'),
     h('p', { class: 'muted' }, 'Requests by access key, from this server node; the most recently seen first.'),
-    clients.length === 0 ? h('p', { class: 'empty' }, 'No SQS request yet.') : h('table', { id: 'sqs-clients-table' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'Access key'), h('th', {}, 'Last address'), h('th', { class: 'num' }, 'Requests, last minute'),
-        h('th', { class: 'num' }, 'Per second'), h('th', { class: 'num' }, 'Requests'), h('th', {}, 'Last seen'))),
-      h('tbody', {}, clients.map((c) => h('tr', { 'data-access-key': c.access_key },
-        h('td', { class: 'mono' }, c.access_key), h('td', { class: 'mono' }, c.peer_host),
-        h('td', { class: 'num' }, count(c.requests_last_minute)), h('td', { class: 'num' }, c.rate.toFixed(2)),
-        h('td', { class: 'num' }, count(c.requests)), h('td', {}, time(c.last_seen)))))));
+    clients.length === 0
+      ? h('p', { class: 'empty' }, 'No SQS request yet.')
+      : h(
+          'table',
+          { id: 'sqs-clients-table' },
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              h('th', {}, 'Access key'),
+              h('th', {}, 'Last address'),
+              h('th', { class: 'num' }, 'Requests, last minute'),
+              h('th', { class: 'num' }, 'Per second'),
+              h('th', { class: 'num' }, 'Requests'),
+              h('th', {}, 'Last seen'),
+            ),
+          ),
+          h(
+            'tbody',
+            {},
+            clients.map((c) =>
+              h(
+                'tr',
+                { 'data-access-key': c.access_key },
+                h('td', { class: 'mono' }, c.access_key),
+                h('td', { class: 'mono' }, c.peer_host),
+                h('td', { class: 'num' }, count(c.requests_last_minute)),
+                h('td', { class: 'num' }, c.rate.toFixed(2)),
+                h('td', { class: 'num' }, count(c.requests)),
+                h('td', {}, time(c.last_seen)),
+              ),
+            ),
+          ),
+        ),
+  );
 }
 
 const clientName = (c: ConnectionInfo) => {
@@ -42,46 +83,121 @@ const clientName = (c: ConnectionInfo) => {
   return [c.user_provided_name, product].filter(Boolean).join(' · ') || '–';
 };
 
-function renderAmqp(section: HTMLElement, connections: ConnectionInfo[], channels: ChannelInfo[], consumers: ConsumerInfo[], reload: () => void): void {
-  replace(section, h('h2', {}, 'AMQP connections'),
-    connections.length === 0 ? h('p', { class: 'empty' }, 'No AMQP connection (the listener is on with --amqp-port).') : h('table', { id: 'amqp-connections-table' },
-      h('thead', {}, h('tr', {}, ['Connection', 'User', 'Client', 'Channels', 'Consumers', 'Prefetch', 'Unacked', 'Connected', ''].map((t, i) =>
-        h('th', { class: i >= 3 && i <= 6 ? 'num' : undefined }, t)))),
-      h('tbody', {}, connections.map((c) => {
-        const mine = channels.filter((ch) => ch.connection_details.name === c.name);
-        const theirs = consumers.filter((x) => x.channel_details.connection_name === c.name);
-        const prefetch = [...new Set(mine.map((ch) => ch.prefetch_count))].map((n) => (n === 0 ? '∞' : count(n))).join(', ') || '–';
-        return h('tr', { 'data-connection': c.name },
-          h('td', { class: 'mono' }, c.name, c.state !== 'running' ? [' ', badge(c.state, 'warn')] : null),
-          h('td', {}, c.user), h('td', {}, clientName(c)),
-          h('td', { class: 'num' }, count(c.channels)), h('td', { class: 'num' }, count(theirs.length)),
-          h('td', { class: 'num' }, prefetch), h('td', { class: 'num' }, count(mine.reduce((n, ch) => n + ch.messages_unacknowledged, 0))),
-          h('td', { title: time(c.connected_at) }, `${duration((Date.now() - c.connected_at) / 1000)} ago`),
-          h('td', {}, h('button', { type: 'button', class: 'small danger close-connection', onclick: () => void close(c, reload) }, 'Close…')));
-      }))),
-    consumers.length === 0 ? null : [h('h3', {}, 'Consumers'), consumersTable(consumers, 'amqp-consumers-table', true)]);
+function renderAmqp(
+  section: HTMLElement,
+  connections: ConnectionInfo[],
+  channels: ChannelInfo[],
+  consumers: ConsumerInfo[],
+  reload: () => void,
+): void {
+  replace(
+    section,
+    h('h2', {}, 'AMQP connections'),
+    connections.length === 0
+      ? h('p', { class: 'empty' }, 'No AMQP connection (the listener is on with --amqp-port).')
+      : h(
+          'table',
+          { id: 'amqp-connections-table' },
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              ['Connection', 'User', 'Client', 'Channels', 'Consumers', 'Prefetch', 'Unacked', 'Connected', ''].map(
+                (t, i) => h('th', { class: i >= 3 && i <= 6 ? 'num' : undefined }, t),
+              ),
+            ),
+          ),
+          h(
+            'tbody',
+            {},
+            connections.map((c) => {
+              const mine = channels.filter((ch) => ch.connection_details.name === c.name);
+              const theirs = consumers.filter((x) => x.channel_details.connection_name === c.name);
+              const prefetch =
+                [...new Set(mine.map((ch) => ch.prefetch_count))].map((n) => (n === 0 ? '∞' : count(n))).join(', ') ||
+                '–';
+              return h(
+                'tr',
+                { 'data-connection': c.name },
+                h('td', { class: 'mono' }, c.name, c.state !== 'running' ? [' ', badge(c.state, 'warn')] : null),
+                h('td', {}, c.user),
+                h('td', {}, clientName(c)),
+                h('td', { class: 'num' }, count(c.channels)),
+                h('td', { class: 'num' }, count(theirs.length)),
+                h('td', { class: 'num' }, prefetch),
+                h('td', { class: 'num' }, count(mine.reduce((n, ch) => n + ch.messages_unacknowledged, 0))),
+                h('td', { title: time(c.connected_at) }, `${duration((Date.now() - c.connected_at) / 1000)} ago`),
+                h(
+                  'td',
+                  {},
+                  h(
+                    'button',
+                    { type: 'button', class: 'small danger close-connection', onclick: () => void close(c, reload) },
+                    'Close…',
+                  ),
+                ),
+              );
+            }),
+          ),
+        ),
+    consumers.length === 0 ? null : [h('h3', {}, 'Consumers'), consumersTable(consumers, 'amqp-consumers-table', true)],
+  );
 }
 
 /** AMQP consumers: tag, queue, channel, prefetch, unacknowledged deliveries (also on a queue's page). */
 export function consumersTable(consumers: ConsumerInfo[], id: string, withQueue: boolean): HTMLElement {
-  return h('table', { id },
-    h('thead', {}, h('tr', {}, h('th', {}, 'Consumer tag'), withQueue ? h('th', {}, 'Queue') : null, h('th', {}, 'Channel'), h('th', {}, 'User'),
-      h('th', {}, 'Ack'), h('th', { class: 'num' }, 'Prefetch'), h('th', { class: 'num' }, 'Unacked'))),
-    h('tbody', {}, consumers.map((x) => h('tr', { 'data-consumer': x.consumer_tag },
-      h('td', { class: 'mono' }, x.consumer_tag, x.exclusive ? [' ', badge('exclusive', 'info')] : null),
-      withQueue ? h('td', {}, h('a', { href: queueHref(x.queue.name) }, x.queue.name)) : null,
-      h('td', { class: 'mono' }, x.channel_details.name), h('td', {}, x.channel_details.user),
-      h('td', {}, x.ack_required ? 'manual' : 'auto'), h('td', { class: 'num' }, x.prefetch_count === 0 ? '∞' : count(x.prefetch_count)),
-      h('td', { class: 'num' }, count(x.messages_unacknowledged))))));
+  return h(
+    'table',
+    { id },
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        h('th', {}, 'Consumer tag'),
+        withQueue ? h('th', {}, 'Queue') : null,
+        h('th', {}, 'Channel'),
+        h('th', {}, 'User'),
+        h('th', {}, 'Ack'),
+        h('th', { class: 'num' }, 'Prefetch'),
+        h('th', { class: 'num' }, 'Unacked'),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      consumers.map((x) =>
+        h(
+          'tr',
+          { 'data-consumer': x.consumer_tag },
+          h('td', { class: 'mono' }, x.consumer_tag, x.exclusive ? [' ', badge('exclusive', 'info')] : null),
+          withQueue ? h('td', {}, h('a', { href: queueHref(x.queue.name) }, x.queue.name)) : null,
+          h('td', { class: 'mono' }, x.channel_details.name),
+          h('td', {}, x.channel_details.user),
+          h('td', {}, x.ack_required ? 'manual' : 'auto'),
+          h('td', { class: 'num' }, x.prefetch_count === 0 ? '∞' : count(x.prefetch_count)),
+          h('td', { class: 'num' }, count(x.messages_unacknowledged)),
+        ),
+      ),
+    ),
+  );
 }
 
 async function close(c: ConnectionInfo, reload: () => void): Promise<void> {
-  const ok = await confirmAction('Close this connection?',
+  const ok = await confirmAction(
+    'Close this connection?',
     `${c.name} (${c.user}) is closed with 320 CONNECTION_FORCED; its unacknowledged messages go back to their queues. A client that reconnects by itself will come back.`,
-    'Close connection');
+    'Close connection',
+  );
   if (!ok) return;
   try {
-    await rabbit(`connections/${encodeURIComponent(c.name)}`, { method: 'DELETE', headers: { 'x-reason': 'Closed from the Redrive console' } });
+    await rabbit(`connections/${encodeURIComponent(c.name)}`, {
+      method: 'DELETE',
+      headers: { 'x-reason': 'Closed from the Redrive console' },
+    });
     flash(`Closed ${c.name}.`);
   } catch (e) {
     flash(errorText(e), 'error');

@@ -4,7 +4,11 @@ import { pageRegion } from './api.js';
 type Child = Node | string | number | null | undefined | false | Child[];
 type Attrs = Record<string, string | number | boolean | undefined | ((ev: Event) => void)>;
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: (Child | Child[])[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: (Child | Child[])[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) {
     if (value === undefined || value === false) continue;
@@ -64,7 +68,8 @@ export function duration(seconds: number | undefined): string {
   const s = Math.max(0, Math.round(seconds));
   if (s < 60) return `${s} s`;
   if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`;
-  if (s < 86400) return `${Math.floor(s / 3600)} h${Math.floor((s % 3600) / 60) ? ` ${Math.floor((s % 3600) / 60)} min` : ''}`;
+  if (s < 86400)
+    return `${Math.floor(s / 3600)} h${Math.floor((s % 3600) / 60) ? ` ${Math.floor((s % 3600) / 60)} min` : ''}`;
   return `${Math.floor(s / 86400)} d${Math.floor((s % 86400) / 3600) ? ` ${Math.floor((s % 86400) / 3600)} h` : ''}`;
 }
 
@@ -80,7 +85,11 @@ export function parseUtc(text: string): number {
   return m ? Date.parse(`${m[1]}T${m[2] ?? '00:00'}Z`) : Number.NaN;
 }
 
-export function badge(text: string, tone: 'neutral' | 'danger' | 'warn' | 'ok' | 'info' = 'neutral', title?: string): HTMLElement {
+export function badge(
+  text: string,
+  tone: 'neutral' | 'danger' | 'warn' | 'ok' | 'info' = 'neutral',
+  title?: string,
+): HTMLElement {
   return h('span', { class: `badge ${tone}`, title }, text);
 }
 
@@ -100,5 +109,9 @@ export function errorText(e: unknown): string {
 
 /** A <dl> of label → value rows. */
 export function facts(rows: [string, Child | Child[]][]): HTMLElement {
-  return h('dl', { class: 'facts' }, rows.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v as Child)]));
+  return h(
+    'dl',
+    { class: 'facts' },
+    rows.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v as Child)]),
+  );
 }

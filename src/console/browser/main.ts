@@ -10,8 +10,14 @@ import { redrivePage } from './redrive-page.js';
 
 /** Each console page is server-rendered around a #content that its script fills in. */
 const pages: Record<string, () => void | Promise<void>> = {
-  overview: overviewPage, create: createPage, queue: queuePage, messages: messagesPage, message: messagePage, redrive: redrivePage,
-  connections: connectionsPage, exchanges: exchangesPage,
+  overview: overviewPage,
+  create: createPage,
+  queue: queuePage,
+  messages: messagesPage,
+  message: messagePage,
+  redrive: redrivePage,
+  connections: connectionsPage,
+  exchanges: exchangesPage,
 };
 
 const page = pages[mainData('page')];

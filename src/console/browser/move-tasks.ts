@@ -13,7 +13,10 @@ export interface MoveRequest {
 
 /** How many would move; `atLeast` when the server stopped counting at its bound (docs/security.md). */
 export async function previewMove(req: MoveRequest): Promise<{ n: number; atLeast: boolean }> {
-  const r = await call<{ ApproximateNumberOfMessagesToMove: number; ApproximateNumberOfMessagesToMoveIsLowerBound?: boolean }>('StartMessageMoveTask', { ...req, DryRun: true });
+  const r = await call<{
+    ApproximateNumberOfMessagesToMove: number;
+    ApproximateNumberOfMessagesToMoveIsLowerBound?: boolean;
+  }>('StartMessageMoveTask', { ...req, DryRun: true });
   return { n: r.ApproximateNumberOfMessagesToMove, atLeast: r.ApproximateNumberOfMessagesToMoveIsLowerBound === true };
 }
 
@@ -22,9 +25,13 @@ export async function startMove(req: MoveRequest): Promise<string> {
 }
 
 export async function listMoves(sourceArn: string): Promise<MoveTask[]> {
-  return (await call<{ Results?: MoveTask[] }>('ListMessageMoveTasks', { SourceArn: sourceArn, MaxResults: 10 })).Results ?? [];
+  return (
+    (await call<{ Results?: MoveTask[] }>('ListMessageMoveTasks', { SourceArn: sourceArn, MaxResults: 10 })).Results ??
+    []
+  );
 }
 
 export async function cancelMove(handle: string): Promise<number> {
-  return (await call<{ ApproximateNumberOfMessagesMoved: number }>('CancelMessageMoveTask', { TaskHandle: handle })).ApproximateNumberOfMessagesMoved;
+  return (await call<{ ApproximateNumberOfMessagesMoved: number }>('CancelMessageMoveTask', { TaskHandle: handle }))
+    .ApproximateNumberOfMessagesMoved;
 }

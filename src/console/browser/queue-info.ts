@@ -18,7 +18,10 @@ export async function loadQueue(name: string): Promise<QueueInfo> {
   const url = await queueUrl(name);
   const [attributes, sources] = await Promise.all([queueAttributes(url), deadLetterSources(url)]);
   return {
-    name, url, attributes, sources,
+    name,
+    url,
+    attributes,
+    sources,
     arn: attributes.QueueArn ?? '',
     fifo: attributes.FifoQueue === 'true',
     target: deadLetterTargetOf(attributes.RedrivePolicy),
@@ -34,22 +37,36 @@ export async function loadPageQueue(name: string): Promise<QueueInfo | undefined
   } catch (e) {
     // Nothing to browse or redrive: the queue's tabs would lead to the same error.
     document.querySelector('nav.tabs')?.remove();
-    replace(content(), h('p', { class: 'error' }, errorText(e)), h('p', {}, h('a', { href: '/console/queues' }, 'All queues')));
+    replace(
+      content(),
+      h('p', { class: 'error' }, errorText(e)),
+      h('p', {}, h('a', { href: '/console/queues' }, 'All queues')),
+    );
     return undefined;
   }
 }
 
 export const depthOf = (a: Attributes): number =>
-  Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
+  Number(a.ApproximateNumberOfMessages ?? 0) +
+  Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) +
+  Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
 
 /** The type and dead-letter role badges next to the page's title. */
 export function showBadges(q: QueueInfo): void {
   const el = document.getElementById('queue-badges');
   if (!el) return;
-  replace(el,
+  replace(
+    el,
     badge(q.fifo ? 'FIFO' : 'Standard'),
-    q.sources.length ? badge('DLQ', depthOf(q.attributes) > 0 ? 'danger' : 'neutral', `Dead-letter queue of ${q.sources.map(queueNameOf).join(', ')}`) : null,
-    q.target ? badge(`source → ${queueNameOf(q.target.arn)}`, 'info') : null);
+    q.sources.length
+      ? badge(
+          'DLQ',
+          depthOf(q.attributes) > 0 ? 'danger' : 'neutral',
+          `Dead-letter queue of ${q.sources.map(queueNameOf).join(', ')}`,
+        )
+      : null,
+    q.target ? badge(`source → ${queueNameOf(q.target.arn)}`, 'info') : null,
+  );
   if (!q.sources.length) document.getElementById('redrive-tab')?.classList.add('hidden');
 }
 

@@ -1,6 +1,20 @@
 import { listQueueUrls, queueAttributes } from './api.js';
 import { confirmAction } from './dialog.js';
-import { badge, content, count, duration, errorText, facts, flash, h, mainData, queueHref, queueNameOf, replace, time } from './dom.js';
+import {
+  badge,
+  content,
+  count,
+  duration,
+  errorText,
+  facts,
+  flash,
+  h,
+  mainData,
+  queueHref,
+  queueNameOf,
+  replace,
+  time,
+} from './dom.js';
 import { cancelMove, listMoves, previewMove, startMove, type MoveRequest, type MoveTask } from './move-tasks.js';
 import { arnFor, loadPageQueue, type QueueInfo } from './queue-info.js';
 import { filterFields, filterFrom } from './search-filter.js';
@@ -15,8 +29,17 @@ export async function redrivePage(): Promise<void> {
   const q = await loadPageQueue(name);
   if (!q) return;
   if (!q.sources.length) {
-    replace(content(), h('p', { class: 'empty' }, `No queue uses ${name} as its dead-letter queue, so there is nothing to redrive. `,
-      'Give a source queue a dead-letter queue on its ', h('a', { href: queueHref(name) }, 'settings'), '.'));
+    replace(
+      content(),
+      h(
+        'p',
+        { class: 'empty' },
+        `No queue uses ${name} as its dead-letter queue, so there is nothing to redrive. `,
+        'Give a source queue a dead-letter queue on its ',
+        h('a', { href: queueHref(name) }, 'settings'),
+        '.',
+      ),
+    );
     return;
   }
   const sameType = (await listQueueUrls()).map(queueNameOf).filter((n) => n !== name && n.endsWith('.fifo') === q.fifo);
@@ -44,20 +67,48 @@ function redriveForm(q: QueueInfo, sameType: string[], started: () => void): HTM
   const input = (name: string, attrs: Record<string, string | number | boolean> = {}) => h('input', { name, ...attrs });
   const toSource = h('input', { type: 'radio', name: 'destination', value: 'source', checked: true });
   const toQueue = h('input', { type: 'radio', name: 'destination', value: 'queue' });
-  const destination = h('select', { name: 'destinationQueue', 'aria-label': 'Destination queue' }, sameType.map((n) => h('option', { value: n }, n)));
+  const destination = h(
+    'select',
+    { name: 'destinationQueue', 'aria-label': 'Destination queue' },
+    sameType.map((n) => h('option', { value: n }, n)),
+  );
   const preview = h('p', { class: 'preview', id: 'preview', 'aria-live': 'polite' });
-  const form = h('form', { class: 'redrive' },
-    h('fieldset', {}, h('legend', {}, 'Destination'),
+  const form = h(
+    'form',
+    { class: 'redrive' },
+    h(
+      'fieldset',
+      {},
+      h('legend', {}, 'Destination'),
       h('label', { class: 'inline' }, toSource, ' Back to the queue each message died in'),
-      h('label', { class: 'inline' }, toQueue, ' To another ', q.fifo ? 'FIFO' : 'standard', ' queue: ', destination)),
-    h('fieldset', {}, h('legend', {}, 'Only messages that… (optional)'), filterFields(new URLSearchParams(location.search), q.sources)),
-    h('fieldset', {}, h('legend', {}, 'Speed'),
-      h('label', {}, h('span', { class: 'label' }, 'At most (messages per second)'), input('rate', { type: 'number', min: 1, max: 500, placeholder: 'no limit' }),
-        h('small', { class: 'hint' }, '1 to 500; empty moves batches of 100 back to back'))),
+      h('label', { class: 'inline' }, toQueue, ' To another ', q.fifo ? 'FIFO' : 'standard', ' queue: ', destination),
+    ),
+    h(
+      'fieldset',
+      {},
+      h('legend', {}, 'Only messages that… (optional)'),
+      filterFields(new URLSearchParams(location.search), q.sources),
+    ),
+    h(
+      'fieldset',
+      {},
+      h('legend', {}, 'Speed'),
+      h(
+        'label',
+        {},
+        h('span', { class: 'label' }, 'At most (messages per second)'),
+        input('rate', { type: 'number', min: 1, max: 500, placeholder: 'no limit' }),
+        h('small', { class: 'hint' }, '1 to 500; empty moves batches of 100 back to back'),
+      ),
+    ),
     preview,
-    h('div', { class: 'actions' },
+    h(
+      'div',
+      { class: 'actions' },
       h('button', { type: 'button', id: 'preview-button', onclick: () => void run(true) }, 'Preview'),
-      h('button', { type: 'submit', class: 'primary', id: 'start-button' }, 'Start redrive')));
+      h('button', { type: 'submit', class: 'primary', id: 'start-button' }, 'Start redrive'),
+    ),
+  );
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     void run(false);
@@ -84,7 +135,14 @@ function redriveForm(q: QueueInfo, sameType: string[], started: () => void): HTM
       preview.className = 'preview notice';
       if (dryRun) return;
       if (n === 0) return flash('No message matches: nothing to redrive.', 'error');
-      if (!(await confirmAction('Start the redrive?', `Move ${count(n)} messages from ${q.name} ${where()}${req.MaxNumberOfMessagesPerSecond ? `, at most ${req.MaxNumberOfMessagesPerSecond} per second` : ''}.`, `Move ${count(n)} messages`))) return;
+      if (
+        !(await confirmAction(
+          'Start the redrive?',
+          `Move ${count(n)} messages from ${q.name} ${where()}${req.MaxNumberOfMessagesPerSecond ? `, at most ${req.MaxNumberOfMessagesPerSecond} per second` : ''}.`,
+          `Move ${count(n)} messages`,
+        ))
+      )
+        return;
       await startMove(req);
       flash('Redrive started.');
       started();
@@ -99,33 +157,83 @@ function redriveForm(q: QueueInfo, sameType: string[], started: () => void): HTM
 const TONE = { RUNNING: 'info', COMPLETED: 'ok', CANCELLING: 'warn', CANCELLED: 'neutral', FAILED: 'danger' } as const;
 
 function renderTasks(section: HTMLElement, list: MoveTask[], changed: () => void): void {
-  replace(section, h('h2', {}, 'Move tasks'), list.length === 0 ? h('p', { class: 'empty' }, 'No redrive has run on this queue yet.')
-    : h('ol', { class: 'tasks' }, list.map((t) => {
-      const total = t.ApproximateNumberOfMessagesToMove;
-      const moved = t.ApproximateNumberOfMessagesMoved;
-      // The first batch goes at once, so a young task's average overstates its rate; the
-      // server never goes faster than the limit.
-      const elapsed = Math.max(1, (Date.now() - t.StartedTimestamp) / 1000);
-      const rate = Math.min(moved / elapsed, t.MaxNumberOfMessagesPerSecond ?? Infinity);
-      const left = total !== undefined && rate > 0 ? (total - moved) / rate : undefined;
-      const pct = total ? Math.min(100, Math.round((moved / total) * 100)) : t.Status === 'COMPLETED' ? 100 : 0;
-      return h('li', { class: `task ${t.Status.toLowerCase()}`, 'data-status': t.Status },
-        h('div', { class: 'task-head' }, badge(t.Status.toLowerCase(), TONE[t.Status]),
-          h('span', { class: 'task-progress-text' }, `moved ${count(moved)} of ${total === undefined ? '?' : count(total)}`),
-          h('span', { class: 'muted' }, `started ${time(t.StartedTimestamp)}`),
-          t.Status === 'RUNNING' && t.TaskHandle ? h('button', { type: 'button', class: 'danger small', onclick: () => void cancel(t.TaskHandle!, changed) }, 'Cancel') : null),
-        h('progress', { max: 100, value: pct, 'aria-label': 'Progress' }),
-        facts([
-          ['Destination', t.DestinationArn ? h('a', { href: queueHref(queueNameOf(t.DestinationArn)) }, queueNameOf(t.DestinationArn)) : 'each message’s source'],
-          ...(t.Status === 'RUNNING' ? [['Rate', `${rate.toFixed(1)}/s${t.MaxNumberOfMessagesPerSecond ? ` (limit ${t.MaxNumberOfMessagesPerSecond}/s)` : ''}`], ['Time left', duration(left)]] as [string, string][] : []),
-          ...(t.Filter ? [['Filter', h('code', { class: 'task-filter' }, filterText(t.Filter))]] as [string, HTMLElement][] : []),
-          ...(t.FailureReason ? [['Failure', h('span', { class: 'error-text' }, t.FailureReason)]] as [string, HTMLElement][] : []),
-        ]));
-    })));
+  replace(
+    section,
+    h('h2', {}, 'Move tasks'),
+    list.length === 0
+      ? h('p', { class: 'empty' }, 'No redrive has run on this queue yet.')
+      : h(
+          'ol',
+          { class: 'tasks' },
+          list.map((t) => {
+            const total = t.ApproximateNumberOfMessagesToMove;
+            const moved = t.ApproximateNumberOfMessagesMoved;
+            // The first batch goes at once, so a young task's average overstates its rate; the
+            // server never goes faster than the limit.
+            const elapsed = Math.max(1, (Date.now() - t.StartedTimestamp) / 1000);
+            const rate = Math.min(moved / elapsed, t.MaxNumberOfMessagesPerSecond ?? Infinity);
+            const left = total !== undefined && rate > 0 ? (total - moved) / rate : undefined;
+            const pct = total ? Math.min(100, Math.round((moved / total) * 100)) : t.Status === 'COMPLETED' ? 100 : 0;
+            return h(
+              'li',
+              { class: `task ${t.Status.toLowerCase()}`, 'data-status': t.Status },
+              h(
+                'div',
+                { class: 'task-head' },
+                badge(t.Status.toLowerCase(), TONE[t.Status]),
+                h(
+                  'span',
+                  { class: 'task-progress-text' },
+                  `moved ${count(moved)} of ${total === undefined ? '?' : count(total)}`,
+                ),
+                h('span', { class: 'muted' }, `started ${time(t.StartedTimestamp)}`),
+                t.Status === 'RUNNING' && t.TaskHandle
+                  ? h(
+                      'button',
+                      { type: 'button', class: 'danger small', onclick: () => void cancel(t.TaskHandle!, changed) },
+                      'Cancel',
+                    )
+                  : null,
+              ),
+              h('progress', { max: 100, value: pct, 'aria-label': 'Progress' }),
+              facts([
+                [
+                  'Destination',
+                  t.DestinationArn
+                    ? h('a', { href: queueHref(queueNameOf(t.DestinationArn)) }, queueNameOf(t.DestinationArn))
+                    : 'each message’s source',
+                ],
+                ...(t.Status === 'RUNNING'
+                  ? ([
+                      [
+                        'Rate',
+                        `${rate.toFixed(1)}/s${t.MaxNumberOfMessagesPerSecond ? ` (limit ${t.MaxNumberOfMessagesPerSecond}/s)` : ''}`,
+                      ],
+                      ['Time left', duration(left)],
+                    ] as [string, string][])
+                  : []),
+                ...(t.Filter
+                  ? ([['Filter', h('code', { class: 'task-filter' }, filterText(t.Filter))]] as [string, HTMLElement][])
+                  : []),
+                ...(t.FailureReason
+                  ? ([['Failure', h('span', { class: 'error-text' }, t.FailureReason)]] as [string, HTMLElement][])
+                  : []),
+              ]),
+            );
+          }),
+        ),
+  );
 }
 
 async function cancel(handle: string, changed: () => void): Promise<void> {
-  if (!(await confirmAction('Cancel the redrive?', 'Messages already moved stay moved; the rest stay in the dead-letter queue.', 'Cancel redrive'))) return;
+  if (
+    !(await confirmAction(
+      'Cancel the redrive?',
+      'Messages already moved stay moved; the rest stay in the dead-letter queue.',
+      'Cancel redrive',
+    ))
+  )
+    return;
   try {
     const moved = await cancelMove(handle);
     flash(`Cancelled after ${count(moved)} messages.`);

@@ -8,7 +8,17 @@ import type { MoveFilter } from './move-tasks.js';
  * the redrive page with the same filter filled in.
  */
 const REASONS = ['delivery_limit', 'rejected', 'expired', 'maxlen'];
-const FIELDS = ['BodyContains', 'BodyJsonPath', 'Equals', 'attrName', 'attrValue', 'diedIn', 'DeathReason', 'after', 'before'];
+const FIELDS = [
+  'BodyContains',
+  'BodyJsonPath',
+  'Equals',
+  'attrName',
+  'attrValue',
+  'diedIn',
+  'DeathReason',
+  'after',
+  'before',
+];
 
 /** The filter the fields in `values` describe; undefined when they describe none. `arnOf` turns a queue name into its ARN. */
 export function filterFrom(values: URLSearchParams, arnOf: (name: string) => string): MoveFilter | undefined {
@@ -35,27 +45,51 @@ export function filterParams(values: URLSearchParams): URLSearchParams {
  * dead-letter here. The fields about deaths are shown on dead-letter queues only.
  */
 export function filterFields(values: URLSearchParams, sources: string[], deadLetterQueue = true): HTMLElement[] {
-  const input = (name: string, attrs: Record<string, string | number | boolean> = {}) => h('input', { name, value: values.get(name) ?? '', ...attrs });
-  const select = (name: string, label: string, options: string[]) => h('select', { name, 'aria-label': label },
-    h('option', { value: '' }, `any ${label.toLowerCase()}`), options.map((o) => h('option', { value: o, selected: o === values.get(name) }, o)));
+  const input = (name: string, attrs: Record<string, string | number | boolean> = {}) =>
+    h('input', { name, value: values.get(name) ?? '', ...attrs });
+  const select = (name: string, label: string, options: string[]) =>
+    h(
+      'select',
+      { name, 'aria-label': label },
+      h('option', { value: '' }, `any ${label.toLowerCase()}`),
+      options.map((o) => h('option', { value: o, selected: o === values.get(name) }, o)),
+    );
   const field = (label: string, control: HTMLElement) => h('label', {}, h('span', { class: 'label' }, label), control);
-  const utc = { placeholder: 'YYYY-MM-DD HH:MM:SS', pattern: '\\d{4}-\\d{2}-\\d{2}([ T]\\d{2}:\\d{2}(:\\d{2})?)?( ?UTC)?', title: 'a time in UTC' };
+  const utc = {
+    placeholder: 'YYYY-MM-DD HH:MM:SS',
+    pattern: '\\d{4}-\\d{2}-\\d{2}([ T]\\d{2}:\\d{2}(:\\d{2})?)?( ?UTC)?',
+    title: 'a time in UTC',
+  };
   return [
     field('Body contains', input('BodyContains', { type: 'search' })),
-    h('div', { class: 'row' },
+    h(
+      'div',
+      { class: 'row' },
       field('JSON path', input('BodyJsonPath', { placeholder: '$.type' })),
-      field('equals (JSON value)', input('Equals', { placeholder: '"refund"' }))),
-    h('div', { class: 'row' },
+      field('equals (JSON value)', input('Equals', { placeholder: '"refund"' })),
+    ),
+    h(
+      'div',
+      { class: 'row' },
       field('Message attribute', input('attrName', { placeholder: 'name' })),
-      field('has the value', input('attrValue'))),
-    ...(deadLetterQueue ? [
-      h('div', { class: 'row' },
-        field('Died in', select('diedIn', 'Source', sources.map(queueNameOf))),
-        field('Why', select('DeathReason', 'Death reason', REASONS))),
-      h('div', { class: 'row' },
-        field('Dead-lettered after (UTC)', input('after', utc)),
-        field('and before (UTC)', input('before', utc))),
-    ] : []),
+      field('has the value', input('attrValue')),
+    ),
+    ...(deadLetterQueue
+      ? [
+          h(
+            'div',
+            { class: 'row' },
+            field('Died in', select('diedIn', 'Source', sources.map(queueNameOf))),
+            field('Why', select('DeathReason', 'Death reason', REASONS)),
+          ),
+          h(
+            'div',
+            { class: 'row' },
+            field('Dead-lettered after (UTC)', input('after', utc)),
+            field('and before (UTC)', input('before', utc)),
+          ),
+        ]
+      : []),
   ];
 }
 

@@ -12,7 +12,11 @@ import type { RequestContext } from '../types.js';
  * process's deliveries are released. A process that is running is never released: its
  * consumers' deliveries come back when their channels close. Each call is logged with its caller.
  */
-export async function releaseAmqpDeliveries(engine: Engine, ctx: RequestContext, input: ActionInputs['ReleaseAmqpDeliveries']) {
+export async function releaseAmqpDeliveries(
+  engine: Engine,
+  ctx: RequestContext,
+  input: ActionInputs['ReleaseAmqpDeliveries'],
+) {
   const holders = engine.deliveryHolders;
   const before = await holders.holders();
   let released: number;
@@ -22,7 +26,10 @@ export async function releaseAmqpDeliveries(engine: Engine, ctx: RequestContext,
   } else {
     released = await holders.releaseGone();
   }
-  engine.log.info({ by: ctx.accountId, holder: input.Holder ?? 'every stopped process', released }, 'AMQP deliveries released by an operator');
+  engine.log.info(
+    { by: ctx.accountId, holder: input.Holder ?? 'every stopped process', released },
+    'AMQP deliveries released by an operator',
+  );
   return {
     Released: released,
     Self: holders.holder,

@@ -14,7 +14,11 @@ import { PEEK_SCAN, scanQueue } from '../messages/bounded-scan.js';
 import { amqpView, bodyEncoding, type AmqpPropertyCodec } from '../amqp/message-view.js';
 import { countMatches } from '../dead-letters/triage.js';
 
-export async function listDeadLetterSourceQueues(engine: Engine, ctx: RequestContext, input: ActionInputs['ListDeadLetterSourceQueues']) {
+export async function listDeadLetterSourceQueues(
+  engine: Engine,
+  ctx: RequestContext,
+  input: ActionInputs['ListDeadLetterSourceQueues'],
+) {
   const dlq = await engine.resolveQueue(ctx, input.QueueUrl);
   const max = intParam(input.MaxResults, 'MaxResults', 1, 1000);
   const after = decodeToken(input.NextToken);
@@ -115,13 +119,23 @@ export async function rejectMessage(engine: Engine, ctx: RequestContext, input: 
   if (reason !== undefined && reason !== null && (typeof reason !== 'string' || reason.length > MAX_REASON)) {
     throw errors.invalidValue('Reason', '(reason)', `Reason must be a string of at most ${MAX_REASON} characters.`);
   }
-  const target = await deadLetterTarget(engine, queue, 'rejected', typeof reason === 'string' && reason !== '' ? reason : undefined);
+  const target = await deadLetterTarget(
+    engine,
+    queue,
+    'rejected',
+    typeof reason === 'string' && reason !== '' ? reason : undefined,
+  );
   if (!target) {
     throw errors.invalidParameterValue(
       `Queue ${queue.name} has no dead-letter queue, so the message cannot be rejected; it stays in flight until its visibility timeout ends.`,
     );
   }
-  const { outcome, deadLettered } = await engine.store.deadLetters.reject(queue.id, receipt, engine.clock.now(), target);
+  const { outcome, deadLettered } = await engine.store.deadLetters.reject(
+    queue.id,
+    receipt,
+    engine.clock.now(),
+    target,
+  );
   engine.deadLettered(queue, deadLettered);
   if (outcome === 'ok') return {};
   if (outcome === 'gone') {

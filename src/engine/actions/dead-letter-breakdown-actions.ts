@@ -22,7 +22,11 @@ interface Group {
  * ByRejectionReason, the consumers' own texts, is read from a bounded number of the
  * messages themselves (triage.ts).
  */
-export async function getDeadLetterBreakdown(engine: Engine, ctx: RequestContext, input: ActionInputs['GetDeadLetterBreakdown']) {
+export async function getDeadLetterBreakdown(
+  engine: Engine,
+  ctx: RequestContext,
+  input: ActionInputs['GetDeadLetterBreakdown'],
+) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const rows = await engine.store.deadLetters.breakdown(queue.id);
   const bySource = new Map<string, Group>();
@@ -32,10 +36,12 @@ export async function getDeadLetterBreakdown(engine: Engine, ctx: RequestContext
     add(byReason, r.reason ?? 'unknown', r);
   }
   const sorted = <K extends string>(m: Map<string, Group>, key: K) =>
-    [...m].map(([k, g]) => ({ [key]: k, ...g }) as Record<K, string> & Group)
+    [...m]
+      .map(([k, g]) => ({ [key]: k, ...g }) as Record<K, string> & Group)
       .sort((a, b) => b.Count - a.Count || (a[key] < b[key] ? -1 : 1));
   return {
-    BySource: sorted(bySource, 'SourceArn'), ByReason: sorted(byReason, 'Reason'),
+    BySource: sorted(bySource, 'SourceArn'),
+    ByReason: sorted(byReason, 'Reason'),
     ...(await rejectionReasons(engine, queue, engine.clock.now() - retentionMs(queue))),
   };
 }

@@ -9,14 +9,26 @@ import { selectMessageAttributes, sequenceNumber, systemAttributes } from '../me
 import { queueNumber, retentionMs } from '../queues/queue-attributes.js';
 import type { Attempt, Cancellation } from '../messages/long-poll.js';
 import { newReceiptToken } from '../messages/receipt.js';
-import { checkFifoParameters, DEDUP_INTERVAL_MS, FIFO_INFLIGHT_LIMIT, fifoFields, receiveAttemptId } from '../messages/fifo.js';
+import {
+  checkFifoParameters,
+  DEDUP_INTERVAL_MS,
+  FIFO_INFLIGHT_LIMIT,
+  fifoFields,
+  receiveAttemptId,
+} from '../messages/fifo.js';
 import { deadLetterRule } from '../dead-letters/dead-letter.js';
 import { lengthLimit, queueFull, sendExpiry } from '../messages/limits.js';
 import { deathAttributes } from '../dead-letters/deaths.js';
 import { checkRestoreCaller, checkRestoredSource, restoredDeaths } from '../dead-letters/restored-deaths.js';
 import { restoredEnvelope } from '../amqp/message-view.js';
 import type { MessageAttributes, NewMessage, QueueRecord, RequestContext, StoredMessage } from '../types.js';
-import { checkBatchEntries, checkBody, checkMessageAttributes, hasForbiddenCharacters, intParam } from '../queues/validation.js';
+import {
+  checkBatchEntries,
+  checkBody,
+  checkMessageAttributes,
+  hasForbiddenCharacters,
+  intParam,
+} from '../queues/validation.js';
 
 /** A batch entry's members, as the client sent them, before they are checked. */
 type Entry = Record<string, unknown>;
@@ -25,7 +37,13 @@ type MessageFields = Omit<ActionInputs['SendMessage'], 'QueueUrl'>;
 const TWELVE_HOURS_MS = 43_200_000;
 
 /** Validates one message to send and builds it; `batch` changes SQS's wording of size errors. */
-function buildMessage(engine: Engine, ctx: RequestContext, queue: QueueRecord, e: MessageFields, batch: boolean): { message: NewMessage; size: number } {
+function buildMessage(
+  engine: Engine,
+  ctx: RequestContext,
+  queue: QueueRecord,
+  e: MessageFields,
+  batch: boolean,
+): { message: NewMessage; size: number } {
   const body = checkBody(e.MessageBody);
   const user = checkMessageAttributes(e.MessageAttributes);
   const system = checkMessageAttributes(e.MessageSystemAttributes, 'system');
@@ -89,7 +107,10 @@ export async function sendMessage(engine: Engine, ctx: RequestContext, input: Ac
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   checkFifoParameters(queue, input, false);
   const { message, size } = buildMessage(engine, ctx, queue, input, false);
-  const { messages: [stored], deadLettered } = await engine.store.messages.send(queue.id, [message], await lengthLimit(engine, queue));
+  const {
+    messages: [stored],
+    deadLettered,
+  } = await engine.store.messages.send(queue.id, [message], await lengthLimit(engine, queue));
   engine.deadLettered(queue, deadLettered);
   if (stored!.rejected) throw queueFull(queue);
   if (stored!.duplicate) engine.observer.deduplicated(queue, 1);
@@ -132,14 +153,26 @@ export async function sendMessageBatch(engine: Engine, ctx: RequestContext, inpu
     }
   });
   if (total > BATCH_LIMIT) {
-    throw sqsError('BatchRequestTooLong', `Batch requests cannot be longer than ${BATCH_LIMIT} bytes. You have sent ${total} bytes.`);
+    throw sqsError(
+      'BatchRequestTooLong',
+      `Batch requests cannot be longer than ${BATCH_LIMIT} bytes. You have sent ${total} bytes.`,
+    );
   }
   const good = built.filter((b) => b.message);
   const { messages: stored, deadLettered } = good.length
-    ? await engine.store.messages.send(queue.id, good.map((b) => b.message!), await lengthLimit(engine, queue))
+    ? await engine.store.messages.send(
+        queue.id,
+        good.map((b) => b.message!),
+        await lengthLimit(engine, queue),
+      )
     : { messages: [], deadLettered: [] };
   engine.deadLettered(queue, deadLettered);
-  observeBatch(engine, queue, stored, good.map((b) => b.size!));
+  observeBatch(
+    engine,
+    queue,
+    stored,
+    good.map((b) => b.size!),
+  );
   stored.forEach((m, i) => {
     if (m.rejected) good[i]!.error = queueFull(queue);
   });
@@ -151,14 +184,22 @@ export async function sendMessageBatch(engine: Engine, ctx: RequestContext, inpu
   return out;
 }
 
-const nameList = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+const nameList = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 
-export async function receiveMessage(engine: Engine, ctx: RequestContext, input: ActionInputs['ReceiveMessage'], signal?: Cancellation) {
+export async function receiveMessage(
+  engine: Engine,
+  ctx: RequestContext,
+  input: ActionInputs['ReceiveMessage'],
+  signal?: Cancellation,
+) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const max = intParam(input.MaxNumberOfMessages, 'MaxNumberOfMessages', 1, 10) ?? 1;
-  const visibility = intParam(input.VisibilityTimeout, 'VisibilityTimeout', 0, 43_200) ?? queueNumber(queue, 'VisibilityTimeout');
-  const wait = intParam(input.WaitTimeSeconds, 'WaitTimeSeconds', 0, 20, 'Must be >= 0 and <= 20, if provided.')
-    ?? queueNumber(queue, 'ReceiveMessageWaitTimeSeconds');
+  const visibility =
+    intParam(input.VisibilityTimeout, 'VisibilityTimeout', 0, 43_200) ?? queueNumber(queue, 'VisibilityTimeout');
+  const wait =
+    intParam(input.WaitTimeSeconds, 'WaitTimeSeconds', 0, 20, 'Must be >= 0 and <= 20, if provided.') ??
+    queueNumber(queue, 'ReceiveMessageWaitTimeSeconds');
   const systemNames = new Set([...nameList(input.AttributeNames), ...nameList(input.MessageSystemAttributeNames)]);
   const userNames = nameList(input.MessageAttributeNames);
   const attemptId = queue.fifo ? receiveAttemptId(input.ReceiveRequestAttemptId) : undefined;
@@ -173,8 +214,15 @@ export async function receiveMessage(engine: Engine, ctx: RequestContext, input:
     }
     const noisy = await engine.fair.noisy(queue, now);
     const r = await engine.store.messages.receive(queue.id, {
-      now, max, visibilityTimeoutMs: visibility * 1000, retentionCutoff: now - retentionMs(queue),
-      newToken: newReceiptToken, deadLetter, fifo: queue.fifo, attemptId, attemptUntil: now + DEDUP_INTERVAL_MS,
+      now,
+      max,
+      visibilityTimeoutMs: visibility * 1000,
+      retentionCutoff: now - retentionMs(queue),
+      newToken: newReceiptToken,
+      deadLetter,
+      fifo: queue.fifo,
+      attemptId,
+      attemptUntil: now + DEDUP_INTERVAL_MS,
       ...(noisy && { noisy }),
     });
     engine.fair.noteReceived(queue, r.messages);
@@ -188,7 +236,10 @@ export async function receiveMessage(engine: Engine, ctx: RequestContext, input:
   const capped = wait > 0 && engine.longPolls.size >= engine.maxLongPolls;
   const messages = await engine.longPolls.wait(queue.id, capped ? 0 : wait * 1000, attempt, signal, max);
   if (capped && messages.length === 0) {
-    throw sqsError('ServiceUnavailable', 'Too many long polls are waiting; the server is shedding load. Retry with back-off.');
+    throw sqsError(
+      'ServiceUnavailable',
+      'Too many long polls are waiting; the server is shedding load. Retry with back-off.',
+    );
   }
   // Counted per call, as CloudWatch counts NumberOfEmptyReceives: a long poll's attempts are one receive.
   engine.observer.received(queue, messages.length);
@@ -231,7 +282,6 @@ async function overInflightLimit(engine: Engine, queue: QueueRecord, now: number
   return exact >= limit;
 }
 
-
 function deleteError(outcome: ReceiptOutcome, handle: string): SqsError | undefined {
   if (outcome === 'lapsed') return errors.invalidValue('ReceiptHandle', handle, 'The receipt handle has expired.');
   return undefined;
@@ -240,7 +290,10 @@ function deleteError(outcome: ReceiptOutcome, handle: string): SqsError | undefi
 export async function deleteMessage(engine: Engine, ctx: RequestContext, input: ActionInputs['DeleteMessage']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const receipt = (await engine.receipts()).open(queue, input.ReceiptHandle);
-  const [outcome] = await engine.store.messages.delete(queue.id, [receipt], { now: engine.clock.now(), requireCurrent: queue.fifo });
+  const [outcome] = await engine.store.messages.delete(queue.id, [receipt], {
+    now: engine.clock.now(),
+    requireCurrent: queue.fifo,
+  });
   if (outcome === 'ok') engine.observer.deleted(queue, 1);
   const err = deleteError(outcome!, String(input.ReceiptHandle));
   if (err) throw err;
@@ -277,14 +330,22 @@ async function receiptBatch<T>(
   return out;
 }
 
-export async function deleteMessageBatch(engine: Engine, ctx: RequestContext, input: ActionInputs['DeleteMessageBatch']) {
+export async function deleteMessageBatch(
+  engine: Engine,
+  ctx: RequestContext,
+  input: ActionInputs['DeleteMessageBatch'],
+) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const receipts = await engine.receipts();
   return receiptBatch(
-    input, 'DeleteMessageBatchRequestEntry',
+    input,
+    'DeleteMessageBatchRequestEntry',
     (e) => receipts.open(queue, e.ReceiptHandle),
     async (items) => {
-      const outcomes = await engine.store.messages.delete(queue.id, items, { now: engine.clock.now(), requireCurrent: queue.fifo });
+      const outcomes = await engine.store.messages.delete(queue.id, items, {
+        now: engine.clock.now(),
+        requireCurrent: queue.fifo,
+      });
       const ok = outcomes.filter((o) => o === 'ok').length;
       if (ok) engine.observer.deleted(queue, ok);
       return outcomes;
@@ -298,26 +359,44 @@ function visibilityError(outcome: ReceiptOutcome, handle: string, timeout: numbe
     case 'ok':
       return undefined;
     case 'tooLong':
-      return errors.invalidValue('VisibilityTimeout', timeout, 'Total VisibilityTimeout for the message is beyond the limit [43200 seconds]');
+      return errors.invalidValue(
+        'VisibilityTimeout',
+        timeout,
+        'Total VisibilityTimeout for the message is beyond the limit [43200 seconds]',
+      );
     case 'lapsed':
       return errors.invalidValue('ReceiptHandle', handle, 'The receipt handle has expired.');
     case 'notInflight':
       return sqsError('MessageNotInflight', 'The message referred to is not in flight.');
     default:
-      return errors.invalidValue('ReceiptHandle', handle, 'Message does not exist or is not available for visibility timeout change.');
+      return errors.invalidValue(
+        'ReceiptHandle',
+        handle,
+        'Message does not exist or is not available for visibility timeout change.',
+      );
   }
 }
 
 function visibilityChange(receipts: ReceiptCodec, queue: QueueRecord, e: Entry) {
   const receipt = receipts.open(queue, e.ReceiptHandle);
-  if (e.VisibilityTimeout === undefined || e.VisibilityTimeout === null) throw errors.missingParameter('VisibilityTimeout');
+  if (e.VisibilityTimeout === undefined || e.VisibilityTimeout === null)
+    throw errors.missingParameter('VisibilityTimeout');
   const timeout = intParam(e.VisibilityTimeout, 'VisibilityTimeout', 0, 43_200)!;
   // SQS counts any time since the receive, so even a change made at once may not reach
   // the full 12 hours: 43200 right after a receive is already beyond the limit.
-  return { ...receipt, visibilityTimeoutMs: timeout * 1000, maxSinceReceiveMs: TWELVE_HOURS_MS - 1, requireCurrent: queue.fifo };
+  return {
+    ...receipt,
+    visibilityTimeoutMs: timeout * 1000,
+    maxSinceReceiveMs: TWELVE_HOURS_MS - 1,
+    requireCurrent: queue.fifo,
+  };
 }
 
-export async function changeMessageVisibility(engine: Engine, ctx: RequestContext, input: ActionInputs['ChangeMessageVisibility']) {
+export async function changeMessageVisibility(
+  engine: Engine,
+  ctx: RequestContext,
+  input: ActionInputs['ChangeMessageVisibility'],
+) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const change = visibilityChange(await engine.receipts(), queue, input);
   const [outcome] = await engine.store.messages.changeVisibility(queue.id, [change], engine.clock.now());
@@ -326,11 +405,16 @@ export async function changeMessageVisibility(engine: Engine, ctx: RequestContex
   return {};
 }
 
-export async function changeMessageVisibilityBatch(engine: Engine, ctx: RequestContext, input: ActionInputs['ChangeMessageVisibilityBatch']) {
+export async function changeMessageVisibilityBatch(
+  engine: Engine,
+  ctx: RequestContext,
+  input: ActionInputs['ChangeMessageVisibilityBatch'],
+) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const receipts = await engine.receipts();
   return receiptBatch(
-    input, 'ChangeMessageVisibilityBatchRequestEntry',
+    input,
+    'ChangeMessageVisibilityBatchRequestEntry',
     (e) => visibilityChange(receipts, queue, e),
     (items) => engine.store.messages.changeVisibility(queue.id, items, engine.clock.now()),
     (o, e) => visibilityError(o, String(e.ReceiptHandle), Number(e.VisibilityTimeout)),

@@ -17,12 +17,19 @@ const TWELVE_HOURS_MS = 43_200_000;
 /** MessageIds as SQS checks a batch: 1 to 10 distinct ids. */
 function messageIds(input: { MessageIds: unknown }): string[] {
   const raw = input.MessageIds;
-  return checkBatchEntries<{ Id: string }>(Array.isArray(raw) ? raw.map((Id: unknown) => ({ Id })) : raw, 'MessageId', 'MessageIds')
-    .map((e) => e.Id);
+  return checkBatchEntries<{ Id: string }>(
+    Array.isArray(raw) ? raw.map((Id: unknown) => ({ Id })) : raw,
+    'MessageId',
+    'MessageIds',
+  ).map((e) => e.Id);
 }
 
-const notFound = (queue: QueueRecord, Id: string) =>
-  ({ Id, Code: 'MessageNotFound', Message: `No message with id ${Id} is in ${queue.name}.`, SenderFault: true });
+const notFound = (queue: QueueRecord, Id: string) => ({
+  Id,
+  Code: 'MessageNotFound',
+  Message: `No message with id ${Id} is in ${queue.name}.`,
+  SenderFault: true,
+});
 
 /**
  * DeleteMessagesById (a Redrive extension): deletes up to 10 messages of a queue by
@@ -36,12 +43,20 @@ const notFound = (queue: QueueRecord, Id: string) =>
  * batch (EmptyBatchRequest, TooManyEntriesInBatchRequest, BatchEntryIdsNotDistinct,
  * InvalidBatchEntryId); an id the queue does not hold fails alone, with MessageNotFound.
  */
-export async function deleteMessagesById(engine: Engine, ctx: RequestContext, input: ActionInputs['DeleteMessagesById']) {
+export async function deleteMessagesById(
+  engine: Engine,
+  ctx: RequestContext,
+  input: ActionInputs['DeleteMessagesById'],
+) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const ids = messageIds(input);
   const deleted = new Set(await engine.store.messages.deleteByIds(queue.id, ids, engine.clock.now()));
   if (deleted.size) engine.observer.deleted(queue, deleted.size);
-  if (deleted.size) engine.log.info({ queue: queue.name, account: queue.accountId, by: ctx.accountId, messages: [...deleted] }, 'messages deleted by id');
+  if (deleted.size)
+    engine.log.info(
+      { queue: queue.name, account: queue.accountId, by: ctx.accountId, messages: [...deleted] },
+      'messages deleted by id',
+    );
   return {
     Successful: ids.filter((id) => deleted.has(id)).map((Id) => ({ Id })),
     Failed: ids.filter((id) => !deleted.has(id)).map((Id) => notFound(queue, Id)),
@@ -58,22 +73,45 @@ export async function deleteMessagesById(engine: Engine, ctx: RequestContext, in
  * when a visibility timeout ends (on a standard queue it still deletes until the message
  * is received again; on a FIFO queue it no longer does).
  */
-export async function changeMessageVisibilityById(engine: Engine, ctx: RequestContext, input: ActionInputs['ChangeMessageVisibilityById']) {
+export async function changeMessageVisibilityById(
+  engine: Engine,
+  ctx: RequestContext,
+  input: ActionInputs['ChangeMessageVisibilityById'],
+) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const id = requireString(input.MessageId, 'MessageId');
-  if (input.VisibilityTimeout === undefined || input.VisibilityTimeout === null) throw errors.missingParameter('VisibilityTimeout');
+  if (input.VisibilityTimeout === undefined || input.VisibilityTimeout === null)
+    throw errors.missingParameter('VisibilityTimeout');
   const timeout = intParam(input.VisibilityTimeout, 'VisibilityTimeout', 0, 43_200)!;
   const now = engine.clock.now();
   const notInflight = () => sqsError('MessageNotInflight', `Message ${id} is not in flight in ${queue.name}.`);
   const m = await engine.store.moveTasks.inflightById(queue.id, id, now);
   if (!m) throw notInflight();
   // The current receipt, required: a receive or a lapse in between means the message is no longer the one looked at.
-  const [outcome] = await engine.store.messages.changeVisibility(queue.id, [{
-    seq: m.seq, token: m.receiptToken!, visibilityTimeoutMs: timeout * 1000, maxSinceReceiveMs: TWELVE_HOURS_MS - 1, requireCurrent: true,
-  }], now);
-  if (outcome === 'tooLong') throw errors.invalidValue('VisibilityTimeout', timeout, 'Total VisibilityTimeout for the message is beyond the limit [43200 seconds]');
+  const [outcome] = await engine.store.messages.changeVisibility(
+    queue.id,
+    [
+      {
+        seq: m.seq,
+        token: m.receiptToken!,
+        visibilityTimeoutMs: timeout * 1000,
+        maxSinceReceiveMs: TWELVE_HOURS_MS - 1,
+        requireCurrent: true,
+      },
+    ],
+    now,
+  );
+  if (outcome === 'tooLong')
+    throw errors.invalidValue(
+      'VisibilityTimeout',
+      timeout,
+      'Total VisibilityTimeout for the message is beyond the limit [43200 seconds]',
+    );
   if (outcome !== 'ok') throw notInflight();
-  engine.log.info({ queue: queue.name, account: queue.accountId, by: ctx.accountId, message: id, visibilityTimeout: timeout }, 'message visibility changed by id');
+  engine.log.info(
+    { queue: queue.name, account: queue.accountId, by: ctx.accountId, message: id, visibilityTimeout: timeout },
+    'message visibility changed by id',
+  );
   return {};
 }
 
@@ -94,9 +132,15 @@ export async function moveMessagesById(engine: Engine, ctx: RequestContext, inpu
   if (input.DestinationArn !== undefined && input.DestinationArn !== null) {
     destinationArn = requireString(input.DestinationArn, 'DestinationArn');
     const destination = await queueByArn(engine, ctx, destinationArn);
-    if (!destination) throw sqsError('ResourceNotFoundException', "The resource that you specified for the DestinationArn parameter doesn't exist.");
-    if (destination.fifo !== source.fifo) throw errors.invalidParameterValue('The destination queue must be of the same type as the source queue.');
-    if (destination.id === source.id) throw errors.invalidParameterValue('The destination queue must not be the source queue.');
+    if (!destination)
+      throw sqsError(
+        'ResourceNotFoundException',
+        "The resource that you specified for the DestinationArn parameter doesn't exist.",
+      );
+    if (destination.fifo !== source.fifo)
+      throw errors.invalidParameterValue('The destination queue must be of the same type as the source queue.');
+    if (destination.id === source.id)
+      throw errors.invalidParameterValue('The destination queue must not be the source queue.');
   }
   const now = engine.clock.now();
   const rules = moveRules(source, { destinationArn }, (q, at) => queueExpiry(engine, q, at));
@@ -112,15 +156,29 @@ export async function moveMessagesById(engine: Engine, ctx: RequestContext, inpu
   });
   const moved = results.filter((r) => r.outcome === 'moved');
   // Counted as a move task's messages: a receive and a delete here, a send there (docs/monitoring.md).
-  countRedrive(engine.observer, source, moved.length, destinationsOf(moved.map((r) => ({ message: r.message!, destination: r.destination! }))));
+  countRedrive(
+    engine.observer,
+    source,
+    moved.length,
+    destinationsOf(moved.map((r) => ({ message: r.message!, destination: r.destination! }))),
+  );
   if (moved.length) {
-    engine.log.info({
-      queue: source.name, account: source.accountId, by: ctx.accountId,
-      messages: moved.map((r) => ({ id: r.id, to: r.destination!.name, newId: r.newMessageId })),
-    }, 'messages moved by id');
+    engine.log.info(
+      {
+        queue: source.name,
+        account: source.accountId,
+        by: ctx.accountId,
+        messages: moved.map((r) => ({ id: r.id, to: r.destination!.name, newId: r.newMessageId })),
+      },
+      'messages moved by id',
+    );
   }
   return {
-    Successful: moved.map((r) => ({ Id: r.id, MessageId: r.newMessageId, DestinationArn: engine.arnOf(r.destination!) })),
+    Successful: moved.map((r) => ({
+      Id: r.id,
+      MessageId: r.newMessageId,
+      DestinationArn: engine.arnOf(r.destination!),
+    })),
     Failed: results.filter((r) => r.outcome !== 'moved').map((r) => moveFailure(source, r, now, destinationArn)),
   };
 }
@@ -130,12 +188,18 @@ function moveFailure(source: QueueRecord, r: MoveByIdResult, now: number, destin
   const m = r.message as StoredMessage | undefined;
   if (!m || m.sentAt < now - retentionMs(source)) return notFound(source, r.id);
   if (r.outcome === 'noDestination') {
-    return fail('NonExistentQueue', `Message ${r.id} cannot move: ${destinationArn ?? m.deadLetterSourceArn} is not a queue of this account and region.`);
+    return fail(
+      'NonExistentQueue',
+      `Message ${r.id} cannot move: ${destinationArn ?? m.deadLetterSourceArn} is not a queue of this account and region.`,
+    );
   }
   if (m.visibleAt > now) {
     return m.receiveCount > 0
       ? fail('MessageInFlight', `Message ${r.id} is in flight; make it visible first.`)
       : fail('MessageDelayed', `Message ${r.id} is delayed until ${new Date(m.visibleAt).toISOString()}.`);
   }
-  return fail('NoDeadLetterSource', `Message ${r.id} was not dead-lettered, so it has no source queue; give a DestinationArn.`);
+  return fail(
+    'NoDeadLetterSource',
+    `Message ${r.id} was not dead-lettered, so it has no source queue; give a DestinationArn.`,
+  );
 }

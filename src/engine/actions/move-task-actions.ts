@@ -16,7 +16,10 @@ import { intParam, requireString } from '../queues/validation.js';
 const MAX_ACTIVE_TASKS = 100;
 
 const notFound = (parameter: string) =>
-  sqsError('ResourceNotFoundException', `The resource that you specified for the ${parameter} parameter doesn't exist.`);
+  sqsError(
+    'ResourceNotFoundException',
+    `The resource that you specified for the ${parameter} parameter doesn't exist.`,
+  );
 
 /**
  * The caller's queue named by an ARN, if it exists in the caller's region: as in SQS, a
@@ -36,7 +39,8 @@ export function encodeTaskHandle(taskId: string, sourceArn: string): string {
 export function decodeTaskHandle(handle: string): { taskId: string; sourceArn: string } {
   try {
     const v = JSON.parse(Buffer.from(handle, 'base64').toString('utf8')) as Record<string, unknown>;
-    if (typeof v.taskId === 'string' && typeof v.sourceArn === 'string') return { taskId: v.taskId, sourceArn: v.sourceArn };
+    if (typeof v.taskId === 'string' && typeof v.sourceArn === 'string')
+      return { taskId: v.taskId, sourceArn: v.sourceArn };
   } catch {
     // falls through to SQS's error
   }
@@ -48,7 +52,11 @@ export function decodeTaskHandle(handle: string): { taskId: string; sourceArn: s
  * `Filter` (selective redrive, see move-filter.ts) and `DryRun: true`, which starts
  * nothing and answers `ApproximateNumberOfMessagesToMove` with how many would move now.
  */
-export async function startMessageMoveTask(engine: Engine, ctx: RequestContext, input: ActionInputs['StartMessageMoveTask']) {
+export async function startMessageMoveTask(
+  engine: Engine,
+  ctx: RequestContext,
+  input: ActionInputs['StartMessageMoveTask'],
+) {
   const sourceArn = requireString(input.SourceArn, 'SourceArn');
   const source = await queueByArn(engine, ctx, sourceArn);
   if (!source) throw notFound('SourceArn');
@@ -64,30 +72,55 @@ export async function startMessageMoveTask(engine: Engine, ctx: RequestContext, 
     if (destination.fifo !== source.fifo) {
       throw errors.invalidParameterValue('The destination queue must be of the same type as the source queue.');
     }
-    if (destination.id === source.id) throw errors.invalidParameterValue('The destination queue must not be the source queue.');
+    if (destination.id === source.id)
+      throw errors.invalidParameterValue('The destination queue must not be the source queue.');
   }
   const rate = intParam(input.MaxNumberOfMessagesPerSecond, 'MaxNumberOfMessagesPerSecond', 1, 500);
   const filter = parseMoveFilter(input.Filter);
   // A selective redrive expects to move the matching messages, not the whole queue.
-  const counted = filter || input.DryRun === true ? await countMatching(engine, source, destinationArn, filter) : undefined;
+  const counted =
+    filter || input.DryRun === true ? await countMatching(engine, source, destinationArn, filter) : undefined;
   const toMove = counted?.count;
   if (input.DryRun === true) {
     // Extension: the count stopped at COUNT_SCAN, so at least this many would move.
-    return counted!.complete ? { ApproximateNumberOfMessagesToMove: toMove } : { ApproximateNumberOfMessagesToMove: toMove, ApproximateNumberOfMessagesToMoveIsLowerBound: true };
+    return counted!.complete
+      ? { ApproximateNumberOfMessagesToMove: toMove }
+      : { ApproximateNumberOfMessagesToMove: toMove, ApproximateNumberOfMessagesToMoveIsLowerBound: true };
   }
-  const task = await engine.store.moveTasks.create({
-    id: randomUUID(), accountId: ctx.accountId, sourceQueueId: source.id, sourceArn, destinationArn,
-    maxPerSecond: rate, filter: filter && JSON.stringify(filter), startedAt: engine.clock.now(), toMove,
-  }, MAX_ACTIVE_TASKS);
+  const task = await engine.store.moveTasks.create(
+    {
+      id: randomUUID(),
+      accountId: ctx.accountId,
+      sourceQueueId: source.id,
+      sourceArn,
+      destinationArn,
+      maxPerSecond: rate,
+      filter: filter && JSON.stringify(filter),
+      startedAt: engine.clock.now(),
+      toMove,
+    },
+    MAX_ACTIVE_TASKS,
+  );
   if (task === 'sourceBusy') {
-    throw errors.invalidParameterValue('There is already a task running. Only one active task is allowed for a source queue arn at a given time.');
+    throw errors.invalidParameterValue(
+      'There is already a task running. Only one active task is allowed for a source queue arn at a given time.',
+    );
   }
   if (task === 'accountLimit') {
     throw sqsError('OverLimit', `There are already ${MAX_ACTIVE_TASKS} active message movement tasks in this account.`);
   }
-  engine.log.info({
-    task: task.id, account: ctx.accountId, source: sourceArn, destination: destinationArn, maxPerSecond: rate, filter, toMove,
-  }, 'move task started');
+  engine.log.info(
+    {
+      task: task.id,
+      account: ctx.accountId,
+      source: sourceArn,
+      destination: destinationArn,
+      maxPerSecond: rate,
+      filter,
+      toMove,
+    },
+    'move task started',
+  );
   engine.moveTasks.wake();
   return { TaskHandle: encodeTaskHandle(task.id, sourceArn) };
 }
@@ -101,7 +134,10 @@ export async function startMessageMoveTask(engine: Engine, ctx: RequestContext, 
 export const COUNT_SCAN: ScanBudget = { messages: 100_000, bytes: 16 * 1024 * 1024, page: 25 };
 
 async function countMatching(
-  engine: Engine, source: QueueRecord, destinationArn: string | undefined, filter: MoveFilter | undefined,
+  engine: Engine,
+  source: QueueRecord,
+  destinationArn: string | undefined,
+  filter: MoveFilter | undefined,
 ): Promise<{ count: number; complete: boolean }> {
   const rules = moveRules(source, { destinationArn, filter });
   const now = engine.clock.now();
@@ -113,7 +149,11 @@ async function countMatching(
   return { count, complete: stoppedBy === 'end' };
 }
 
-export async function listMessageMoveTasks(engine: Engine, ctx: RequestContext, input: ActionInputs['ListMessageMoveTasks']) {
+export async function listMessageMoveTasks(
+  engine: Engine,
+  ctx: RequestContext,
+  input: ActionInputs['ListMessageMoveTasks'],
+) {
   const sourceArn = requireString(input.SourceArn, 'SourceArn');
   const source = await queueByArn(engine, ctx, sourceArn);
   if (!source) throw notFound('SourceArn');
@@ -139,7 +179,11 @@ function resultEntry(t: MoveTaskRecord) {
   return out;
 }
 
-export async function cancelMessageMoveTask(engine: Engine, ctx: RequestContext, input: ActionInputs['CancelMessageMoveTask']) {
+export async function cancelMessageMoveTask(
+  engine: Engine,
+  ctx: RequestContext,
+  input: ActionInputs['CancelMessageMoveTask'],
+) {
   const { taskId, sourceArn } = decodeTaskHandle(requireString(input.TaskHandle, 'TaskHandle'));
   const source = await queueByArn(engine, ctx, sourceArn);
   if (!source) throw notFound('SourceArn');
@@ -148,8 +192,13 @@ export async function cancelMessageMoveTask(engine: Engine, ctx: RequestContext,
   // The store cancels only a RUNNING task, so a task finishing meanwhile is not cancelled.
   const after = task.status === 'RUNNING' ? await engine.store.moveTasks.cancel(taskId) : undefined;
   if (after?.status !== 'CANCELLED') {
-    throw errors.invalidParameterValue(`Only a task in RUNNING status can be cancelled; this task is ${after?.status ?? task.status}.`);
+    throw errors.invalidParameterValue(
+      `Only a task in RUNNING status can be cancelled; this task is ${after?.status ?? task.status}.`,
+    );
   }
-  engine.log.info({ task: taskId, account: ctx.accountId, source: sourceArn, moved: after.moved }, 'move task cancelled');
+  engine.log.info(
+    { task: taskId, account: ctx.accountId, source: sourceArn, moved: after.moved },
+    'move task cancelled',
+  );
   return { ApproximateNumberOfMessagesMoved: after.moved };
 }

@@ -9,7 +9,15 @@ const LABEL = /^[A-Za-z0-9_-]{1,80}$/;
 /** SQS's limit on the actions one AddPermission grants. */
 const MAX_ACTIONS = 7;
 /** Actions that exist but only the owner may call: SQS gives them their own reason. */
-const OWNER_ONLY = ['AddPermission', 'RemovePermission', 'CreateQueue', 'DeleteQueue', 'SetQueueAttributes', 'TagQueue', 'UntagQueue'];
+const OWNER_ONLY = [
+  'AddPermission',
+  'RemovePermission',
+  'CreateQueue',
+  'DeleteQueue',
+  'SetQueueAttributes',
+  'TagQueue',
+  'UntagQueue',
+];
 
 function actionNameError(action: string) {
   const reason = OWNER_ONLY.includes(action)
@@ -29,7 +37,11 @@ function stringList(v: unknown, name: string): string[] {
 function checkLabel(label: unknown): string {
   if (label === undefined || label === null || label === '') throw errors.missingParameter('Label');
   if (typeof label !== 'string' || !LABEL.test(label)) {
-    throw errors.invalidValue('Label', label, 'Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length.');
+    throw errors.invalidValue(
+      'Label',
+      label,
+      'Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length.',
+    );
   }
   return label;
 }
@@ -50,15 +62,18 @@ export async function addPermission(engine: Engine, ctx: RequestContext, input: 
   const label = checkLabel(input.Label);
   const accounts = stringList(input.AWSAccountIds, 'AWSAccountIds');
   const actions = stringList(input.Actions, 'Actions');
-  for (const a of accounts) if (!/^\d{12}$/.test(a)) throw errors.invalidValue('AWSAccountIds', a, 'Must be a 12-digit AWS account id.');
-  if (actions.length > MAX_ACTIONS) throw sqsError('OverLimit', `${actions.length} Actions were found, maximum allowed is ${MAX_ACTIONS}.`);
+  for (const a of accounts)
+    if (!/^\d{12}$/.test(a)) throw errors.invalidValue('AWSAccountIds', a, 'Must be a 12-digit AWS account id.');
+  if (actions.length > MAX_ACTIONS)
+    throw sqsError('OverLimit', `${actions.length} Actions were found, maximum allowed is ${MAX_ACTIONS}.`);
   for (const a of actions) if (!GRANTABLE.includes(a)) throw actionNameError(a);
   const statements = list(readAccessPolicy(queue).Statement);
   if (statements.some((s) => s.Sid === label)) throw errors.invalidValue('Label', label, 'Already exists.');
   const principals = accounts.map((a) => `arn:aws:iam::${a}:root`);
   const sqsActions = actions.map((a) => `SQS:${a}`);
   statements.push({
-    Sid: label, Effect: 'Allow',
+    Sid: label,
+    Effect: 'Allow',
     Principal: { AWS: principals.length === 1 ? principals[0]! : principals },
     Action: sqsActions.length === 1 ? sqsActions[0]! : sqsActions,
     Resource: engine.arnOf(queue),

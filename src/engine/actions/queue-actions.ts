@@ -2,19 +2,30 @@ import type { Engine } from '../engine.js';
 import type { ActionInputs } from './action-inputs.js';
 import { errors, sqsError } from '../errors.js';
 import {
-  applySseRules, defaultAttributes, FAIR_QUEUE_ATTRIBUTES, isKnownAttribute, parseAttributes, READ_ONLY, SETTABLE,
+  applySseRules,
+  defaultAttributes,
+  FAIR_QUEUE_ATTRIBUTES,
+  isKnownAttribute,
+  parseAttributes,
+  READ_ONLY,
+  SETTABLE,
 } from '../queues/queue-attributes.js';
 import { checkFifoAttributes, DEDUP_QUEUE_WIDE, dedupScopeChange } from '../messages/fifo.js';
 import { checkRedriveAttributes } from '../dead-letters/redrive-policy.js';
 import {
-  APPLIED_POLICY_ATTRIBUTE, MAX_LENGTH_ATTRIBUTE, MAX_LENGTH_BYTES_ATTRIBUTE, OVERFLOW_ATTRIBUTE, TTL_ATTRIBUTE,
+  APPLIED_POLICY_ATTRIBUTE,
+  MAX_LENGTH_ATTRIBUTE,
+  MAX_LENGTH_BYTES_ATTRIBUTE,
+  OVERFLOW_ATTRIBUTE,
+  TTL_ATTRIBUTE,
 } from '../dead-letters/dead-letter-settings.js';
 import type { QueueRecord, RequestContext } from '../types.js';
 import { checkQueueName, hasForbiddenCharacters, intParam, requireString } from '../queues/validation.js';
 
 const stringMap = (v: unknown, name: string): Record<string, string> | undefined => {
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'object' || Array.isArray(v)) throw errors.invalidParameterValue(`The parameter ${name} must be a map.`);
+  if (typeof v !== 'object' || Array.isArray(v))
+    throw errors.invalidParameterValue(`The parameter ${name} must be a map.`);
   return v as Record<string, string>;
 };
 
@@ -30,7 +41,11 @@ const FIFO_NAME_RULE =
   'The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.';
 
 /** The model names CreateQueue's tags `tags`; `Tags`, TagQueue's name for them, is read too. */
-export async function createQueue(engine: Engine, ctx: RequestContext, input: ActionInputs['CreateQueue'] & { Tags?: unknown }) {
+export async function createQueue(
+  engine: Engine,
+  ctx: RequestContext,
+  input: ActionInputs['CreateQueue'] & { Tags?: unknown },
+) {
   const name = checkQueueName(input.QueueName);
   const given = stringMap(input.Attributes, 'Attributes') ?? {};
   const tags = stringMap(input.tags ?? input.Tags, 'Tags') ?? {};
@@ -46,16 +61,29 @@ export async function createQueue(engine: Engine, ctx: RequestContext, input: Ac
   await checkRedriveAttributes(engine, ctx, { accountId: ctx.accountId, region: ctx.region, name, fifo }, attributes);
   const now = engine.clock.now();
   const { queue, created } = await engine.store.queues.create({
-    accountId: ctx.accountId, region: ctx.region, name, fifo, attributes: { ...defaultAttributes(fifo), ...sse.set },
-    tags, createdAt: now, modifiedAt: now, lastPurgeAt: null,
+    accountId: ctx.accountId,
+    region: ctx.region,
+    name,
+    fifo,
+    attributes: { ...defaultAttributes(fifo), ...sse.set },
+    tags,
+    createdAt: now,
+    modifiedAt: now,
+    lastPurgeAt: null,
   });
   if (created) {
-    engine.log.info({ queue: name, account: ctx.accountId, region: ctx.region, fifo, attributes: Object.keys(attributes) }, 'queue created');
+    engine.log.info(
+      { queue: name, account: ctx.accountId, region: ctx.region, fifo, attributes: Object.keys(attributes) },
+      'queue created',
+    );
   } else {
     for (const [k, v] of Object.entries(attributes)) {
       const current = queue.attributes[k] ?? SETTABLE[k]?.default;
       if (current !== v) {
-        throw sqsError('QueueNameExists', `A queue already exists with the same name and a different value for attribute ${k}`);
+        throw sqsError(
+          'QueueNameExists',
+          `A queue already exists with the same name and a different value for attribute ${k}`,
+        );
       }
     }
   }
@@ -112,13 +140,20 @@ export async function purgeQueue(engine: Engine, ctx: RequestContext, input: Act
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const ok = await engine.store.queues.purge(queue.id, engine.clock.now(), 60_000);
   if (!ok) {
-    throw sqsError('PurgeQueueInProgress', `Only one PurgeQueue operation on ${queue.name} is allowed every 60 seconds.`);
+    throw sqsError(
+      'PurgeQueueInProgress',
+      `Only one PurgeQueue operation on ${queue.name} is allowed every 60 seconds.`,
+    );
   }
   engine.log.info({ queue: queue.name, account: queue.accountId, by: ctx.accountId }, 'queue purged');
   return {};
 }
 
-export async function getQueueAttributes(engine: Engine, ctx: RequestContext, input: ActionInputs['GetQueueAttributes']) {
+export async function getQueueAttributes(
+  engine: Engine,
+  ctx: RequestContext,
+  input: ActionInputs['GetQueueAttributes'],
+) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const names = stringList(input.AttributeNames, 'AttributeNames') ?? [];
   for (const n of names) {
@@ -141,7 +176,8 @@ async function queueAttributes(engine: Engine, queue: QueueRecord, names: string
     out.ApproximateNumberOfMessagesNotVisible = String(c.inflight);
     out.ApproximateNumberOfMessagesDelayed = String(c.delayed);
   }
-  if (names.some((n) => (FAIR_QUEUE_ATTRIBUTES as readonly string[]).includes(n))) Object.assign(out, await engine.fair.attributes(queue, engine.clock.now()));
+  if (names.some((n) => (FAIR_QUEUE_ATTRIBUTES as readonly string[]).includes(n)))
+    Object.assign(out, await engine.fair.attributes(queue, engine.clock.now()));
   out.CreatedTimestamp = String(Math.floor(queue.createdAt / 1000));
   out.LastModifiedTimestamp = String(Math.floor(queue.modifiedAt / 1000));
   out.QueueArn = engine.arnOf(queue);
@@ -166,13 +202,19 @@ function policyAttributes(engine: Engine, queue: QueueRecord): Record<string, st
   return out;
 }
 
-export async function setQueueAttributes(engine: Engine, ctx: RequestContext, input: ActionInputs['SetQueueAttributes']) {
+export async function setQueueAttributes(
+  engine: Engine,
+  ctx: RequestContext,
+  input: ActionInputs['SetQueueAttributes'],
+) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const given = stringMap(input.Attributes, 'Attributes');
   if (!given) throw errors.missingParameter('Attributes');
   if (queue.fifo && given.FifoQueue !== undefined) {
     if (String(given.FifoQueue).toLowerCase() !== 'true') {
-      throw errors.invalidAttributeValue('Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported.');
+      throw errors.invalidAttributeValue(
+        'Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported.',
+      );
     }
     delete given.FifoQueue;
   }
@@ -190,7 +232,13 @@ export async function setQueueAttributes(engine: Engine, ctx: RequestContext, in
   const setAttributes = { ...attributes, ...dedupScopeChange(queue, attributes) };
   await engine.store.queues.update(queue.id, { setAttributes, removeAttributes, modifiedAt: engine.clock.now() });
   engine.log.info(
-    { queue: queue.name, account: queue.accountId, by: ctx.accountId, set: Object.keys(attributes), removed: removeAttributes },
+    {
+      queue: queue.name,
+      account: queue.accountId,
+      by: ctx.accountId,
+      set: Object.keys(attributes),
+      removed: removeAttributes,
+    },
     'queue attributes changed',
   );
   return {};
@@ -201,7 +249,14 @@ function checkTags(tags: Record<string, string>): void {
   if (keys.length > 50) throw errors.invalidParameterValue('Too many tags added for queue. The maximum is 50.');
   for (const k of keys) {
     const v = tags[k];
-    if (k.length === 0 || k.length > 128 || typeof v !== 'string' || v.length > 256 || hasForbiddenCharacters(k) || hasForbiddenCharacters(v)) {
+    if (
+      k.length === 0 ||
+      k.length > 128 ||
+      typeof v !== 'string' ||
+      v.length > 256 ||
+      hasForbiddenCharacters(k) ||
+      hasForbiddenCharacters(v)
+    ) {
       throw errors.invalidParameterValue(`Tag key or value is invalid: ${k}.`);
     }
   }

@@ -36,8 +36,13 @@ export async function getQueueActivity(engine: Engine, ctx: RequestContext, inpu
   for (let m = first; m <= last; m += MINUTE_MS) {
     const r = byMinute.get(m);
     minutes.push({
-      minute: m, sent: r?.sent ?? 0, received: r?.received ?? 0, deleted: r?.deleted ?? 0, deadLettered: r?.deadLettered ?? 0,
-      deadLetterArrivals: r?.deadLetterArrivals ?? 0, depth: m === last ? liveDepth : r?.depth,
+      minute: m,
+      sent: r?.sent ?? 0,
+      received: r?.received ?? 0,
+      deleted: r?.deleted ?? 0,
+      deadLettered: r?.deadLettered ?? 0,
+      deadLetterArrivals: r?.deadLetterArrivals ?? 0,
+      depth: m === last ? liveDepth : r?.depth,
     });
   }
   // Before the queue existed it held nothing; after, carry each sampled depth forward over
@@ -48,8 +53,13 @@ export async function getQueueActivity(engine: Engine, ctx: RequestContext, inpu
   return {
     Rates: wireRates(ratesAt(now, byMinute.get(last), byMinute.get(last - MINUTE_MS))),
     Minutes: minutes.map((m) => ({
-      Timestamp: m.minute, Sent: m.sent, Received: m.received, Deleted: m.deleted, DeadLettered: m.deadLettered,
-      DeadLetterArrivals: m.deadLetterArrivals, Depth: m.depth,
+      Timestamp: m.minute,
+      Sent: m.sent,
+      Received: m.received,
+      Deleted: m.deleted,
+      DeadLettered: m.deadLettered,
+      DeadLetterArrivals: m.deadLetterArrivals,
+      Depth: m.depth,
     })),
   };
 }

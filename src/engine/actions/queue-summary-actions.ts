@@ -5,7 +5,16 @@ import { sourcesByTarget } from '../dead-letters/redrive-policy.js';
 import { exchangeTargetNames } from '../amqp/dead-letter-exchange.js';
 import { errors } from '../errors.js';
 import { NO_RATES, queueRates, type QueueRates } from '../activity/activity-rates.js';
-import { type Candidate, matchNames, needsAllDepths, needsAllRates, pageOf, parseOverviewQuery, QUERY_INPUTS, totalDepth } from '../queues/queue-overview.js';
+import {
+  type Candidate,
+  matchNames,
+  needsAllDepths,
+  needsAllRates,
+  pageOf,
+  parseOverviewQuery,
+  QUERY_INPUTS,
+  totalDepth,
+} from '../queues/queue-overview.js';
 import type { QueueDepth, QueueRecord, RequestContext } from '../types.js';
 import { intParam } from '../queues/validation.js';
 
@@ -28,23 +37,41 @@ import { intParam } from '../queues/validation.js';
  * the account instead, ordered by name then region. Each summary names its `Region`.
  * Any of the overview's inputs (queue-overview.ts) makes it a filtered, sorted query.
  */
-export async function listQueueSummaries(engine: Engine, ctx: RequestContext, input: ActionInputs['ListQueueSummaries']) {
+export async function listQueueSummaries(
+  engine: Engine,
+  ctx: RequestContext,
+  input: ActionInputs['ListQueueSummaries'],
+) {
   const limit = intParam(input.MaxResults, 'MaxResults', 1, 1000) ?? 1000;
   if (QUERY_INPUTS.some((k) => input[k] !== undefined && input[k] !== null)) return overview(engine, ctx, input, limit);
-  const prefix = input.QueueNamePrefix === undefined || input.QueueNamePrefix === null ? '' : String(input.QueueNamePrefix);
+  const prefix =
+    input.QueueNamePrefix === undefined || input.QueueNamePrefix === null ? '' : String(input.QueueNamePrefix);
   const after = decodeToken(input.NextToken);
   const allRegions = input.AllRegions === true;
-  const rows = allRegions ? await everyRegion(engine, ctx, prefix, after, limit + 1) : await engine.store.queues.list(ctx, prefix, after, limit + 1);
+  const rows = allRegions
+    ? await everyRegion(engine, ctx, prefix, after, limit + 1)
+    : await engine.store.queues.list(ctx, prefix, after, limit + 1);
   const page = rows.slice(0, limit);
   const now = engine.clock.now();
   const [depths, sources, rates] = await Promise.all([
-    engine.store.messages.depths(page.map((q) => q.id), now),
-    page.length ? sourcesByTarget(engine, { accountId: ctx.accountId, region: allRegions ? undefined : ctx.region }) : new Map<string, QueueRecord[]>(),
-    queueRates(engine, page.map((q) => q.id)),
+    engine.store.messages.depths(
+      page.map((q) => q.id),
+      now,
+    ),
+    page.length
+      ? sourcesByTarget(engine, { accountId: ctx.accountId, region: allRegions ? undefined : ctx.region })
+      : new Map<string, QueueRecord[]>(),
+    queueRates(
+      engine,
+      page.map((q) => q.id),
+    ),
   ]);
   const exchangeTargets = await exchangeTargetsOf(engine, page);
-  const out: Record<string, unknown> = { Queues: page.map((q) => summary(engine, ctx, q, depths.get(q.id), sources, now, exchangeTargets, rates)) };
-  if (rows.length > limit) out.NextToken = encodeToken(allRegions ? regionalKey(page[page.length - 1]!) : page[page.length - 1]!.name);
+  const out: Record<string, unknown> = {
+    Queues: page.map((q) => summary(engine, ctx, q, depths.get(q.id), sources, now, exchangeTargets, rates)),
+  };
+  if (rows.length > limit)
+    out.NextToken = encodeToken(allRegions ? regionalKey(page[page.length - 1]!) : page[page.length - 1]!.name);
   return out;
 }
 
@@ -57,14 +84,23 @@ export async function listQueueSummaries(engine: Engine, ctx: RequestContext, in
  */
 async function overview(engine: Engine, ctx: RequestContext, input: ActionInputs['ListQueueSummaries'], limit: number) {
   const query = parseOverviewQuery(input, decodeOffset(input.NextToken), limit);
-  const prefix = input.QueueNamePrefix === undefined || input.QueueNamePrefix === null ? '' : String(input.QueueNamePrefix);
+  const prefix =
+    input.QueueNamePrefix === undefined || input.QueueNamePrefix === null ? '' : String(input.QueueNamePrefix);
   const region = input.AllRegions === true ? undefined : ctx.region;
   const now = engine.clock.now();
-  const [all, sources] = await Promise.all([engine.store.queues.all(), sourcesByTarget(engine, { accountId: ctx.accountId, region })]);
+  const [all, sources] = await Promise.all([
+    engine.store.queues.all(),
+    sourcesByTarget(engine, { accountId: ctx.accountId, region }),
+  ]);
   const candidates: Candidate[] = [];
   const dlqs: QueueRecord[] = [];
   for (const queue of all) {
-    if (queue.accountId !== ctx.accountId || (region !== undefined && queue.region !== region) || !queue.name.startsWith(prefix)) continue;
+    if (
+      queue.accountId !== ctx.accountId ||
+      (region !== undefined && queue.region !== region) ||
+      !queue.name.startsWith(prefix)
+    )
+      continue;
     const isDlq = sources.has(engine.arnOf(queue));
     const settings = engine.settingsOf(queue);
     const isSource = settings.targetArn !== undefined || settings.deadLetterExchange !== undefined;
@@ -78,19 +114,31 @@ async function overview(engine: Engine, ctx: RequestContext, input: ActionInputs
   const allRates = needsAllRates(query);
   const rates = allRates ? await queueRates(engine) : new Map<number, QueueRates>();
   const { page, total } = pageOf(query, matched, depths, now, rates);
-  const missing = [...page.map((c) => c.queue), ...(withDlqs ? dlqs : [])].filter((q) => !depths.has(q.id)).map((q) => q.id);
+  const missing = [...page.map((c) => c.queue), ...(withDlqs ? dlqs : [])]
+    .filter((q) => !depths.has(q.id))
+    .map((q) => q.id);
   if (missing.length) for (const [id, d] of await engine.store.messages.depths(missing, now)) depths.set(id, d);
-  if (withDlqs) dlqs.sort((a, b) => totalDepth(depths.get(b.id)) - totalDepth(depths.get(a.id)) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  if (withDlqs)
+    dlqs.sort(
+      (a, b) =>
+        totalDepth(depths.get(b.id)) - totalDepth(depths.get(a.id)) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+    );
   const cards = withDlqs ? dlqs.slice(0, MAX_DEAD_LETTER_CARDS) : [];
-  if (!allRates) for (const [id, r] of await queueRates(engine, [...page.map((c) => c.queue.id), ...cards.map((q) => q.id)])) rates.set(id, r);
+  if (!allRates)
+    for (const [id, r] of await queueRates(engine, [...page.map((c) => c.queue.id), ...cards.map((q) => q.id)]))
+      rates.set(id, r);
   const exchangeTargets = await exchangeTargetsOf(engine, [...page.map((c) => c.queue), ...cards]);
   const out: Record<string, unknown> = {
-    Queues: page.map((c) => summary(engine, ctx, c.queue, depths.get(c.queue.id), sources, now, exchangeTargets, rates)),
+    Queues: page.map((c) =>
+      summary(engine, ctx, c.queue, depths.get(c.queue.id), sources, now, exchangeTargets, rates),
+    ),
     TotalCount: total,
   };
   if (query.offset + page.length < total) out.NextToken = encodeOffset(query.offset + page.length);
   if (withDlqs) {
-    out.DeadLetterQueues = cards.map((q) => summary(engine, ctx, q, depths.get(q.id), sources, now, exchangeTargets, rates));
+    out.DeadLetterQueues = cards.map((q) =>
+      summary(engine, ctx, q, depths.get(q.id), sources, now, exchangeTargets, rates),
+    );
     out.DeadLetterQueueCount = dlqs.length;
   }
   return out;
@@ -114,14 +162,25 @@ function decodeOffset(token: unknown): number {
 
 /** The queues each AMQP dead-letter exchange of `queues` reaches, by queue id. */
 async function exchangeTargetsOf(engine: Engine, queues: QueueRecord[]): Promise<Map<number, string[]>> {
-  return new Map(await Promise.all(queues.filter((q) => engine.settingsOf(q).deadLetterExchange !== undefined)
-    .map(async (q) => [q.id, await exchangeTargetNames(engine, q)] as const)));
+  return new Map(
+    await Promise.all(
+      queues
+        .filter((q) => engine.settingsOf(q).deadLetterExchange !== undefined)
+        .map(async (q) => [q.id, await exchangeTargetNames(engine, q)] as const),
+    ),
+  );
 }
 
 /** One queue as ListQueueSummaries shows it. */
 function summary(
-  engine: Engine, ctx: RequestContext, q: QueueRecord, d: QueueDepth | undefined, sources: Map<string, QueueRecord[]>, now: number,
-  exchangeTargets: Map<number, string[]>, rates: Map<number, QueueRates>,
+  engine: Engine,
+  ctx: RequestContext,
+  q: QueueRecord,
+  d: QueueDepth | undefined,
+  sources: Map<string, QueueRecord[]>,
+  now: number,
+  exchangeTargets: Map<number, string[]>,
+  rates: Map<number, QueueRates>,
 ) {
   const arn = engine.arnOf(q);
   const settings = engine.settingsOf(q);
@@ -140,11 +199,18 @@ function summary(
   // The sources that dead-letter here through an AMQP dead-letter exchange, and which.
   const viaExchange = (sources.get(arn) ?? []).filter((s) => engine.settingsOf(s).deadLetterExchange !== undefined);
   if (viaExchange.length) {
-    out.DeadLetterSourceExchanges = viaExchange.map((s) => ({ QueueUrl: engine.urlOf(ctx, s), Exchange: engine.settingsOf(s).deadLetterExchange }));
+    out.DeadLetterSourceExchanges = viaExchange.map((s) => ({
+      QueueUrl: engine.urlOf(ctx, s),
+      Exchange: engine.settingsOf(s).deadLetterExchange,
+    }));
   }
-  if (d?.oldestSentAt !== undefined) out.ApproximateAgeOfOldestMessage = Math.max(0, Math.floor((now - d.oldestSentAt) / 1000));
+  if (d?.oldestSentAt !== undefined)
+    out.ApproximateAgeOfOldestMessage = Math.max(0, Math.floor((now - d.oldestSentAt) / 1000));
   if (settings.targetArn !== undefined && settings.maxReceiveCount !== undefined) {
-    out.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: settings.targetArn, maxReceiveCount: settings.maxReceiveCount });
+    out.RedrivePolicy = JSON.stringify({
+      deadLetterTargetArn: settings.targetArn,
+      maxReceiveCount: settings.maxReceiveCount,
+    });
     out.RedrivePolicySource = q.attributes.RedrivePolicy ? 'queue' : `policy:${settings.policy?.name ?? ''}`;
   }
   if (settings.deadLetterExchange !== undefined) {
@@ -158,7 +224,11 @@ function summary(
 
 /** Rates as the extensions name them (docs/extensions.md): messages per second over the last minute. */
 export const wireRates = (r: QueueRates) => ({
-  Sent: r.sent, Received: r.received, Deleted: r.deleted, DeadLettered: r.deadLettered, DeadLetterArrivals: r.deadLetterArrivals,
+  Sent: r.sent,
+  Received: r.received,
+  Deleted: r.deleted,
+  DeadLettered: r.deadLettered,
+  DeadLetterArrivals: r.deadLetterArrivals,
 });
 
 /** The position of a queue in the all-regions order: name, then region (a NUL sorts before any name character). */
@@ -169,8 +239,16 @@ const regionalKey = (q: QueueRecord) => `${q.name}\u0000${q.region}`;
  * reads every queue, as sourcesByTarget already does for the same page: this is the
  * console's overview, not a hot path.
  */
-async function everyRegion(engine: Engine, ctx: RequestContext, prefix: string, after: string | undefined, limit: number): Promise<QueueRecord[]> {
-  const mine = (await engine.store.queues.all())
-    .filter((q) => q.accountId === ctx.accountId && q.name.startsWith(prefix) && (after === undefined || regionalKey(q) > after));
+async function everyRegion(
+  engine: Engine,
+  ctx: RequestContext,
+  prefix: string,
+  after: string | undefined,
+  limit: number,
+): Promise<QueueRecord[]> {
+  const mine = (await engine.store.queues.all()).filter(
+    (q) =>
+      q.accountId === ctx.accountId && q.name.startsWith(prefix) && (after === undefined || regionalKey(q) > after),
+  );
   return mine.sort((a, b) => (regionalKey(a) < regionalKey(b) ? -1 : 1)).slice(0, limit);
 }

@@ -75,11 +75,17 @@ const handlers = {
 export const actions = handlers as unknown as Record<string, ActionHandler>;
 
 export function hasAction(name: string): boolean {
-  return  Object.hasOwn(actions, name);
+  return Object.hasOwn(actions, name);
 }
 
 /** Runs an action for a protocol adapter (which has checked `hasAction`), and tells the observer how it went. */
-export async function dispatch(engine: Engine, ctx: RequestContext, action: string, input: ActionInput, signal?: Cancellation) {
+export async function dispatch(
+  engine: Engine,
+  ctx: RequestContext,
+  action: string,
+  input: ActionInput,
+  signal?: Cancellation,
+) {
   ctx.action = action;
   ctx.input = input;
   const start = performance.now();

@@ -20,7 +20,10 @@ export class ActivityCounter implements EngineObserver {
   /** Rows of minutes that ended, not yet flushed. */
   private ended: ActivityCounts[] = [];
 
-  constructor(private readonly store: ActivityStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: ActivityStore,
+    private readonly clock: Clock,
+  ) {}
 
   sent(queue: QueueRecord, count: number): void {
     if (count > 0) this.row(queue.id).sent += count;

@@ -25,7 +25,11 @@ export const NO_RATES: QueueRates = { sent: 0, received: 0, deleted: 0, deadLett
  * when the previous minute's events were evenly spread, and it moves smoothly from one
  * minute to the next. Rounded to thousandths.
  */
-export function ratesAt(now: number, current: MinuteCounts | undefined, previous: MinuteCounts | undefined): QueueRates {
+export function ratesAt(
+  now: number,
+  current: MinuteCounts | undefined,
+  previous: MinuteCounts | undefined,
+): QueueRates {
   const weight = 1 - (now - minuteOf(now)) / MINUTE_MS;
   const out = { ...NO_RATES };
   for (const k of KEYS) out[k] = Math.round((((current?.[k] ?? 0) + (previous?.[k] ?? 0) * weight) / 60) * 1000) / 1000;
@@ -38,7 +42,10 @@ export function ratesAt(now: number, current: MinuteCounts | undefined, previous
  * counts are flushed first, so a caller sees what it just did; other nodes' are in the
  * store within their flush interval (activity-counts.ts).
  */
-export async function queueRates(engine: EngineContext, queueIds?: readonly number[]): Promise<Map<number, QueueRates>> {
+export async function queueRates(
+  engine: EngineContext,
+  queueIds?: readonly number[],
+): Promise<Map<number, QueueRates>> {
   if (queueIds?.length === 0) return new Map();
   const now = engine.clock.now();
   const minute = minuteOf(now);

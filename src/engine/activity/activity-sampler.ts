@@ -24,7 +24,10 @@ export async function sampleDepths(engine: EngineContext): Promise<boolean> {
   await engine.activity.flush();
   const ids = await withTargets(engine, await engine.store.activity.active(minute - MINUTE_MS));
   const depths = await engine.store.messages.depths(ids, now);
-  await engine.store.activity.recordDepths(minute - MINUTE_MS, [...depths].map(([id, d]) => [id, d.visible + d.inflight + d.delayed] as const));
+  await engine.store.activity.recordDepths(
+    minute - MINUTE_MS,
+    [...depths].map(([id, d]) => [id, d.visible + d.inflight + d.delayed] as const),
+  );
   await engine.store.activity.prune(minute - KEEP_MS);
   return true;
 }

@@ -52,7 +52,10 @@ export interface Delivery {
 export class AmqpBroker {
   readonly exchanges: AmqpExchanges;
 
-  constructor(private readonly engine: Engine, readonly accountId: string) {
+  constructor(
+    private readonly engine: Engine,
+    readonly accountId: string,
+  ) {
     this.exchanges = new AmqpExchanges(engine, accountId);
   }
 
@@ -73,40 +76,78 @@ export class AmqpBroker {
     return `amq-gen-${randomBytes(16).toString('base64url')}`;
   }
 
-  async declareQueue(d: QueueDeclaration): Promise<{ queue: QueueRecord; record?: AmqpQueueRecord; messageCount: number }> {
+  async declareQueue(
+    d: QueueDeclaration,
+  ): Promise<{ queue: QueueRecord; record?: AmqpQueueRecord; messageCount: number }> {
     if (d.passive) {
       const queue = await this.queue(d.name);
-      return { queue, record: await this.engine.store.exchanges.queue(queue.id), messageCount: await this.messageCount(queue) };
+      return {
+        queue,
+        record: await this.engine.store.exchanges.queue(queue.id),
+        messageCount: await this.messageCount(queue),
+      };
     }
-    if (d.name.startsWith('amq.')) throw amqpErrors.accessRefused(`queue name '${d.name}' contains reserved prefix 'amq.*'`);
+    if (d.name.startsWith('amq.'))
+      throw amqpErrors.accessRefused(`queue name '${d.name}' contains reserved prefix 'amq.*'`);
     if (!QUEUE_NAME.test(d.name) || d.name.endsWith('.fifo')) {
-      throw amqpErrors.precondition(`queue name '${d.name}' is not supported: Redrive's AMQP queue names are 1 to 255 letters, digits, '.', '-' and '_', not ending in .fifo`);
+      throw amqpErrors.precondition(
+        `queue name '${d.name}' is not supported: Redrive's AMQP queue names are 1 to 255 letters, digits, '.', '-' and '_', not ending in .fifo`,
+      );
     }
     checkQueueArguments(d.name, d.arguments);
-    const given: AmqpQueueRecord = { queueId: 0, durable: d.durable, exclusive: d.exclusive, autoDelete: d.autoDelete, arguments: d.arguments };
+    const given: AmqpQueueRecord = {
+      queueId: 0,
+      durable: d.durable,
+      exclusive: d.exclusive,
+      autoDelete: d.autoDelete,
+      arguments: d.arguments,
+    };
     const existing = await this.engine.store.queues.get(this.address(d.name));
     if (existing) {
       const record = await this.engine.store.exchanges.queue(existing.id);
       // A queue made over SQS adopts its first AMQP declaration.
       if (record) checkEquivalent(d.name, record, given);
       else await this.engine.store.exchanges.setQueue({ ...given, queueId: existing.id });
-      return { queue: existing, record: record ?? { ...given, queueId: existing.id }, messageCount: await this.messageCount(existing) };
+      return {
+        queue: existing,
+        record: record ?? { ...given, queueId: existing.id },
+        messageCount: await this.messageCount(existing),
+      };
     }
     let attributes: Record<string, string>;
     try {
       attributes = { ...defaultAttributes(false), ...parseAttributes(attributesOf(d.arguments), false, 'create') };
     } catch (e) {
-      throw amqpErrors.precondition(`invalid arguments for queue '${d.name}' in vhost '/': ${e instanceof SqsError ? e.message : String(e)}`, e);
+      throw amqpErrors.precondition(
+        `invalid arguments for queue '${d.name}' in vhost '/': ${e instanceof SqsError ? e.message : String(e)}`,
+        e,
+      );
     }
     const now = this.engine.clock.now();
     const { queue, created } = await this.engine.store.queues.create({
-      ...this.address(d.name), fifo: false, attributes, tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
+      ...this.address(d.name),
+      fifo: false,
+      attributes,
+      tags: {},
+      createdAt: now,
+      modifiedAt: now,
+      lastPurgeAt: null,
     });
     if (created) {
-      this.engine.log.info({
-        queue: d.name, account: this.accountId, region: this.engine.region, fifo: false, via: 'amqp',
-        durable: d.durable, exclusive: d.exclusive, autoDelete: d.autoDelete, arguments: Object.keys(d.arguments),
-      }, 'queue created');
+      this.engine.log.info(
+        {
+          queue: d.name,
+          account: this.accountId,
+          region: this.engine.region,
+          fifo: false,
+          via: 'amqp',
+          durable: d.durable,
+          exclusive: d.exclusive,
+          autoDelete: d.autoDelete,
+          arguments: Object.keys(d.arguments),
+        },
+        'queue created',
+      );
     }
     const record = { ...given, queueId: queue.id };
     await this.engine.store.exchanges.setQueue(record);
@@ -124,7 +165,10 @@ export class AmqpBroker {
     if (ifEmpty && total > 0) throw amqpErrors.precondition(`queue '${queue.name}' in vhost '/' not empty`);
     await this.engine.store.queues.delete(queue.id);
     await this.engine.store.exchanges.unbindDestination(this.accountId, 'queue', queue.name);
-    this.engine.log.info({ queue: queue.name, account: queue.accountId, by: this.accountId, via: 'amqp' }, 'queue deleted');
+    this.engine.log.info(
+      { queue: queue.name, account: queue.accountId, by: this.accountId, via: 'amqp' },
+      'queue deleted',
+    );
     return counts.visible;
   }
 
@@ -135,13 +179,28 @@ export class AmqpBroker {
     return n;
   }
 
-  async bindQueue(queueName: string, exchange: string, routingKey: string, args: Record<string, unknown>, bind: boolean): Promise<void> {
+  async bindQueue(
+    queueName: string,
+    exchange: string,
+    routingKey: string,
+    args: Record<string, unknown>,
+    bind: boolean,
+  ): Promise<void> {
     await this.queue(queueName);
     await this.exchanges.source(exchange);
-    await this.exchanges.bind({ source: exchange, destinationKind: 'queue', destination: queueName, routingKey, arguments: args }, bind);
+    await this.exchanges.bind(
+      { source: exchange, destinationKind: 'queue', destination: queueName, routingKey, arguments: args },
+      bind,
+    );
   }
 
-  async bindExchange(destination: string, source: string, routingKey: string, args: Record<string, unknown>, bind: boolean): Promise<void> {
+  async bindExchange(
+    destination: string,
+    source: string,
+    routingKey: string,
+    args: Record<string, unknown>,
+    bind: boolean,
+  ): Promise<void> {
     await this.exchanges.source(source);
     await this.exchanges.source(destination);
     await this.exchanges.bind({ source, destinationKind: 'exchange', destination, routingKey, arguments: args }, bind);
@@ -158,8 +217,12 @@ export class AmqpBroker {
     const attempt = async () => {
       const now = this.engine.clock.now();
       const r = await this.engine.store.messages.receive(queue.id, {
-        now, max, visibilityTimeoutMs: DELIVERY_VISIBILITY_MS, retentionCutoff: now - retentionMs(queue),
-        newToken: this.engine.deliveryHolders.newToken, deadLetter,
+        now,
+        max,
+        visibilityTimeoutMs: DELIVERY_VISIBILITY_MS,
+        retentionCutoff: now - retentionMs(queue),
+        newToken: this.engine.deliveryHolders.newToken,
+        deadLetter,
       });
       this.engine.deadLettered(queue, r.deadLettered);
       return r;
@@ -171,8 +234,14 @@ export class AmqpBroker {
       const env = envelopeOf(m, queue.name);
       const here = deliveriesHere(m, env);
       return {
-        queue, seq: m.seq, token: m.receiptToken!, messageId: m.messageId, sentAt: m.sentAt,
-        redelivered: here > 1, receiveCount: here, content: fromStored(m, queue.name, env),
+        queue,
+        seq: m.seq,
+        token: m.receiptToken!,
+        messageId: m.messageId,
+        sentAt: m.sentAt,
+        redelivered: here > 1,
+        receiveCount: here,
+        content: fromStored(m, queue.name, env),
       };
     });
   }
@@ -181,13 +250,18 @@ export class AmqpBroker {
   private async deliveryLimit(queue: QueueRecord): Promise<number | undefined> {
     const limit = this.engine.settingsOf(queue).deliveryLimit;
     if (limit === undefined) return undefined;
-    return (await this.engine.store.exchanges.queue(queue.id))?.arguments['x-queue-type'] === 'quorum' ? limit : undefined;
+    return (await this.engine.store.exchanges.queue(queue.id))?.arguments['x-queue-type'] === 'quorum'
+      ? limit
+      : undefined;
   }
 
   /** basic.ack: deletes the messages (only under their current receipt). */
   async ack(queue: QueueRecord, deliveries: Delivery[]): Promise<void> {
     if (!deliveries.length) return;
-    const outcomes = await this.engine.store.messages.delete(queue.id, deliveries, { now: this.engine.clock.now(), requireCurrent: true });
+    const outcomes = await this.engine.store.messages.delete(queue.id, deliveries, {
+      now: this.engine.clock.now(),
+      requireCurrent: true,
+    });
     const ok = outcomes.filter((o) => o === 'ok').length;
     if (ok) this.engine.observer.deleted(queue, ok);
   }
@@ -202,14 +276,23 @@ export class AmqpBroker {
   async requeue(queue: QueueRecord, deliveries: Delivery[], returned = true): Promise<void> {
     const limit = returned ? await this.deliveryLimit(queue) : undefined;
     if (limit !== undefined) {
-      for (const d of deliveries.filter((x) => x.receiveCount > limit)) await this.deadLetter(queue, d, 'delivery_limit');
+      for (const d of deliveries.filter((x) => x.receiveCount > limit))
+        await this.deadLetter(queue, d, 'delivery_limit');
       deliveries = deliveries.filter((x) => x.receiveCount <= limit);
     }
     if (!deliveries.length) return;
     const now = this.engine.clock.now();
-    await this.engine.store.messages.changeVisibility(queue.id, deliveries.map((d) => ({
-      seq: d.seq, token: d.token, visibilityTimeoutMs: Math.min(0, d.sentAt - now), maxSinceReceiveMs: Number.MAX_SAFE_INTEGER, requireCurrent: true,
-    })), now);
+    await this.engine.store.messages.changeVisibility(
+      queue.id,
+      deliveries.map((d) => ({
+        seq: d.seq,
+        token: d.token,
+        visibilityTimeoutMs: Math.min(0, d.sentAt - now),
+        maxSinceReceiveMs: Number.MAX_SAFE_INTEGER,
+        requireCurrent: true,
+      })),
+      now,
+    );
   }
 
   /**
@@ -228,7 +311,11 @@ export class AmqpBroker {
       this.engine.deadLettered(queue, deadLettered);
       return;
     }
-    const [outcome] = await this.engine.store.messages.delete(queue.id, [d], { now: this.engine.clock.now(), requireCurrent: true });
-    if (outcome === 'ok') this.engine.deadLettered(queue, [{ kind: 'dropped', messageId: d.messageId, from: queue.id, reason }]);
+    const [outcome] = await this.engine.store.messages.delete(queue.id, [d], {
+      now: this.engine.clock.now(),
+      requireCurrent: true,
+    });
+    if (outcome === 'ok')
+      this.engine.deadLettered(queue, [{ kind: 'dropped', messageId: d.messageId, from: queue.id, reason }]);
   }
 }

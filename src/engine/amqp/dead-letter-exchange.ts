@@ -21,16 +21,20 @@ import { loadGraph, routeIn, type RoutingGraph } from './routing.js';
 
 /** The exchanges and bindings reachable from the queue's dead-letter exchange `dlx`. */
 function dlxGraph(engine: EngineContext, queue: QueueRecord, dlx: string): Promise<RoutingGraph> {
-  return loadGraph({
-    exchange: (name) => engine.store.exchanges.get(queue.accountId, name),
-    bindings: (source) => engine.store.exchanges.bindings(queue.accountId, source),
-  }, dlx);
+  return loadGraph(
+    {
+      exchange: (name) => engine.store.exchanges.get(queue.accountId, name),
+      bindings: (source) => engine.store.exchanges.bindings(queue.accountId, source),
+    },
+    dlx,
+  );
 }
 
 /** The queues bound in `graph`, by name. */
 function boundQueues(graph: RoutingGraph): Set<string> {
   const names = new Set<string>();
-  for (const { bindings } of graph.exchanges.values()) for (const b of bindings) if (b.destinationKind === 'queue') names.add(b.destination);
+  for (const { bindings } of graph.exchanges.values())
+    for (const b of bindings) if (b.destinationKind === 'queue') names.add(b.destination);
   return names;
 }
 
@@ -53,7 +57,7 @@ export async function exchangeTargetNames(engine: EngineContext, queue: QueueRec
 /** Queues of the account in the region, read once for the default exchange as DLX, which can reach any of them. */
 async function accountQueues(engine: EngineContext, owner: QueueOwner): Promise<QueueRecord[]> {
   const all: QueueRecord[] = [];
-  for (let after: string | undefined; ;) {
+  for (let after: string | undefined; ; ) {
     const page = await engine.store.queues.list(owner, '', after, 1000);
     all.push(...page);
     if (page.length < 1000) return all;
@@ -62,7 +66,13 @@ async function accountQueues(engine: EngineContext, owner: QueueOwner): Promise<
 }
 
 /** The queues routing may reach from `graph`: named by bindings, or by `keys` for the default exchange. */
-async function reachableQueues(engine: EngineContext, owner: QueueOwner, graph: RoutingGraph, dlx: string, key: string | undefined): Promise<Map<string, QueueRecord>> {
+async function reachableQueues(
+  engine: EngineContext,
+  owner: QueueOwner,
+  graph: RoutingGraph,
+  dlx: string,
+  key: string | undefined,
+): Promise<Map<string, QueueRecord>> {
   const names = new Set<string>();
   if (dlx === '') {
     if (key === undefined) return new Map((await accountQueues(engine, owner)).map((q) => [q.name, q]));
@@ -82,8 +92,12 @@ function routingHeaders(env: Envelope, deaths: Death[]): Record<string, unknown>
   const first = firstDeathEntry(deaths)!;
   return {
     ...env.headers,
-    'x-first-death-queue': first.queue, 'x-first-death-reason': first.reason, 'x-first-death-exchange': first.exchange ?? '',
-    'x-last-death-queue': deaths[0]!.queue, 'x-last-death-reason': deaths[0]!.reason, 'x-last-death-exchange': env.exchange,
+    'x-first-death-queue': first.queue,
+    'x-first-death-reason': first.reason,
+    'x-first-death-exchange': first.exchange ?? '',
+    'x-last-death-queue': deaths[0]!.queue,
+    'x-last-death-reason': deaths[0]!.reason,
+    'x-last-death-exchange': env.exchange,
   };
 }
 
@@ -99,7 +113,12 @@ export interface ExchangeTarget extends DeadLetterTarget {
  * copy that would close a cycle with no rejection in it is not made and is counted as a
  * broken cycle.
  */
-export async function exchangeTarget(engine: EngineContext, queue: QueueRecord, settings: DeadLetterSettings, reason: DeathReason): Promise<ExchangeTarget> {
+export async function exchangeTarget(
+  engine: EngineContext,
+  queue: QueueRecord,
+  settings: DeadLetterSettings,
+  reason: DeathReason,
+): Promise<ExchangeTarget> {
   const dlx = settings.deadLetterExchange ?? '';
   const key = settings.deadLetterRoutingKey;
   const graph = await dlxGraph(engine, queue, dlx);
@@ -122,13 +141,23 @@ export async function exchangeTarget(engine: EngineContext, queue: QueueRecord, 
       const now = engine.clock.now();
       const env = envelopeOf(m, queue.name);
       const deaths = recordDeath(m.deaths, {
-        queue: queue.name, queueArn: sourceArn, reason, time: now,
-        exchange: env.exchange, routingKeys: [env.routingKey, ...env.ccKeys ?? []], originalExpiration: env.expiration,
+        queue: queue.name,
+        queueArn: sourceArn,
+        reason,
+        time: now,
+        exchange: env.exchange,
+        routingKeys: [env.routingKey, ...(env.ccKeys ?? [])],
+        originalExpiration: env.expiration,
       });
       // With a dead-letter routing key the message's keys (and its CC header) are replaced.
-      const keys = key === undefined ? [env.routingKey, ...env.moreRoutingKeys ?? []] : [key];
+      const keys = key === undefined ? [env.routingKey, ...(env.moreRoutingKeys ?? [])] : [key];
       const next: Envelope = {
-        ...env, exchange: dlx, routingKey: keys[0]!, moreRoutingKeys: keys.slice(1), expiration: undefined, receiveCountOnArrival: m.receiveCount,
+        ...env,
+        exchange: dlx,
+        routingKey: keys[0]!,
+        moreRoutingKeys: keys.slice(1),
+        expiration: undefined,
+        receiveCountOnArrival: m.receiveCount,
       };
       if (key !== undefined) {
         next.ccKeys = undefined;
@@ -144,7 +173,12 @@ export async function exchangeTarget(engine: EngineContext, queue: QueueRecord, 
           cycles++;
           continue;
         }
-        copies.push({ queueId: dest.queue.id, messageId: randomUUID(), systemAttributes, expiresAt: expiryAfter(dest.settings, now) });
+        copies.push({
+          queueId: dest.queue.id,
+          messageId: randomUUID(),
+          systemAttributes,
+          expiresAt: expiryAfter(dest.settings, now),
+        });
       }
       return { kind: 'copies', sentAt: now, deadLetterSourceArn: sourceArn, deaths, copies, cycles };
     },

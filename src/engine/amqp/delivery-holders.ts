@@ -22,7 +22,11 @@ export class DeliveryHolders {
   readonly holder = randomBytes(8).toString('hex');
   private timer?: Timer;
 
-  constructor(private readonly store: Store, private readonly clock: Clock, private readonly log: Log) {}
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly log: Log,
+  ) {}
 
   /** The receipt token of a new AMQP delivery. */
   readonly newToken = (): string => holderPrefix(this.holder) + newReceiptToken();
@@ -33,10 +37,13 @@ export class DeliveryHolders {
     await this.releaseGone();
     if (!this.store.heldDeliveries.shared) return;
     const tick = () => {
-      this.store.heldDeliveries.register(this.holder, this.clock.now())
+      this.store.heldDeliveries
+        .register(this.holder, this.clock.now())
         .then(() => this.releaseGone())
         .catch((err) => this.log.error({ err }, 'checking for AMQP deliveries held by stopped nodes failed'))
-        .finally(() => { if (this.timer) this.timer = this.clock.schedule(CHECK_MS, tick); });
+        .finally(() => {
+          if (this.timer) this.timer = this.clock.schedule(CHECK_MS, tick);
+        });
     };
     this.timer = this.clock.schedule(CHECK_MS, tick);
   }
@@ -64,15 +71,23 @@ export class DeliveryHolders {
 
   /** An operator's release of one holder's deliveries: refused while it is alive. */
   async release(holder: string): Promise<number> {
-    if (!HOLDER.test(holder)) throw errors.invalidParameterValue('Holder must be 16 hexadecimal digits, as ReleaseAmqpDeliveries lists them.');
+    if (!HOLDER.test(holder))
+      throw errors.invalidParameterValue('Holder must be 16 hexadecimal digits, as ReleaseAmqpDeliveries lists them.');
     const r = await this.store.heldDeliveries.release(holder, this.clock.now());
-    if (r.alive) throw errors.invalidParameterValue(`Holder ${holder} is a running process; its deliveries are returned when its consumers close.`);
+    if (r.alive)
+      throw errors.invalidParameterValue(
+        `Holder ${holder} is a running process; its deliveries are returned when its consumers close.`,
+      );
     return this.logged(holder, r.released);
   }
 
   private logged(holder: string, released: ReleasedCount[]): number {
     const n = released.reduce((s, r) => s + r.count, 0);
-    if (n > 0) this.log.info({ holder, released: n, queues: released.length }, 'returned unacknowledged AMQP deliveries of a stopped process to their queues');
+    if (n > 0)
+      this.log.info(
+        { holder, released: n, queues: released.length },
+        'returned unacknowledged AMQP deliveries of a stopped process to their queues',
+      );
     return n;
   }
 }

@@ -43,7 +43,10 @@ export class AmqpError extends Error {
   ) {
     super(message, options);
     // A short string holds 255 bytes: longer texts (which may quote client input) are cut.
-    this.replyText = Buffer.from(`${NAMES.get(code) ?? 'ERROR'} - ${message}`).subarray(0, 255).toString('utf8').replace(/\uFFFD$/, '');
+    this.replyText = Buffer.from(`${NAMES.get(code) ?? 'ERROR'} - ${message}`)
+      .subarray(0, 255)
+      .toString('utf8')
+      .replace(/\uFFFD$/, '');
     this.hard = hard ?? HARD.has(code);
   }
 }
@@ -52,10 +55,14 @@ export const amqpErrors = {
   noQueue: (name: string) => new AmqpError(CODES.NOT_FOUND, `no queue '${name}' in vhost '/'`),
   noExchange: (name: string) => new AmqpError(CODES.NOT_FOUND, `no exchange '${name}' in vhost '/'`),
   /** `cause`: the error this one reports in AMQP's terms (an SQS attribute check, say). */
-  precondition: (text: string, cause?: unknown) => new AmqpError(CODES.PRECONDITION_FAILED, text, 0, 0, undefined, cause === undefined ? undefined : { cause }),
+  precondition: (text: string, cause?: unknown) =>
+    new AmqpError(CODES.PRECONDITION_FAILED, text, 0, 0, undefined, cause === undefined ? undefined : { cause }),
   accessRefused: (text: string) => new AmqpError(CODES.ACCESS_REFUSED, text),
   locked: (name: string) =>
-    new AmqpError(CODES.RESOURCE_LOCKED, `cannot obtain exclusive access to locked queue '${name}' in vhost '/'. It could be originally declared on another connection or the exclusive property value does not match that of the original declaration.`),
+    new AmqpError(
+      CODES.RESOURCE_LOCKED,
+      `cannot obtain exclusive access to locked queue '${name}' in vhost '/'. It could be originally declared on another connection or the exclusive property value does not match that of the original declaration.`,
+    ),
   notImplemented: (text: string) => new AmqpError(CODES.NOT_IMPLEMENTED, text),
   commandInvalid: (text: string) => new AmqpError(CODES.COMMAND_INVALID, text),
   unexpectedFrame: (text: string) => new AmqpError(CODES.UNEXPECTED_FRAME, text),

@@ -5,7 +5,11 @@ import { EXCHANGE_TYPES, type RoutingSource } from './routing.js';
 
 /** The exchanges every virtual host has: they cannot be declared with other settings, nor deleted. */
 export const BUILT_IN: Record<string, string> = {
-  'amq.direct': 'direct', 'amq.fanout': 'fanout', 'amq.topic': 'topic', 'amq.headers': 'headers', 'amq.match': 'headers',
+  'amq.direct': 'direct',
+  'amq.fanout': 'fanout',
+  'amq.topic': 'topic',
+  'amq.headers': 'headers',
+  'amq.match': 'headers',
 };
 
 export interface ExchangeDeclaration {
@@ -20,12 +24,33 @@ export interface ExchangeDeclaration {
 
 /** Exchanges and exchange-to-exchange bindings of one account (an AMQP virtual host). */
 export class AmqpExchanges implements RoutingSource {
-  constructor(private readonly engine: Engine, private readonly accountId: string) {}
+  constructor(
+    private readonly engine: Engine,
+    private readonly accountId: string,
+  ) {}
 
   async exchange(name: string): Promise<ExchangeRecord | undefined> {
     const builtIn = BUILT_IN[name];
-    if (builtIn) return { accountId: this.accountId, name, type: builtIn, durable: true, autoDelete: false, internal: false, arguments: {} };
-    if (name === '') return { accountId: this.accountId, name, type: 'direct', durable: true, autoDelete: false, internal: false, arguments: {} };
+    if (builtIn)
+      return {
+        accountId: this.accountId,
+        name,
+        type: builtIn,
+        durable: true,
+        autoDelete: false,
+        internal: false,
+        arguments: {},
+      };
+    if (name === '')
+      return {
+        accountId: this.accountId,
+        name,
+        type: 'direct',
+        durable: true,
+        autoDelete: false,
+        internal: false,
+        arguments: {},
+      };
     return this.engine.store.exchanges.get(this.accountId, name);
   }
 
@@ -41,7 +66,7 @@ export class AmqpExchanges implements RoutingSource {
   }
 
   async declare(d: ExchangeDeclaration): Promise<void> {
-    if (d.name === '') throw amqpErrors.accessRefused("operation not permitted on the default exchange");
+    if (d.name === '') throw amqpErrors.accessRefused('operation not permitted on the default exchange');
     if (d.passive) {
       await this.existing(d.name);
       return;
@@ -54,27 +79,43 @@ export class AmqpExchanges implements RoutingSource {
       throw amqpErrors.accessRefused(`exchange name '${d.name}' contains reserved prefix 'amq.*'`);
     }
     const record: ExchangeRecord = {
-      accountId: this.accountId, name: d.name, type: d.type, durable: d.durable, autoDelete: d.autoDelete,
-      internal: d.internal, arguments: d.arguments,
+      accountId: this.accountId,
+      name: d.name,
+      type: d.type,
+      durable: d.durable,
+      autoDelete: d.autoDelete,
+      internal: d.internal,
+      arguments: d.arguments,
     };
     const stored = existing ?? (await this.engine.store.exchanges.declare(record)).exchange;
-    for (const [k, label] of [['type', 'type'], ['durable', 'durable'], ['autoDelete', 'auto_delete'], ['internal', 'internal']] as const) {
+    for (const [k, label] of [
+      ['type', 'type'],
+      ['durable', 'durable'],
+      ['autoDelete', 'auto_delete'],
+      ['internal', 'internal'],
+    ] as const) {
       if (stored[k] !== record[k]) {
-        throw amqpErrors.precondition(`inequivalent arg '${label}' for exchange '${d.name}' in vhost '/': received '${String(record[k])}' but current is '${String(stored[k])}'`);
+        throw amqpErrors.precondition(
+          `inequivalent arg '${label}' for exchange '${d.name}' in vhost '/': received '${String(record[k])}' but current is '${String(stored[k])}'`,
+        );
       }
     }
   }
 
   async delete(name: string, ifUnused: boolean): Promise<void> {
-    if (name === '' || BUILT_IN[name]) throw amqpErrors.accessRefused(`operation not permitted on the ${name === '' ? 'default' : `built-in '${name}'`} exchange`);
+    if (name === '' || BUILT_IN[name])
+      throw amqpErrors.accessRefused(
+        `operation not permitted on the ${name === '' ? 'default' : `built-in '${name}'`} exchange`,
+      );
     // RabbitMQ 3.10 answers delete-ok for an exchange that does not exist.
-    if (ifUnused && (await this.bindings(name)).length > 0) throw amqpErrors.precondition(`exchange '${name}' in vhost '/' in use`);
+    if (ifUnused && (await this.bindings(name)).length > 0)
+      throw amqpErrors.precondition(`exchange '${name}' in vhost '/' in use`);
     await this.engine.store.exchanges.delete(this.accountId, name);
   }
 
   /** Checks a binding's source: it exists and is not the default exchange. */
   async source(name: string): Promise<void> {
-    if (name === '') throw amqpErrors.accessRefused("operation not permitted on the default exchange");
+    if (name === '') throw amqpErrors.accessRefused('operation not permitted on the default exchange');
     await this.existing(name);
   }
 

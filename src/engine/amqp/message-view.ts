@@ -36,7 +36,10 @@ export function bodyEncoding(m: Pick<StoredMessage, 'systemAttributes'>): 'base6
 }
 
 /** The view of a message published over AMQP (or imported as one); undefined for one sent over SQS. */
-export function amqpView(m: Pick<StoredMessage, 'systemAttributes'>, codec: AmqpPropertyCodec | undefined): AmqpView | undefined {
+export function amqpView(
+  m: Pick<StoredMessage, 'systemAttributes'>,
+  codec: AmqpPropertyCodec | undefined,
+): AmqpView | undefined {
   if (!hasEnvelope(m)) return undefined;
   const env = envelopeOf(m, '');
   const view: AmqpView = { Exchange: env.exchange, RoutingKey: env.routingKey, Properties: {} };
@@ -51,7 +54,8 @@ export function amqpView(m: Pick<StoredMessage, 'systemAttributes'>, codec: Amqp
   return view;
 }
 
-const bad = (reason: string) => errors.invalidParameterValue(`Message system attribute ${AMQP_RESTORE_ATTRIBUTE} is invalid. Reason: ${reason}`);
+const bad = (reason: string) =>
+  errors.invalidParameterValue(`Message system attribute ${AMQP_RESTORE_ATTRIBUTE} is invalid. Reason: ${reason}`);
 const isKey = (v: unknown): v is string => typeof v === 'string' && Buffer.byteLength(v) <= 255;
 
 /**
@@ -60,7 +64,10 @@ const isKey = (v: unknown): v is string => typeof v === 'string' && Buffer.byteL
  * be base64 when the view says it is.
  */
 export function restoredEnvelope(
-  system: MessageAttributes | undefined, body: string, queueName: string, codec: AmqpPropertyCodec | undefined,
+  system: MessageAttributes | undefined,
+  body: string,
+  queueName: string,
+  codec: AmqpPropertyCodec | undefined,
 ): MessageAttributes | undefined {
   const a = system?.[AMQP_RESTORE_ATTRIBUTE];
   if (!a) return system;
@@ -93,7 +100,8 @@ export function restoredEnvelope(
   }
   if (view.BodyEncoding !== undefined) {
     if (view.BodyEncoding !== 'base64') throw bad('BodyEncoding must be "base64" (or absent for a text body).');
-    if (Buffer.from(body, 'base64').toString('base64') !== body) throw bad('BodyEncoding is base64 but the body is not canonical base64.');
+    if (Buffer.from(body, 'base64').toString('base64') !== body)
+      throw bad('BodyEncoding is base64 but the body is not canonical base64.');
     env.base64Body = true;
   }
   if (view.Properties !== undefined) {

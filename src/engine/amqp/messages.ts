@@ -50,12 +50,22 @@ function bodyText(body: Buffer): string | undefined {
 
 /** The message to store for a publish to `queue`; `expirationMs` is the message's own TTL (property `expiration`). */
 export function toNewMessage(
-  engine: EngineContext, queue: QueueRecord, senderId: string, c: AmqpContent, expirationMs: number | undefined, extras: PublishExtras = {},
+  engine: EngineContext,
+  queue: QueueRecord,
+  senderId: string,
+  c: AmqpContent,
+  expirationMs: number | undefined,
+  extras: PublishExtras = {},
 ): NewMessage {
   const text = bodyText(c.body);
   const env: Envelope = {
-    exchange: c.exchange, routingKey: c.routingKey, moreRoutingKeys: [...extras.cc ?? [], ...extras.bcc ?? []], ccKeys: extras.cc,
-    expiration: extras.expiration, headers: extras.headers, base64Body: text === undefined,
+    exchange: c.exchange,
+    routingKey: c.routingKey,
+    moreRoutingKeys: [...(extras.cc ?? []), ...(extras.bcc ?? [])],
+    ccKeys: extras.cc,
+    expiration: extras.expiration,
+    headers: extras.headers,
+    base64Body: text === undefined,
   };
   if (c.properties.length > 2 || !c.properties.equals(NO_PROPERTIES)) env.properties = c.properties.toString('base64');
   const body = text ?? c.body.toString('base64');
@@ -93,5 +103,7 @@ export function fromStored(m: StoredMessage, queueName: string, env = envelopeOf
  * count deliveries from this queue only.
  */
 export function deliveriesHere(m: Pick<StoredMessage, 'receiveCount' | 'deadLetteredAt'>, env: Envelope): number {
-  return m.deadLetteredAt !== undefined && env.receiveCountOnArrival ? Math.max(0, m.receiveCount - env.receiveCountOnArrival) : m.receiveCount;
+  return m.deadLetteredAt !== undefined && env.receiveCountOnArrival
+    ? Math.max(0, m.receiveCount - env.receiveCountOnArrival)
+    : m.receiveCount;
 }

@@ -1,5 +1,10 @@
 import type { Log } from '../context.js';
-import { PolicyError, type ServerPolicy, type ServerPolicyDefinition, type ServerPolicySet } from '../dead-letters/server-policies.js';
+import {
+  PolicyError,
+  type ServerPolicy,
+  type ServerPolicyDefinition,
+  type ServerPolicySet,
+} from '../dead-letters/server-policies.js';
 import { DEAD_LETTER_SETTINGS, type SettingValue } from '../dead-letters/setting-spellings.js';
 import type { PolicyRecord, PolicyStore } from '../store/policies.js';
 
@@ -35,28 +40,46 @@ export function parsePolicyBody(accountId: string, name: string, body: unknown):
     throw new PolicyError(`Validation failed\n\n"${b.pattern}" is not a valid regular expression\n`);
   }
   const definition = b.definition;
-  if (!definition || typeof definition !== 'object' || Array.isArray(definition) || Object.keys(definition).length === 0) {
+  if (
+    !definition ||
+    typeof definition !== 'object' ||
+    Array.isArray(definition) ||
+    Object.keys(definition).length === 0
+  ) {
     throw new PolicyError('Validation failed\n\ndefinition must be a non-empty object\n');
   }
   const unknown = Object.keys(definition).filter((k) => !Object.hasOwn(KEYS, k));
-  if (unknown.length) throw new PolicyError(`Validation failed\n\n[${unknown.map((k) => `<<"${k}">>`).join(',')}] are not recognised policy settings\n`);
+  if (unknown.length)
+    throw new PolicyError(
+      `Validation failed\n\n[${unknown.map((k) => `<<"${k}">>`).join(',')}] are not recognised policy settings\n`,
+    );
   for (const [k, v] of Object.entries(definition)) {
-    if (!KEYS[k]!(v)) throw new PolicyError(`Validation failed\n\n${JSON.stringify(v)} is not a valid value for ${k}\n`);
+    if (!KEYS[k]!(v))
+      throw new PolicyError(`Validation failed\n\n${JSON.stringify(v)} is not a valid value for ${k}\n`);
   }
   const d = definition as Record<string, unknown>;
   if (d['dead-letter-routing-key'] !== undefined && d['dead-letter-exchange'] === undefined) {
     throw new PolicyError('Validation failed\n\ndead-letter-routing-key requires dead-letter-exchange\n');
   }
   const priority = b.priority ?? 0;
-  if (!Number.isInteger(priority)) throw new PolicyError(`Validation failed\n\n${JSON.stringify(priority)} is not a valid priority\n`);
+  if (!Number.isInteger(priority))
+    throw new PolicyError(`Validation failed\n\n${JSON.stringify(priority)} is not a valid priority\n`);
   const applyTo = b['apply-to'] ?? 'all';
-  if (typeof applyTo !== 'string' || !APPLY_TO.includes(applyTo)) throw new PolicyError(`Validation failed\n\n"${String(applyTo)}" is not a valid apply-to value\n`);
+  if (typeof applyTo !== 'string' || !APPLY_TO.includes(applyTo))
+    throw new PolicyError(`Validation failed\n\n"${String(applyTo)}" is not a valid apply-to value\n`);
   return { accountId, name, pattern: b.pattern, applyTo, priority: priority as number, definition: d };
 }
 
 /** How the management API shows a policy. */
 export function policyView(p: PolicyRecord) {
-  return { vhost: '/', name: p.name, pattern: p.pattern, 'apply-to': p.applyTo, definition: p.definition, priority: p.priority };
+  return {
+    vhost: '/',
+    name: p.name,
+    pattern: p.pattern,
+    'apply-to': p.applyTo,
+    definition: p.definition,
+    priority: p.priority,
+  };
 }
 
 /** A runtime policy as the engine applies it; one that applies to exchanges only has nothing for queues. */
@@ -67,9 +90,17 @@ function toServerPolicy(p: PolicyRecord): ServerPolicy | undefined {
   // As with the queue arguments: numbers in Redrive's units (TTL in whole seconds, rounded up).
   for (const s of DEAD_LETTER_SETTINGS) {
     const v = d[s.policy];
-    if (s.value.type === 'int' ? typeof v === 'number' : typeof v === 'string') out[s.config] = typeof v === 'number' && s.fromAmqp ? s.fromAmqp(v) : v;
+    if (s.value.type === 'int' ? typeof v === 'number' : typeof v === 'string')
+      out[s.config] = typeof v === 'number' && s.fromAmqp ? s.fromAmqp(v) : v;
   }
-  return { name: p.name, accountId: p.accountId, pattern: p.pattern, priority: p.priority, definition: out as ServerPolicyDefinition, lowerLimitWins: true };
+  return {
+    name: p.name,
+    accountId: p.accountId,
+    pattern: p.pattern,
+    priority: p.priority,
+    definition: out as ServerPolicyDefinition,
+    lowerLimitWins: true,
+  };
 }
 
 /** How often a node reads the store's policies again, for those another node set. */
@@ -94,7 +125,10 @@ export class RuntimePolicies {
   /** Reads the stored policies and applies them; then keeps reading them. */
   async start(): Promise<void> {
     await this.refresh();
-    this.timer = setInterval(() => this.refresh().catch((err) => this.log.warn({ err }, 'reading runtime policies failed')), REFRESH_MS);
+    this.timer = setInterval(
+      () => this.refresh().catch((err) => this.log.warn({ err }, 'reading runtime policies failed')),
+      REFRESH_MS,
+    );
     this.timer.unref();
   }
 

@@ -28,7 +28,10 @@ export interface PublishResult {
  * channel to raise, as if it had come one at a time.
  */
 export async function publishBatch(
-  engine: Engine, exchanges: AmqpExchanges, accountId: string, batch: Publish[],
+  engine: Engine,
+  exchanges: AmqpExchanges,
+  accountId: string,
+  batch: Publish[],
 ): Promise<{ results: PublishResult[]; error?: unknown }> {
   const queues = new Map<string, QueueRecord | undefined>();
   const perQueue = new Map<number, { queue: QueueRecord; messages: NewMessage[]; owners: number[] }>();
@@ -38,9 +41,15 @@ export async function publishBatch(
     try {
       const x = await exchanges.existing(p.content.exchange);
       if (x.internal) throw amqpErrors.accessRefused(`cannot publish to internal exchange '${x.name}' in vhost '/'`);
-      const keys = [...p.cc ?? [], ...p.bcc ?? []];
-      for (const name of await route(exchanges, p.content.exchange, { routingKey: p.content.routingKey, headers: p.headers }, keys)) {
-        if (!queues.has(name)) queues.set(name, await engine.store.queues.get({ accountId, region: engine.region, name }));
+      const keys = [...(p.cc ?? []), ...(p.bcc ?? [])];
+      for (const name of await route(
+        exchanges,
+        p.content.exchange,
+        { routingKey: p.content.routingKey, headers: p.headers },
+        keys,
+      )) {
+        if (!queues.has(name))
+          queues.set(name, await engine.store.queues.get({ accountId, region: engine.region, name }));
         const queue = queues.get(name);
         // FIFO queues need a group id, which AMQP does not have: they are not routed to.
         if (!queue || queue.fifo) continue;
@@ -56,11 +65,16 @@ export async function publishBatch(
     }
   }
   for (const { queue, messages, owners } of perQueue.values()) {
-    const { messages: stored, deadLettered } = await engine.store.messages.send(queue.id, messages, await lengthLimit(engine, queue));
+    const { messages: stored, deadLettered } = await engine.store.messages.send(
+      queue.id,
+      messages,
+      await lengthLimit(engine, queue),
+    );
     engine.deadLettered(queue, deadLettered);
     const refused = stored.filter((m) => m.rejected);
     if (stored.length > refused.length) engine.observer.sent(queue, stored.length - refused.length);
-    if (refused.length && engine.settingsOf(queue).overflow === 'reject-publish-dlx') await deadLetterRefused(engine, queue, refused);
+    if (refused.length && engine.settingsOf(queue).overflow === 'reject-publish-dlx')
+      await deadLetterRefused(engine, queue, refused);
     stored.forEach((m, k) => {
       const r = results[owners[k]!]!;
       if (m.rejected) r.refused = true;

@@ -23,7 +23,8 @@ function string(v: unknown): string | undefined {
 }
 
 function oneOf(allowed: readonly string[]): ArgumentCheck {
-  return (v: unknown) => (typeof v === 'string' && allowed.includes(v) ? undefined : `{unacceptable_value,${JSON.stringify(v)}}`);
+  return (v: unknown) =>
+    typeof v === 'string' && allowed.includes(v) ? undefined : `{unacceptable_value,${JSON.stringify(v)}}`;
 }
 
 /** How an argument spelling a dead-letter setting is checked: numbers in RabbitMQ's range, any non-negative integer. */
@@ -31,7 +32,9 @@ function settingCheck(value: SettingValue): ArgumentCheck {
   return value.type === 'int' ? nonNegativeInt : value.type === 'string' ? string : oneOf(value.values);
 }
 
-const settingChecks: Record<string, ArgumentCheck> = Object.fromEntries(DEAD_LETTER_SETTINGS.map((s) => [s.argument, settingCheck(s.value)]));
+const settingChecks: Record<string, ArgumentCheck> = Object.fromEntries(
+  DEAD_LETTER_SETTINGS.map((s) => [s.argument, settingCheck(s.value)]),
+);
 
 /**
  * The arguments Redrive understands, in the order RabbitMQ checks them; any other is
@@ -55,9 +58,12 @@ export function checkQueueArguments(name: string, args: Record<string, unknown>)
     const problem = check(args[key]);
     if (problem) throw amqpErrors.precondition(`invalid arg '${key}' for queue '${name}' in vhost '/': ${problem}`);
   }
-  if (args['x-queue-type'] === 'stream') throw amqpErrors.precondition(`invalid arg 'x-queue-type' for queue '${name}': streams are not supported`);
+  if (args['x-queue-type'] === 'stream')
+    throw amqpErrors.precondition(`invalid arg 'x-queue-type' for queue '${name}': streams are not supported`);
   if (args['x-dead-letter-routing-key'] !== undefined && args['x-dead-letter-exchange'] === undefined) {
-    throw amqpErrors.precondition(`invalid arg 'x-dead-letter-routing-key' for queue '${name}' in vhost '/': Routing key specified without a dead letter exchange`);
+    throw amqpErrors.precondition(
+      `invalid arg 'x-dead-letter-routing-key' for queue '${name}' in vhost '/': Routing key specified without a dead letter exchange`,
+    );
   }
 }
 
@@ -70,14 +76,24 @@ export function attributesOf(args: Record<string, unknown>): Record<string, stri
   for (const s of DEAD_LETTER_SETTINGS) {
     const v = args[s.argument];
     if (s === SETTING.deliveryLimit && args['x-queue-type'] !== 'quorum') continue;
-    if (s.value.type === 'int' ? typeof v === 'number' : typeof v === 'string') out[s.attribute] = String(typeof v === 'number' && s.fromAmqp ? s.fromAmqp(v) : v);
+    if (s.value.type === 'int' ? typeof v === 'number' : typeof v === 'string')
+      out[s.attribute] = String(typeof v === 'number' && s.fromAmqp ? s.fromAmqp(v) : v);
   }
   return out;
 }
 
 /** RabbitMQ compares these on a redeclaration; a difference is a 406. */
-const COMPARED = ['x-message-ttl', 'x-expires', 'x-max-length', 'x-max-length-bytes', 'x-overflow', 'x-delivery-limit',
-  'x-dead-letter-exchange', 'x-dead-letter-routing-key', 'x-queue-type'];
+const COMPARED = [
+  'x-message-ttl',
+  'x-expires',
+  'x-max-length',
+  'x-max-length-bytes',
+  'x-overflow',
+  'x-delivery-limit',
+  'x-dead-letter-exchange',
+  'x-dead-letter-routing-key',
+  'x-queue-type',
+];
 
 export interface QueueFlags {
   durable: boolean;
@@ -86,11 +102,20 @@ export interface QueueFlags {
 }
 
 /** Throws 406 if a redeclaration differs from the stored declaration. */
-export function checkEquivalent(name: string, stored: QueueFlags & { arguments: Record<string, unknown> }, given: QueueFlags & { arguments: Record<string, unknown> }): void {
-  const flags: [keyof QueueFlags, string][] = [['durable', 'durable'], ['autoDelete', 'auto_delete']];
+export function checkEquivalent(
+  name: string,
+  stored: QueueFlags & { arguments: Record<string, unknown> },
+  given: QueueFlags & { arguments: Record<string, unknown> },
+): void {
+  const flags: [keyof QueueFlags, string][] = [
+    ['durable', 'durable'],
+    ['autoDelete', 'auto_delete'],
+  ];
   for (const [k, label] of flags) {
     if (stored[k] !== given[k]) {
-      throw amqpErrors.precondition(`inequivalent arg '${label}' for queue '${name}' in vhost '/': received '${given[k]}' but current is '${stored[k]}'`);
+      throw amqpErrors.precondition(
+        `inequivalent arg '${label}' for queue '${name}' in vhost '/': received '${given[k]}' but current is '${stored[k]}'`,
+      );
     }
   }
   for (const key of COMPARED) {
@@ -100,7 +125,9 @@ export function checkEquivalent(name: string, stored: QueueFlags & { arguments: 
     const norm = (v: unknown) => (key === 'x-queue-type' && v === undefined ? 'classic' : v);
     if (JSON.stringify(norm(a)) !== JSON.stringify(norm(b))) {
       const show = (v: unknown) => (v === undefined ? 'none' : `the value '${String(v)}'`);
-      throw amqpErrors.precondition(`inequivalent arg '${key}' for queue '${name}' in vhost '/': received ${show(b)} but current is ${show(a)}`);
+      throw amqpErrors.precondition(
+        `inequivalent arg '${key}' for queue '${name}' in vhost '/': received ${show(b)} but current is ${show(a)}`,
+      );
     }
   }
 }

@@ -54,11 +54,16 @@ function headersMatch(args: Record<string, unknown>, headers: Record<string, unk
 
 function bindingMatches(type: string, b: BindingRecord, msg: RoutingInput): boolean {
   switch (type) {
-    case 'fanout': return true;
-    case 'direct': return b.routingKey === msg.routingKey;
-    case 'topic': return topicMatches(b.routingKey, msg.routingKey);
-    case 'headers': return headersMatch(b.arguments, msg.headers);
-    default: return false;
+    case 'fanout':
+      return true;
+    case 'direct':
+      return b.routingKey === msg.routingKey;
+    case 'topic':
+      return topicMatches(b.routingKey, msg.routingKey);
+    case 'headers':
+      return headersMatch(b.arguments, msg.headers);
+    default:
+      return false;
   }
 }
 
@@ -104,7 +109,12 @@ export async function loadGraph(source: RoutingSource, exchange: string): Promis
  * per key, so a loop of bindings ends. The default exchange (``) routes to the queues
  * named by the keys. An exchange that does not exist routes nowhere.
  */
-export function routeIn(graph: RoutingGraph, exchange: string, keys: string[], headers?: Record<string, unknown>): string[] {
+export function routeIn(
+  graph: RoutingGraph,
+  exchange: string,
+  keys: string[],
+  headers?: Record<string, unknown>,
+): string[] {
   if (exchange === '') return [...new Set(keys)];
   const queues = new Set<string>();
   for (const routingKey of keys) {
@@ -127,6 +137,11 @@ export function routeIn(graph: RoutingGraph, exchange: string, keys: string[], h
 }
 
 /** routeIn, reading the exchanges reachable from `exchange` first. */
-export async function route(source: RoutingSource, exchange: string, msg: RoutingInput, extraKeys: string[] = []): Promise<string[]> {
+export async function route(
+  source: RoutingSource,
+  exchange: string,
+  msg: RoutingInput,
+  extraKeys: string[] = [],
+): Promise<string[]> {
   return routeIn(await loadGraph(source, exchange), exchange, [msg.routingKey, ...extraKeys], msg.headers);
 }

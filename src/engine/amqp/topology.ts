@@ -11,13 +11,18 @@ import { BUILT_IN } from './exchanges.js';
  */
 function builtInExchanges(accountId: string): ExchangeRecord[] {
   const base = { accountId, durable: true, autoDelete: false, internal: false, arguments: {} };
-  return [{ ...base, name: '', type: 'direct' }, ...Object.entries(BUILT_IN).map(([name, type]) => ({ ...base, name, type }))];
+  return [
+    { ...base, name: '', type: 'direct' },
+    ...Object.entries(BUILT_IN).map(([name, type]) => ({ ...base, name, type })),
+  ];
 }
 
 /** The account's exchanges, built-in ones included, in name order, at most `limit`. */
 export async function listExchanges(engine: Engine, accountId: string, limit: number): Promise<ExchangeRecord[]> {
   const declared = await engine.store.exchanges.list(accountId, limit);
-  return [...builtInExchanges(accountId), ...declared].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).slice(0, limit);
+  return [...builtInExchanges(accountId), ...declared]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .slice(0, limit);
 }
 
 /** The queues AMQP sees for an account: its queues in the server's default region (AMQP has no regions). */
@@ -31,9 +36,16 @@ export async function amqpQueues(engine: Engine, accountId: string): Promise<Que
  */
 export async function listBindings(engine: Engine, accountId: string, limit: number): Promise<BindingRecord[]> {
   const queues = (await amqpQueues(engine, accountId)).map((q) => q.name).sort();
-  const implicit = queues.slice(0, limit).map((name): BindingRecord => ({
-    accountId, source: '', destinationKind: 'queue', destination: name, routingKey: name, arguments: {},
-  }));
+  const implicit = queues.slice(0, limit).map(
+    (name): BindingRecord => ({
+      accountId,
+      source: '',
+      destinationKind: 'queue',
+      destination: name,
+      routingKey: name,
+      arguments: {},
+    }),
+  );
   const room = limit - implicit.length;
   return room > 0 ? [...implicit, ...(await engine.store.exchanges.allBindings(accountId, room))] : implicit;
 }

@@ -12,7 +12,11 @@ const CYCLES_QUEUE = 'redrive-cycles';
 export const cyclesQueueName = (fifo: boolean) => (fifo ? `${CYCLES_QUEUE}.fifo` : CYCLES_QUEUE);
 
 /** The queue that `queue` dead-letters into, if it has one that exists and fits. */
-async function targetQueue(engine: EngineContext, queue: QueueRecord, settings: DeadLetterSettings): Promise<QueueRecord | undefined> {
+async function targetQueue(
+  engine: EngineContext,
+  queue: QueueRecord,
+  settings: DeadLetterSettings,
+): Promise<QueueRecord | undefined> {
   const arn = settings.targetArn;
   const addr = arn && parseQueueArn(arn);
   // A dead-letter queue is in the same account and region as its source, as in SQS: a
@@ -34,16 +38,26 @@ async function targetQueue(engine: EngineContext, queue: QueueRecord, settings: 
  * only needed when the target can itself dead-letter onwards: a target that cannot is
  * where any loop ends.
  */
-async function cyclesQueue(engine: EngineContext, dlq: QueueRecord, dlqSettings: DeadLetterSettings): Promise<NewQueue | undefined> {
+async function cyclesQueue(
+  engine: EngineContext,
+  dlq: QueueRecord,
+  dlqSettings: DeadLetterSettings,
+): Promise<NewQueue | undefined> {
   if (!dlqSettings.targetArn) return undefined;
   const name = cyclesQueueName(dlq.fifo);
   const existing = await engine.store.queues.get({ accountId: dlq.accountId, region: dlq.region, name });
   if (existing) return existing;
   const now = engine.clock.now();
   return {
-    accountId: dlq.accountId, region: dlq.region, name, fifo: dlq.fifo,
+    accountId: dlq.accountId,
+    region: dlq.region,
+    name,
+    fifo: dlq.fifo,
     attributes: { ...defaultAttributes(dlq.fifo), MessageRetentionPeriod: '1209600' },
-    tags: {}, createdAt: now, modifiedAt: now, lastPurgeAt: null,
+    tags: {},
+    createdAt: now,
+    modifiedAt: now,
+    lastPurgeAt: null,
   };
 }
 
@@ -54,7 +68,11 @@ async function cyclesQueue(engine: EngineContext, dlq: QueueRecord, dlqSettings:
  * a cycle to the cycles queue instead.
  */
 export async function queueTarget(
-  engine: EngineContext, queue: QueueRecord, settings: DeadLetterSettings, reason: DeathReason, rejectReason?: string,
+  engine: EngineContext,
+  queue: QueueRecord,
+  settings: DeadLetterSettings,
+  reason: DeathReason,
+  rejectReason?: string,
 ): Promise<DeadLetterTarget | undefined> {
   const dlq = await targetQueue(engine, queue, settings);
   if (!dlq) return undefined;
@@ -74,9 +92,14 @@ export async function queueTarget(
     arrival: (m): DeadLetterMove => {
       const now = engine.clock.now();
       const deaths = recordDeath(m.deaths, {
-        queue: queue.name, queueArn: sourceArn, reason, time: now, rejectReason, originalTtlSeconds: originalTtlSeconds(m),
+        queue: queue.name,
+        queueArn: sourceArn,
+        reason,
+        time: now,
+        rejectReason,
+        originalTtlSeconds: originalTtlSeconds(m),
       });
-      const cycle = parking !== undefined && closesCycle(self ? m.deaths ?? [] : deaths, dlqArn);
+      const cycle = parking !== undefined && closesCycle(self ? (m.deaths ?? []) : deaths, dlqArn);
       return {
         kind: cycle ? 'cycle' : 'move',
         // Standard queues keep the original enqueue time; FIFO queues reset it and

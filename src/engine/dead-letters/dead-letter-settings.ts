@@ -36,7 +36,10 @@ export function expiryAfter(settings: Pick<DeadLetterSettings, 'messageTtlSecond
 
 /** The ARN of a policy's dead-letter queue for a queue of `accountId`, if it names one. */
 function policyTarget(d: ServerPolicyDefinition, region: string, accountId: string): string | undefined {
-  return d.deadLetterTargetArn ?? (d.deadLetterTargetName === undefined ? undefined : queueArn(region, accountId, d.deadLetterTargetName));
+  return (
+    d.deadLetterTargetArn ??
+    (d.deadLetterTargetName === undefined ? undefined : queueArn(region, accountId, d.deadLetterTargetName))
+  );
 }
 
 /** What of a policy applies to its own dead-letter queue when it opts in: never the target. */
@@ -62,20 +65,37 @@ function attributeValue(s: DeadLetterSettingSpelling, attributes: Record<string,
  * RedrivePolicy attribute holds the target and maxReceiveCount together, so a queue
  * that has one takes both from it.
  */
-export function effectiveSettings(policies: ServerPolicySet, region: string, queue: Omit<QueueRecord, 'id'>): DeadLetterSettings {
+export function effectiveSettings(
+  policies: ServerPolicySet,
+  region: string,
+  queue: Omit<QueueRecord, 'id'>,
+): DeadLetterSettings {
   const a = queue.attributes;
   const own = a.RedrivePolicy ? (JSON.parse(a.RedrivePolicy) as RedrivePolicy) : undefined;
   const self = queueArn(region, queue.accountId, queue.name);
   const targets = (p: ServerPolicy) => policyTarget(p.definition, region, queue.accountId) === self;
   // A policy never applies to its own dead-letter queue unless it opts in, and then
   // only its limits: a lower policy that matches applies instead (docs/extensions.md).
-  const policy = policies.match(queue.name, (p) => (p.accountId !== undefined && p.accountId !== queue.accountId)
-    || (targets(p) && !p.definition.applyToDeadLetterTarget));
+  const policy = policies.match(
+    queue.name,
+    (p) =>
+      (p.accountId !== undefined && p.accountId !== queue.accountId) ||
+      (targets(p) && !p.definition.applyToDeadLetterTarget),
+  );
   const d = policy ? (targets(policy) ? limitsOf(policy.definition) : policy.definition) : {};
   const applied: ServerPolicyDefinition = {};
-  const pick = <K extends keyof ServerPolicyDefinition>(key: K, mine: ServerPolicyDefinition[K] | undefined): ServerPolicyDefinition[K] | undefined => {
+  const pick = <K extends keyof ServerPolicyDefinition>(
+    key: K,
+    mine: ServerPolicyDefinition[K] | undefined,
+  ): ServerPolicyDefinition[K] | undefined => {
     // RabbitMQ's rule for management-API policies: of two numeric limits the lower applies.
-    if (mine !== undefined && policy?.lowerLimitWins && typeof mine === 'number' && typeof d[key] === 'number' && (d[key] as number) < mine) {
+    if (
+      mine !== undefined &&
+      policy?.lowerLimitWins &&
+      typeof mine === 'number' &&
+      typeof d[key] === 'number' &&
+      (d[key] as number) < mine
+    ) {
       applied[key] = d[key];
       return d[key];
     }

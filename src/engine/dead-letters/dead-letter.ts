@@ -1,6 +1,12 @@
 import { exchangeTarget } from '../amqp/dead-letter-exchange.js';
 import type { EngineContext } from '../context.js';
-import { copiedMessage, copyOutcomes, type DeadLettered, type DeadLetterRule, type DeadLetterTarget } from '../store/dead-letters.js';
+import {
+  copiedMessage,
+  copyOutcomes,
+  type DeadLettered,
+  type DeadLetterRule,
+  type DeadLetterTarget,
+} from '../store/dead-letters.js';
 import type { DeathReason, NewMessage, QueueRecord, StoredMessage } from '../types.js';
 import { queueTarget } from './dead-letter-queue.js';
 
@@ -21,7 +27,10 @@ import { queueTarget } from './dead-letter-queue.js';
  * the operation has committed (report.ts).
  */
 export async function deadLetterTarget(
-  engine: EngineContext, queue: QueueRecord, reason: DeathReason, rejectReason?: string,
+  engine: EngineContext,
+  queue: QueueRecord,
+  reason: DeathReason,
+  rejectReason?: string,
 ): Promise<DeadLetterTarget | undefined> {
   const settings = engine.settingsOf(queue);
   // An AMQP dead-letter exchange, when the queue has one, replaces its target queue.
@@ -42,7 +51,11 @@ export async function deadLetterRule(engine: EngineContext, queue: QueueRecord):
  * its dead-letter exchange, if it has one, else dropped. They were never stored, so each
  * copy is a send to its queue, after the refusal.
  */
-export async function deadLetterRefused(engine: EngineContext, queue: QueueRecord, refused: StoredMessage[]): Promise<void> {
+export async function deadLetterRefused(
+  engine: EngineContext,
+  queue: QueueRecord,
+  refused: StoredMessage[],
+): Promise<void> {
   const settings = engine.settingsOf(queue);
   if (settings.deadLetterExchange === undefined) return;
   const target = await exchangeTarget(engine, queue, settings, 'maxlen');
@@ -52,7 +65,8 @@ export async function deadLetterRefused(engine: EngineContext, queue: QueueRecor
   for (const m of refused) {
     const stored: StoredMessage = { ...m, queueId: queue.id, receiveCount: 0 };
     const a = target.arrival(stored);
-    for (const c of a.copies) byQueue.set(c.queueId, [...byQueue.get(c.queueId) ?? [], copiedMessage(stored, a, c, now)]);
+    for (const c of a.copies)
+      byQueue.set(c.queueId, [...(byQueue.get(c.queueId) ?? []), copiedMessage(stored, a, c, now)]);
     outcomes.push(...copyOutcomes(stored, a, 'maxlen'));
   }
   for (const [queueId, messages] of byQueue) await engine.store.messages.send(queueId, messages);

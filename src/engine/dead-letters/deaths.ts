@@ -31,7 +31,14 @@ export function recordDeath(history: Death[] | undefined, e: DeathEvent): Death[
   const list = history ?? [];
   const i = list.findIndex((d) => d.queueArn === e.queueArn && d.reason === e.reason);
   if (i < 0) {
-    const entry: Death = { queue: e.queue, queueArn: e.queueArn, reason: e.reason, count: 1, firstTime: e.time, lastTime: e.time };
+    const entry: Death = {
+      queue: e.queue,
+      queueArn: e.queueArn,
+      reason: e.reason,
+      count: 1,
+      firstTime: e.time,
+      lastTime: e.time,
+    };
     if (e.rejectReason !== undefined) entry.rejectReason = e.rejectReason;
     if (e.originalTtlSeconds !== undefined) entry.originalTtlSeconds = e.originalTtlSeconds;
     if (e.exchange !== undefined) entry.exchange = e.exchange;
@@ -91,11 +98,18 @@ export function lastDeath(history: Death[] | undefined): DeathSummary | undefine
 
 /** Opt-in system attribute names a receive may ask for; `All` does not include them. */
 const DEATH_ATTRIBUTE_NAMES = [
-  'RedriveDeathHistory', 'RedriveFirstDeathQueue', 'RedriveFirstDeathReason', 'RedriveLastDeathQueue', 'RedriveLastDeathReason',
+  'RedriveDeathHistory',
+  'RedriveFirstDeathQueue',
+  'RedriveFirstDeathReason',
+  'RedriveLastDeathQueue',
+  'RedriveLastDeathReason',
 ] as const;
 
 /** The death attributes of `m` among `wanted`, as strings (the history as JSON). */
-export function deathAttributes(m: Pick<StoredMessage, 'deaths'>, wanted: (name: string) => boolean): Record<string, string> {
+export function deathAttributes(
+  m: Pick<StoredMessage, 'deaths'>,
+  wanted: (name: string) => boolean,
+): Record<string, string> {
   const out: Record<string, string> = {};
   if (!m.deaths?.length) return out;
   const first = firstDeath(m.deaths)!;

@@ -25,7 +25,10 @@ function parseJsonObject(raw: string): Record<string, unknown> | undefined {
 
 function parseRedrivePolicy(raw: string): RedrivePolicy {
   const v = parseJsonObject(raw);
-  if (!v) throw errors.invalidParameterValue('Invalid value for the parameter RedrivePolicy. Reason: Redrive policy is not a valid JSON map.');
+  if (!v)
+    throw errors.invalidParameterValue(
+      'Invalid value for the parameter RedrivePolicy. Reason: Redrive policy is not a valid JSON map.',
+    );
   if (v.maxReceiveCount === undefined) {
     throw invalid('RedrivePolicy', raw, 'Redrive policy does not contain mandatory attribute: maxReceiveCount.');
   }
@@ -33,13 +36,21 @@ function parseRedrivePolicy(raw: string): RedrivePolicy {
     throw invalid('RedrivePolicy', raw, 'Redrive policy does not contain mandatory attribute: deadLetterTargetArn.');
   }
   if (Object.keys(v).length > 2) {
-    throw invalid('RedrivePolicy', raw, 'Only following attributes are supported: [maxReceiveCount, deadLetterTargetArn].');
+    throw invalid(
+      'RedrivePolicy',
+      raw,
+      'Only following attributes are supported: [maxReceiveCount, deadLetterTargetArn].',
+    );
   }
   // SQS accepts the count as a number or as a string of digits, and returns a number.
-  const count = typeof v.maxReceiveCount === 'string' && /^\d+$/.test(v.maxReceiveCount) ? Number(v.maxReceiveCount) : v.maxReceiveCount;
+  const count =
+    typeof v.maxReceiveCount === 'string' && /^\d+$/.test(v.maxReceiveCount)
+      ? Number(v.maxReceiveCount)
+      : v.maxReceiveCount;
   if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 1000) {
     throw invalid(
-      'RedrivePolicy', raw,
+      'RedrivePolicy',
+      raw,
       `Invalid value for maxReceiveCount: ${String(v.maxReceiveCount)}, valid values are from 1 to 1000 both inclusive.`,
     );
   }
@@ -68,18 +79,27 @@ function parseRedriveAllowPolicy(raw: string): RedriveAllowPolicy {
   if (arns !== undefined && (!Array.isArray(arns) || arns.some((a) => typeof a !== 'string'))) throw unsupported;
   if (p !== 'byQueue') {
     if (arns !== undefined) {
-      throw invalid('RedriveAllowPolicy', raw, `${ALLOW_REASON}. To specify one or more source queue ARNs, you must set redrivePermission to byQueue.`);
+      throw invalid(
+        'RedriveAllowPolicy',
+        raw,
+        `${ALLOW_REASON}. To specify one or more source queue ARNs, you must set redrivePermission to byQueue.`,
+      );
     }
     return { redrivePermission: p };
   }
   if (!arns || arns.length === 0) {
     throw invalid(
-      'RedriveAllowPolicy', raw,
+      'RedriveAllowPolicy',
+      raw,
       `${ALLOW_REASON}. When you specify the byQueue permission type, you must also specify one or more sourceQueueArns values.`,
     );
   }
   if (arns.length > 10) {
-    throw invalid('RedriveAllowPolicy', raw, `${ALLOW_REASON}. The maximum number of source queue ARNs you can specify is 10.`);
+    throw invalid(
+      'RedriveAllowPolicy',
+      raw,
+      `${ALLOW_REASON}. The maximum number of source queue ARNs you can specify is 10.`,
+    );
   }
   return { redrivePermission: p, sourceQueueArns: arns as string[] };
 }
@@ -118,14 +138,16 @@ export async function checkRedriveAttributes(
   // Another region's queue is not visible from the source's region, as in SQS.
   const dlq = target.region === queue.region ? await engine.store.queues.get(target) : undefined;
   if (!dlq) throw invalid('RedrivePolicy', raw, 'Dead letter target does not exist.');
-  if (dlq.fifo !== queue.fifo) throw invalid('RedrivePolicy', raw, 'Dead-letter queue must be same type of queue as the source..');
+  if (dlq.fifo !== queue.fifo)
+    throw invalid('RedrivePolicy', raw, 'Dead-letter queue must be same type of queue as the source..');
   // A queue may name itself, as SQS allows: dead-letter-queue.ts makes that a single move.
   const sourceArn = engine.arnOf(queue);
   const allowText = dlq.attributes.RedriveAllowPolicy;
   const allow = allowText ? parseRedriveAllowPolicy(allowText) : undefined;
   if (!allowsSource(allow, sourceArn)) {
     throw invalid(
-      'RedrivePolicy', raw,
+      'RedrivePolicy',
+      raw,
       `The RedriveAllowPolicy of ${policy.deadLetterTargetArn} does not allow this queue to use it as a dead-letter queue.`,
     );
   }
@@ -133,7 +155,10 @@ export async function checkRedriveAttributes(
 }
 
 /** The queues that dead-letter into `dlq` (by RedrivePolicy, a policy or a dead-letter exchange), in name order. */
-export async function deadLetterSources(engine: EngineContext, dlq: Pick<QueueRecord, 'accountId' | 'region' | 'name'>): Promise<QueueRecord[]> {
+export async function deadLetterSources(
+  engine: EngineContext,
+  dlq: Pick<QueueRecord, 'accountId' | 'region' | 'name'>,
+): Promise<QueueRecord[]> {
   return (await sourcesByTarget(engine, dlq)).get(engine.arnOf(dlq)) ?? [];
 }
 
@@ -143,17 +168,26 @@ export async function deadLetterSources(engine: EngineContext, dlq: Pick<QueueRe
  * order: one pass over the account's queues answers for all of its dead-letter queues
  * (ListQueueSummaries). A source is always in its dead-letter queue's region.
  */
-export async function sourcesByTarget(engine: EngineContext, owner: { accountId: string; region?: string }): Promise<Map<string, QueueRecord[]>> {
+export async function sourcesByTarget(
+  engine: EngineContext,
+  owner: { accountId: string; region?: string },
+): Promise<Map<string, QueueRecord[]>> {
   const byTarget = new Map<string, QueueRecord[]>();
-  const mine = (await engine.store.queues.all())
-    .filter((q) => q.accountId === owner.accountId && (owner.region === undefined || q.region === owner.region));
+  const mine = (await engine.store.queues.all()).filter(
+    (q) => q.accountId === owner.accountId && (owner.region === undefined || q.region === owner.region),
+  );
   mine.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const q of mine) {
     const target = engine.settingsOf(q).targetArn;
     // An AMQP dead-letter exchange replaces the target queue: its queues are the targets.
-    const targets = engine.settingsOf(q).deadLetterExchange !== undefined
-      ? (await exchangeTargetNames(engine, q)).map((name) => engine.arnOf({ accountId: q.accountId, region: q.region, name }))
-      : target === undefined ? [] : [target];
+    const targets =
+      engine.settingsOf(q).deadLetterExchange !== undefined
+        ? (await exchangeTargetNames(engine, q)).map((name) =>
+            engine.arnOf({ accountId: q.accountId, region: q.region, name }),
+          )
+        : target === undefined
+          ? []
+          : [target];
     for (const t of targets) {
       const list = byTarget.get(t);
       if (list) list.push(q);

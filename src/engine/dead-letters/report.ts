@@ -46,7 +46,14 @@ export class DeadLetterReport {
     // info line per operation and reason, not a warning per message.
     for (const [reason, ids] of drops ?? []) {
       this.log.info(
-        { queue: queue.name, account: queue.accountId, reason, count: ids.length, messageIds: ids.slice(0, 10), dropped: this.dropped },
+        {
+          queue: queue.name,
+          account: queue.accountId,
+          reason,
+          count: ids.length,
+          messageIds: ids.slice(0, 10),
+          dropped: this.dropped,
+        },
         'messages dropped: the queue has no dead-letter queue',
       );
     }

@@ -17,7 +17,19 @@ export const RESTORE_ATTRIBUTES: readonly string[] = [DEATH_HISTORY_ATTRIBUTE, S
 const MAX_ENTRIES = 100;
 const MAX_TTL_SECONDS = 1_209_600;
 const REASONS: readonly string[] = ['rejected', 'expired', 'maxlen', 'delivery_limit'] satisfies DeathReason[];
-const FIELDS = ['queue', 'queueArn', 'reason', 'count', 'firstTime', 'lastTime', 'rejectReason', 'originalTtlSeconds', 'exchange', 'routingKeys', 'originalExpiration'];
+const FIELDS = [
+  'queue',
+  'queueArn',
+  'reason',
+  'count',
+  'firstTime',
+  'lastTime',
+  'rejectReason',
+  'originalTtlSeconds',
+  'exchange',
+  'routingKeys',
+  'originalExpiration',
+];
 /** x-death's routing keys: the message's key and its CC keys. */
 const MAX_ROUTING_KEYS = 100;
 
@@ -28,7 +40,8 @@ export interface Restored {
   deadLetterSourceArn?: string;
 }
 
-const bad = (name: string, reason: string) => errors.invalidParameterValue(`Message system attribute ${name} is invalid. Reason: ${reason}`);
+const bad = (name: string, reason: string) =>
+  errors.invalidParameterValue(`Message system attribute ${name} is invalid. Reason: ${reason}`);
 
 function stringValue(a: MessageAttributes[string], name: string): string {
   if (!a.DataType.startsWith('String') || a.StringValue === undefined) throw bad(name, 'it must be of type String.');
@@ -75,15 +88,26 @@ function parseHistory(text: string): Death[] | undefined {
     if (!isInt(d.firstTime) || !isInt(d.lastTime) || d.firstTime < 0 || d.lastTime < d.firstTime) {
       throw fail(`${at}: firstTime and lastTime must be epoch milliseconds, firstTime first.`);
     }
-    if (d.rejectReason !== undefined && (typeof d.rejectReason !== 'string' || d.rejectReason.length > 1024)) throw fail(`${at}: rejectReason must be a string of at most 1024 characters.`);
-    if (d.originalTtlSeconds !== undefined && (!isInt(d.originalTtlSeconds) || d.originalTtlSeconds < 0 || d.originalTtlSeconds > MAX_TTL_SECONDS)) {
+    if (d.rejectReason !== undefined && (typeof d.rejectReason !== 'string' || d.rejectReason.length > 1024))
+      throw fail(`${at}: rejectReason must be a string of at most 1024 characters.`);
+    if (
+      d.originalTtlSeconds !== undefined &&
+      (!isInt(d.originalTtlSeconds) || d.originalTtlSeconds < 0 || d.originalTtlSeconds > MAX_TTL_SECONDS)
+    ) {
       throw fail(`${at}: originalTtlSeconds must be 0 to ${MAX_TTL_SECONDS}.`);
     }
     checkAmqpFields(d, fail, at);
     const key = `${d.queueArn as string} ${d.reason as string}`;
     if (seen.has(key)) throw fail(`${at} repeats the queue and reason of an earlier entry.`);
     seen.add(key);
-    const death: Death = { queue: d.queue, queueArn: d.queueArn as string, reason: d.reason as DeathReason, count: d.count, firstTime: d.firstTime, lastTime: d.lastTime };
+    const death: Death = {
+      queue: d.queue,
+      queueArn: d.queueArn as string,
+      reason: d.reason as DeathReason,
+      count: d.count,
+      firstTime: d.firstTime,
+      lastTime: d.lastTime,
+    };
     if (d.rejectReason !== undefined) death.rejectReason = d.rejectReason as string;
     if (d.originalTtlSeconds !== undefined) death.originalTtlSeconds = d.originalTtlSeconds as number;
     if (d.exchange !== undefined) death.exchange = d.exchange as string;
@@ -97,11 +121,18 @@ function parseHistory(text: string): Death[] | undefined {
 /** The fields an AMQP death records (x-death's exchange, routing-keys and original-expiration): AMQP short strings. */
 function checkAmqpFields(d: Record<string, unknown>, fail: (reason: string) => Error, at: string): void {
   const short = (v: unknown) => typeof v === 'string' && Buffer.byteLength(v) <= 255;
-  if (d.exchange !== undefined && !short(d.exchange)) throw fail(`${at}: exchange must be a string of at most 255 bytes.`);
-  if (d.routingKeys !== undefined && (!Array.isArray(d.routingKeys) || d.routingKeys.length > MAX_ROUTING_KEYS || !d.routingKeys.every(short))) {
+  if (d.exchange !== undefined && !short(d.exchange))
+    throw fail(`${at}: exchange must be a string of at most 255 bytes.`);
+  if (
+    d.routingKeys !== undefined &&
+    (!Array.isArray(d.routingKeys) || d.routingKeys.length > MAX_ROUTING_KEYS || !d.routingKeys.every(short))
+  ) {
     throw fail(`${at}: routingKeys must be an array of at most ${MAX_ROUTING_KEYS} strings of at most 255 bytes.`);
   }
-  if (d.originalExpiration !== undefined && !(short(d.originalExpiration) && /^\d+$/.test(d.originalExpiration as string))) {
+  if (
+    d.originalExpiration !== undefined &&
+    !(short(d.originalExpiration) && /^\d+$/.test(d.originalExpiration as string))
+  ) {
     throw fail(`${at}: originalExpiration must be milliseconds as a decimal string.`);
   }
 }
@@ -120,14 +151,21 @@ const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSaf
  * Move tasks check every destination again when they run (move-plan.ts), so nothing
  * stored, however it got there, lets a task write outside its owner's account.
  */
-export function checkRestoreCaller(ctx: RequestContext, queue: Pick<QueueRecord, 'accountId'>, sent: MessageAttributes | undefined): void {
+export function checkRestoreCaller(
+  ctx: RequestContext,
+  queue: Pick<QueueRecord, 'accountId'>,
+  sent: MessageAttributes | undefined,
+): void {
   if (!sent || ctx.accountId === queue.accountId) return;
   const name = RESTORE_ATTRIBUTES.find((n) => n in sent);
   if (name !== undefined) throw errors.invalidParameterValue(`Message system attribute name '${name}' is invalid.`);
 }
 
 /** The restored source, checked against the queue it is sent to (after checkRestoreCaller). */
-export function checkRestoredSource(queue: Pick<QueueRecord, 'accountId' | 'region' | 'fifo'>, restored: Restored): void {
+export function checkRestoredSource(
+  queue: Pick<QueueRecord, 'accountId' | 'region' | 'fifo'>,
+  restored: Restored,
+): void {
   if (restored.deadLetterSourceArn === undefined) return;
   const a = parseQueueArn(restored.deadLetterSourceArn)!;
   if (a.accountId !== queue.accountId || a.region !== queue.region) {

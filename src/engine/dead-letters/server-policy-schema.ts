@@ -12,8 +12,10 @@ import { DEAD_LETTER_SETTINGS, valuesList, type SettingValue } from './setting-s
 const shown = (v: unknown): string => (typeof v === 'number' ? String(v) : JSON.stringify(v));
 
 /** The message of a value that is not what a field expects, with the value it has. */
-export const must = (what: string) => (issue: { input?: unknown }): string =>
-  `must be ${what}${issue.input === undefined ? ', and is missing' : `, not ${shown(issue.input)}`}`;
+export const must =
+  (what: string) =>
+  (issue: { input?: unknown }): string =>
+    `must be ${what}${issue.input === undefined ? ', and is missing' : `, not ${shown(issue.input)}`}`;
 
 export const nonEmptyString = () => {
   const error = must('a non-empty string');
@@ -42,13 +44,18 @@ export const arrayOf = <T extends z.ZodType>(item: T) => z.array(item, { error: 
  */
 export function issueLines(error: z.ZodError, prefix = ''): string[] {
   const pathOf = (keys: readonly PropertyKey[]) =>
-    keys.reduce<string>((at, k) => (typeof k === 'number' ? `${at}[${k}]` : at ? `${at}.${String(k)}` : String(k)), prefix);
+    keys.reduce<string>(
+      (at, k) => (typeof k === 'number' ? `${at}[${k}]` : at ? `${at}.${String(k)}` : String(k)),
+      prefix,
+    );
   const line = (keys: readonly PropertyKey[], message: string) => {
     const at = pathOf(keys);
     return at ? `${at}: ${message}` : message;
   };
   const lines = error.issues.flatMap((issue) =>
-    issue.code === 'unrecognized_keys' ? issue.keys.map((k) => line([...issue.path, k], issue.message)) : [line(issue.path, issue.message)],
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((k) => line([...issue.path, k], issue.message))
+      : [line(issue.path, issue.message)],
   );
   return [...new Set(lines)];
 }
@@ -63,17 +70,22 @@ function valueSchema(value: SettingValue) {
   return z.enum(value.values as [string, ...string[]], { error: must(valuesList(value.values)) });
 }
 
-const spelledSettings = Object.fromEntries(DEAD_LETTER_SETTINGS.map((s) => [s.config, valueSchema(s.value).optional()]));
+const spelledSettings = Object.fromEntries(
+  DEAD_LETTER_SETTINGS.map((s) => [s.config, valueSchema(s.value).optional()]),
+);
 
-const definitionSchema = strictObject({
-  deadLetterTargetArn: z.string({ error: arnError }).regex(QUEUE_ARN, { error: arnError }).optional(),
-  deadLetterTargetName: nonEmptyString().optional(),
-  maxReceiveCount: intFrom(1, 1000).optional(),
-  ...spelledSettings,
-  // Opt-in: without it a policy whose pattern matches its own dead-letter queue leaves
-  // that queue alone, so its TTL and length limits never drop dead-lettered messages.
-  applyToDeadLetterTarget: z.boolean({ error: must('true or false') }).optional(),
-}, 'unknown setting').superRefine((d, ctx) => {
+const definitionSchema = strictObject(
+  {
+    deadLetterTargetArn: z.string({ error: arnError }).regex(QUEUE_ARN, { error: arnError }).optional(),
+    deadLetterTargetName: nonEmptyString().optional(),
+    maxReceiveCount: intFrom(1, 1000).optional(),
+    ...spelledSettings,
+    // Opt-in: without it a policy whose pattern matches its own dead-letter queue leaves
+    // that queue alone, so its TTL and length limits never drop dead-lettered messages.
+    applyToDeadLetterTarget: z.boolean({ error: must('true or false') }).optional(),
+  },
+  'unknown setting',
+).superRefine((d, ctx) => {
   if (d.deadLetterTargetArn !== undefined && d.deadLetterTargetName !== undefined) {
     ctx.addIssue({ code: 'custom', message: 'give deadLetterTargetArn or deadLetterTargetName, not both' });
   }
@@ -87,16 +99,18 @@ const patternSchema = nonEmptyString().superRefine((pattern, ctx) => {
   }
 });
 
-export const policiesSchema = arrayOf(strictObject({
-  name: nonEmptyString(),
-  pattern: patternSchema,
-  priority: intFrom(-1_000_000, 1_000_000).default(0),
-  definition: definitionSchema,
-})).superRefine((policies, ctx) => {
+export const policiesSchema = arrayOf(
+  strictObject({
+    name: nonEmptyString(),
+    pattern: patternSchema,
+    priority: intFrom(-1_000_000, 1_000_000).default(0),
+    definition: definitionSchema,
+  }),
+).superRefine((policies, ctx) => {
   const names = new Set<string>();
   policies.forEach(({ name }, i) => {
-    if (names.has(name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate policy name "${name}"` });
+    if (names.has(name))
+      ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate policy name "${name}"` });
     names.add(name);
   });
 });
-

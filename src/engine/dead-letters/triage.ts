@@ -26,7 +26,13 @@ async function walk(engine: Engine, queue: QueueRecord, cursor: number, each: (m
  * (expired ones never do), within PEEK_SCAN's bound. A NextToken in the
  * answer means the queue goes on: the count is then "at least", and the token resumes it.
  */
-export async function countMatches(engine: Engine, queue: QueueRecord, cursor: number, wanted: (m: StoredMessage) => boolean, cutoff: number) {
+export async function countMatches(
+  engine: Engine,
+  queue: QueueRecord,
+  cursor: number,
+  wanted: (m: StoredMessage) => boolean,
+  cutoff: number,
+) {
   let count = 0;
   const w = await walk(engine, queue, cursor, (m) => {
     if (m.sentAt >= cutoff && wanted(m)) count++;
@@ -49,7 +55,8 @@ export async function rejectionReasons(engine: Engine, queue: QueueRecord, cutof
     if (m.sentAt < cutoff || !m.deaths) return;
     let latest: { text: string; time: number } | undefined;
     for (const d of m.deaths) {
-      if (d.reason === 'rejected' && (!latest || d.lastTime > latest.time)) latest = { text: d.rejectReason ?? '', time: d.lastTime };
+      if (d.reason === 'rejected' && (!latest || d.lastTime > latest.time))
+        latest = { text: d.rejectReason ?? '', time: d.lastTime };
     }
     if (latest) counts.set(latest.text, (counts.get(latest.text) ?? 0) + 1);
   });

@@ -32,7 +32,11 @@ export interface ScanEnd {
  * resumes from the cursor always moves forward.
  */
 export async function scanQueue(
-  store: Store, queueId: number, cursor: number, budget: ScanBudget, visit: (m: StoredMessage) => boolean,
+  store: Store,
+  queueId: number,
+  cursor: number,
+  budget: ScanBudget,
+  visit: (m: StoredMessage) => boolean,
 ): Promise<ScanEnd> {
   let messages = 0;
   let bytes = 0;
@@ -42,7 +46,8 @@ export async function scanQueue(
     const size = Math.min(budget.page, budget.messages - messages);
     const rows = await store.messages.peek(queueId, cursor, size);
     for (const m of rows) {
-      if (messages > 0 && (messages >= budget.messages || bytes >= budget.bytes)) return { cursor, stoppedBy: 'budget' };
+      if (messages > 0 && (messages >= budget.messages || bytes >= budget.bytes))
+        return { cursor, stoppedBy: 'budget' };
       if (sinceYield >= YIELD_BYTES) {
         sinceYield = 0;
         await turn();

@@ -33,7 +33,11 @@ export const NOISY_HOLD_MS = 2_000;
  * The noisy groups among these in-flight figures, each with its messages in flight.
  * `detectedAt` (group → when last detected) is updated in place.
  */
-export function judgeNoisy(inflight: GroupInflight, now: number, detectedAt: Map<string, number> = new Map()): Map<string, number> {
+export function judgeNoisy(
+  inflight: GroupInflight,
+  now: number,
+  detectedAt: Map<string, number> = new Map(),
+): Map<string, number> {
   for (const [group, n] of inflight.groups) {
     if (n >= NOISY_MIN_INFLIGHT && n > NOISY_SHARE * inflight.total) detectedAt.set(group, now);
   }
@@ -49,9 +53,16 @@ export function judgeNoisy(inflight: GroupInflight, now: number, detectedAt: Map
 export class FairQueues {
   /** Standard queues whose receives have returned a message with a group id. */
   private readonly grouped = new Set<number>();
-  private readonly judged = new Map<number, { at: number; noisy: Map<string, number>; detectedAt: Map<string, number> }>();
+  private readonly judged = new Map<
+    number,
+    { at: number; noisy: Map<string, number>; detectedAt: Map<string, number> }
+  >();
 
-  constructor(private readonly store: Store, private readonly clock: Clock, readonly enabled: boolean) {}
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    readonly enabled: boolean,
+  ) {}
 
   /** Learns from a receive's messages whether the queue is a multi-tenant one. */
   noteReceived(queue: QueueRecord, messages: readonly StoredMessage[]): void {
@@ -65,7 +76,11 @@ export class FairQueues {
     let j = this.judged.get(queue.id);
     if (!j || now - j.at >= FAIR_REFRESH_MS || now < j.at) {
       const detectedAt = j?.detectedAt ?? new Map<string, number>();
-      j = { at: now, noisy: judgeNoisy(await this.store.messages.inflightByGroup(queue.id, now), now, detectedAt), detectedAt };
+      j = {
+        at: now,
+        noisy: judgeNoisy(await this.store.messages.inflightByGroup(queue.id, now), now, detectedAt),
+        detectedAt,
+      };
       this.judged.set(queue.id, j);
     }
     return j.noisy.size ? j.noisy : undefined;
@@ -74,7 +89,11 @@ export class FairQueues {
   /** The noisy groups for GetQueueAttributes: judged afresh, whether or not a receive has run. */
   async noisyNow(queue: QueueRecord, now: number): Promise<NoisyGroups> {
     if (queue.fifo) return new Map();
-    return judgeNoisy(await this.store.messages.inflightByGroup(queue.id, now), now, new Map(this.judged.get(queue.id)?.detectedAt));
+    return judgeNoisy(
+      await this.store.messages.inflightByGroup(queue.id, now),
+      now,
+      new Map(this.judged.get(queue.id)?.detectedAt),
+    );
   }
 
   /** The fair-queue figures under their CloudWatch names (FAIR_QUEUE_ATTRIBUTES). */
@@ -86,7 +105,9 @@ export class FairQueues {
       ApproximateNumberOfMessagesVisibleInQuietGroups: String(quiet.visible),
       ApproximateNumberOfMessagesNotVisibleInQuietGroups: String(quiet.inflight),
       ApproximateNumberOfMessagesDelayedInQuietGroups: String(quiet.delayed),
-      ApproximateAgeOfOldestMessageInQuietGroups: String(quiet.oldestSentAt === undefined ? 0 : Math.max(0, Math.floor((now - quiet.oldestSentAt) / 1000))),
+      ApproximateAgeOfOldestMessageInQuietGroups: String(
+        quiet.oldestSentAt === undefined ? 0 : Math.max(0, Math.floor((now - quiet.oldestSentAt) / 1000)),
+      ),
     };
   }
 

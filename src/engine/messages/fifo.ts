@@ -13,9 +13,16 @@ export const FIFO_INFLIGHT_LIMIT = 120_000;
 // Alphanumeric and punctuation (!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~), 1 to 128 characters.
 const ID = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
 
-function checkId(value: unknown, name: 'MessageGroupId' | 'MessageDeduplicationId' | 'ReceiveRequestAttemptId'): string {
+function checkId(
+  value: unknown,
+  name: 'MessageGroupId' | 'MessageDeduplicationId' | 'ReceiveRequestAttemptId',
+): string {
   if (typeof value !== 'string' || !ID.test(value)) {
-    throw errors.invalidValue(name, value, `${name} can only include alphanumeric and punctuation characters. 1 to 128 in length.`);
+    throw errors.invalidValue(
+      name,
+      value,
+      `${name} can only include alphanumeric and punctuation characters. 1 to 128 in length.`,
+    );
   }
   return value;
 }
@@ -55,12 +62,14 @@ export function checkFifoParameters(queue: QueueRecord, e: Entry, batch: boolean
 export function fifoFields(queue: QueueRecord, e: Entry, body: string, now: number): Partial<NewMessage> {
   const groupId = typeof e.MessageGroupId === 'string' ? e.MessageGroupId : undefined;
   if (!queue.fifo) return { groupId };
-  const dedupId = typeof e.MessageDeduplicationId === 'string'
-    ? e.MessageDeduplicationId
-    : createHash('sha256').update(body, 'utf8').digest('hex');
+  const dedupId =
+    typeof e.MessageDeduplicationId === 'string'
+      ? e.MessageDeduplicationId
+      : createHash('sha256').update(body, 'utf8').digest('hex');
   // An id is remembered in the queue's current scope, and looked up in both: a change of
   // DeduplicationScope does not forget what was deduplicated under the other one.
-  const perGroup = queue.attributes.DeduplicationScope === 'messageGroup' && queue.attributes[DEDUP_QUEUE_WIDE] !== 'true';
+  const perGroup =
+    queue.attributes.DeduplicationScope === 'messageGroup' && queue.attributes[DEDUP_QUEUE_WIDE] !== 'true';
   const [dedupScope, dedupOtherScope] = perGroup ? [`group:${groupId}`, 'queue'] : ['queue', `group:${groupId}`];
   return { groupId, dedupId, dedupScope, dedupOtherScope, dedupUntil: now + DEDUP_INTERVAL_MS };
 }
@@ -82,7 +91,9 @@ export const DEDUP_QUEUE_WIDE = '__dedupQueueWide';
 /** What SetQueueAttributes also stores when it changes the deduplication scope (see DEDUP_QUEUE_WIDE). */
 export function dedupScopeChange(queue: QueueRecord, attributes: Record<string, string>): Record<string, string> {
   const wasQueueWide = (queue.attributes.DeduplicationScope ?? 'queue') === 'queue';
-  return queue.fifo && wasQueueWide && attributes.DeduplicationScope === 'messageGroup' ? { [DEDUP_QUEUE_WIDE]: 'true' } : {};
+  return queue.fifo && wasQueueWide && attributes.DeduplicationScope === 'messageGroup'
+    ? { [DEDUP_QUEUE_WIDE]: 'true' }
+    : {};
 }
 
 /** SQS allows perMessageGroupId throughput only with messageGroup deduplication. */

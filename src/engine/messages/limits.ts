@@ -23,13 +23,20 @@ function sendTtl(system: MessageAttributes | undefined): number | undefined {
   if (!a) return undefined;
   const v = a.StringValue ?? '';
   if (!a.DataType.startsWith('Number') || !/^\d+$/.test(v) || Number(v) > 1_209_600) {
-    throw errors.invalidParameterValue(`Message system attribute ${MESSAGE_TTL_ATTRIBUTE} must be a Number from 0 to 1209600 (seconds).`);
+    throw errors.invalidParameterValue(
+      `Message system attribute ${MESSAGE_TTL_ATTRIBUTE} must be a Number from 0 to 1209600 (seconds).`,
+    );
   }
   return Number(v);
 }
 
 /** When a message sent now expires. As in RabbitMQ, with a queue and a message TTL the lower applies. */
-export function sendExpiry(engine: EngineContext, queue: QueueRecord, system: MessageAttributes | undefined, now: number): number | undefined {
+export function sendExpiry(
+  engine: EngineContext,
+  queue: QueueRecord,
+  system: MessageAttributes | undefined,
+  now: number,
+): number | undefined {
   const a = engine.settingsOf(queue).messageTtlSeconds;
   const b = sendTtl(system);
   const ttl = a === undefined ? b : b === undefined ? a : Math.min(a, b);
@@ -42,10 +49,18 @@ export async function lengthLimit(engine: EngineContext, queue: QueueRecord): Pr
   if (s.maxLength === undefined && s.maxLengthBytes === undefined) return undefined;
   const deadLetter = s.overflow === 'drop-head' ? await deadLetterTarget(engine, queue, 'maxlen') : undefined;
   // reject-publish-dlx refuses as reject-publish does; the AMQP publish dead-letters what was refused.
-  return { maxMessages: s.maxLength, maxBytes: s.maxLengthBytes, overflow: s.overflow === 'drop-head' ? 'drop-head' : 'reject-publish', deadLetter };
+  return {
+    maxMessages: s.maxLength,
+    maxBytes: s.maxLengthBytes,
+    overflow: s.overflow === 'drop-head' ? 'drop-head' : 'reject-publish',
+    deadLetter,
+  };
 }
 
 /** The error of a send refused by the queue's length limit. */
 export function queueFull(queue: QueueRecord): SqsError {
-  return sqsError('OverLimit', `Queue ${queue.name} is full: it has reached its length limit, and the send was rejected (RedriveOverflow).`);
+  return sqsError(
+    'OverLimit',
+    `Queue ${queue.name} is full: it has reached its length limit, and the send was rejected (RedriveOverflow).`,
+  );
 }

@@ -97,13 +97,21 @@ export class LongPolls {
   }
 
   /** Runs `attempt` until it returns something, the wait ends, or `signal` aborts. */
-  async wait<T>(queueId: number, waitMs: number, attempt: () => Promise<Attempt<T>>, signal?: Cancellation, max = 1): Promise<T[]> {
+  async wait<T>(
+    queueId: number,
+    waitMs: number,
+    attempt: () => Promise<Attempt<T>>,
+    signal?: Cancellation,
+    max = 1,
+  ): Promise<T[]> {
     if (waitMs <= 0) return (await attempt()).messages;
     const q = this.hold(queueId);
     try {
       const d = q.drained;
       const skip = d && (d.next === null || d.next > this.clock.now()) && q.supply <= q.running;
-      const first = skip ? { messages: [], nextVisibleAt: d.next, unheard: false } : await this.observed(q, attempt, max);
+      const first = skip
+        ? { messages: [], nextVisibleAt: d.next, unheard: false }
+        : await this.observed(q, attempt, max);
       if (first.messages.length > 0 || signal?.aborted) return first.messages;
       return await this.sleep(q, queueId, this.clock.now() + waitMs, attempt, signal, max, first);
     } finally {
@@ -112,7 +120,11 @@ export class LongPolls {
   }
 
   /** Runs one attempt and settles what it took against the supply (see QueueWaiters). */
-  private async observed<T>(q: QueueWaiters, attempt: () => Promise<Attempt<T>>, max: number): Promise<Attempt<T> & { unheard: boolean }> {
+  private async observed<T>(
+    q: QueueWaiters,
+    attempt: () => Promise<Attempt<T>>,
+    max: number,
+  ): Promise<Attempt<T> & { unheard: boolean }> {
     const { wakes, unheard, announced } = q;
     q.running += max;
     let got: Attempt<T>;
@@ -133,8 +145,13 @@ export class LongPolls {
   }
 
   private sleep<T>(
-    q: QueueWaiters, queueId: number, deadline: number, attempt: () => Promise<Attempt<T>>,
-    signal: Cancellation | undefined, max: number, first: Attempt<T> & { unheard: boolean },
+    q: QueueWaiters,
+    queueId: number,
+    deadline: number,
+    attempt: () => Promise<Attempt<T>>,
+    signal: Cancellation | undefined,
+    max: number,
+    first: Attempt<T> & { unheard: boolean },
   ): Promise<T[]> {
     return new Promise<T[]>((resolve, reject) => {
       let done = false;
@@ -200,8 +217,18 @@ export class LongPolls {
     let q = this.queues.get(queueId);
     if (!q) {
       q = {
-        list: [], holders: 0, wakes: 0, unheard: 0, supply: 0, running: 0, announced: 0,
-        unsubscribe: this.store.wakeups.subscribe(queueId, (n) => this.woken(queueId, n), () => this.idleCapacity(queueId)),
+        list: [],
+        holders: 0,
+        wakes: 0,
+        unheard: 0,
+        supply: 0,
+        running: 0,
+        announced: 0,
+        unsubscribe: this.store.wakeups.subscribe(
+          queueId,
+          (n) => this.woken(queueId, n),
+          () => this.idleCapacity(queueId),
+        ),
       };
       this.queues.set(queueId, q);
     }
@@ -267,7 +294,8 @@ export class LongPolls {
    */
   private async armTimer(queueId: number, known?: number | null): Promise<void> {
     if (!this.queues.get(queueId)?.list.some((w) => !w.running)) return;
-    const next = known === undefined ? await this.store.messages.nextVisibleAt(queueId, this.clock.now()) : (known ?? undefined);
+    const next =
+      known === undefined ? await this.store.messages.nextVisibleAt(queueId, this.clock.now()) : (known ?? undefined);
     const q = this.queues.get(queueId);
     const deadline = Math.max(...(q?.list.filter((w) => !w.running).map((w) => w.deadline) ?? []));
     if (!q || next === undefined || next >= deadline) return;
@@ -288,7 +316,11 @@ export class LongPolls {
 
   /** The long polls sleeping on the queue now (not those in their first attempt), oldest first. */
   waiting(queueId: number): WaitingReceive[] {
-    return (this.queues.get(queueId)?.list ?? []).map((w) => ({ since: w.since, deadline: w.deadline, client: w.client }));
+    return (this.queues.get(queueId)?.list ?? []).map((w) => ({
+      since: w.since,
+      deadline: w.deadline,
+      client: w.client,
+    }));
   }
 
   releaseAll(): void {

@@ -2,8 +2,15 @@ import { md5OfAttributes } from './md5.js';
 import type { MessageAttributes, StoredMessage } from '../types.js';
 
 const SYSTEM_NAMES = [
-  'SenderId', 'SentTimestamp', 'ApproximateReceiveCount', 'ApproximateFirstReceiveTimestamp',
-  'SequenceNumber', 'MessageDeduplicationId', 'MessageGroupId', 'AWSTraceHeader', 'DeadLetterQueueSourceArn',
+  'SenderId',
+  'SentTimestamp',
+  'ApproximateReceiveCount',
+  'ApproximateFirstReceiveTimestamp',
+  'SequenceNumber',
+  'MessageDeduplicationId',
+  'MessageGroupId',
+  'AWSTraceHeader',
+  'DeadLetterQueueSourceArn',
 ] as const;
 
 /** The system attributes a receive asked for (AttributeNames or MessageSystemAttributeNames). */

@@ -64,11 +64,18 @@ export function decodeReceipt(handle: unknown, key: Buffer): Receipt {
   }
   const text = Buffer.from(handle, 'base64').toString('latin1');
   const parts = text.split('|');
-  if (parts.length !== 5 || parts[0] !== 'rd1' || !/^\d+$/.test(parts[1]!) || !/^\d+$/.test(parts[2]!) || !/^[A-Za-z0-9_-]{16}$/.test(parts[3]!)) {
+  if (
+    parts.length !== 5 ||
+    parts[0] !== 'rd1' ||
+    !/^\d+$/.test(parts[1]!) ||
+    !/^\d+$/.test(parts[2]!) ||
+    !/^[A-Za-z0-9_-]{16}$/.test(parts[3]!)
+  ) {
     throw errors.receiptHandleIsInvalid(handle);
   }
   const given = Buffer.from(parts[4]!, 'base64url');
   const expected = mac(key, parts.slice(0, 4).join('|'));
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw errors.receiptHandleIsInvalid(handle);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    throw errors.receiptHandleIsInvalid(handle);
   return { queueId: Number(parts[1]), seq: Number(parts[2]), token: parts[3]! };
 }

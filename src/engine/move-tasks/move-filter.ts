@@ -20,10 +20,20 @@ export interface MoveFilter {
   DeathReason?: DeathReason;
 }
 
-const KEYS = ['MessageAttribute', 'BodyContains', 'BodyJsonPath', 'Equals', 'DeadLetterQueueSourceArn', 'DeadLetteredAfter', 'DeadLetteredBefore', 'DeathReason'];
+const KEYS = [
+  'MessageAttribute',
+  'BodyContains',
+  'BodyJsonPath',
+  'Equals',
+  'DeadLetterQueueSourceArn',
+  'DeadLetteredAfter',
+  'DeadLetteredBefore',
+  'DeathReason',
+];
 const REASONS: readonly string[] = ['rejected', 'expired', 'maxlen', 'delivery_limit'] satisfies DeathReason[];
 
-const bad = (reason: string) => errors.invalidParameterValue(`Value for parameter Filter is invalid. Reason: ${reason}`);
+const bad = (reason: string) =>
+  errors.invalidParameterValue(`Value for parameter Filter is invalid. Reason: ${reason}`);
 
 export function parseMoveFilter(v: unknown): MoveFilter | undefined {
   if (v === undefined || v === null) return undefined;
@@ -39,9 +49,11 @@ export function parseMoveFilter(v: unknown): MoveFilter | undefined {
     if (f[k] !== undefined && typeof f[k] !== 'string') throw bad(`${k} must be a string.`);
   }
   for (const k of ['DeadLetteredAfter', 'DeadLetteredBefore'] as const) {
-    if (f[k] !== undefined && (typeof f[k] !== 'number' || !Number.isFinite(f[k]))) throw bad(`${k} must be epoch milliseconds.`);
+    if (f[k] !== undefined && (typeof f[k] !== 'number' || !Number.isFinite(f[k])))
+      throw bad(`${k} must be epoch milliseconds.`);
   }
-  if (f.DeathReason !== undefined && !REASONS.includes(f.DeathReason as string)) throw bad(`DeathReason must be one of ${REASONS.join(', ')}.`);
+  if (f.DeathReason !== undefined && !REASONS.includes(f.DeathReason as string))
+    throw bad(`DeathReason must be one of ${REASONS.join(', ')}.`);
   if (f.Equals !== undefined && f.BodyJsonPath === undefined) throw bad('Equals needs BodyJsonPath.');
   if (typeof f.BodyJsonPath === 'string') parsePath(f.BodyJsonPath);
   return f as MoveFilter;
@@ -59,8 +71,16 @@ export function filterPredicate(f: MoveFilter | undefined): (m: StoredMessage) =
     }
     if (f.BodyContains !== undefined && !m.body.includes(f.BodyContains)) return false;
     if (f.DeadLetterQueueSourceArn !== undefined && m.deadLetterSourceArn !== f.DeadLetterQueueSourceArn) return false;
-    if (f.DeadLetteredAfter !== undefined && !(m.deadLetteredAt !== undefined && m.deadLetteredAt >= f.DeadLetteredAfter)) return false;
-    if (f.DeadLetteredBefore !== undefined && !(m.deadLetteredAt !== undefined && m.deadLetteredAt < f.DeadLetteredBefore)) return false;
+    if (
+      f.DeadLetteredAfter !== undefined &&
+      !(m.deadLetteredAt !== undefined && m.deadLetteredAt >= f.DeadLetteredAfter)
+    )
+      return false;
+    if (
+      f.DeadLetteredBefore !== undefined &&
+      !(m.deadLetteredAt !== undefined && m.deadLetteredAt < f.DeadLetteredBefore)
+    )
+      return false;
     if (f.DeathReason !== undefined && m.deaths?.[0]?.reason !== f.DeathReason) return false;
     if (steps) {
       const found = lookup(m.body, steps);

@@ -37,7 +37,8 @@ export interface MoveRules {
  * dead-letter history goes with it, so a message that failed three times shows it.
  */
 export function moveRules(
-  source: QueueRecord, task: { destinationArn?: string; filter?: MoveFilter },
+  source: QueueRecord,
+  task: { destinationArn?: string; filter?: MoveFilter },
   expiryOf: (destination: QueueRecord, now: number) => number | undefined = () => undefined,
 ): MoveRules {
   const fixed = task.destinationArn === undefined ? undefined : parseQueueArn(task.destinationArn);
@@ -47,17 +48,31 @@ export function moveRules(
     // Without a destination a message returns to the queue it died in; one sent straight
     // to the dead-letter queue has none, so it stays. Expired or in-flight ones stay too.
     matches: (m, now) =>
-      m.visibleAt <= now && m.sentAt >= now - retention && (fixed !== undefined || m.deadLetterSourceArn !== undefined) && filter(m),
-    destination: (m) => fixed ?? (m.deadLetterSourceArn === undefined ? undefined : parseQueueArn(m.deadLetterSourceArn)),
+      m.visibleAt <= now &&
+      m.sentAt >= now - retention &&
+      (fixed !== undefined || m.deadLetterSourceArn !== undefined) &&
+      filter(m),
+    destination: (m) =>
+      fixed ?? (m.deadLetterSourceArn === undefined ? undefined : parseQueueArn(m.deadLetterSourceArn)),
     // A redriven message is a new message (id, enqueue time, retention), sent as SQS's
     // redrive sends it, so the destination's delay applies; FIFO messages keep their
     // group and deduplication ids.
     rewrite: (m, now, destination) => ({
-      messageId: randomUUID(), body: m.body, attributes: m.attributes, systemAttributes: m.systemAttributes,
-      md5OfBody: m.md5OfBody, md5OfAttributes: m.md5OfAttributes, md5OfSystemAttributes: m.md5OfSystemAttributes,
-      senderId: m.senderId, sentAt: now, visibleAt: now + queueNumber(destination, 'DelaySeconds') * 1000,
-      groupId: m.groupId, dedupId: m.dedupId, receiveCount: 0,
-      deaths: m.deaths, expiresAt: expiryOf(destination, now),
+      messageId: randomUUID(),
+      body: m.body,
+      attributes: m.attributes,
+      systemAttributes: m.systemAttributes,
+      md5OfBody: m.md5OfBody,
+      md5OfAttributes: m.md5OfAttributes,
+      md5OfSystemAttributes: m.md5OfSystemAttributes,
+      senderId: m.senderId,
+      sentAt: now,
+      visibleAt: now + queueNumber(destination, 'DelaySeconds') * 1000,
+      groupId: m.groupId,
+      dedupId: m.dedupId,
+      receiveCount: 0,
+      deaths: m.deaths,
+      expiresAt: expiryOf(destination, now),
     }),
   };
 }
@@ -134,7 +149,9 @@ export class MoveTaskRunner {
     this.driven.set(task.id, d);
     const source = await store.queues.byId(task.sourceQueueId);
     const filter = task.filter ? JSON.parse(task.filter) : undefined;
-    const rules = source && moveRules(source, { destinationArn: task.destinationArn, filter }, (q, now) => queueExpiry(this.engine, q, now));
+    const rules =
+      source &&
+      moveRules(source, { destinationArn: task.destinationArn, filter }, (q, now) => queueExpiry(this.engine, q, now));
     const rate = task.maxPerSecond;
     const limit = rate ? Math.min(rate, RATE_BATCH) : FAST_BATCH;
     const schedule = (at: number) => {
@@ -150,7 +167,11 @@ export class MoveTaskRunner {
         const base = Math.max(d.nextAt, now - MAX_BURST_MS);
         const batch: MoveBatch = {
           // A filter may skip many messages, so a filtered batch examines more of them.
-          owner: this.owner, now, leaseUntil: now + LEASE_MS, limit, scanLimit: task.filter ? limit * 10 : limit,
+          owner: this.owner,
+          now,
+          leaseUntil: now + LEASE_MS,
+          limit,
+          scanLimit: task.filter ? limit * 10 : limit,
           scanBytes: task.filter ? FILTER_SCAN_BYTES : undefined,
           matches: (m) => !!rules && rules.matches(m, now),
           destination: (m) => rules?.destination(m),
@@ -168,13 +189,24 @@ export class MoveTaskRunner {
             this.driven.delete(task.id);
             // Logged by the node that ended the task, once (a cancel is logged where it was asked).
             if (r.task.status === 'FAILED') {
-              log.warn({
-                task: task.id, source: task.sourceArn, destination: task.destinationArn, moved: r.task.moved, reason: r.task.failureReason,
-                // The message it stopped at stays in the DLQ (docs/security.md).
-                messageId: r.failedAt?.messageId, messageSource: r.failedAt?.deadLetterSourceArn,
-              }, 'move task failed');
+              log.warn(
+                {
+                  task: task.id,
+                  source: task.sourceArn,
+                  destination: task.destinationArn,
+                  moved: r.task.moved,
+                  reason: r.task.failureReason,
+                  // The message it stopped at stays in the DLQ (docs/security.md).
+                  messageId: r.failedAt?.messageId,
+                  messageSource: r.failedAt?.deadLetterSourceArn,
+                },
+                'move task failed',
+              );
             } else if (r.task.status === 'COMPLETED' && !r.lost) {
-              log.info({ task: task.id, source: task.sourceArn, destination: task.destinationArn, moved: r.task.moved }, 'move task finished');
+              log.info(
+                { task: task.id, source: task.sourceArn, destination: task.destinationArn, moved: r.task.moved },
+                'move task finished',
+              );
             }
             return;
           }
@@ -194,7 +226,12 @@ export class MoveTaskRunner {
  * A redrive is what SQS's own is: a receive and a delete on the queue it empties, and a
  * send to each destination (docs/monitoring.md, "One count per event").
  */
-export function countRedrive(observer: EngineObserver, source: QueueRecord, moved: number, sentTo: readonly Destination[]): void {
+export function countRedrive(
+  observer: EngineObserver,
+  source: QueueRecord,
+  moved: number,
+  sentTo: readonly Destination[],
+): void {
   if (moved === 0) return;
   observer.received(source, moved);
   observer.deleted(source, moved);

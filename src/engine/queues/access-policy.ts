@@ -29,7 +29,18 @@ export interface AccessPolicy {
  * Actions another account may be granted; batch actions go with their single forms, and
  * Redrive's extensions with the SQS action that grants the same power.
  */
-export const GRANTABLE = ['SendMessage', 'ReceiveMessage', 'DeleteMessage', 'ChangeMessageVisibility', 'GetQueueAttributes', 'GetQueueUrl', 'ListDeadLetterSourceQueues', 'PurgeQueue', 'ListQueueTags', '*'];
+export const GRANTABLE = [
+  'SendMessage',
+  'ReceiveMessage',
+  'DeleteMessage',
+  'ChangeMessageVisibility',
+  'GetQueueAttributes',
+  'GetQueueUrl',
+  'ListDeadLetterSourceQueues',
+  'PurgeQueue',
+  'ListQueueTags',
+  '*',
+];
 const AS_SINGLE: Record<string, string> = {
   SendMessageBatch: 'SendMessage',
   DeleteMessageBatch: 'DeleteMessage',

@@ -43,7 +43,10 @@ export function queueUrl(ctx: RequestContext, queue: QueueAddress, defaultRegion
   const m = /^(https?:\/\/)([^/]+)$/.exec(ctx.baseUrl);
   const hostRegion = m ? regionOfHost(m[2]!.toLowerCase()) : undefined;
   if (m && hostRegion !== undefined) {
-    const base = hostRegion === queue.region ? ctx.baseUrl : `${m[1]}sqs.${queue.region}.${m[2]!.slice(`sqs.${hostRegion}.`.length)}`;
+    const base =
+      hostRegion === queue.region
+        ? ctx.baseUrl
+        : `${m[1]}sqs.${queue.region}.${m[2]!.slice(`sqs.${hostRegion}.`.length)}`;
     return `${base}/${queue.accountId}/${queue.name}`;
   }
   const region = queue.region === defaultRegion ? '' : `/${queue.region}`;
@@ -74,7 +77,8 @@ export function parseQueueUrl(url: unknown, ctx: RequestContext): QueueAddress {
   const parts = path.split('?')[0]!.split('/').filter(Boolean);
   if (parts.length === 2) return { accountId: parts[0]!, region, name: decodeName(parts[1]!) };
   // `/<region>/<account>/<name>`: a queue outside the default region (see queueUrl).
-  if (parts.length === 3 && isRegionName(parts[0]!)) return { accountId: parts[1]!, region: parts[0]!, name: decodeName(parts[2]!) };
+  if (parts.length === 3 && isRegionName(parts[0]!))
+    return { accountId: parts[1]!, region: parts[0]!, name: decodeName(parts[2]!) };
   if (parts.length === 1 && scheme < 0) return { accountId: ctx.accountId, region, name: parts[0]! };
   throw errors.queueDoesNotExist();
 }

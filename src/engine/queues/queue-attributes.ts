@@ -52,7 +52,10 @@ function jsonText(value: string, name: string): string {
 const text: AttributeSpec['parse'] = (value) => value;
 
 /** An extension attribute: empty removes it, as for Policy. */
-const optional = (parse: AttributeSpec['parse']): AttributeSpec['parse'] => (value, name) => (value === '' ? '' : parse(value, name));
+const optional =
+  (parse: AttributeSpec['parse']): AttributeSpec['parse'] =>
+  (value, name) =>
+    value === '' ? '' : parse(value, name);
 
 /**
  * A dead-letter setting's attribute (setting-spellings.ts). Empty removes a number or an
@@ -112,8 +115,11 @@ export const FAIR_QUEUE_ATTRIBUTES = [
 ] as const;
 
 export function isKnownAttribute(name: string): boolean {
-  return Object.hasOwn(SETTABLE, name) || (READ_ONLY as readonly string[]).includes(name)
-    || (FAIR_QUEUE_ATTRIBUTES as readonly string[]).includes(name);
+  return (
+    Object.hasOwn(SETTABLE, name) ||
+    (READ_ONLY as readonly string[]).includes(name) ||
+    (FAIR_QUEUE_ATTRIBUTES as readonly string[]).includes(name)
+  );
 }
 
 /**

@@ -58,18 +58,27 @@ export function checkMessageAttributes(
   const clean: [string, MessageAttributeValue][] = [];
   for (const [name, value] of entries) {
     if (kind === 'system') {
-      if (name !== 'AWSTraceHeader' && name !== MESSAGE_TTL_ATTRIBUTE && name !== AMQP_ATTRIBUTE && !RESTORE_ATTRIBUTES.includes(name)) {
+      if (
+        name !== 'AWSTraceHeader' &&
+        name !== MESSAGE_TTL_ATTRIBUTE &&
+        name !== AMQP_ATTRIBUTE &&
+        !RESTORE_ATTRIBUTES.includes(name)
+      ) {
         throw errors.invalidParameterValue(`Message system attribute name '${name}' is invalid.`);
       }
     } else {
       checkAttributeName(name);
     }
     if (!value || typeof value !== 'object') {
-      throw errors.invalidParameterValue(`The message attribute '${name}' must contain a non-empty message attribute value.`);
+      throw errors.invalidParameterValue(
+        `The message attribute '${name}' must contain a non-empty message attribute value.`,
+      );
     }
     const type = value.DataType;
     if (typeof type !== 'string' || type.length === 0) {
-      throw errors.invalidParameterValue(`The message attribute '${name}' must contain a non-empty message attribute type.`);
+      throw errors.invalidParameterValue(
+        `The message attribute '${name}' must contain a non-empty message attribute type.`,
+      );
     }
     if (!DATA_TYPE.test(type) || type.length > 256 || hasForbiddenCharacters(type)) {
       throw errors.invalidParameterValue(
@@ -127,7 +136,13 @@ function checkAttributeName(name: string): void {
 function checkNumberAttribute(name: string, v: string): void {
   const n = Number(v.trim());
   const digits = v.replace(/[^0-9]/g, '').replace(/^0+/, '');
-  if (!/^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(v) || !Number.isFinite(n) || digits.length > 38 || Math.abs(n) > 1e126 || (n !== 0 && Math.abs(n) < 1e-128)) {
+  if (
+    !/^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(v) ||
+    !Number.isFinite(n) ||
+    digits.length > 38 ||
+    Math.abs(n) > 1e126 ||
+    (n !== 0 && Math.abs(n) < 1e-128)
+  ) {
     throw errors.invalidParameterValue(`Can't cast the value of message (user) attribute '${name}' to a number.`);
   }
 }
@@ -152,14 +167,21 @@ const BATCH_ID = /^[A-Za-z0-9_-]{1,80}$/;
  * Checks the `Entries` of a batch action: not empty, at most 10, ids well formed and
  * distinct. `entryShape` names an entry in SQS's error text, e.g. SendMessageBatchRequestEntry.
  */
-export function checkBatchEntries<T extends { Id?: unknown }>(entries: unknown, entryShape: string, param = 'Entries'): T[] {
+export function checkBatchEntries<T extends { Id?: unknown }>(
+  entries: unknown,
+  entryShape: string,
+  param = 'Entries',
+): T[] {
   if (entries === undefined || entries === null) throw errors.missingParameter(param);
   if (!Array.isArray(entries)) throw errors.invalidParameterValue(`The parameter ${param} must be a list.`);
   if (entries.length === 0) {
     throw sqsError('EmptyBatchRequest', `There should be at least one ${entryShape} in the request.`);
   }
   if (entries.length > 10) {
-    throw sqsError('TooManyEntriesInBatchRequest', `Maximum number of entries per request are 10. You have sent ${entries.length}.`);
+    throw sqsError(
+      'TooManyEntriesInBatchRequest',
+      `Maximum number of entries per request are 10. You have sent ${entries.length}.`,
+    );
   }
   const seen = new Set<string>();
   for (const e of entries as T[]) {
@@ -178,11 +200,17 @@ export function checkBatchEntries<T extends { Id?: unknown }>(entries: unknown, 
 
 /** Reads an optional integer parameter and checks its range, with SQS's wording. */
 export function intParam(
-  value: unknown, name: string, min: number, max: number, reason = `Must be between ${min} and ${max}, if provided.`,
+  value: unknown,
+  name: string,
+  min: number,
+  max: number,
+  reason = `Must be between ${min} and ${max}, if provided.`,
 ): number | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value)) {
-    throw errors.invalidParameterValue(`Value ${String(value)} for parameter ${name} is invalid. Reason: must be an integer.`);
+    throw errors.invalidParameterValue(
+      `Value ${String(value)} for parameter ${name} is invalid. Reason: must be an integer.`,
+    );
   }
   if (value < min || value > max) {
     throw errors.invalidValue(name, value, reason);

@@ -106,14 +106,28 @@ export interface DeadLetterCopy {
 /** A copied message as inserted: a new message in its queue, at the end, never received. */
 export function copiedMessage(m: StoredMessage, a: DeadLetterCopies, c: DeadLetterCopy, now: number): StoredMessage {
   return {
-    ...m, messageId: c.messageId, systemAttributes: c.systemAttributes ?? m.systemAttributes, sentAt: now, visibleAt: now,
-    dedupId: undefined, deadLetterSourceArn: a.deadLetterSourceArn, deaths: a.deaths ?? m.deaths, expiresAt: c.expiresAt, receiveCount: a.receiveCount ?? m.receiveCount,
+    ...m,
+    messageId: c.messageId,
+    systemAttributes: c.systemAttributes ?? m.systemAttributes,
+    sentAt: now,
+    visibleAt: now,
+    dedupId: undefined,
+    deadLetterSourceArn: a.deadLetterSourceArn,
+    deaths: a.deaths ?? m.deaths,
+    expiresAt: c.expiresAt,
+    receiveCount: a.receiveCount ?? m.receiveCount,
   };
 }
 
 /** What a copying arrival did, as the operation reports it: each copy, each cycle, or one drop. */
 export function copyOutcomes(m: StoredMessage, a: DeadLetterCopies, reason: DeathReason): DeadLettered[] {
-  const out: DeadLettered[] = a.copies.map((c) => ({ kind: 'moved', messageId: c.messageId, from: m.queueId, to: c.queueId, reason }));
+  const out: DeadLettered[] = a.copies.map((c) => ({
+    kind: 'moved',
+    messageId: c.messageId,
+    from: m.queueId,
+    to: c.queueId,
+    reason,
+  }));
   for (let i = 0; i < a.cycles; i++) out.push({ kind: 'cycle', messageId: m.messageId, from: m.queueId, reason });
   if (out.length === 0) out.push({ kind: 'dropped', messageId: m.messageId, from: m.queueId, reason });
   return out;

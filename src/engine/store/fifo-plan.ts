@@ -20,7 +20,9 @@ export interface FifoPlan<M extends GroupHead = StoredMessage> {
  * store reads no further than the plan needs.
  */
 export function planFifoReceive<M extends GroupHead>(
-  groups: Iterable<M[]>, req: Pick<ReceiveRequest, 'now' | 'retentionCutoff' | 'deadLetter'>, room: number,
+  groups: Iterable<M[]>,
+  req: Pick<ReceiveRequest, 'now' | 'retentionCutoff' | 'deadLetter'>,
+  room: number,
 ): FifoPlan<M> {
   const plan: FifoPlan<M> = { claim: [], deadLetter: [] };
   for (const rows of groups) {

@@ -32,7 +32,11 @@ export interface MessageStore {
    */
   inflightByGroup(queueId: number, now: number): Promise<GroupInflight>;
   /** Fair queues: the counts and oldest message of the queue's messages outside these groups. */
-  quietDepth(queueId: number, noisy: readonly string[], now: number): Promise<MessageCounts & { oldestSentAt?: number }>;
+  quietDepth(
+    queueId: number,
+    noisy: readonly string[],
+    now: number,
+  ): Promise<MessageCounts & { oldestSentAt?: number }>;
   /** The earliest time after `now` at which a message of the queue becomes visible. */
   nextVisibleAt(queueId: number, now: number): Promise<number | undefined>;
   /**

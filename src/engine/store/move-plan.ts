@@ -1,6 +1,13 @@
 import type { QueueAddress } from '../queues/addressing.js';
 import type { QueueRecord, StoredMessage } from '../types.js';
-import type { Destination, MoveBatch, MoveBatchResult, MoveById, MoveByIdResult, MoveTaskStatus } from './move-tasks.js';
+import type {
+  Destination,
+  MoveBatch,
+  MoveBatchResult,
+  MoveById,
+  MoveByIdResult,
+  MoveTaskStatus,
+} from './move-tasks.js';
 
 /**
  * Where a task may write: its owner's account, its source's region and type. Every
@@ -48,7 +55,10 @@ export interface MovePlan {
  * store decides alike.
  */
 export function planMoveBatch(
-  rows: StoredMessage[], cursor: number, batch: MoveBatch, scope: MoveScope,
+  rows: StoredMessage[],
+  cursor: number,
+  batch: MoveBatch,
+  scope: MoveScope,
   lookup: (a: QueueAddress) => QueueRecord | undefined,
 ): MovePlan {
   const plan: MovePlan = { moves: [], cursor, status: 'RUNNING', failureReason: null };
@@ -64,7 +74,8 @@ export function planMoveBatch(
     }
     const a = scopedAddress(scope, batch.destination(m));
     const destination = a && lookup(a);
-    if (!destination || !inScope(scope, destination)) return { ...plan, status: 'FAILED', failureReason: batch.missingQueueReason, failedAt: m };
+    if (!destination || !inScope(scope, destination))
+      return { ...plan, status: 'FAILED', failureReason: batch.missingQueueReason, failedAt: m };
     const refused = batch.refusal?.(m, destination);
     if (refused) return { ...plan, status: 'FAILED', failureReason: refused, failedAt: m };
     plan.moves.push({ message: m, destination });
@@ -76,7 +87,12 @@ export function planMoveBatch(
 
 /** The store's result of a batch, with the message a failed plan stopped at. */
 export function withFailure(done: MoveBatchResult, plan: MovePlan): MoveBatchResult {
-  return plan.failedAt ? { ...done, failedAt: { messageId: plan.failedAt.messageId, deadLetterSourceArn: plan.failedAt.deadLetterSourceArn } } : done;
+  return plan.failedAt
+    ? {
+        ...done,
+        failedAt: { messageId: plan.failedAt.messageId, deadLetterSourceArn: plan.failedAt.deadLetterSourceArn },
+      }
+    : done;
 }
 
 /** How many of a plan's moves go to each destination queue, in the order first met. */
@@ -96,7 +112,11 @@ export function destinationsOf(moves: MovePlan['moves']): Destination[] {
  * store decides alike.
  */
 export function planMoveById(
-  id: string, m: StoredMessage | undefined, move: MoveById, scope: MoveScope, lookup: (a: QueueAddress) => QueueRecord | undefined,
+  id: string,
+  m: StoredMessage | undefined,
+  move: MoveById,
+  scope: MoveScope,
+  lookup: (a: QueueAddress) => QueueRecord | undefined,
 ): MoveByIdResult {
   if (!m) return { id, outcome: 'notFound' };
   if (!move.matches(m)) return { id, outcome: 'refused', message: m };

@@ -33,4 +33,3 @@ export interface QueuePatch {
   removeTags?: string[];
   modifiedAt?: number;
 }
-

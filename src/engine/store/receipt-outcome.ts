@@ -5,7 +5,11 @@ import type { DeleteRule, ReceiptOutcome, ReceiptRef, VisibilityChange } from '.
  * Judges a receipt against the message it names, the same way in every store: each
  * store reads the row under its own lock, asks here, and writes what this decides.
  */
-export function deleteOutcome(m: Pick<StoredMessage, 'receiptToken' | 'visibleAt'> | undefined, ref: ReceiptRef, rule: DeleteRule): ReceiptOutcome {
+export function deleteOutcome(
+  m: Pick<StoredMessage, 'receiptToken' | 'visibleAt'> | undefined,
+  ref: ReceiptRef,
+  rule: DeleteRule,
+): ReceiptOutcome {
   if (!m) return 'gone';
   if (!rule.requireCurrent) return 'ok';
   if (m.receiptToken !== ref.token || m.visibleAt <= rule.now) return 'lapsed';

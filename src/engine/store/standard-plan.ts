@@ -45,7 +45,7 @@ export function takeOrder<R extends ReadyRow>(rows: readonly R[], noisy?: NoisyG
   const unique = rows.filter((r) => !seen.has(r.seq) && seen.add(r.seq));
   if (!noisy?.size) return unique.sort((a, b) => a.seq - b.seq);
   const ranking = new Map(noisyRanking(noisy).map((g, i) => [g, i + 1]));
-  const rank = (r: R) => (r.groupId === null ? 0 : ranking.get(r.groupId) ?? 0);
+  const rank = (r: R) => (r.groupId === null ? 0 : (ranking.get(r.groupId) ?? 0));
   return unique.sort((a, b) => rank(a) - rank(b) || a.seq - b.seq);
 }
 

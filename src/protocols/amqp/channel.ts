@@ -60,7 +60,10 @@ export class Channel implements ConsumerHost {
   private creditWaiters: (() => void)[] = [];
   private consumerSeq = 0;
 
-  constructor(readonly number: number, readonly host: ChannelHost) {}
+  constructor(
+    readonly number: number,
+    readonly host: ChannelHost,
+  ) {}
 
   get broker(): AmqpBroker {
     return this.host.broker;
@@ -120,7 +123,12 @@ export class Channel implements ConsumerHost {
   closeWith(err: AmqpError): void {
     if (this.closing || !this.open) return;
     this.closing = true;
-    this.send('channel.close', { replyCode: err.code, replyText: err.replyText, classId: err.classId, methodId: err.methodId });
+    this.send('channel.close', {
+      replyCode: err.code,
+      replyText: err.replyText,
+      classId: err.classId,
+      methodId: err.methodId,
+    });
     void this.release();
   }
 
@@ -146,7 +154,8 @@ export class Channel implements ConsumerHost {
   handle(m: Method): void {
     const a = m.args;
     switch (m.name) {
-      case 'basic.publish': return this.publisher.start(m);
+      case 'basic.publish':
+        return this.publisher.start(m);
       case 'basic.ack': {
         const ack = { tag: a.deliveryTag as bigint, multiple: Boolean(a.multiple) };
         if (this.openAcks) {
@@ -155,17 +164,32 @@ export class Channel implements ConsumerHost {
           return;
         }
         const acks = [ack];
-        this.enqueue(() => this.ackBatch(acks), m, () => this.host.backlog(1 - acks.length));
+        this.enqueue(
+          () => this.ackBatch(acks),
+          m,
+          () => this.host.backlog(1 - acks.length),
+        );
         this.openAcks = acks;
         return;
       }
-      case 'basic.reject': return this.enqueue(() => this.settle(a.deliveryTag as bigint, false, a.requeue ? 'requeue' : 'reject'), m);
-      case 'basic.nack': return this.enqueue(() => this.settle(a.deliveryTag as bigint, Boolean(a.multiple), a.requeue ? 'requeue' : 'reject'), m);
-      case 'basic.qos': return this.enqueue(() => this.qos(a), m);
-      case 'basic.consume': return this.enqueue(() => this.consume(a), m);
-      case 'basic.cancel': return this.enqueue(() => this.cancel(String(a.consumerTag), Boolean(a.noWait)), m);
-      case 'basic.get': return this.enqueue(() => this.get(a), m);
-      case 'basic.recover': case 'basic.recover-async': return this.enqueue(() => this.recover(m), m);
+      case 'basic.reject':
+        return this.enqueue(() => this.settle(a.deliveryTag as bigint, false, a.requeue ? 'requeue' : 'reject'), m);
+      case 'basic.nack':
+        return this.enqueue(
+          () => this.settle(a.deliveryTag as bigint, Boolean(a.multiple), a.requeue ? 'requeue' : 'reject'),
+          m,
+        );
+      case 'basic.qos':
+        return this.enqueue(() => this.qos(a), m);
+      case 'basic.consume':
+        return this.enqueue(() => this.consume(a), m);
+      case 'basic.cancel':
+        return this.enqueue(() => this.cancel(String(a.consumerTag), Boolean(a.noWait)), m);
+      case 'basic.get':
+        return this.enqueue(() => this.get(a), m);
+      case 'basic.recover':
+      case 'basic.recover-async':
+        return this.enqueue(() => this.recover(m), m);
       case 'confirm.select':
         return this.enqueue(() => {
           this.publisher.confirming = true;
@@ -177,8 +201,15 @@ export class Channel implements ConsumerHost {
           this.wakeCredit();
           this.send('channel.flow-ok', { active: this.flowActive });
         }, m);
-      case 'tx.select': case 'tx.commit': case 'tx.rollback':
-        throw new AmqpError(CODES.NOT_IMPLEMENTED, 'transactions (tx) are not supported; use publisher confirms', m.classId, m.methodId);
+      case 'tx.select':
+      case 'tx.commit':
+      case 'tx.rollback':
+        throw new AmqpError(
+          CODES.NOT_IMPLEMENTED,
+          'transactions (tx) are not supported; use publisher confirms',
+          m.classId,
+          m.methodId,
+        );
       default:
         return this.enqueue(() => handleQueueMethod(this, m), m);
     }
@@ -223,7 +254,16 @@ export class Channel implements ConsumerHost {
   private async afterStop(c: Consumer): Promise<void> {
     const left = this.stopConsumer(c);
     if (left > 0) return;
-    const record = await this.broker.declareQueue({ name: c.queue.name, passive: true, durable: false, exclusive: false, autoDelete: false, arguments: {} }).catch(() => undefined);
+    const record = await this.broker
+      .declareQueue({
+        name: c.queue.name,
+        passive: true,
+        durable: false,
+        exclusive: false,
+        autoDelete: false,
+        arguments: {},
+      })
+      .catch(() => undefined);
     if (record?.record?.autoDelete && record.queue.id === c.queue.id) {
       await this.broker.deleteQueue(record.queue, false);
       this.host.registry.queueDeleted(record.queue.id);
@@ -248,7 +288,11 @@ export class Channel implements ConsumerHost {
     const messageCount = await this.broker.messageCount(queue);
     this.host.write([
       methodFrame(this.number, 'basic.get-ok', {
-        deliveryTag: tag, redelivered: d.redelivered, exchange: d.content.exchange, routingKey: d.content.routingKey, messageCount,
+        deliveryTag: tag,
+        redelivered: d.redelivered,
+        exchange: d.content.exchange,
+        routingKey: d.content.routingKey,
+        messageCount,
       }),
       ...contentFrames(this.number, deliveredProperties(d.content), d.content.body, this.host.frameMax),
     ]);
@@ -368,7 +412,11 @@ export class Channel implements ConsumerHost {
       }
       frames.push(
         methodFrame(this.number, 'basic.deliver', {
-          consumerTag: c.tag, deliveryTag: tag, redelivered: d.redelivered, exchange: d.content.exchange, routingKey: d.content.routingKey,
+          consumerTag: c.tag,
+          deliveryTag: tag,
+          redelivered: d.redelivered,
+          exchange: d.content.exchange,
+          routingKey: d.content.routingKey,
         }),
         ...contentFrames(this.number, deliveredProperties(d.content), d.content.body, this.host.frameMax),
       );

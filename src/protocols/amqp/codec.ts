@@ -95,26 +95,43 @@ export class Reader {
     const type = String.fromCharCode(this.octet());
     const b = this.buf;
     switch (type) {
-      case 't': return { type, value: this.octet() !== 0 };
-      case 'b': return { type, value: b.readInt8(this.need(1)) };
-      case 'B': return { type, value: b.readUInt8(this.need(1)) };
-      case 's': return { type, value: b.readInt16BE(this.need(2)) };
-      case 'u': return { type, value: b.readUInt16BE(this.need(2)) };
-      case 'I': return { type, value: b.readInt32BE(this.need(4)) };
-      case 'i': return { type, value: b.readUInt32BE(this.need(4)) };
-      case 'l': return { type, value: b.readBigInt64BE(this.need(8)) };
-      case 'T': return { type, value: b.readBigUInt64BE(this.need(8)) };
-      case 'f': return { type, value: b.readFloatBE(this.need(4)) };
-      case 'd': return { type, value: b.readDoubleBE(this.need(8)) };
+      case 't':
+        return { type, value: this.octet() !== 0 };
+      case 'b':
+        return { type, value: b.readInt8(this.need(1)) };
+      case 'B':
+        return { type, value: b.readUInt8(this.need(1)) };
+      case 's':
+        return { type, value: b.readInt16BE(this.need(2)) };
+      case 'u':
+        return { type, value: b.readUInt16BE(this.need(2)) };
+      case 'I':
+        return { type, value: b.readInt32BE(this.need(4)) };
+      case 'i':
+        return { type, value: b.readUInt32BE(this.need(4)) };
+      case 'l':
+        return { type, value: b.readBigInt64BE(this.need(8)) };
+      case 'T':
+        return { type, value: b.readBigUInt64BE(this.need(8)) };
+      case 'f':
+        return { type, value: b.readFloatBE(this.need(4)) };
+      case 'd':
+        return { type, value: b.readDoubleBE(this.need(8)) };
       case 'D': {
         const places = this.octet();
         return { type, value: { places, digits: this.long() } };
       }
-      case 'S': case 'x': return { type, value: this.longstrBytes() };
-      case 'A': return { type, value: this.array() };
-      case 'F': return { type, value: this.table() };
-      case 'V': return { type, value: null };
-      default: throw new DecodeError(`unknown field type ${JSON.stringify(type)}`);
+      case 'S':
+      case 'x':
+        return { type, value: this.longstrBytes() };
+      case 'A':
+        return { type, value: this.array() };
+      case 'F':
+        return { type, value: this.table() };
+      case 'V':
+        return { type, value: null };
+      default:
+        throw new DecodeError(`unknown field type ${JSON.stringify(type)}`);
     }
   }
 }
@@ -211,24 +228,41 @@ export class Writer {
       return this;
     };
     switch (v.type) {
-      case 't': return this.octet(v.value ? 1 : 0);
-      case 'b': return put(1, (b, at) => b.writeInt8(v.value, at));
-      case 'B': return this.octet(v.value);
-      case 's': return put(2, (b, at) => b.writeInt16BE(v.value, at));
-      case 'u': return this.short(v.value);
-      case 'I': return put(4, (b, at) => b.writeInt32BE(v.value, at));
-      case 'i': return this.long(v.value);
-      case 'l': return put(8, (b, at) => b.writeBigInt64BE(v.value, at));
-      case 'T': return this.longlong(v.value);
-      case 'f': return put(4, (b, at) => b.writeFloatBE(v.value, at));
-      case 'd': return put(8, (b, at) => b.writeDoubleBE(v.value, at));
-      case 'D': return this.octet(v.value.places).long(v.value.digits);
-      case 'S': case 'x': return this.longstr(v.value);
-      case 'A': return this.sized((w) => {
-        for (const x of v.value) w.fieldValue(x);
-      });
-      case 'F': return this.table(v.value);
-      case 'V': return this;
+      case 't':
+        return this.octet(v.value ? 1 : 0);
+      case 'b':
+        return put(1, (b, at) => b.writeInt8(v.value, at));
+      case 'B':
+        return this.octet(v.value);
+      case 's':
+        return put(2, (b, at) => b.writeInt16BE(v.value, at));
+      case 'u':
+        return this.short(v.value);
+      case 'I':
+        return put(4, (b, at) => b.writeInt32BE(v.value, at));
+      case 'i':
+        return this.long(v.value);
+      case 'l':
+        return put(8, (b, at) => b.writeBigInt64BE(v.value, at));
+      case 'T':
+        return this.longlong(v.value);
+      case 'f':
+        return put(4, (b, at) => b.writeFloatBE(v.value, at));
+      case 'd':
+        return put(8, (b, at) => b.writeDoubleBE(v.value, at));
+      case 'D':
+        return this.octet(v.value.places).long(v.value.digits);
+      case 'S':
+      case 'x':
+        return this.longstr(v.value);
+      case 'A':
+        return this.sized((w) => {
+          for (const x of v.value) w.fieldValue(x);
+        });
+      case 'F':
+        return this.table(v.value);
+      case 'V':
+        return this;
     }
   }
 }
@@ -251,11 +285,18 @@ export function strOf(v: FieldValue | undefined): string | undefined {
 /** A table as plain JSON values, for storing declared arguments and comparing them. */
 function plainOf(v: FieldValue): unknown {
   switch (v.type) {
-    case 'S': case 'x': return v.value.toString('utf8');
-    case 'l': case 'T': return Number(v.value);
-    case 'A': return v.value.map(plainOf);
-    case 'F': return plainTable(v.value);
-    default: return v.value;
+    case 'S':
+    case 'x':
+      return v.value.toString('utf8');
+    case 'l':
+    case 'T':
+      return Number(v.value);
+    case 'A':
+      return v.value.map(plainOf);
+    case 'F':
+      return plainTable(v.value);
+    default:
+      return v.value;
   }
 }
 

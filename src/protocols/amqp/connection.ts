@@ -5,7 +5,14 @@ import type { Engine } from '../../engine/engine.js';
 import { DecodeError } from './codec.js';
 import { Channel, type ChannelHost } from './channel.js';
 import {
-  FRAME_BODY, FRAME_HEADER, FRAME_HEARTBEAT, FRAME_METHOD, FrameParser, methodFrame, PROTOCOL_HEADER, type Frame,
+  FRAME_BODY,
+  FRAME_HEADER,
+  FRAME_HEARTBEAT,
+  FRAME_METHOD,
+  FrameParser,
+  methodFrame,
+  PROTOCOL_HEADER,
+  type Frame,
 } from './frames.js';
 import { capability, serverProperties, type SignIn } from './handshake.js';
 import { Holdings, type AmqpUsage } from './limits.js';
@@ -55,14 +62,24 @@ export class Connection implements ChannelHost {
   private handshake?: { timer: NodeJS.Timeout; bytes: number };
   login?: { account: string; user: string; counted: boolean };
   /** What live-view.ts shows: when it connected, what the client said it is, bytes each way. */
-  readonly stats = { name: '', connectedAt: Date.now(), clientProperties: undefined as unknown, recvOct: 0, sendOct: 0, heartbeat: 0 };
+  readonly stats = {
+    name: '',
+    connectedAt: Date.now(),
+    clientProperties: undefined as unknown,
+    recvOct: 0,
+    sendOct: 0,
+    heartbeat: 0,
+  };
   /** What this connection holds of the limited resources. */
   readonly holdings: Holdings;
   private readonly flow: Flow;
   /** Settles once the socket is gone and its messages and exclusive queues are dealt with. */
   readonly done: Promise<void>;
 
-  constructor(readonly socket: Socket, private readonly opts: ConnectionOptions) {
+  constructor(
+    readonly socket: Socket,
+    private readonly opts: ConnectionOptions,
+  ) {
     const limits = opts.usage.limits;
     this.stats.name = `${socket.remoteAddress}:${socket.remotePort} -> ${socket.localAddress}:${socket.localPort}`;
     this.channelMax = limits.channelMax;
@@ -134,7 +151,10 @@ export class Connection implements ChannelHost {
     this.lastReceived = Date.now();
     this.stats.recvOct += chunk.length;
     if (this.handshake && (this.handshake.bytes += chunk.length) > this.opts.usage.limits.handshakeMaxBytes) {
-      this.opts.log.warn({ connection: this.id, address: this.socket.remoteAddress }, 'AMQP connection sent too much before signing in: closing it');
+      this.opts.log.warn(
+        { connection: this.id, address: this.socket.remoteAddress },
+        'AMQP connection sent too much before signing in: closing it',
+      );
       this.socket.destroy();
       return;
     }
@@ -156,7 +176,11 @@ export class Connection implements ChannelHost {
       }
       this.state = 'start-ok';
       this.send0('connection.start', {
-        versionMajor: 0, versionMinor: 9, serverProperties: serverProperties(), mechanisms: 'PLAIN AMQPLAIN', locales: 'en_US',
+        versionMajor: 0,
+        versionMinor: 9,
+        serverProperties: serverProperties(),
+        mechanisms: 'PLAIN AMQPLAIN',
+        locales: 'en_US',
       });
     }
     try {
@@ -186,7 +210,8 @@ export class Connection implements ChannelHost {
       return;
     }
     if (this.state !== 'ready') {
-      if (f.type !== FRAME_METHOD || f.channel !== 0) throw amqpErrors.unexpectedFrame('frame before the connection is open');
+      if (f.type !== FRAME_METHOD || f.channel !== 0)
+        throw amqpErrors.unexpectedFrame('frame before the connection is open');
       return this.negotiate(decodeMethod(f.payload));
     }
     if (f.channel === 0) {
@@ -207,7 +232,9 @@ export class Connection implements ChannelHost {
   }
 
   private negotiate(m: Method): void {
-    const expected = { 'start-ok': 'connection.start-ok', 'tune-ok': 'connection.tune-ok', open: 'connection.open' }[this.state as 'open'];
+    const expected = { 'start-ok': 'connection.start-ok', 'tune-ok': 'connection.tune-ok', open: 'connection.open' }[
+      this.state as 'open'
+    ];
     if (m.name === 'connection.close') {
       this.send0('connection.close-ok');
       return this.finish();
@@ -217,14 +244,24 @@ export class Connection implements ChannelHost {
     if (m.name === 'connection.start-ok') {
       const login = this.opts.signIn.login(String(a.mechanism), a.response as Buffer, this.socket.remoteAddress);
       if (!login) {
-        throw new AmqpError(CODES.ACCESS_REFUSED, `Login was refused using authentication mechanism ${String(a.mechanism)}. For details see the broker logfile.`, 0, 0, true);
+        throw new AmqpError(
+          CODES.ACCESS_REFUSED,
+          `Login was refused using authentication mechanism ${String(a.mechanism)}. For details see the broker logfile.`,
+          0,
+          0,
+          true,
+        );
       }
       this.login = { ...login, counted: false };
       this.stats.clientProperties = a.clientProperties;
       this.flow.hearsBlocked = capability(a.clientProperties, 'connection.blocked');
       this.broker = new AmqpBroker(this.opts.engine, login.account);
       this.state = 'tune-ok';
-      this.send0('connection.tune', { channelMax: this.opts.usage.limits.channelMax, frameMax: FRAME_MAX, heartbeat: this.opts.heartbeat ?? 60 });
+      this.send0('connection.tune', {
+        channelMax: this.opts.usage.limits.channelMax,
+        frameMax: FRAME_MAX,
+        heartbeat: this.opts.heartbeat ?? 60,
+      });
     } else if (m.name === 'connection.tune-ok') {
       const frameMax = Number(a.frameMax) || FRAME_MAX;
       if (frameMax < MIN_FRAME_MAX || frameMax > FRAME_MAX) {
@@ -250,7 +287,10 @@ export class Connection implements ChannelHost {
       // RabbitMQ checks its connection limits here too.
       const refused = this.opts.usage.openConnection(this.login!.user);
       if (refused) {
-        this.opts.log.warn({ connection: this.id, user: this.login!.user, address: this.socket.remoteAddress }, `AMQP connection refused: ${refused}`);
+        this.opts.log.warn(
+          { connection: this.id, user: this.login!.user, address: this.socket.remoteAddress },
+          `AMQP connection refused: ${refused}`,
+        );
         throw new AmqpError(CODES.NOT_ALLOWED, refused);
       }
       this.login!.counted = true;
@@ -270,7 +310,10 @@ export class Connection implements ChannelHost {
 
   /** RabbitMQ's handshake_timeout: a peer that has not opened the connection in time is dropped. */
   private handshakeExpired(): void {
-    this.opts.log.warn({ connection: this.id, address: this.socket.remoteAddress, state: this.state }, 'AMQP handshake timed out: closing the connection');
+    this.opts.log.warn(
+      { connection: this.id, address: this.socket.remoteAddress, state: this.state },
+      'AMQP handshake timed out: closing the connection',
+    );
     this.socket.destroy();
   }
 
@@ -280,12 +323,19 @@ export class Connection implements ChannelHost {
         this.send0('connection.close-ok');
         void this.releaseChannels();
         return this.finish();
-      case 'connection.close-ok': case 'connection.blocked': case 'connection.unblocked':
+      case 'connection.close-ok':
+      case 'connection.blocked':
+      case 'connection.unblocked':
         return;
       case 'connection.update-secret': {
         const secret = (m.args.newSecret as Buffer).toString('utf8');
         if (!this.opts.signIn.updateSecret(this.login!.user, secret, this.socket.remoteAddress)) {
-          throw new AmqpError(CODES.NOT_ALLOWED, 'New secret was refused by one of the backends', m.classId, m.methodId);
+          throw new AmqpError(
+            CODES.NOT_ALLOWED,
+            'New secret was refused by one of the backends',
+            m.classId,
+            m.methodId,
+          );
         }
         return this.send0('connection.update-secret-ok');
       }
@@ -297,7 +347,13 @@ export class Connection implements ChannelHost {
   private channelMethod(n: number, ch: Channel | undefined, m: Method): void {
     if (!ch) {
       if (m.name !== 'channel.open') throw amqpErrors.channelError(`expected 'channel.open'`);
-      if (n > this.channelMax) throw new AmqpError(CODES.NOT_ALLOWED, `channel ${n} above channel_max ${this.channelMax}`, m.classId, m.methodId);
+      if (n > this.channelMax)
+        throw new AmqpError(
+          CODES.NOT_ALLOWED,
+          `channel ${n} above channel_max ${this.channelMax}`,
+          m.classId,
+          m.methodId,
+        );
       this.channels.set(n, new Channel(n, this));
       this.write([methodFrame(n, 'channel.open-ok')]);
       return;
@@ -319,10 +375,12 @@ export class Connection implements ChannelHost {
           if (this.channels.get(n) === ch) this.channels.delete(n);
           this.write([methodFrame(n, 'channel.close-ok')]);
         });
-      case 'channel.close-ok': case 'channel.flow-ok':
+      case 'channel.close-ok':
+      case 'channel.flow-ok':
         return;
     }
-    if (m.classId === 10) throw new AmqpError(CODES.COMMAND_INVALID, `connection method ${m.name} on channel ${n}`, m.classId, m.methodId);
+    if (m.classId === 10)
+      throw new AmqpError(CODES.COMMAND_INVALID, `connection method ${m.name} on channel ${n}`, m.classId, m.methodId);
     try {
       ch.handle(m);
     } catch (e) {
@@ -338,7 +396,14 @@ export class Connection implements ChannelHost {
       return;
     }
     this.state = 'closing';
-    this.write([methodFrame(0, 'connection.close', { replyCode: err.code, replyText: err.replyText, classId: err.classId, methodId: err.methodId })]);
+    this.write([
+      methodFrame(0, 'connection.close', {
+        replyCode: err.code,
+        replyText: err.replyText,
+        classId: err.classId,
+        methodId: err.methodId,
+      }),
+    ]);
     // A peer that never answers close-ok is dropped.
     this.closeTimer = setTimeout(() => this.socket.destroy(), this.opts.usage.limits.closeTimeoutMs);
     void this.releaseChannels();

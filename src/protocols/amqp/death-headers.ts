@@ -60,7 +60,10 @@ function keysOf(v: FieldValue | undefined): string[] | undefined {
  * Sender-selected distribution: the CC and BCC keys of a publish, and its properties
  * with the BCC header removed (RabbitMQ removes it before anyone sees the message).
  */
-export function senderSelected(raw: Buffer, headers: FieldTable | undefined): { cc?: string[]; bcc?: string[]; properties: Buffer } {
+export function senderSelected(
+  raw: Buffer,
+  headers: FieldTable | undefined,
+): { cc?: string[]; bcc?: string[]; properties: Buffer } {
   const cc = keysOf(headers?.get('CC'));
   const bcc = keysOf(headers?.get('BCC'));
   if (!headers?.has('BCC')) return { cc, properties: raw };

@@ -58,10 +58,13 @@ export class Flow {
     const blocked = this.usage.alarm && this.publisher;
     if (blocked !== this.blocked) {
       this.blocked = blocked;
-      if (this.hearsBlocked) this.send0(blocked ? 'connection.blocked' : 'connection.unblocked', blocked ? { reason: 'low on memory' } : {});
+      if (this.hearsBlocked)
+        this.send0(blocked ? 'connection.blocked' : 'connection.unblocked', blocked ? { reason: 'low on memory' } : {});
     }
     const paused = this.socket.isPaused();
-    if (!paused && (blocked || this.pending >= BACKLOG_PAUSE || this.pendingBytes >= BACKLOG_PAUSE_BYTES)) this.socket.pause();
-    else if (paused && !blocked && this.pending <= BACKLOG_RESUME && this.pendingBytes <= BACKLOG_RESUME_BYTES) this.socket.resume();
+    if (!paused && (blocked || this.pending >= BACKLOG_PAUSE || this.pendingBytes >= BACKLOG_PAUSE_BYTES))
+      this.socket.pause();
+    else if (paused && !blocked && this.pending <= BACKLOG_RESUME && this.pendingBytes <= BACKLOG_RESUME_BYTES)
+      this.socket.resume();
   }
 }

@@ -60,15 +60,33 @@ export class FrameParser {
     const channel = head.readUInt16BE(1);
     const size = head.readUInt32BE(3);
     if (type !== FRAME_METHOD && type !== FRAME_HEADER && type !== FRAME_BODY && type !== FRAME_HEARTBEAT) {
-      throw new AmqpError(CODES.FRAME_ERROR, `type ${type}, all octets = <<>>: {frame_too_large,${size},${this.frameMax - FRAME_OVERHEAD}}`, 0, 0, true);
+      throw new AmqpError(
+        CODES.FRAME_ERROR,
+        `type ${type}, all octets = <<>>: {frame_too_large,${size},${this.frameMax - FRAME_OVERHEAD}}`,
+        0,
+        0,
+        true,
+      );
     }
     if (size + FRAME_OVERHEAD > this.frameMax) {
-      throw new AmqpError(CODES.FRAME_ERROR, `type ${type}, all octets = <<>>: {frame_too_large,${size},${this.frameMax - FRAME_OVERHEAD}}`, 0, 0, true);
+      throw new AmqpError(
+        CODES.FRAME_ERROR,
+        `type ${type}, all octets = <<>>: {frame_too_large,${size},${this.frameMax - FRAME_OVERHEAD}}`,
+        0,
+        0,
+        true,
+      );
     }
     if (this.buffered < size + FRAME_OVERHEAD) return undefined;
     const frame = this.take(size + FRAME_OVERHEAD);
     if (frame[size + 7] !== FRAME_END) {
-      throw new AmqpError(CODES.FRAME_ERROR, `type ${type}, first 16 octets = ${octets(frame.subarray(7, 23))}: frame_end_marker_missing`, 0, 0, true);
+      throw new AmqpError(
+        CODES.FRAME_ERROR,
+        `type ${type}, first 16 octets = ${octets(frame.subarray(7, 23))}: frame_end_marker_missing`,
+        0,
+        0,
+        true,
+      );
     }
     return { type, channel, payload: frame.subarray(7, size + 7) };
   }

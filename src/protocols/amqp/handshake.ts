@@ -34,14 +34,20 @@ export function signIn(authenticate: Authenticate, throttle: LoginThrottle, log:
       const user = creds?.user ?? '';
       const from = address ?? '';
       if (!throttle.allowed(user, from)) {
-        log.warn({ user: user.slice(0, 256), address, mechanism }, `AMQP ${mechanism} login refused: user '${user.slice(0, 256)}' - too many failed logins, throttled`);
+        log.warn(
+          { user: user.slice(0, 256), address, mechanism },
+          `AMQP ${mechanism} login refused: user '${user.slice(0, 256)}' - too many failed logins, throttled`,
+        );
         return undefined;
       }
       const account = creds && authenticate(creds.user, creds.password, address);
       if (!account) {
         throttle.failed(user, from);
         const why = creds ? 'invalid credentials' : 'malformed response';
-        log.warn({ user: user.slice(0, 256), address, mechanism }, `AMQP ${mechanism} login refused: user '${user.slice(0, 256)}' - ${why}`);
+        log.warn(
+          { user: user.slice(0, 256), address, mechanism },
+          `AMQP ${mechanism} login refused: user '${user.slice(0, 256)}' - ${why}`,
+        );
         return undefined;
       }
       return { account, user };
@@ -94,8 +100,13 @@ function credentials(mechanism: string, response: Buffer): { user: string; passw
 export function serverProperties(): FieldTable {
   const capabilities = Object.fromEntries(
     [
-      'publisher_confirms', 'exchange_exchange_bindings', 'basic.nack', 'consumer_cancel_notify', 'per_consumer_qos',
-      'authentication_failure_close', 'connection.blocked',
+      'publisher_confirms',
+      'exchange_exchange_bindings',
+      'basic.nack',
+      'consumer_cancel_notify',
+      'per_consumer_qos',
+      'authentication_failure_close',
+      'connection.blocked',
     ].map((c) => [c, field.bool(true)]),
   );
   return new Map([

@@ -127,10 +127,20 @@ export class Holdings {
     if (delta <= 0) return;
     const { maxUnfinishedBytes, maxUnfinishedBytesTotal } = this.usage.limits;
     if (this.unfinished > maxUnfinishedBytes) {
-      throw new AmqpError(CODES.RESOURCE_ERROR, `unfinished messages on this connection exceed ${maxUnfinishedBytes} bytes`, 60, 40);
+      throw new AmqpError(
+        CODES.RESOURCE_ERROR,
+        `unfinished messages on this connection exceed ${maxUnfinishedBytes} bytes`,
+        60,
+        40,
+      );
     }
     if (this.usage.unfinishedBytes > maxUnfinishedBytesTotal) {
-      throw new AmqpError(CODES.RESOURCE_ERROR, `unfinished messages on the server exceed ${maxUnfinishedBytesTotal} bytes`, 60, 40);
+      throw new AmqpError(
+        CODES.RESOURCE_ERROR,
+        `unfinished messages on the server exceed ${maxUnfinishedBytesTotal} bytes`,
+        60,
+        40,
+      );
     }
   }
 

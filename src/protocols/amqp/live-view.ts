@@ -56,7 +56,13 @@ export interface AmqpLiveState {
 }
 
 const STATES: Record<string, string> = {
-  header: 'starting', 'start-ok': 'starting', 'tune-ok': 'tuning', open: 'opening', ready: 'running', closing: 'closing', closed: 'closed',
+  header: 'starting',
+  'start-ok': 'starting',
+  'tune-ok': 'tuning',
+  open: 'opening',
+  ready: 'running',
+  closing: 'closing',
+  closed: 'closed',
 };
 
 /** RabbitMQ's connection name, `peer_host:peer_port -> host:port`, taken when the socket was accepted. */
@@ -66,23 +72,44 @@ export function connectionView(c: Connection): AmqpConnectionView | undefined {
   // A closed connection may wait a moment for its socket to end: it is gone already.
   if (!c.login || c.state === 'closed') return undefined;
   const s = c.socket;
-  const channels = [...c.channels.values()].filter((ch) => ch.open && !ch.closing).map((ch): AmqpChannelView => ({
-    number: ch.number,
-    prefetchCount: ch.prefetchConsumer,
-    globalPrefetchCount: ch.prefetchChannel,
-    unacked: ch.unacked.size,
-    confirm: ch.publisher.confirming,
-    consumers: [...ch.consumers.values()].filter((x) => x.active).map((x) => ({
-      tag: x.tag, queue: x.queue.name, queueId: x.queue.id, ackRequired: !x.noAck, exclusive: x.exclusive,
-      prefetchCount: ch.prefetchConsumer, unacked: x.unacked,
-    })),
-  }));
+  const channels = [...c.channels.values()]
+    .filter((ch) => ch.open && !ch.closing)
+    .map(
+      (ch): AmqpChannelView => ({
+        number: ch.number,
+        prefetchCount: ch.prefetchConsumer,
+        globalPrefetchCount: ch.prefetchChannel,
+        unacked: ch.unacked.size,
+        confirm: ch.publisher.confirming,
+        consumers: [...ch.consumers.values()]
+          .filter((x) => x.active)
+          .map((x) => ({
+            tag: x.tag,
+            queue: x.queue.name,
+            queueId: x.queue.id,
+            ackRequired: !x.noAck,
+            exclusive: x.exclusive,
+            prefetchCount: ch.prefetchConsumer,
+            unacked: x.unacked,
+          })),
+      }),
+    );
   return {
-    name: connectionName(c), accountId: c.login.account, user: c.login.user,
-    peerHost: s.remoteAddress ?? '', peerPort: s.remotePort ?? 0, host: s.localAddress ?? '', port: s.localPort ?? 0,
-    connectedAt: c.stats.connectedAt, state: STATES[c.state] ?? c.state,
+    name: connectionName(c),
+    accountId: c.login.account,
+    user: c.login.user,
+    peerHost: s.remoteAddress ?? '',
+    peerPort: s.remotePort ?? 0,
+    host: s.localAddress ?? '',
+    port: s.localPort ?? 0,
+    connectedAt: c.stats.connectedAt,
+    state: STATES[c.state] ?? c.state,
     clientProperties: plainTable(c.stats.clientProperties as FieldTable | undefined),
-    heartbeat: c.stats.heartbeat, frameMax: c.frameMax, recvOct: c.stats.recvOct, sendOct: c.stats.sendOct, channels,
+    heartbeat: c.stats.heartbeat,
+    frameMax: c.frameMax,
+    recvOct: c.stats.recvOct,
+    sendOct: c.stats.sendOct,
+    channels,
   };
 }
 
@@ -94,12 +121,20 @@ function plainTable(t: FieldTable | undefined): Record<string, unknown> {
 
 function plain(v: FieldValue): unknown {
   switch (v.type) {
-    case 'F': return plainTable(v.value);
-    case 'A': return v.value.map(plain);
-    case 'S': return v.value.toString('utf8');
-    case 'x': return v.value.toString('base64');
-    case 'l': case 'T': return Number(v.value);
-    case 'D': return v.value.digits / 10 ** v.value.places;
-    default: return (v as { value?: unknown }).value ?? null;
+    case 'F':
+      return plainTable(v.value);
+    case 'A':
+      return v.value.map(plain);
+    case 'S':
+      return v.value.toString('utf8');
+    case 'x':
+      return v.value.toString('base64');
+    case 'l':
+    case 'T':
+      return Number(v.value);
+    case 'D':
+      return v.value.digits / 10 ** v.value.places;
+    default:
+      return (v as { value?: unknown }).value ?? null;
   }
 }

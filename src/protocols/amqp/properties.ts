@@ -2,10 +2,20 @@ import { DecodeError, Reader, Writer, type FieldTable } from './codec.js';
 
 /** The basic class's content properties, in flag order (bit 15 first). */
 const FIELDS = [
-  ['contentType', 'shortstr'], ['contentEncoding', 'shortstr'], ['headers', 'table'], ['deliveryMode', 'octet'],
-  ['priority', 'octet'], ['correlationId', 'shortstr'], ['replyTo', 'shortstr'], ['expiration', 'shortstr'],
-  ['messageId', 'shortstr'], ['timestamp', 'timestamp'], ['type', 'shortstr'], ['userId', 'shortstr'],
-  ['appId', 'shortstr'], ['clusterId', 'shortstr'],
+  ['contentType', 'shortstr'],
+  ['contentEncoding', 'shortstr'],
+  ['headers', 'table'],
+  ['deliveryMode', 'octet'],
+  ['priority', 'octet'],
+  ['correlationId', 'shortstr'],
+  ['replyTo', 'shortstr'],
+  ['expiration', 'shortstr'],
+  ['messageId', 'shortstr'],
+  ['timestamp', 'timestamp'],
+  ['type', 'shortstr'],
+  ['userId', 'shortstr'],
+  ['appId', 'shortstr'],
+  ['clusterId', 'shortstr'],
 ] as const;
 
 export interface Properties {
@@ -59,7 +69,8 @@ function decodeProperties(r: Reader): Properties {
   FIELDS.forEach(([name, type], i) => {
     const word = flags[Math.floor(i / 15)] ?? 0;
     if ((word & (1 << (15 - (i % 15)))) === 0) return;
-    out[name] = type === 'shortstr' ? r.shortstr() : type === 'octet' ? r.octet() : type === 'table' ? r.table() : r.longlong();
+    out[name] =
+      type === 'shortstr' ? r.shortstr() : type === 'octet' ? r.octet() : type === 'table' ? r.table() : r.longlong();
   });
   if (!r.done) throw new DecodeError('bytes after the content properties');
   return out as Properties;

@@ -12,7 +12,18 @@ import { propertiesFromRaw, rawProperties, type Properties } from './properties.
  * are `{"places": 2, "digits": 1234}`; arrays (`A`) and tables (`F`) nest.
  */
 
-const STRINGS = ['contentType', 'contentEncoding', 'correlationId', 'replyTo', 'expiration', 'messageId', 'type', 'userId', 'appId', 'clusterId'] as const;
+const STRINGS = [
+  'contentType',
+  'contentEncoding',
+  'correlationId',
+  'replyTo',
+  'expiration',
+  'messageId',
+  'type',
+  'userId',
+  'appId',
+  'clusterId',
+] as const;
 const OCTETS = ['deliveryMode', 'priority'] as const;
 const NAMES: readonly string[] = [...STRINGS, ...OCTETS, 'headers', 'timestamp'];
 /** Nesting allowed in imported headers (RabbitMQ's own tables nest two or three deep). */
@@ -27,17 +38,27 @@ function text(b: Buffer): { value: string } | { base64: string } {
   }
 }
 
-const big = (v: bigint): number | string => (v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(v) : v.toString());
+const big = (v: bigint): number | string =>
+  v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(v) : v.toString();
 const float = (v: number): number | string => (Number.isFinite(v) ? v : String(v));
 
 function valueToJson(v: FieldValue): Record<string, unknown> {
   switch (v.type) {
-    case 'S': case 'x': return { type: v.type, ...text(v.value) };
-    case 'l': case 'T': return { type: v.type, value: big(v.value) };
-    case 'f': case 'd': return { type: v.type, value: float(v.value) };
-    case 'A': return { type: 'A', value: v.value.map(valueToJson) };
-    case 'F': return { type: 'F', value: tableToJson(v.value) };
-    default: return { type: v.type, value: v.value };
+    case 'S':
+    case 'x':
+      return { type: v.type, ...text(v.value) };
+    case 'l':
+    case 'T':
+      return { type: v.type, value: big(v.value) };
+    case 'f':
+    case 'd':
+      return { type: v.type, value: float(v.value) };
+    case 'A':
+      return { type: 'A', value: v.value.map(valueToJson) };
+    case 'F':
+      return { type: 'F', value: tableToJson(v.value) };
+    default:
+      return { type: v.type, value: v.value };
   }
 }
 
@@ -50,7 +71,8 @@ function fail(where: string, what: string): never {
 }
 
 function int(v: unknown, where: string, min: number, max: number): number {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) fail(where, `must be a whole number from ${min} to ${max}.`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
+    fail(where, `must be a whole number from ${min} to ${max}.`);
   return v;
 }
 
@@ -69,7 +91,14 @@ function floatOf(v: unknown, where: string): number {
   fail(where, 'must be a number.');
 }
 
-const RANGES: Record<string, [number, number]> = { b: [-128, 127], B: [0, 255], s: [-32768, 32767], u: [0, 65535], I: [-(2 ** 31), 2 ** 31 - 1], i: [0, 2 ** 32 - 1] };
+const RANGES: Record<string, [number, number]> = {
+  b: [-128, 127],
+  B: [0, 255],
+  s: [-32768, 32767],
+  u: [0, 65535],
+  I: [-(2 ** 31), 2 ** 31 - 1],
+  i: [0, 2 ** 32 - 1],
+};
 
 function valueFromJson(j: unknown, where: string, depth = 0): FieldValue {
   if (depth > MAX_DEPTH) fail(where, `nests deeper than ${MAX_DEPTH}.`);
@@ -81,24 +110,44 @@ function valueFromJson(j: unknown, where: string, depth = 0): FieldValue {
     case 't':
       if (typeof v !== 'boolean') fail(where, 'must be true or false.');
       return { type, value: v };
-    case 'b': case 'B': case 's': case 'u': case 'I': case 'i': return { type, value: int(v, where, ...RANGES[type]!) };
-    case 'l': case 'T': return { type, value: bigint(v, where, type === 'l') };
-    case 'f': case 'd': return { type, value: floatOf(v, where) };
-    case 'S': case 'x':
+    case 'b':
+    case 'B':
+    case 's':
+    case 'u':
+    case 'I':
+    case 'i':
+      return { type, value: int(v, where, ...RANGES[type]!) };
+    case 'l':
+    case 'T':
+      return { type, value: bigint(v, where, type === 'l') };
+    case 'f':
+    case 'd':
+      return { type, value: floatOf(v, where) };
+    case 'S':
+    case 'x':
       if (typeof o.base64 === 'string' && v === undefined) return { type, value: Buffer.from(o.base64, 'base64') };
       if (typeof v !== 'string') fail(where, 'must have a "value" string or a "base64" string.');
       return { type, value: Buffer.from(v, 'utf8') };
     case 'D': {
       const d = v as { places?: unknown; digits?: unknown } | null;
       if (!d || typeof d !== 'object') fail(where, 'must be {"places": …, "digits": …}.');
-      return { type, value: { places: int(d.places, `${where}.places`, 0, 255), digits: int(d.digits, `${where}.digits`, 0, 2 ** 32 - 1) } };
+      return {
+        type,
+        value: {
+          places: int(d.places, `${where}.places`, 0, 255),
+          digits: int(d.digits, `${where}.digits`, 0, 2 ** 32 - 1),
+        },
+      };
     }
     case 'A':
       if (!Array.isArray(v)) fail(where, 'must have an array "value".');
       return { type, value: v.map((x, i) => valueFromJson(x, `${where}[${i}]`, depth + 1)) };
-    case 'F': return { type, value: tableFromJson(v, where, depth + 1) };
-    case 'V': return { type, value: null };
-    default: fail(where, `has an unknown field type ${JSON.stringify(type)}.`);
+    case 'F':
+      return { type, value: tableFromJson(v, where, depth + 1) };
+    case 'V':
+      return { type, value: null };
+    default:
+      fail(where, `has an unknown field type ${JSON.stringify(type)}.`);
   }
 }
 
@@ -137,7 +186,8 @@ function propertiesFromJson(j: unknown): ReturnType<AmqpPropertyCodec['fromJson'
   for (const k of OCTETS) if (o[k] !== undefined) p[k] = int(o[k], k, 0, 255);
   if (o.timestamp !== undefined) p.timestamp = bigint(o.timestamp, 'timestamp', false);
   if (o.headers !== undefined) p.headers = tableFromJson(o.headers, 'headers');
-  if (p.expiration !== undefined && !/^\d+$/.test(p.expiration)) fail('expiration', 'must be milliseconds as a decimal string.');
+  if (p.expiration !== undefined && !/^\d+$/.test(p.expiration))
+    fail('expiration', 'must be milliseconds as a decimal string.');
   const raw = rawProperties(p);
   // BCC was removed when the message was published; one given here would be delivered.
   const { cc, properties } = senderSelected(raw, p.headers);

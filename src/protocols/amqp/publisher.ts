@@ -76,9 +76,11 @@ export class Publisher {
   /** A content header frame; the publish completes here if the body is empty. */
   header(payload: Buffer): void {
     const p = this.publishing;
-    if (!p || p.bodySize !== undefined) throw amqpErrors.unexpectedFrame('expected method frame, got non method frame instead');
+    if (!p || p.bodySize !== undefined)
+      throw amqpErrors.unexpectedFrame('expected method frame, got non method frame instead');
     const h = decodeHeader(payload);
-    if (h.classId !== 60) throw amqpErrors.unexpectedFrame(`expected content header for class 60, got one for class ${h.classId} instead`);
+    if (h.classId !== 60)
+      throw amqpErrors.unexpectedFrame(`expected content header for class 60, got one for class ${h.classId} instead`);
     p.bodySize = h.bodySize;
     p.rawProperties = h.raw;
     p.headers = h.properties.headers;
@@ -86,7 +88,10 @@ export class Publisher {
     if (h.bodySize > MAX_BODY) {
       this.publishing = undefined;
       // The body frames still to come are skipped by the connection (the channel is closing).
-      this.channel.raise(amqpErrors.precondition(`message size ${h.bodySize} is larger than configured max size ${MAX_BODY}`), { name: 'basic.publish', classId: 60, methodId: 40, args: {} });
+      this.channel.raise(
+        amqpErrors.precondition(`message size ${h.bodySize} is larger than configured max size ${MAX_BODY}`),
+        { name: 'basic.publish', classId: 60, methodId: 40, args: {} },
+      );
       return;
     }
     if (h.bodySize === 0) this.finishPublish();
@@ -94,11 +99,13 @@ export class Publisher {
 
   body(payload: Buffer): void {
     const p = this.publishing;
-    if (!p || p.bodySize === undefined) throw amqpErrors.unexpectedFrame('expected method frame, got non method frame instead');
+    if (!p || p.bodySize === undefined)
+      throw amqpErrors.unexpectedFrame('expected method frame, got non method frame instead');
     p.chunks.push(payload);
     p.received += payload.length;
     this.channel.host.holdings.holdContent(payload.length);
-    if (p.received > p.bodySize) throw amqpErrors.frameError(`body of ${p.received} bytes, more than the ${p.bodySize} its header announced`);
+    if (p.received > p.bodySize)
+      throw amqpErrors.frameError(`body of ${p.received} bytes, more than the ${p.bodySize} its header announced`);
     if (p.received === p.bodySize) this.finishPublish();
   }
 
@@ -123,7 +130,9 @@ export class Publisher {
       publish: {
         content: { body, properties, exchange: String(p.args.exchange), routingKey: String(p.args.routingKey) },
         headers: p.headers && plainTable(p.headers),
-        cc, bcc, expiration: p.expiration,
+        cc,
+        bcc,
+        expiration: p.expiration,
       },
     };
     try {
@@ -141,10 +150,14 @@ export class Publisher {
     }
     const batch = [item];
     const bytes = () => batch.reduce((n, it) => n + it.publish.content.body.length, 0);
-    this.channel.enqueue(() => this.runBatch(batch), { name: 'basic.publish', classId: 60, methodId: 40, args: p.args }, () => {
-      if (this.openBatch === batch) this.openBatch = undefined;
-      this.channel.host.backlog(1 - batch.length, -bytes());
-    });
+    this.channel.enqueue(
+      () => this.runBatch(batch),
+      { name: 'basic.publish', classId: 60, methodId: 40, args: p.args },
+      () => {
+        if (this.openBatch === batch) this.openBatch = undefined;
+        this.channel.host.backlog(1 - batch.length, -bytes());
+      },
+    );
     this.openBatch = batch;
   }
 
@@ -166,10 +179,19 @@ export class Publisher {
       run = undefined;
     };
     results.forEach((r, k) => {
-      const { seq, mandatory, publish: { content } } = good[k]!;
+      const {
+        seq,
+        mandatory,
+        publish: { content },
+      } = good[k]!;
       if (mandatory && r.routed === 0 && !r.refused) {
         frames.push(
-          methodFrame(n, 'basic.return', { replyCode: CODES.NO_ROUTE, replyText: 'NO_ROUTE', exchange: content.exchange, routingKey: content.routingKey }),
+          methodFrame(n, 'basic.return', {
+            replyCode: CODES.NO_ROUTE,
+            replyText: 'NO_ROUTE',
+            exchange: content.exchange,
+            routingKey: content.routingKey,
+          }),
           ...contentFrames(n, content.properties, content.body, this.channel.host.frameMax),
         );
       }

@@ -26,7 +26,8 @@ export class QueueExpiry {
   async start(): Promise<void> {
     for (const q of await this.engine.store.queues.all()) {
       const expires = (await this.engine.store.exchanges.queue(q.id))?.arguments['x-expires'];
-      if (typeof expires === 'number') this.registry.armExpiry({ queueId: q.id, accountId: q.accountId, name: q.name, expiresMs: expires });
+      if (typeof expires === 'number')
+        this.registry.armExpiry({ queueId: q.id, accountId: q.accountId, name: q.name, expiresMs: expires });
     }
     const tick = () => {
       void this.check().finally(() => {
@@ -48,10 +49,17 @@ export class QueueExpiry {
     try {
       for (const e of this.registry.expired()) {
         const broker = new AmqpBroker(this.engine, e.accountId);
-        const queue = await this.engine.store.queues.get({ accountId: e.accountId, region: this.engine.region, name: e.name });
+        const queue = await this.engine.store.queues.get({
+          accountId: e.accountId,
+          region: this.engine.region,
+          name: e.name,
+        });
         if (queue?.id === e.queueId) await broker.deleteQueue(queue, false);
         this.registry.queueDeleted(e.queueId);
-        this.log.info({ queue: e.name, account: e.accountId, expiresMs: e.expiresMs }, 'queue deleted: unused for its x-expires period');
+        this.log.info(
+          { queue: e.name, account: e.accountId, expiresMs: e.expiresMs },
+          'queue deleted: unused for its x-expires period',
+        );
       }
     } catch (err) {
       this.log.warn({ err }, 'x-expires check failed');

@@ -25,15 +25,27 @@ export async function handleQueueMethod(ch: QueueMethodHost, m: Method): Promise
   switch (m.name) {
     case 'exchange.declare':
       await broker.exchanges.declare({
-        name: String(a.exchange), type: String(a.type), passive: Boolean(a.passive), durable: Boolean(a.durable),
-        autoDelete: Boolean(a.autoDelete), internal: Boolean(a.internal), arguments: args(a.arguments),
+        name: String(a.exchange),
+        type: String(a.type),
+        passive: Boolean(a.passive),
+        durable: Boolean(a.durable),
+        autoDelete: Boolean(a.autoDelete),
+        internal: Boolean(a.internal),
+        arguments: args(a.arguments),
       });
       return reply('exchange.declare-ok');
     case 'exchange.delete':
       await broker.exchanges.delete(String(a.exchange), Boolean(a.ifUnused));
       return reply('exchange.delete-ok');
-    case 'exchange.bind': case 'exchange.unbind':
-      await broker.bindExchange(String(a.destination), String(a.source), String(a.routingKey), args(a.arguments), m.name === 'exchange.bind');
+    case 'exchange.bind':
+    case 'exchange.unbind':
+      await broker.bindExchange(
+        String(a.destination),
+        String(a.source),
+        String(a.routingKey),
+        args(a.arguments),
+        m.name === 'exchange.bind',
+      );
       return reply(m.name === 'exchange.bind' ? 'exchange.bind-ok' : 'exchange.unbind-ok');
     case 'queue.declare': {
       const name = String(a.queue) || AmqpBroker.generatedName();
@@ -41,17 +53,30 @@ export async function handleQueueMethod(ch: QueueMethodHost, m: Method): Promise
       const existing = await broker.queue(name).catch(() => undefined);
       if (existing) registry.checkOwner(existing.id, name, ch.host.id);
       const { queue, record, messageCount } = await broker.declareQueue({
-        name, passive, durable: Boolean(a.durable), exclusive: Boolean(a.exclusive), autoDelete: Boolean(a.autoDelete), arguments: args(a.arguments),
+        name,
+        passive,
+        durable: Boolean(a.durable),
+        exclusive: Boolean(a.exclusive),
+        autoDelete: Boolean(a.autoDelete),
+        arguments: args(a.arguments),
       });
       if (!passive && a.exclusive) registry.setOwner(queue.id, ch.host.id);
       // A declaration uses the queue: its x-expires period starts again.
       const expires = record?.arguments['x-expires'];
-      if (typeof expires === 'number') registry.armExpiry({ queueId: queue.id, accountId: broker.accountId, name, expiresMs: expires });
+      if (typeof expires === 'number')
+        registry.armExpiry({ queueId: queue.id, accountId: broker.accountId, name, expiresMs: expires });
       return reply('queue.declare-ok', { queue: name, messageCount, consumerCount: registry.consumerCount(queue.id) });
     }
-    case 'queue.bind': case 'queue.unbind':
+    case 'queue.bind':
+    case 'queue.unbind':
       await checkedQueue(ch, String(a.queue));
-      await broker.bindQueue(String(a.queue), String(a.exchange), String(a.routingKey), args(a.arguments), m.name === 'queue.bind');
+      await broker.bindQueue(
+        String(a.queue),
+        String(a.exchange),
+        String(a.routingKey),
+        args(a.arguments),
+        m.name === 'queue.bind',
+      );
       if (m.name === 'queue.bind') return reply('queue.bind-ok');
       return ch.send('queue.unbind-ok');
     case 'queue.purge': {
@@ -72,7 +97,12 @@ export async function handleQueueMethod(ch: QueueMethodHost, m: Method): Promise
     }
     default:
       // A method the server only sends, or one of a connection's class on a channel.
-      throw new AmqpError(CODES.COMMAND_INVALID, `unexpected method ${m.name} on channel ${ch.number}`, m.classId, m.methodId);
+      throw new AmqpError(
+        CODES.COMMAND_INVALID,
+        `unexpected method ${m.name} on channel ${ch.number}`,
+        m.classId,
+        m.methodId,
+      );
   }
 }
 

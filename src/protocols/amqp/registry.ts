@@ -45,7 +45,9 @@ export class AmqpRegistry {
   /** Queues unused (no consumer, no declare or get) for their whole x-expires period. */
   expired(): ExpiringQueue[] {
     const now = this.clock.now();
-    return [...this.expiring.values()].filter((e) => this.consumerCount(e.queueId) === 0 && now - e.usedAt >= e.expiresMs);
+    return [...this.expiring.values()].filter(
+      (e) => this.consumerCount(e.queueId) === 0 && now - e.usedAt >= e.expiresMs,
+    );
   }
 
   consumerCount(queueId: number): number {

@@ -43,7 +43,9 @@ export function authenticator(opts: Pick<AmqpServerOptions, 'credentials' | 'acc
       const c = opts.credentials.get(user);
       return c && same(c.secretAccessKey, password) ? c.accountId : undefined;
     }
-    return user === 'guest' && password === 'guest' && remote !== undefined && LOOPBACK.test(remote) ? opts.accountId : undefined;
+    return user === 'guest' && password === 'guest' && remote !== undefined && LOOPBACK.test(remote)
+      ? opts.accountId
+      : undefined;
   };
 }
 
@@ -59,7 +61,12 @@ export class AmqpServer implements AmqpLiveState {
   constructor(private readonly opts: AmqpServerOptions) {
     this.registry = new AmqpRegistry(opts.engine.clock);
     const usage = (this.usage = new AmqpUsage({ ...DEFAULT_AMQP_LIMITS, ...opts.limits }));
-    const login = signIn(authenticator(opts), new LoginThrottle(() => opts.engine.clock.now()), opts.log, opts.credentials !== undefined);
+    const login = signIn(
+      authenticator(opts),
+      new LoginThrottle(() => opts.engine.clock.now()),
+      opts.log,
+      opts.credentials !== undefined,
+    );
     this.server = createServer((socket) => {
       // Before a peer has said a word, there is no protocol refusal to give it: a socket
       // over the handshake limit is closed at once, so unauthenticated peers hold at most
@@ -70,7 +77,14 @@ export class AmqpServer implements AmqpLiveState {
         this.turnedAway();
         return;
       }
-      const c = new Connection(socket, { engine: opts.engine, registry: this.registry, signIn: login, usage, heartbeat: opts.heartbeat, log: opts.log });
+      const c = new Connection(socket, {
+        engine: opts.engine,
+        registry: this.registry,
+        signIn: login,
+        usage,
+        heartbeat: opts.heartbeat,
+        log: opts.log,
+      });
       this.sockets.set(socket, c);
       void c.done.then(() => this.sockets.delete(socket));
     });
@@ -82,7 +96,10 @@ export class AmqpServer implements AmqpLiveState {
     const now = Date.now();
     if (now - this.lastTurnedAway < 1000) return;
     this.lastTurnedAway = now;
-    this.opts.log.warn({ handshakes: this.usage.handshakes, limit: this.usage.limits.maxHandshakes }, 'AMQP connection turned away: too many connections still in their handshake');
+    this.opts.log.warn(
+      { handshakes: this.usage.handshakes, limit: this.usage.limits.maxHandshakes },
+      'AMQP connection turned away: too many connections still in their handshake',
+    );
   }
 
   connections(accountId: string): AmqpConnectionView[] {

@@ -9,22 +9,77 @@ import { DecodeError, Reader, type Writer, type FieldTable } from './codec.js';
 type ArgType = 'octet' | 'short' | 'long' | 'longlong' | 'shortstr' | 'longstr' | 'bit' | 'table' | 'timestamp';
 type Arg = readonly [name: string, type: ArgType];
 
-const CLOSE: Arg[] = [['replyCode', 'short'], ['replyText', 'shortstr'], ['classId', 'short'], ['methodId', 'short']];
+const CLOSE: Arg[] = [
+  ['replyCode', 'short'],
+  ['replyText', 'shortstr'],
+  ['classId', 'short'],
+  ['methodId', 'short'],
+];
 
 const table = {
-  'connection.start': [10, 10, [['versionMajor', 'octet'], ['versionMinor', 'octet'], ['serverProperties', 'table'], ['mechanisms', 'longstr'], ['locales', 'longstr']]],
-  'connection.start-ok': [10, 11, [['clientProperties', 'table'], ['mechanism', 'shortstr'], ['response', 'longstr'], ['locale', 'shortstr']]],
+  'connection.start': [
+    10,
+    10,
+    [
+      ['versionMajor', 'octet'],
+      ['versionMinor', 'octet'],
+      ['serverProperties', 'table'],
+      ['mechanisms', 'longstr'],
+      ['locales', 'longstr'],
+    ],
+  ],
+  'connection.start-ok': [
+    10,
+    11,
+    [
+      ['clientProperties', 'table'],
+      ['mechanism', 'shortstr'],
+      ['response', 'longstr'],
+      ['locale', 'shortstr'],
+    ],
+  ],
   'connection.secure': [10, 20, [['challenge', 'longstr']]],
   'connection.secure-ok': [10, 21, [['response', 'longstr']]],
-  'connection.tune': [10, 30, [['channelMax', 'short'], ['frameMax', 'long'], ['heartbeat', 'short']]],
-  'connection.tune-ok': [10, 31, [['channelMax', 'short'], ['frameMax', 'long'], ['heartbeat', 'short']]],
-  'connection.open': [10, 40, [['virtualHost', 'shortstr'], ['reserved1', 'shortstr'], ['reserved2', 'bit']]],
+  'connection.tune': [
+    10,
+    30,
+    [
+      ['channelMax', 'short'],
+      ['frameMax', 'long'],
+      ['heartbeat', 'short'],
+    ],
+  ],
+  'connection.tune-ok': [
+    10,
+    31,
+    [
+      ['channelMax', 'short'],
+      ['frameMax', 'long'],
+      ['heartbeat', 'short'],
+    ],
+  ],
+  'connection.open': [
+    10,
+    40,
+    [
+      ['virtualHost', 'shortstr'],
+      ['reserved1', 'shortstr'],
+      ['reserved2', 'bit'],
+    ],
+  ],
   'connection.open-ok': [10, 41, [['reserved1', 'shortstr']]],
   'connection.close': [10, 50, CLOSE],
   'connection.close-ok': [10, 51, []],
   'connection.blocked': [10, 60, [['reason', 'shortstr']]],
   'connection.unblocked': [10, 61, []],
-  'connection.update-secret': [10, 70, [['newSecret', 'longstr'], ['reason', 'shortstr']]],
+  'connection.update-secret': [
+    10,
+    70,
+    [
+      ['newSecret', 'longstr'],
+      ['reason', 'shortstr'],
+    ],
+  ],
   'connection.update-secret-ok': [10, 71, []],
   'channel.open': [20, 10, [['reserved1', 'shortstr']]],
   'channel.open-ok': [20, 11, [['reserved1', 'longstr']]],
@@ -32,42 +87,244 @@ const table = {
   'channel.flow-ok': [20, 21, [['active', 'bit']]],
   'channel.close': [20, 40, CLOSE],
   'channel.close-ok': [20, 41, []],
-  'exchange.declare': [40, 10, [['reserved1', 'short'], ['exchange', 'shortstr'], ['type', 'shortstr'], ['passive', 'bit'], ['durable', 'bit'], ['autoDelete', 'bit'], ['internal', 'bit'], ['noWait', 'bit'], ['arguments', 'table']]],
+  'exchange.declare': [
+    40,
+    10,
+    [
+      ['reserved1', 'short'],
+      ['exchange', 'shortstr'],
+      ['type', 'shortstr'],
+      ['passive', 'bit'],
+      ['durable', 'bit'],
+      ['autoDelete', 'bit'],
+      ['internal', 'bit'],
+      ['noWait', 'bit'],
+      ['arguments', 'table'],
+    ],
+  ],
   'exchange.declare-ok': [40, 11, []],
-  'exchange.delete': [40, 20, [['reserved1', 'short'], ['exchange', 'shortstr'], ['ifUnused', 'bit'], ['noWait', 'bit']]],
+  'exchange.delete': [
+    40,
+    20,
+    [
+      ['reserved1', 'short'],
+      ['exchange', 'shortstr'],
+      ['ifUnused', 'bit'],
+      ['noWait', 'bit'],
+    ],
+  ],
   'exchange.delete-ok': [40, 21, []],
-  'exchange.bind': [40, 30, [['reserved1', 'short'], ['destination', 'shortstr'], ['source', 'shortstr'], ['routingKey', 'shortstr'], ['noWait', 'bit'], ['arguments', 'table']]],
+  'exchange.bind': [
+    40,
+    30,
+    [
+      ['reserved1', 'short'],
+      ['destination', 'shortstr'],
+      ['source', 'shortstr'],
+      ['routingKey', 'shortstr'],
+      ['noWait', 'bit'],
+      ['arguments', 'table'],
+    ],
+  ],
   'exchange.bind-ok': [40, 31, []],
-  'exchange.unbind': [40, 40, [['reserved1', 'short'], ['destination', 'shortstr'], ['source', 'shortstr'], ['routingKey', 'shortstr'], ['noWait', 'bit'], ['arguments', 'table']]],
+  'exchange.unbind': [
+    40,
+    40,
+    [
+      ['reserved1', 'short'],
+      ['destination', 'shortstr'],
+      ['source', 'shortstr'],
+      ['routingKey', 'shortstr'],
+      ['noWait', 'bit'],
+      ['arguments', 'table'],
+    ],
+  ],
   'exchange.unbind-ok': [40, 51, []],
-  'queue.declare': [50, 10, [['reserved1', 'short'], ['queue', 'shortstr'], ['passive', 'bit'], ['durable', 'bit'], ['exclusive', 'bit'], ['autoDelete', 'bit'], ['noWait', 'bit'], ['arguments', 'table']]],
-  'queue.declare-ok': [50, 11, [['queue', 'shortstr'], ['messageCount', 'long'], ['consumerCount', 'long']]],
-  'queue.bind': [50, 20, [['reserved1', 'short'], ['queue', 'shortstr'], ['exchange', 'shortstr'], ['routingKey', 'shortstr'], ['noWait', 'bit'], ['arguments', 'table']]],
+  'queue.declare': [
+    50,
+    10,
+    [
+      ['reserved1', 'short'],
+      ['queue', 'shortstr'],
+      ['passive', 'bit'],
+      ['durable', 'bit'],
+      ['exclusive', 'bit'],
+      ['autoDelete', 'bit'],
+      ['noWait', 'bit'],
+      ['arguments', 'table'],
+    ],
+  ],
+  'queue.declare-ok': [
+    50,
+    11,
+    [
+      ['queue', 'shortstr'],
+      ['messageCount', 'long'],
+      ['consumerCount', 'long'],
+    ],
+  ],
+  'queue.bind': [
+    50,
+    20,
+    [
+      ['reserved1', 'short'],
+      ['queue', 'shortstr'],
+      ['exchange', 'shortstr'],
+      ['routingKey', 'shortstr'],
+      ['noWait', 'bit'],
+      ['arguments', 'table'],
+    ],
+  ],
   'queue.bind-ok': [50, 21, []],
-  'queue.purge': [50, 30, [['reserved1', 'short'], ['queue', 'shortstr'], ['noWait', 'bit']]],
+  'queue.purge': [
+    50,
+    30,
+    [
+      ['reserved1', 'short'],
+      ['queue', 'shortstr'],
+      ['noWait', 'bit'],
+    ],
+  ],
   'queue.purge-ok': [50, 31, [['messageCount', 'long']]],
-  'queue.delete': [50, 40, [['reserved1', 'short'], ['queue', 'shortstr'], ['ifUnused', 'bit'], ['ifEmpty', 'bit'], ['noWait', 'bit']]],
+  'queue.delete': [
+    50,
+    40,
+    [
+      ['reserved1', 'short'],
+      ['queue', 'shortstr'],
+      ['ifUnused', 'bit'],
+      ['ifEmpty', 'bit'],
+      ['noWait', 'bit'],
+    ],
+  ],
   'queue.delete-ok': [50, 41, [['messageCount', 'long']]],
-  'queue.unbind': [50, 50, [['reserved1', 'short'], ['queue', 'shortstr'], ['exchange', 'shortstr'], ['routingKey', 'shortstr'], ['arguments', 'table']]],
+  'queue.unbind': [
+    50,
+    50,
+    [
+      ['reserved1', 'short'],
+      ['queue', 'shortstr'],
+      ['exchange', 'shortstr'],
+      ['routingKey', 'shortstr'],
+      ['arguments', 'table'],
+    ],
+  ],
   'queue.unbind-ok': [50, 51, []],
-  'basic.qos': [60, 10, [['prefetchSize', 'long'], ['prefetchCount', 'short'], ['global', 'bit']]],
+  'basic.qos': [
+    60,
+    10,
+    [
+      ['prefetchSize', 'long'],
+      ['prefetchCount', 'short'],
+      ['global', 'bit'],
+    ],
+  ],
   'basic.qos-ok': [60, 11, []],
-  'basic.consume': [60, 20, [['reserved1', 'short'], ['queue', 'shortstr'], ['consumerTag', 'shortstr'], ['noLocal', 'bit'], ['noAck', 'bit'], ['exclusive', 'bit'], ['noWait', 'bit'], ['arguments', 'table']]],
+  'basic.consume': [
+    60,
+    20,
+    [
+      ['reserved1', 'short'],
+      ['queue', 'shortstr'],
+      ['consumerTag', 'shortstr'],
+      ['noLocal', 'bit'],
+      ['noAck', 'bit'],
+      ['exclusive', 'bit'],
+      ['noWait', 'bit'],
+      ['arguments', 'table'],
+    ],
+  ],
   'basic.consume-ok': [60, 21, [['consumerTag', 'shortstr']]],
-  'basic.cancel': [60, 30, [['consumerTag', 'shortstr'], ['noWait', 'bit']]],
+  'basic.cancel': [
+    60,
+    30,
+    [
+      ['consumerTag', 'shortstr'],
+      ['noWait', 'bit'],
+    ],
+  ],
   'basic.cancel-ok': [60, 31, [['consumerTag', 'shortstr']]],
-  'basic.publish': [60, 40, [['reserved1', 'short'], ['exchange', 'shortstr'], ['routingKey', 'shortstr'], ['mandatory', 'bit'], ['immediate', 'bit']]],
-  'basic.return': [60, 50, [['replyCode', 'short'], ['replyText', 'shortstr'], ['exchange', 'shortstr'], ['routingKey', 'shortstr']]],
-  'basic.deliver': [60, 60, [['consumerTag', 'shortstr'], ['deliveryTag', 'longlong'], ['redelivered', 'bit'], ['exchange', 'shortstr'], ['routingKey', 'shortstr']]],
-  'basic.get': [60, 70, [['reserved1', 'short'], ['queue', 'shortstr'], ['noAck', 'bit']]],
-  'basic.get-ok': [60, 71, [['deliveryTag', 'longlong'], ['redelivered', 'bit'], ['exchange', 'shortstr'], ['routingKey', 'shortstr'], ['messageCount', 'long']]],
+  'basic.publish': [
+    60,
+    40,
+    [
+      ['reserved1', 'short'],
+      ['exchange', 'shortstr'],
+      ['routingKey', 'shortstr'],
+      ['mandatory', 'bit'],
+      ['immediate', 'bit'],
+    ],
+  ],
+  'basic.return': [
+    60,
+    50,
+    [
+      ['replyCode', 'short'],
+      ['replyText', 'shortstr'],
+      ['exchange', 'shortstr'],
+      ['routingKey', 'shortstr'],
+    ],
+  ],
+  'basic.deliver': [
+    60,
+    60,
+    [
+      ['consumerTag', 'shortstr'],
+      ['deliveryTag', 'longlong'],
+      ['redelivered', 'bit'],
+      ['exchange', 'shortstr'],
+      ['routingKey', 'shortstr'],
+    ],
+  ],
+  'basic.get': [
+    60,
+    70,
+    [
+      ['reserved1', 'short'],
+      ['queue', 'shortstr'],
+      ['noAck', 'bit'],
+    ],
+  ],
+  'basic.get-ok': [
+    60,
+    71,
+    [
+      ['deliveryTag', 'longlong'],
+      ['redelivered', 'bit'],
+      ['exchange', 'shortstr'],
+      ['routingKey', 'shortstr'],
+      ['messageCount', 'long'],
+    ],
+  ],
   'basic.get-empty': [60, 72, [['reserved1', 'shortstr']]],
-  'basic.ack': [60, 80, [['deliveryTag', 'longlong'], ['multiple', 'bit']]],
-  'basic.reject': [60, 90, [['deliveryTag', 'longlong'], ['requeue', 'bit']]],
+  'basic.ack': [
+    60,
+    80,
+    [
+      ['deliveryTag', 'longlong'],
+      ['multiple', 'bit'],
+    ],
+  ],
+  'basic.reject': [
+    60,
+    90,
+    [
+      ['deliveryTag', 'longlong'],
+      ['requeue', 'bit'],
+    ],
+  ],
   'basic.recover-async': [60, 100, [['requeue', 'bit']]],
   'basic.recover': [60, 110, [['requeue', 'bit']]],
   'basic.recover-ok': [60, 111, []],
-  'basic.nack': [60, 120, [['deliveryTag', 'longlong'], ['multiple', 'bit'], ['requeue', 'bit']]],
+  'basic.nack': [
+    60,
+    120,
+    [
+      ['deliveryTag', 'longlong'],
+      ['multiple', 'bit'],
+      ['requeue', 'bit'],
+    ],
+  ],
   'confirm.select': [85, 10, [['noWait', 'bit']]],
   'confirm.select-ok': [85, 11, []],
   'tx.select': [90, 10, []],
@@ -89,7 +346,10 @@ export interface MethodDef {
 
 const byName = new Map<MethodName, MethodDef>();
 const byId = new Map<number, MethodDef>();
-for (const [name, [classId, methodId, args]] of Object.entries(table) as [MethodName, readonly [number, number, readonly Arg[]]][]) {
+for (const [name, [classId, methodId, args]] of Object.entries(table) as [
+  MethodName,
+  readonly [number, number, readonly Arg[]],
+][]) {
   const def = { name, classId, methodId, args };
   byName.set(name, def);
   byId.set(classId * 65536 + methodId, def);
@@ -115,14 +375,31 @@ export function decodeArgs(def: MethodDef, r: Reader): Args {
   const out: Args = {};
   for (const [name, type] of def.args) {
     switch (type) {
-      case 'octet': out[name] = r.octet(); break;
-      case 'short': out[name] = r.short(); break;
-      case 'long': out[name] = r.long(); break;
-      case 'longlong': case 'timestamp': out[name] = r.longlong(); break;
-      case 'shortstr': out[name] = r.shortstr(); break;
-      case 'longstr': out[name] = r.longstrBytes(); break;
-      case 'bit': out[name] = r.bit(); break;
-      case 'table': out[name] = r.table(); break;
+      case 'octet':
+        out[name] = r.octet();
+        break;
+      case 'short':
+        out[name] = r.short();
+        break;
+      case 'long':
+        out[name] = r.long();
+        break;
+      case 'longlong':
+      case 'timestamp':
+        out[name] = r.longlong();
+        break;
+      case 'shortstr':
+        out[name] = r.shortstr();
+        break;
+      case 'longstr':
+        out[name] = r.longstrBytes();
+        break;
+      case 'bit':
+        out[name] = r.bit();
+        break;
+      case 'table':
+        out[name] = r.table();
+        break;
     }
   }
   if (!r.done) throw new DecodeError(`${def.name}: ${r.buf.length - r.offset} bytes after the arguments`);
@@ -136,14 +413,31 @@ export function encodeMethod(w: Writer, name: MethodName, args: Args = {}): void
   for (const [arg, type] of def.args) {
     const v = args[arg];
     switch (type) {
-      case 'octet': w.octet(Number(v ?? 0)); break;
-      case 'short': w.short(Number(v ?? 0)); break;
-      case 'long': w.long(Number(v ?? 0)); break;
-      case 'longlong': case 'timestamp': w.longlong((v as bigint | number | undefined) ?? 0); break;
-      case 'shortstr': w.shortstr(String(v ?? '')); break;
-      case 'longstr': w.longstr((v as string | Buffer | undefined) ?? ''); break;
-      case 'bit': w.bit(Boolean(v)); break;
-      case 'table': w.table(v as FieldTable | undefined); break;
+      case 'octet':
+        w.octet(Number(v ?? 0));
+        break;
+      case 'short':
+        w.short(Number(v ?? 0));
+        break;
+      case 'long':
+        w.long(Number(v ?? 0));
+        break;
+      case 'longlong':
+      case 'timestamp':
+        w.longlong((v as bigint | number | undefined) ?? 0);
+        break;
+      case 'shortstr':
+        w.shortstr(String(v ?? ''));
+        break;
+      case 'longstr':
+        w.longstr((v as string | Buffer | undefined) ?? '');
+        break;
+      case 'bit':
+        w.bit(Boolean(v));
+        break;
+      case 'table':
+        w.table(v as FieldTable | undefined);
+        break;
     }
   }
 }

@@ -14,7 +14,12 @@ export function isJsonRequest(req: WireRequest): boolean {
   return typeof req.headers['x-amz-target'] === 'string';
 }
 
-export async function handleJson(engine: Engine, ctx: RequestContext, req: WireRequest, signal?: Cancellation): Promise<WireResponse> {
+export async function handleJson(
+  engine: Engine,
+  ctx: RequestContext,
+  req: WireRequest,
+  signal?: Cancellation,
+): Promise<WireResponse> {
   try {
     const target = String(req.headers['x-amz-target']);
     const action = target.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : '';
@@ -45,7 +50,8 @@ function parseBody(body: Buffer): Record<string, unknown> {
 }
 
 export function jsonError(e: unknown): WireResponse {
-  const err = e instanceof SqsError ? e : sqsError('InternalFailure', 'We encountered an internal error. Please try again.');
+  const err =
+    e instanceof SqsError ? e : sqsError('InternalFailure', 'We encountered an internal error. Please try again.');
   return {
     status: err.status,
     headers: {

@@ -61,4 +61,3 @@ export function queryOperation(name: string): QueryOperation | undefined {
     resultWrapper: op.output?.resultWrapper,
   };
 }
-

@@ -28,7 +28,12 @@ const NON_EXISTENT_QUEUE = 'AWS.SimpleQueueService.NonExistentQueue';
  * sent to the root or to a queue URL, answered in XML. Everything that is not a JSON
  * request comes here, so that a request without an Action gets SQS's answer to that.
  */
-export async function handleQuery(engine: Engine, ctx: RequestContext, req: WireRequest, signal?: Cancellation): Promise<WireResponse> {
+export async function handleQuery(
+  engine: Engine,
+  ctx: RequestContext,
+  req: WireRequest,
+  signal?: Cancellation,
+): Promise<WireResponse> {
   const json = wantsJson(req);
   try {
     const params = readParams(req);
@@ -45,7 +50,8 @@ export async function handleQuery(engine: Engine, ctx: RequestContext, req: Wire
     }
     ctx.protocol = 'query';
     const output = await dispatch(engine, ctx, action, input, signal);
-    if (json) return { status: 200, headers: { 'content-type': JSON_TYPE }, body: successJson(op, output, ctx.requestId) };
+    if (json)
+      return { status: 200, headers: { 'content-type': JSON_TYPE }, body: successJson(op, output, ctx.requestId) };
     return { status: 200, headers: { 'content-type': CONTENT_TYPE }, body: successXml(op, output, ctx.requestId) };
   } catch (e) {
     return queryError(e, ctx.requestId, json);
@@ -80,7 +86,8 @@ export function queryError(e: unknown, requestId: string, json = false): WireRes
   const err = e instanceof SqsError ? e : errors.internal();
   const fault = err.senderFault ? 'Sender' : 'Receiver';
   // The one message recorded to differ between the protocols (sqs-errors.md A1, A4).
-  const message = err.code === NON_EXISTENT_QUEUE ? 'The specified queue does not exist for this wsdl version.' : err.message;
+  const message =
+    err.code === NON_EXISTENT_QUEUE ? 'The specified queue does not exist for this wsdl version.' : err.message;
   return {
     status: err.status,
     headers: { 'content-type': json ? JSON_TYPE : CONTENT_TYPE, 'x-amzn-query-error': `${err.code};${fault}` },

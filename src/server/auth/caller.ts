@@ -12,7 +12,13 @@ export type { Credential, Credentials };
  * emulators that multi-account tests rely on: an access key id of exactly 12 digits names
  * the account, and any other key means the default account.
  */
-export function callerAccount(req: WireRequest, credentials: Credentials | undefined, defaultAccount: string, now: number, guard?: Guard): string {
+export function callerAccount(
+  req: WireRequest,
+  credentials: Credentials | undefined,
+  defaultAccount: string,
+  now: number,
+  guard?: Guard,
+): string {
   if (!credentials) {
     const key = accessKeyOf(req);
     return key !== undefined && /^\d{12}$/.test(key) ? key : defaultAccount;

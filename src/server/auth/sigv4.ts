@@ -25,19 +25,38 @@ export interface Signature {
 
 // Not in SQS's model; the codes are AWS's common errors, the texts AWS's usual wording.
 export const authErrors = {
-  missing: () => new SqsError('MissingAuthenticationToken', 'MissingAuthenticationToken', 403, 'Request is missing Authentication Token'),
+  missing: () =>
+    new SqsError(
+      'MissingAuthenticationToken',
+      'MissingAuthenticationToken',
+      403,
+      'Request is missing Authentication Token',
+    ),
   incomplete: (what: string) => new SqsError('IncompleteSignature', 'IncompleteSignature', 400, what),
-  unknownKey: () => new SqsError('InvalidClientTokenId', 'InvalidClientTokenId', 403, 'The security token included in the request is invalid.'),
+  unknownKey: () =>
+    new SqsError(
+      'InvalidClientTokenId',
+      'InvalidClientTokenId',
+      403,
+      'The security token included in the request is invalid.',
+    ),
   mismatch: () =>
-    new SqsError('SignatureDoesNotMatch', 'SignatureDoesNotMatch', 403,
-      'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.'),
+    new SqsError(
+      'SignatureDoesNotMatch',
+      'SignatureDoesNotMatch',
+      403,
+      'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.',
+    ),
   expired: () => new SqsError('RequestExpired', 'RequestExpired', 400, 'Request has expired.'),
   // The scope's texts are AWS's own, trailing space included.
   wrongService: () => mismatchBecause("Credential should be scoped to correct service: 'sqs'. "),
   wrongRegion: (region: string) => mismatchBecause(`Credential should be scoped to a valid region, not '${region}'. `),
   wrongDate: (scopeDate: string, amzDate: string) =>
-    mismatchBecause(`Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '${scopeDate}' != '${amzDate.slice(0, 8)}', from '${amzDate}'. `),
-  targetNotSigned: () => new SqsError('IncompleteSignature', 'IncompleteSignature', 400, 'The X-Amz-Target header must be signed.'),
+    mismatchBecause(
+      `Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '${scopeDate}' != '${amzDate.slice(0, 8)}', from '${amzDate}'. `,
+    ),
+  targetNotSigned: () =>
+    new SqsError('IncompleteSignature', 'IncompleteSignature', 400, 'The X-Amz-Target header must be signed.'),
   /** Too many failed attempts from this client or on this key (auth-throttle.ts); SQS's own throttling error, as HTTP 429. */
   throttled: (seconds: number) => new Throttled(seconds),
 };
@@ -45,7 +64,12 @@ export const authErrors = {
 /** Answered with a Retry-After header of `retryAfterSeconds`. */
 export class Throttled extends SqsError {
   constructor(readonly retryAfterSeconds: number) {
-    super('RequestThrottled', 'RequestThrottled', 429, `Too many failed authentication attempts; retry after ${retryAfterSeconds} seconds.`);
+    super(
+      'RequestThrottled',
+      'RequestThrottled',
+      429,
+      `Too many failed authentication attempts; retry after ${retryAfterSeconds} seconds.`,
+    );
   }
 }
 
@@ -57,18 +81,38 @@ function mismatchBecause(message: string): SqsError {
 export function readSignature(req: WireRequest): Signature | undefined {
   const auth = req.headers.authorization;
   if (typeof auth === 'string' && auth.startsWith(`${ALGORITHM} `)) {
-    const fields = Object.fromEntries(auth.slice(ALGORITHM.length + 1).split(',').map((f) => f.trim().split('=', 2) as [string, string]));
+    const fields = Object.fromEntries(
+      auth
+        .slice(ALGORITHM.length + 1)
+        .split(',')
+        .map((f) => f.trim().split('=', 2) as [string, string]),
+    );
     const amzDate = header(req, 'x-amz-date');
     if (!fields.Credential || !fields.SignedHeaders || !fields.Signature || !amzDate) {
-      throw authErrors.incomplete('Authorization header requires Credential, SignedHeaders and Signature, and the request an X-Amz-Date header.');
+      throw authErrors.incomplete(
+        'Authorization header requires Credential, SignedHeaders and Signature, and the request an X-Amz-Date header.',
+      );
     }
-    return { ...credential(fields.Credential), signedHeaders: fields.SignedHeaders.split(';'), signature: fields.Signature, amzDate };
+    return {
+      ...credential(fields.Credential),
+      signedHeaders: fields.SignedHeaders.split(';'),
+      signature: fields.Signature,
+      amzDate,
+    };
   }
   const params = new URLSearchParams(req.query);
   if (params.get('X-Amz-Algorithm') !== ALGORITHM) return undefined;
-  const [cred, signedHeaders, signature, amzDate, expires] = ['Credential', 'SignedHeaders', 'Signature', 'Date', 'Expires'].map((n) => params.get(`X-Amz-${n}`));
+  const [cred, signedHeaders, signature, amzDate, expires] = [
+    'Credential',
+    'SignedHeaders',
+    'Signature',
+    'Date',
+    'Expires',
+  ].map((n) => params.get(`X-Amz-${n}`));
   if (!cred || !signedHeaders || !signature || !amzDate || !expires || !/^\d+$/.test(expires)) {
-    throw authErrors.incomplete('A presigned URL requires X-Amz-Credential, X-Amz-Date, X-Amz-Expires, X-Amz-SignedHeaders and X-Amz-Signature.');
+    throw authErrors.incomplete(
+      'A presigned URL requires X-Amz-Credential, X-Amz-Date, X-Amz-Expires, X-Amz-SignedHeaders and X-Amz-Signature.',
+    );
   }
   return { ...credential(cred), signedHeaders: signedHeaders.split(';'), signature, amzDate, expires: Number(expires) };
 }
@@ -76,7 +120,9 @@ export function readSignature(req: WireRequest): Signature | undefined {
 /** The access key id a request names, signed or not (for the unsigned account convention). */
 export function accessKeyOf(req: WireRequest): string | undefined {
   const auth = req.headers.authorization;
-  const cred = (typeof auth === 'string' && /Credential=([^/,\s]+)/.exec(auth)?.[1]) || new URLSearchParams(req.query).get('X-Amz-Credential')?.split('/')[0];
+  const cred =
+    (typeof auth === 'string' && /Credential=([^/,\s]+)/.exec(auth)?.[1]) ||
+    new URLSearchParams(req.query).get('X-Amz-Credential')?.split('/')[0];
   return cred || undefined;
 }
 
@@ -86,7 +132,9 @@ export function accessKeyOf(req: WireRequest): string | undefined {
  */
 export function scopeRegionOf(req: WireRequest): string | undefined {
   const auth = req.headers.authorization;
-  const cred = (typeof auth === 'string' && /Credential=([^,\s]+)/.exec(auth)?.[1]) || new URLSearchParams(req.query).get('X-Amz-Credential');
+  const cred =
+    (typeof auth === 'string' && /Credential=([^,\s]+)/.exec(auth)?.[1]) ||
+    new URLSearchParams(req.query).get('X-Amz-Credential');
   const region = cred ? cred.split('/')[2] : undefined;
   return region && isRegionName(region) ? region : undefined;
 }
@@ -106,14 +154,17 @@ export function checkSignature(req: WireRequest, sig: Signature, now: number): v
   if (service !== 'sqs') throw authErrors.wrongService();
   const host = header(req, 'host')?.toLowerCase();
   const hostRegion = host === undefined ? undefined : regionOfHost(host);
-  if (!isRegionName(region) || (hostRegion !== undefined && hostRegion !== region)) throw authErrors.wrongRegion(region);
+  if (!isRegionName(region) || (hostRegion !== undefined && hostRegion !== region))
+    throw authErrors.wrongRegion(region);
   if (sig.expires !== undefined) {
-    if (sig.expires > MAX_PRESIGNED_SECONDS || now > signedAt + sig.expires * 1000 || signedAt > now + MAX_SKEW_MS) throw authErrors.expired();
+    if (sig.expires > MAX_PRESIGNED_SECONDS || now > signedAt + sig.expires * 1000 || signedAt > now + MAX_SKEW_MS)
+      throw authErrors.expired();
   } else if (Math.abs(now - signedAt) > MAX_SKEW_MS) {
     throw authErrors.expired();
   }
   if (!sig.signedHeaders.includes('host')) throw authErrors.incomplete('The host header must be signed.');
-  if (header(req, 'x-amz-target') !== undefined && !sig.signedHeaders.includes('x-amz-target')) throw authErrors.targetNotSigned();
+  if (header(req, 'x-amz-target') !== undefined && !sig.signedHeaders.includes('x-amz-target'))
+    throw authErrors.targetNotSigned();
 }
 
 /** The signature itself, with the key's secret; `checkSignature` first. */
@@ -128,10 +179,14 @@ export function verifySignature(req: WireRequest, sig: Signature, secretAccessKe
 }
 
 function canonicalRequest(req: WireRequest, sig: Signature): string {
-  const headers = sig.signedHeaders.map((name) => `${name}:${(header(req, name) ?? '').trim().replace(/\s+/g, ' ')}\n`).join('');
+  const headers = sig.signedHeaders
+    .map((name) => `${name}:${(header(req, name) ?? '').trim().replace(/\s+/g, ' ')}\n`)
+    .join('');
   // The raw path is encoded once more, as non-S3 SigV4 requires.
   const path = encode(req.path).replace(/%2F/g, '/');
-  return [req.method, path, canonicalQuery(req.query), headers, sig.signedHeaders.join(';'), sha256(req.body)].join('\n');
+  return [req.method, path, canonicalQuery(req.query), headers, sig.signedHeaders.join(';'), sha256(req.body)].join(
+    '\n',
+  );
 }
 
 /** Every parameter but the signature, decoded, RFC 3986-encoded, sorted by name then value. */

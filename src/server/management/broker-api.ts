@@ -5,7 +5,13 @@ import type { AmqpConnectionView, AmqpLiveState } from '../../protocols/amqp/liv
 import type { WireResponse } from '../../protocols/wire.js';
 import { ListError, listBody, MAX_UNPAGED, parseListQuery, pick, selectPage, type ListQuery } from './pagination.js';
 import {
-  bindingShape, channelShape, connectionShape, consumerShape, exchangeShape, queueShape, receiverShape,
+  bindingShape,
+  channelShape,
+  connectionShape,
+  consumerShape,
+  exchangeShape,
+  queueShape,
+  receiverShape,
 } from './rabbit-shapes.js';
 import type { RequestTally } from './request-tally.js';
 
@@ -51,15 +57,33 @@ export class BrokerApi {
     try {
       const q = parseListQuery(r.query);
       switch (kind) {
-        case 'overview': return json(200, await this.overview(r.account, q));
-        case 'connections': return this.list(this.live(r.account).map((c) => connectionShape(c, this.s.node)), q);
-        case 'channels': return vhost === undefined ? this.list(this.channels(r.account), q) : this.one(this.channels(r.account), vhost, q);
-        case 'consumers': return rest.length ? notFound() : this.list(this.consumers(r.account), q, (x) => String(x.consumer_tag));
-        case 'exchanges': return this.exchanges(r.account, rest, q);
-        case 'bindings': return rest.length ? notFound() : this.list((await listBindings(this.s.engine, r.account, MAX_UNPAGED)).map(bindingShape), q, (x) => String(x.destination));
-        case 'queues': return await this.queues(r.account, rest, q);
-        case 'sqs-clients': return this.list(this.s.tally.clients(r.account), q, (x) => String(x.access_key));
-        default: return undefined;
+        case 'overview':
+          return json(200, await this.overview(r.account, q));
+        case 'connections':
+          return this.list(
+            this.live(r.account).map((c) => connectionShape(c, this.s.node)),
+            q,
+          );
+        case 'channels':
+          return vhost === undefined
+            ? this.list(this.channels(r.account), q)
+            : this.one(this.channels(r.account), vhost, q);
+        case 'consumers':
+          return rest.length ? notFound() : this.list(this.consumers(r.account), q, (x) => String(x.consumer_tag));
+        case 'exchanges':
+          return this.exchanges(r.account, rest, q);
+        case 'bindings':
+          return rest.length
+            ? notFound()
+            : this.list((await listBindings(this.s.engine, r.account, MAX_UNPAGED)).map(bindingShape), q, (x) =>
+                String(x.destination),
+              );
+        case 'queues':
+          return await this.queues(r.account, rest, q);
+        case 'sqs-clients':
+          return this.list(this.s.tally.clients(r.account), q, (x) => String(x.access_key));
+        default:
+          return undefined;
       }
     } catch (e) {
       if (e instanceof ListError) return json(400, { error: e.error, reason: e.message });
@@ -77,8 +101,16 @@ export class BrokerApi {
     const channels = live.reduce((n, c) => n + c.channels.length, 0);
     const consumers = live.reduce((n, c) => n + c.channels.reduce((m, ch) => m + ch.consumers.length, 0), 0);
     const body = {
-      management_version: 'redrive', product_name: 'Redrive', cluster_name: this.s.node, node: this.s.node,
-      object_totals: { connections: live.length, channels, consumers, queues: (await amqpQueues(this.s.engine, account)).length },
+      management_version: 'redrive',
+      product_name: 'Redrive',
+      cluster_name: this.s.node,
+      node: this.s.node,
+      object_totals: {
+        connections: live.length,
+        channels,
+        consumers,
+        queues: (await amqpQueues(this.s.engine, account)).length,
+      },
     };
     return q.columns ? pick(body, q.columns) : body;
   }
@@ -86,7 +118,12 @@ export class BrokerApi {
   private async connection(r: BrokerRequest, name: string, rest: string[]): Promise<WireResponse> {
     const c = this.live(r.account).find((x) => x.name === name);
     if (rest.length === 1 && rest[0] === 'channels' && r.method === 'GET') {
-      return c ? this.list(c.channels.map((ch) => channelShape(c, ch, this.s.node)), parseListQuery(r.query)) : notFound();
+      return c
+        ? this.list(
+            c.channels.map((ch) => channelShape(c, ch, this.s.node)),
+            parseListQuery(r.query),
+          )
+        : notFound();
     }
     if (rest.length) return notFound();
     if (r.method === 'GET' || r.method === 'HEAD') return c ? json(200, connectionShape(c, this.s.node)) : notFound();
@@ -94,7 +131,10 @@ export class BrokerApi {
     const header = r.headers['x-reason'];
     const reason = (typeof header === 'string' && header.trim()) || 'Closed via management plugin';
     if (!c || !this.s.amqp()?.closeConnection(r.account, name, reason)) return notFound();
-    this.s.log.info({ ...r.who, connection: name, user: c.user, account: r.account, reason }, 'AMQP connection closed through the management API');
+    this.s.log.info(
+      { ...r.who, connection: name, user: c.user, account: r.account, reason },
+      'AMQP connection closed through the management API',
+    );
     return { status: 204, headers: {}, body: '' };
   }
 
@@ -103,7 +143,9 @@ export class BrokerApi {
   }
 
   private consumers(account: string): Record<string, unknown>[] {
-    return this.live(account).flatMap((c) => c.channels.flatMap((ch) => ch.consumers.map((x) => consumerShape(c, ch, x, this.s.node))));
+    return this.live(account).flatMap((c) =>
+      c.channels.flatMap((ch) => ch.consumers.map((x) => consumerShape(c, ch, x, this.s.node))),
+    );
   }
 
   private async exchanges(account: string, rest: string[], q: ListQuery): Promise<WireResponse> {
@@ -113,14 +155,18 @@ export class BrokerApi {
     if (!x) return notFound();
     if (rest.length === 1) return json(200, q.columns ? pick(x, q.columns) : x);
     if (rest.length === 3 && rest[1] === 'bindings' && (rest[2] === 'source' || rest[2] === 'destination')) {
-      const bindings = (await listBindings(this.s.engine, account, MAX_UNPAGED)).filter((b) => (rest[2] === 'source' ? b.source : b.destinationKind === 'exchange' && b.destination) === rest[0]);
+      const bindings = (await listBindings(this.s.engine, account, MAX_UNPAGED)).filter(
+        (b) => (rest[2] === 'source' ? b.source : b.destinationKind === 'exchange' && b.destination) === rest[0],
+      );
       return json(200, bindings.map(bindingShape));
     }
     return notFound();
   }
 
   private async queues(account: string, rest: string[], q: ListQuery): Promise<WireResponse> {
-    const all = (await amqpQueues(this.s.engine, account)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const all = (await amqpQueues(this.s.engine, account)).sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    );
     const live = this.live(account);
     if (rest.length === 0) {
       const page = selectPage(all, (x) => x.name, q);
@@ -129,31 +175,51 @@ export class BrokerApi {
     const queue = all.find((x) => x.name === rest[0]);
     if (!queue) return notFound();
     if (rest.length === 2 && rest[1] === 'bindings') {
-      const bindings = (await listBindings(this.s.engine, account, MAX_UNPAGED)).filter((b) => b.destinationKind === 'queue' && b.destination === queue.name);
+      const bindings = (await listBindings(this.s.engine, account, MAX_UNPAGED)).filter(
+        (b) => b.destinationKind === 'queue' && b.destination === queue.name,
+      );
       return json(200, bindings.map(bindingShape));
     }
     if (rest.length > 1) return notFound();
     const [shape] = await this.queueShapes([queue], live);
-    const consumers = live.flatMap((c) => c.channels.flatMap((ch) => ch.consumers.filter((x) => x.queueId === queue.id).map((x) => consumerShape(c, ch, x, this.s.node))));
-    const receivers = this.s.engine.longPolls.waiting(queue.id).filter((w) => w.client !== undefined).map(receiverShape);
+    const consumers = live.flatMap((c) =>
+      c.channels.flatMap((ch) =>
+        ch.consumers.filter((x) => x.queueId === queue.id).map((x) => consumerShape(c, ch, x, this.s.node)),
+      ),
+    );
+    const receivers = this.s.engine.longPolls
+      .waiting(queue.id)
+      .filter((w) => w.client !== undefined)
+      .map(receiverShape);
     const body = { ...shape, consumer_details: consumers, long_poll_receivers: receivers };
     return json(200, q.columns ? pick(body, q.columns) : body);
   }
 
   private async queueShapes(queues: QueueRecord[], live: AmqpConnectionView[]): Promise<Record<string, unknown>[]> {
     const engine = this.s.engine;
-    const depths = await engine.store.messages.depths(queues.map((x) => x.id), engine.clock.now());
+    const depths = await engine.store.messages.depths(
+      queues.map((x) => x.id),
+      engine.clock.now(),
+    );
     const consumers = new Map<number, number>();
-    for (const c of live) for (const ch of c.channels) for (const x of ch.consumers) consumers.set(x.queueId, (consumers.get(x.queueId) ?? 0) + 1);
+    for (const c of live)
+      for (const ch of c.channels)
+        for (const x of ch.consumers) consumers.set(x.queueId, (consumers.get(x.queueId) ?? 0) + 1);
     const out: Record<string, unknown>[] = [];
     for (const queue of queues) {
       const amqp = await engine.store.exchanges.queue(queue.id);
-      out.push(queueShape({ queue, depth: depths.get(queue.id), amqp, consumers: consumers.get(queue.id) ?? 0 }, this.s.node));
+      out.push(
+        queueShape({ queue, depth: depths.get(queue.id), amqp, consumers: consumers.get(queue.id) ?? 0 }, this.s.node),
+      );
     }
     return out;
   }
 
-  private list(items: Record<string, unknown>[], q: ListQuery, nameOf = (x: Record<string, unknown>) => String(x.name)): WireResponse {
+  private list(
+    items: Record<string, unknown>[],
+    q: ListQuery,
+    nameOf = (x: Record<string, unknown>) => String(x.name),
+  ): WireResponse {
     const page = selectPage(items, nameOf, q);
     return json(200, listBody(page.items, q, page));
   }
@@ -164,10 +230,21 @@ export class BrokerApi {
   }
 }
 
-const ROUTES = new Set(['overview', 'connections', 'channels', 'consumers', 'exchanges', 'bindings', 'queues', 'sqs-clients']);
+const ROUTES = new Set([
+  'overview',
+  'connections',
+  'channels',
+  'consumers',
+  'exchanges',
+  'bindings',
+  'queues',
+  'sqs-clients',
+]);
 
 const json = (status: number, value: unknown): WireResponse => ({
-  status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(value),
+  status,
+  headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+  body: JSON.stringify(value),
 });
 const notFound = () => json(404, { error: 'Object Not Found', reason: 'Not Found' });
 const methodNotAllowed = () => json(405, { error: 'Method Not Allowed', reason: 'Method Not Allowed' });

@@ -10,7 +10,10 @@ const DEFAULT_PAGE_SIZE = 100;
 
 export class ListError extends Error {
   override readonly name = 'ListError';
-  constructor(readonly error: string, reason: string) {
+  constructor(
+    readonly error: string,
+    reason: string,
+  ) {
     super(reason);
   }
 }
@@ -36,36 +39,65 @@ export function parseListQuery(query: string): ListQuery {
   const page = pageText === null ? undefined : Number(pageText);
   const pageSize = sizeText === null ? DEFAULT_PAGE_SIZE : Number(sizeText);
   if (page !== undefined && (page < 1 || pageSize < 1 || pageSize > MAX_PAGE_SIZE)) {
-    throw new ListError('invalid_pagination_parameters', `Invalid pagination parameters: page number ${page}, page size ${sizeText ?? 'undefined'}`);
+    throw new ListError(
+      'invalid_pagination_parameters',
+      `Invalid pagination parameters: page number ${page}, page size ${sizeText ?? 'undefined'}`,
+    );
   }
-  if (q.get('use_regex') === 'true') throw new ListError('bad_request', 'use_regex is not supported by Redrive: the name filter is a substring');
-  const columns = q.get('columns')?.split(',').map((c) => c.trim()).filter(Boolean);
+  if (q.get('use_regex') === 'true')
+    throw new ListError('bad_request', 'use_regex is not supported by Redrive: the name filter is a substring');
+  const columns = q
+    .get('columns')
+    ?.split(',')
+    .map((c) => c.trim())
+    .filter(Boolean);
   return {
-    page, pageSize, name: q.get('name')?.toLowerCase() || undefined, sort: q.get('sort') || undefined,
-    sortReverse: q.get('sort_reverse') === 'true', columns: columns?.length ? columns : undefined,
+    page,
+    pageSize,
+    name: q.get('name')?.toLowerCase() || undefined,
+    sort: q.get('sort') || undefined,
+    sortReverse: q.get('sort_reverse') === 'true',
+    columns: columns?.length ? columns : undefined,
   };
 }
 
 /** Items filtered by name, before the page is cut: what to fetch details for. */
-export function selectPage<T>(all: T[], nameOf: (x: T) => string, q: ListQuery): { items: T[]; total: number; filtered: number } {
+export function selectPage<T>(
+  all: T[],
+  nameOf: (x: T) => string,
+  q: ListQuery,
+): { items: T[]; total: number; filtered: number } {
   const filtered = q.name ? all.filter((x) => nameOf(x).toLowerCase().includes(q.name!)) : all;
-  if (q.page === undefined) return { items: filtered.slice(0, MAX_UNPAGED), total: all.length, filtered: filtered.length };
+  if (q.page === undefined)
+    return { items: filtered.slice(0, MAX_UNPAGED), total: all.length, filtered: filtered.length };
   const pages = Math.max(1, Math.ceil(filtered.length / q.pageSize));
   if (q.page > pages) {
-    throw new ListError('page_out_of_range', `Page out of range, page: ${q.page} page size: ${q.pageSize}, len: ${filtered.length}`);
+    throw new ListError(
+      'page_out_of_range',
+      `Page out of range, page: ${q.page} page size: ${q.pageSize}, len: ${filtered.length}`,
+    );
   }
   const start = (q.page - 1) * q.pageSize;
   return { items: filtered.slice(start, start + q.pageSize), total: all.length, filtered: filtered.length };
 }
 
 /** The response body: RabbitMQ's paged object with `page`, else the plain array; sorted and cut to `columns`. */
-export function listBody(items: Record<string, unknown>[], q: ListQuery, counts: { total: number; filtered: number }): unknown {
+export function listBody(
+  items: Record<string, unknown>[],
+  q: ListQuery,
+  counts: { total: number; filtered: number },
+): unknown {
   const sorted = q.sort ? sortBy(items, q.sort, q.sortReverse) : q.sortReverse ? [...items].reverse() : items;
   const shown = q.columns ? sorted.map((x) => pick(x, q.columns!)) : sorted;
   if (q.page === undefined) return shown;
   return {
-    filtered_count: counts.filtered, item_count: shown.length, items: shown, page: q.page,
-    page_count: Math.max(1, Math.ceil(counts.filtered / q.pageSize)), page_size: q.pageSize, total_count: counts.total,
+    filtered_count: counts.filtered,
+    item_count: shown.length,
+    items: shown,
+    page: q.page,
+    page_count: Math.max(1, Math.ceil(counts.filtered / q.pageSize)),
+    page_size: q.pageSize,
+    total_count: counts.total,
   };
 }
 

@@ -13,38 +13,89 @@ const VHOST = '/';
 
 export function connectionShape(c: AmqpConnectionView, node: string): Record<string, unknown> {
   return {
-    name: c.name, vhost: VHOST, user: c.user, node, state: c.state, type: 'network', protocol: 'AMQP 0-9-1', auth_mechanism: 'PLAIN',
-    ssl: false, channels: c.channels.length, peer_host: c.peerHost, peer_port: c.peerPort, host: c.host, port: c.port,
-    connected_at: c.connectedAt, client_properties: c.clientProperties, timeout: c.heartbeat, frame_max: c.frameMax,
-    recv_oct: c.recvOct, send_oct: c.sendOct,
-    user_provided_name: typeof c.clientProperties.connection_name === 'string' ? c.clientProperties.connection_name : undefined,
+    name: c.name,
+    vhost: VHOST,
+    user: c.user,
+    node,
+    state: c.state,
+    type: 'network',
+    protocol: 'AMQP 0-9-1',
+    auth_mechanism: 'PLAIN',
+    ssl: false,
+    channels: c.channels.length,
+    peer_host: c.peerHost,
+    peer_port: c.peerPort,
+    host: c.host,
+    port: c.port,
+    connected_at: c.connectedAt,
+    client_properties: c.clientProperties,
+    timeout: c.heartbeat,
+    frame_max: c.frameMax,
+    recv_oct: c.recvOct,
+    send_oct: c.sendOct,
+    user_provided_name:
+      typeof c.clientProperties.connection_name === 'string' ? c.clientProperties.connection_name : undefined,
   };
 }
 
-export const channelName = (c: AmqpConnectionView, ch: AmqpChannelView) => `${c.name} (${ch.number})`;
+const channelName = (c: AmqpConnectionView, ch: AmqpChannelView) => `${c.name} (${ch.number})`;
 
 export function channelShape(c: AmqpConnectionView, ch: AmqpChannelView, node: string): Record<string, unknown> {
   return {
-    name: channelName(c, ch), number: ch.number, vhost: VHOST, user: c.user, node, state: 'running',
-    prefetch_count: ch.prefetchCount, global_prefetch_count: ch.globalPrefetchCount, messages_unacknowledged: ch.unacked,
-    consumer_count: ch.consumers.length, confirm: ch.confirm, transactional: false,
+    name: channelName(c, ch),
+    number: ch.number,
+    vhost: VHOST,
+    user: c.user,
+    node,
+    state: 'running',
+    prefetch_count: ch.prefetchCount,
+    global_prefetch_count: ch.globalPrefetchCount,
+    messages_unacknowledged: ch.unacked,
+    consumer_count: ch.consumers.length,
+    confirm: ch.confirm,
+    transactional: false,
     connection_details: { name: c.name, peer_host: c.peerHost, peer_port: c.peerPort },
   };
 }
 
 /** RabbitMQ's consumer, plus `messages_unacknowledged` (the consumer's own, which RabbitMQ shows per channel only). */
-export function consumerShape(c: AmqpConnectionView, ch: AmqpChannelView, x: AmqpConsumerView, node: string): Record<string, unknown> {
+export function consumerShape(
+  c: AmqpConnectionView,
+  ch: AmqpChannelView,
+  x: AmqpConsumerView,
+  node: string,
+): Record<string, unknown> {
   return {
     consumer_tag: x.tag,
-    channel_details: { connection_name: c.name, name: channelName(c, ch), node, number: ch.number, peer_host: c.peerHost, peer_port: c.peerPort, user: c.user },
-    queue: { name: x.queue, vhost: VHOST }, ack_required: x.ackRequired, prefetch_count: x.prefetchCount, exclusive: x.exclusive,
-    arguments: {}, active: true, activity_status: 'up', messages_unacknowledged: x.unacked,
+    channel_details: {
+      connection_name: c.name,
+      name: channelName(c, ch),
+      node,
+      number: ch.number,
+      peer_host: c.peerHost,
+      peer_port: c.peerPort,
+      user: c.user,
+    },
+    queue: { name: x.queue, vhost: VHOST },
+    ack_required: x.ackRequired,
+    prefetch_count: x.prefetchCount,
+    exclusive: x.exclusive,
+    arguments: {},
+    active: true,
+    activity_status: 'up',
+    messages_unacknowledged: x.unacked,
   };
 }
 
 export function exchangeShape(x: ExchangeRecord): Record<string, unknown> {
   return {
-    name: x.name, vhost: VHOST, type: x.type, durable: x.durable, auto_delete: x.autoDelete, internal: x.internal, arguments: x.arguments,
+    name: x.name,
+    vhost: VHOST,
+    type: x.type,
+    durable: x.durable,
+    auto_delete: x.autoDelete,
+    internal: x.internal,
+    arguments: x.arguments,
   };
 }
 
@@ -62,8 +113,13 @@ function propertiesKey(b: Pick<BindingRecord, 'routingKey' | 'arguments'>): stri
 
 export function bindingShape(b: BindingRecord): Record<string, unknown> {
   return {
-    source: b.source, vhost: VHOST, destination: b.destination, destination_type: b.destinationKind,
-    routing_key: b.routingKey, arguments: b.arguments, properties_key: propertiesKey(b),
+    source: b.source,
+    vhost: VHOST,
+    destination: b.destination,
+    destination_type: b.destinationKind,
+    routing_key: b.routingKey,
+    arguments: b.arguments,
+    properties_key: propertiesKey(b),
   };
 }
 
@@ -83,10 +139,20 @@ export interface QueueFacts {
 export function queueShape(f: QueueFacts, node: string): Record<string, unknown> {
   const d = f.depth ?? { visible: 0, inflight: 0, delayed: 0, groupsInflight: 0 };
   return {
-    name: f.queue.name, vhost: VHOST, durable: f.amqp?.durable ?? true, auto_delete: f.amqp?.autoDelete ?? false,
-    exclusive: f.amqp?.exclusive ?? false, arguments: f.amqp?.arguments ?? {}, node, state: 'running', type: 'classic',
-    messages: d.visible + d.inflight + d.delayed, messages_ready: d.visible, messages_unacknowledged: d.inflight,
-    messages_delayed: d.delayed, consumers: f.consumers,
+    name: f.queue.name,
+    vhost: VHOST,
+    durable: f.amqp?.durable ?? true,
+    auto_delete: f.amqp?.autoDelete ?? false,
+    exclusive: f.amqp?.exclusive ?? false,
+    arguments: f.amqp?.arguments ?? {},
+    node,
+    state: 'running',
+    type: 'classic',
+    messages: d.visible + d.inflight + d.delayed,
+    messages_ready: d.visible,
+    messages_unacknowledged: d.inflight,
+    messages_delayed: d.delayed,
+    consumers: f.consumers,
     redrive: { fifo: f.queue.fifo, declared_over_amqp: f.amqp !== undefined, created_at: f.queue.createdAt },
   };
 }

@@ -38,7 +38,10 @@ export class RequestTally {
   /** In order of last use (a Map keeps insertion order; a hit moves the key to the end). */
   private readonly keys = new Map<string, KeyTally>();
 
-  constructor(private readonly now: () => number = Date.now, private readonly cap = MAX_TRACKED_KEYS) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly cap = MAX_TRACKED_KEYS,
+  ) {}
 
   count(accountId: string, accessKey: string | undefined, client: string): void {
     const key = accessKey?.slice(0, 128) ?? '(unsigned)';
@@ -49,7 +52,16 @@ export class RequestTally {
     if (t) this.keys.delete(id);
     else {
       if (this.keys.size >= this.cap) this.keys.delete(this.keys.keys().next().value!);
-      t = { accountId, accessKey: key, client, firstSeen: now, lastSeen: now, total: 0, buckets: new Uint32Array(SECONDS), second };
+      t = {
+        accountId,
+        accessKey: key,
+        client,
+        firstSeen: now,
+        lastSeen: now,
+        total: 0,
+        buckets: new Uint32Array(SECONDS),
+        second,
+      };
     }
     this.keys.set(id, t);
     advance(t, second);
@@ -68,8 +80,13 @@ export class RequestTally {
       advance(t, second);
       const lastMinute = t.buckets.reduce((a, b) => a + b, 0);
       out.push({
-        access_key: t.accessKey, peer_host: t.client, first_seen: t.firstSeen, last_seen: t.lastSeen,
-        requests: t.total, requests_last_minute: lastMinute, rate: Math.round((lastMinute / SECONDS) * 100) / 100,
+        access_key: t.accessKey,
+        peer_host: t.client,
+        first_seen: t.firstSeen,
+        last_seen: t.lastSeen,
+        requests: t.total,
+        requests_last_minute: lastMinute,
+        rate: Math.round((lastMinute / SECONDS) * 100) / 100,
       });
     }
     return out;

@@ -26,8 +26,15 @@ export class PostgresActivity implements ActivityStore {
          received = queue_activity.received + excluded.received, deleted = queue_activity.deleted + excluded.deleted,
          dead_lettered = queue_activity.dead_lettered + excluded.dead_lettered,
          dead_letter_arrivals = queue_activity.dead_letter_arrivals + excluded.dead_letter_arrivals`,
-      [col((c) => c.queueId), col((c) => c.minute), col((c) => c.sent), col((c) => c.received), col((c) => c.deleted),
-        col((c) => c.deadLettered), col((c) => c.deadLetterArrivals)],
+      [
+        col((c) => c.queueId),
+        col((c) => c.minute),
+        col((c) => c.sent),
+        col((c) => c.received),
+        col((c) => c.deleted),
+        col((c) => c.deadLettered),
+        col((c) => c.deadLetterArrivals),
+      ],
     );
   }
 
@@ -39,8 +46,13 @@ export class PostgresActivity implements ActivityStore {
       [queueId, from, to],
     );
     return rows.map((r) => ({
-      minute: Number(r.minute), sent: Number(r.sent), received: Number(r.received), deleted: Number(r.deleted),
-      deadLettered: Number(r.dead_lettered), deadLetterArrivals: Number(r.dead_letter_arrivals), ...(r.depth !== null && { depth: Number(r.depth) }),
+      minute: Number(r.minute),
+      sent: Number(r.sent),
+      received: Number(r.received),
+      deleted: Number(r.deleted),
+      deadLettered: Number(r.dead_lettered),
+      deadLetterArrivals: Number(r.dead_letter_arrivals),
+      ...(r.depth !== null && { depth: Number(r.depth) }),
     }));
   }
 
@@ -54,14 +66,20 @@ export class PostgresActivity implements ActivityStore {
       queueIds === undefined ? [from, to] : [from, to, queueIds],
     );
     return rows.map((r) => ({
-      queueId: Number(r.queue_id), minute: Number(r.minute), sent: Number(r.sent), received: Number(r.received), deleted: Number(r.deleted),
-      deadLettered: Number(r.dead_lettered), deadLetterArrivals: Number(r.dead_letter_arrivals),
+      queueId: Number(r.queue_id),
+      minute: Number(r.minute),
+      sent: Number(r.sent),
+      received: Number(r.received),
+      deleted: Number(r.deleted),
+      deadLettered: Number(r.dead_lettered),
+      deadLetterArrivals: Number(r.dead_letter_arrivals),
     }));
   }
 
   async active(minute: number): Promise<number[]> {
     const { rows } = await this.pool.query<{ queue_id: string }>(
-      `SELECT DISTINCT queue_id FROM queue_activity WHERE minute = $1 AND shard <> ${DEPTH_SHARD}`, [minute],
+      `SELECT DISTINCT queue_id FROM queue_activity WHERE minute = $1 AND shard <> ${DEPTH_SHARD}`,
+      [minute],
     );
     return rows.map((r) => Number(r.queue_id));
   }

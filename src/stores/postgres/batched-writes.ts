@@ -101,19 +101,50 @@ function sentCounts(items: readonly Send[]): Map<number, SentCount> {
 
 async function sendAll(pool: pg.Pool, items: Send[], payload: string | null): Promise<StoredMessage[][]> {
   const rows = items.flatMap(({ queueId, messages }) => messages.map((message) => ({ queueId, message })));
-  const { rows: seqs } = await query<{ seq: string }>(pool, SEND_SQL, [...insertArrays(rows), payload], 'redrive-send-batch');
+  const { rows: seqs } = await query<{ seq: string }>(
+    pool,
+    SEND_SQL,
+    [...insertArrays(rows), payload],
+    'redrive-send-batch',
+  );
   let i = 0;
-  return items.map(({ queueId, messages }) => messages.map((m) => ({
-    ...m, queueId, receiveCount: m.receiveCount ?? 0, firstReceivedAt: null, receivedAt: null, receiptToken: null, seq: Number(seqs[i++]!.seq),
-  })));
+  return items.map(({ queueId, messages }) =>
+    messages.map((m) => ({
+      ...m,
+      queueId,
+      receiveCount: m.receiveCount ?? 0,
+      firstReceivedAt: null,
+      receivedAt: null,
+      receiptToken: null,
+      seq: Number(seqs[i++]!.seq),
+    })),
+  );
 }
 
 async function deleteAll(pool: pg.Pool, items: Delete[]): Promise<Map<number, Gone>[]> {
   // In position order, so two batches deleting the same messages lock them in the same order.
-  const pairs = items.flatMap(({ queueId, seqs }) => seqs.map((seq) => [queueId, seq] as const)).sort((a, b) => a[1] - b[1]);
-  type Row = { queue_id: string; seq: string; receipt_token: string | null; visible_at: string; group_id: string | null };
-  const { rows } = await query<Row>(pool, DELETE_SQL, [pairs.map((p) => p[0]), pairs.map((p) => p[1])], 'redrive-delete-batch');
-  const found = new Map(rows.map((r) => [`${r.queue_id}:${r.seq}`, { receiptToken: r.receipt_token, visibleAt: Number(r.visible_at), groupId: r.group_id }]));
+  const pairs = items
+    .flatMap(({ queueId, seqs }) => seqs.map((seq) => [queueId, seq] as const))
+    .sort((a, b) => a[1] - b[1]);
+  type Row = {
+    queue_id: string;
+    seq: string;
+    receipt_token: string | null;
+    visible_at: string;
+    group_id: string | null;
+  };
+  const { rows } = await query<Row>(
+    pool,
+    DELETE_SQL,
+    [pairs.map((p) => p[0]), pairs.map((p) => p[1])],
+    'redrive-delete-batch',
+  );
+  const found = new Map(
+    rows.map((r) => [
+      `${r.queue_id}:${r.seq}`,
+      { receiptToken: r.receipt_token, visibleAt: Number(r.visible_at), groupId: r.group_id },
+    ]),
+  );
   // Each message goes to the first request that named it; a later one finds it gone.
   return items.map(({ queueId, seqs }) => {
     const out = new Map<number, Gone>();

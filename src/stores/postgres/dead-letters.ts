@@ -1,6 +1,14 @@
 import type pg from 'pg';
 import {
-  copiedMessage, copyOutcomes, type BreakdownRow, type DeadLettered, type DeadLetterCopies, type DeadLetterStore, type DeadLetterTarget, type LengthLimit, type RejectResult,
+  copiedMessage,
+  copyOutcomes,
+  type BreakdownRow,
+  type DeadLettered,
+  type DeadLetterCopies,
+  type DeadLetterStore,
+  type DeadLetterTarget,
+  type LengthLimit,
+  type RejectResult,
 } from '../../engine/store/dead-letters.js';
 import type { ReceiptRef } from '../../engine/store/messages.js';
 import type { DeathReason, NewMessage, StoredMessage } from '../../engine/types.js';
@@ -34,7 +42,10 @@ export class PostgresDeadLetters implements DeadLetterStore {
   async reject(queueId: number, receipt: ReceiptRef, now: number, target: DeadLetterTarget): Promise<RejectResult> {
     const result = await inTransaction(this.pool, async (c): Promise<RejectResult> => {
       const deadLettered: DeadLettered[] = [];
-      const { rows } = await c.query<MessageRow>('SELECT * FROM messages WHERE seq = $1 AND queue_id = $2 FOR UPDATE', [receipt.seq, queueId]);
+      const { rows } = await c.query<MessageRow>('SELECT * FROM messages WHERE seq = $1 AND queue_id = $2 FOR UPDATE', [
+        receipt.seq,
+        queueId,
+      ]);
       if (!rows[0]) return { outcome: 'gone', deadLettered };
       const m = toMessage(rows[0]);
       if (m.receiptToken !== receipt.token) return { outcome: 'stale', deadLettered };
@@ -47,7 +58,12 @@ export class PostgresDeadLetters implements DeadLetterStore {
   }
 
   /** One batch of expiry. Rows another node is handling right now are skipped, not waited for. */
-  async expire(queueId: number, now: number, limit: number, target: DeadLetterTarget | undefined): Promise<DeadLettered[]> {
+  async expire(
+    queueId: number,
+    now: number,
+    limit: number,
+    target: DeadLetterTarget | undefined,
+  ): Promise<DeadLettered[]> {
     const out = await inTransaction(this.pool, async (c) => {
       const { rows } = await c.query<MessageRow>(
         `SELECT * FROM messages WHERE queue_id = $1 AND expires_at <= $2 AND visible_at <= $2
@@ -67,7 +83,13 @@ export class PostgresDeadLetters implements DeadLetterStore {
    * position; a FIFO message is re-inserted at the end, so the dead-letter queue keeps
    * arrival order.
    */
-  async move(c: pg.PoolClient, messages: StoredMessage[], target: DeadLetterTarget, now: number, out: DeadLettered[]): Promise<void> {
+  async move(
+    c: pg.PoolClient,
+    messages: StoredMessage[],
+    target: DeadLetterTarget,
+    now: number,
+    out: DeadLettered[],
+  ): Promise<void> {
     let cycles: number | undefined;
     const moves = [];
     const copied: { m: StoredMessage; p: DeadLetterCopies }[] = [];
@@ -84,48 +106,91 @@ export class PostgresDeadLetters implements DeadLetterStore {
     const reinserted = moves.filter((x) => x.m.groupId !== undefined);
     if (inPlace.length) {
       await c.query(MOVE_SQL, [
-        now, inPlace.map((x) => x.m.seq), inPlace.map((x) => x.dest), inPlace.map((x) => x.p.sentAt),
-        inPlace.map((x) => x.p.dedupId ?? x.m.dedupId ?? null), inPlace.map((x) => x.p.deadLetterSourceArn),
-        inPlace.map((x) => (x.deaths?.length ? JSON.stringify(x.deaths) : null)), inPlace.map((x) => x.p.expiresAt ?? null),
+        now,
+        inPlace.map((x) => x.m.seq),
+        inPlace.map((x) => x.dest),
+        inPlace.map((x) => x.p.sentAt),
+        inPlace.map((x) => x.p.dedupId ?? x.m.dedupId ?? null),
+        inPlace.map((x) => x.p.deadLetterSourceArn),
+        inPlace.map((x) => (x.deaths?.length ? JSON.stringify(x.deaths) : null)),
+        inPlace.map((x) => x.p.expiresAt ?? null),
         inPlace.map((x) => x.p.receiveCount ?? null),
       ]);
     }
     if (reinserted.length) {
       await c.query('DELETE FROM messages WHERE seq = ANY($1::bigint[])', [reinserted.map((x) => x.m.seq)]);
-      await insertMessages(c, reinserted.map(({ m, p, dest, deaths }) => ({
-        queueId: dest, deadLetteredAt: now,
-        message: {
-          ...m, sentAt: p.sentAt, visibleAt: now, dedupId: p.dedupId ?? m.dedupId, deadLetterSourceArn: p.deadLetterSourceArn,
-          deaths, expiresAt: p.expiresAt, receiveCount: p.receiveCount ?? m.receiveCount,
-        },
-      })));
+      await insertMessages(
+        c,
+        reinserted.map(({ m, p, dest, deaths }) => ({
+          queueId: dest,
+          deadLetteredAt: now,
+          message: {
+            ...m,
+            sentAt: p.sentAt,
+            visibleAt: now,
+            dedupId: p.dedupId ?? m.dedupId,
+            deadLetterSourceArn: p.deadLetterSourceArn,
+            deaths,
+            expiresAt: p.expiresAt,
+            receiveCount: p.receiveCount ?? m.receiveCount,
+          },
+        })),
+      );
     }
     for (const x of moves) {
-      out.push({ kind: x.p.kind === 'cycle' ? 'cycle' : 'moved', messageId: x.m.messageId, from: x.m.queueId, to: x.dest, reason: target.reason });
+      out.push({
+        kind: x.p.kind === 'cycle' ? 'cycle' : 'moved',
+        messageId: x.m.messageId,
+        from: x.m.queueId,
+        to: x.dest,
+        reason: target.reason,
+      });
     }
     if (copied.length) {
       // AMQP dead-letter exchanges: each message is replaced by a copy in every queue it routes to.
       await c.query('DELETE FROM messages WHERE seq = ANY($1::bigint[])', [copied.map((x) => x.m.seq)]);
-      await insertMessages(c, copied.flatMap(({ m, p }) => p.copies.map((k) => ({ queueId: k.queueId, deadLetteredAt: now, message: copiedMessage(m, p, k, now) }))));
+      await insertMessages(
+        c,
+        copied.flatMap(({ m, p }) =>
+          p.copies.map((k) => ({ queueId: k.queueId, deadLetteredAt: now, message: copiedMessage(m, p, k, now) })),
+        ),
+      );
       for (const { m, p } of copied) out.push(...copyOutcomes(m, p, target.reason));
     }
   }
 
   /** One covering pass over the partial index of dead-lettered messages (migrations/000006.sql). */
   async breakdown(queueId: number): Promise<BreakdownRow[]> {
-    const { rows } = await this.pool.query<{ source: string; reason: string | null; n: string; oldest: string | null; newest: string | null }>(
+    const { rows } = await this.pool.query<{
+      source: string;
+      reason: string | null;
+      n: string;
+      oldest: string | null;
+      newest: string | null;
+    }>(
       `SELECT dead_letter_source AS source, death_reason AS reason, count(*) AS n,
               min(dead_lettered_at) AS oldest, max(dead_lettered_at) AS newest
          FROM messages WHERE queue_id = $1 AND dead_letter_source IS NOT NULL
         GROUP BY dead_letter_source, death_reason`,
       [queueId],
     );
-    return rows.map((r) => ({ sourceArn: r.source, reason: r.reason, count: Number(r.n), oldest: Number(r.oldest ?? 0), newest: Number(r.newest ?? 0) }));
+    return rows.map((r) => ({
+      sourceArn: r.source,
+      reason: r.reason,
+      count: Number(r.n),
+      oldest: Number(r.oldest ?? 0),
+      newest: Number(r.newest ?? 0),
+    }));
   }
 
   /** Dead-letters the messages, or drops them when there is nowhere to send them. */
   private async moveOrDrop(
-    c: pg.PoolClient, messages: StoredMessage[], target: DeadLetterTarget | undefined, reason: DeathReason, now: number, out: DeadLettered[],
+    c: pg.PoolClient,
+    messages: StoredMessage[],
+    target: DeadLetterTarget | undefined,
+    reason: DeathReason,
+    now: number,
+    out: DeadLettered[],
   ): Promise<void> {
     if (messages.length === 0) return;
     if (target) return this.move(c, messages, target, now, out);
@@ -153,15 +218,29 @@ export class PostgresDeadLetters implements DeadLetterStore {
    * stored. Drop-head pushes out the oldest ready messages (the next a receive would
    * get) until it fits.
    */
-  async admit(c: pg.PoolClient, queueId: number, m: NewMessage, limit: LengthLimit, out: DeadLettered[]): Promise<boolean> {
+  async admit(
+    c: pg.PoolClient,
+    queueId: number,
+    m: NewMessage,
+    limit: LengthLimit,
+    out: DeadLettered[],
+  ): Promise<boolean> {
     const size = Buffer.byteLength(m.body, 'utf8');
     for (;;) {
-      const { rows: [d] } = await c.query<{ messages: string; bytes: string }>('SELECT messages, bytes FROM queue_depth WHERE queue_id = $1', [queueId]);
-      const fits = (limit.maxMessages === undefined || Number(d!.messages) + 1 <= limit.maxMessages)
-        && (limit.maxBytes === undefined || Number(d!.bytes) + size <= limit.maxBytes);
+      const {
+        rows: [d],
+      } = await c.query<{ messages: string; bytes: string }>(
+        'SELECT messages, bytes FROM queue_depth WHERE queue_id = $1',
+        [queueId],
+      );
+      const fits =
+        (limit.maxMessages === undefined || Number(d!.messages) + 1 <= limit.maxMessages) &&
+        (limit.maxBytes === undefined || Number(d!.bytes) + size <= limit.maxBytes);
       if (fits) return true;
       if (limit.overflow === 'reject-publish') return false;
-      const { rows: [head] } = await c.query<MessageRow>(
+      const {
+        rows: [head],
+      } = await c.query<MessageRow>(
         'SELECT * FROM messages WHERE queue_id = $1 AND visible_at <= $2 ORDER BY visible_at, seq LIMIT 1 FOR UPDATE SKIP LOCKED',
         [queueId, m.sentAt],
       );
@@ -170,4 +249,3 @@ export class PostgresDeadLetters implements DeadLetterStore {
     }
   }
 }
-

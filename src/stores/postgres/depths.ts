@@ -12,12 +12,18 @@ import { inTransaction } from './sql.js';
  * of the queue's maintained count shards (queue_count, kept by the triggers of
  * migrations/000009.sql), whatever the backlog (docs/performance.md).
  */
-export async function queueDepths(pool: pg.Pool, queueIds: readonly number[], now: number): Promise<Map<number, QueueDepth>> {
+export async function queueDepths(
+  pool: pg.Pool,
+  queueIds: readonly number[],
+  now: number,
+): Promise<Map<number, QueueDepth>> {
   const rows = await inTransaction(pool, async (client) => {
     // Every part is a per-queue index lookup; left to itself the planner, pricing the
     // subqueries for the average queue (or with no statistics yet after a bulk load),
     // scanned the messages table once per queue or once per call.
-    await client.query('SET TRANSACTION READ ONLY; SET LOCAL enable_seqscan = off; SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL jit = off');
+    await client.query(
+      'SET TRANSACTION READ ONLY; SET LOCAL enable_seqscan = off; SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL jit = off',
+    );
     const { rows } = await client.query<DepthRow>(
       `SELECT q.id, (SELECT coalesce(sum(messages), 0) FROM queue_count c WHERE c.queue_id = q.id) AS total, h.hidden, h.inflight,
               (SELECT min(sent_at) FROM messages m WHERE m.queue_id = q.id) AS oldest,
@@ -36,7 +42,10 @@ export async function queueDepths(pool: pg.Pool, queueIds: readonly number[], no
     const hidden = Number(r.hidden);
     const inflight = Number(r.inflight);
     out.set(Number(r.id), {
-      visible: Number(r.total) - hidden, inflight, delayed: hidden - inflight, groupsInflight: Number(r.groups),
+      visible: Number(r.total) - hidden,
+      inflight,
+      delayed: hidden - inflight,
+      groupsInflight: Number(r.groups),
       ...(r.oldest !== null && { oldestSentAt: Number(r.oldest) }),
     });
   }
@@ -79,7 +88,10 @@ export async function inflightByGroup(pool: pg.Pool, queueId: number, now: numbe
 
 /** A fair queue's counts and oldest message outside its noisy groups. */
 export async function quietDepth(
-  pool: pg.Pool, queueId: number, noisy: readonly string[], now: number,
+  pool: pg.Pool,
+  queueId: number,
+  noisy: readonly string[],
+  now: number,
 ): Promise<MessageCounts & { oldestSentAt?: number }> {
   const { rows } = await pool.query<{ visible: string; inflight: string; delayed: string; oldest: string | null }>(
     `SELECT count(*) FILTER (WHERE visible_at <= $2) AS visible, count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0) AS inflight,
@@ -88,5 +100,10 @@ export async function quietDepth(
     [queueId, now, noisy],
   );
   const r = rows[0]!;
-  return { visible: Number(r.visible), inflight: Number(r.inflight), delayed: Number(r.delayed), ...(r.oldest !== null && { oldestSentAt: Number(r.oldest) }) };
+  return {
+    visible: Number(r.visible),
+    inflight: Number(r.inflight),
+    delayed: Number(r.delayed),
+    ...(r.oldest !== null && { oldestSentAt: Number(r.oldest) }),
+  };
 }

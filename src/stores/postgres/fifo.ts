@@ -66,31 +66,49 @@ export class PostgresFifo {
     if (!req.attemptId) {
       const fast = await this.claim(this.pool, queueId, req);
       if (!fast.poison) return { messages: fast.messages, deadLettered: [] };
-      const rest = await inTransaction(this.pool, (c) => this.receiveSlowly(c, queueId, req, req.max - fast.messages.length));
+      const rest = await inTransaction(this.pool, (c) =>
+        this.receiveSlowly(c, queueId, req, req.max - fast.messages.length),
+      );
       return { messages: [...fast.messages, ...rest.messages], deadLettered: rest.deadLettered };
     }
     return inTransaction(this.pool, async (c) => {
       const replayed = await this.replay(c, queueId, req);
       if (replayed) return { messages: replayed, deadLettered: [] };
       const fast = await this.claim(c, queueId, req);
-      const rest = fast.poison ? await this.receiveSlowly(c, queueId, req, req.max - fast.messages.length) : { messages: [], deadLettered: [] };
+      const rest = fast.poison
+        ? await this.receiveSlowly(c, queueId, req, req.max - fast.messages.length)
+        : { messages: [], deadLettered: [] };
       const messages = [...fast.messages, ...rest.messages];
       if (messages.length) {
         await c.query(
           `INSERT INTO receive_attempts (queue_id, attempt_id, receipts, expires_at) VALUES ($1, $2, $3, $4)
            ON CONFLICT (queue_id, attempt_id) DO UPDATE SET receipts = excluded.receipts, expires_at = excluded.expires_at`,
-          [queueId, req.attemptId, JSON.stringify(messages.map((m) => [m.seq, m.receiptToken])), req.attemptUntil ?? req.now],
+          [
+            queueId,
+            req.attemptId,
+            JSON.stringify(messages.map((m) => [m.seq, m.receiptToken])),
+            req.attemptUntil ?? req.now,
+          ],
         );
       }
       return { messages, deadLettered: rest.deadLettered };
     });
   }
 
-  private async claim(db: pg.Pool | pg.PoolClient, queueId: number, req: ReceiveRequest): Promise<{ messages: StoredMessage[]; poison: boolean }> {
+  private async claim(
+    db: pg.Pool | pg.PoolClient,
+    queueId: number,
+    req: ReceiveRequest,
+  ): Promise<{ messages: StoredMessage[]; poison: boolean }> {
     const tokens = Array.from({ length: req.max }, () => req.newToken());
     const params = [
-      queueId, req.now, req.retentionCutoff, req.max, req.deadLetter?.maxReceiveCount ?? NO_LIMIT,
-      req.now + req.visibilityTimeoutMs, tokens,
+      queueId,
+      req.now,
+      req.retentionCutoff,
+      req.max,
+      req.deadLetter?.maxReceiveCount ?? NO_LIMIT,
+      req.now + req.visibilityTimeoutMs,
+      tokens,
     ];
     const { rows } = await query<ReceiveRow>(db, FIFO_RECEIVE_SQL, params, 'redrive-fifo-receive');
     return { messages: rows.filter((r) => !r.poison).map(toMessage), poison: rows.some((r) => r.poison) };
@@ -101,7 +119,12 @@ export class PostgresFifo {
    * the available groups, read their heads, decide with the shared planner, then move
    * the poison messages (dead-letters.ts) and claim the rest.
    */
-  private async receiveSlowly(c: pg.PoolClient, queueId: number, req: ReceiveRequest, room: number): Promise<ReceiveResult> {
+  private async receiveSlowly(
+    c: pg.PoolClient,
+    queueId: number,
+    req: ReceiveRequest,
+    room: number,
+  ): Promise<ReceiveResult> {
     const deadLettered: DeadLettered[] = [];
     if (room <= 0) return { messages: [], deadLettered };
     const { rows: groups } = await c.query<{ group_id: string }>(
@@ -159,7 +182,10 @@ export class PostgresFifo {
       out.push(m);
     }
     const visibleAt = req.now + req.visibilityTimeoutMs;
-    await c.query('UPDATE messages SET visible_at = $1 WHERE seq = ANY($2::bigint[])', [visibleAt, out.map((m) => m.seq)]);
+    await c.query('UPDATE messages SET visible_at = $1 WHERE seq = ANY($2::bigint[])', [
+      visibleAt,
+      out.map((m) => m.seq),
+    ]);
     for (const m of out) m.visibleAt = visibleAt;
     return out;
   }

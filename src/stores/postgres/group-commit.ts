@@ -75,13 +75,15 @@ export class GroupCommit<I, O> {
         for (const w of batch) w.reject(e);
         return;
       }
-      await Promise.all(batch.map(async (w) => {
-        try {
-          w.resolve((await this.run([w.item]))[0]!);
-        } catch (err) {
-          w.reject(err);
-        }
-      }));
+      await Promise.all(
+        batch.map(async (w) => {
+          try {
+            w.resolve((await this.run([w.item]))[0]!);
+          } catch (err) {
+            w.reject(err);
+          }
+        }),
+      );
     }
   }
 }

@@ -1,5 +1,10 @@
 import type pg from 'pg';
-import { holderPrefix, type HeldDeliveryStore, type HolderState, type ReleasedCount } from '../../engine/store/held-deliveries.js';
+import {
+  holderPrefix,
+  type HeldDeliveryStore,
+  type HolderState,
+  type ReleasedCount,
+} from '../../engine/store/held-deliveries.js';
 import { query } from './sql.js';
 import type { PostgresWakeups } from './wakeups.js';
 
@@ -22,7 +27,10 @@ export class PostgresHeldDeliveries implements HeldDeliveryStore {
   readonly shared = true;
   private self?: string;
 
-  constructor(private readonly pool: pg.Pool, private readonly wakeups: PostgresWakeups) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly wakeups: PostgresWakeups,
+  ) {}
 
   /** Again on every check: the row comes back if another node took it while this one's lock was briefly free. */
   async register(holder: string): Promise<void> {
@@ -30,7 +38,10 @@ export class PostgresHeldDeliveries implements HeldDeliveryStore {
       this.self = holder;
       await this.wakeups.holdLock(lockKey(holder));
     }
-    await query(this.pool, 'INSERT INTO leases (name, owner, until) VALUES ($1, $2, 0) ON CONFLICT (name) DO NOTHING', [LEASE + holder, holder]);
+    await query(this.pool, 'INSERT INTO leases (name, owner, until) VALUES ($1, $2, 0) ON CONFLICT (name) DO NOTHING', [
+      LEASE + holder,
+      holder,
+    ]);
   }
 
   /** Whether the holder's process still holds its lock: taking it (and letting it go at once) means it is gone. */
@@ -38,7 +49,9 @@ export class PostgresHeldDeliveries implements HeldDeliveryStore {
     if (holder === this.self) return true;
     const c = await this.pool.connect();
     try {
-      const { rows } = await c.query<{ got: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS got', [lockKey(holder)]);
+      const { rows } = await c.query<{ got: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS got', [
+        lockKey(holder),
+      ]);
       if (!rows[0]!.got) return true;
       await c.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lockKey(holder)]);
       return false;
@@ -48,7 +61,9 @@ export class PostgresHeldDeliveries implements HeldDeliveryStore {
   }
 
   async holders(): Promise<HolderState[]> {
-    const { rows } = await query<{ owner: string }>(this.pool, 'SELECT owner FROM leases WHERE name LIKE $1', [`${LEASE}%`]);
+    const { rows } = await query<{ owner: string }>(this.pool, 'SELECT owner FROM leases WHERE name LIKE $1', [
+      `${LEASE}%`,
+    ]);
     const out: HolderState[] = [];
     for (const { owner } of rows) if (owner !== this.self) out.push({ holder: owner, alive: await this.alive(owner) });
     return out;
@@ -56,7 +71,8 @@ export class PostgresHeldDeliveries implements HeldDeliveryStore {
 
   async release(holder: string, now: number): Promise<{ alive: true } | { alive: false; released: ReleasedCount[] }> {
     if (await this.alive(holder)) return { alive: true };
-    const { rows } = await query<{ queue_id: string; n: string }>(this.pool,
+    const { rows } = await query<{ queue_id: string; n: string }>(
+      this.pool,
       `WITH r AS (
          UPDATE messages SET visible_at = LEAST(sent_at, $1), receipt_token = NULL
           WHERE queue_id IN (SELECT id FROM queues) AND visible_at > $1 AND receipt_token LIKE $2

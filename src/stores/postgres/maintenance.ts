@@ -13,7 +13,8 @@ export class PostgresMaintenance implements MaintenanceStore {
 
   async retentionDue(rule: RetentionRule, limit: number): Promise<RetentionDue[]> {
     // One probe of messages_age per queue, in the database.
-    const { rows } = await query<{ queue_id: string; due_at: string }>(this.pool,
+    const { rows } = await query<{ queue_id: string; due_at: string }>(
+      this.pool,
       `SELECT id AS queue_id, due_at FROM (
          SELECT q.id, (SELECT min(sent_at) FROM messages m WHERE m.queue_id = q.id)
            + coalesce((q.attributes::jsonb ->> $1)::bigint, $2) * 1000 AS due_at
@@ -25,8 +26,11 @@ export class PostgresMaintenance implements MaintenanceStore {
   }
 
   async expiryDue(now: number, limit: number): Promise<number[]> {
-    const { rows } = await query<{ queue_id: string }>(this.pool,
-      'SELECT DISTINCT queue_id FROM messages WHERE expires_at <= $1 AND visible_at <= $1 LIMIT $2', [now, limit]);
+    const { rows } = await query<{ queue_id: string }>(
+      this.pool,
+      'SELECT DISTINCT queue_id FROM messages WHERE expires_at <= $1 AND visible_at <= $1 LIMIT $2',
+      [now, limit],
+    );
     return rows.map((r) => Number(r.queue_id));
   }
 
@@ -40,7 +44,8 @@ export class PostgresMaintenance implements MaintenanceStore {
     let total = 0;
     // Batches keep each transaction short, so a large sweep never holds many locks.
     for (;;) {
-      const { rowCount } = await query(this.pool,
+      const { rowCount } = await query(
+        this.pool,
         `DELETE FROM messages WHERE seq IN (
            SELECT seq FROM messages WHERE queue_id = $1 AND sent_at < $2 LIMIT ${SWEEP_BATCH})`,
         [queueId, cutoff],
@@ -52,7 +57,10 @@ export class PostgresMaintenance implements MaintenanceStore {
 
   async secret(name: string, fresh: string): Promise<string> {
     // The first node to ask stores its value; every node then reads the same one.
-    await query(this.pool, 'INSERT INTO secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, fresh]);
+    await query(this.pool, 'INSERT INTO secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
+      name,
+      fresh,
+    ]);
     const { rows } = await query<{ value: string }>(this.pool, 'SELECT value FROM secrets WHERE name = $1', [name]);
     return rows[0]!.value;
   }
@@ -60,7 +68,8 @@ export class PostgresMaintenance implements MaintenanceStore {
   async tryLease(name: string, owner: string, now: number, ttlMs: number): Promise<boolean> {
     // Taken when free, expired, or already ours (a renewal); one statement, so two nodes
     // asking at once cannot both win.
-    const { rows } = await query(this.pool,
+    const { rows } = await query(
+      this.pool,
       `INSERT INTO leases AS l (name, owner, until) VALUES ($1, $2, $4)
        ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, until = excluded.until
         WHERE l.owner = excluded.owner OR l.until <= $3
@@ -79,22 +88,34 @@ export class PostgresMaintenance implements MaintenanceStore {
   async ready(): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(errors.storageUnavailable(`the database did not answer within ${READY_TIMEOUT_MS} ms`, 'ETIMEDOUT')), READY_TIMEOUT_MS);
+      timer = setTimeout(
+        () =>
+          reject(errors.storageUnavailable(`the database did not answer within ${READY_TIMEOUT_MS} ms`, 'ETIMEDOUT')),
+        READY_TIMEOUT_MS,
+      );
     });
     try {
-      const { rows } = await Promise.race([timeout, this.pool.query<{ read_only: string; recovery: boolean; version: number | null }>(
-        `SELECT current_setting('transaction_read_only') AS read_only, pg_is_in_recovery() AS recovery,
+      const { rows } = await Promise.race([
+        timeout,
+        this.pool
+          .query<{ read_only: string; recovery: boolean; version: number | null }>(
+            `SELECT current_setting('transaction_read_only') AS read_only, pg_is_in_recovery() AS recovery,
                 (SELECT max(version) FROM redrive_migrations) AS version`,
-      ).catch((e: { code?: string }) => {
-        // 42P01: no redrive_migrations table, e.g. a database dropped and created again empty.
-        if (e.code === '42P01') return { rows: [{ read_only: 'off', recovery: false, version: 0 }] };
-        throw e;
-      })]);
+          )
+          .catch((e: { code?: string }) => {
+            // 42P01: no redrive_migrations table, e.g. a database dropped and created again empty.
+            if (e.code === '42P01') return { rows: [{ read_only: 'off', recovery: false, version: 0 }] };
+            throw e;
+          }),
+      ]);
       const r = rows[0]!;
-      if (r.recovery) throw errors.storageUnavailable('the database is a standby in recovery, which refuses writes', '25006');
+      if (r.recovery)
+        throw errors.storageUnavailable('the database is a standby in recovery, which refuses writes', '25006');
       if (r.read_only === 'on') throw errors.storageUnavailable('the database is read-only', '25006');
       if (r.version !== postgresMigrations().length) {
-        throw new Error(`the database schema is at version ${r.version ?? 0}, not ${postgresMigrations().length}: migrations have not run`);
+        throw new Error(
+          `the database schema is at version ${r.version ?? 0}, not ${postgresMigrations().length}: migrations have not run`,
+        );
       }
     } finally {
       clearTimeout(timer);

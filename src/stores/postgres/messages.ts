@@ -1,7 +1,14 @@
 import type pg from 'pg';
 import type { DeadLettered, LengthLimit } from '../../engine/store/dead-letters.js';
 import type {
-  DeleteRule, MessageStore, ReceiptOutcome, ReceiptRef, ReceiveRequest, ReceiveResult, SendResult, VisibilityChange,
+  DeleteRule,
+  MessageStore,
+  ReceiptOutcome,
+  ReceiptRef,
+  ReceiveRequest,
+  ReceiveResult,
+  SendResult,
+  VisibilityChange,
 } from '../../engine/store/messages.js';
 import { deleteOutcome, visibilityOutcome } from '../../engine/store/receipt-outcome.js';
 import { FAIR_GROUPS_SCANNED, noisyRanking, readyWindow } from '../../engine/store/standard-plan.js';
@@ -11,9 +18,7 @@ import { BatchedWrites } from './batched-writes.js';
 import type { PostgresDeadLetters } from './dead-letters.js';
 import { countInflight, inflightByGroup, queueDepths, quietDepth } from './depths.js';
 import { PostgresFifo } from './fifo.js';
-import {
-  INSERT_COLUMNS, inTransaction, insertArrays, NO_LIMIT, query, unnestInsert, type ReceiveRow,
-} from './sql.js';
+import { INSERT_COLUMNS, inTransaction, insertArrays, NO_LIMIT, query, unnestInsert, type ReceiveRow } from './sql.js';
 import { FAIR_RECEIVE_SQL, RECEIVE_SQL } from './standard-receive.js';
 import type { PostgresWakeups } from './wakeups.js';
 
@@ -23,7 +28,10 @@ import type { PostgresWakeups } from './wakeups.js';
  * dedup_other, dedup_id of the send's input), or, with m = 'm', parameters $1 to $4.
  */
 const DUPLICATE_OF = (m: 'i' | 'm', now: string) => {
-  const [queue, scope, other, id] = m === 'i' ? ['i.queue_id', 'i.dedup_scope', 'i.dedup_other', 'i.dedup_id'] : ['$1::bigint', '$2::text', '$3::text', '$4::text'];
+  const [queue, scope, other, id] =
+    m === 'i'
+      ? ['i.queue_id', 'i.dedup_scope', 'i.dedup_other', 'i.dedup_id']
+      : ['$1::bigint', '$2::text', '$3::text', '$4::text'];
   return `SELECT d.message_id, d.seq, d.expires_at FROM fifo_dedup d
      WHERE d.queue_id = ${queue} AND d.scope IN (${scope}, coalesce(${other}, ${scope})) AND d.dedup_id = ${id}
      ORDER BY d.expires_at > ${now} DESC, d.scope = ${scope} DESC LIMIT 1`;
@@ -35,7 +43,9 @@ const DUPLICATE_OF = (m: 'i' | 'm', now: string) => {
  * queue on the key: exactly one stores a message, the others get its id back.
  */
 const SEND_EXTRA = [
-  { name: 'dedup_scope', type: 'text' }, { name: 'dedup_other', type: 'text' }, { name: 'dedup_until', type: 'bigint' },
+  { name: 'dedup_scope', type: 'text' },
+  { name: 'dedup_other', type: 'text' },
+  { name: 'dedup_until', type: 'bigint' },
   { name: 'first_of_id', type: 'bool' },
 ];
 const SEND_NOW = `$${INSERT_COLUMNS.length + SEND_EXTRA.length + 1}`;
@@ -95,7 +105,8 @@ export class PostgresMessages implements MessageStore {
     if (messages.length === 0) return { messages: [], deadLettered: [] };
     if (limit) return this.sendLimited(queueId, messages, limit);
     // Group commit (batched-writes.ts, which wakes the queue); deduplicated sends keep their own statement.
-    if (BatchedWrites.batchable(messages)) return { messages: await this.batched.send(queueId, messages), deadLettered: [] };
+    if (BatchedWrites.batchable(messages))
+      return { messages: await this.batched.send(queueId, messages), deadLettered: [] };
     const out = await this.insert(this.pool, queueId, messages);
     if (out.some((m) => !m.duplicate)) this.wakeups.wake(queueId);
     return { messages: out, deadLettered: [] };
@@ -112,13 +123,27 @@ export class PostgresMessages implements MessageStore {
       await this.deadLetters.lockDepth(c, queueId);
       const result: StoredMessage[] = [];
       for (const m of messages) {
-        const base: StoredMessage = { ...m, queueId, receiveCount: m.receiveCount ?? 0, firstReceivedAt: null, receivedAt: null, receiptToken: null, seq: 0 };
-        const dup = m.dedupScope !== undefined && m.dedupId !== undefined && (await c.query<{ message_id: string; seq: string }>(
-          `SELECT * FROM (${DUPLICATE_OF('m', '$5')}) d WHERE d.expires_at > $5`,
-          [queueId, m.dedupScope, m.dedupOtherScope ?? m.dedupScope, m.dedupId, m.sentAt],
-        )).rows[0];
+        const base: StoredMessage = {
+          ...m,
+          queueId,
+          receiveCount: m.receiveCount ?? 0,
+          firstReceivedAt: null,
+          receivedAt: null,
+          receiptToken: null,
+          seq: 0,
+        };
+        const dup =
+          m.dedupScope !== undefined &&
+          m.dedupId !== undefined &&
+          (
+            await c.query<{ message_id: string; seq: string }>(
+              `SELECT * FROM (${DUPLICATE_OF('m', '$5')}) d WHERE d.expires_at > $5`,
+              [queueId, m.dedupScope, m.dedupOtherScope ?? m.dedupScope, m.dedupId, m.sentAt],
+            )
+          ).rows[0];
         if (dup) result.push({ ...base, messageId: dup.message_id, seq: Number(dup.seq), duplicate: true });
-        else if (!(await this.deadLetters.admit(c, queueId, m, limit, deadLettered))) result.push({ ...base, rejected: true });
+        else if (!(await this.deadLetters.admit(c, queueId, m, limit, deadLettered)))
+          result.push({ ...base, rejected: true });
         else result.push(...(await this.insert(c, queueId, [m])));
       }
       return { messages: result, deadLettered };
@@ -140,7 +165,7 @@ export class PostgresMessages implements MessageStore {
     });
     const values = [
       ...insertArrays(messages.map((message) => ({ queueId, message }))),
-      messages.map((m) => (m.dedupId === undefined ? null : m.dedupScope ?? null)),
+      messages.map((m) => (m.dedupId === undefined ? null : (m.dedupScope ?? null))),
       messages.map((m) => m.dedupOtherScope ?? null),
       messages.map((m) => m.dedupUntil ?? null),
       first,
@@ -151,24 +176,43 @@ export class PostgresMessages implements MessageStore {
     const out: StoredMessage[] = [];
     for (const [i, m] of messages.entries()) {
       const r = rows[i]!;
-      const base: StoredMessage = { ...m, queueId, receiveCount: m.receiveCount ?? 0, firstReceivedAt: null, receivedAt: null, receiptToken: null, seq: Number(r.seq) };
+      const base: StoredMessage = {
+        ...m,
+        queueId,
+        receiveCount: m.receiveCount ?? 0,
+        firstReceivedAt: null,
+        receivedAt: null,
+        receiptToken: null,
+        seq: Number(r.seq),
+      };
       if (r.stored) {
         out.push(base);
         continue;
       }
       // A duplicate succeeds with the original's id and stores nothing.
-      const original = first[i] ? await this.original(db, queueId, m, r) : out[firstOfId.get(`${m.dedupScope}\u0000${m.dedupId}`)!]!;
+      const original = first[i]
+        ? await this.original(db, queueId, m, r)
+        : out[firstOfId.get(`${m.dedupScope}\u0000${m.dedupId}`)!]!;
       out.push({ ...base, messageId: original.messageId, seq: original.seq, duplicate: true });
     }
     return out;
   }
 
   /** The message a duplicate stands for: from the statement, or, if a concurrent send committed it meanwhile, read now. */
-  private async original(db: pg.Pool | pg.PoolClient, queueId: number, m: NewMessage, r: { dup_message_id: string | null; dup_seq: string | null }) {
+  private async original(
+    db: pg.Pool | pg.PoolClient,
+    queueId: number,
+    m: NewMessage,
+    r: { dup_message_id: string | null; dup_seq: string | null },
+  ) {
     if (r.dup_message_id !== null) return { messageId: r.dup_message_id, seq: Number(r.dup_seq) };
-    const { rows } = await db.query<{ message_id: string; seq: string }>(
-      DUPLICATE_OF('m', '$5'), [queueId, m.dedupScope, m.dedupOtherScope ?? m.dedupScope, m.dedupId, m.sentAt],
-    );
+    const { rows } = await db.query<{ message_id: string; seq: string }>(DUPLICATE_OF('m', '$5'), [
+      queueId,
+      m.dedupScope,
+      m.dedupOtherScope ?? m.dedupScope,
+      m.dedupId,
+      m.sentAt,
+    ]);
     return rows[0] ? { messageId: rows[0].message_id, seq: Number(rows[0].seq) } : { messageId: m.messageId, seq: 0 };
   }
 
@@ -189,17 +233,33 @@ export class PostgresMessages implements MessageStore {
       const room = req.max - messages.length;
       const tokens = Array.from({ length: room }, () => req.newToken());
       const params = [
-        queueId, req.now, req.retentionCutoff, room, dl?.maxReceiveCount ?? NO_LIMIT,
-        req.now + req.visibilityTimeoutMs, tokens, messages.map((m) => m.seq), readyWindow(room),
+        queueId,
+        req.now,
+        req.retentionCutoff,
+        room,
+        dl?.maxReceiveCount ?? NO_LIMIT,
+        req.now + req.visibilityTimeoutMs,
+        tokens,
+        messages.map((m) => m.seq),
+        readyWindow(room),
       ];
       const { rows } = req.noisy?.size
-        ? await query<ReceiveRow>(this.pool, FAIR_RECEIVE_SQL, [...params, noisyRanking(req.noisy), FAIR_GROUPS_SCANNED], 'redrive-receive-fair')
+        ? await query<ReceiveRow>(
+            this.pool,
+            FAIR_RECEIVE_SQL,
+            [...params, noisyRanking(req.noisy), FAIR_GROUPS_SCANNED],
+            'redrive-receive-fair',
+          )
         : await query<ReceiveRow>(this.pool, RECEIVE_SQL, params, 'redrive-receive');
       const poison = rows.filter((r) => r.poison === true).map(toMessage);
       messages.push(...rows.filter((r) => r.poison === false).map(toMessage));
       const short = rows.find((r) => r.poison === null);
       if (short && poison.length === 0 && deadLettered.length === 0) {
-        return { messages, deadLettered, nextVisibleAt: short.next_visible == null ? null : Number(short.next_visible) };
+        return {
+          messages,
+          deadLettered,
+          nextVisibleAt: short.next_visible == null ? null : Number(short.next_visible),
+        };
       }
       if (!dl || poison.length === 0) break;
       // Each poison message is locked and checked again (another node may have moved or
@@ -262,7 +322,11 @@ export class PostgresMessages implements MessageStore {
     if (changes.length === 0) return [];
     let wake = false;
     const outcomes = await inTransaction(this.pool, async (c) => {
-      const rows = await lockReceipts(c, queueId, changes.map((ch) => ch.seq));
+      const rows = await lockReceipts(
+        c,
+        queueId,
+        changes.map((ch) => ch.seq),
+      );
       const updates = new Map<number, number>();
       const out = changes.map((ch) => {
         const row = rows.get(ch.seq);
@@ -274,9 +338,10 @@ export class PostgresMessages implements MessageStore {
         return outcome;
       });
       if (updates.size) {
-        await c.query('UPDATE messages m SET visible_at = u.v FROM unnest($1::bigint[], $2::bigint[]) AS u(seq, v) WHERE m.seq = u.seq', [
-          [...updates.keys()], [...updates.values()],
-        ]);
+        await c.query(
+          'UPDATE messages m SET visible_at = u.v FROM unnest($1::bigint[], $2::bigint[]) AS u(seq, v) WHERE m.seq = u.seq',
+          [[...updates.keys()], [...updates.values()]],
+        );
         wake = [...updates.values()].some((v) => v <= now);
       }
       return out;
@@ -286,7 +351,11 @@ export class PostgresMessages implements MessageStore {
   }
 
   async count(queueId: number, now: number): Promise<MessageCounts> {
-    const { visible, inflight, delayed } = (await this.depths([queueId], now)).get(queueId) ?? { visible: 0, inflight: 0, delayed: 0 };
+    const { visible, inflight, delayed } = (await this.depths([queueId], now)).get(queueId) ?? {
+      visible: 0,
+      inflight: 0,
+      delayed: 0,
+    };
     return { visible, inflight, delayed };
   }
 
@@ -319,11 +388,17 @@ export class PostgresMessages implements MessageStore {
    * only ids not found there are looked for among the queue's other messages.
    */
   async deleteByIds(queueId: number, messageIds: readonly string[], _now: number): Promise<string[]> {
-    const deleteSql = (dead: string) => `DELETE FROM messages WHERE queue_id = $1 AND message_id = ANY($2::text[]) ${dead} RETURNING message_id`;
-    const dead = await this.pool.query<{ message_id: string }>(deleteSql('AND dead_letter_source IS NOT NULL'), [queueId, messageIds]);
+    const deleteSql = (dead: string) =>
+      `DELETE FROM messages WHERE queue_id = $1 AND message_id = ANY($2::text[]) ${dead} RETURNING message_id`;
+    const dead = await this.pool.query<{ message_id: string }>(deleteSql('AND dead_letter_source IS NOT NULL'), [
+      queueId,
+      messageIds,
+    ]);
     const deleted = new Set(dead.rows.map((r) => r.message_id));
     const rest = messageIds.filter((id) => !deleted.has(id));
-    if (rest.length) for (const r of (await this.pool.query<{ message_id: string }>(deleteSql(''), [queueId, rest])).rows) deleted.add(r.message_id);
+    if (rest.length)
+      for (const r of (await this.pool.query<{ message_id: string }>(deleteSql(''), [queueId, rest])).rows)
+        deleted.add(r.message_id);
     // Deleting a FIFO message held by a receive may release its group to a waiting receive.
     if (deleted.size) this.wakeups.wake(queueId);
     return messageIds.filter((id) => deleted.has(id));
@@ -336,7 +411,6 @@ export class PostgresMessages implements MessageStore {
     );
     return rows.map(toMessage);
   }
-
 }
 
 interface ReceiptState {
@@ -348,11 +422,25 @@ interface ReceiptState {
 
 /** Locks the named messages of a queue for the rest of the transaction. */
 async function lockReceipts(c: pg.PoolClient, queueId: number, seqs: number[]): Promise<Map<number, ReceiptState>> {
-  const { rows } = await c.query<{ seq: string; receipt_token: string | null; visible_at: string; received_at: string | null; group_id: string | null }>(
+  const { rows } = await c.query<{
+    seq: string;
+    receipt_token: string | null;
+    visible_at: string;
+    received_at: string | null;
+    group_id: string | null;
+  }>(
     'SELECT seq, receipt_token, visible_at, received_at, group_id FROM messages WHERE queue_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq FOR UPDATE',
     [queueId, seqs],
   );
-  return new Map(rows.map((r) => [Number(r.seq), {
-    receiptToken: r.receipt_token, visibleAt: Number(r.visible_at), receivedAt: r.received_at === null ? null : Number(r.received_at), groupId: r.group_id,
-  }]));
+  return new Map(
+    rows.map((r) => [
+      Number(r.seq),
+      {
+        receiptToken: r.receipt_token,
+        visibleAt: Number(r.visible_at),
+        receivedAt: r.received_at === null ? null : Number(r.received_at),
+        groupId: r.group_id,
+      },
+    ]),
+  );
 }

@@ -24,7 +24,8 @@ export async function migrate(client: pg.ClientBase, defaultRegion: string, upTo
       version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
     const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM redrive_migrations');
     const from = rows[0]!.v ?? 0;
-    if (from > steps.length) throw new Error(`database schema version ${from} is newer than this Redrive (${steps.length})`);
+    if (from > steps.length)
+      throw new Error(`database schema version ${from} is newer than this Redrive (${steps.length})`);
     const to = Math.min(upTo ?? steps.length, steps.length);
     for (let v = from; v < to; v++) {
       await client.query(steps[v]!.sql(defaultRegion));

@@ -43,16 +43,30 @@ async function deleteAllMessages(c: pg.PoolClient, queueId: number): Promise<voi
  * Inserts the queue unless one of that name exists; returns whichever is stored. Also
  * run inside another operation's transaction (the cycles queue, see dead-letters.ts).
  */
-export async function createQueue(db: pg.Pool | pg.PoolClient, queue: NewQueue): Promise<{ queue: QueueRecord; created: boolean }> {
-  const { rows } = await query<QueueRow>(db,
+export async function createQueue(
+  db: pg.Pool | pg.PoolClient,
+  queue: NewQueue,
+): Promise<{ queue: QueueRecord; created: boolean }> {
+  const { rows } = await query<QueueRow>(
+    db,
     `INSERT INTO queues (account_id, region, name, fifo, attributes, tags, created_at, modified_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (account_id, region, name) DO NOTHING
      RETURNING *, pg_notify('${QUEUES_CHANNEL}', id::text)`,
-    [queue.accountId, queue.region, queue.name, queue.fifo, JSON.stringify(queue.attributes), JSON.stringify(queue.tags), queue.createdAt, queue.modifiedAt],
+    [
+      queue.accountId,
+      queue.region,
+      queue.name,
+      queue.fifo,
+      JSON.stringify(queue.attributes),
+      JSON.stringify(queue.tags),
+      queue.createdAt,
+      queue.modifiedAt,
+    ],
   );
   if (rows[0]) return { queue: toQueue(rows[0]), created: true };
   const existing = await db.query<QueueRow>(
-    'SELECT * FROM queues WHERE account_id = $1 AND region = $2 AND name = $3', [queue.accountId, queue.region, queue.name],
+    'SELECT * FROM queues WHERE account_id = $1 AND region = $2 AND name = $3',
+    [queue.accountId, queue.region, queue.name],
   );
   return { queue: toQueue(existing.rows[0]!), created: false };
 }
@@ -77,14 +91,21 @@ export class PostgresQueues implements QueueStore {
   }
 
   get({ accountId, region, name }: QueueAddress): Promise<QueueRecord | undefined> {
-    return this.cache.get(`${accountId}/${region}/${name}`, () => this.queueRow('account_id = $1 AND region = $2 AND name = $3', [accountId, region, name]));
+    return this.cache.get(`${accountId}/${region}/${name}`, () =>
+      this.queueRow('account_id = $1 AND region = $2 AND name = $3', [accountId, region, name]),
+    );
   }
 
   byId(id: number): Promise<QueueRecord | undefined> {
     return this.queueRow('id = $1', [id]);
   }
 
-  async list({ accountId, region }: QueueOwner, prefix: string, after: string | undefined, limit: number): Promise<QueueRecord[]> {
+  async list(
+    { accountId, region }: QueueOwner,
+    prefix: string,
+    after: string | undefined,
+    limit: number,
+  ): Promise<QueueRecord[]> {
     const { rows } = await this.pool.query<QueueRow>(
       'SELECT * FROM queues WHERE account_id = $1 AND region = $2 AND starts_with(name, $3) AND name > $4 ORDER BY name LIMIT $5',
       [accountId, region, prefix, after ?? '', limit],
@@ -93,7 +114,9 @@ export class PostgresQueues implements QueueStore {
   }
 
   all(): Promise<readonly QueueRecord[]> {
-    return this.cache.all(async () => (await this.pool.query<QueueRow>('SELECT * FROM queues ORDER BY id')).rows.map(toQueue));
+    return this.cache.all(async () =>
+      (await this.pool.query<QueueRow>('SELECT * FROM queues ORDER BY id')).rows.map(toQueue),
+    );
   }
 
   /**
@@ -122,7 +145,10 @@ export class PostgresQueues implements QueueStore {
       for (const k of patch.removeTags ?? []) delete tags[k];
       const modifiedAt = patch.modifiedAt ?? q.modifiedAt;
       await c.query('UPDATE queues SET attributes = $1, tags = $2, modified_at = $3 WHERE id = $4', [
-        JSON.stringify(attributes), JSON.stringify(tags), modifiedAt, id,
+        JSON.stringify(attributes),
+        JSON.stringify(tags),
+        modifiedAt,
+        id,
       ]);
       return { ...q, attributes, tags, modifiedAt };
     });
@@ -154,5 +180,4 @@ export class PostgresQueues implements QueueStore {
       return true;
     });
   }
-
 }

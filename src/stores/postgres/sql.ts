@@ -11,7 +11,14 @@ export const NO_LIMIT = 2 ** 31 - 1;
  */
 export type ReceiveRow = MessageRow & { poison: boolean | null; next_visible?: string | null };
 
-const ALL_COLUMNS = ['seq', ...MESSAGE_COLUMNS, 'first_received_at', 'received_at', 'receipt_token', 'dead_lettered_at'];
+const ALL_COLUMNS = [
+  'seq',
+  ...MESSAGE_COLUMNS,
+  'first_received_at',
+  'received_at',
+  'receipt_token',
+  'dead_lettered_at',
+];
 
 /** Every column of messages, qualified by `alias`, for statements that must list them (UNION branches). */
 export function messageColumns(alias: string): string {
@@ -40,7 +47,10 @@ function retryable(e: unknown): boolean {
  * and planned once per connection: worth it for the statements every message takes.
  */
 export async function query<R extends pg.QueryResultRow = pg.QueryResultRow>(
-  db: pg.Pool | pg.PoolClient, text: string, values?: unknown[], name?: string,
+  db: pg.Pool | pg.PoolClient,
+  text: string,
+  values?: unknown[],
+  name?: string,
 ): Promise<pg.QueryResult<R>> {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -80,9 +90,24 @@ export const STATS_SHARD = 'pg_backend_pid() % 16';
 
 /** PostgreSQL types of the columns a message is inserted with (rows.ts lists them). */
 const COLUMN_TYPES: Record<string, string> = {
-  queue_id: 'bigint', message_id: 'text', body: 'text', attributes: 'text', system_attributes: 'text', md5_body: 'text',
-  md5_attributes: 'text', md5_system: 'text', sender_id: 'text', sent_at: 'bigint', visible_at: 'bigint', receive_count: 'int',
-  group_id: 'text', dedup_id: 'text', dead_letter_source: 'text', deaths: 'text', expires_at: 'bigint', dead_lettered_at: 'bigint',
+  queue_id: 'bigint',
+  message_id: 'text',
+  body: 'text',
+  attributes: 'text',
+  system_attributes: 'text',
+  md5_body: 'text',
+  md5_attributes: 'text',
+  md5_system: 'text',
+  sender_id: 'text',
+  sent_at: 'bigint',
+  visible_at: 'bigint',
+  receive_count: 'int',
+  group_id: 'text',
+  dedup_id: 'text',
+  dead_letter_source: 'text',
+  deaths: 'text',
+  expires_at: 'bigint',
+  dead_lettered_at: 'bigint',
 };
 export const INSERT_COLUMNS = [...MESSAGE_COLUMNS, 'dead_lettered_at'];
 const INSERT_TYPES = INSERT_COLUMNS.map((c) => {

@@ -40,12 +40,16 @@ const FAIR_CANDIDATES = `
  * which a long poll would otherwise ask for in a round trip of its own (ReceiveResult.nextVisibleAt).
  */
 const receiveSql = (fair: boolean) => `
-  WITH ${fair ? `RECURSIVE ${FAIR_CANDIDATES}` : `candidates AS (
+  WITH ${
+    fair
+      ? `RECURSIVE ${FAIR_CANDIDATES}`
+      : `candidates AS (
     -- "IS TRUE" keeps the retention test off the index on sent_at: a planner with stale
     -- statistics (a new table) would otherwise walk the whole queue by age and sort it,
     -- instead of reading the first entries of messages_ready.
     SELECT seq, 0 AS rank FROM (${WINDOW}) w
-  )`},
+  )`
+  },
   picked AS (
     SELECT m.seq, m.visible_at, m.receive_count, c.rank FROM messages m JOIN candidates c ON c.seq = m.seq
      WHERE m.queue_id = $1 AND m.visible_at <= $2

@@ -29,7 +29,11 @@ const byMessage: [RegExp, string, string][] = [
   [/^Query read timeout$/, 'the database did not answer within query_timeout_ms', 'ETIMEDOUT'],
   [/^timeout exceeded when trying to connect$/, 'no database connection within connect_timeout_ms', 'ETIMEDOUT'],
   // pg-pool's words when a new connection's connect_timeout_ms ran out (a stalled server).
-  [/^Connection terminated due to connection timeout$/, 'no database connection within connect_timeout_ms', 'ETIMEDOUT'],
+  [
+    /^Connection terminated due to connection timeout$/,
+    'no database connection within connect_timeout_ms',
+    'ETIMEDOUT',
+  ],
   [/^Connection terminated/, 'the connection to the database server failed', '08006'],
 ];
 

@@ -73,9 +73,16 @@ export class PostgresStore implements Store {
   readonly activity: PostgresActivity;
   readonly heldDeliveries: PostgresHeldDeliveries;
 
-  private constructor(private readonly pool: pg.Pool, clientConfig: pg.ClientConfig, opts: PostgresOptions) {
+  private constructor(
+    private readonly pool: pg.Pool,
+    clientConfig: pg.ClientConfig,
+    opts: PostgresOptions,
+  ) {
     const cache = new QueueCache(false);
-    this.wakeups = new PostgresWakeups(pool, clientConfig, cache, { fallbackPollMs: opts.fallbackPollMs ?? 1500, log: opts.log });
+    this.wakeups = new PostgresWakeups(pool, clientConfig, cache, {
+      fallbackPollMs: opts.fallbackPollMs ?? 1500,
+      log: opts.log,
+    });
     const deadLetters = new PostgresDeadLetters(pool, this.wakeups);
     this.deadLetters = guardStorage(deadLetters, postgresStorageError);
     this.queues = guardStorage(new PostgresQueues(pool, cache), postgresStorageError);
@@ -92,7 +99,9 @@ export class PostgresStore implements Store {
   static async open(opts: PostgresOptions): Promise<PostgresStore> {
     const { connectionString, poolSize, connectTimeoutMs, queryTimeoutMs } = parsePostgresUrl(opts.url);
     const clientConfig: pg.ClientConfig = {
-      connectionString, application_name: 'redrive', connectionTimeoutMillis: connectTimeoutMs,
+      connectionString,
+      application_name: 'redrive',
+      connectionTimeoutMillis: connectTimeoutMs,
       // The claims rely on READ COMMITTED re-checking rows that changed under a statement
       // (docs/scaling.md), whatever the database's default.
       options: '-c default_transaction_isolation=read\\ committed',
@@ -100,7 +109,12 @@ export class PostgresStore implements Store {
     // Bounded statements: a database that stops answering (stalled, or its host gone
     // without a reset) fails a request after query_timeout_ms instead of holding it, and
     // the server stops the statement too. The pool drops a connection whose query failed.
-    const pool = new pg.Pool({ ...clientConfig, max: poolSize, query_timeout: queryTimeoutMs, statement_timeout: queryTimeoutMs });
+    const pool = new pg.Pool({
+      ...clientConfig,
+      max: poolSize,
+      query_timeout: queryTimeoutMs,
+      statement_timeout: queryTimeoutMs,
+    });
     // An idle connection that breaks (a database restart) must not crash the node.
     pool.on('error', (err) => opts.log?.('idle PostgreSQL connection failed', err));
     try {

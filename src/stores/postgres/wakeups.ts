@@ -118,7 +118,9 @@ export class PostgresWakeups implements WakeupStore {
       counts.push(ready === undefined ? '' : String(Math.max(1, ready - local)));
     }
     // `node:ids:counts`: a node that reads only `node:ids` (0.1.0) still wakes on it.
-    return ids.length && ids.length <= MAX_IDS_PER_NOTIFY ? `${this.nodeId}:${ids.join(',')}:${counts.join(',')}` : null;
+    return ids.length && ids.length <= MAX_IDS_PER_NOTIFY
+      ? `${this.nodeId}:${ids.join(',')}:${counts.join(',')}`
+      : null;
   }
 
   /**
@@ -145,7 +147,9 @@ export class PostgresWakeups implements WakeupStore {
       // Only hex digits, numbers, ':' and ',': safe to inline.
       const payload = `'${this.nodeId}:${ids.slice(i, i + MAX_IDS_PER_NOTIFY).join(',')}'`;
       try {
-        await this.pool.query(`BEGIN; SET LOCAL synchronous_commit = off; SELECT pg_notify('${AVAILABLE_CHANNEL}', ${payload}); COMMIT`);
+        await this.pool.query(
+          `BEGIN; SET LOCAL synchronous_commit = off; SELECT pg_notify('${AVAILABLE_CHANNEL}', ${payload}); COMMIT`,
+        );
       } catch (err) {
         this.opts.log?.('NOTIFY failed; other nodes will see the messages at their next fallback poll', err);
       }

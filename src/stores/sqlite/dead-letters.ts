@@ -1,6 +1,13 @@
 import type Database from 'better-sqlite3';
 import {
-  copiedMessage, copyOutcomes, type BreakdownRow, type DeadLettered, type DeadLetterStore, type DeadLetterTarget, type LengthLimit, type RejectResult,
+  copiedMessage,
+  copyOutcomes,
+  type BreakdownRow,
+  type DeadLettered,
+  type DeadLetterStore,
+  type DeadLetterTarget,
+  type LengthLimit,
+  type RejectResult,
 } from '../../engine/store/dead-letters.js';
 import type { ReceiptRef } from '../../engine/store/messages.js';
 import type { NewQueue } from '../../engine/store/queues.js';
@@ -38,15 +45,19 @@ export class SqliteDeadLetters implements DeadLetterStore {
       due: db.prepare(
         `SELECT * FROM messages WHERE queue_id = ? AND expires_at <= ? AND visible_at <= ? ORDER BY expires_at, seq ${BOUND_LIMIT}`,
       ),
-      head: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND visible_at <= ? ORDER BY visible_at, seq LIMIT 1'),
+      head: db.prepare(
+        'SELECT * FROM messages WHERE queue_id = ? AND visible_at <= ? ORDER BY visible_at, seq LIMIT 1',
+      ),
       depth: db.prepare('SELECT messages, bytes FROM queue_depth WHERE queue_id = ?'),
       // One covering pass over the partial index of dead-lettered messages (migrations/000009.sql).
-      breakdown: db.prepare(
-        `SELECT dead_letter_source AS source, death_reason AS reason, count(*) AS n,
+      breakdown: db
+        .prepare(
+          `SELECT dead_letter_source AS source, death_reason AS reason, count(*) AS n,
                 min(dead_lettered_at) AS oldest, max(dead_lettered_at) AS newest
            FROM messages WHERE queue_id = ? AND dead_letter_source IS NOT NULL
           GROUP BY dead_letter_source, death_reason`,
-      ).raw(true),
+        )
+        .raw(true),
       initDepth: db.prepare(
         `INSERT INTO queue_depth (queue_id, messages, bytes)
          SELECT ?, count(*), coalesce(sum(length(CAST(body AS BLOB))), 0) FROM messages WHERE queue_id = ?`,
@@ -78,7 +89,13 @@ export class SqliteDeadLetters implements DeadLetterStore {
 
   async breakdown(queueId: number): Promise<BreakdownRow[]> {
     return (this.sql.breakdown.all(queueId) as [string, string | null, number, number | null, number | null][]).map(
-      ([sourceArn, reason, count, oldest, newest]) => ({ sourceArn, reason, count, oldest: oldest ?? 0, newest: newest ?? 0 }),
+      ([sourceArn, reason, count, oldest, newest]) => ({
+        sourceArn,
+        reason,
+        count,
+        oldest: oldest ?? 0,
+        newest: newest ?? 0,
+      }),
     );
   }
 
@@ -102,23 +119,49 @@ export class SqliteDeadLetters implements DeadLetterStore {
     const deaths = a.deaths ?? m.deaths;
     if (m.groupId === undefined) {
       this.sql.move.run(
-        dest, now, a.sentAt, a.dedupId ?? m.dedupId ?? null, a.deadLetterSourceArn, now,
-        deaths?.length ? JSON.stringify(deaths) : null, a.expiresAt ?? null, a.receiveCount ?? null, m.seq,
+        dest,
+        now,
+        a.sentAt,
+        a.dedupId ?? m.dedupId ?? null,
+        a.deadLetterSourceArn,
+        now,
+        deaths?.length ? JSON.stringify(deaths) : null,
+        a.expiresAt ?? null,
+        a.receiveCount ?? null,
+        m.seq,
       );
     } else {
       this.sql.remove.run(m.seq);
       const moved: NewMessage = {
-        ...m, sentAt: a.sentAt, visibleAt: now, dedupId: a.dedupId ?? m.dedupId, deadLetterSourceArn: a.deadLetterSourceArn,
-        deaths, expiresAt: a.expiresAt, receiveCount: a.receiveCount ?? m.receiveCount,
+        ...m,
+        sentAt: a.sentAt,
+        visibleAt: now,
+        dedupId: a.dedupId ?? m.dedupId,
+        deadLetterSourceArn: a.deadLetterSourceArn,
+        deaths,
+        expiresAt: a.expiresAt,
+        receiveCount: a.receiveCount ?? m.receiveCount,
       };
       this.sql.insert.run(...messageValues(dest, moved), now);
     }
     this.wakeups.wakeAfterCommit(dest);
-    out.push({ kind: a.kind === 'cycle' ? 'cycle' : 'moved', messageId: m.messageId, from: m.queueId, to: dest, reason: target.reason });
+    out.push({
+      kind: a.kind === 'cycle' ? 'cycle' : 'moved',
+      messageId: m.messageId,
+      from: m.queueId,
+      to: dest,
+      reason: target.reason,
+    });
   }
 
   /** Dead-letters `m`, or drops it when there is nowhere to send it. */
-  private moveOrDrop(m: StoredMessage, target: DeadLetterTarget | undefined, reason: DeathReason, now: number, out: DeadLettered[]): void {
+  private moveOrDrop(
+    m: StoredMessage,
+    target: DeadLetterTarget | undefined,
+    reason: DeathReason,
+    now: number,
+    out: DeadLettered[],
+  ): void {
     if (target) return this.move(m, target, now, out);
     this.sql.remove.run(m.seq);
     out.push({ kind: 'dropped', messageId: m.messageId, from: m.queueId, reason });
@@ -132,8 +175,9 @@ export class SqliteDeadLetters implements DeadLetterStore {
     const size = Buffer.byteLength(m.body, 'utf8');
     for (;;) {
       const d = this.depthOf(queueId);
-      const fits = (limit.maxMessages === undefined || d.messages + 1 <= limit.maxMessages)
-        && (limit.maxBytes === undefined || d.bytes + size <= limit.maxBytes);
+      const fits =
+        (limit.maxMessages === undefined || d.messages + 1 <= limit.maxMessages) &&
+        (limit.maxBytes === undefined || d.bytes + size <= limit.maxBytes);
       if (fits) return true;
       if (limit.overflow === 'reject-publish') return false;
       const head = this.sql.head.get(queueId, m.sentAt) as MessageRow | undefined;

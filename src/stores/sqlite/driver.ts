@@ -25,9 +25,11 @@ function driver(): typeof BetterSqlite3 {
     return loaded;
   } catch (err) {
     const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    throw new Error(SQLITE_DRIVER === 'better-sqlite3'
-      ? `SQLite is not available on Node ${process.version}: better-sqlite3 12 did not load (${why}). On Node 20 and on Node 22 before 22.14 it is built from source when Redrive is installed: reinstall with its install script allowed (npm install --allow-scripts=better-sqlite3) where g++, make and python3 are installed, or run Redrive on Node 22.14 or later, which uses a prebuilt better-sqlite3.`
-      : `SQLite is not available on Node ${process.version}: better-sqlite3 13 did not load (${why}). Reinstall Redrive (npm install) so that its better-sqlite3-napi dependency is present.`);
+    throw new Error(
+      SQLITE_DRIVER === 'better-sqlite3'
+        ? `SQLite is not available on Node ${process.version}: better-sqlite3 12 did not load (${why}). On Node 20 and on Node 22 before 22.14 it is built from source when Redrive is installed: reinstall with its install script allowed (npm install --allow-scripts=better-sqlite3) where g++, make and python3 are installed, or run Redrive on Node 22.14 or later, which uses a prebuilt better-sqlite3.`
+        : `SQLite is not available on Node ${process.version}: better-sqlite3 13 did not load (${why}). Reinstall Redrive (npm install) so that its better-sqlite3-napi dependency is present.`,
+    );
   }
 }
 

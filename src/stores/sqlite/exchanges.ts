@@ -1,29 +1,73 @@
 import type Database from 'better-sqlite3';
 import {
-  canonicalJson, type AmqpQueueRecord, type BindingRecord, type ExchangeRecord, type ExchangeStore,
+  canonicalJson,
+  type AmqpQueueRecord,
+  type BindingRecord,
+  type ExchangeRecord,
+  type ExchangeStore,
 } from '../../engine/store/exchanges.js';
 import type { GroupCommit } from './group-commit.js';
 
-interface ExchangeRow { account_id: string; name: string; type: string; durable: number; auto_delete: number; internal: number; arguments: string }
-interface BindingRow { account_id: string; source: string; destination_kind: 'queue' | 'exchange'; destination: string; routing_key: string; arguments: string }
-interface QueueRow { queue_id: number; durable: number; exclusive: number; auto_delete: number; arguments: string }
+interface ExchangeRow {
+  account_id: string;
+  name: string;
+  type: string;
+  durable: number;
+  auto_delete: number;
+  internal: number;
+  arguments: string;
+}
+interface BindingRow {
+  account_id: string;
+  source: string;
+  destination_kind: 'queue' | 'exchange';
+  destination: string;
+  routing_key: string;
+  arguments: string;
+}
+interface QueueRow {
+  queue_id: number;
+  durable: number;
+  exclusive: number;
+  auto_delete: number;
+  arguments: string;
+}
 
 const exchangeOf = (r: ExchangeRow): ExchangeRecord => ({
-  accountId: r.account_id, name: r.name, type: r.type, durable: r.durable === 1, autoDelete: r.auto_delete === 1,
-  internal: r.internal === 1, arguments: JSON.parse(r.arguments) as Record<string, unknown>,
+  accountId: r.account_id,
+  name: r.name,
+  type: r.type,
+  durable: r.durable === 1,
+  autoDelete: r.auto_delete === 1,
+  internal: r.internal === 1,
+  arguments: JSON.parse(r.arguments) as Record<string, unknown>,
 });
 
 const bindingOf = (r: BindingRow): BindingRecord => ({
-  accountId: r.account_id, source: r.source, destinationKind: r.destination_kind, destination: r.destination,
-  routingKey: r.routing_key, arguments: JSON.parse(r.arguments) as Record<string, unknown>,
+  accountId: r.account_id,
+  source: r.source,
+  destinationKind: r.destination_kind,
+  destination: r.destination,
+  routingKey: r.routing_key,
+  arguments: JSON.parse(r.arguments) as Record<string, unknown>,
 });
 
-const bindingKey = (b: BindingRecord) => [b.accountId, b.source, b.destinationKind, b.destination, b.routingKey, canonicalJson(b.arguments)];
+const bindingKey = (b: BindingRecord) => [
+  b.accountId,
+  b.source,
+  b.destinationKind,
+  b.destination,
+  b.routingKey,
+  canonicalJson(b.arguments),
+];
 
 export class SqliteExchanges implements ExchangeStore {
   private readonly sql;
 
-  constructor(db: Database.Database, private readonly commit: GroupCommit) {
+  constructor(
+    db: Database.Database,
+    private readonly commit: GroupCommit,
+  ) {
     this.sql = {
       insert: db.prepare(
         `INSERT OR IGNORE INTO amqp_exchanges (account_id, name, type, durable, auto_delete, internal, arguments)
@@ -32,7 +76,9 @@ export class SqliteExchanges implements ExchangeStore {
       get: db.prepare('SELECT * FROM amqp_exchanges WHERE account_id = ? AND name = ?'),
       delete: db.prepare('DELETE FROM amqp_exchanges WHERE account_id = ? AND name = ?'),
       deleteFrom: db.prepare('DELETE FROM amqp_bindings WHERE account_id = ? AND source = ?'),
-      deleteTo: db.prepare('DELETE FROM amqp_bindings WHERE account_id = ? AND destination_kind = ? AND destination = ?'),
+      deleteTo: db.prepare(
+        'DELETE FROM amqp_bindings WHERE account_id = ? AND destination_kind = ? AND destination = ?',
+      ),
       bind: db.prepare(
         `INSERT OR IGNORE INTO amqp_bindings (account_id, source, destination_kind, destination, routing_key, arguments)
          VALUES (?, ?, ?, ?, ?, ?)`,
@@ -53,9 +99,16 @@ export class SqliteExchanges implements ExchangeStore {
 
   declare(e: ExchangeRecord): Promise<{ exchange: ExchangeRecord; created: boolean }> {
     return this.commit.run(() => {
-      const created = this.sql.insert.run(
-        e.accountId, e.name, e.type, +e.durable, +e.autoDelete, +e.internal, canonicalJson(e.arguments),
-      ).changes === 1;
+      const created =
+        this.sql.insert.run(
+          e.accountId,
+          e.name,
+          e.type,
+          +e.durable,
+          +e.autoDelete,
+          +e.internal,
+          canonicalJson(e.arguments),
+        ).changes === 1;
       return { exchange: exchangeOf(this.sql.get.get(e.accountId, e.name) as ExchangeRow), created };
     });
   }
@@ -99,14 +152,21 @@ export class SqliteExchanges implements ExchangeStore {
   }
 
   async setQueue(q: AmqpQueueRecord): Promise<void> {
-    await this.commit.run(() => this.sql.setQueue.run(q.queueId, +q.durable, +q.exclusive, +q.autoDelete, canonicalJson(q.arguments)));
+    await this.commit.run(() =>
+      this.sql.setQueue.run(q.queueId, +q.durable, +q.exclusive, +q.autoDelete, canonicalJson(q.arguments)),
+    );
   }
 
   async queue(queueId: number): Promise<AmqpQueueRecord | undefined> {
     const r = this.sql.queue.get(queueId) as QueueRow | undefined;
-    return r && {
-      queueId: r.queue_id, durable: r.durable === 1, exclusive: r.exclusive === 1, autoDelete: r.auto_delete === 1,
-      arguments: JSON.parse(r.arguments) as Record<string, unknown>,
-    };
+    return (
+      r && {
+        queueId: r.queue_id,
+        durable: r.durable === 1,
+        exclusive: r.exclusive === 1,
+        autoDelete: r.auto_delete === 1,
+        arguments: JSON.parse(r.arguments) as Record<string, unknown>,
+      }
+    );
   }
 }

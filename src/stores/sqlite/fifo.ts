@@ -27,13 +27,17 @@ export class SqliteFifo {
   private prepare() {
     const db = this.db;
     return {
-      readyGroups: db.prepare(
-        `SELECT group_id FROM fifo_groups WHERE queue_id = ? AND available_at <= ? ORDER BY available_at, head_seq ${BOUND_LIMIT}`,
-      ).pluck(),
+      readyGroups: db
+        .prepare(
+          `SELECT group_id FROM fifo_groups WHERE queue_id = ? AND available_at <= ? ORDER BY available_at, head_seq ${BOUND_LIMIT}`,
+        )
+        .pluck(),
       // What the planner decides on; the claim reads the chosen rows whole.
-      groupHead: db.prepare(
-        `SELECT seq, visible_at, receive_count, sent_at FROM messages WHERE queue_id = ? AND group_id = ? ORDER BY seq ${BOUND_LIMIT}`,
-      ).raw(true),
+      groupHead: db
+        .prepare(
+          `SELECT seq, visible_at, receive_count, sent_at FROM messages WHERE queue_id = ? AND group_id = ? ORDER BY seq ${BOUND_LIMIT}`,
+        )
+        .raw(true),
       // The own scope first, then the other (see NewMessage.dedupOtherScope).
       seen: db.prepare(
         `SELECT message_id, seq FROM fifo_dedup WHERE queue_id = ? AND scope IN (?, ?) AND dedup_id = ? AND expires_at > ?
@@ -42,8 +46,12 @@ export class SqliteFifo {
       remember: db.prepare(
         'INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, seq, expires_at) VALUES (?,?,?,?,?,?)',
       ),
-      attempt: db.prepare('SELECT receipts FROM receive_attempts WHERE queue_id = ? AND attempt_id = ? AND expires_at > ?'),
-      saveAttempt: db.prepare('INSERT OR REPLACE INTO receive_attempts (queue_id, attempt_id, receipts, expires_at) VALUES (?,?,?,?)'),
+      attempt: db.prepare(
+        'SELECT receipts FROM receive_attempts WHERE queue_id = ? AND attempt_id = ? AND expires_at > ?',
+      ),
+      saveAttempt: db.prepare(
+        'INSERT OR REPLACE INTO receive_attempts (queue_id, attempt_id, receipts, expires_at) VALUES (?,?,?,?)',
+      ),
       rehide: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
     };
   }
@@ -51,7 +59,14 @@ export class SqliteFifo {
   /** The message already sent with this deduplication id within the interval, if any. */
   duplicateOf(queueId: number, m: NewMessage, now: number): { messageId: string; seq: number } | undefined {
     if (m.dedupId === undefined || m.dedupScope === undefined) return undefined;
-    const r = this.sql.seen.get(queueId, m.dedupScope, m.dedupOtherScope ?? m.dedupScope, m.dedupId, now, m.dedupScope) as { message_id: string; seq: number } | undefined;
+    const r = this.sql.seen.get(
+      queueId,
+      m.dedupScope,
+      m.dedupOtherScope ?? m.dedupScope,
+      m.dedupId,
+      now,
+      m.dedupScope,
+    ) as { message_id: string; seq: number } | undefined;
     return r && { messageId: r.message_id, seq: Number(r.seq) };
   }
 
@@ -70,10 +85,19 @@ export class SqliteFifo {
     const deadLettered: DeadLettered[] = [];
     if (replay) return { messages: replay, deadLettered };
     const plan = planFifoReceive(this.heads(queueId, req), req, req.max);
-    for (const m of plan.deadLetter) this.deadLetters.move(this.readMessage(m.seq, queueId)!, req.deadLetter!, req.now, deadLettered);
-    const messages = this.claim(plan.claim.map((m) => m.seq), req);
+    for (const m of plan.deadLetter)
+      this.deadLetters.move(this.readMessage(m.seq, queueId)!, req.deadLetter!, req.now, deadLettered);
+    const messages = this.claim(
+      plan.claim.map((m) => m.seq),
+      req,
+    );
     if (req.attemptId && messages.length) {
-      this.sql.saveAttempt.run(queueId, req.attemptId, JSON.stringify(messages.map((m) => [m.seq, m.receiptToken])), req.attemptUntil ?? req.now);
+      this.sql.saveAttempt.run(
+        queueId,
+        req.attemptId,
+        JSON.stringify(messages.map((m) => [m.seq, m.receiptToken])),
+        req.attemptUntil ?? req.now,
+      );
     }
     return { messages, deadLettered };
   }
@@ -87,7 +111,12 @@ export class SqliteFifo {
   private *heads(queueId: number, req: ReceiveRequest): Generator<GroupHead[]> {
     for (const group of this.sql.readyGroups.all(queueId, req.now, req.max) as string[]) {
       const rows = this.sql.groupHead.all(queueId, group, req.max + 10) as number[][];
-      yield rows.map(([seq, visibleAt, receiveCount, sentAt]) => ({ seq: seq!, visibleAt: visibleAt!, receiveCount: receiveCount!, sentAt: sentAt! }));
+      yield rows.map(([seq, visibleAt, receiveCount, sentAt]) => ({
+        seq: seq!,
+        visibleAt: visibleAt!,
+        receiveCount: receiveCount!,
+        sentAt: sentAt!,
+      }));
     }
   }
 

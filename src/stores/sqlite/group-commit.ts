@@ -37,7 +37,9 @@ export class GroupCommit {
   private readonly db: Database.Database;
   /** Writes per transaction and seconds per transaction, since start (for metrics). */
   readonly batchSizes = new HistogramCounts([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
-  readonly commitSeconds = new HistogramCounts([0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]);
+  readonly commitSeconds = new HistogramCounts([
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1,
+  ]);
 
   constructor(
     db: Database.Database,

@@ -1,5 +1,10 @@
 import type Database from 'better-sqlite3';
-import { holderPrefix, type HeldDeliveryStore, type HolderState, type ReleasedCount } from '../../engine/store/held-deliveries.js';
+import {
+  holderPrefix,
+  type HeldDeliveryStore,
+  type HolderState,
+  type ReleasedCount,
+} from '../../engine/store/held-deliveries.js';
 import type { GroupCommit } from './group-commit.js';
 import type { SqliteWakeups } from './wakeups.js';
 
@@ -13,17 +18,25 @@ export class SqliteHeldDeliveries implements HeldDeliveryStore {
   private self?: string;
   private readonly sql;
 
-  constructor(db: Database.Database, private readonly commit: GroupCommit, private readonly wakeups: SqliteWakeups) {
+  constructor(
+    db: Database.Database,
+    private readonly commit: GroupCommit,
+    private readonly wakeups: SqliteWakeups,
+  ) {
     this.sql = {
-      holders: db.prepare(
-        `SELECT DISTINCT substr(receipt_token, 6, 16) AS holder FROM messages
+      holders: db
+        .prepare(
+          `SELECT DISTINCT substr(receipt_token, 6, 16) AS holder FROM messages
           WHERE queue_id IN (SELECT id FROM queues) AND visible_at > ? AND receipt_token LIKE 'amqp.%'`,
-      ).pluck(),
-      release: db.prepare(
-        `UPDATE messages SET visible_at = min(sent_at, @now), receipt_token = NULL
+        )
+        .pluck(),
+      release: db
+        .prepare(
+          `UPDATE messages SET visible_at = min(sent_at, @now), receipt_token = NULL
           WHERE queue_id IN (SELECT id FROM queues) AND visible_at > @now AND receipt_token LIKE @prefix
           RETURNING queue_id`,
-      ).pluck(),
+        )
+        .pluck(),
     };
   }
 
@@ -32,14 +45,17 @@ export class SqliteHeldDeliveries implements HeldDeliveryStore {
   }
 
   async holders(now: number): Promise<HolderState[]> {
-    return (this.sql.holders.all(now) as string[]).filter((h) => h !== this.self).map((holder) => ({ holder, alive: false }));
+    return (this.sql.holders.all(now) as string[])
+      .filter((h) => h !== this.self)
+      .map((holder) => ({ holder, alive: false }));
   }
 
   async release(holder: string, now: number): Promise<{ alive: true } | { alive: false; released: ReleasedCount[] }> {
     if (holder === this.self) return { alive: true };
     const counts = await this.commit.run(() => {
       const byQueue = new Map<number, number>();
-      for (const id of this.sql.release.all({ now, prefix: `${holderPrefix(holder)}%` }) as number[]) byQueue.set(id, (byQueue.get(id) ?? 0) + 1);
+      for (const id of this.sql.release.all({ now, prefix: `${holderPrefix(holder)}%` }) as number[])
+        byQueue.set(id, (byQueue.get(id) ?? 0) + 1);
       for (const [id, n] of byQueue) this.wakeups.wakeAfterCommit(id, n);
       return byQueue;
     });

@@ -43,9 +43,11 @@ export class SqliteMaintenance implements MaintenanceStore {
          WHERE due_at IS NOT NULL ORDER BY due_at ${BOUND_LIMIT}`,
       ),
       // messages_ttl (migrations/000011.sql) holds only messages with a time-to-live.
-      expiryDue: db.prepare(
-        `SELECT DISTINCT queue_id AS id FROM messages WHERE expires_at <= ? AND visible_at <= ? ${BOUND_LIMIT}`,
-      ).pluck(),
+      expiryDue: db
+        .prepare(
+          `SELECT DISTINCT queue_id AS id FROM messages WHERE expires_at <= ? AND visible_at <= ? ${BOUND_LIMIT}`,
+        )
+        .pluck(),
       forgetDedup: db.prepare('DELETE FROM fifo_dedup WHERE expires_at <= ?'),
       forgetAttempts: db.prepare('DELETE FROM receive_attempts WHERE expires_at <= ?'),
       storeSecret: db.prepare('INSERT OR IGNORE INTO secrets (name, value) VALUES (?, ?)'),
@@ -101,20 +103,27 @@ export class SqliteMaintenance implements MaintenanceStore {
   async ready(): Promise<void> {
     const version = this.sql.schemaVersion.get() as number;
     if (version !== sqliteMigrations().length) {
-      throw new Error(`the database schema is at version ${version}, not ${sqliteMigrations().length}: migrations have not run`);
+      throw new Error(
+        `the database schema is at version ${version}, not ${sqliteMigrations().length}: migrations have not run`,
+      );
     }
     if (this.dir) {
       const dir = this.dir;
       await access(dir, constants.W_OK).catch((e: NodeJS.ErrnoException) => {
         const code = e.code ?? 'EACCES';
-        throw errors.storageUnavailable(code === 'ENOENT' ? `the data directory ${dir} no longer exists` : `the data directory ${dir} is read-only`, code);
+        throw errors.storageUnavailable(
+          code === 'ENOENT' ? `the data directory ${dir} no longer exists` : `the data directory ${dir} is read-only`,
+          code,
+        );
       });
       const fs = await statfs(dir);
       const free = fs.bavail * fs.bsize;
       if (free < MIN_FREE_BYTES) {
         // Not full yet (sends may still succeed), but too low to promise the largest one.
         throw errors.storageUnavailable(
-          `the disk holding the data directory ${dir} has ${free} bytes free, below the free-space threshold of ${MIN_FREE_BYTES} bytes`, 'LOW_FREE_SPACE');
+          `the disk holding the data directory ${dir} has ${free} bytes free, below the free-space threshold of ${MIN_FREE_BYTES} bytes`,
+          'LOW_FREE_SPACE',
+        );
       }
     }
     await this.commit.run(() => this.sql.probeWrite.run());

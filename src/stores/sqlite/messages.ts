@@ -1,7 +1,14 @@
 import type Database from 'better-sqlite3';
 import type { DeadLettered, LengthLimit } from '../../engine/store/dead-letters.js';
 import type {
-  DeleteRule, MessageStore, ReceiptOutcome, ReceiptRef, ReceiveRequest, ReceiveResult, SendResult, VisibilityChange,
+  DeleteRule,
+  MessageStore,
+  ReceiptOutcome,
+  ReceiptRef,
+  ReceiveRequest,
+  ReceiveResult,
+  SendResult,
+  VisibilityChange,
 } from '../../engine/store/messages.js';
 import { deleteOutcome, visibilityOutcome } from '../../engine/store/receipt-outcome.js';
 import { FAIR_GROUPS_SCANNED, readyWindow, takeOrder, type ReadyRow } from '../../engine/store/standard-plan.js';
@@ -33,21 +40,26 @@ export class SqliteMessages implements MessageStore {
       // from the table: the IN list is walked in position order and the LIMIT stops it.
       // Rows past retention are returned (sent_at) for the caller to see, not skipped: they
       // would shift the window, so a window that holds one is read again by `ready`.
-      readyFirst: db.prepare(
-        `SELECT seq, receive_count, group_id, sent_at FROM messages
+      readyFirst: db
+        .prepare(
+          `SELECT seq, receive_count, group_id, sent_at FROM messages
           WHERE seq IN (SELECT seq FROM messages WHERE queue_id = ? AND visible_at <= ? ORDER BY visible_at, seq ${BOUND_LIMIT})
           ORDER BY seq ${BOUND_LIMIT}`,
-      ).raw(true),
+        )
+        .raw(true),
       // Only what deciding needs: the chosen rows are read whole by the claim's RETURNING.
-      ready: db.prepare(
-        `SELECT seq, receive_count, group_id FROM messages WHERE queue_id = ? AND visible_at <= ? AND sent_at >= ?
+      ready: db
+        .prepare(
+          `SELECT seq, receive_count, group_id FROM messages WHERE queue_id = ? AND visible_at <= ? AND sent_at >= ?
          ORDER BY visible_at, seq ${BOUND_LIMIT}`,
-      ).raw(true),
+        )
+        .raw(true),
       // Fair queues: the first ready messages of each group that is not noisy, found by
       // walking the queue's groups on messages_group (one seek a group) rather than the
       // ready index, where they may sit behind a noisy group's whole backlog.
-      quietReady: db.prepare(
-        `WITH RECURSIVE g(id, n) AS (
+      quietReady: db
+        .prepare(
+          `WITH RECURSIVE g(id, n) AS (
            SELECT (SELECT group_id FROM messages WHERE queue_id = @q AND group_id IS NOT NULL ORDER BY group_id LIMIT 1), 1
            UNION ALL
            SELECT (SELECT group_id FROM messages WHERE queue_id = @q AND group_id IS NOT NULL AND group_id > g.id ORDER BY group_id LIMIT 1), n + 1
@@ -58,24 +70,33 @@ export class SqliteMessages implements MessageStore {
               ORDER BY seq LIMIT @max)
           WHERE g.id IS NOT NULL AND g.id NOT IN (SELECT value FROM json_each(@noisy))
           ORDER BY m.seq LIMIT @window`,
-      ).raw(true),
-      inflightByGroup: db.prepare(
-        `SELECT group_id, count(*) FROM messages WHERE queue_id = ? AND visible_at > ? AND receive_count > 0 GROUP BY group_id`,
-      ).raw(true),
+        )
+        .raw(true),
+      inflightByGroup: db
+        .prepare(
+          `SELECT group_id, count(*) FROM messages WHERE queue_id = ? AND visible_at > ? AND receive_count > 0 GROUP BY group_id`,
+        )
+        .raw(true),
       quietDepth: db.prepare(
         `SELECT coalesce(sum(visible_at <= @now), 0) AS visible, coalesce(sum(visible_at > @now AND receive_count > 0), 0) AS inflight,
                 coalesce(sum(visible_at > @now AND receive_count = 0), 0) AS delayed, min(sent_at) AS oldest
            FROM messages WHERE queue_id = @q AND (group_id IS NULL OR group_id NOT IN (SELECT value FROM json_each(@noisy)))`,
       ),
       // One statement claims a whole receive: the positions come as a JSON array.
-      claim: db.prepare(
-        `UPDATE messages SET visible_at = ?, receive_count = receive_count + 1,
+      claim: db
+        .prepare(
+          `UPDATE messages SET visible_at = ?, receive_count = receive_count + 1,
            first_received_at = COALESCE(first_received_at, ?), received_at = ?, receipt_token = ?
          WHERE seq IN (SELECT value FROM json_each(?)) RETURNING ${READ_COLUMNS}`,
-      ).raw(true),
-      receiptRow: db.prepare('SELECT receipt_token, visible_at, received_at FROM messages WHERE seq = ? AND queue_id = ?'),
+        )
+        .raw(true),
+      receiptRow: db.prepare(
+        'SELECT receipt_token, visible_at, received_at FROM messages WHERE seq = ? AND queue_id = ?',
+      ),
       delete: db.prepare('DELETE FROM messages WHERE seq = ? AND queue_id = ?'),
-      deleteHeld: db.prepare('DELETE FROM messages WHERE seq = ? AND queue_id = ? AND receipt_token = ? AND visible_at > ?'),
+      deleteHeld: db.prepare(
+        'DELETE FROM messages WHERE seq = ? AND queue_id = ? AND receipt_token = ? AND visible_at > ?',
+      ),
       setVisibleAt: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
       countHidden: db.prepare(
         `SELECT count(*) AS n, coalesce(sum(receive_count > 0), 0) AS inflight
@@ -89,8 +110,9 @@ export class SqliteMessages implements MessageStore {
       // (measured: sends 15-25% slower in the store), to spare a count that costs about
       // 40 ms per million messages when metrics or the console ask. The totals are
       // materialised so that each queue is counted once, not once per CASE.
-      depths: db.prepare(
-        `WITH t AS MATERIALIZED (
+      depths: db
+        .prepare(
+          `WITH t AS MATERIALIZED (
            SELECT q.id AS id, coalesce((SELECT messages FROM queue_depth WHERE queue_id = q.id),
                                        (SELECT count(*) FROM messages WHERE queue_id = q.id)) AS total
              FROM queues q WHERE q.id IN (SELECT value FROM json_each(@ids)))
@@ -101,11 +123,14 @@ export class SqliteMessages implements MessageStore {
            CASE WHEN total = 0 THEN 0 ELSE (SELECT count(DISTINCT group_id) FROM messages m
              WHERE m.queue_id = t.id AND group_id IS NOT NULL AND receipt_token IS NOT NULL AND visible_at > @now) END AS groups
          FROM t`,
-      ).raw(true),
+        )
+        .raw(true),
       nextVisible: db.prepare('SELECT min(visible_at) AS t FROM messages WHERE queue_id = ? AND visible_at > ?'),
       // Dead-lettered messages are found by id through a partial index (migrations/000009.sql);
       // any other message by reading the queue, as no index of every message id is kept.
-      deleteDeadById: db.prepare('DELETE FROM messages WHERE queue_id = ? AND message_id = ? AND dead_letter_source IS NOT NULL'),
+      deleteDeadById: db.prepare(
+        'DELETE FROM messages WHERE queue_id = ? AND message_id = ? AND dead_letter_source IS NOT NULL',
+      ),
       deleteById: db.prepare('DELETE FROM messages WHERE queue_id = ? AND message_id = ?'),
       peek: db.prepare(`SELECT * FROM messages WHERE queue_id = ? AND seq > ? ORDER BY seq ${BOUND_LIMIT}`),
     };
@@ -141,7 +166,11 @@ export class SqliteMessages implements MessageStore {
         this.fifo.remember(queueId, m, s.seq);
         stored++;
       }
-      if (stored) this.wakeups.wakeAfterCommit(queueId, readyCount(stored === messages.length ? messages : out.filter((m) => !m.duplicate && !m.rejected)));
+      if (stored)
+        this.wakeups.wakeAfterCommit(
+          queueId,
+          readyCount(stored === messages.length ? messages : out.filter((m) => !m.duplicate && !m.rejected)),
+        );
       return { messages: out, deadLettered };
     });
   }
@@ -180,20 +209,41 @@ export class SqliteMessages implements MessageStore {
   }
 
   private readyRows(queueId: number, req: ReceiveRequest, taken: number): ReadyRow[] {
-    const toRow = ([seq, receiveCount, groupId]: readonly [number, number, string | null, ...unknown[]]): ReadyRow => ({ seq, receiveCount, groupId });
+    const toRow = ([seq, receiveCount, groupId]: readonly [number, number, string | null, ...unknown[]]): ReadyRow => ({
+      seq,
+      receiveCount,
+      groupId,
+    });
     const noisy = req.noisy;
     if (!noisy?.size) {
       // Without noisy groups the receive takes the window's lowest positions: only those
       // rows are read, unless the window holds a message past retention.
-      const first = this.sql.readyFirst.all(queueId, req.now, readyWindow(req.max), req.max + taken) as [number, number, string | null, number][];
+      const first = this.sql.readyFirst.all(queueId, req.now, readyWindow(req.max), req.max + taken) as [
+        number,
+        number,
+        string | null,
+        number,
+      ][];
       if (first.every((r) => r[3] >= req.retentionCutoff)) return first.map(toRow);
     }
-    const window = (this.sql.ready.all(queueId, req.now, req.retentionCutoff, readyWindow(req.max)) as [number, number, string | null][]).map(toRow);
+    const window = (
+      this.sql.ready.all(queueId, req.now, req.retentionCutoff, readyWindow(req.max)) as [
+        number,
+        number,
+        string | null,
+      ][]
+    ).map(toRow);
     // Only a fair receive whose window lacks quiet messages looks further.
-    if (!noisy?.size || window.filter((r) => r.groupId === null || !noisy.has(r.groupId)).length >= req.max + taken) return window;
+    if (!noisy?.size || window.filter((r) => r.groupId === null || !noisy.has(r.groupId)).length >= req.max + taken)
+      return window;
     const quiet = this.sql.quietReady.all({
-      q: queueId, now: req.now, cutoff: req.retentionCutoff, max: req.max, window: readyWindow(req.max),
-      groups: FAIR_GROUPS_SCANNED, noisy: JSON.stringify([...noisy.keys()]),
+      q: queueId,
+      now: req.now,
+      cutoff: req.retentionCutoff,
+      max: req.max,
+      window: readyWindow(req.max),
+      groups: FAIR_GROUPS_SCANNED,
+      noisy: JSON.stringify([...noisy.keys()]),
     }) as [number, number, string | null][];
     return [...window, ...quiet.map(toRow)];
   }
@@ -205,7 +255,13 @@ export class SqliteMessages implements MessageStore {
    */
   private claim(seqs: number[], req: ReceiveRequest): StoredMessage[] {
     if (seqs.length === 0) return [];
-    const rows = this.sql.claim.all(req.now + req.visibilityTimeoutMs, req.now, req.now, req.newToken(), JSON.stringify(seqs)) as [number][];
+    const rows = this.sql.claim.all(
+      req.now + req.visibilityTimeoutMs,
+      req.now,
+      req.now,
+      req.newToken(),
+      JSON.stringify(seqs),
+    ) as [number][];
     const messages = rows.map((r) => fromColumns(r));
     return messages.sort((a, b) => seqs.indexOf(a.seq) - seqs.indexOf(b.seq));
   }
@@ -222,14 +278,18 @@ export class SqliteMessages implements MessageStore {
         return deleted ? 'ok' : deleteOutcome(this.receiptRow(r.seq, queueId), r, rule);
       });
       // A FIFO delete releases its group: wake a waiter if that left a message to hand out.
-      if (rule.requireCurrent && outcomes.includes('ok') && this.fifo.anyAvailable(queueId, rule.now)) this.wakeups.wakeAfterCommit(queueId);
+      if (rule.requireCurrent && outcomes.includes('ok') && this.fifo.anyAvailable(queueId, rule.now))
+        this.wakeups.wakeAfterCommit(queueId);
       return outcomes;
     });
   }
 
   deleteByIds(queueId: number, messageIds: readonly string[], _now: number): Promise<string[]> {
     return this.commit.run(() => {
-      const deleted = messageIds.filter((id) => this.sql.deleteDeadById.run(queueId, id).changes > 0 || this.sql.deleteById.run(queueId, id).changes > 0);
+      const deleted = messageIds.filter(
+        (id) =>
+          this.sql.deleteDeadById.run(queueId, id).changes > 0 || this.sql.deleteById.run(queueId, id).changes > 0,
+      );
       // Deleting a FIFO message held by a receive may release its group to a waiting receive.
       if (deleted.length) this.wakeups.wakeAfterCommit(queueId);
       return deleted;
@@ -257,23 +317,35 @@ export class SqliteMessages implements MessageStore {
   }
 
   async count(queueId: number, now: number): Promise<MessageCounts> {
-    const { visible, inflight, delayed } = (await this.depths([queueId], now)).get(queueId) ?? { visible: 0, inflight: 0, delayed: 0 };
+    const { visible, inflight, delayed } = (await this.depths([queueId], now)).get(queueId) ?? {
+      visible: 0,
+      inflight: 0,
+      delayed: 0,
+    };
     return { visible, inflight, delayed };
   }
 
   async depths(queueIds: readonly number[], now: number): Promise<Map<number, QueueDepth>> {
     const out = new Map<number, QueueDepth>();
-    const rows = this.sql.depths.all({ now, ids: JSON.stringify(queueIds) }) as [number, number, string | null, number | null, number][];
+    const rows = this.sql.depths.all({ now, ids: JSON.stringify(queueIds) }) as [
+      number,
+      number,
+      string | null,
+      number | null,
+      number,
+    ][];
     for (const [id, total, counts, oldest, groupsInflight] of rows) {
-      const [hidden, inflight] = counts === null ? [0, 0] : counts.split(',').map(Number) as [number, number];
+      const [hidden, inflight] = counts === null ? [0, 0] : (counts.split(',').map(Number) as [number, number]);
       out.set(id, {
-        visible: total - hidden, inflight, delayed: hidden - inflight, groupsInflight,
+        visible: total - hidden,
+        inflight,
+        delayed: hidden - inflight,
+        groupsInflight,
         ...(oldest !== null && { oldestSentAt: oldest }),
       });
     }
     return out;
   }
-
 
   async countInflight(queueId: number, now: number): Promise<number> {
     return (this.sql.countHidden.get(queueId, now) as { inflight: number }).inflight;
@@ -290,8 +362,18 @@ export class SqliteMessages implements MessageStore {
   }
 
   async quietDepth(queueId: number, noisy: readonly string[], now: number) {
-    const r = this.sql.quietDepth.get({ q: queueId, now, noisy: JSON.stringify(noisy) }) as { visible: number; inflight: number; delayed: number; oldest: number | null };
-    return { visible: r.visible, inflight: r.inflight, delayed: r.delayed, ...(r.oldest !== null && { oldestSentAt: r.oldest }) };
+    const r = this.sql.quietDepth.get({ q: queueId, now, noisy: JSON.stringify(noisy) }) as {
+      visible: number;
+      inflight: number;
+      delayed: number;
+      oldest: number | null;
+    };
+    return {
+      visible: r.visible,
+      inflight: r.inflight,
+      delayed: r.delayed,
+      ...(r.oldest !== null && { oldestSentAt: r.oldest }),
+    };
   }
 
   async nextVisibleAt(queueId: number, now: number): Promise<number | undefined> {

@@ -1,8 +1,31 @@
 import type Database from 'better-sqlite3';
-import { destinationsOf, planMoveBatch, planMoveById, withFailure, type MoveScope } from '../../engine/store/move-plan.js';
-import type { MoveBatch, MoveBatchResult, MoveById, MoveByIdResult, MoveTaskRecord, MoveTaskStatus, MoveTaskStore, NewMoveTask } from '../../engine/store/move-tasks.js';
+import {
+  destinationsOf,
+  planMoveBatch,
+  planMoveById,
+  withFailure,
+  type MoveScope,
+} from '../../engine/store/move-plan.js';
+import type {
+  MoveBatch,
+  MoveBatchResult,
+  MoveById,
+  MoveByIdResult,
+  MoveTaskRecord,
+  MoveTaskStatus,
+  MoveTaskStore,
+  NewMoveTask,
+} from '../../engine/store/move-tasks.js';
 import type { StoredMessage } from '../../engine/types.js';
-import { messageValues, toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
+import {
+  messageValues,
+  toMessage,
+  toQueue,
+  toTask,
+  type MessageRow,
+  type MoveTaskRow,
+  type QueueRow,
+} from '../rows.js';
 import type { GroupCommit } from './group-commit.js';
 import { BOUND_LIMIT, insertMessageSql } from './sql.js';
 import type { SqliteWakeups } from './wakeups.js';
@@ -23,16 +46,24 @@ export class SqliteMoveTasks implements MoveTaskStore {
     const db = this.db;
     return {
       depth: db.prepare('SELECT count(*) AS n, coalesce(max(seq), 0) AS maxSeq FROM messages WHERE queue_id = ?'),
-      activeForSource: db.prepare(`SELECT count(*) AS n FROM move_tasks WHERE source_queue_id = ? AND status IN ('RUNNING','CANCELLING')`),
-      activeForAccount: db.prepare(`SELECT count(*) AS n FROM move_tasks WHERE account_id = ? AND status IN ('RUNNING','CANCELLING')`),
+      activeForSource: db.prepare(
+        `SELECT count(*) AS n FROM move_tasks WHERE source_queue_id = ? AND status IN ('RUNNING','CANCELLING')`,
+      ),
+      activeForAccount: db.prepare(
+        `SELECT count(*) AS n FROM move_tasks WHERE account_id = ? AND status IN ('RUNNING','CANCELLING')`,
+      ),
       nextOrder: db.prepare('SELECT coalesce(max(created_order), 0) + 1 AS n FROM move_tasks'),
       insertTask: db.prepare(
         `INSERT INTO move_tasks (id, account_id, source_queue_id, source_arn, destination_arn, max_per_second, filter,
            status, to_move, started_at, max_seq, created_order) VALUES (?,?,?,?,?,?,?,'RUNNING',?,?,?,?)`,
       ),
       task: db.prepare('SELECT * FROM move_tasks WHERE id = ?'),
-      tasksOf: db.prepare(`SELECT * FROM move_tasks WHERE source_queue_id = ? ORDER BY created_order DESC ${BOUND_LIMIT}`),
-      cancel: db.prepare(`UPDATE move_tasks SET status = 'CANCELLED', lease_owner = NULL WHERE id = ? AND status = 'RUNNING'`),
+      tasksOf: db.prepare(
+        `SELECT * FROM move_tasks WHERE source_queue_id = ? ORDER BY created_order DESC ${BOUND_LIMIT}`,
+      ),
+      cancel: db.prepare(
+        `UPDATE move_tasks SET status = 'CANCELLED', lease_owner = NULL WHERE id = ? AND status = 'RUNNING'`,
+      ),
       leasable: db.prepare(
         `SELECT * FROM move_tasks WHERE status = 'RUNNING' AND (lease_owner IS NULL OR lease_owner = ? OR lease_until <= ?)`,
       ),
@@ -41,28 +72,44 @@ export class SqliteMoveTasks implements MoveTaskStore {
       progress: db.prepare(
         'UPDATE move_tasks SET moved = moved + ?, cursor = ?, status = ?, failure_reason = ?, lease_until = ? WHERE id = ?',
       ),
-      scan: db.prepare(`SELECT * FROM messages WHERE queue_id = ? AND seq > ? AND seq <= ? ORDER BY seq ${BOUND_LIMIT}`),
+      scan: db.prepare(
+        `SELECT * FROM messages WHERE queue_id = ? AND seq > ? AND seq <= ? ORDER BY seq ${BOUND_LIMIT}`,
+      ),
       // A move task writes only within its scope (move-plan.ts): the owner's account and region, the source's type.
       queueInScope: db.prepare('SELECT * FROM queues WHERE account_id = ? AND region = ? AND name = ? AND fifo = ?'),
       source: db.prepare('SELECT account_id, region, fifo FROM queues WHERE id = ?'),
       insertMessage: db.prepare(insertMessageSql()),
       deleteMessage: db.prepare('DELETE FROM messages WHERE seq = ?'),
       // By id: dead-lettered messages through their partial index, any other by the queue's rows.
-      deadById: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND message_id = ? AND dead_letter_source IS NOT NULL'),
+      deadById: db.prepare(
+        'SELECT * FROM messages WHERE queue_id = ? AND message_id = ? AND dead_letter_source IS NOT NULL',
+      ),
       anyById: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND message_id = ?'),
-      inflightById: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND visible_at > ? AND message_id = ? AND receive_count > 0'),
+      inflightById: db.prepare(
+        'SELECT * FROM messages WHERE queue_id = ? AND visible_at > ? AND message_id = ? AND receive_count > 0',
+      ),
     };
   }
 
   create(t: NewMoveTask, maxActivePerAccount: number): Promise<MoveTaskRecord | 'sourceBusy' | 'accountLimit'> {
     return this.commit.run(() => {
       if ((this.sql.activeForSource.get(t.sourceQueueId) as { n: number }).n > 0) return 'sourceBusy' as const;
-      if ((this.sql.activeForAccount.get(t.accountId) as { n: number }).n >= maxActivePerAccount) return 'accountLimit' as const;
+      if ((this.sql.activeForAccount.get(t.accountId) as { n: number }).n >= maxActivePerAccount)
+        return 'accountLimit' as const;
       const depth = this.sql.depth.get(t.sourceQueueId) as { n: number; maxSeq: number };
       const order = (this.sql.nextOrder.get() as { n: number }).n;
       this.sql.insertTask.run(
-        t.id, t.accountId, t.sourceQueueId, t.sourceArn, t.destinationArn ?? null, t.maxPerSecond ?? null,
-        t.filter ?? null, t.toMove ?? depth.n, t.startedAt, depth.maxSeq, order,
+        t.id,
+        t.accountId,
+        t.sourceQueueId,
+        t.sourceArn,
+        t.destinationArn ?? null,
+        t.maxPerSecond ?? null,
+        t.filter ?? null,
+        t.toMove ?? depth.n,
+        t.startedAt,
+        depth.maxSeq,
+        order,
       );
       return toTask(this.sql.task.get(t.id) as MoveTaskRow);
     });
@@ -112,7 +159,9 @@ export class SqliteMoveTasks implements MoveTaskStore {
       const scope: MoveScope = { accountId: row.account_id, region: source.region, fifo: Boolean(source.fifo) };
       const rows = (this.sql.scan.all(sourceId, row.cursor, row.max_seq, b.scanLimit) as MessageRow[]).map(toMessage);
       const plan = planMoveBatch(rows, Number(row.cursor), b, scope, (a) => {
-        const q = this.sql.queueInScope.get(scope.accountId, scope.region, a.name, scope.fifo ? 1 : 0) as QueueRow | undefined;
+        const q = this.sql.queueInScope.get(scope.accountId, scope.region, a.name, scope.fifo ? 1 : 0) as
+          | QueueRow
+          | undefined;
         return q && toQueue(q);
       });
       for (const { message, destination } of plan.moves) {
@@ -136,7 +185,9 @@ export class SqliteMoveTasks implements MoveTaskStore {
       return messageIds.map((id) => {
         const row = (this.sql.deadById.get(queueId, id) ?? this.sql.anyById.get(queueId, id)) as MessageRow | undefined;
         const r = planMoveById(id, row && toMessage(row), move, scope, (a) => {
-          const q = this.sql.queueInScope.get(scope.accountId, scope.region, a.name, scope.fifo ? 1 : 0) as QueueRow | undefined;
+          const q = this.sql.queueInScope.get(scope.accountId, scope.region, a.name, scope.fifo ? 1 : 0) as
+            | QueueRow
+            | undefined;
           return q && toQueue(q);
         });
         if (r.outcome !== 'moved') return r;

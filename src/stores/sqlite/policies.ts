@@ -2,10 +2,21 @@ import type Database from 'better-sqlite3';
 import type { PolicyRecord, PolicyStore } from '../../engine/store/policies.js';
 import type { GroupCommit } from './group-commit.js';
 
-interface PolicyRow { account_id: string; name: string; pattern: string; apply_to: string; priority: number; definition: string }
+interface PolicyRow {
+  account_id: string;
+  name: string;
+  pattern: string;
+  apply_to: string;
+  priority: number;
+  definition: string;
+}
 
 const policyOf = (r: PolicyRow): PolicyRecord => ({
-  accountId: r.account_id, name: r.name, pattern: r.pattern, applyTo: r.apply_to, priority: Number(r.priority),
+  accountId: r.account_id,
+  name: r.name,
+  pattern: r.pattern,
+  applyTo: r.apply_to,
+  priority: Number(r.priority),
   definition: JSON.parse(r.definition) as Record<string, unknown>,
 });
 
@@ -13,7 +24,10 @@ const policyOf = (r: PolicyRow): PolicyRecord => ({
 export class SqlitePolicies implements PolicyStore {
   private readonly sql;
 
-  constructor(db: Database.Database, private readonly commit: GroupCommit) {
+  constructor(
+    db: Database.Database,
+    private readonly commit: GroupCommit,
+  ) {
     this.sql = {
       list: db.prepare('SELECT * FROM policies ORDER BY account_id, name'),
       put: db.prepare(
@@ -28,7 +42,9 @@ export class SqlitePolicies implements PolicyStore {
   }
 
   async put(p: PolicyRecord): Promise<void> {
-    await this.commit.run(() => this.sql.put.run(p.accountId, p.name, p.pattern, p.applyTo, p.priority, JSON.stringify(p.definition)));
+    await this.commit.run(() =>
+      this.sql.put.run(p.accountId, p.name, p.pattern, p.applyTo, p.priority, JSON.stringify(p.definition)),
+    );
   }
 
   delete(accountId: string, name: string): Promise<boolean> {

@@ -32,11 +32,15 @@ export class SqliteQueues implements QueueStore {
       delete: db.prepare('DELETE FROM queues WHERE id = ?'),
       deleteMessages: db.prepare('DELETE FROM messages WHERE queue_id = ?'),
       // What else a queue owns.
-      deleteState: ['fifo_dedup', 'receive_attempts', 'queue_depth'].map((t) => db.prepare(`DELETE FROM ${t} WHERE queue_id = ?`)),
+      deleteState: ['fifo_dedup', 'receive_attempts', 'queue_depth'].map((t) =>
+        db.prepare(`DELETE FROM ${t} WHERE queue_id = ?`),
+      ),
       // A purge also forgets deduplication ids and receive attempts, as SQS does: a send
       // that reuses an id after a purge stores a new message.
       forgetFifo: ['fifo_dedup', 'receive_attempts'].map((t) => db.prepare(`DELETE FROM ${t} WHERE queue_id = ?`)),
-      markPurge: db.prepare('UPDATE queues SET last_purge_at = ? WHERE id = ? AND (last_purge_at IS NULL OR last_purge_at <= ?)'),
+      markPurge: db.prepare(
+        'UPDATE queues SET last_purge_at = ? WHERE id = ? AND (last_purge_at IS NULL OR last_purge_at <= ?)',
+      ),
     };
   }
 
@@ -47,8 +51,14 @@ export class SqliteQueues implements QueueStore {
   /** Inserts the queue unless it exists, in the running transaction. */
   insert(queue: NewQueue): { queue: QueueRecord; created: boolean } {
     const res = this.sql.insert.run(
-      queue.accountId, queue.region, queue.name, queue.fifo ? 1 : 0, JSON.stringify(queue.attributes),
-      JSON.stringify(queue.tags), queue.createdAt, queue.modifiedAt,
+      queue.accountId,
+      queue.region,
+      queue.name,
+      queue.fifo ? 1 : 0,
+      JSON.stringify(queue.attributes),
+      JSON.stringify(queue.tags),
+      queue.createdAt,
+      queue.modifiedAt,
     );
     const row = this.sql.byName.get(queue.accountId, queue.region, queue.name) as QueueRow;
     if (res.changes === 1) this.cache.forget(row.id);
@@ -67,7 +77,12 @@ export class SqliteQueues implements QueueStore {
     return row && toQueue(row);
   }
 
-  async list({ accountId, region }: QueueOwner, prefix: string, after: string | undefined, limit: number): Promise<QueueRecord[]> {
+  async list(
+    { accountId, region }: QueueOwner,
+    prefix: string,
+    after: string | undefined,
+    limit: number,
+  ): Promise<QueueRecord[]> {
     return (this.sql.list.all(accountId, region, prefix, prefix, after ?? '', limit) as QueueRow[]).map(toQueue);
   }
 

@@ -84,18 +84,28 @@ export class SqliteStore implements Store {
     this.commit = new GroupCommit(this.db, { afterCommit: () => this.wakeups.committed() });
     const readMessage = messageReader(this.db);
     const queues = new SqliteQueues(this.db, this.commit);
-    const deadLetters = new SqliteDeadLetters(this.db, this.commit, this.wakeups, readMessage, (q) => queues.insert(q).queue.id);
+    const deadLetters = new SqliteDeadLetters(
+      this.db,
+      this.commit,
+      this.wakeups,
+      readMessage,
+      (q) => queues.insert(q).queue.id,
+    );
     this.queues = guardStorage(queues, sqliteStorageError);
     this.deadLetters = guardStorage(deadLetters, sqliteStorageError);
     this.messages = guardStorage(
-      new SqliteMessages(this.db, this.commit, this.wakeups, deadLetters, readMessage), sqliteStorageError,
+      new SqliteMessages(this.db, this.commit, this.wakeups, deadLetters, readMessage),
+      sqliteStorageError,
     );
     this.moveTasks = guardStorage(new SqliteMoveTasks(this.db, this.commit, this.wakeups), sqliteStorageError);
     this.maintenance = guardStorage(new SqliteMaintenance(this.db, this.commit), sqliteStorageError);
     this.activity = guardStorage(new SqliteActivity(this.db, this.commit), sqliteStorageError);
     this.exchanges = guardStorage(new SqliteExchanges(this.db, this.commit), sqliteStorageError);
     this.policies = guardStorage(new SqlitePolicies(this.db, this.commit), sqliteStorageError);
-    this.heldDeliveries = guardStorage(new SqliteHeldDeliveries(this.db, this.commit, this.wakeups), sqliteStorageError);
+    this.heldDeliveries = guardStorage(
+      new SqliteHeldDeliveries(this.db, this.commit, this.wakeups),
+      sqliteStorageError,
+    );
   }
 
   stats(): StoreStats {
@@ -121,7 +131,11 @@ function tune(db: Database.Database, synchronous: string): void {
  * schema up to date and writable. A failure is one line naming the file and what to
  * do, and leaves behind nothing this attempt created: no directory, no lock file.
  */
-function openFile(path: string, synchronous: string, defaultRegion: string): { db: Database.Database; lock: DirectoryLock } {
+function openFile(
+  path: string,
+  synchronous: string,
+  defaultRegion: string,
+): { db: Database.Database; lock: DirectoryLock } {
   const files = [path, `${path}-wal`, `${path}-shm`];
   const existed = files.map((f) => existsSync(f));
   let createdDir: string | undefined;
@@ -142,7 +156,13 @@ function openFile(path: string, synchronous: string, defaultRegion: string): { d
     db?.close();
     lock?.release();
     // Best effort: where nothing could be created, nothing can be removed either.
-    const remove = (f: string) => { try { rmSync(f, { recursive: true, force: true }); } catch { /* see above */ } };
+    const remove = (f: string) => {
+      try {
+        rmSync(f, { recursive: true, force: true });
+      } catch {
+        /* see above */
+      }
+    };
     for (const [i, f] of files.entries()) if (!existed[i]) remove(f);
     if (createdDir) remove(createdDir);
     else if (lock?.created) remove(lock.path);

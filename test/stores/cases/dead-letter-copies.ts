@@ -11,14 +11,38 @@ const ENVELOPE = (x: string) => ({ RedriveAmqp: { DataType: 'String', StringValu
  * An AMQP dead-letter exchange's target: the message is replaced by a copy in each of
  * `dests` (with its own expiry), and `cycles` more queues are left out as cycles.
  */
-function copyTo(source: QueueRecord, dests: QueueRecord[], reason: DeadLetterTarget['reason'] = 'rejected', cycles = 0): DeadLetterTarget {
+function copyTo(
+  source: QueueRecord,
+  dests: QueueRecord[],
+  reason: DeadLetterTarget['reason'] = 'rejected',
+  cycles = 0,
+): DeadLetterTarget {
   let n = 0;
   return {
-    queueId: source.id, reason,
+    queueId: source.id,
+    reason,
     arrival: (m: StoredMessage): DeadLetterArrival => ({
-      kind: 'copies', sentAt: T + 50, deadLetterSourceArn: `arn:${source.name}`,
-      deaths: [{ queue: source.name, queueArn: `arn:${source.name}`, reason, count: 1, firstTime: T + 50, lastTime: T + 50, exchange: '', routingKeys: ['key'] }],
-      copies: dests.map((d, i) => ({ queueId: d.id, messageId: `${m.messageId}-copy-${++n}`, systemAttributes: ENVELOPE('dlx'), expiresAt: i === 0 ? T + 9_000 : undefined })),
+      kind: 'copies',
+      sentAt: T + 50,
+      deadLetterSourceArn: `arn:${source.name}`,
+      deaths: [
+        {
+          queue: source.name,
+          queueArn: `arn:${source.name}`,
+          reason,
+          count: 1,
+          firstTime: T + 50,
+          lastTime: T + 50,
+          exchange: '',
+          routingKeys: ['key'],
+        },
+      ],
+      copies: dests.map((d, i) => ({
+        queueId: d.id,
+        messageId: `${m.messageId}-copy-${++n}`,
+        systemAttributes: ENVELOPE('dlx'),
+        expiresAt: i === 0 ? T + 9_000 : undefined,
+      })),
       cycles,
     }),
   };
@@ -32,10 +56,23 @@ export const deadLetterCopyCases: CaseGroup = (open) => {
       const src = await makeQueue(store());
       const [d1, d2] = [await makeQueue(store()), await makeQueue(store())];
       await store().messages.send(src.id, [newMessage(T, { body: 'fan', systemAttributes: ENVELOPE('orig') })]);
-      const { messages: [m] } = await store().messages.receive(src.id, receiveRequest(T + 10));
-      const r = await store().deadLetters.reject(src.id, { seq: m!.seq, token: m!.receiptToken! }, T + 50, copyTo(src, [d1!, d2!]));
+      const {
+        messages: [m],
+      } = await store().messages.receive(src.id, receiveRequest(T + 10));
+      const r = await store().deadLetters.reject(
+        src.id,
+        { seq: m!.seq, token: m!.receiptToken! },
+        T + 50,
+        copyTo(src, [d1!, d2!]),
+      );
       assert.equal(r.outcome, 'ok');
-      assert.deepEqual(r.deadLettered.map((d) => [d.to, d.reason]), [[d1!.id, 'rejected'], [d2!.id, 'rejected']]);
+      assert.deepEqual(
+        r.deadLettered.map((d) => [d.to, d.reason]),
+        [
+          [d1!.id, 'rejected'],
+          [d2!.id, 'rejected'],
+        ],
+      );
       assert.equal((await store().messages.peek(src.id, 0, 10)).length, 0, 'the original is gone');
       for (const [i, d] of [d1!, d2!].entries()) {
         const copies = await store().messages.peek(d.id, 0, 10);
@@ -57,11 +94,20 @@ export const deadLetterCopyCases: CaseGroup = (open) => {
 
     test('expiry with no destination drops the message; a left-out cycle is reported as one', async () => {
       const src = await makeQueue(store());
-      await store().messages.send(src.id, [newMessage(T, { body: 'a', expiresAt: T + 5 }), newMessage(T, { body: 'b', expiresAt: T + 5 })]);
+      await store().messages.send(src.id, [
+        newMessage(T, { body: 'a', expiresAt: T + 5 }),
+        newMessage(T, { body: 'b', expiresAt: T + 5 }),
+      ]);
       const dropped = await store().deadLetters.expire(src.id, T + 10, 1, copyTo(src, [], 'expired'));
-      assert.deepEqual(dropped.map((d) => [d.to, d.kind]), [[undefined, 'dropped']]);
+      assert.deepEqual(
+        dropped.map((d) => [d.to, d.kind]),
+        [[undefined, 'dropped']],
+      );
       const cycled = await store().deadLetters.expire(src.id, T + 10, 10, copyTo(src, [], 'expired', 1));
-      assert.deepEqual(cycled.map((d) => [d.to, d.kind]), [[undefined, 'cycle']]);
+      assert.deepEqual(
+        cycled.map((d) => [d.to, d.kind]),
+        [[undefined, 'cycle']],
+      );
       assert.equal((await store().messages.peek(src.id, 0, 10)).length, 0);
     });
 
@@ -72,20 +118,33 @@ export const deadLetterCopyCases: CaseGroup = (open) => {
       await store().messages.send(src.id, [newMessage(T, { body: 'old' })], limit);
       const { deadLettered } = await store().messages.send(src.id, [newMessage(T + 1, { body: 'new' })], limit);
       assert.equal(deadLettered.length, 2);
-      assert.deepEqual((await store().messages.peek(src.id, 0, 10)).map((m) => m.body), ['new']);
-      for (const d of [d1!, d2!]) assert.deepEqual((await store().messages.peek(d.id, 0, 10)).map((m) => m.body), ['old']);
+      assert.deepEqual(
+        (await store().messages.peek(src.id, 0, 10)).map((m) => m.body),
+        ['new'],
+      );
+      for (const d of [d1!, d2!])
+        assert.deepEqual(
+          (await store().messages.peek(d.id, 0, 10)).map((m) => m.body),
+          ['old'],
+        );
     });
 
     test('an arrival that fails leaves the message where it was and writes no copy', async () => {
       const src = await makeQueue(store());
       const d1 = await makeQueue(store());
-      await store().messages.send(src.id, [newMessage(T, { body: 'keep', expiresAt: T + 5 }), newMessage(T, { body: 'keep2', expiresAt: T + 5 })]);
+      await store().messages.send(src.id, [
+        newMessage(T, { body: 'keep', expiresAt: T + 5 }),
+        newMessage(T, { body: 'keep2', expiresAt: T + 5 }),
+      ]);
       const good = copyTo(src, [d1]);
       // The second message fails (every time: a store may run an arrival again when it retries).
-      const failing: DeadLetterTarget = { ...good, arrival: (m) => {
-        if (m.body === 'keep2') throw new Error('routing failed');
-        return good.arrival(m);
-      } };
+      const failing: DeadLetterTarget = {
+        ...good,
+        arrival: (m) => {
+          if (m.body === 'keep2') throw new Error('routing failed');
+          return good.arrival(m);
+        },
+      };
       await assert.rejects(store().deadLetters.expire(src.id, T + 10, 10, failing), /routing failed/);
       assert.deepEqual((await store().messages.peek(src.id, 0, 10)).map((m) => m.body).sort(), ['keep', 'keep2']);
       assert.equal((await store().messages.peek(d1.id, 0, 10)).length, 0, 'the first copy was rolled back');

@@ -8,14 +8,28 @@ import { makeQueue, newMessage, receiveRequest, useStore, type CaseGroup } from 
 const T = 1_700_000_000_000;
 
 /** A target recording each death as the engine does, optionally sending it elsewhere. */
-function target(dlq: QueueRecord, source: QueueRecord, reason: DeathReason, opts: { expiresAt?: number; park?: NewQueue; text?: string } = {}): DeadLetterTarget {
+function target(
+  dlq: QueueRecord,
+  source: QueueRecord,
+  reason: DeathReason,
+  opts: { expiresAt?: number; park?: NewQueue; text?: string } = {},
+): DeadLetterTarget {
   return {
     queueId: dlq.id,
     reason,
     cyclesQueue: opts.park,
     arrival: (m: StoredMessage) => ({
-      kind: opts.park !== undefined && m.body.startsWith('loop') ? 'cycle' : 'move', sentAt: m.sentAt, dedupId: m.dedupId, deadLetterSourceArn: `arn:${source.name}`,
-      deaths: recordDeath(m.deaths, { queue: source.name, queueArn: `arn:${source.name}`, reason, time: T, rejectReason: opts.text }),
+      kind: opts.park !== undefined && m.body.startsWith('loop') ? 'cycle' : 'move',
+      sentAt: m.sentAt,
+      dedupId: m.dedupId,
+      deadLetterSourceArn: `arn:${source.name}`,
+      deaths: recordDeath(m.deaths, {
+        queue: source.name,
+        queueArn: `arn:${source.name}`,
+        reason,
+        time: T,
+        rejectReason: opts.text,
+      }),
       expiresAt: opts.expiresAt,
     }),
   };
@@ -38,7 +52,13 @@ export const deathCases: CaseGroup = (open) => {
 
     test('a message keeps its history and expiry through send and peek', async () => {
       const q = await makeQueue(store());
-      const deaths = recordDeath(undefined, { queue: 'a', queueArn: 'arn:a', reason: 'rejected', time: T, rejectReason: 'bad' });
+      const deaths = recordDeath(undefined, {
+        queue: 'a',
+        queueArn: 'arn:a',
+        reason: 'rejected',
+        time: T,
+        rejectReason: 'bad',
+      });
       await store().messages.send(q.id, [newMessage(T, { body: 'h', deaths, expiresAt: T + 5000 })]);
       const [m] = await peek(store(), q);
       assert.deepEqual(m!.deaths, deaths);
@@ -49,12 +69,20 @@ export const deathCases: CaseGroup = (open) => {
       const src = await makeQueue(store());
       const dlq = await makeQueue(store());
       await store().messages.send(src.id, [newMessage(T, { body: 'r', expiresAt: T + 60_000 })]);
-      const [got] = (await store().messages.receive(src.id, receiveRequest(T, { max: 1, visibilityTimeoutMs: 1000 }))).messages;
+      const [got] = (await store().messages.receive(src.id, receiveRequest(T, { max: 1, visibilityTimeoutMs: 1000 })))
+        .messages;
       const ref = { seq: got!.seq, token: got!.receiptToken! };
       const t = target(dlq, src, 'rejected', { text: 'no good' });
       assert.equal((await store().deadLetters.reject(src.id, { ...ref, token: 'other' }, T + 1, t)).outcome, 'stale');
-      assert.equal((await store().deadLetters.reject(src.id, { ...ref, token: 'x'.repeat(16) }, T + 1, t)).outcome, 'stale');
-      assert.equal((await store().deadLetters.reject(src.id, ref, T + 1000, t)).outcome, 'lapsed', 'the receipt ends when the message is visible again');
+      assert.equal(
+        (await store().deadLetters.reject(src.id, { ...ref, token: 'x'.repeat(16) }, T + 1, t)).outcome,
+        'stale',
+      );
+      assert.equal(
+        (await store().deadLetters.reject(src.id, ref, T + 1000, t)).outcome,
+        'lapsed',
+        'the receipt ends when the message is visible again',
+      );
       assert.equal((await store().deadLetters.reject(src.id, ref, T + 40_000, t)).outcome, 'lapsed');
       assert.equal((await store().deadLetters.reject(src.id, ref, T + 1, t)).outcome, 'ok');
       assert.equal((await store().deadLetters.reject(src.id, ref, T + 2, t)).outcome, 'gone');
@@ -64,7 +92,10 @@ export const deathCases: CaseGroup = (open) => {
       assert.equal(moved!.visibleAt, T + 1);
       assert.equal(moved!.deadLetteredAt, T + 1);
       assert.equal(moved!.expiresAt, undefined, 'the TTL is removed');
-      assert.deepEqual(moved!.deaths!.map((d) => [d.reason, d.count, d.rejectReason]), [['rejected', 1, 'no good']]);
+      assert.deepEqual(
+        moved!.deaths!.map((d) => [d.reason, d.count, d.rejectReason]),
+        [['rejected', 1, 'no good']],
+      );
       assert.deepEqual(await bodies(store(), src), []);
     });
 
@@ -73,14 +104,32 @@ export const deathCases: CaseGroup = (open) => {
       const dlq = await makeQueue(store(), { name: `f${Date.now()}b.fifo`, fifo: true });
       await store().messages.send(dlq.id, [newMessage(T, { body: 'already', groupId: 'g', dedupId: 'x' })]);
       await store().messages.send(src.id, [newMessage(T, { body: 'fifo', groupId: 'g', dedupId: 'y' })]);
-      const [got] = (await store().messages.receive(src.id, receiveRequest(T, { max: 1, fifo: true, visibilityTimeoutMs: 1000 }))).messages;
-      assert.equal((await store().deadLetters.reject(src.id, { seq: got!.seq, token: got!.receiptToken! }, T + 1, target(dlq, src, 'rejected'))).outcome, 'ok');
+      const [got] = (
+        await store().messages.receive(src.id, receiveRequest(T, { max: 1, fifo: true, visibilityTimeoutMs: 1000 }))
+      ).messages;
+      assert.equal(
+        (
+          await store().deadLetters.reject(
+            src.id,
+            { seq: got!.seq, token: got!.receiptToken! },
+            T + 1,
+            target(dlq, src, 'rejected'),
+          )
+        ).outcome,
+        'ok',
+      );
       const inDlq = await peek(store(), dlq);
-      assert.deepEqual(inDlq.map((m) => m.body), ['already', 'fifo']);
+      assert.deepEqual(
+        inDlq.map((m) => m.body),
+        ['already', 'fifo'],
+      );
       assert.ok(inDlq[1]!.seq > got!.seq, 'a new position');
       // A receive hands the group out in that order too.
       const received = await store().messages.receive(dlq.id, receiveRequest(T + 2, { fifo: true }));
-      assert.deepEqual(received.messages.map((m) => m.body), ['already', 'fifo']);
+      assert.deepEqual(
+        received.messages.map((m) => m.body),
+        ['already', 'fifo'],
+      );
       assert.deepEqual(reasons(received.messages[1]), ['rejected']);
     });
 
@@ -103,12 +152,19 @@ export const deathCases: CaseGroup = (open) => {
       assert.equal((await store().deadLetters.expire(src.id, T + 2500, 10, t)).length, 1);
       assert.deepEqual((await bodies(store(), dlq)).sort(), ['first', 'second']);
       const moved = await peek(store(), dlq);
-      assert.ok(moved.every((m) => m.expiresAt === T + 99_000), "the target's own TTL applies from arrival");
+      assert.ok(
+        moved.every((m) => m.expiresAt === T + 99_000),
+        "the target's own TTL applies from arrival",
+      );
       for (const m of moved) assert.deepEqual(reasons(m), ['expired']);
       assert.deepEqual((await bodies(store(), src)).sort(), ['delayed', 'forever', 'held', 'late']);
       // Without a target, what expired is deleted.
       const dropped = await store().deadLetters.expire(src.id, T + 3000, 10, undefined);
-      assert.deepEqual(dropped.map((d) => [d.from, d.to, d.reason]), [[src.id, undefined, 'expired']], 'reported as dropped');
+      assert.deepEqual(
+        dropped.map((d) => [d.from, d.to, d.reason]),
+        [[src.id, undefined, 'expired']],
+        'reported as dropped',
+      );
       assert.deepEqual(await bodies(store(), src), ['held', 'forever', 'delayed']);
       assert.deepEqual((await bodies(store(), dlq)).sort(), ['first', 'second']);
     });
@@ -117,18 +173,31 @@ export const deathCases: CaseGroup = (open) => {
       const src = await makeQueue(store());
       const dlq = await makeQueue(store());
       const park: NewQueue = {
-        accountId: src.accountId, region: src.region, name: `cycles-${Date.now()}`, fifo: false, attributes: {}, tags: {},
-        createdAt: T, modifiedAt: T, lastPurgeAt: null,
+        accountId: src.accountId,
+        region: src.region,
+        name: `cycles-${Date.now()}`,
+        fifo: false,
+        attributes: {},
+        tags: {},
+        createdAt: T,
+        modifiedAt: T,
+        lastPurgeAt: null,
       };
       await store().messages.send(src.id, [newMessage(T, { body: 'fine', expiresAt: T })]);
       const first = await store().deadLetters.expire(src.id, T, 10, target(dlq, src, 'expired', { park }));
-      assert.deepEqual(first.map((d) => [d.to, d.kind]), [[dlq.id, 'moved']]);
+      assert.deepEqual(
+        first.map((d) => [d.to, d.kind]),
+        [[dlq.id, 'moved']],
+      );
       assert.equal(await store().queues.get(park), undefined, 'no cycle, no cycles queue');
       await store().messages.send(src.id, [newMessage(T, { body: 'looping', expiresAt: T })]);
       const moves = await store().deadLetters.expire(src.id, T, 10, target(dlq, src, 'expired', { park }));
       const parking = await store().queues.get(park);
       assert.ok(parking, 'created with the move');
-      assert.deepEqual(moves.map((d) => [d.from, d.to, d.reason, d.kind]), [[src.id, parking.id, 'expired', 'cycle']]);
+      assert.deepEqual(
+        moves.map((d) => [d.from, d.to, d.reason, d.kind]),
+        [[src.id, parking.id, 'expired', 'cycle']],
+      );
       assert.deepEqual(await bodies(store(), dlq), ['fine']);
       assert.deepEqual(await bodies(store(), parking), ['looping']);
     });
@@ -139,10 +208,16 @@ export const deathCases: CaseGroup = (open) => {
       await store().messages.send(src.id, [newMessage(T, { body: 'poison', expiresAt: T + 50_000 })]);
       const rule = { ...target(dlq, src, 'delivery_limit'), maxReceiveCount: 1 };
       await store().messages.receive(src.id, receiveRequest(T, { visibilityTimeoutMs: 0, deadLetter: rule }));
-      const r = await store().messages.receive(src.id, receiveRequest(T + 1, { visibilityTimeoutMs: 0, deadLetter: rule }));
+      const r = await store().messages.receive(
+        src.id,
+        receiveRequest(T + 1, { visibilityTimeoutMs: 0, deadLetter: rule }),
+      );
       assert.equal(r.deadLettered.length, 1);
       const [moved] = await peek(store(), dlq);
-      assert.deepEqual(moved!.deaths!.map((d) => [d.queue, d.reason, d.count]), [[src.name, 'delivery_limit', 1]]);
+      assert.deepEqual(
+        moved!.deaths!.map((d) => [d.queue, d.reason, d.count]),
+        [[src.name, 'delivery_limit', 1]],
+      );
       assert.equal(moved!.expiresAt, undefined);
     });
 
@@ -151,8 +226,14 @@ export const deathCases: CaseGroup = (open) => {
       const dlq = await makeQueue(store(), { name: `g${Date.now()}b.fifo`, fifo: true });
       await store().messages.send(src.id, [newMessage(T, { body: 'poison', groupId: 'g', dedupId: 'p' })]);
       const rule = { ...target(dlq, src, 'delivery_limit'), maxReceiveCount: 1 };
-      await store().messages.receive(src.id, receiveRequest(T, { visibilityTimeoutMs: 0, deadLetter: rule, fifo: true }));
-      await store().messages.receive(src.id, receiveRequest(T + 1, { visibilityTimeoutMs: 0, deadLetter: rule, fifo: true }));
+      await store().messages.receive(
+        src.id,
+        receiveRequest(T, { visibilityTimeoutMs: 0, deadLetter: rule, fifo: true }),
+      );
+      await store().messages.receive(
+        src.id,
+        receiveRequest(T + 1, { visibilityTimeoutMs: 0, deadLetter: rule, fifo: true }),
+      );
       const [moved] = await peek(store(), dlq);
       assert.equal(moved!.deaths![0]!.reason, 'delivery_limit');
     });
@@ -163,14 +244,25 @@ export const deathCases: CaseGroup = (open) => {
       // A backlog from before the limit is counted once, on the first limited send.
       await store().messages.send(src.id, [newMessage(T, { body: 'm1' }), newMessage(T + 1, { body: 'm2' })]);
       const limit = { maxMessages: 2, overflow: 'drop-head' as const, deadLetter: target(dlq, src, 'maxlen') };
-      const { messages: [sent], deadLettered } = await store().messages.send(src.id, [newMessage(T + 2, { body: 'm3' })], limit);
+      const {
+        messages: [sent],
+        deadLettered,
+      } = await store().messages.send(src.id, [newMessage(T + 2, { body: 'm3' })], limit);
       assert.equal(sent!.rejected, undefined);
-      assert.deepEqual(deadLettered.map((d) => [d.from, d.to, d.reason]), [[src.id, dlq.id, 'maxlen']], 'the send reports what it pushed out');
+      assert.deepEqual(
+        deadLettered.map((d) => [d.from, d.to, d.reason]),
+        [[src.id, dlq.id, 'maxlen']],
+        'the send reports what it pushed out',
+      );
       assert.deepEqual(await bodies(store(), src), ['m2', 'm3']);
       assert.deepEqual(await bodies(store(), dlq), ['m1']);
       assert.deepEqual(reasons((await peek(store(), dlq))[0]), ['maxlen']);
       // A batch pushes out as many as it needs.
-      await store().messages.send(src.id, [newMessage(T + 3, { body: 'm4' }), newMessage(T + 3, { body: 'm5' })], limit);
+      await store().messages.send(
+        src.id,
+        [newMessage(T + 3, { body: 'm4' }), newMessage(T + 3, { body: 'm5' })],
+        limit,
+      );
       assert.deepEqual(await bodies(store(), src), ['m4', 'm5']);
       assert.deepEqual(await bodies(store(), dlq), ['m1', 'm2', 'm3']);
     });
@@ -180,7 +272,12 @@ export const deathCases: CaseGroup = (open) => {
       await store().messages.send(q.id, [newMessage(T, { body: 'busy' })]);
       await store().messages.receive(q.id, receiveRequest(T, { visibilityTimeoutMs: 30_000 }));
       await store().messages.send(q.id, [newMessage(T, { body: 'hidden', visibleAt: T + 10_000 })]);
-      const { messages: [r] } = await store().messages.send(q.id, [newMessage(T + 1, { body: 'new' })], { maxMessages: 2, overflow: 'drop-head' });
+      const {
+        messages: [r],
+      } = await store().messages.send(q.id, [newMessage(T + 1, { body: 'new' })], {
+        maxMessages: 2,
+        overflow: 'drop-head',
+      });
       assert.equal(r!.rejected, true);
       assert.deepEqual(await bodies(store(), q), ['busy', 'hidden']);
     });
@@ -188,13 +285,27 @@ export const deathCases: CaseGroup = (open) => {
     test('reject-publish refuses what does not fit, by count or bytes, and the depth follows deletes', async () => {
       const q = await makeQueue(store());
       const limit = { maxMessages: 2, maxBytes: 10, overflow: 'reject-publish' as const };
-      const { messages: out } = await store().messages.send(q.id, [newMessage(T, { body: 'aaaa' }), newMessage(T, { body: 'bbbb' }), newMessage(T, { body: 'c' })], limit);
-      assert.deepEqual(out.map((m) => m.rejected ?? false), [false, false, true]);
+      const { messages: out } = await store().messages.send(
+        q.id,
+        [newMessage(T, { body: 'aaaa' }), newMessage(T, { body: 'bbbb' }), newMessage(T, { body: 'c' })],
+        limit,
+      );
+      assert.deepEqual(
+        out.map((m) => m.rejected ?? false),
+        [false, false, true],
+      );
       const got = await store().messages.receive(q.id, receiveRequest(T, { max: 1 }));
-      await store().messages.delete(q.id, [{ seq: got.messages[0]!.seq, token: got.messages[0]!.receiptToken! }], { now: T, requireCurrent: false });
-      const { messages: [big] } = await store().messages.send(q.id, [newMessage(T, { body: 'ééééé' })], limit);
+      await store().messages.delete(q.id, [{ seq: got.messages[0]!.seq, token: got.messages[0]!.receiptToken! }], {
+        now: T,
+        requireCurrent: false,
+      });
+      const {
+        messages: [big],
+      } = await store().messages.send(q.id, [newMessage(T, { body: 'ééééé' })], limit);
       assert.equal(big!.rejected, true, '4 + 10 bytes is over 10');
-      const { messages: [small] } = await store().messages.send(q.id, [newMessage(T, { body: 'éé' })], limit);
+      const {
+        messages: [small],
+      } = await store().messages.send(q.id, [newMessage(T, { body: 'éé' })], limit);
       assert.equal(small!.rejected, undefined);
       assert.equal((await peek(store(), q)).length, 2);
     });
@@ -203,8 +314,15 @@ export const deathCases: CaseGroup = (open) => {
       const q = await makeQueue(store());
       const dlq = await makeQueue(store());
       const reject = { maxMessages: 2, overflow: 'reject-publish' as const };
-      const { messages: sent } = await store().messages.send(q.id, [1, 2, 3].map((i) => newMessage(T + i, { body: `r${i}` })), reject);
-      assert.deepEqual(sent.map((m) => m.rejected ?? false), [false, false, true]);
+      const { messages: sent } = await store().messages.send(
+        q.id,
+        [1, 2, 3].map((i) => newMessage(T + i, { body: `r${i}` })),
+        reject,
+      );
+      assert.deepEqual(
+        sent.map((m) => m.rejected ?? false),
+        [false, false, true],
+      );
       assert.deepEqual(await bodies(store(), q), ['r1', 'r2']);
       const dropHead = { maxMessages: 2, overflow: 'drop-head' as const, deadLetter: target(dlq, q, 'maxlen') };
       const { messages: more } = await store().messages.send(q.id, [newMessage(T + 10, { body: 'd1' })], dropHead);
@@ -214,18 +332,37 @@ export const deathCases: CaseGroup = (open) => {
       assert.deepEqual(reasons((await peek(store(), dlq))[0]), ['maxlen']);
       // Bytes count too, and a deleted message frees its room.
       const [r2] = (await store().messages.receive(q.id, receiveRequest(T + 20, { max: 1 }))).messages;
-      await store().messages.delete(q.id, [{ seq: r2!.seq, token: r2!.receiptToken! }], { now: T + 20, requireCurrent: false });
-      const { messages: bytes } = await store().messages.send(q.id, [newMessage(T + 30, { body: 'xx' }), newMessage(T + 30, { body: 'yyyy' })], { maxBytes: 6, overflow: 'reject-publish' });
-      assert.deepEqual(bytes.map((m) => m.rejected ?? false), [false, true], 'd1 (2 bytes) + xx fit in 6; yyyy does not');
+      await store().messages.delete(q.id, [{ seq: r2!.seq, token: r2!.receiptToken! }], {
+        now: T + 20,
+        requireCurrent: false,
+      });
+      const { messages: bytes } = await store().messages.send(
+        q.id,
+        [newMessage(T + 30, { body: 'xx' }), newMessage(T + 30, { body: 'yyyy' })],
+        { maxBytes: 6, overflow: 'reject-publish' },
+      );
+      assert.deepEqual(
+        bytes.map((m) => m.rejected ?? false),
+        [false, true],
+        'd1 (2 bytes) + xx fit in 6; yyyy does not',
+      );
     });
 
     test('a message moved into a limited queue counts towards its depth', async () => {
       const src = await makeQueue(store());
       const dlq = await makeQueue(store());
-      await store().messages.send(dlq.id, [newMessage(T, { body: 'd1' })], { maxMessages: 2, overflow: 'reject-publish' });
+      await store().messages.send(dlq.id, [newMessage(T, { body: 'd1' })], {
+        maxMessages: 2,
+        overflow: 'reject-publish',
+      });
       await store().messages.send(src.id, [newMessage(T, { body: 'x', expiresAt: T })]);
       await store().deadLetters.expire(src.id, T, 10, target(dlq, src, 'expired'));
-      const { messages: [r] } = await store().messages.send(dlq.id, [newMessage(T, { body: 'd2' })], { maxMessages: 2, overflow: 'reject-publish' });
+      const {
+        messages: [r],
+      } = await store().messages.send(dlq.id, [newMessage(T, { body: 'd2' })], {
+        maxMessages: 2,
+        overflow: 'reject-publish',
+      });
       assert.equal(r!.rejected, true);
     });
   });

@@ -17,4 +17,21 @@ import { heldDeliveryCases } from './held-deliveries.js';
 import { textCases } from './text-fidelity.js';
 
 /** Every conformance case group; add new groups here. */
-export const cases: CaseGroup[] = [fifoCases, queueCases, messageCases, deadLetterCases, deadLetterCopyCases, deathCases, depthCases, maintenanceCases, dueCases, consoleCases, exchangeCases, fairCases, moveScopeCases, heldDeliveryCases, textCases, moveByIdCases];
+export const cases: CaseGroup[] = [
+  fifoCases,
+  queueCases,
+  messageCases,
+  deadLetterCases,
+  deadLetterCopyCases,
+  deathCases,
+  depthCases,
+  maintenanceCases,
+  dueCases,
+  consoleCases,
+  exchangeCases,
+  fairCases,
+  moveScopeCases,
+  heldDeliveryCases,
+  textCases,
+  moveByIdCases,
+];

@@ -18,7 +18,9 @@ export const dueCases: CaseGroup = (open) => {
       await store().messages.send(short.id, [newMessage(t + 5_000), newMessage(t + 9_000)]);
       await store().messages.send(long.id, [newMessage(t)]);
       await store().messages.send(fallback.id, [newMessage(t + 1)]);
-      const due = (await store().maintenance.retentionDue(RULE, 10)).filter((d) => [short.id, long.id, fallback.id].includes(d.queueId));
+      const due = (await store().maintenance.retentionDue(RULE, 10)).filter((d) =>
+        [short.id, long.id, fallback.id].includes(d.queueId),
+      );
       assert.deepEqual(due, [
         { queueId: short.id, dueAt: t + 5_000 + 60_000 },
         { queueId: long.id, dueAt: t + 3_600_000 },
@@ -32,13 +34,19 @@ export const dueCases: CaseGroup = (open) => {
       const expired = await makeQueue(store());
       const inFlight = await makeQueue(store());
       const later = await makeQueue(store());
-      await store().messages.send(expired.id, [newMessage(t, { expiresAt: t + 1_000 }), newMessage(t, { expiresAt: t + 2_000 })]);
+      await store().messages.send(expired.id, [
+        newMessage(t, { expiresAt: t + 1_000 }),
+        newMessage(t, { expiresAt: t + 2_000 }),
+      ]);
       await store().messages.send(inFlight.id, [newMessage(t, { expiresAt: t + 1_000, visibleAt: t + 60_000 })]);
       await store().messages.send(later.id, [newMessage(t, { expiresAt: t + 10_000 })]);
       const ours = (ids: number[]) => ids.filter((id) => [expired.id, inFlight.id, later.id].includes(id));
       assert.deepEqual(ours(await store().maintenance.expiryDue(t + 5_000, 100)), [expired.id]);
       assert.deepEqual(ours(await store().maintenance.expiryDue(t + 500, 100)), []);
-      assert.deepEqual(ours(await store().maintenance.expiryDue(t + 60_000, 100)).sort((a, b) => a - b), [expired.id, inFlight.id, later.id]);
+      assert.deepEqual(
+        ours(await store().maintenance.expiryDue(t + 60_000, 100)).sort((a, b) => a - b),
+        [expired.id, inFlight.id, later.id],
+      );
     });
   });
 };

@@ -18,7 +18,10 @@ export const maintenanceCases: CaseGroup = (open) => {
       ]);
       assert.equal(sent.messages.length, 2);
       await store().maintenance.ready();
-      assert.deepEqual((await store().messages.peek(q.id, 0, 10)).map((m) => m.body), sent.messages.map((m) => m.body));
+      assert.deepEqual(
+        (await store().messages.peek(q.id, 0, 10)).map((m) => m.body),
+        sent.messages.map((m) => m.body),
+      );
       assert.equal((await store().queues.get(q))?.id, q.id);
     });
   });

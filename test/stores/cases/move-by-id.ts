@@ -12,8 +12,15 @@ function rules(now: number, to: QueueRecord): MoveById {
   return {
     now,
     matches: (m) => m.visibleAt <= now,
-    destination: (m) => ({ accountId: to.accountId, region: to.region, name: m.body === 'lost' ? 'no-such-queue' : to.name }),
-    rewrite: (m: StoredMessage) => ({ ...newMessage(now, { body: m.body, groupId: m.groupId, dedupId: m.dedupId }), messageId: `new-${m.messageId}-${Math.random()}` }),
+    destination: (m) => ({
+      accountId: to.accountId,
+      region: to.region,
+      name: m.body === 'lost' ? 'no-such-queue' : to.name,
+    }),
+    rewrite: (m: StoredMessage) => ({
+      ...newMessage(now, { body: m.body, groupId: m.groupId, dedupId: m.dedupId }),
+      messageId: `new-${m.messageId}-${Math.random()}`,
+    }),
   };
 }
 
@@ -29,13 +36,31 @@ export const moveByIdCases: CaseGroup = (open) => {
       await store().messages.send(src.id, [held]);
       await store().messages.receive(src.id, receiveRequest(T + 1, { max: 1 }));
       await store().messages.send(src.id, [visible, lost]);
-      const r = await store().moveTasks.moveByIds(src.id, [visible.messageId, held.messageId, 'missing', lost.messageId], rules(T + 2, dst));
-      assert.deepEqual(r.map((x) => [x.id, x.outcome]), [[visible.messageId, 'moved'], [held.messageId, 'refused'], ['missing', 'notFound'], [lost.messageId, 'noDestination']]);
+      const r = await store().moveTasks.moveByIds(
+        src.id,
+        [visible.messageId, held.messageId, 'missing', lost.messageId],
+        rules(T + 2, dst),
+      );
+      assert.deepEqual(
+        r.map((x) => [x.id, x.outcome]),
+        [
+          [visible.messageId, 'moved'],
+          [held.messageId, 'refused'],
+          ['missing', 'notFound'],
+          [lost.messageId, 'noDestination'],
+        ],
+      );
       assert.equal(r[0]!.destination!.id, dst.id);
       assert.equal(r[1]!.message!.messageId, held.messageId, 'a refused message comes back for the engine to explain');
       const inDst = await store().messages.peek(dst.id, 0, 10);
-      assert.deepEqual(inDst.map((m) => [m.messageId, m.body]), [[r[0]!.newMessageId, visible.body]]);
-      assert.deepEqual((await store().messages.peek(src.id, 0, 10)).map((m) => m.messageId).sort(), [held.messageId, lost.messageId].sort());
+      assert.deepEqual(
+        inDst.map((m) => [m.messageId, m.body]),
+        [[r[0]!.newMessageId, visible.body]],
+      );
+      assert.deepEqual(
+        (await store().messages.peek(src.id, 0, 10)).map((m) => m.messageId).sort(),
+        [held.messageId, lost.messageId].sort(),
+      );
       // Woken like a move task's destination: a receive there finds it.
       assert.equal((await store().messages.receive(dst.id, receiveRequest(T + 3))).messages.length, 1);
     });
@@ -45,7 +70,9 @@ export const moveByIdCases: CaseGroup = (open) => {
       const dst = await makeQueue(store());
       const m = newMessage(T);
       await store().messages.send(src.id, [m]);
-      const both = await Promise.all([1, 2].map(() => store().moveTasks.moveByIds(src.id, [m.messageId], rules(T + 1, dst))));
+      const both = await Promise.all(
+        [1, 2].map(() => store().moveTasks.moveByIds(src.id, [m.messageId], rules(T + 1, dst))),
+      );
       assert.deepEqual(both.map(([x]) => x!.outcome).sort(), ['moved', 'notFound']);
       assert.equal((await store().messages.peek(dst.id, 0, 10)).length, 1);
       assert.equal((await store().messages.peek(src.id, 0, 10)).length, 0);
@@ -59,9 +86,15 @@ export const moveByIdCases: CaseGroup = (open) => {
       const r = await store().moveTasks.moveByIds(src.id, [a.messageId], rules(T + 1, dst));
       assert.equal(r[0]!.outcome, 'moved');
       const there = await store().messages.receive(dst.id, receiveRequest(T + 2, { fifo: true }));
-      assert.deepEqual(there.messages.map((m) => [m.body, m.groupId]), [[a.body, 'g']]);
+      assert.deepEqual(
+        there.messages.map((m) => [m.body, m.groupId]),
+        [[a.body, 'g']],
+      );
       const here = await store().messages.receive(src.id, receiveRequest(T + 2, { fifo: true }));
-      assert.deepEqual(here.messages.map((m) => m.messageId), [b.messageId]);
+      assert.deepEqual(
+        here.messages.map((m) => m.messageId),
+        [b.messageId],
+      );
     });
 
     test('inflightById finds a message only while it is in flight', async () => {
@@ -69,11 +102,20 @@ export const moveByIdCases: CaseGroup = (open) => {
       const [m, delayed] = [newMessage(T), newMessage(T, { visibleAt: T + 60_000 })];
       await store().messages.send(q.id, [m, delayed]);
       assert.equal(await store().moveTasks.inflightById(q.id, m.messageId, T + 1), undefined, 'visible');
-      assert.equal(await store().moveTasks.inflightById(q.id, delayed.messageId, T + 1), undefined, 'delayed, never received');
-      const [got] = (await store().messages.receive(q.id, receiveRequest(T + 1, { visibilityTimeoutMs: 1_000 }))).messages;
+      assert.equal(
+        await store().moveTasks.inflightById(q.id, delayed.messageId, T + 1),
+        undefined,
+        'delayed, never received',
+      );
+      const [got] = (await store().messages.receive(q.id, receiveRequest(T + 1, { visibilityTimeoutMs: 1_000 })))
+        .messages;
       const found = await store().moveTasks.inflightById(q.id, m.messageId, T + 2);
       assert.equal(found?.receiptToken, got!.receiptToken);
-      assert.equal(await store().moveTasks.inflightById(q.id, m.messageId, T + 1_001), undefined, 'its visibility ended');
+      assert.equal(
+        await store().moveTasks.inflightById(q.id, m.messageId, T + 1_001),
+        undefined,
+        'its visibility ended',
+      );
     });
   });
 };

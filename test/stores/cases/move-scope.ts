@@ -11,12 +11,20 @@ const LEASE = 15_000;
 const OWNER = '111111111111';
 const OTHER = '222222222222';
 
-const address = (q: Pick<QueueRecord, 'accountId' | 'region' | 'name'>): QueueAddress => ({ accountId: q.accountId, region: q.region, name: q.name });
+const address = (q: Pick<QueueRecord, 'accountId' | 'region' | 'name'>): QueueAddress => ({
+  accountId: q.accountId,
+  region: q.region,
+  name: q.name,
+});
 
 /** A batch sending each message where its body says: the body is the destination's address as JSON. */
 function batch(now: number, overrides: Partial<MoveBatch> = {}): MoveBatch {
   return {
-    owner: 'a', now, leaseUntil: now + LEASE, limit: 10, scanLimit: 100,
+    owner: 'a',
+    now,
+    leaseUntil: now + LEASE,
+    limit: 10,
+    scanLimit: 100,
     matches: () => true,
     destination: (m) => JSON.parse(m.body) as QueueAddress,
     rewrite: (m) => ({ ...newMessage(now, { body: m.body, groupId: m.groupId, dedupId: m.dedupId }), receiveCount: 0 }),
@@ -26,7 +34,16 @@ function batch(now: number, overrides: Partial<MoveBatch> = {}): MoveBatch {
 }
 
 async function started(store: Store, source: QueueRecord): Promise<MoveTaskRecord> {
-  const task = await store.moveTasks.create({ id: randomUUID(), accountId: source.accountId, sourceQueueId: source.id, sourceArn: `arn:${source.name}`, startedAt: T }, 100);
+  const task = await store.moveTasks.create(
+    {
+      id: randomUUID(),
+      accountId: source.accountId,
+      sourceQueueId: source.id,
+      sourceArn: `arn:${source.name}`,
+      startedAt: T,
+    },
+    100,
+  );
   assert.ok(typeof task === 'object');
   await store.moveTasks.lease('a', T, T + LEASE);
   return task;
@@ -52,7 +69,10 @@ export const moveScopeCases: CaseGroup = (open) => {
         const dlq = await makeQueue(store(), { accountId: OWNER });
         const home = await makeQueue(store(), { accountId: OWNER });
         const foreign = await makeQueue(store(), { accountId: OWNER, ...target });
-        await store().messages.send(dlq.id, [newMessage(T, { body: JSON.stringify(address(home)) }), newMessage(T, { body: JSON.stringify(address(foreign)), groupId: 'g', dedupId: 'd' })]);
+        await store().messages.send(dlq.id, [
+          newMessage(T, { body: JSON.stringify(address(home)) }),
+          newMessage(T, { body: JSON.stringify(address(foreign)), groupId: 'g', dedupId: 'd' }),
+        ]);
         const task = await started(store(), dlq);
         const r = await store().moveTasks.runBatch(task.id, batch(T + 1));
         assert.equal(r.task.status, 'FAILED');
@@ -62,14 +82,21 @@ export const moveScopeCases: CaseGroup = (open) => {
         assert.equal(await depth(store(), foreign), 0, `nothing written into ${what}`);
         assert.equal(await depth(store(), dlq), 1, 'the refused message stays');
         const [stays] = await store().messages.peek(dlq.id, 0, 1);
-        assert.equal(r.failedAt?.messageId, stays!.messageId, 'the result names the message it stopped at, for the log');
+        assert.equal(
+          r.failedAt?.messageId,
+          stays!.messageId,
+          'the result names the message it stopped at, for the log',
+        );
       });
     }
 
     test('the check runs at every batch: a destination deleted and recreated as the other type is refused', async () => {
       const dlq = await makeQueue(store(), { accountId: OWNER });
       const dest = await makeQueue(store(), { accountId: OWNER });
-      await store().messages.send(dlq.id, [1, 2].map(() => newMessage(T, { body: JSON.stringify(address(dest)) })));
+      await store().messages.send(
+        dlq.id,
+        [1, 2].map(() => newMessage(T, { body: JSON.stringify(address(dest)) })),
+      );
       const task = await started(store(), dlq);
       assert.equal((await store().moveTasks.runBatch(task.id, batch(T + 1, { limit: 1 }))).moved, 1);
       await store().queues.delete(dest.id);
@@ -80,11 +107,13 @@ export const moveScopeCases: CaseGroup = (open) => {
       assert.equal(await depth(store(), dlq), 1);
     });
 
-    test('a queue of the same name in another account is not taken for the owner\'s own', async () => {
+    test("a queue of the same name in another account is not taken for the owner's own", async () => {
       const dlq = await makeQueue(store(), { accountId: OWNER });
       const name = `shared-${randomUUID()}`;
       const theirs = await makeQueue(store(), { accountId: OTHER, name });
-      await store().messages.send(dlq.id, [newMessage(T, { body: JSON.stringify({ accountId: OWNER, region: theirs.region, name }) })]);
+      await store().messages.send(dlq.id, [
+        newMessage(T, { body: JSON.stringify({ accountId: OWNER, region: theirs.region, name }) }),
+      ]);
       const task = await started(store(), dlq);
       const r = await store().moveTasks.runBatch(task.id, batch(T + 1));
       assert.equal(r.task.status, 'FAILED', 'the owner has no queue of that name');
@@ -95,7 +124,10 @@ export const moveScopeCases: CaseGroup = (open) => {
       const dlq = await makeQueue(store(), { accountId: OWNER });
       const dest = await makeQueue(store(), { accountId: OWNER });
       const body = JSON.stringify(address(dest));
-      await store().messages.send(dlq.id, [1, 2, 3].map(() => newMessage(T, { body })));
+      await store().messages.send(
+        dlq.id,
+        [1, 2, 3].map(() => newMessage(T, { body })),
+      );
       const task = await started(store(), dlq);
       const r1 = await store().moveTasks.runBatch(task.id, batch(T + 1, { scanBytes: body.length * 2 }));
       assert.equal(r1.moved, 2);

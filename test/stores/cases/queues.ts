@@ -15,7 +15,11 @@ export const queueCases: CaseGroup = (open) => {
     });
 
     test('every queue is listed, including one created, changed or deleted after an earlier listing', async () => {
-      const names = async () => (await store().queues.all()).filter((q) => q.accountId === '444444444444').map((q) => `${q.name}:${q.attributes.DelaySeconds ?? ''}`).sort();
+      const names = async () =>
+        (await store().queues.all())
+          .filter((q) => q.accountId === '444444444444')
+          .map((q) => `${q.name}:${q.attributes.DelaySeconds ?? ''}`)
+          .sort();
       const a = await makeQueue(store(), { name: 'all-a', accountId: '444444444444' });
       assert.deepEqual(await names(), ['all-a:']);
       const b = await makeQueue(store(), { name: 'all-b', accountId: '444444444444' });
@@ -28,16 +32,36 @@ export const queueCases: CaseGroup = (open) => {
 
     test('queues are found by account, region and name, and by id', async () => {
       const q = await makeQueue(store(), { name: 'findme', accountId: '111111111111' });
-      assert.equal((await store().queues.get({ accountId: '111111111111', region: 'us-east-1', name: 'findme' }))?.id, q.id);
-      assert.equal(await store().queues.get({ accountId: '000000000000', region: 'us-east-1', name: 'findme' }), undefined);
-      assert.equal(await store().queues.get({ accountId: '111111111111', region: 'eu-west-1', name: 'findme' }), undefined, 'not in another region');
+      assert.equal(
+        (await store().queues.get({ accountId: '111111111111', region: 'us-east-1', name: 'findme' }))?.id,
+        q.id,
+      );
+      assert.equal(
+        await store().queues.get({ accountId: '000000000000', region: 'us-east-1', name: 'findme' }),
+        undefined,
+      );
+      assert.equal(
+        await store().queues.get({ accountId: '111111111111', region: 'eu-west-1', name: 'findme' }),
+        undefined,
+        'not in another region',
+      );
       assert.equal((await store().queues.byId(q.id))?.name, 'findme');
       assert.equal((await store().queues.byId(q.id))?.region, 'us-east-1');
     });
 
     test('the same name in two regions is two queues, each found and listed in its own region only', async () => {
-      const east = await makeQueue(store(), { name: 'twin', accountId: '333333333333', region: 'us-east-1', attributes: { DelaySeconds: '1' } });
-      const west = await makeQueue(store(), { name: 'twin', accountId: '333333333333', region: 'eu-west-1', attributes: { DelaySeconds: '2' } });
+      const east = await makeQueue(store(), {
+        name: 'twin',
+        accountId: '333333333333',
+        region: 'us-east-1',
+        attributes: { DelaySeconds: '1' },
+      });
+      const west = await makeQueue(store(), {
+        name: 'twin',
+        accountId: '333333333333',
+        region: 'eu-west-1',
+        attributes: { DelaySeconds: '2' },
+      });
       assert.notEqual(east.id, west.id);
       assert.equal(west.region, 'eu-west-1');
       const again = await store().queues.create({ ...west, attributes: {} });
@@ -50,28 +74,44 @@ export const queueCases: CaseGroup = (open) => {
       assert.equal((await get('eu-west-1'))?.attributes.DelaySeconds, '3', 'the cache keeps the regions apart');
       assert.equal((await get('us-east-1'))?.attributes.DelaySeconds, '1');
       const list = (region: string) => store().queues.list({ accountId: '333333333333', region }, '', undefined, 10);
-      assert.deepEqual((await list('us-east-1')).map((q) => [q.name, q.region]), [['twin', 'us-east-1']]);
-      assert.deepEqual((await list('eu-west-1')).map((q) => [q.name, q.region]), [['twin', 'eu-west-1']]);
+      assert.deepEqual(
+        (await list('us-east-1')).map((q) => [q.name, q.region]),
+        [['twin', 'us-east-1']],
+      );
+      assert.deepEqual(
+        (await list('eu-west-1')).map((q) => [q.name, q.region]),
+        [['twin', 'eu-west-1']],
+      );
       assert.deepEqual(await list('ap-south-1'), []);
       await store().queues.delete(east.id);
       assert.equal(await get('us-east-1'), undefined);
-      assert.equal((await get('eu-west-1'))?.id, west.id, 'deleting one region\'s queue leaves the other');
+      assert.equal((await get('eu-west-1'))?.id, west.id, "deleting one region's queue leaves the other");
     });
 
     test('listQueues filters by prefix, orders by name and pages after a name', async () => {
-      for (const n of ['pfx-c', 'pfx-a', 'pfx-b', 'other']) await makeQueue(store(), { name: n, accountId: '222222222222' });
+      for (const n of ['pfx-c', 'pfx-a', 'pfx-b', 'other'])
+        await makeQueue(store(), { name: n, accountId: '222222222222' });
       const owner = { accountId: '222222222222', region: 'us-east-1' };
       const all = await store().queues.list(owner, 'pfx-', undefined, 10);
-      assert.deepEqual(all.map((q) => q.name), ['pfx-a', 'pfx-b', 'pfx-c']);
+      assert.deepEqual(
+        all.map((q) => q.name),
+        ['pfx-a', 'pfx-b', 'pfx-c'],
+      );
       const page = await store().queues.list(owner, 'pfx-', 'pfx-a', 1);
-      assert.deepEqual(page.map((q) => q.name), ['pfx-b']);
+      assert.deepEqual(
+        page.map((q) => q.name),
+        ['pfx-b'],
+      );
     });
 
     test('updateQueue merges and removes attributes and tags', async () => {
       const q = await makeQueue(store(), { tags: { a: '1', b: '2' } });
       const u = await store().queues.update(q.id, {
-        setAttributes: { DelaySeconds: '5' }, removeAttributes: ['VisibilityTimeout'],
-        setTags: { c: '3' }, removeTags: ['a'], modifiedAt: 42,
+        setAttributes: { DelaySeconds: '5' },
+        removeAttributes: ['VisibilityTimeout'],
+        setTags: { c: '3' },
+        removeTags: ['a'],
+        modifiedAt: 42,
       });
       assert.deepEqual(u?.attributes, { DelaySeconds: '5' });
       assert.deepEqual(u?.tags, { b: '2', c: '3' });

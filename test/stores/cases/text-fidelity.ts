@@ -10,8 +10,22 @@ const T = 1_700_000_000_000;
  * replace text (issue 29: a store, like a decoder, must never alter what a client sent).
  */
 const EDGES = [
-  '\t\n\r', ' ~', '\u007f\u0080', 'é', '\u07ff\u0800', '\ud7ff', '\ue000', '\ufffd', // U+FFFD itself is valid text
-  '\u{10000}', '😀', '\u{10ffff}', 'e\u0301', '\ufeffBOM', ' trailing ', '\\u00e9 "quoted" \'single\'', '<&>',
+  '\t\n\r',
+  ' ~',
+  '\u007f\u0080',
+  'é',
+  '\u07ff\u0800',
+  '\ud7ff',
+  '\ue000',
+  '\ufffd', // U+FFFD itself is valid text
+  '\u{10000}',
+  '😀',
+  '\u{10ffff}',
+  'e\u0301',
+  '\ufeffBOM',
+  ' trailing ',
+  '\\u00e9 "quoted" \'single\'',
+  '<&>',
 ];
 const TEXT = EDGES.join('|');
 
@@ -21,7 +35,9 @@ export const textCases: CaseGroup = (open) => {
 
     test('a body and attribute values come back character for character', async () => {
       const q = await makeQueue(store());
-      const attributes = Object.fromEntries(EDGES.map((s, i) => [`a${i}`, { DataType: 'String.custom', StringValue: s }]));
+      const attributes = Object.fromEntries(
+        EDGES.map((s, i) => [`a${i}`, { DataType: 'String.custom', StringValue: s }]),
+      );
       const systemAttributes = { AWSTraceHeader: { DataType: 'String', StringValue: TEXT } };
       await store().messages.send(q.id, [newMessage(T, { body: TEXT, attributes, systemAttributes })]);
       const [m] = (await store().messages.receive(q.id, receiveRequest(T))).messages;
