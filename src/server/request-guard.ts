@@ -70,6 +70,18 @@ export class RequestGuard {
 
   /** Whether a Host header names this server (see the class comment). */
   hostAllowed(host: string | undefined): boolean {
+    // Clients keep one Host header for every request: remember the last answer.
+    if (host === this.lastHost && host !== undefined) return this.lastAllowed;
+    const allowed = this.nameAllowed(host);
+    this.lastHost = host;
+    this.lastAllowed = allowed;
+    return allowed;
+  }
+
+  private lastHost?: string;
+  private lastAllowed = false;
+
+  private nameAllowed(host: string | undefined): boolean {
     const name = hostName(host);
     if (name === undefined) return false;
     if (isIP(name) !== 0 || name === 'localhost' || name.endsWith('.localhost')) return true;

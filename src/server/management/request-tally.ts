@@ -37,6 +37,8 @@ export type SqsClientView = {
 export class RequestTally {
   /** In order of last use (a Map keeps insertion order; a hit moves the key to the end). */
   private readonly keys = new Map<string, KeyTally>();
+  /** The entry counted last, the map's most recent. */
+  private last?: KeyTally;
 
   constructor(
     private readonly now: () => number = Date.now,
@@ -45,25 +47,23 @@ export class RequestTally {
 
   count(accountId: string, accessKey: string | undefined, client: string): void {
     const key = accessKey?.slice(0, 128) ?? '(unsigned)';
-    const id = `${accountId}\u0000${key}`;
     const now = this.now();
     const second = Math.floor(now / 1000);
-    let t = this.keys.get(id);
-    if (t) this.keys.delete(id);
-    else {
-      if (this.keys.size >= this.cap) this.keys.delete(this.keys.keys().next().value!);
-      t = {
-        accountId,
-        accessKey: key,
-        client,
-        firstSeen: now,
-        lastSeen: now,
-        total: 0,
-        buckets: new Uint32Array(SECONDS),
-        second,
-      };
+    // The common case, the same key as the request before: it is already the most recent
+    // entry, so the map need not be touched.
+    let t = this.last;
+    if (t === undefined || t.accessKey !== key || t.accountId !== accountId) {
+      const id = `${accountId}\u0000${key}`;
+      t = this.keys.get(id);
+      if (t) this.keys.delete(id);
+      else {
+        if (this.keys.size >= this.cap) this.keys.delete(this.keys.keys().next().value!);
+        const buckets = new Uint32Array(SECONDS);
+        t = { accountId, accessKey: key, client, firstSeen: now, lastSeen: now, total: 0, buckets, second };
+      }
+      this.keys.set(id, t);
+      this.last = t;
     }
-    this.keys.set(id, t);
     advance(t, second);
     t.buckets[second % SECONDS]!++;
     t.total++;
