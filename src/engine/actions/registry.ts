@@ -9,6 +9,7 @@ import { getQueueActivity } from './queue-activity-actions.js';
 import { releaseAmqpDeliveries } from './amqp-delivery-actions.js';
 import { listQueueSummaries } from './queue-summary-actions.js';
 import * as messages from './message-actions.js';
+import { sendMessage, sendMessageBatch } from './send-message-actions.js';
 import * as moveTasks from './move-task-actions.js';
 import * as queues from './queue-actions.js';
 import type { RequestContext } from '../types.js';
@@ -42,8 +43,8 @@ const handlers = {
   TagQueue: queues.tagQueue,
   UntagQueue: queues.untagQueue,
   ListQueueTags: queues.listQueueTags,
-  SendMessage: messages.sendMessage,
-  SendMessageBatch: messages.sendMessageBatch,
+  SendMessage: sendMessage,
+  SendMessageBatch: sendMessageBatch,
   ReceiveMessage: messages.receiveMessage,
   DeleteMessage: messages.deleteMessage,
   DeleteMessageBatch: messages.deleteMessageBatch,
