@@ -42,7 +42,7 @@ export interface EngineOptions {
 
 /**
  * The engine: every rule of queue behaviour, and nothing of HTTP or SQL. Actions are
- * in queue-actions.ts and message-actions.ts; they take and return the shapes of the
+ * in actions/, one file per family (registry.ts lists them); they take and return the shapes of the
  * SQS API, so each protocol adapter only translates the wire format.
  */
 export class Engine implements EngineContext {
