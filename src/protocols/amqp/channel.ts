@@ -8,7 +8,8 @@ import { Publisher } from './publisher.js';
 import type { AmqpRegistry } from './registry.js';
 import type { Args, Method, MethodName } from './spec.js';
 import { handleQueueMethod } from './queue-methods.js';
-import { byQueue, settleOnly } from './unacked.js';
+import { Settler } from './settler.js';
+import { byQueue, settleOnly, type Unacked } from './unacked.js';
 import type { Holdings } from './limits.js';
 
 /** What a channel needs of its connection. */
@@ -30,11 +31,6 @@ export interface ChannelHost {
   backlog(delta: number, bytes?: number): void;
 }
 
-interface Unacked {
-  delivery: Delivery;
-  consumer?: Consumer;
-}
-
 /**
  * One AMQP channel: its methods run one at a time, in order, on a promise chain (so
  * publishes reach their queues in the order they were sent and confirms go out in order);
@@ -48,8 +44,7 @@ export class Channel implements ConsumerHost {
   closedByPeer = false;
   private chain: Promise<void> = Promise.resolve();
   readonly publisher = new Publisher(this);
-  /** The acks waiting to run, which later acks may join. */
-  private openAcks?: { tag: bigint; multiple: boolean }[];
+  private readonly settler = new Settler(this);
   private deliveryTag = 0n;
   readonly unacked = new Map<bigint, Unacked>();
   readonly consumers = new Map<string, Consumer>();
@@ -79,7 +74,7 @@ export class Channel implements ConsumerHost {
    */
   enqueue(op: () => Promise<void> | void, method?: Method, always?: () => void): void {
     this.publisher.closeBatch();
-    this.openAcks = undefined;
+    this.settler.closeBatch();
     this.host.backlog(1);
     this.chain = this.chain.then(async () => {
       try {
@@ -111,7 +106,7 @@ export class Channel implements ConsumerHost {
   closeByPeer(done: () => void): void {
     this.closedByPeer = true;
     this.publisher.closeBatch();
-    this.openAcks = undefined;
+    this.settler.closeBatch();
     this.chain = this.chain.then(async () => {
       this.open = false;
       await this.release().catch(() => undefined);
@@ -156,27 +151,16 @@ export class Channel implements ConsumerHost {
     switch (m.name) {
       case 'basic.publish':
         return this.publisher.start(m);
-      case 'basic.ack': {
-        const ack = { tag: a.deliveryTag as bigint, multiple: Boolean(a.multiple) };
-        if (this.openAcks) {
-          this.openAcks.push(ack);
-          this.host.backlog(1);
-          return;
-        }
-        const acks = [ack];
-        this.enqueue(
-          () => this.ackBatch(acks),
-          m,
-          () => this.host.backlog(1 - acks.length),
-        );
-        this.openAcks = acks;
-        return;
-      }
+      case 'basic.ack':
+        return this.settler.ack(m);
       case 'basic.reject':
-        return this.enqueue(() => this.settle(a.deliveryTag as bigint, false, a.requeue ? 'requeue' : 'reject'), m);
+        return this.enqueue(
+          () => this.settler.settle(a.deliveryTag as bigint, false, a.requeue ? 'requeue' : 'reject'),
+          m,
+        );
       case 'basic.nack':
         return this.enqueue(
-          () => this.settle(a.deliveryTag as bigint, Boolean(a.multiple), a.requeue ? 'requeue' : 'reject'),
+          () => this.settler.settle(a.deliveryTag as bigint, Boolean(a.multiple), a.requeue ? 'requeue' : 'reject'),
           m,
         );
       case 'basic.qos':
@@ -309,63 +293,6 @@ export class Channel implements ConsumerHost {
     if (m.name === 'basic.recover') this.send('basic.recover-ok');
   }
 
-  /** ack, requeue or reject the delivery `tag` (with `multiple`, every one up to it; tag 0: all). */
-  private async settle(tag: bigint, multiple: boolean, how: 'ack' | 'requeue' | 'reject'): Promise<void> {
-    await this.apply(this.pick(tag, multiple), how);
-  }
-
-  /**
-   * Acks that arrive while the channel is busy are settled together, one delete per
-   * queue. An unknown tag among them closes the channel after the ones before it.
-   */
-  private async ackBatch(acks: { tag: bigint; multiple: boolean }[]): Promise<void> {
-    if (this.openAcks === acks) this.openAcks = undefined;
-    const picked: Unacked[] = [];
-    let error: unknown;
-    try {
-      for (const a of acks) picked.push(...this.pick(a.tag, a.multiple));
-    } catch (e) {
-      error = e;
-    }
-    await this.apply(picked, 'ack');
-    if (error) throw error;
-  }
-
-  /** Takes the delivery `tag` (with `multiple`, every one up to it; tag 0: all) off the unacked list. */
-  private pick(tag: bigint, multiple: boolean): Unacked[] {
-    const picked: Unacked[] = [];
-    if (multiple) {
-      for (const [t, u] of this.unacked) {
-        if (tag !== 0n && t > tag) break;
-        picked.push(u);
-        this.unacked.delete(t);
-      }
-      if (picked.length === 0 && tag !== 0n) throw amqpErrors.precondition(`unknown delivery tag ${tag}`);
-      return picked;
-    }
-    const u = this.unacked.get(tag);
-    if (!u) throw amqpErrors.precondition(`unknown delivery tag ${tag}`);
-    this.unacked.delete(tag);
-    return [u];
-  }
-
-  private async apply(picked: Unacked[], how: 'ack' | 'requeue' | 'reject'): Promise<void> {
-    try {
-      for (const list of byQueue(picked.map((u) => u.delivery))) {
-        const queue = list[0]!.queue;
-        if (how === 'ack') await this.broker.ack(queue, list);
-        else if (how === 'requeue') await this.broker.requeue(queue, list);
-        else for (const d of list) await this.broker.reject(queue, d);
-      }
-    } finally {
-      // Only now may consumers take more: a requeued message is back at the head first,
-      // so with prefetch 1 it is the next one delivered, as in RabbitMQ.
-      for (const u of picked) if (u.consumer) u.consumer.unacked--;
-      this.wakeCredit();
-      this.host.holdings.settled();
-    }
-  }
-
   // --- consumers (ConsumerHost) ------------------------------------------------------
 
   credit(c: Consumer): number {
@@ -383,7 +310,7 @@ export class Channel implements ConsumerHost {
     return new Promise((resolve) => this.creditWaiters.push(resolve));
   }
 
-  private wakeCredit(): void {
+  wakeCredit(): void {
     const waiters = this.creditWaiters;
     this.creditWaiters = [];
     for (const w of waiters) w();

@@ -2,18 +2,9 @@ import type { Socket } from 'node:net';
 import { AmqpBroker } from '../../engine/amqp/broker.js';
 import { AmqpError, CODES, amqpErrors } from '../../engine/amqp/errors.js';
 import type { Engine } from '../../engine/engine.js';
-import { DecodeError } from './codec.js';
-import { Channel, type ChannelHost } from './channel.js';
-import {
-  FRAME_BODY,
-  FRAME_HEADER,
-  FRAME_HEARTBEAT,
-  FRAME_METHOD,
-  FrameParser,
-  methodFrame,
-  PROTOCOL_HEADER,
-  type Frame,
-} from './frames.js';
+import type { Channel, ChannelHost } from './channel.js';
+import { channelFrame, releaseChannels } from './channels.js';
+import { FRAME_HEARTBEAT, FRAME_METHOD, FrameParser, methodFrame, PROTOCOL_HEADER, type Frame } from './frames.js';
 import { capability, serverProperties, type SignIn } from './handshake.js';
 import { Holdings, type AmqpUsage } from './limits.js';
 import { Flow } from './flow.js';
@@ -53,7 +44,8 @@ export class Connection implements ChannelHost {
   state: State = 'header';
   private parser = new FrameParser(MIN_FRAME_MAX);
   readonly channels = new Map<number, Channel>();
-  private channelMax: number;
+  /** Negotiated at connection.tune-ok: the highest channel number the client may open. */
+  channelMax: number;
   private heartbeatTimer?: NodeJS.Timeout;
   private lastReceived = Date.now();
   private lastSent = Date.now();
@@ -218,17 +210,7 @@ export class Connection implements ChannelHost {
       if (f.type !== FRAME_METHOD) throw amqpErrors.unexpectedFrame('content frame on channel 0');
       return this.connectionMethod(decodeMethod(f.payload));
     }
-    const ch = this.channels.get(f.channel);
-    if (f.type === FRAME_METHOD) return this.channelMethod(f.channel, ch, decodeMethod(f.payload));
-    if (!ch) throw amqpErrors.channelError(`expected 'channel.open' on channel ${f.channel}`);
-    if (ch.closing || ch.closedByPeer) return;
-    try {
-      if (f.type === FRAME_HEADER) ch.publisher.header(f.payload);
-      else if (f.type === FRAME_BODY) ch.publisher.body(f.payload);
-    } catch (e) {
-      if (e instanceof DecodeError) throw amqpErrors.frameError(`cannot decode the content header: ${e.message}`);
-      throw e;
-    }
+    channelFrame(this, f);
   }
 
   private negotiate(m: Method): void {
@@ -321,7 +303,7 @@ export class Connection implements ChannelHost {
     switch (m.name) {
       case 'connection.close':
         this.send0('connection.close-ok');
-        void this.releaseChannels();
+        void releaseChannels(this.channels);
         return this.finish();
       case 'connection.close-ok':
       case 'connection.blocked':
@@ -344,50 +326,6 @@ export class Connection implements ChannelHost {
     }
   }
 
-  private channelMethod(n: number, ch: Channel | undefined, m: Method): void {
-    if (!ch) {
-      if (m.name !== 'channel.open') throw amqpErrors.channelError(`expected 'channel.open'`);
-      if (n > this.channelMax)
-        throw new AmqpError(
-          CODES.NOT_ALLOWED,
-          `channel ${n} above channel_max ${this.channelMax}`,
-          m.classId,
-          m.methodId,
-        );
-      this.channels.set(n, new Channel(n, this));
-      this.write([methodFrame(n, 'channel.open-ok')]);
-      return;
-    }
-    if (ch.closing) {
-      if (m.name === 'channel.close') this.write([methodFrame(n, 'channel.close-ok')]);
-      if (m.name === 'channel.close' || m.name === 'channel.close-ok') this.channels.delete(n);
-      return;
-    }
-    if (ch.closedByPeer) return;
-    if (ch.publisher.expectingContent) {
-      throw amqpErrors.unexpectedFrame(`expected content header for class 60, got non content header frame instead`);
-    }
-    switch (m.name) {
-      case 'channel.open':
-        throw amqpErrors.channelError("second 'channel.open' seen");
-      case 'channel.close':
-        return ch.closeByPeer(() => {
-          if (this.channels.get(n) === ch) this.channels.delete(n);
-          this.write([methodFrame(n, 'channel.close-ok')]);
-        });
-      case 'channel.close-ok':
-      case 'channel.flow-ok':
-        return;
-    }
-    if (m.classId === 10)
-      throw new AmqpError(CODES.COMMAND_INVALID, `connection method ${m.name} on channel ${n}`, m.classId, m.methodId);
-    try {
-      ch.handle(m);
-    } catch (e) {
-      ch.raise(e, m);
-    }
-  }
-
   /** A connection error: connection.close with its code; the socket ends on close-ok (or after a second). */
   fail(err: AmqpError): void {
     if (this.state === 'closing' || this.state === 'closed') return;
@@ -406,7 +344,7 @@ export class Connection implements ChannelHost {
     ]);
     // A peer that never answers close-ok is dropped.
     this.closeTimer = setTimeout(() => this.socket.destroy(), this.opts.usage.limits.closeTimeoutMs);
-    void this.releaseChannels();
+    void releaseChannels(this.channels);
   }
 
   /**
@@ -423,15 +361,6 @@ export class Connection implements ChannelHost {
     this.closeTimer = setTimeout(() => this.socket.destroy(), this.opts.usage.limits.closeTimeoutMs);
   }
 
-  private async releaseChannels(): Promise<void> {
-    const channels = [...this.channels.values()];
-    this.channels.clear();
-    for (const ch of channels) {
-      ch.open = false;
-      await ch.release();
-    }
-  }
-
   /** The socket is gone: channels give their messages back, exclusive queues are deleted. */
   private async cleanup(): Promise<void> {
     this.state = 'closed';
@@ -442,7 +371,7 @@ export class Connection implements ChannelHost {
     this.flow.stop();
     if (this.login?.counted) this.opts.usage.closeConnection(this.login.user);
     this.login = undefined;
-    await this.releaseChannels().catch(() => undefined);
+    await releaseChannels(this.channels).catch(() => undefined);
     this.holdings.release();
     for (const queueId of this.registry.ownedBy(this.id)) {
       const queue = await this.opts.engine.store.queues.byId(queueId).catch(() => undefined);

@@ -1,6 +1,13 @@
 import type { Delivery } from '../../engine/amqp/broker.js';
+import type { Consumer } from './consumer.js';
 
 const EMPTY = Buffer.alloc(0);
+
+/** A delivery waiting for its ack, and the consumer it went to (none for basic.get). */
+export interface Unacked {
+  delivery: Delivery;
+  consumer?: Consumer;
+}
 
 /**
  * What a delivery keeps once it is written: settling it needs its receipt, never its
