@@ -69,13 +69,26 @@ export function sqsError(type: ErrorType, message: string): SqsError {
   return new SqsError(jsonTypeOverrides[type] ?? type, code, status, message, status < 500);
 }
 
+/**
+ * A client's value as text for an error message. `String()` throws on an object whose
+ * `toString` a client replaced (`{"toString": null}` in a JSON body), so such a value is
+ * shown as JSON instead.
+ */
+export function shown(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return JSON.stringify(value) ?? typeof value;
+  }
+}
+
 export const errors = {
   queueDoesNotExist: () => sqsError('QueueDoesNotExist', 'The specified queue does not exist.'),
   missingParameter: (name: string) => sqsError('MissingParameter', `The request must contain the parameter ${name}.`),
   invalidParameterValue: (message: string) => sqsError('InvalidParameterValue', message),
   /** SQS's wording for a parameter outside its range. */
   invalidValue: (name: string, value: unknown, reason: string) =>
-    sqsError('InvalidParameterValue', `Value ${String(value)} for parameter ${name} is invalid. Reason: ${reason}`),
+    sqsError('InvalidParameterValue', `Value ${shown(value)} for parameter ${name} is invalid. Reason: ${reason}`),
   invalidAttributeName: (name: string) => sqsError('InvalidAttributeName', `Unknown Attribute ${name}.`),
   invalidAttributeValue: (message: string) => sqsError('InvalidAttributeValue', message),
   receiptHandleIsInvalid: (handle: string) =>

@@ -1,4 +1,5 @@
 import { DEAD_LETTER_SETTINGS, SETTING, type SettingValue } from '../dead-letters/setting-spellings.js';
+import { shown } from '../errors.js';
 import { amqpErrors } from './errors.js';
 
 /**
@@ -124,7 +125,7 @@ export function checkEquivalent(
     // x-queue-type classic is the default: absent and classic are the same.
     const norm = (v: unknown) => (key === 'x-queue-type' && v === undefined ? 'classic' : v);
     if (JSON.stringify(norm(a)) !== JSON.stringify(norm(b))) {
-      const show = (v: unknown) => (v === undefined ? 'none' : `the value '${String(v)}'`);
+      const show = (v: unknown) => (v === undefined ? 'none' : `the value '${shown(v)}'`);
       throw amqpErrors.precondition(
         `inequivalent arg '${key}' for queue '${name}' in vhost '/': received ${show(b)} but current is ${show(a)}`,
       );
