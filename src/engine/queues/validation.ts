@@ -1,7 +1,7 @@
 import { MESSAGE_TTL_ATTRIBUTE } from '../dead-letters/dead-letter-settings.js';
 import { RESTORE_ATTRIBUTES } from '../dead-letters/restored-deaths.js';
 import { AMQP_ATTRIBUTE } from '../amqp/attribute-name.js';
-import { errors, shown, sqsError } from '../errors.js';
+import { errors, sqsError } from '../errors.js';
 import type { MessageAttributes, MessageAttributeValue } from '../types.js';
 
 // SQS's allowed set: #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF.
@@ -208,9 +208,7 @@ export function intParam(
 ): number | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value)) {
-    throw errors.invalidParameterValue(
-      `Value ${shown(value)} for parameter ${name} is invalid. Reason: must be an integer.`,
-    );
+    throw errors.invalidValue(name, value, 'must be an integer.');
   }
   if (value < min || value > max) {
     throw errors.invalidValue(name, value, reason);

@@ -6,6 +6,7 @@ import {
   type ExchangeRecord,
   type ExchangeStore,
 } from '../../engine/store/exchanges.js';
+import { type BindingRow, bindingKey, bindingOf } from '../binding-rows.js';
 import type { GroupCommit } from './group-commit.js';
 
 interface ExchangeRow {
@@ -15,14 +16,6 @@ interface ExchangeRow {
   durable: number;
   auto_delete: number;
   internal: number;
-  arguments: string;
-}
-interface BindingRow {
-  account_id: string;
-  source: string;
-  destination_kind: 'queue' | 'exchange';
-  destination: string;
-  routing_key: string;
   arguments: string;
 }
 interface QueueRow {
@@ -42,24 +35,6 @@ const exchangeOf = (r: ExchangeRow): ExchangeRecord => ({
   internal: r.internal === 1,
   arguments: JSON.parse(r.arguments) as Record<string, unknown>,
 });
-
-const bindingOf = (r: BindingRow): BindingRecord => ({
-  accountId: r.account_id,
-  source: r.source,
-  destinationKind: r.destination_kind,
-  destination: r.destination,
-  routingKey: r.routing_key,
-  arguments: JSON.parse(r.arguments) as Record<string, unknown>,
-});
-
-const bindingKey = (b: BindingRecord) => [
-  b.accountId,
-  b.source,
-  b.destinationKind,
-  b.destination,
-  b.routingKey,
-  canonicalJson(b.arguments),
-];
 
 export class SqliteExchanges implements ExchangeStore {
   private readonly sql;
