@@ -72,14 +72,21 @@ export async function recovery(pair: ServerProcess[], limitMs: number): Promise<
     for (;;) {
       const p = await probe(node);
       if (p.send === 'ok' && p.ready === 200) break;
-      assert.ok(
-        Date.now() - since < limitMs,
-        `node recovers within ${limitMs} ms (last: ${p.send}, /ready ${p.ready})`,
-      );
+      if (Date.now() - since >= limitMs)
+        assert.fail(`node recovers within ${limitMs} ms (last: ${p.send}, /ready ${p.ready}; ${await poolState(node)})`);
       await pause(100);
     }
   }
   return Date.now() - since;
+}
+
+/** The node's PostgreSQL pool as its /metrics gives it, for a failure's message. */
+async function poolState(node: ServerProcess): Promise<string> {
+  const text = await (await fetch(`${node.url}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('redrive_postgres_pool_'))
+    .join(', ');
 }
 
 export function assertReport(t: TestContext, r: LoadReport, pair: ServerProcess[]): void {

@@ -55,8 +55,22 @@ export class ActivityCounter implements EngineObserver {
   moveTask(): void {}
   request(): void {}
 
-  /** Adds what was counted since the last flush to the store; on failure keeps it for the next. */
-  async flush(): Promise<void> {
+  /** The flush writing now: the next one waits for it (see flush). */
+  private writing: Promise<void> = Promise.resolve();
+
+  /**
+   * Adds what was counted since the last flush to the store; on failure keeps it for the
+   * next. Flushes run one after another: a reader's flush (GetQueueActivity) that found
+   * nothing new must still wait for the sweep's flush that took the rows a moment before,
+   * or it reads the store without them.
+   */
+  flush(): Promise<void> {
+    const next = this.writing.catch(() => undefined).then(() => this.write());
+    this.writing = next;
+    return next;
+  }
+
+  private async write(): Promise<void> {
     const rows = [...this.ended, ...this.current.values()];
     if (rows.length === 0) return;
     this.ended = [];
