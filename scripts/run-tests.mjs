@@ -42,9 +42,27 @@ const named = process.argv
   .slice(2)
   .filter((a) => /\.test\.ts$/.test(a))
   .map((a) => relative(root, join(process.cwd(), a)));
-const files = (named.length > 0 ? named : testSources(join(root, 'test'))).map((source) =>
-  join('dist', source.replace(/\.ts$/, '.js')),
-);
+/**
+ * The files that take longest start first, so that they run beside the many short ones
+ * instead of holding the end of the run alone (each took 1–8 minutes of a 2-core CI
+ * machine: the packed install compiles better-sqlite3 on Node 20; the scenarios drive the
+ * AWS CLI and boto3 processes; the soak and crash loop run for a set time). The rest keep
+ * their order.
+ */
+const SLOW_FIRST = [
+  'test/packaging/install.test.ts',
+  'test/reliability/soak.test.ts',
+  'test/reliability/crash-loop.test.ts',
+  'test/query/aws-cli.test.ts',
+  'test/query/boto3.test.ts',
+  'test/cli/queues-messages.test.ts',
+  'test/e2e/regions.test.ts',
+];
+const rank = (source) => (SLOW_FIRST.includes(source) ? SLOW_FIRST.indexOf(source) : SLOW_FIRST.length);
+const files = (named.length > 0 ? named : testSources(join(root, 'test')))
+  .map((source, i) => ({ source, i }))
+  .sort((a, b) => rank(a.source) - rank(b.source) || a.i - b.i)
+  .map(({ source }) => join('dist', source.replace(/\.ts$/, '.js')));
 const missing = files.filter((file) => !existsSync(join(root, file)));
 if (files.length === 0 || missing.length > 0) {
   console.error(
