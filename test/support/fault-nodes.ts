@@ -81,7 +81,9 @@ export async function recovery(pair: ServerProcess[], limitMs = RECOVERY_LIMIT_M
       const p = await probe(node);
       if (p.send === 'ok' && p.ready === 200) break;
       if (Date.now() - since >= limitMs)
-        assert.fail(`node recovers within ${limitMs} ms (last: ${p.send}, /ready ${p.ready}; ${await poolState(node)})`);
+        assert.fail(
+          `node recovers within ${limitMs} ms (last: ${p.send}, /ready ${p.ready}; ${await poolState(node)})`,
+        );
       await pause(100);
     }
   }
