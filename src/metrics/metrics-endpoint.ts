@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import type { ServerMetrics } from './metrics.js';
@@ -92,13 +92,22 @@ export class MetricsEndpoint {
     return given.length === this.token!.length && timingSafeEqual(given, this.token!);
   }
 
-  /** The listener of `--metrics-address`, serving `/metrics` alone. */
-  async listen(): Promise<{ url: string; close(): Promise<void> }> {
+  /**
+   * The listener of `--metrics-address`, serving `/metrics` alone. `refuse` is the main
+   * port's request guard for its `/metrics` (the Host and cross-site checks,
+   * server/request-guard.ts): a web page that rebinds its name to this address must not
+   * read the queue names in the metrics here either.
+   */
+  async listen(
+    refuse: (headers: IncomingHttpHeaders) => string | undefined,
+  ): Promise<{ url: string; close(): Promise<void> }> {
     const { host, port } = this.access.address!;
     const server: Server = createServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0];
-      const answer =
-        path === '/metrics'
+      const refusal = refuse(req.headers);
+      const answer = refusal
+        ? Promise.resolve(text(403, `${refusal}\n`))
+        : path === '/metrics'
           ? this.handle({ method: req.method ?? 'GET', path, query: '', headers: req.headers, body: Buffer.alloc(0) })
           : Promise.resolve(text(404, 'Not found: only /metrics is served here.\n'));
       answer.then(

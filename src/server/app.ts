@@ -31,7 +31,7 @@ import { ManagementApi } from './management-api.js';
 import { BrokerApi } from './management/broker-api.js';
 import { RequestTally } from './management/request-tally.js';
 import { serverLog, type ServerConfig } from './server-config.js';
-import { parseAllowedHosts } from './request-guard.js';
+import { parseAllowedHosts, RequestGuard } from './request-guard.js';
 import {
   checkAccountId,
   checkDataDir,
@@ -205,12 +205,13 @@ async function start(
   let amqp: AmqpServer | undefined;
   const requestTally = new RequestTally();
   const broker = new BrokerApi({ engine, node, amqp: () => amqp, tally: requestTally, log });
+  const guard = { credentials: credentials !== undefined, allowedHosts };
   const http = new HttpServer({
     host: config.host,
     port: config.port,
     log,
     trustProxy: config.trustProxy,
-    guard: { credentials: credentials !== undefined, allowedHosts },
+    guard,
     bodyBudget: config.maxBodyMemoryMiB === undefined ? undefined : config.maxBodyMemoryMiB * 1024 * 1024,
     mounts: mountTable({
       sqs: new SqsApp(engine, {
@@ -268,7 +269,11 @@ async function start(
   // Waiting long polls are answered at once; requests still running after the drain are
   // cut, their writes committed or not as with a crash, before the engine and the store close.
   resources.defer(() => http.close(DRAIN_MS));
-  const metricsListener = metricsAccess.address ? await metricsEndpoint.listen() : undefined;
+  // The separate metrics address is guarded as /metrics is on the main port.
+  const metricsGuard = new RequestGuard(guard);
+  const metricsListener = metricsAccess.address
+    ? await metricsEndpoint.listen((headers) => metricsGuard.check('sqs', headers)?.message)
+    : undefined;
   if (metricsListener) resources.defer(() => metricsListener.close());
   log.info(
     {

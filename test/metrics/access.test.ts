@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -79,6 +80,35 @@ test('with --metrics-address, /metrics is served there and not on the main port'
   assert.equal(res.status, 200);
   assert.match(await res.text(), /redrive_long_polls_waiting\{node="edge-1"\} 0/);
   assert.equal((await scrape(m[1]!.replace('/metrics', '/health'))).status, 404);
+});
+
+/** A GET with a Host header of the test's choosing (fetch sets its own). */
+function getWithHost(url: string, host: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: { host } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('the --metrics-address listener has the main port\'s Host check: a rebound name reads nothing', async () => {
+  const s = await serve(['--metrics-address', '127.0.0.1:0', '--allowed-hosts', 'monitor.internal']);
+  const url = /"metrics":"(http:\/\/[^"]+)"/.exec(s.output())![1]!;
+  const port = new URL(url).port;
+  const rebound = await getWithHost(url, `evil.example:${port}`);
+  assert.equal(rebound.status, 403);
+  assert.match(rebound.text, /does not name this server: start it with --allowed-hosts/);
+  assert.doesNotMatch(rebound.text, /redrive_/, 'no metric in the refusal');
+  for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `monitor.internal:${port}`]) {
+    const ok = await getWithHost(url, host);
+    assert.equal(ok.status, 200, host);
+    assert.match(ok.text, /# TYPE redrive_long_polls_waiting gauge/);
+  }
 });
 
 const CLI = fileURLToPath(new URL('../../src/cli/index.js', import.meta.url));
