@@ -96,7 +96,7 @@ function getWithHost(url: string, host: string): Promise<{ status: number; text:
   });
 }
 
-test('the --metrics-address listener has the main port\'s Host check: a rebound name reads nothing', async () => {
+test("the --metrics-address listener has the main port's Host check: a rebound name reads nothing", async () => {
   const s = await serve(['--metrics-address', '127.0.0.1:0', '--allowed-hosts', 'monitor.internal']);
   const url = /"metrics":"(http:\/\/[^"]+)"/.exec(s.output())![1]!;
   const port = new URL(url).port;
