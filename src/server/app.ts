@@ -255,6 +255,7 @@ async function start(
       credentials,
       log,
       limits: config.amqpLimits,
+      throttle: authThrottle,
     });
     amqp = listener;
     // Its listen starts the expiry of deliveries before it binds: close undoes both.

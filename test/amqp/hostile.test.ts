@@ -11,7 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { ListQueuesCommand, SQSClient, type SQSServiceException } from '@aws-sdk/client-sqs';
 import amqp from 'amqplib';
+import { Agent as HttpAgent } from 'node:http';
 import { Writer } from '../../src/protocols/amqp/codec.js';
 import { methodFrame, PROTOCOL_HEADER } from '../../src/protocols/amqp/frames.js';
 import { RawClient } from './raw-client.js';
@@ -296,12 +298,19 @@ describe('hostile AMQP peers', () => {
   });
 });
 
+/** The address the login-guessing tests guess from (any 127/8 address reaches loopback). */
+const GUESSER = '127.0.0.2';
+
 describe('AMQP login guessing', () => {
   let s: AmqpServer;
   const keys = { AKIDALICE: 'alice-secret', AKIDBOB: 'bob-secret' };
   const url = (user: string, password: string) => `amqp://${user}:${password}@127.0.0.1:${s.port}`;
-  const attempt = (user: string, password: string) =>
-    amqp.connect(url(user, password)).then(
+  /**
+   * A sign-in from 127.0.0.2: the guessing address. The test's clock hook comes from
+   * 127.0.0.1, which the throttle must leave alone.
+   */
+  const attempt = (user: string, password: string, from = GUESSER) =>
+    amqp.connect(url(user, password), { localAddress: from } as Record<string, unknown>).then(
       async (c) => (await c.close(), 'connected'),
       (e: Error) => e.message,
     );
@@ -323,24 +332,53 @@ describe('AMQP login guessing', () => {
     s.server.cleanup();
   });
 
-  test('failed logins are throttled per user: past the burst even the right password is refused at once, other users are served, and the refusals are logged', async () => {
+  test('failed logins are throttled: past ten in a row from an address even the right password is refused at once, the refusals are logged, and time forgives', async () => {
     for (let i = 0; i < 12; i++) assert.match(await attempt('AKIDALICE', `guess-${i}`), /403|ACCESS_REFUSED/);
     const started = Date.now();
     assert.match(await attempt('AKIDALICE', keys.AKIDALICE), /403|ACCESS_REFUSED/, 'guessing is throttled');
     assert.ok(Date.now() - started < 2000, 'refused at once, not after a wait');
-    assert.equal(await attempt('AKIDBOB', keys.AKIDBOB), 'connected', 'another user is served');
+    assert.match(
+      await attempt('AKIDBOB', keys.AKIDBOB),
+      /403|ACCESS_REFUSED/,
+      'the guessing address waits for any key',
+    );
     const log = s.server.output();
     assert.match(log, /AMQP PLAIN login refused: user 'AKIDALICE' - invalid credentials/);
     assert.match(log, /AMQP PLAIN login refused: user 'AKIDALICE' - too many failed logins/);
-    // Time forgives: the bucket refills.
-    await s.server.advanceClock(60_000);
+    assert.equal(await attempt('AKIDBOB', keys.AKIDBOB, '127.0.0.3'), 'connected', 'other addresses are served');
+    await s.server.advanceClock(61_000);
     assert.equal(await attempt('AKIDALICE', keys.AKIDALICE), 'connected');
+    assert.equal(await attempt('AKIDBOB', keys.AKIDBOB), 'connected');
+  });
+
+  test('guesses over SigV4 and over AMQP count together: failed signed requests throttle the AMQP sign-in of the same key', async () => {
+    await s.server.advanceClock(16 * 60_000); // the earlier tests' failures are forgotten
+    const guesser = new SQSClient({
+      endpoint: s.server.url,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'AKIDBOB', secretAccessKey: 'not-bobs-secret' },
+      maxAttempts: 1,
+      requestHandler: { httpAgent: new HttpAgent({ localAddress: GUESSER }) },
+    });
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      await guesser.send(new ListQueuesCommand({})).then(
+        () => statuses.push(200),
+        (e: SQSServiceException) => statuses.push(e.$metadata.httpStatusCode ?? 0),
+      );
+    }
+    assert.ok(!statuses.includes(200) && statuses.includes(429), `refused, then throttled: ${statuses}`);
+    assert.match(await attempt('AKIDBOB', keys.AKIDBOB), /403|ACCESS_REFUSED/, 'AMQP waits too');
+    await s.server.advanceClock(61_000);
+    assert.equal(await attempt('AKIDBOB', keys.AKIDBOB), 'connected');
+    guesser.destroy();
   });
 
   test('failed logins are throttled per client address, whatever the user name', async () => {
+    await s.server.advanceClock(16 * 60_000);
     for (let i = 0; i < 35; i++) await attempt(`AKIDNOBODY${i}`, 'x');
     assert.match(await attempt('AKIDBOB', keys.AKIDBOB), /403|ACCESS_REFUSED/, 'the address is throttled');
-    await s.server.advanceClock(60_000);
+    await s.server.advanceClock(61_000);
     assert.equal(await attempt('AKIDBOB', keys.AKIDBOB), 'connected');
   });
 

@@ -1,5 +1,5 @@
 import { field, Reader, strOf, type FieldTable } from './codec.js';
-import type { LoginThrottle } from './login-throttle.js';
+import type { AuthThrottle } from '../auth-throttle.js';
 
 /** Checks a user name and password: the account it acts as, or undefined (refused). */
 export type Authenticate = (user: string, password: string, remoteAddress: string | undefined) => string | undefined;
@@ -23,17 +23,19 @@ interface Log {
 }
 
 /**
- * Sign-in with a failure throttle: a refused login is logged (RabbitMQ logs it, and
- * clients tell the user to look there) and counted; while the user or the address is
- * throttled, logins are refused without being checked.
+ * Sign-in with the server's failure throttle (auth-throttle.ts), the one SigV4, the
+ * console and the management API share: guesses at a key over AMQP and over HTTP count
+ * together. A refused login is logged (RabbitMQ logs it, and clients tell the user to
+ * look there); while the address (or the key, from an address that failed) must wait,
+ * logins are refused without being checked.
  */
-export function signIn(authenticate: Authenticate, throttle: LoginThrottle, log: Log, checksSecrets: boolean): SignIn {
+export function signIn(authenticate: Authenticate, throttle: AuthThrottle, log: Log, checksSecrets: boolean): SignIn {
   return {
     login(mechanism, response, address) {
       const creds = credentials(mechanism, response);
       const user = creds?.user ?? '';
       const from = address ?? '';
-      if (!throttle.allowed(user, from)) {
+      if (throttle.wait(from, creds?.user) > 0) {
         log.warn(
           { user: user.slice(0, 256), address, mechanism },
           `AMQP ${mechanism} login refused: user '${user.slice(0, 256)}' - too many failed logins, throttled`,
@@ -42,7 +44,7 @@ export function signIn(authenticate: Authenticate, throttle: LoginThrottle, log:
       }
       const account = creds && authenticate(creds.user, creds.password, address);
       if (!account) {
-        throttle.failed(user, from);
+        throttle.failed(from, creds?.user);
         const why = creds ? 'invalid credentials' : 'malformed response';
         log.warn(
           { user: user.slice(0, 256), address, mechanism },
@@ -50,6 +52,7 @@ export function signIn(authenticate: Authenticate, throttle: LoginThrottle, log:
         );
         return undefined;
       }
+      throttle.succeeded(from, creds.user);
       return { account, user };
     },
     // RabbitMQ asks its auth backend; its internal one (users with passwords, like guest)

@@ -6,7 +6,7 @@ import { signIn, type Authenticate } from './handshake.js';
 import { AmqpUsage, DEFAULT_AMQP_LIMITS, type AmqpLimits } from './limits.js';
 import { CODES, AmqpError } from '../../engine/amqp/errors.js';
 import { connectionName, connectionView, type AmqpConnectionView, type AmqpLiveState } from './live-view.js';
-import { LoginThrottle } from './login-throttle.js';
+import { AuthThrottle } from '../auth-throttle.js';
 import { QueueExpiry } from './queue-expiry.js';
 import { AmqpRegistry } from './registry.js';
 
@@ -22,6 +22,8 @@ export interface AmqpServerOptions {
   /** docs/security.md; RabbitMQ-like defaults for those not given. */
   limits?: Partial<AmqpLimits>;
   log: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
+  /** The server's one failure throttle, shared with the HTTP sign-ins; absent: one of its own on the engine's clock. */
+  throttle?: AuthThrottle;
 }
 
 const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
@@ -63,7 +65,7 @@ export class AmqpServer implements AmqpLiveState {
     const usage = (this.usage = new AmqpUsage({ ...DEFAULT_AMQP_LIMITS, ...opts.limits }));
     const login = signIn(
       authenticator(opts),
-      new LoginThrottle(() => opts.engine.clock.now()),
+      opts.throttle ?? new AuthThrottle({}, () => opts.engine.clock.now()),
       opts.log,
       opts.credentials !== undefined,
     );
