@@ -47,7 +47,16 @@ export function launchBrowser(extraArgs: string[] = []): Promise<Browser> {
 
 /** Opens a console page and waits until its script has filled it in. */
 export async function openPage(page: Page, url: string): Promise<void> {
-  await page.goto(url);
+  // The page a test leaves may still navigate on its own (the console reloads a list 600 ms
+  // after an action), which aborts this navigation: go again, it is ours that must win.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.goto(url);
+      break;
+    } catch (e) {
+      if (attempt >= 3 || !/ERR_ABORTED|interrupted by another navigation/.test(String(e))) throw e;
+    }
+  }
   await page.waitForSelector('body[data-ready="true"]');
 }
 

@@ -52,15 +52,31 @@ function binDir(): string {
   );
 }
 
+/**
+ * A free port below the range the kernel hands out to outgoing connections. The fault tests
+ * stop the server and start it again on the same port: a port from that range could be
+ * taken meanwhile as the local port of any client's connection on the machine (on a busy
+ * CI machine, one in about a thousand restarts), and the start would fail.
+ */
 async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
+  let ephemeralLow = 32768;
+  try {
+    ephemeralLow = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+  } catch {
+    // Not Linux (macOS hands out 49152 and up): 32768 stays below both.
+  }
+  const low = 15000;
+  const high = Math.max(low + 1000, Math.min(ephemeralLow, 32768));
+  for (let attempt = 0; ; attempt++) {
+    const port = low + Math.floor(Math.random() * (high - low));
+    const free = await new Promise<boolean>((resolve) => {
+      const s = createServer();
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+    if (attempt > 100) throw new Error(`no free port from ${low} to ${high}`);
+  }
 }
 
 /** The postmaster (first line of postmaster.pid) and its children, the backends. */
@@ -107,7 +123,13 @@ export async function startOwnPostgres(settings: Record<string, string> = {}): P
   const own: OwnPostgres = {
     url: (db = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${db}`,
     start: () => {
-      run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
+      try {
+        run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
+      } catch (e) {
+        // pg_ctl says only "Examine the log output": the reason is in the log.
+        const log = existsSync(join(dir, 'log')) ? readFileSync(join(dir, 'log'), 'utf8').trim().split('\n') : [];
+        throw new Error(`${(e as Error).message.trim()}\nlast lines of the server's log:\n${log.slice(-5).join('\n')}`);
+      }
       running = true;
     },
     stop: () => {
