@@ -39,10 +39,10 @@ if [ "${1-}" != --inside ]; then
   registry=$(node -p 'new URL(process.argv[1]).hostname' "$(npm config get registry)")
   node "$src/scripts/registry-relay.mjs" proxy "$work/registry.sock" "$registry" &
   proxy=$!
+  # Also on Ctrl-C. The mounts below are the namespace's own: here $work holds no mount.
+  trap 'kill "$proxy" 2>/dev/null; rm -rf "$work"' EXIT
   # A mount namespace with private propagation (unshare's default) and a network one.
   unshare --net --mount -- bash "$0" --inside "$src" "$work" "$@" || status=$?
-  kill "$proxy"
-  rm -rf "$work"
   exit "$status"
 fi
 
@@ -125,6 +125,7 @@ mkdir -p "$home" "$work/tmp"
 # The registry, through the relay to the proxy outside (scripts/registry-relay.mjs).
 node "$src/scripts/registry-relay.mjs" relay "$work/registry.sock" "$work/relay.port" &
 relay=$!
+trap 'kill "$relay" 2>/dev/null' EXIT
 for _ in $(seq 50); do [ -s "$work/relay.port" ] && break; sleep 0.1; done
 printf 'https-proxy=http://127.0.0.1:%s/\n' "$(cat "$work/relay.port")" >> "$home/.npmrc"
 chown -R "$uid:$gid" "$checkout" "$home" "$work/tmp"
@@ -137,5 +138,4 @@ run=(env -i "HOME=$home" "USER=$user" "LOGNAME=$user" PATH=/usr/bin "TMPDIR=$wor
 [ "$user" = root ] || run=("$real/setpriv" --reuid="$uid" --regid="$gid" --clear-groups -- "${run[@]}")
 status=0
 "${run[@]}" || status=$?
-kill "$relay"
 exit "$status"
