@@ -96,6 +96,16 @@ for name in "${names[@]}"; do
   case $target in /usr/bin/*) target=$real/${target#/usr/bin/} ;; esac
   ln -sfn "$target" "$bin/$name"
 done
+# gcc finds cc1 and the rest of itself from the path it was started by: it must see
+# /usr/bin/<name>, not the link's target.
+for f in "$bin"/cc "$bin"/c++ "$bin"/gcc* "$bin"/g++* "$bin"/cpp* "$bin"/*-linux-gnu-gcc* "$bin"/*-linux-gnu-g++* \
+  "$bin"/*-linux-gnu-cpp*; do
+  [ -L "$f" ] || continue
+  target=$(readlink "$f")
+  rm "$f"
+  printf '#!/bin/bash\nexec -a "$0" %q "$@"\n' "$target" > "$f"
+  chmod 755 "$f"
+done
 
 # Python without Debian's (or pip's system-wide) packages.
 empty=$work/empty
@@ -121,7 +131,12 @@ done
 home=$work/home
 mkdir -p "$home" "$work/tmp"
 [ -f /root/.npmrc ] && cp /root/.npmrc "$home/.npmrc"
-[ -d /root/.npm/_cacache ] && mkdir -p "$home/.npm" && cp -a /root/.npm/_cacache "$home/.npm/"
+# Its index and contents only: npm runs beside this one may add and remove files in tmp/.
+if [ -d /root/.npm/_cacache ]; then
+  mkdir -p "$home/.npm/_cacache"
+  cp -a /root/.npm/_cacache/index-v5 /root/.npm/_cacache/content-v2 "$home/.npm/_cacache/" ||
+    say "note: npm's cache was not copied whole (npm changed it meanwhile); the registry serves the rest"
+fi
 # The registry, through the relay to the proxy outside (scripts/registry-relay.mjs).
 node "$src/scripts/registry-relay.mjs" relay "$work/registry.sock" "$work/relay.port" &
 relay=$!
