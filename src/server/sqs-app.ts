@@ -30,6 +30,12 @@ export interface SqsOptions {
   requestTally?: { count(accountId: string, accessKey: string | undefined, client: string): void };
 }
 
+interface HostFacts {
+  host: string;
+  region: string | undefined;
+  baseUrl: string;
+}
+
 /**
  * The SQS API, both protocols, on every path no other sub-application serves: resolves the
  * caller (SigV4 with --credentials) and the region, hands the request to the JSON or the
@@ -81,12 +87,12 @@ export class SqsApp implements SubApp {
     }
     this.opts.requestTally?.count(accountId, accessKeyOf(req), x.client);
     if (clockPath) return this.moveClock(req);
-    const host = req.headers.host ?? `${this.opts.host}:${this.opts.port}`;
+    const host = this.hostOf(req.headers.host ?? `${this.opts.host}:${this.opts.port}`);
     const ctx: RequestContext = {
       accountId,
       // A signed request's region is the one it was signed for; else the host may name one.
-      region: scopeRegionOf(req) ?? regionOfHost(host.toLowerCase()) ?? this.opts.region,
-      baseUrl: `http://${host}`,
+      region: scopeRegionOf(req) ?? host.region ?? this.opts.region,
+      baseUrl: host.baseUrl,
       requestId: x.requestId,
       traceHeader:
         typeof req.headers['x-amzn-trace-id'] === 'string' ? headerText(req.headers['x-amzn-trace-id']) : undefined,
@@ -98,6 +104,21 @@ export class SqsApp implements SubApp {
     // ctx.action is set once the request reaches its action, which counts it (dispatch).
     return ctx.action === undefined ? this.refused(req, json, started, response) : response;
   }
+
+  /**
+   * What a Host header says: the region it names and the base of queue URLs. A client
+   * sends the same Host with every request, so the last one's is kept.
+   */
+  private hostOf(host: string): HostFacts {
+    let facts = this.lastHost;
+    if (facts?.host !== host) {
+      facts = { host, region: regionOfHost(host.toLowerCase()), baseUrl: `http://${host}` };
+      this.lastHost = facts;
+    }
+    return facts;
+  }
+
+  private lastHost?: HostFacts;
 
   /**
    * Counts a request refused before it reached an action (a bad signature, an unknown

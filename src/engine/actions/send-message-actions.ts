@@ -98,10 +98,11 @@ export async function sendMessage(engine: Engine, ctx: RequestContext, input: Ac
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   checkFifoParameters(queue, input, false);
   const { message, size } = buildMessage(engine, ctx, queue, input, false);
+  const limit = lengthLimit(engine, queue);
   const {
     messages: [stored],
     deadLettered,
-  } = await engine.store.messages.send(queue.id, [message], await lengthLimit(engine, queue));
+  } = await engine.store.messages.send(queue.id, [message], limit && (await limit));
   engine.deadLettered(queue, deadLettered);
   if (stored!.rejected) throw queueFull(queue);
   if (stored!.duplicate) engine.observer.deduplicated(queue, 1);
