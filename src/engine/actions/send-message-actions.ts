@@ -95,7 +95,7 @@ function sendResult(queue: QueueRecord, m: StoredMessage) {
 }
 
 export async function sendMessage(engine: Engine, ctx: RequestContext, input: ActionInputs['SendMessage']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
   checkFifoParameters(queue, input, false);
   const { message, size } = buildMessage(engine, ctx, queue, input, false);
   const limit = lengthLimit(engine, queue);
@@ -125,7 +125,7 @@ function observeBatch(engine: Engine, queue: QueueRecord, stored: StoredMessage[
 const BATCH_LIMIT = 1_048_576;
 
 export async function sendMessageBatch(engine: Engine, ctx: RequestContext, input: ActionInputs['SendMessageBatch']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
   const entries = checkBatchEntries<MessageFields & { Id: string }>(input.Entries, 'SendMessageBatchRequestEntry');
   for (const e of entries) checkFifoParameters(queue, e, true);
   let total = 0;
