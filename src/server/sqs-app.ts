@@ -96,6 +96,11 @@ export class SqsApp implements SubApp {
       requestId: x.requestId,
       traceHeader:
         typeof req.headers['x-amzn-trace-id'] === 'string' ? headerText(req.headers['x-amzn-trace-id']) : undefined,
+      // Set later (dispatch, the adapter); named now so that the object keeps one shape and
+      // its fields in place, instead of growing a property store per request.
+      action: undefined,
+      input: undefined,
+      protocol: undefined,
     };
     if (x.seen) Object.assign(x.seen, { ctx, protocol: json ? 'json' : 'query' });
     const response = json
