@@ -103,6 +103,17 @@ export class Engine implements EngineContext {
     this.deadLetterReport.record(queue, outcomes);
   }
 
+  /**
+   * The queue a URL names when the store has it in memory (nearly every request), without
+   * a promise: `engine.knownQueue(ctx, url) ?? (await engine.resolveQueue(ctx, url))`.
+   * Throws as resolveQueue does for a bad URL or a caller without access.
+   */
+  knownQueue(ctx: RequestContext, url: unknown): QueueRecord | undefined {
+    const queue = this.store.queues.cached?.(parseQueueUrl(url, ctx));
+    if (queue) this.checkAccess(ctx, queue);
+    return queue;
+  }
+
   async resolveQueue(ctx: RequestContext, url: unknown): Promise<QueueRecord> {
     const addr = parseQueueUrl(url, ctx);
     const queue = await this.store.queues.get(addr);

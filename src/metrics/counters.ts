@@ -1,23 +1,23 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import { parseQueueArn } from '../engine/queues/addressing.js';
 import type { EngineObserver } from '../engine/observer.js';
 import type { MoveTaskRecord } from '../engine/store/move-tasks.js';
 import type { DeathReason, QueueRecord } from '../engine/types.js';
+import { HotCounter, HotHistogram, type CounterSeries, type HistogramSeries } from './hot-metrics.js';
 import { MoveTaskGauges } from './move-task-gauges.js';
 import type { QueueLabelCache, QueueLabels } from './queue-labels.js';
 
 type Child = Counter.Internal;
-type HistogramChild = Histogram.Internal<string>;
 
 /** One queue's series, made once at its first event so the hot path allocates nothing. */
 interface QueueSeries {
   labels: QueueLabels & { node: string };
-  sent: Child;
-  received: Child;
-  deleted: Child;
-  emptyReceives: Child;
-  deduplicated: Child;
-  sizes?: HistogramChild;
+  sent: CounterSeries;
+  received: CounterSeries;
+  deleted: CounterSeries;
+  emptyReceives: CounterSeries;
+  deduplicated: CounterSeries;
+  sizes?: HistogramSeries;
 }
 
 const QUEUE = ['queue_name', 'account_id', 'region', 'node'] as const;
@@ -36,7 +36,7 @@ export class CounterObserver implements EngineObserver {
   private readonly deadLetterSeries = new Map<string, { child: Child; labels: Record<string, string> }>();
   private readonly requestSeries = new Map<
     string,
-    Map<string, Map<string, { count: Child; seconds: HistogramChild }>>
+    Map<string, Map<string, { count: CounterSeries; seconds: HistogramSeries }>>
   >();
   private readonly m;
   private readonly moveTasks: MoveTaskGauges;
@@ -48,34 +48,36 @@ export class CounterObserver implements EngineObserver {
   ) {
     const counter = (name: string, help: string, labelNames: readonly string[] = QUEUE) =>
       new Counter({ name, help, labelNames, registers: [registry] });
+    // The series moved by every message or request count in plain numbers (hot-metrics.ts).
+    const hot = (name: string, help: string, labelNames: readonly string[] = QUEUE) =>
+      new HotCounter(registry, name, help, labelNames);
     this.m = {
-      sent: counter(
+      sent: hot(
         'redrive_number_of_messages_sent_total',
         "Messages stored by a send: a client's or a redrive's (CloudWatch NumberOfMessagesSent); dead-letter moves are not sends.",
       ),
-      received: counter(
+      received: hot(
         'redrive_number_of_messages_received_total',
         'Messages returned by ReceiveMessage or an AMQP delivery, and messages a redrive took (CloudWatch NumberOfMessagesReceived).',
       ),
-      deleted: counter(
+      deleted: hot(
         'redrive_number_of_messages_deleted_total',
         'Messages deleted by a client, an operator or a redrive; not by a purge or retention (CloudWatch NumberOfMessagesDeleted).',
       ),
-      emptyReceives: counter(
+      emptyReceives: hot(
         'redrive_number_of_empty_receives_total',
         'ReceiveMessage calls that returned no message (CloudWatch NumberOfEmptyReceives).',
       ),
-      deduplicated: counter(
+      deduplicated: hot(
         'redrive_number_of_deduplicated_sent_messages_total',
         'FIFO sends answered from the deduplication cache (CloudWatch NumberOfDeduplicatedSentMessages).',
       ),
-      sizes: new Histogram({
-        name: 'redrive_sent_message_size_bytes',
-        help: 'Size of messages sent by SQS clients, body and attributes (CloudWatch SentMessageSize).',
-        labelNames: QUEUE,
-        buckets: SIZE_BUCKETS,
-        registers: [registry],
-      }),
+      sizes: new HotHistogram(
+        registry,
+        'redrive_sent_message_size_bytes',
+        'Size of messages sent by SQS clients, body and attributes (CloudWatch SentMessageSize).',
+        SIZE_BUCKETS,
+      ),
       deadLettered: counter(
         'redrive_messages_dead_lettered_total',
         'Messages moved from queue_name into dead_letter_queue, by reason.',
@@ -91,18 +93,17 @@ export class CounterObserver implements EngineObserver {
         'Messages that would have closed a dead-letter cycle, parked in redrive-cycles instead.',
         [...QUEUE, 'reason'],
       ),
-      requests: counter(
+      requests: hot(
         'redrive_requests_total',
         'SQS API requests served, by action, protocol and error code ("" for success).',
         ['action', 'protocol', 'error_code', 'node'],
       ),
-      latency: new Histogram({
-        name: 'redrive_request_duration_seconds',
-        help: 'Time to serve an SQS API request, long-poll waits included.',
-        labelNames: ['action', 'protocol', 'node'],
-        buckets: LATENCY_BUCKETS,
-        registers: [registry],
-      }),
+      latency: new HotHistogram(
+        registry,
+        'redrive_request_duration_seconds',
+        'Time to serve an SQS API request, long-poll waits included.',
+        LATENCY_BUCKETS,
+      ),
     };
     this.moveTasks = new MoveTaskGauges(registry, node);
   }
@@ -206,10 +207,7 @@ export class CounterObserver implements EngineObserver {
     let s = this.queues.get(queue.id);
     if (s) return s;
     const labels = { ...this.names.remember(queue), node: this.node };
-    const zeroed = (c: Counter) => {
-      c.inc(labels, 0);
-      return c.labels(labels);
-    };
+    const zeroed = (c: HotCounter) => c.labels(labels, true);
     s = {
       labels,
       sent: zeroed(this.m.sent),

@@ -78,8 +78,11 @@ export class Admission {
   /** Connections that have sent a request and are still open. */
   sockets = 0;
   private readonly seen = new WeakSet<object>();
-  /** Body bytes read so far, per request admitted. */
-  private readonly held = new Map<IncomingMessage, number>();
+  /**
+   * Bytes drawn from `maxBodyBytes`, per request that drew any: a request whose body fits
+   * in `smallBodyBytes` (nearly all) gets no entry.
+   */
+  private readonly drawn = new Map<IncomingMessage, number>();
 
   constructor(readonly limits: AdmissionLimits = admissionLimits()) {}
 
@@ -118,17 +121,18 @@ export class Admission {
   }
 
   /**
-   * Counts `bytes` more of this request's body as they arrive. False when they do not fit
-   * in the budget: the caller stops reading and refuses the request with `bodyBudgetError`.
+   * Counts `bytes` more of this request's body as they arrive, `before` being what was read
+   * of it until now. False when they do not fit in the budget: the caller stops reading and
+   * refuses the request with `bodyBudgetError`.
    */
-  take(req: IncomingMessage, bytes: number): boolean {
-    const before = this.held.get(req) ?? 0;
+  take(req: IncomingMessage, before: number, bytes: number): boolean {
     const drawn = Math.max(0, before + bytes - this.small) - Math.max(0, before - this.small);
-    if (drawn > 0 && this.bodyBytes + drawn > this.limits.maxBodyBytes) {
+    if (drawn === 0) return true;
+    if (this.bodyBytes + drawn > this.limits.maxBodyBytes) {
       this.shed++;
       return false;
     }
-    this.held.set(req, before + bytes);
+    this.drawn.set(req, (this.drawn.get(req) ?? 0) + drawn);
     this.bodyBytes += drawn;
     return true;
   }
@@ -136,8 +140,10 @@ export class Admission {
   /** The request admitted by `refuse` has been answered (or abandoned): its body's bytes come back. */
   done(req: IncomingMessage): void {
     this.requests--;
-    this.bodyBytes -= Math.max(0, (this.held.get(req) ?? 0) - this.small);
-    this.held.delete(req);
+    const drawn = this.drawn.get(req);
+    if (drawn === undefined) return;
+    this.bodyBytes -= drawn;
+    this.drawn.delete(req);
   }
 
   private answer(req: IncomingMessage, res: ServerResponse, why: string): void {

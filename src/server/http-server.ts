@@ -69,24 +69,33 @@ export class HttpServer {
           return;
         }
         this.active++;
-        this.handle(req, res)
-          .catch((err: unknown) => {
-            opts.log.error(
-              { err, method: req.method, url: req.url },
-              'request handling failed; closing its connection',
-            );
-            res.destroy();
-          })
-          .finally(() => {
-            this.admission.done(req);
-            if (--this.active === 0) this.drained?.();
-          });
+        // One reaction for both outcomes (a .catch and a .finally were two more promises a request).
+        this.handle(req, res).then(
+          () => this.finished(req),
+          (err: unknown) => {
+            try {
+              opts.log.error(
+                { err, method: req.method, url: req.url },
+                'request handling failed; closing its connection',
+              );
+              res.destroy();
+            } finally {
+              this.finished(req);
+            }
+          },
+        );
       },
     );
     this.accessLog = opts.log.isLevelEnabled('debug');
     this.clientAddress = new ClientAddress(opts.trustProxy);
     this.server.keepAliveTimeout = KEEP_ALIVE_MS;
     this.server.timeout = SOCKET_IDLE_MS;
+  }
+
+  /** The request admitted at the door is over: its budget comes back, and a drain may end. */
+  private finished(req: IncomingMessage): void {
+    this.admission.done(req);
+    if (--this.active === 0) this.drained?.();
   }
 
   async listen(): Promise<string> {

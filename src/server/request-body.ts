@@ -38,9 +38,10 @@ export function readBody(req: IncomingMessage, limit: number, admission: Admissi
       reject(new BodyRefused(e));
     };
     req.on('data', (chunk: Buffer) => {
+      const before = size;
       size += chunk.length;
       if (size > limit) refuse(tooLarge());
-      else if (!admission.take(req, chunk.length)) refuse(bodyBudgetError());
+      else if (!admission.take(req, before, chunk.length)) refuse(bodyBudgetError());
       else chunks.push(chunk);
     });
     req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));

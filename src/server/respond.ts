@@ -8,6 +8,13 @@ import type { WireResponse } from '../protocols/wire.js';
  * control or non-Latin-1 character); a bad one is a bug, answered with a bare 500 and
  * logged. A failure once headers are out can only be ended by closing that one socket.
  */
+/**
+ * The last value of each header name that passed the checks: most answers carry the same
+ * few (the content type), which need not be checked again. Bounded, since values vary.
+ */
+const passed = new Map<string, string>();
+const PASSED_MAX = 256;
+
 export function send(res: ServerResponse, response: WireResponse, requestId: string, log: Logger): void {
   if (res.destroyed) return;
   if (res.headersSent) {
@@ -23,9 +30,12 @@ export function send(res: ServerResponse, response: WireResponse, requestId: str
   try {
     // The request id (a UUID) and the length (a number) are safe: only the answer's own headers are checked.
     for (const name in response.headers) {
-      const value = response.headers[name];
+      const value = String(response.headers[name]);
+      if (passed.get(name) === value) continue;
       validateHeaderName(name);
-      validateHeaderValue(name, String(value));
+      validateHeaderValue(name, value);
+      if (passed.size >= PASSED_MAX) passed.clear();
+      passed.set(name, value);
     }
   } catch (err) {
     log.error(

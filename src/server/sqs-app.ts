@@ -30,6 +30,12 @@ export interface SqsOptions {
   requestTally?: { count(accountId: string, accessKey: string | undefined, client: string): void };
 }
 
+interface HostFacts {
+  host: string;
+  region: string | undefined;
+  baseUrl: string;
+}
+
 /**
  * The SQS API, both protocols, on every path no other sub-application serves: resolves the
  * caller (SigV4 with --credentials) and the region, hands the request to the JSON or the
@@ -58,7 +64,8 @@ export class SqsApp implements SubApp {
     this.engine.longPolls.releaseAll();
   }
 
-  async handle(req: WireRequest, x: Exchange): Promise<WireResponse> {
+  /** A plain function returning the adapter's promise with one reaction: an async frame per request costs more. */
+  handle(req: WireRequest, x: Exchange): Promise<WireResponse> | WireResponse {
     const clockPath = req.path === '/_redrive/clock' && this.opts.manualClock !== undefined;
     // The manual clock (tests) moves for anyone in open mode, and only for a signed request
     // with --credentials, like any other change to the server's state.
@@ -67,10 +74,9 @@ export class SqsApp implements SubApp {
     const started = performance.now();
     let accountId: string;
     try {
-      accountId = callerAccount(req, this.opts.credentials, this.opts.accountId, Date.now(), {
-        throttle: this.authThrottle,
-        client: x.client,
-      });
+      // The throttle's guard matters only with credentials (open mode checks no secret).
+      const guard = this.opts.credentials ? { throttle: this.authThrottle, client: x.client } : undefined;
+      accountId = callerAccount(req, this.opts.credentials, this.opts.accountId, Date.now(), guard);
     } catch (e) {
       return this.refused(
         req,
@@ -81,23 +87,43 @@ export class SqsApp implements SubApp {
     }
     this.opts.requestTally?.count(accountId, accessKeyOf(req), x.client);
     if (clockPath) return this.moveClock(req);
-    const host = req.headers.host ?? `${this.opts.host}:${this.opts.port}`;
+    const host = this.hostOf(req.headers.host ?? `${this.opts.host}:${this.opts.port}`);
     const ctx: RequestContext = {
       accountId,
       // A signed request's region is the one it was signed for; else the host may name one.
-      region: scopeRegionOf(req) ?? regionOfHost(host.toLowerCase()) ?? this.opts.region,
-      baseUrl: `http://${host}`,
+      region: scopeRegionOf(req) ?? host.region ?? this.opts.region,
+      baseUrl: host.baseUrl,
       requestId: x.requestId,
       traceHeader:
         typeof req.headers['x-amzn-trace-id'] === 'string' ? headerText(req.headers['x-amzn-trace-id']) : undefined,
+      // Set later (dispatch, the adapter); named now so that the object keeps one shape and
+      // its fields in place, instead of growing a property store per request.
+      action: undefined,
+      input: undefined,
+      protocol: undefined,
     };
     if (x.seen) Object.assign(x.seen, { ctx, protocol: json ? 'json' : 'query' });
-    const response = await (json
+    const response = json
       ? handleJson(this.engine, ctx, req, x.cancelled)
-      : handleQuery(this.engine, ctx, req, x.cancelled));
+      : handleQuery(this.engine, ctx, req, x.cancelled);
     // ctx.action is set once the request reaches its action, which counts it (dispatch).
-    return ctx.action === undefined ? this.refused(req, json, started, response) : response;
+    return response.then((r) => (ctx.action === undefined ? this.refused(req, json, started, r) : r));
   }
+
+  /**
+   * What a Host header says: the region it names and the base of queue URLs. A client
+   * sends the same Host with every request, so the last one's is kept.
+   */
+  private hostOf(host: string): HostFacts {
+    let facts = this.lastHost;
+    if (facts?.host !== host) {
+      facts = { host, region: regionOfHost(host.toLowerCase()), baseUrl: `http://${host}` };
+      this.lastHost = facts;
+    }
+    return facts;
+  }
+
+  private lastHost?: HostFacts;
 
   /**
    * Counts a request refused before it reached an action (a bad signature, an unknown

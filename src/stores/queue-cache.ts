@@ -37,6 +37,11 @@ export class QueueCache {
     return this.everyQueue;
   }
 
+  /** The cached record, without loading it (undefined when absent or the cache is off). */
+  peek(key: string): QueueRecord | undefined {
+    return this.enabled ? this.byName.get(key) : undefined;
+  }
+
   async get(key: string, load: () => Promise<QueueRecord | undefined>): Promise<QueueRecord | undefined> {
     if (this.enabled) {
       const hit = this.byName.get(key);

@@ -32,7 +32,7 @@ export async function receiveMessage(
   input: ActionInputs['ReceiveMessage'],
   signal?: Cancellation,
 ) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
   const max = intParam(input.MaxNumberOfMessages, 'MaxNumberOfMessages', 1, 10) ?? 1;
   const visibility =
     intParam(input.VisibilityTimeout, 'VisibilityTimeout', 0, 43_200) ?? queueNumber(queue, 'VisibilityTimeout');
@@ -127,7 +127,7 @@ function deleteError(outcome: ReceiptOutcome, handle: string): SqsError | undefi
 }
 
 export async function deleteMessage(engine: Engine, ctx: RequestContext, input: ActionInputs['DeleteMessage']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
   const receipt = (await engine.receipts()).open(queue, input.ReceiptHandle);
   const [outcome] = await engine.store.messages.delete(queue.id, [receipt], {
     now: engine.clock.now(),
@@ -174,7 +174,7 @@ export async function deleteMessageBatch(
   ctx: RequestContext,
   input: ActionInputs['DeleteMessageBatch'],
 ) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
   const receipts = await engine.receipts();
   return receiptBatch(
     input,
@@ -236,7 +236,7 @@ export async function changeMessageVisibility(
   ctx: RequestContext,
   input: ActionInputs['ChangeMessageVisibility'],
 ) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
   const change = visibilityChange(await engine.receipts(), queue, input);
   const [outcome] = await engine.store.messages.changeVisibility(queue.id, [change], engine.clock.now());
   const err = visibilityError(outcome!, String(input.ReceiptHandle), change.visibilityTimeoutMs / 1000);
@@ -249,7 +249,7 @@ export async function changeMessageVisibilityBatch(
   ctx: RequestContext,
   input: ActionInputs['ChangeMessageVisibilityBatch'],
 ) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
   const receipts = await engine.receipts();
   return receiptBatch(
     input,

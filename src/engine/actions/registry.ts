@@ -79,24 +79,40 @@ export function hasAction(name: string): boolean {
   return Object.hasOwn(actions, name);
 }
 
-/** Runs an action for a protocol adapter (which has checked `hasAction`), and tells the observer how it went. */
-export async function dispatch(
+/**
+ * Runs an action for a protocol adapter (which has checked `hasAction`), and tells the
+ * observer how it went. A plain function with one reaction rather than an async one: every
+ * request passes here, and an async frame is a promise and a saved frame more.
+ */
+export function dispatch(
   engine: Engine,
   ctx: RequestContext,
   action: string,
   input: ActionInput,
   signal?: Cancellation,
-) {
+): Promise<Record<string, unknown>> {
   ctx.action = action;
   ctx.input = input;
   const start = performance.now();
-  let code = '';
-  try {
-    return await actions[action]!(engine, ctx, input, signal);
-  } catch (e) {
-    code = e instanceof SqsError ? e.code : 'InternalFailure';
-    throw e;
-  } finally {
+  const served = (code: string) =>
     engine.observer.request(action, ctx.protocol ?? 'json', code, (performance.now() - start) / 1000);
+  let running: Promise<Record<string, unknown>>;
+  try {
+    running = actions[action]!(engine, ctx, input, signal);
+  } catch (e) {
+    served(errorCode(e));
+    return Promise.reject(e);
   }
+  return running.then(
+    (output) => {
+      served('');
+      return output;
+    },
+    (e: unknown) => {
+      served(errorCode(e));
+      throw e;
+    },
+  );
 }
+
+const errorCode = (e: unknown) => (e instanceof SqsError ? e.code : 'InternalFailure');

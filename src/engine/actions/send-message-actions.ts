@@ -95,13 +95,14 @@ function sendResult(queue: QueueRecord, m: StoredMessage) {
 }
 
 export async function sendMessage(engine: Engine, ctx: RequestContext, input: ActionInputs['SendMessage']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
   checkFifoParameters(queue, input, false);
   const { message, size } = buildMessage(engine, ctx, queue, input, false);
+  const limit = lengthLimit(engine, queue);
   const {
     messages: [stored],
     deadLettered,
-  } = await engine.store.messages.send(queue.id, [message], await lengthLimit(engine, queue));
+  } = await engine.store.messages.send(queue.id, [message], limit && (await limit));
   engine.deadLettered(queue, deadLettered);
   if (stored!.rejected) throw queueFull(queue);
   if (stored!.duplicate) engine.observer.deduplicated(queue, 1);
@@ -124,7 +125,7 @@ function observeBatch(engine: Engine, queue: QueueRecord, stored: StoredMessage[
 const BATCH_LIMIT = 1_048_576;
 
 export async function sendMessageBatch(engine: Engine, ctx: RequestContext, input: ActionInputs['SendMessageBatch']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
   const entries = checkBatchEntries<MessageFields & { Id: string }>(input.Entries, 'SendMessageBatchRequestEntry');
   for (const e of entries) checkFifoParameters(queue, e, true);
   let total = 0;

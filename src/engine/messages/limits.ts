@@ -1,6 +1,6 @@
 import type { EngineContext } from '../context.js';
 import { deadLetterTarget } from '../dead-letters/dead-letter.js';
-import { expiryAfter, MESSAGE_TTL_ATTRIBUTE } from '../dead-letters/dead-letter-settings.js';
+import { expiryAfter, MESSAGE_TTL_ATTRIBUTE, type DeadLetterSettings } from '../dead-letters/dead-letter-settings.js';
 import { errors, sqsError, type SqsError } from '../errors.js';
 import type { LengthLimit } from '../store/dead-letters.js';
 import type { NewQueue } from '../store/queues.js';
@@ -43,10 +43,17 @@ export function sendExpiry(
   return ttl === undefined ? undefined : now + ttl * 1000;
 }
 
-/** The queue's length limit with where drop-head sends what it pushes out, if it has one. */
-export async function lengthLimit(engine: EngineContext, queue: QueueRecord): Promise<LengthLimit | undefined> {
+/**
+ * The queue's length limit with where drop-head sends what it pushes out, if it has one;
+ * undefined at once for a queue without one (most), so a send need not wait for nothing.
+ */
+export function lengthLimit(engine: EngineContext, queue: QueueRecord): Promise<LengthLimit> | undefined {
   const s = engine.settingsOf(queue);
   if (s.maxLength === undefined && s.maxLengthBytes === undefined) return undefined;
+  return limitOf(engine, queue, s);
+}
+
+async function limitOf(engine: EngineContext, queue: QueueRecord, s: DeadLetterSettings): Promise<LengthLimit> {
   const deadLetter = s.overflow === 'drop-head' ? await deadLetterTarget(engine, queue, 'maxlen') : undefined;
   // reject-publish-dlx refuses as reject-publish does; the AMQP publish dead-letters what was refused.
   return {

@@ -63,9 +63,21 @@ export function queueArn(region: string, accountId: string, name: string): strin
  * the path's when it has one (`/<region>/<account>/<name>`), else the host's when it names
  * one (`sqs.<region>.…`), else the request's.
  */
-export function parseQueueUrl(url: unknown, ctx: RequestContext): QueueAddress {
+export function parseQueueUrl(url: unknown, ctx: Pick<RequestContext, 'accountId' | 'region'>): QueueAddress {
   if (url === undefined || url === null || url === '') throw errors.missingParameter('QueueUrl');
   if (typeof url !== 'string') throw errors.queueDoesNotExist();
+  // A client sends to the same queue over and over: the last URL's address is kept.
+  const last = lastParsed;
+  if (last?.url === url && last.region === ctx.region && last.accountId === ctx.accountId) return last.address;
+  const address = Object.freeze(parseUrl(url, ctx));
+  lastParsed = { url, region: ctx.region, accountId: ctx.accountId, address };
+  return address;
+}
+
+/** The last URL parseQueueUrl read, with the context it depends on, and its address. */
+let lastParsed: { url: string; region: string; accountId: string; address: QueueAddress } | undefined;
+
+function parseUrl(url: string, ctx: Pick<RequestContext, 'accountId' | 'region'>): QueueAddress {
   let path = url;
   let region = ctx.region;
   const scheme = url.indexOf('://');

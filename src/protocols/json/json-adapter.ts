@@ -14,7 +14,8 @@ export function isJsonRequest(req: WireRequest): boolean {
   return typeof req.headers['x-amz-target'] === 'string';
 }
 
-export async function handleJson(
+/** Never rejects: every failure is answered as the protocol words it. (Reactions, not an async frame: the hot path.) */
+export function handleJson(
   engine: Engine,
   ctx: RequestContext,
   req: WireRequest,
@@ -28,7 +29,14 @@ export async function handleJson(
     }
     const input = parseBody(req.body);
     ctx.protocol ??= 'json';
-    const output = await dispatch(engine, ctx, action, input, signal);
+    return dispatch(engine, ctx, action, input, signal).then(jsonOutput, jsonError);
+  } catch (e) {
+    return Promise.resolve(jsonError(e));
+  }
+}
+
+function jsonOutput(output: Record<string, unknown>): WireResponse {
+  try {
     return { status: 200, headers: { 'content-type': CONTENT_TYPE }, body: JSON.stringify(output) };
   } catch (e) {
     return jsonError(e);

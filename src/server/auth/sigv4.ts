@@ -117,12 +117,16 @@ export function readSignature(req: WireRequest): Signature | undefined {
   return { ...credential(cred), signedHeaders: signedHeaders.split(';'), signature, amzDate, expires: Number(expires) };
 }
 
+/** A presigned URL's X-Amz-Credential; most requests have no query, and then nothing is parsed. */
+function queryCredential(req: WireRequest): string | null {
+  return req.query === '' ? null : new URLSearchParams(req.query).get('X-Amz-Credential');
+}
+
 /** The access key id a request names, signed or not (for the unsigned account convention). */
 export function accessKeyOf(req: WireRequest): string | undefined {
   const auth = req.headers.authorization;
   const cred =
-    (typeof auth === 'string' && /Credential=([^/,\s]+)/.exec(auth)?.[1]) ||
-    new URLSearchParams(req.query).get('X-Amz-Credential')?.split('/')[0];
+    (typeof auth === 'string' && /Credential=([^/,\s]+)/.exec(auth)?.[1]) || queryCredential(req)?.split('/')[0];
   return cred || undefined;
 }
 
@@ -132,9 +136,7 @@ export function accessKeyOf(req: WireRequest): string | undefined {
  */
 export function scopeRegionOf(req: WireRequest): string | undefined {
   const auth = req.headers.authorization;
-  const cred =
-    (typeof auth === 'string' && /Credential=([^,\s]+)/.exec(auth)?.[1]) ||
-    new URLSearchParams(req.query).get('X-Amz-Credential');
+  const cred = (typeof auth === 'string' && /Credential=([^,\s]+)/.exec(auth)?.[1]) || queryCredential(req);
   const region = cred ? cred.split('/')[2] : undefined;
   return region && isRegionName(region) ? region : undefined;
 }

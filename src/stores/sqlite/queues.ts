@@ -66,10 +66,14 @@ export class SqliteQueues implements QueueStore {
   }
 
   get({ accountId, region, name }: QueueAddress): Promise<QueueRecord | undefined> {
-    return this.cache.get(`${accountId}/${region}/${name}`, async () => {
+    return this.cache.get(cacheKey({ accountId, region, name }), async () => {
       const row = this.sql.byName.get(accountId, region, name) as QueueRow | undefined;
       return row && toQueue(row);
     });
+  }
+
+  cached(address: QueueAddress): QueueRecord | undefined {
+    return this.cache.peek(cacheKey(address));
   }
 
   async byId(id: number): Promise<QueueRecord | undefined> {
@@ -124,3 +128,6 @@ export class SqliteQueues implements QueueStore {
     });
   }
 }
+
+/** A queue's key in the cache: its account, region and name. */
+const cacheKey = ({ accountId, region, name }: QueueAddress) => `${accountId}/${region}/${name}`;

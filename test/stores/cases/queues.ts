@@ -30,6 +30,22 @@ export const queueCases: CaseGroup = (open) => {
       assert.deepEqual(await names(), ['all-a:5'], 'a deletion shows at once');
     });
 
+    test('a queue held in memory (cached, optional) is never stale: a change or deletion drops it', async () => {
+      const q = await makeQueue(store(), { name: 'cached-q', accountId: '555555555555' });
+      const address = { accountId: '555555555555', region: 'us-east-1', name: 'cached-q' };
+      const cached = () => store().queues.cached?.(address);
+      assert.equal((await store().queues.get(address))?.id, q.id);
+      // A store with the method holds what it just read; one without has `get` read each time.
+      if (store().queues.cached) assert.equal(cached()?.id, q.id, 'held after a read');
+      await store().queues.update(q.id, { setAttributes: { DelaySeconds: '7' } });
+      assert.equal(cached(), undefined, 'a change drops the record');
+      assert.equal((await store().queues.get(address))?.attributes.DelaySeconds, '7');
+      assert.ok(cached() === undefined || cached()!.attributes.DelaySeconds === '7');
+      await store().queues.delete(q.id);
+      assert.equal(cached(), undefined, 'a deleted queue is not held');
+      assert.equal(store().queues.cached?.({ ...address, name: 'never-made' }), undefined);
+    });
+
     test('queues are found by account, region and name, and by id', async () => {
       const q = await makeQueue(store(), { name: 'findme', accountId: '111111111111' });
       assert.equal(
