@@ -19,6 +19,7 @@ import { WalCounter } from './wal.js';
  *
  *   node dist/bench/store-costs.js [messages=20000] [batch=16] [rounds=5]
  *   BENCH_STORE_DIST=/tmp/perf-a/dist node dist/bench/store-costs.js   # another build's store
+ *   BENCH_BODY_BYTES=65536 node dist/bench/store-costs.js 2000          # bodies of another size (256)
  */
 const [messages = 20_000, batch = 16, rounds = 5] = process.argv.slice(2).map(Number);
 const dist = process.env.BENCH_STORE_DIST;
@@ -55,7 +56,7 @@ function api(store: SqliteStore): Api {
   };
 }
 
-const body = 'x'.repeat(256);
+const body = 'x'.repeat(Number(process.env.BENCH_BODY_BYTES ?? 256));
 const cpuMicros = () => {
   const u = process.cpuUsage();
   return u.user + u.system;
@@ -163,7 +164,7 @@ const all: Record<string, Phase>[] = [];
 for (let r = 0; r < rounds; r++) all.push(await round());
 const names = Object.keys(all[0]!);
 console.log(
-  `SQLite store, ${dist ?? 'this build'}: ${messages} messages of 256 bytes, ${batch} sends or ${Math.max(1, batch / 2)} receives/deletes of ten per commit, median of ${rounds} rounds\n`,
+  `SQLite store, ${dist ?? 'this build'}: ${messages} messages of ${body.length} bytes, ${batch} sends or ${Math.max(1, batch / 2)} receives/deletes of ten per commit, median of ${rounds} rounds\n`,
 );
 console.log(
   markdown(
