@@ -1,7 +1,8 @@
 import { loadavg } from 'node:os';
 import { cases } from './cases.js';
 import { config } from './config.js';
-import { measure, type Measurement } from './measure.js';
+import type { Measurement } from './measure.js';
+import { measureCase } from './measure-case.js';
 import { int, markdown, micros, ms, pct } from './report.js';
 import { startRedrive } from './targets.js';
 import { median } from './stats.js';
@@ -30,27 +31,7 @@ async function once(dist: string, id: string): Promise<Measurement> {
   const c = chosen.find((x) => x.id === id)!;
   if (dist) process.env.BENCH_SERVER_DIST = dist;
   else delete process.env.BENCH_SERVER_DIST;
-  const target = await startRedrive(c.redrive!);
-  try {
-    return await measure(
-      {
-        kind: c.kind,
-        target: target.url,
-        targets: target.urls,
-        queue: target.queue,
-        producers: c.producers,
-        consumers: c.consumers,
-        bodyBytes: config.bodyBytes,
-        warmupSeconds: config.warmupSeconds,
-        seconds: config.seconds,
-        groups: c.groups,
-      },
-      c.metric,
-      { serverPids: target.pids, walIndex: target.walIndex },
-    );
-  } finally {
-    await target.stop();
-  }
+  return measureCase(c, await startRedrive(c.redrive!));
 }
 
 const runs: Record<string, { A: (Measurement | undefined)[]; B: (Measurement | undefined)[] }> = Object.fromEntries(

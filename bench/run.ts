@@ -4,7 +4,8 @@ import { runConsoleBench, writeConsoleResults } from './console.js';
 import { cases, crossNodeHalfCase, halfRateCase, type Case } from './cases.js';
 import { config } from './config.js';
 import { formatManyQueues, runManyQueues } from './many-queues.js';
-import { measure, type Measurement } from './measure.js';
+import type { Measurement } from './measure.js';
+import { measureCase } from './measure-case.js';
 import { formatFair, runFairBench } from './fair-queues.js';
 import { formatScrape, runScrapeBench } from './metrics-scrape.js';
 import { postgresReachable } from './postgres.js';
@@ -38,35 +39,7 @@ async function startTarget(c: Case, run: number): Promise<Target> {
 }
 
 async function runCase(c: Case, run: number, rate?: number): Promise<Measurement> {
-  const target = await startTarget(c, run);
-  try {
-    return await measure(
-      {
-        kind: c.kind,
-        target: target.url,
-        targets: target.urls,
-        queue: target.queue,
-        producers: c.producers,
-        consumers: c.consumers,
-        bodyBytes: config.bodyBytes,
-        warmupSeconds: config.warmupSeconds,
-        seconds: config.seconds,
-        rate,
-        groups: c.groups,
-        queueType: c.queueType,
-        crossNodes: c.crossNodes,
-      },
-      c.metric,
-      {
-        serverPids: target.pids,
-        database: target.database,
-        roundTripPids: target.database ? target.pids : undefined,
-        walIndex: target.walIndex,
-      },
-    );
-  } finally {
-    await target.stop();
-  }
+  return measureCase(c, await startTarget(c, run), rate);
 }
 
 function describe(m: Measurement): string {
