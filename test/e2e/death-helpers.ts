@@ -1,6 +1,7 @@
 /** Helpers for the dead-letter reason, history and policy tests. */
 import assert from 'node:assert/strict';
 import { CreateQueueCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Death } from '../../src/wire/messages.js';
 import type { ServerProcess } from '../support/server-process.js';
 import { waitFor } from './dlq-helpers.js';
 import { rawJson, receive } from './helpers.js';
@@ -17,17 +18,6 @@ export const DEATH_NAMES = [
   'RedriveLastDeathQueue',
   'RedriveLastDeathReason',
 ];
-
-export interface Death {
-  queue: string;
-  queueArn: string;
-  reason: string;
-  count: number;
-  firstTime: number;
-  lastTime: number;
-  rejectReason?: string;
-  originalTtlSeconds?: number;
-}
 
 export async function create(sqs: SQSClient, name: string, attributes: Record<string, string> = {}): Promise<string> {
   return (await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl!;
