@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ApiError, type Driver } from '../query/drivers.js';
+import { ApiError, boto3Driver, jsonSdkDriver, type Driver } from '../query/drivers.js';
 import { needs } from '../support/requirements.js';
+import { useServerProcess, type ServerProcess } from '../support/server-process.js';
 
 /**
  * The fidelity tests' shared shape: the same steps through the AWS SDK v3 (JSON) and
@@ -17,6 +18,33 @@ export function bothProtocols(
       test(label, i === 1 ? needs('boto3') : {}, () => run(drivers[i]!, (n) => `${drivers[i]!.protocol}-${n}`));
     }
   });
+}
+
+/**
+ * A fidelity file's server (SQLite, on a manual clock, so visibility examples take no real
+ * time) and a driver per protocol: the AWS SDK v3 and, unless it is missing outside CI
+ * (scripts/skip-groups.mjs), Debian's boto3, whose half of each comparison then skips.
+ * Returns the server, the drivers and the file's `bothProtocols`.
+ */
+export function useBothProtocols() {
+  let server: ServerProcess | undefined;
+  const drivers: Driver[] = [];
+  useServerProcess(
+    { storage: 'sqlite', manualClock: true },
+    async (s) => {
+      server = s;
+      drivers.push(jsonSdkDriver(s.url));
+      if (needs('boto3').skip) return;
+      drivers.push(await boto3Driver(s.url));
+      assert.equal(drivers[1]!.protocol, 'query', `${drivers[1]!.name} does not speak the Query protocol`);
+    },
+    () => Promise.all(drivers.map((d) => d.close())),
+  );
+  return {
+    server: () => server!,
+    drivers,
+    bothProtocols: (name: string, run: Parameters<typeof bothProtocols>[2]) => bothProtocols(drivers, name, run),
+  };
 }
 
 export async function expectError(call: Promise<unknown>, code: string, message: string | RegExp): Promise<void> {

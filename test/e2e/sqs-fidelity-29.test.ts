@@ -6,29 +6,11 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { before, describe, test } from 'node:test';
-import { boto3Driver, jsonSdkDriver, type Driver } from '../query/drivers.js';
-import { useServerProcess, type ServerProcess } from '../support/server-process.js';
-import { bothProtocols as sharedBoth, create, expectError, receive } from './both-protocols.js';
+import { useBothProtocols, create, expectError, receive } from './both-protocols.js';
 import { SDK_HEADER } from './helpers.js';
-import { needs } from '../support/requirements.js';
 
-let server: ServerProcess;
-const drivers: Driver[] = [];
+const { server, drivers, bothProtocols } = useBothProtocols();
 
-useServerProcess(
-  { storage: 'sqlite', manualClock: true },
-  async (s) => {
-    server = s;
-    drivers.push(jsonSdkDriver(server.url));
-    // Without boto3 (outside CI, scripts/skip-groups.mjs) its half of each comparison skips.
-    if (needs('boto3').skip) return;
-    drivers.push(await boto3Driver(server.url));
-    assert.equal(drivers[1]!.protocol, 'query', `${drivers[1]!.name} does not speak the Query protocol`);
-  },
-  () => Promise.all(drivers.map((d) => d.close())),
-);
-
-const bothProtocols = (name: string, run: Parameters<typeof sharedBoth>[2]) => sharedBoth(drivers, name, run);
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 const INVALID_CHARACTERS =
   'Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF';
@@ -43,7 +25,7 @@ const NOT_UTF8 = [
 const VALID = Buffer.from('é €😀\ufffd', 'utf8');
 
 async function post(body: Buffer, headers: Record<string, string>) {
-  const res = await fetch(server.url, { method: 'POST', headers, body: new Uint8Array(body) });
+  const res = await fetch(server().url, { method: 'POST', headers, body: new Uint8Array(body) });
   return { status: res.status, code: res.headers.get('x-amzn-query-error')?.split(';')[0], text: await res.text() };
 }
 const json = (target: string, parts: (string | Buffer)[]) =>
@@ -117,7 +99,7 @@ describe('1. bytes that are not UTF-8 are refused, never replaced', () => {
         assert.equal(attr.code, 'InvalidParameterValue', attr.text);
       }
       const res = await fetch(
-        `${server.url}/?Action=SendMessage&QueueUrl=${encodeURIComponent(url)}&MessageBody=x${percent(bad)}`,
+        `${server().url}/?Action=SendMessage&QueueUrl=${encodeURIComponent(url)}&MessageBody=x${percent(bad)}`,
       );
       assert.equal(res.headers.get('x-amzn-query-error'), 'InvalidMessageContents;Sender');
     }

@@ -7,32 +7,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { XMLParser } from 'fast-xml-parser';
-import { boto3Driver, jsonSdkDriver, type Driver } from '../query/drivers.js';
-import { bothProtocols as sharedBoth, create, expectError, receive } from './both-protocols.js';
-import { useServerProcess, type ServerProcess } from '../support/server-process.js';
-import { rawJson, SDK_HEADER } from './helpers.js';
+import type { Driver } from '../query/drivers.js';
 import { needs } from '../support/requirements.js';
+import { useBothProtocols, create, expectError, receive } from './both-protocols.js';
+import { rawJson, SDK_HEADER } from './helpers.js';
 
-let server: ServerProcess;
-const drivers: Driver[] = [];
-
-useServerProcess(
-  { storage: 'sqlite', manualClock: true },
-  async (s) => {
-    server = s;
-    drivers.push(jsonSdkDriver(server.url));
-    // Without boto3 (outside CI, scripts/skip-groups.mjs) the comparisons run on the JSON SDK alone.
-    if (needs('boto3').skip) return;
-    drivers.push(await boto3Driver(server.url));
-    assert.equal(drivers[1]!.protocol, 'query', `${drivers[1]!.name} does not speak the Query protocol`);
-  },
-  () => Promise.all(drivers.map((d) => d.close())),
-);
+const { server, drivers, bothProtocols } = useBothProtocols();
 
 const arn = (name: string) => `arn:aws:sqs:us-east-1:000000000000:${name}`;
 const fifo = { FifoQueue: 'true', ContentBasedDeduplication: 'true' };
-
-const bothProtocols = (name: string, run: Parameters<typeof sharedBoth>[2]) => sharedBoth(drivers, name, run);
 
 const bodies = (ms: { Body: string }[]) => ms.map((m) => m.Body);
 
@@ -51,7 +34,7 @@ bothProtocols('1. a FIFO group is returned in order up to its first invisible me
     ReceiptHandle: first[0]!.ReceiptHandle,
     VisibilityTimeout: 1,
   });
-  await server.advanceClock(2000);
+  await server().advanceClock(2000);
   assert.deepEqual(bodies(await receive(api, url, { MaxNumberOfMessages: 3 })), ['g2-m1', 'g1-m1']);
 
   for (const [extended, back] of [
@@ -69,7 +52,7 @@ bothProtocols('1. a FIFO group is returned in order up to its first invisible me
       ReceiptHandle: got[extended]!.ReceiptHandle,
       VisibilityTimeout: 4,
     });
-    await server.advanceClock(2500);
+    await server().advanceClock(2500);
     assert.deepEqual(
       bodies(await receive(api, u, { MaxNumberOfMessages: 10 })),
       back,
@@ -206,16 +189,16 @@ bothProtocols('9. a standard queue hands out a message whose visibility ran out 
   const url = await create(api, q('older-first'));
   await api.call('SendMessage', { QueueUrl: url, MessageBody: 'old' });
   assert.deepEqual(bodies(await receive(api, url, { VisibilityTimeout: 1 })), ['old']);
-  await server.advanceClock(500);
+  await server().advanceClock(500);
   for (const b of ['new1', 'new2']) await api.call('SendMessage', { QueueUrl: url, MessageBody: b });
-  await server.advanceClock(1000);
+  await server().advanceClock(1000);
   assert.deepEqual(bodies(await receive(api, url)), ['old']);
 });
 
 // Over Query the whole form is posted raw: no client sets these headers (but the SDK's own, see SDK_HEADER).
 const form = (params: Record<string, string>) => new URLSearchParams({ Version: '2012-11-05', ...params });
 const postQuery = (params: Record<string, string>, headers: Record<string, string> = {}) =>
-  fetch(`${server.url}/`, {
+  fetch(`${server().url}/`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...SDK_HEADER, ...headers },
     body: form(params),
@@ -235,7 +218,7 @@ describe('7. the X-Amzn-Trace-Id header becomes the AWSTraceHeader system attrib
     const url = await create(api, 'json-trace');
     const h = { 'x-amzn-trace-id': trace };
     assert.equal(
-      (await rawJson(server.url, 'AmazonSQS.SendMessage', JSON.stringify({ QueueUrl: url, MessageBody: 'one' }), h))
+      (await rawJson(server().url, 'AmazonSQS.SendMessage', JSON.stringify({ QueueUrl: url, MessageBody: 'one' }), h))
         .status,
       200,
     );
@@ -250,7 +233,7 @@ describe('7. the X-Amzn-Trace-Id header becomes the AWSTraceHeader system attrib
         },
       ],
     };
-    assert.equal((await rawJson(server.url, 'AmazonSQS.SendMessageBatch', JSON.stringify(batch), h)).status, 200);
+    assert.equal((await rawJson(server().url, 'AmazonSQS.SendMessageBatch', JSON.stringify(batch), h)).status, 200);
     assert.deepEqual(await receiveTrace(api, url), [
       ['one', trace],
       ['two', trace],
