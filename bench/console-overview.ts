@@ -17,6 +17,7 @@ import { defaultAttributes } from '../src/engine/queues/queue-attributes.js';
 import { SqliteStore } from '../src/stores/sqlite/store.js';
 import { processCpuSeconds, startServerProcess } from './processes.js';
 import { nodeArgs, serveArgs, sqsCall, tempDataDir } from './targets.js';
+import { newQueue } from '../src/engine/store/queues.js';
 
 const ACCOUNT = '000000000000';
 const counts = (process.env.BENCH_QUEUES ?? '1000,10000').split(',').map(Number);
@@ -29,17 +30,18 @@ async function fill(dir: string, n: number): Promise<void> {
   for (let i = 0; i < n; i += 1_000) {
     const made = await Promise.all(
       Array.from({ length: Math.min(1_000, n - i) }, (_, j) =>
-        store.queues.create({
-          accountId: ACCOUNT,
-          region: 'us-east-1',
-          name: `q-${String(i + j).padStart(6, '0')}`,
-          fifo: false,
-          attributes: defaultAttributes(false),
-          tags: {},
-          createdAt: now,
-          modifiedAt: now,
-          lastPurgeAt: null,
-        }),
+        store.queues.create(
+          newQueue(
+            {
+              accountId: ACCOUNT,
+              region: 'us-east-1',
+              name: `q-${String(i + j).padStart(6, '0')}`,
+              fifo: false,
+              attributes: defaultAttributes(false),
+            },
+            now,
+          ),
+        ),
       ),
     );
     ids.push(...made.map((m) => m.queue.id));

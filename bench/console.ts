@@ -11,6 +11,7 @@ import { SqliteStore } from '../src/stores/sqlite/store.js';
 import { config } from './config.js';
 import { startServerProcess } from './processes.js';
 import { nodeArgs, serveArgs, sqsCall, tempDataDir } from './targets.js';
+import { newQueue } from '../src/engine/store/queues.js';
 
 /**
  * The console's requests on a large account (BENCH_ONLY=console): the overview's
@@ -34,17 +35,18 @@ const arnOf = (name: string) => `arn:aws:sqs:${REGION}:${ACCOUNT}:${name}`;
 async function makeQueue(store: Store, name: string, attributes: Record<string, string> = {}): Promise<QueueRecord> {
   const now = Date.now();
   return (
-    await store.queues.create({
-      accountId: ACCOUNT,
-      region: REGION,
-      name,
-      fifo: false,
-      attributes: { ...defaultAttributes(false), ...attributes },
-      tags: {},
-      createdAt: now,
-      modifiedAt: now,
-      lastPurgeAt: null,
-    })
+    await store.queues.create(
+      newQueue(
+        {
+          accountId: ACCOUNT,
+          region: REGION,
+          name,
+          fifo: false,
+          attributes: { ...defaultAttributes(false), ...attributes },
+        },
+        now,
+      ),
+    )
   ).queue;
 }
 

@@ -7,6 +7,7 @@ import type { NewMessage } from '../src/engine/types.js';
 import { config } from './config.js';
 import { createDatabase, postgresReachable } from './postgres.js';
 import { tempDataDir } from './targets.js';
+import { newQueue } from '../src/engine/store/queues.js';
 
 /**
  * The scrape benchmark (BENCH_ONLY=scrape): GET /metrics over HTTP on a server with
@@ -41,17 +42,18 @@ async function createQueues(store: Store, n: number): Promise<number[]> {
   for (let i = 0; i < n; i += 100) {
     const made = await Promise.all(
       Array.from({ length: Math.min(100, n - i) }, (_, j) =>
-        store.queues.create({
-          accountId: defaults.accountId,
-          region: defaults.region,
-          name: `scrape-${String(i + j).padStart(5, '0')}`,
-          fifo: false,
-          attributes: {},
-          tags: {},
-          createdAt: now,
-          modifiedAt: now,
-          lastPurgeAt: null,
-        }),
+        store.queues.create(
+          newQueue(
+            {
+              accountId: defaults.accountId,
+              region: defaults.region,
+              name: `scrape-${String(i + j).padStart(5, '0')}`,
+              fifo: false,
+              attributes: {},
+            },
+            now,
+          ),
+        ),
       ),
     );
     ids.push(...made.map((m) => m.queue.id));

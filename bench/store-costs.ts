@@ -7,6 +7,7 @@ import type { SqliteStore } from '../src/stores/sqlite/store.js';
 import { markdown } from './report.js';
 import { median } from './stats.js';
 import { WalCounter } from './wal.js';
+import { newQueue } from '../src/engine/store/queues.js';
 
 /**
  * What the SQLite store itself spends per message, without HTTP or the engine: W1's
@@ -73,17 +74,9 @@ async function round(): Promise<Record<string, Phase>> {
   const calls = api(store);
   try {
     const now = Date.now();
-    const { queue } = await calls.create({
-      accountId: '000000000000',
-      region: 'us-east-1',
-      name: 'costs',
-      fifo: false,
-      attributes: {},
-      tags: {},
-      createdAt: now,
-      modifiedAt: now,
-      lastPurgeAt: null,
-    });
+    const { queue } = await calls.create(
+      newQueue({ accountId: '000000000000', region: 'us-east-1', name: 'costs', fifo: false, attributes: {} }, now),
+    );
     const wal = new WalCounter(join(dir, 'redrive.db-shm'));
     const phase = async (run: () => Promise<void>): Promise<Phase> => {
       wal.start();

@@ -14,6 +14,7 @@ import { defaultAttributes } from '../../src/engine/queues/queue-attributes.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { browserMissing, launchBrowser, openPage } from './browser.js';
+import { newQueue } from '../../src/engine/store/queues.js';
 
 const skip = browserMissing();
 const QUEUES = Number(process.env.REDRIVE_TEST_OVERVIEW_QUEUES ?? 100_000);
@@ -25,17 +26,18 @@ async function fillStore(dataDir: string): Promise<void> {
   const store = new SqliteStore({ path: join(dataDir, 'redrive.db') });
   const now = Date.now();
   const create = (name: string, attributes: Record<string, string> = {}) =>
-    store.queues.create({
-      accountId: ACCOUNT,
-      region: 'us-east-1',
-      name,
-      fifo: false,
-      attributes: { ...defaultAttributes(false), ...attributes },
-      tags: {},
-      createdAt: now,
-      modifiedAt: now,
-      lastPurgeAt: null,
-    });
+    store.queues.create(
+      newQueue(
+        {
+          accountId: ACCOUNT,
+          region: 'us-east-1',
+          name,
+          fifo: false,
+          attributes: { ...defaultAttributes(false), ...attributes },
+        },
+        now,
+      ),
+    );
   for (let i = 0; i < QUEUES - 2; i += 1_000) {
     await Promise.all(
       Array.from({ length: Math.min(1_000, QUEUES - 2 - i) }, (_, j) => create(`q-${String(i + j).padStart(6, '0')}`)),

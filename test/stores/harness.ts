@@ -5,6 +5,7 @@ import { after, before } from 'node:test';
 import { newReceiptToken } from '../../src/engine/messages/receipt.js';
 import type { NewMessage, QueueRecord } from '../../src/engine/types.js';
 import type { ReceiveRequest, Store } from '../../src/engine/store/store.js';
+import { newQueue } from '../../src/engine/store/queues.js';
 
 export type StoreFactory = () => Promise<Store>;
 /** A group of conformance cases, written once against the Store interface. */
@@ -30,15 +31,16 @@ let queueCounter = 0;
 export async function makeQueue(store: Store, overrides: Partial<QueueRecord> = {}): Promise<QueueRecord> {
   const now = 1_700_000_000_000;
   const { queue } = await store.queues.create({
-    accountId: '000000000000',
-    region: 'us-east-1',
-    name: `q${++queueCounter}-${Date.now()}`,
-    fifo: false,
-    attributes: { VisibilityTimeout: '30' },
-    tags: {},
-    createdAt: now,
-    modifiedAt: now,
-    lastPurgeAt: null,
+    ...newQueue(
+      {
+        accountId: '000000000000',
+        region: 'us-east-1',
+        name: `q${++queueCounter}-${Date.now()}`,
+        fifo: false,
+        attributes: { VisibilityTimeout: '30' },
+      },
+      now,
+    ),
     ...overrides,
   });
   return queue;

@@ -21,6 +21,7 @@ import {
 } from '../dead-letters/dead-letter-settings.js';
 import type { QueueRecord, RequestContext } from '../types.js';
 import { checkQueueName, hasForbiddenCharacters, intParam, requireString } from '../queues/validation.js';
+import { newQueue } from '../store/queues.js';
 
 const stringMap = (v: unknown, name: string): Record<string, string> | undefined => {
   if (v === undefined || v === null) return undefined;
@@ -60,17 +61,19 @@ export async function createQueue(
   if (fifo) checkFifoAttributes({ ...defaultAttributes(true), ...attributes });
   await checkRedriveAttributes(engine, ctx, { accountId: ctx.accountId, region: ctx.region, name, fifo }, attributes);
   const now = engine.clock.now();
-  const { queue, created } = await engine.store.queues.create({
-    accountId: ctx.accountId,
-    region: ctx.region,
-    name,
-    fifo,
-    attributes: { ...defaultAttributes(fifo), ...sse.set },
-    tags,
-    createdAt: now,
-    modifiedAt: now,
-    lastPurgeAt: null,
-  });
+  const { queue, created } = await engine.store.queues.create(
+    newQueue(
+      {
+        accountId: ctx.accountId,
+        region: ctx.region,
+        name,
+        fifo,
+        attributes: { ...defaultAttributes(fifo), ...sse.set },
+        tags,
+      },
+      now,
+    ),
+  );
   if (created) {
     engine.log.info(
       { queue: name, account: ctx.accountId, region: ctx.region, fifo, attributes: Object.keys(attributes) },

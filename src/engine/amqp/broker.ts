@@ -13,6 +13,7 @@ import { envelopeOf } from './envelope.js';
 import { deliveriesHere, fromStored, type AmqpContent } from './messages.js';
 import { publishBatch, type Publish, type PublishResult } from './publish.js';
 import { attributesOf, checkEquivalent, checkQueueArguments } from './queue-arguments.js';
+import { newQueue } from '../store/queues.js';
 
 /**
  * How long a delivered, unacknowledged message stays in flight: RabbitMQ's default
@@ -124,15 +125,9 @@ export class AmqpBroker {
       );
     }
     const now = this.engine.clock.now();
-    const { queue, created } = await this.engine.store.queues.create({
-      ...this.address(d.name),
-      fifo: false,
-      attributes,
-      tags: {},
-      createdAt: now,
-      modifiedAt: now,
-      lastPurgeAt: null,
-    });
+    const { queue, created } = await this.engine.store.queues.create(
+      newQueue({ ...this.address(d.name), fifo: false, attributes }, now),
+    );
     if (created) {
       this.engine.log.info(
         {

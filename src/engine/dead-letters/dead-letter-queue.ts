@@ -3,7 +3,7 @@ import type { EngineContext } from '../context.js';
 import { closesCycle, originalTtlSeconds, recordDeath } from './deaths.js';
 import { expiryAfter, type DeadLetterSettings } from './dead-letter-settings.js';
 import type { DeadLetterMove, DeadLetterTarget } from '../store/dead-letters.js';
-import type { NewQueue } from '../store/queues.js';
+import { newQueue, type NewQueue } from '../store/queues.js';
 import { defaultAttributes } from '../queues/queue-attributes.js';
 import type { DeathReason, QueueRecord } from '../types.js';
 
@@ -48,17 +48,16 @@ async function cyclesQueue(
   const existing = await engine.store.queues.get({ accountId: dlq.accountId, region: dlq.region, name });
   if (existing) return existing;
   const now = engine.clock.now();
-  return {
-    accountId: dlq.accountId,
-    region: dlq.region,
-    name,
-    fifo: dlq.fifo,
-    attributes: { ...defaultAttributes(dlq.fifo), MessageRetentionPeriod: '1209600' },
-    tags: {},
-    createdAt: now,
-    modifiedAt: now,
-    lastPurgeAt: null,
-  };
+  return newQueue(
+    {
+      accountId: dlq.accountId,
+      region: dlq.region,
+      name,
+      fifo: dlq.fifo,
+      attributes: { ...defaultAttributes(dlq.fifo), MessageRetentionPeriod: '1209600' },
+    },
+    now,
+  );
 }
 
 /**

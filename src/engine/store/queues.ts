@@ -7,6 +7,14 @@ export type QueueOwner = Pick<QueueAddress, 'accountId' | 'region'>;
 /** A queue as it is created: everything but the id the store assigns. */
 export type NewQueue = Omit<QueueRecord, 'id'>;
 
+/** A queue to create at `now`: created and modified then, never purged, without tags unless given. */
+export function newQueue(
+  fields: Pick<NewQueue, 'accountId' | 'region' | 'name' | 'fifo' | 'attributes'> & { tags?: Record<string, string> },
+  now: number,
+): NewQueue {
+  return { ...fields, tags: fields.tags ?? {}, createdAt: now, modifiedAt: now, lastPurgeAt: null };
+}
+
 export interface QueueStore {
   /** Inserts the queue unless one of that name exists; returns whichever is stored. */
   create(queue: NewQueue): Promise<{ queue: QueueRecord; created: boolean }>;

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { recordDeath } from '../../../src/engine/dead-letters/deaths.js';
 import type { DeathReason, QueueRecord, StoredMessage } from '../../../src/engine/types.js';
 import type { DeadLetterTarget, NewQueue, Store } from '../../../src/engine/store/store.js';
+import { newQueue } from '../../../src/engine/store/queues.js';
 import { makeQueue, newMessage, receiveRequest, useStore, type CaseGroup } from '../harness.js';
 
 const T = 1_700_000_000_000;
@@ -172,17 +173,10 @@ export const deathCases: CaseGroup = (open) => {
     test('a message that closes a cycle is parked in the cycles queue, created in the same step and only then', async () => {
       const src = await makeQueue(store());
       const dlq = await makeQueue(store());
-      const park: NewQueue = {
-        accountId: src.accountId,
-        region: src.region,
-        name: `cycles-${Date.now()}`,
-        fifo: false,
-        attributes: {},
-        tags: {},
-        createdAt: T,
-        modifiedAt: T,
-        lastPurgeAt: null,
-      };
+      const park = newQueue(
+        { accountId: src.accountId, region: src.region, name: `cycles-${Date.now()}`, fifo: false, attributes: {} },
+        T,
+      );
       await store().messages.send(src.id, [newMessage(T, { body: 'fine', expiresAt: T })]);
       const first = await store().deadLetters.expire(src.id, T, 10, target(dlq, src, 'expired', { park }));
       assert.deepEqual(
