@@ -1,5 +1,5 @@
 import type { MoveTaskRecord, MoveTaskStatus } from '../engine/store/move-tasks.js';
-import type { QueueRecord, StoredMessage } from '../engine/types.js';
+import type { NewMessage, QueueRecord, StoredMessage } from '../engine/types.js';
 
 /** Maps rows of both SQL stores (SQLite and PostgreSQL) to domain records. */
 export interface QueueRow {
@@ -148,6 +148,19 @@ export function fromColumns(r: Cell[]): StoredMessage {
     deadLetteredAt: deadLetteredAt == null ? undefined : Number(deadLetteredAt),
     expiresAt: expiresAt == null ? undefined : Number(expiresAt),
     deaths: deaths ? JSON.parse(deaths as string) : undefined,
+  };
+}
+
+/** A message as it stands right after its insert at `seq`: never received. */
+export function storedAt(queueId: number, m: NewMessage, seq: number): StoredMessage {
+  return {
+    ...m,
+    queueId,
+    receiveCount: m.receiveCount ?? 0,
+    firstReceivedAt: null,
+    receivedAt: null,
+    receiptToken: null,
+    seq,
   };
 }
 

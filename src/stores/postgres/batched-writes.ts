@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { NewMessage, StoredMessage } from '../../engine/types.js';
+import { storedAt } from '../rows.js';
 import { GroupCommit } from './group-commit.js';
 import { INSERT_COLUMNS, insertArrays, query, unnestInsert } from './sql.js';
 import { addReady, readyCount } from '../wakeup-listeners.js';
@@ -108,17 +109,7 @@ async function sendAll(pool: pg.Pool, items: Send[], payload: string | null): Pr
     'redrive-send-batch',
   );
   let i = 0;
-  return items.map(({ queueId, messages }) =>
-    messages.map((m) => ({
-      ...m,
-      queueId,
-      receiveCount: m.receiveCount ?? 0,
-      firstReceivedAt: null,
-      receivedAt: null,
-      receiptToken: null,
-      seq: Number(seqs[i++]!.seq),
-    })),
-  );
+  return items.map(({ queueId, messages }) => messages.map((m) => storedAt(queueId, m, Number(seqs[i++]!.seq))));
 }
 
 async function deleteAll(pool: pg.Pool, items: Delete[]): Promise<Map<number, Gone>[]> {

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { DeadLettered, LengthLimit } from '../../engine/store/dead-letters.js';
 import type { SendResult } from '../../engine/store/messages.js';
 import type { NewMessage, StoredMessage } from '../../engine/types.js';
+import { storedAt } from '../rows.js';
 import { BatchedWrites } from './batched-writes.js';
 import type { PostgresDeadLetters } from './dead-letters.js';
 import { INSERT_COLUMNS, inTransaction, insertArrays, query, unnestInsert } from './sql.js';
@@ -100,15 +101,7 @@ export class PostgresSend {
       await this.deadLetters.lockDepth(c, queueId);
       const result: StoredMessage[] = [];
       for (const m of messages) {
-        const base: StoredMessage = {
-          ...m,
-          queueId,
-          receiveCount: m.receiveCount ?? 0,
-          firstReceivedAt: null,
-          receivedAt: null,
-          receiptToken: null,
-          seq: 0,
-        };
+        const base = storedAt(queueId, m, 0);
         const dup =
           m.dedupScope !== undefined &&
           m.dedupId !== undefined &&
@@ -153,15 +146,7 @@ export class PostgresSend {
     const out: StoredMessage[] = [];
     for (const [i, m] of messages.entries()) {
       const r = rows[i]!;
-      const base: StoredMessage = {
-        ...m,
-        queueId,
-        receiveCount: m.receiveCount ?? 0,
-        firstReceivedAt: null,
-        receivedAt: null,
-        receiptToken: null,
-        seq: Number(r.seq),
-      };
+      const base = storedAt(queueId, m, Number(r.seq));
       if (r.stored) {
         out.push(base);
         continue;
