@@ -45,15 +45,7 @@ export class PostgresActivity implements ActivityStore {
          FROM queue_activity WHERE queue_id = $1 AND minute BETWEEN $2 AND $3 GROUP BY minute ORDER BY minute`,
       [queueId, from, to],
     );
-    return rows.map((r) => ({
-      minute: Number(r.minute),
-      sent: Number(r.sent),
-      received: Number(r.received),
-      deleted: Number(r.deleted),
-      deadLettered: Number(r.dead_lettered),
-      deadLetterArrivals: Number(r.dead_letter_arrivals),
-      ...(r.depth !== null && { depth: Number(r.depth) }),
-    }));
+    return rows.map((r) => ({ ...countsOf(r), ...(r.depth !== null && { depth: Number(r.depth) }) }));
   }
 
   async counts(from: number, to: number, queueIds?: readonly number[]): Promise<ActivityCounts[]> {
@@ -65,15 +57,7 @@ export class PostgresActivity implements ActivityStore {
         GROUP BY queue_id, minute HAVING sum(sent + received + deleted + dead_lettered + dead_letter_arrivals) > 0`,
       queueIds === undefined ? [from, to] : [from, to, queueIds],
     );
-    return rows.map((r) => ({
-      queueId: Number(r.queue_id),
-      minute: Number(r.minute),
-      sent: Number(r.sent),
-      received: Number(r.received),
-      deleted: Number(r.deleted),
-      deadLettered: Number(r.dead_lettered),
-      deadLetterArrivals: Number(r.dead_letter_arrivals),
-    }));
+    return rows.map((r) => ({ queueId: Number(r.queue_id), ...countsOf(r) }));
   }
 
   async active(minute: number): Promise<number[]> {
@@ -97,4 +81,16 @@ export class PostgresActivity implements ActivityStore {
   async prune(before: number): Promise<number> {
     return (await this.pool.query('DELETE FROM queue_activity WHERE minute < $1', [before])).rowCount ?? 0;
   }
+}
+
+/** A minute's summed counts, as the queries above name their columns. */
+function countsOf(r: Record<string, string | null>): Omit<ActivityCounts, 'queueId'> {
+  return {
+    minute: Number(r.minute),
+    sent: Number(r.sent),
+    received: Number(r.received),
+    deleted: Number(r.deleted),
+    deadLettered: Number(r.dead_lettered),
+    deadLetterArrivals: Number(r.dead_letter_arrivals),
+  };
 }
