@@ -48,7 +48,7 @@ export class SqliteMessages implements MessageStore {
           ORDER BY seq ${BOUND_LIMIT}`,
         )
         .raw(true),
-      // Only what deciding needs: the chosen rows are read whole by the claim's RETURNING.
+      // Only what deciding needs: the claim reads the chosen messages whole.
       ready: db
         .prepare(
           `SELECT seq, receive_count, group_id FROM deliveries WHERE queue_id = ? AND visible_at <= ? AND sent_at >= ?
