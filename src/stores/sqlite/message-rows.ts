@@ -9,7 +9,7 @@ import { fromColumns, MESSAGE_COLUMNS, messageValues, type Cell } from '../rows.
  */
 
 /**
- * Every column of a message in the order `fromColumns` reads them (READ_COLUMNS), from
+ * Every column of a message in the order `fromColumns` reads them (rows.ts), from
  * the two rows: `${MESSAGE_SELECT} WHERE d.queue_id = ? …`.
  */
 export const MESSAGE_SELECT = `SELECT d.seq, d.queue_id, m.message_id, m.body, m.attributes, m.system_attributes, m.md5_body,
