@@ -17,8 +17,8 @@ export const config = {
   warmupSeconds: envNumber('BENCH_WARMUP_SECONDS', 1),
   /** Runs per workload; the report shows the median, since the machine is shared and noisy. */
   runs: Math.round(envNumber('BENCH_RUNS', 3)),
-  /** Every message body is this many bytes. */
-  bodyBytes: 256,
+  /** Every message body is this many bytes (BENCH_BODY_BYTES, for a run at another size, e.g. a 64 KiB A/B). */
+  bodyBytes: Math.round(envNumber('BENCH_BODY_BYTES', 256)),
   rabbitUrl: process.env.BENCH_RABBIT_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
   /**
    * A PostgreSQL server's maintenance database (loopback only). Each Postgres run creates

@@ -10,7 +10,7 @@ import { Pacer, stampedBody, stampOf, type Window } from './window.js';
  */
 const BATCH = 10;
 
-class SqsClient {
+export class SqsClient {
   private readonly pool: Pool;
 
   constructor(origin: string, connections: number) {

@@ -1,5 +1,6 @@
 import { loadavg } from 'node:os';
 import { runBacklog, type BacklogFigures } from './backlog.js';
+import { formatDiskBytes, runDiskBytes, type DiskBytes } from './disk-bytes.js';
 import { runConsoleBench, writeConsoleResults } from './console.js';
 import { cases, crossNodeHalfCase, halfRateCase, type Case } from './cases.js';
 import { config } from './config.js';
@@ -146,6 +147,15 @@ async function main(): Promise<void> {
       console.log(`[console] FAILED: ${e instanceof Error ? e.message : e}`);
     }
   }
+  // Disk bytes per message by phase and body size (disk-bytes.ts), once per size.
+  let disk: DiskBytes[] = [];
+  if (!config.only || config.only.has('disk')) {
+    try {
+      disk = await runDiskBytes((line) => console.log(line));
+    } catch (e) {
+      console.log(`[disk] FAILED: ${e instanceof Error ? e.message : e}`);
+    }
+  }
   // W6: many idle queues (many-queues.ts), once.
   if (!config.only || config.only.has('W6')) {
     try {
@@ -165,12 +175,14 @@ async function main(): Promise<void> {
   if (backlog.length) console.log(`${formatBacklog(backlog)}\n`);
   if (scrape.length) console.log(`${formatScrape(scrape)}\n`);
   if (fair.length) console.log(`${formatFair(fair)}\n`);
+  if (disk.length) console.log(`${formatDiskBytes(disk)}\n`);
   writeResults(outcomes, table, {
     halfRate,
     pgHalfRate,
     postgres,
     load,
     backlog,
+    disk,
     backlogFailures: backlogFailures.length ? backlogFailures : undefined,
   });
   console.log(`wrote ${resultsFile}`);

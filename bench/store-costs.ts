@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -13,7 +13,11 @@ import { newQueue } from '../src/engine/store/queues.js';
  * What the SQLite store itself spends per message, without HTTP or the engine: W1's
  * writes (single sends, `batch` of them joined in each group commit, as 32 connections
  * make them) and W3's (the same sends, then receives of ten and deletes of what they got),
- * as CPU µs per message and WAL bytes per message, by phase. In one process and one
+ * as CPU µs per message, WAL bytes per message and the bytes the process wrote per
+ * message (`/proc/self/io`: `write_bytes`, what reached the disk's page cache to be
+ * written, WAL and checkpoints into the database file alike; `wchar`, every byte passed
+ * to write()), by phase. Each phase waits out one checkpoint interval before it is read,
+ * so the checkpoint of its own frames counts in it. In one process and one
  * thread, so it is steadier than the HTTP benchmark on a busy machine; a commit that
  * changed the hot path is compared with the one before by running this on both builds
  * alternately (BENCH_STORE_DIST).
@@ -66,7 +70,18 @@ const cpuMicros = () => {
 interface Phase {
   cpu: number;
   wal: number;
+  disk: number;
+  written: number;
 }
+
+/** This process's write counters (all threads: the checkpoint worker's too). */
+function io(): { disk: number; written: number } {
+  const text = readFileSync('/proc/self/io', 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+  return { disk: field('write_bytes'), written: field('wchar') };
+}
+/** Longer than the checkpoint worker's interval (checkpointer.ts, 200 ms). */
+const CHECKPOINT_WAIT_MS = 300;
 
 async function round(): Promise<Record<string, Phase>> {
   const dir = mkdtempSync(join(tmpdir(), 'redrive-store-costs-'));
@@ -80,19 +95,27 @@ async function round(): Promise<Record<string, Phase>> {
     const wal = new WalCounter(join(dir, 'redrive.db-shm'));
     const phase = async (run: () => Promise<void>): Promise<Phase> => {
       wal.start();
+      const before = io();
       const start = cpuMicros();
       await run();
+      await new Promise((r) => setTimeout(r, CHECKPOINT_WAIT_MS));
       const cpu = cpuMicros() - start;
       const w = wal.stop();
+      const after = io();
       if (process.env.BENCH_STORE_VERBOSE) console.log(w);
-      return { cpu: cpu / messages, wal: w.bytes / messages };
+      return {
+        cpu: cpu / messages,
+        wal: w.bytes / messages,
+        disk: (after.disk - before.disk) / messages,
+        written: (after.written - before.written) / messages,
+      };
     };
     const send = () =>
       phase(async () => {
         for (let i = 0; i < messages; i += batch) {
           const t = Date.now();
           await Promise.all(
-            Array.from({ length: batch }, () =>
+            Array.from({ length: Math.min(batch, messages - i) }, () =>
               calls.send(queue.id, [
                 {
                   messageId: randomUUID(),
@@ -145,12 +168,18 @@ async function round(): Promise<Record<string, Phase>> {
       send: sends,
       receive: receives,
       delete: deletes,
-      'W3 cycle (sum)': { cpu: sends.cpu + receives.cpu + deletes.cpu, wal: sends.wal + receives.wal + deletes.wal },
+      'receive + delete': sum(receives, deletes),
+      'W3 cycle (sum)': sum(sends, receives, deletes),
     };
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function sum(...phases: Phase[]): Phase {
+  const total = (k: keyof Phase) => phases.reduce((t, p) => t + p[k], 0);
+  return { cpu: total('cpu'), wal: total('wal'), disk: total('disk'), written: total('written') };
 }
 
 const all: Record<string, Phase>[] = [];
@@ -161,11 +190,11 @@ console.log(
 );
 console.log(
   markdown(
-    ['phase', 'CPU µs/msg', 'WAL B/msg'],
+    ['phase', 'CPU µs/msg', 'WAL B/msg', 'disk write_bytes B/msg', 'write() B/msg'],
     names.map((n) => [
       n,
       median(all.map((a) => a[n]!.cpu)).toFixed(1),
-      Math.round(median(all.map((a) => a[n]!.wal))).toString(),
+      ...(['wal', 'disk', 'written'] as const).map((k) => Math.round(median(all.map((a) => a[n]![k]))).toString()),
     ]),
   ),
 );

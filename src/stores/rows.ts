@@ -59,9 +59,9 @@ export interface MessageRow {
 }
 
 /**
- * Every column of a message, in the order `fromColumns` reads them. The hot reads
- * (receives) fetch rows as arrays (`raw`): better-sqlite3 builds a row object several
- * times slower than an array, which was a third of a receive's cost.
+ * Every column of a message, in the order `fromColumns` reads them. The SQLite store's
+ * reads fetch rows as arrays in this order (`raw`, sqlite/message-rows.ts): better-sqlite3
+ * builds a row object several times slower than an array, which was a third of a receive's cost.
  */
 const READ_COLUMN_NAMES = [
   'seq',
@@ -87,7 +87,6 @@ const READ_COLUMN_NAMES = [
   'deaths',
   'expires_at',
 ] as const satisfies readonly (keyof MessageRow)[];
-export const READ_COLUMNS = READ_COLUMN_NAMES.join(', ');
 
 export type Cell = string | number | null | undefined;
 

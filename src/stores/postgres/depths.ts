@@ -26,7 +26,7 @@ export async function queueDepths(
     );
     const { rows } = await client.query<DepthRow>(
       `SELECT q.id, (SELECT coalesce(sum(messages), 0) FROM queue_count c WHERE c.queue_id = q.id) AS total, h.hidden, h.inflight,
-              (SELECT min(sent_at) FROM messages m WHERE m.queue_id = q.id) AS oldest,
+              (SELECT sent_at FROM messages m WHERE m.queue_id = q.id ORDER BY seq LIMIT 1) AS oldest,
               (SELECT count(DISTINCT group_id) FROM messages m WHERE m.queue_id = q.id AND group_id IS NOT NULL
                   AND receipt_token IS NOT NULL AND visible_at > $2) AS groups
          FROM queues q

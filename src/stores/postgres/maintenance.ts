@@ -12,11 +12,11 @@ export class PostgresMaintenance implements MaintenanceStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async retentionDue(rule: RetentionRule, limit: number): Promise<RetentionDue[]> {
-    // One probe of messages_age per queue, in the database.
+    // One probe of each queue's first position (messages_position), in the database.
     const { rows } = await query<{ queue_id: string; due_at: string }>(
       this.pool,
       `SELECT id AS queue_id, due_at FROM (
-         SELECT q.id, (SELECT min(sent_at) FROM messages m WHERE m.queue_id = q.id)
+         SELECT q.id, (SELECT sent_at FROM messages m WHERE m.queue_id = q.id ORDER BY seq LIMIT 1)
            + coalesce((q.attributes::jsonb ->> $1)::bigint, $2) * 1000 AS due_at
          FROM queues q) d
        WHERE due_at IS NOT NULL ORDER BY due_at LIMIT $3`,
@@ -42,12 +42,16 @@ export class PostgresMaintenance implements MaintenanceStore {
 
   async deleteSentBefore(queueId: number, cutoff: number): Promise<number> {
     let total = 0;
-    // Batches keep each transaction short, so a large sweep never holds many locks.
+    // Batches keep each transaction short, so a large sweep never holds many locks. The
+    // sweep walks the queue's positions from the first and stops at the first message
+    // inside retention (sent_at does not decrease along them: migrations/000014.sql).
     for (;;) {
       const { rowCount } = await query(
         this.pool,
         `DELETE FROM messages WHERE seq IN (
-           SELECT seq FROM messages WHERE queue_id = $1 AND sent_at < $2 LIMIT ${SWEEP_BATCH})`,
+           SELECT seq FROM messages WHERE queue_id = $1 AND sent_at < $2 AND seq < coalesce(
+             (SELECT seq FROM messages WHERE queue_id = $1 AND sent_at >= $2 ORDER BY seq LIMIT 1), ${Number.MAX_SAFE_INTEGER})
+           ORDER BY seq LIMIT ${SWEEP_BATCH})`,
         [queueId, cutoff],
       );
       total += rowCount ?? 0;

@@ -44,9 +44,9 @@ const receiveSql = (fair: boolean) => `
     fair
       ? `RECURSIVE ${FAIR_CANDIDATES}`
       : `candidates AS (
-    -- "IS TRUE" keeps the retention test off the index on sent_at: a planner with stale
-    -- statistics (a new table) would otherwise walk the whole queue by age and sort it,
-    -- instead of reading the first entries of messages_ready.
+    -- "IS TRUE" keeps the retention test a filter, never an index condition, so even a
+    -- planner with stale statistics (a new table) reads the first entries of
+    -- messages_ready rather than walking the queue in another order and sorting it.
     SELECT seq, 0 AS rank FROM (${WINDOW}) w
   )`
   },

@@ -12,9 +12,10 @@ import {
 import type { ReceiptRef } from '../../engine/store/messages.js';
 import type { NewQueue } from '../../engine/store/queues.js';
 import type { DeathReason, NewMessage, StoredMessage } from '../../engine/types.js';
-import { messageValues, toMessage, type MessageRow } from '../rows.js';
+import type { Cell } from '../rows.js';
 import type { GroupCommit } from './group-commit.js';
-import { BOUND_LIMIT, insertMessageSql } from './sql.js';
+import { MESSAGE_SELECT, sqliteMessage, type MessageRows } from './message-rows.js';
+import { BOUND_LIMIT } from './sql.js';
 import type { SqliteWakeups } from './wakeups.js';
 
 /**
@@ -30,24 +31,29 @@ export class SqliteDeadLetters implements DeadLetterStore {
     db: Database.Database,
     private readonly commit: GroupCommit,
     private readonly wakeups: SqliteWakeups,
-    private readonly readMessage: (seq: number, queueId: number) => StoredMessage | undefined,
+    private readonly rows: MessageRows,
     /** Creates a queue unless it exists, in the running transaction; returns its id. */
     private readonly ensureQueue: (queue: NewQueue) => number,
   ) {
     this.sql = {
-      move: db.prepare(
-        `UPDATE messages SET queue_id = ?, visible_at = ?, sent_at = ?, dedup_id = ?, dead_letter_source = ?,
-           dead_lettered_at = ?, deaths = ?, expires_at = ?, receive_count = coalesce(?, receive_count),
-           receipt_token = NULL, received_at = NULL WHERE seq = ?`,
+      // A standard message keeps its position: both rows move to the other queue.
+      moveSent: db.prepare(
+        `UPDATE messages SET queue_id = ?, dedup_id = ?, dead_letter_source = ?, dead_lettered_at = ?, deaths = ?,
+           expires_at = ? WHERE seq = ?`,
       ),
-      insert: db.prepare(insertMessageSql(['dead_lettered_at'])),
-      remove: db.prepare('DELETE FROM messages WHERE seq = ?'),
-      due: db.prepare(
-        `SELECT * FROM messages WHERE queue_id = ? AND expires_at <= ? AND visible_at <= ? ORDER BY expires_at, seq ${BOUND_LIMIT}`,
+      moveDelivery: db.prepare(
+        `UPDATE deliveries SET queue_id = ?, visible_at = ?, sent_at = ?, receive_count = coalesce(?, receive_count),
+           receipt = NULL, received_at = NULL WHERE queue_id = ? AND seq = ?`,
       ),
-      head: db.prepare(
-        'SELECT * FROM messages WHERE queue_id = ? AND visible_at <= ? ORDER BY visible_at, seq LIMIT 1',
-      ),
+      due: db
+        .prepare(
+          `${MESSAGE_SELECT} WHERE m.queue_id = ? AND m.expires_at <= ? AND d.visible_at <= ?
+            ORDER BY m.expires_at, m.seq ${BOUND_LIMIT}`,
+        )
+        .raw(true),
+      head: db
+        .prepare(`${MESSAGE_SELECT} WHERE d.queue_id = ? AND d.visible_at <= ? ORDER BY d.visible_at, d.seq LIMIT 1`)
+        .raw(true),
       depth: db.prepare('SELECT messages, bytes FROM queue_depth WHERE queue_id = ?'),
       // One covering pass over the partial index of dead-lettered messages (migrations/000009.sql).
       breakdown: db
@@ -60,14 +66,15 @@ export class SqliteDeadLetters implements DeadLetterStore {
         .raw(true),
       initDepth: db.prepare(
         `INSERT INTO queue_depth (queue_id, messages, bytes)
-         SELECT ?, count(*), coalesce(sum(length(CAST(body AS BLOB))), 0) FROM messages WHERE queue_id = ?`,
+         SELECT ?, count(*), coalesce(sum(length(CAST(m.body AS BLOB))), 0)
+           FROM deliveries d JOIN messages m ON m.seq = d.seq WHERE d.queue_id = ?`,
       ),
     };
   }
 
   reject(queueId: number, receipt: ReceiptRef, now: number, target: DeadLetterTarget): Promise<RejectResult> {
     return this.commit.run(() => {
-      const m = this.readMessage(receipt.seq, queueId);
+      const m = this.rows.read(receipt.seq, queueId);
       const deadLettered: DeadLettered[] = [];
       if (!m) return { outcome: 'gone', deadLettered };
       if (m.receiptToken !== receipt.token) return { outcome: 'stale', deadLettered };
@@ -80,8 +87,8 @@ export class SqliteDeadLetters implements DeadLetterStore {
   expire(queueId: number, now: number, limit: number, target: DeadLetterTarget | undefined): Promise<DeadLettered[]> {
     return this.commit.run(() => {
       const out: DeadLettered[] = [];
-      for (const row of this.sql.due.all(queueId, now, now, limit) as MessageRow[]) {
-        this.moveOrDrop(toMessage(row), target, 'expired', now, out);
+      for (const row of this.sql.due.all(queueId, now, now, limit) as Cell[][]) {
+        this.moveOrDrop(sqliteMessage(row), target, 'expired', now, out);
       }
       return out;
     });
@@ -107,9 +114,9 @@ export class SqliteDeadLetters implements DeadLetterStore {
     const a = target.arrival(m);
     if (a.kind === 'copies') {
       // An AMQP dead-letter exchange: the message is replaced by a copy in each queue it routes to.
-      this.sql.remove.run(m.seq);
+      this.rows.remove(m.queueId, m.seq);
       for (const c of a.copies) {
-        this.sql.insert.run(...messageValues(c.queueId, copiedMessage(m, a, c, now)), now);
+        this.rows.insert(c.queueId, copiedMessage(m, a, c, now), now);
         this.wakeups.wakeAfterCommit(c.queueId);
       }
       out.push(...copyOutcomes(m, a, target.reason));
@@ -118,20 +125,18 @@ export class SqliteDeadLetters implements DeadLetterStore {
     const dest = a.kind === 'cycle' ? this.ensureQueue(target.cyclesQueue!) : target.queueId;
     const deaths = a.deaths ?? m.deaths;
     if (m.groupId === undefined) {
-      this.sql.move.run(
+      this.sql.moveSent.run(
         dest,
-        now,
-        a.sentAt,
         a.dedupId ?? m.dedupId ?? null,
         a.deadLetterSourceArn,
         now,
         deaths?.length ? JSON.stringify(deaths) : null,
         a.expiresAt ?? null,
-        a.receiveCount ?? null,
         m.seq,
       );
+      this.sql.moveDelivery.run(dest, now, a.sentAt, a.receiveCount ?? null, m.queueId, m.seq);
     } else {
-      this.sql.remove.run(m.seq);
+      this.rows.remove(m.queueId, m.seq);
       const moved: NewMessage = {
         ...m,
         sentAt: a.sentAt,
@@ -142,7 +147,7 @@ export class SqliteDeadLetters implements DeadLetterStore {
         expiresAt: a.expiresAt,
         receiveCount: a.receiveCount ?? m.receiveCount,
       };
-      this.sql.insert.run(...messageValues(dest, moved), now);
+      this.rows.insert(dest, moved, now);
     }
     this.wakeups.wakeAfterCommit(dest);
     out.push({
@@ -163,7 +168,7 @@ export class SqliteDeadLetters implements DeadLetterStore {
     out: DeadLettered[],
   ): void {
     if (target) return this.move(m, target, now, out);
-    this.sql.remove.run(m.seq);
+    this.rows.remove(m.queueId, m.seq);
     out.push({ kind: 'dropped', messageId: m.messageId, from: m.queueId, reason });
   }
 
@@ -180,9 +185,9 @@ export class SqliteDeadLetters implements DeadLetterStore {
         (limit.maxBytes === undefined || d.bytes + size <= limit.maxBytes);
       if (fits) return true;
       if (limit.overflow === 'reject-publish') return false;
-      const head = this.sql.head.get(queueId, m.sentAt) as MessageRow | undefined;
+      const head = this.sql.head.get(queueId, m.sentAt) as Cell[] | undefined;
       if (!head) return false;
-      this.moveOrDrop(toMessage(head), limit.deadLetter, 'maxlen', m.sentAt, out);
+      this.moveOrDrop(sqliteMessage(head), limit.deadLetter, 'maxlen', m.sentAt, out);
     }
   }
 

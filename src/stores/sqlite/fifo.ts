@@ -4,6 +4,7 @@ import type { DeadLettered } from '../../engine/store/dead-letters.js';
 import type { ReceiveRequest, ReceiveResult } from '../../engine/store/messages.js';
 import type { NewMessage, StoredMessage } from '../../engine/types.js';
 import type { SqliteDeadLetters } from './dead-letters.js';
+import type { MessageRows } from './message-rows.js';
 import { BOUND_LIMIT } from './sql.js';
 
 /**
@@ -18,8 +19,8 @@ export class SqliteFifo {
     private readonly db: Database.Database,
     private readonly deadLetters: SqliteDeadLetters,
     /** The store's one claim step, shared with standard receives. */
-    private readonly claim: (seqs: number[], req: ReceiveRequest) => StoredMessage[],
-    private readonly readMessage: (seq: number, queueId: number) => StoredMessage | undefined,
+    private readonly claim: (queueId: number, seqs: number[], req: ReceiveRequest) => StoredMessage[],
+    private readonly rows: MessageRows,
   ) {
     this.sql = this.prepare();
   }
@@ -35,7 +36,7 @@ export class SqliteFifo {
       // What the planner decides on; the claim reads the chosen rows whole.
       groupHead: db
         .prepare(
-          `SELECT seq, visible_at, receive_count, sent_at FROM messages WHERE queue_id = ? AND group_id = ? ORDER BY seq ${BOUND_LIMIT}`,
+          `SELECT seq, visible_at, receive_count, sent_at FROM deliveries WHERE queue_id = ? AND group_id = ? ORDER BY seq ${BOUND_LIMIT}`,
         )
         .raw(true),
       // The own scope first, then the other (see NewMessage.dedupOtherScope).
@@ -52,7 +53,7 @@ export class SqliteFifo {
       saveAttempt: db.prepare(
         'INSERT OR REPLACE INTO receive_attempts (queue_id, attempt_id, receipts, expires_at) VALUES (?,?,?,?)',
       ),
-      rehide: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
+      rehide: db.prepare('UPDATE deliveries SET visible_at = ? WHERE queue_id = ? AND seq = ?'),
     };
   }
 
@@ -86,8 +87,9 @@ export class SqliteFifo {
     if (replay) return { messages: replay, deadLettered };
     const plan = planFifoReceive(this.heads(queueId, req), req, req.max);
     for (const m of plan.deadLetter)
-      this.deadLetters.move(this.readMessage(m.seq, queueId)!, req.deadLetter!, req.now, deadLettered);
+      this.deadLetters.move(this.rows.read(m.seq, queueId)!, req.deadLetter!, req.now, deadLettered);
     const messages = this.claim(
+      queueId,
       plan.claim.map((m) => m.seq),
       req,
     );
@@ -131,13 +133,13 @@ export class SqliteFifo {
     const receipts = JSON.parse(saved.receipts) as [number, string][];
     const out: StoredMessage[] = [];
     for (const [seq, token] of receipts) {
-      const m = this.readMessage(seq, queueId);
+      const m = this.rows.read(seq, queueId);
       if (!m || m.receiptToken !== token || m.visibleAt <= req.now) return undefined;
       out.push(m);
     }
     const visibleAt = req.now + req.visibilityTimeoutMs;
     for (const m of out) {
-      this.sql.rehide.run(visibleAt, m.seq);
+      this.sql.rehide.run(visibleAt, queueId, m.seq);
       m.visibleAt = visibleAt;
     }
     return out;

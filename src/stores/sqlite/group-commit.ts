@@ -13,6 +13,8 @@ interface Job {
 export interface CommitHooks {
   /** After a successful commit, before the callers are answered. */
   afterCommit?(): void;
+  /** After a rollback, of the transaction or of one job's savepoint: what was written in it is gone. */
+  afterRollback?(): void;
 }
 
 /** A job failed on the fast path: the batch is retried with one savepoint per job. */
@@ -65,6 +67,7 @@ export class GroupCommit {
           // just the savepoint: then later jobs would run (and commit) on their own, so
           // the batch stops here and is rejected as a whole.
           if (!this.db.inTransaction) throw e;
+          this.hooks.afterRollback?.();
           job.failed = true;
           job.error = e;
         }
@@ -94,9 +97,11 @@ export class GroupCommit {
         this.fast(jobs);
       } catch (e) {
         if (!(e instanceof JobFailed)) throw e;
+        this.hooks.afterRollback?.();
         this.safe(jobs);
       }
     } catch (e) {
+      this.hooks.afterRollback?.();
       for (const job of jobs) job.reject(e);
       return;
     }

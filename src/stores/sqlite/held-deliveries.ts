@@ -11,7 +11,7 @@ import type { SqliteWakeups } from './wakeups.js';
 /**
  * One process owns a data directory (dir-lock.ts), so every holder but this process's
  * is gone. Deliveries in flight are found through the queue's hidden range of
- * messages_ready, one queue at a time, never a scan of all messages.
+ * deliveries_ready, one queue at a time, never a scan of all messages.
  */
 export class SqliteHeldDeliveries implements HeldDeliveryStore {
   readonly shared = false;
@@ -26,14 +26,14 @@ export class SqliteHeldDeliveries implements HeldDeliveryStore {
     this.sql = {
       holders: db
         .prepare(
-          `SELECT DISTINCT substr(receipt_token, 6, 16) AS holder FROM messages
-          WHERE queue_id IN (SELECT id FROM queues) AND visible_at > ? AND receipt_token LIKE 'amqp.%'`,
+          `SELECT DISTINCT CAST(substr(receipt, 6, 16) AS TEXT) AS holder FROM deliveries
+          WHERE queue_id IN (SELECT id FROM queues) AND visible_at > ? AND CAST(receipt AS TEXT) LIKE 'amqp.%'`,
         )
         .pluck(),
       release: db
         .prepare(
-          `UPDATE messages SET visible_at = min(sent_at, @now), receipt_token = NULL
-          WHERE queue_id IN (SELECT id FROM queues) AND visible_at > @now AND receipt_token LIKE @prefix
+          `UPDATE deliveries SET visible_at = min(sent_at, @now), receipt = NULL
+          WHERE queue_id IN (SELECT id FROM queues) AND visible_at > @now AND CAST(receipt AS TEXT) LIKE @prefix
           RETURNING queue_id`,
         )
         .pluck(),

@@ -31,13 +31,18 @@ export class SqliteMaintenance implements MaintenanceStore {
       // Writing the version it already has changes nothing, yet dirties page 1, so the
       // commit appends one WAL frame: a real write, with no table of its own.
       probeWrite: db.prepare(`PRAGMA user_version = ${sqliteMigrations().length}`),
+      // sent_at never decreases along a queue's positions (docs/architecture.md, Stores):
+      // the sweep walks them from the first and stops at the first message inside retention.
       sweep: db.prepare(
-        `DELETE FROM messages WHERE seq IN (SELECT seq FROM messages WHERE queue_id = ? AND sent_at < ? LIMIT ${SWEEP_BATCH})`,
+        `DELETE FROM deliveries WHERE queue_id = ? AND seq IN (
+           SELECT seq FROM deliveries WHERE queue_id = ? AND seq < coalesce(
+             (SELECT seq FROM deliveries WHERE queue_id = ? AND sent_at >= ? ORDER BY seq LIMIT 1), 9e18)
+           AND sent_at < ? ORDER BY seq LIMIT ${SWEEP_BATCH})`,
       ),
-      // One probe of messages_age per queue, in SQLite: about a microsecond each.
+      // One probe of a queue's first position, in SQLite: about a microsecond each.
       retentionDue: db.prepare(
         `SELECT id AS queueId, due_at AS dueAt FROM (
-           SELECT q.id, (SELECT min(sent_at) FROM messages m WHERE m.queue_id = q.id)
+           SELECT q.id, (SELECT sent_at FROM deliveries d WHERE d.queue_id = q.id ORDER BY seq LIMIT 1)
              + coalesce(CAST(json_extract(q.attributes, '$.' || ?) AS INTEGER), ?) * 1000 AS due_at
            FROM queues q)
          WHERE due_at IS NOT NULL ORDER BY due_at ${BOUND_LIMIT}`,
@@ -45,7 +50,8 @@ export class SqliteMaintenance implements MaintenanceStore {
       // messages_ttl (migrations/000011.sql) holds only messages with a time-to-live.
       expiryDue: db
         .prepare(
-          `SELECT DISTINCT queue_id AS id FROM messages WHERE expires_at <= ? AND visible_at <= ? ${BOUND_LIMIT}`,
+          `SELECT DISTINCT m.queue_id AS id FROM messages m JOIN deliveries d ON d.queue_id = m.queue_id AND d.seq = m.seq
+            WHERE m.expires_at <= ? AND d.visible_at <= ? ${BOUND_LIMIT}`,
         )
         .pluck(),
       forgetDedup: db.prepare('DELETE FROM fifo_dedup WHERE expires_at <= ?'),
@@ -59,7 +65,7 @@ export class SqliteMaintenance implements MaintenanceStore {
     let total = 0;
     // Batches keep each transaction short, so a large sweep never stalls requests.
     for (;;) {
-      const n = await this.commit.run(() => this.sql.sweep.run(queueId, cutoff).changes);
+      const n = await this.commit.run(() => this.sql.sweep.run(queueId, queueId, queueId, cutoff, cutoff).changes);
       total += n;
       if (n < SWEEP_BATCH) return total;
     }

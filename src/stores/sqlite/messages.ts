@@ -13,12 +13,13 @@ import type {
 import { deleteOutcome, visibilityOutcome } from '../../engine/store/receipt-outcome.js';
 import { FAIR_GROUPS_SCANNED, readyWindow, takeOrder, type ReadyRow } from '../../engine/store/standard-plan.js';
 import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../../engine/types.js';
-import { fromColumns, messageValues, READ_COLUMNS, toMessage, type MessageRow } from '../rows.js';
+import type { Cell } from '../rows.js';
 import { readyCount } from '../wakeup-listeners.js';
 import type { SqliteDeadLetters } from './dead-letters.js';
 import { SqliteFifo } from './fifo.js';
 import type { GroupCommit } from './group-commit.js';
-import { BOUND_LIMIT, insertMessageSql } from './sql.js';
+import { MESSAGE_SELECT, sqliteMessage, tokenBytes, tokenText, type MessageRows } from './message-rows.js';
+import { BOUND_LIMIT } from './sql.js';
 import type { SqliteWakeups } from './wakeups.js';
 
 /** Sending, receiving, deleting and counting messages; FIFO queues through fifo.ts. */
@@ -31,42 +32,42 @@ export class SqliteMessages implements MessageStore {
     private readonly commit: GroupCommit,
     private readonly wakeups: SqliteWakeups,
     private readonly deadLetters: SqliteDeadLetters,
-    private readonly readMessage: (seq: number, queueId: number) => StoredMessage | undefined,
+    private readonly rows: MessageRows,
   ) {
     this.sql = {
-      insert: db.prepare(insertMessageSql()),
-      // The window of the first ready messages (standard-plan.ts), from messages_ready
+      // The window of the first ready messages (standard-plan.ts), from deliveries_ready
       // alone (it covers seq), oldest sent first; only the rows a receive may take are read
       // from the table: the IN list is walked in position order and the LIMIT stops it.
       // Rows past retention are returned (sent_at) for the caller to see, not skipped: they
       // would shift the window, so a window that holds one is read again by `ready`.
       readyFirst: db
         .prepare(
-          `SELECT seq, receive_count, group_id, sent_at FROM messages
-          WHERE seq IN (SELECT seq FROM messages WHERE queue_id = ? AND visible_at <= ? ORDER BY visible_at, seq ${BOUND_LIMIT})
+          `SELECT seq, receive_count, group_id, sent_at FROM deliveries
+          WHERE queue_id = ? AND seq IN (SELECT seq FROM deliveries WHERE queue_id = ? AND visible_at <= ?
+                                         ORDER BY visible_at, seq ${BOUND_LIMIT})
           ORDER BY seq ${BOUND_LIMIT}`,
         )
         .raw(true),
-      // Only what deciding needs: the chosen rows are read whole by the claim's RETURNING.
+      // Only what deciding needs: the claim reads the chosen messages whole.
       ready: db
         .prepare(
-          `SELECT seq, receive_count, group_id FROM messages WHERE queue_id = ? AND visible_at <= ? AND sent_at >= ?
+          `SELECT seq, receive_count, group_id FROM deliveries WHERE queue_id = ? AND visible_at <= ? AND sent_at >= ?
          ORDER BY visible_at, seq ${BOUND_LIMIT}`,
         )
         .raw(true),
       // Fair queues: the first ready messages of each group that is not noisy, found by
-      // walking the queue's groups on messages_group (one seek a group) rather than the
+      // walking the queue's groups on deliveries_group (one seek a group) rather than the
       // ready index, where they may sit behind a noisy group's whole backlog.
       quietReady: db
         .prepare(
           `WITH RECURSIVE g(id, n) AS (
-           SELECT (SELECT group_id FROM messages WHERE queue_id = @q AND group_id IS NOT NULL ORDER BY group_id LIMIT 1), 1
+           SELECT (SELECT group_id FROM deliveries WHERE queue_id = @q AND group_id IS NOT NULL ORDER BY group_id LIMIT 1), 1
            UNION ALL
-           SELECT (SELECT group_id FROM messages WHERE queue_id = @q AND group_id IS NOT NULL AND group_id > g.id ORDER BY group_id LIMIT 1), n + 1
+           SELECT (SELECT group_id FROM deliveries WHERE queue_id = @q AND group_id IS NOT NULL AND group_id > g.id ORDER BY group_id LIMIT 1), n + 1
              FROM g WHERE g.id IS NOT NULL AND n < @groups)
-         SELECT m.seq, m.receive_count, m.group_id FROM g JOIN messages m ON m.seq IN (
-             -- (The unary + keeps the planner on messages_group: by age it would read the whole queue for each group.)
-             SELECT seq FROM messages WHERE queue_id = @q AND group_id = g.id AND +visible_at <= @now AND +sent_at >= @cutoff
+         SELECT m.seq, m.receive_count, m.group_id FROM g JOIN deliveries m ON m.queue_id = @q AND m.seq IN (
+             -- (The unary + keeps the planner on deliveries_group: by visibility it would read the whole queue for each group.)
+             SELECT seq FROM deliveries WHERE queue_id = @q AND group_id = g.id AND +visible_at <= @now AND +sent_at >= @cutoff
               ORDER BY seq LIMIT @max)
           WHERE g.id IS NOT NULL AND g.id NOT IN (SELECT value FROM json_each(@noisy))
           ORDER BY m.seq LIMIT @window`,
@@ -74,33 +75,32 @@ export class SqliteMessages implements MessageStore {
         .raw(true),
       inflightByGroup: db
         .prepare(
-          `SELECT group_id, count(*) FROM messages WHERE queue_id = ? AND visible_at > ? AND receive_count > 0 GROUP BY group_id`,
+          `SELECT group_id, count(*) FROM deliveries WHERE queue_id = ? AND visible_at > ? AND receive_count > 0 GROUP BY group_id`,
         )
         .raw(true),
       quietDepth: db.prepare(
         `SELECT coalesce(sum(visible_at <= @now), 0) AS visible, coalesce(sum(visible_at > @now AND receive_count > 0), 0) AS inflight,
                 coalesce(sum(visible_at > @now AND receive_count = 0), 0) AS delayed, min(sent_at) AS oldest
-           FROM messages WHERE queue_id = @q AND (group_id IS NULL OR group_id NOT IN (SELECT value FROM json_each(@noisy)))`,
+           FROM deliveries WHERE queue_id = @q AND (group_id IS NULL OR group_id NOT IN (SELECT value FROM json_each(@noisy)))`,
       ),
-      // One statement claims a whole receive: the positions come as a JSON array.
-      claim: db
-        .prepare(
-          `UPDATE messages SET visible_at = ?, receive_count = receive_count + 1,
-           first_received_at = COALESCE(first_received_at, ?), received_at = ?, receipt_token = ?
-         WHERE seq IN (SELECT value FROM json_each(?)) RETURNING ${READ_COLUMNS}`,
-        )
+      // One statement claims a whole receive (the positions come as a JSON array) and
+      // rewrites only the delivery rows; a second reads the messages whole.
+      claim: db.prepare(
+        `UPDATE deliveries SET visible_at = ?, receive_count = receive_count + 1,
+           first_received_at = COALESCE(first_received_at, ?), received_at = ?, receipt = ?
+         WHERE queue_id = ? AND seq IN (SELECT value FROM json_each(?))`,
+      ),
+      claimed: db
+        .prepare(`${MESSAGE_SELECT} WHERE d.queue_id = ? AND d.seq IN (SELECT value FROM json_each(?))`)
         .raw(true),
-      receiptRow: db.prepare(
-        'SELECT receipt_token, visible_at, received_at FROM messages WHERE seq = ? AND queue_id = ?',
-      ),
-      delete: db.prepare('DELETE FROM messages WHERE seq = ? AND queue_id = ?'),
+      receiptRow: db.prepare('SELECT receipt, visible_at, received_at FROM deliveries WHERE queue_id = ? AND seq = ?'),
       deleteHeld: db.prepare(
-        'DELETE FROM messages WHERE seq = ? AND queue_id = ? AND receipt_token = ? AND visible_at > ?',
+        'DELETE FROM deliveries WHERE queue_id = ? AND seq = ? AND receipt = ? AND visible_at > ?',
       ),
-      setVisibleAt: db.prepare('UPDATE messages SET visible_at = ? WHERE seq = ?'),
+      setVisibleAt: db.prepare('UPDATE deliveries SET visible_at = ? WHERE queue_id = ? AND seq = ?'),
       countHidden: db.prepare(
         `SELECT count(*) AS n, coalesce(sum(receive_count > 0), 0) AS inflight
-           FROM messages WHERE queue_id = ? AND visible_at > ?`,
+           FROM deliveries WHERE queue_id = ? AND visible_at > ?`,
       ),
       // Many queues in one statement (a statement a queue cost 4 native calls each, most
       // of a 10,000-queue scrape). An empty queue skips its subqueries (CASE is lazy). The
@@ -114,27 +114,32 @@ export class SqliteMessages implements MessageStore {
         .prepare(
           `WITH t AS MATERIALIZED (
            SELECT q.id AS id, coalesce((SELECT messages FROM queue_depth WHERE queue_id = q.id),
-                                       (SELECT count(*) FROM messages WHERE queue_id = q.id)) AS total
+                                       (SELECT count(*) FROM deliveries WHERE queue_id = q.id)) AS total
              FROM queues q WHERE q.id IN (SELECT value FROM json_each(@ids)))
          SELECT id, total,
            CASE WHEN total = 0 THEN NULL ELSE (SELECT count(*) || ',' || coalesce(sum(receive_count > 0), 0)
-             FROM messages m WHERE m.queue_id = t.id AND m.visible_at > @now) END AS hidden,
-           CASE WHEN total = 0 THEN NULL ELSE (SELECT min(sent_at) FROM messages m WHERE m.queue_id = t.id) END AS oldest,
-           CASE WHEN total = 0 THEN 0 ELSE (SELECT count(DISTINCT group_id) FROM messages m
-             WHERE m.queue_id = t.id AND group_id IS NOT NULL AND receipt_token IS NOT NULL AND visible_at > @now) END AS groups
+             FROM deliveries d WHERE d.queue_id = t.id AND d.visible_at > @now) END AS hidden,
+           -- sent_at never decreases along a queue's positions: the first is the oldest.
+           CASE WHEN total = 0 THEN NULL ELSE (SELECT sent_at FROM deliveries d WHERE d.queue_id = t.id ORDER BY seq LIMIT 1) END AS oldest,
+           CASE WHEN total = 0 THEN 0 ELSE (SELECT count(DISTINCT group_id) FROM deliveries d
+             WHERE d.queue_id = t.id AND group_id IS NOT NULL AND receipt IS NOT NULL AND visible_at > @now) END AS groups
          FROM t`,
         )
         .raw(true),
-      nextVisible: db.prepare('SELECT min(visible_at) AS t FROM messages WHERE queue_id = ? AND visible_at > ?'),
-      // Dead-lettered messages are found by id through a partial index (migrations/000009.sql);
+      nextVisible: db.prepare('SELECT min(visible_at) AS t FROM deliveries WHERE queue_id = ? AND visible_at > ?'),
+      // Dead-lettered messages are found by id through a partial index (messages_dead_letter_id);
       // any other message by reading the queue, as no index of every message id is kept.
       deleteDeadById: db.prepare(
-        'DELETE FROM messages WHERE queue_id = ? AND message_id = ? AND dead_letter_source IS NOT NULL',
+        `DELETE FROM deliveries WHERE queue_id = ? AND seq IN
+           (SELECT seq FROM messages WHERE queue_id = ? AND message_id = ? AND dead_letter_source IS NOT NULL)`,
       ),
-      deleteById: db.prepare('DELETE FROM messages WHERE queue_id = ? AND message_id = ?'),
-      peek: db.prepare(`SELECT * FROM messages WHERE queue_id = ? AND seq > ? ORDER BY seq ${BOUND_LIMIT}`),
+      deleteById: db.prepare(
+        `DELETE FROM deliveries WHERE queue_id = ? AND seq IN
+           (SELECT d.seq FROM deliveries d JOIN messages m ON m.seq = d.seq WHERE d.queue_id = ? AND m.message_id = ?)`,
+      ),
+      peek: db.prepare(`${MESSAGE_SELECT} WHERE d.queue_id = ? AND d.seq > ? ORDER BY d.seq ${BOUND_LIMIT}`).raw(true),
     };
-    this.fifo = new SqliteFifo(db, deadLetters, (seqs, req) => this.claim(seqs, req), readMessage);
+    this.fifo = new SqliteFifo(db, deadLetters, (queueId, seqs, req) => this.claim(queueId, seqs, req), rows);
   }
 
   send(queueId: number, messages: NewMessage[], limit?: LengthLimit): Promise<SendResult> {
@@ -162,7 +167,7 @@ export class SqliteMessages implements MessageStore {
           continue;
         }
         out.push(s);
-        s.seq = Number(this.sql.insert.run(...messageValues(queueId, m)).lastInsertRowid);
+        s.seq = this.rows.insert(queueId, m);
         this.fifo.remember(queueId, m, s.seq);
         stored++;
       }
@@ -196,13 +201,13 @@ export class SqliteMessages implements MessageStore {
         const rule = req.deadLetter;
         if (rule && receiveCount >= rule.maxReceiveCount) {
           refill = true;
-          this.deadLetters.move(this.readMessage(seq, queueId)!, rule, req.now, deadLettered);
+          this.deadLetters.move(this.rows.read(seq, queueId)!, rule, req.now, deadLettered);
           continue;
         }
         chosen.push(seq);
       }
     }
-    const messages = this.claim(chosen, req);
+    const messages = this.claim(queueId, chosen, req);
     if (messages.length === req.max || deadLettered.length > 0) return { messages, deadLettered };
     // Fewer than asked: read here, in the receive's transaction, so that a long poll need not ask.
     return { messages, deadLettered, nextVisibleAt: this.nextVisible(queueId, req.now) ?? null };
@@ -218,7 +223,7 @@ export class SqliteMessages implements MessageStore {
     if (!noisy?.size) {
       // Without noisy groups the receive takes the window's lowest positions: only those
       // rows are read, unless the window holds a message past retention.
-      const first = this.sql.readyFirst.all(queueId, req.now, readyWindow(req.max), req.max + taken) as [
+      const first = this.sql.readyFirst.all(queueId, queueId, req.now, readyWindow(req.max), req.max + taken) as [
         number,
         number,
         string | null,
@@ -253,16 +258,18 @@ export class SqliteMessages implements MessageStore {
    * visibility timeout, counted as received. They share one token (a handle names the
    * position too, so each stays unique). Returned in the order of `seqs`.
    */
-  private claim(seqs: number[], req: ReceiveRequest): StoredMessage[] {
+  private claim(queueId: number, seqs: number[], req: ReceiveRequest): StoredMessage[] {
     if (seqs.length === 0) return [];
-    const rows = this.sql.claim.all(
+    const positions = JSON.stringify(seqs);
+    this.sql.claim.run(
       req.now + req.visibilityTimeoutMs,
       req.now,
       req.now,
-      req.newToken(),
-      JSON.stringify(seqs),
-    ) as [number][];
-    const messages = rows.map((r) => fromColumns(r));
+      tokenBytes(req.newToken()),
+      queueId,
+      positions,
+    );
+    const messages = (this.sql.claimed.all(queueId, positions) as Cell[][]).map(sqliteMessage);
     return messages.sort((a, b) => seqs.indexOf(a.seq) - seqs.indexOf(b.seq));
   }
 
@@ -273,8 +280,8 @@ export class SqliteMessages implements MessageStore {
         // with the current one on a FIFO queue (deleteOutcome's rule). Only a receipt
         // that deleted nothing needs the row read, to say why.
         const deleted = rule.requireCurrent
-          ? this.sql.deleteHeld.run(r.seq, queueId, r.token, rule.now).changes
-          : this.sql.delete.run(r.seq, queueId).changes;
+          ? this.sql.deleteHeld.run(queueId, r.seq, tokenBytes(r.token), rule.now).changes > 0
+          : this.rows.remove(queueId, r.seq);
         return deleted ? 'ok' : deleteOutcome(this.receiptRow(r.seq, queueId), r, rule);
       });
       // A FIFO delete releases its group: wake a waiter if that left a message to hand out.
@@ -288,7 +295,8 @@ export class SqliteMessages implements MessageStore {
     return this.commit.run(() => {
       const deleted = messageIds.filter(
         (id) =>
-          this.sql.deleteDeadById.run(queueId, id).changes > 0 || this.sql.deleteById.run(queueId, id).changes > 0,
+          this.sql.deleteDeadById.run(queueId, queueId, id).changes > 0 ||
+          this.sql.deleteById.run(queueId, queueId, id).changes > 0,
       );
       // Deleting a FIFO message held by a receive may release its group to a waiting receive.
       if (deleted.length) this.wakeups.wakeAfterCommit(queueId);
@@ -301,7 +309,7 @@ export class SqliteMessages implements MessageStore {
       changes.map((c) => {
         const { outcome, visibleAt } = visibilityOutcome(this.receiptRow(c.seq, queueId), c, now);
         if (outcome === 'ok') {
-          this.sql.setVisibleAt.run(visibleAt, c.seq);
+          this.sql.setVisibleAt.run(visibleAt, queueId, c.seq);
           if (visibleAt! <= now) this.wakeups.wakeAfterCommit(queueId);
         }
         return outcome;
@@ -310,10 +318,10 @@ export class SqliteMessages implements MessageStore {
   }
 
   private receiptRow(seq: number, queueId: number) {
-    const r = this.sql.receiptRow.get(seq, queueId) as
-      | { receipt_token: string | null; visible_at: number; received_at: number | null }
+    const r = this.sql.receiptRow.get(queueId, seq) as
+      | { receipt: Buffer | null; visible_at: number; received_at: number | null }
       | undefined;
-    return r && { receiptToken: r.receipt_token, visibleAt: r.visible_at, receivedAt: r.received_at };
+    return r && { receiptToken: tokenText(r.receipt), visibleAt: r.visible_at, receivedAt: r.received_at };
   }
 
   async count(queueId: number, now: number): Promise<MessageCounts> {
@@ -385,6 +393,6 @@ export class SqliteMessages implements MessageStore {
   }
 
   async peek(queueId: number, afterSeq: number, limit: number): Promise<StoredMessage[]> {
-    return (this.sql.peek.all(queueId, afterSeq, limit) as MessageRow[]).map(toMessage);
+    return (this.sql.peek.all(queueId, afterSeq, limit) as Cell[][]).map(sqliteMessage);
   }
 }

@@ -17,17 +17,10 @@ import type {
   NewMoveTask,
 } from '../../engine/store/move-tasks.js';
 import type { StoredMessage } from '../../engine/types.js';
-import {
-  messageValues,
-  toMessage,
-  toQueue,
-  toTask,
-  type MessageRow,
-  type MoveTaskRow,
-  type QueueRow,
-} from '../rows.js';
+import { toQueue, toTask, type Cell, type MoveTaskRow, type QueueRow } from '../rows.js';
 import type { GroupCommit } from './group-commit.js';
-import { BOUND_LIMIT, insertMessageSql } from './sql.js';
+import { MESSAGE_SELECT, sqliteMessage, type MessageRows } from './message-rows.js';
+import { BOUND_LIMIT } from './sql.js';
 import type { SqliteWakeups } from './wakeups.js';
 
 /** Redrive move tasks. Every write runs through the group commit, so each step is atomic. */
@@ -38,6 +31,7 @@ export class SqliteMoveTasks implements MoveTaskStore {
     private readonly db: Database.Database,
     private readonly commit: GroupCommit,
     private readonly wakeups: SqliteWakeups,
+    private readonly rows: MessageRows,
   ) {
     this.sql = this.prepare();
   }
@@ -45,7 +39,7 @@ export class SqliteMoveTasks implements MoveTaskStore {
   private prepare() {
     const db = this.db;
     return {
-      depth: db.prepare('SELECT count(*) AS n, coalesce(max(seq), 0) AS maxSeq FROM messages WHERE queue_id = ?'),
+      depth: db.prepare('SELECT count(*) AS n, coalesce(max(seq), 0) AS maxSeq FROM deliveries WHERE queue_id = ?'),
       activeForSource: db.prepare(
         `SELECT count(*) AS n FROM move_tasks WHERE source_queue_id = ? AND status IN ('RUNNING','CANCELLING')`,
       ),
@@ -72,22 +66,22 @@ export class SqliteMoveTasks implements MoveTaskStore {
       progress: db.prepare(
         'UPDATE move_tasks SET moved = moved + ?, cursor = ?, status = ?, failure_reason = ?, lease_until = ? WHERE id = ?',
       ),
-      scan: db.prepare(
-        `SELECT * FROM messages WHERE queue_id = ? AND seq > ? AND seq <= ? ORDER BY seq ${BOUND_LIMIT}`,
-      ),
+      scan: db
+        .prepare(`${MESSAGE_SELECT} WHERE d.queue_id = ? AND d.seq > ? AND d.seq <= ? ORDER BY d.seq ${BOUND_LIMIT}`)
+        .raw(true),
       // A move task writes only within its scope (move-plan.ts): the owner's account and region, the source's type.
       queueInScope: db.prepare('SELECT * FROM queues WHERE account_id = ? AND region = ? AND name = ? AND fifo = ?'),
       source: db.prepare('SELECT account_id, region, fifo FROM queues WHERE id = ?'),
-      insertMessage: db.prepare(insertMessageSql()),
-      deleteMessage: db.prepare('DELETE FROM messages WHERE seq = ?'),
       // By id: dead-lettered messages through their partial index, any other by the queue's rows.
-      deadById: db.prepare(
-        'SELECT * FROM messages WHERE queue_id = ? AND message_id = ? AND dead_letter_source IS NOT NULL',
-      ),
-      anyById: db.prepare('SELECT * FROM messages WHERE queue_id = ? AND message_id = ?'),
-      inflightById: db.prepare(
-        'SELECT * FROM messages WHERE queue_id = ? AND visible_at > ? AND message_id = ? AND receive_count > 0',
-      ),
+      deadById: db
+        .prepare(`${MESSAGE_SELECT} WHERE m.queue_id = ? AND m.message_id = ? AND m.dead_letter_source IS NOT NULL`)
+        .raw(true),
+      anyById: db.prepare(`${MESSAGE_SELECT} WHERE d.queue_id = ? AND m.message_id = ?`).raw(true),
+      inflightById: db
+        .prepare(
+          `${MESSAGE_SELECT} WHERE d.queue_id = ? AND d.visible_at > ? AND m.message_id = ? AND d.receive_count > 0`,
+        )
+        .raw(true),
     };
   }
 
@@ -157,7 +151,7 @@ export class SqliteMoveTasks implements MoveTaskStore {
       const source = this.sql.source.get(sourceId) as Pick<QueueRow, 'region' | 'fifo'> | undefined;
       if (!source) return finish(0, Number(row.cursor), 'FAILED', b.missingQueueReason);
       const scope: MoveScope = { accountId: row.account_id, region: source.region, fifo: Boolean(source.fifo) };
-      const rows = (this.sql.scan.all(sourceId, row.cursor, row.max_seq, b.scanLimit) as MessageRow[]).map(toMessage);
+      const rows = (this.sql.scan.all(sourceId, row.cursor, row.max_seq, b.scanLimit) as Cell[][]).map(sqliteMessage);
       const plan = planMoveBatch(rows, Number(row.cursor), b, scope, (a) => {
         const q = this.sql.queueInScope.get(scope.accountId, scope.region, a.name, scope.fifo ? 1 : 0) as
           | QueueRow
@@ -165,8 +159,8 @@ export class SqliteMoveTasks implements MoveTaskStore {
         return q && toQueue(q);
       });
       for (const { message, destination } of plan.moves) {
-        this.sql.insertMessage.run(...messageValues(destination.id, b.rewrite(message, destination)));
-        this.sql.deleteMessage.run(message.seq);
+        this.rows.insert(destination.id, b.rewrite(message, destination));
+        this.rows.remove(sourceId, message.seq);
       }
       // The engine counts the redrive's sends (and its receive and delete on the source).
       const sentTo = destinationsOf(plan.moves);
@@ -183,8 +177,8 @@ export class SqliteMoveTasks implements MoveTaskStore {
       // The same scope as a move task's: the source's account, region and type.
       const scope: MoveScope = { accountId: source.account_id, region: source.region, fifo: Boolean(source.fifo) };
       return messageIds.map((id) => {
-        const row = (this.sql.deadById.get(queueId, id) ?? this.sql.anyById.get(queueId, id)) as MessageRow | undefined;
-        const r = planMoveById(id, row && toMessage(row), move, scope, (a) => {
+        const row = (this.sql.deadById.get(queueId, id) ?? this.sql.anyById.get(queueId, id)) as Cell[] | undefined;
+        const r = planMoveById(id, row && sqliteMessage(row), move, scope, (a) => {
           const q = this.sql.queueInScope.get(scope.accountId, scope.region, a.name, scope.fifo ? 1 : 0) as
             | QueueRow
             | undefined;
@@ -192,8 +186,8 @@ export class SqliteMoveTasks implements MoveTaskStore {
         });
         if (r.outcome !== 'moved') return r;
         const arriving = move.rewrite(r.message!, r.destination!);
-        this.sql.insertMessage.run(...messageValues(r.destination!.id, arriving));
-        this.sql.deleteMessage.run(r.message!.seq);
+        this.rows.insert(r.destination!.id, arriving);
+        this.rows.remove(queueId, r.message!.seq);
         // The engine counts it as a move task's message (a receive, a delete and a send).
         this.wakeups.wakeAfterCommit(r.destination!.id);
         return { ...r, newMessageId: arriving.messageId };
@@ -202,7 +196,7 @@ export class SqliteMoveTasks implements MoveTaskStore {
   }
 
   async inflightById(queueId: number, messageId: string, now: number): Promise<StoredMessage | undefined> {
-    const row = this.sql.inflightById.get(queueId, now, messageId) as MessageRow | undefined;
-    return row && toMessage(row);
+    const row = this.sql.inflightById.get(queueId, now, messageId) as Cell[] | undefined;
+    return row && sqliteMessage(row);
   }
 }

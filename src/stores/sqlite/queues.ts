@@ -30,7 +30,7 @@ export class SqliteQueues implements QueueStore {
       all: db.prepare('SELECT * FROM queues ORDER BY id'),
       update: db.prepare('UPDATE queues SET attributes = ?, tags = ?, modified_at = ? WHERE id = ?'),
       delete: db.prepare('DELETE FROM queues WHERE id = ?'),
-      deleteMessages: db.prepare('DELETE FROM messages WHERE queue_id = ?'),
+      deleteMessages: db.prepare('DELETE FROM deliveries WHERE queue_id = ?'),
       // What else a queue owns.
       deleteState: ['fifo_dedup', 'receive_attempts', 'queue_depth'].map((t) =>
         db.prepare(`DELETE FROM ${t} WHERE queue_id = ?`),

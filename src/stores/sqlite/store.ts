@@ -16,7 +16,7 @@ import { SqliteMessages } from './messages.js';
 import { migrate } from './migrate.js';
 import { SqliteMoveTasks } from './move-tasks.js';
 import { SqliteQueues } from './queues.js';
-import { messageReader } from './sql.js';
+import { MessageRows } from './message-rows.js';
 import { sqliteOpenError, sqliteStorageError } from './storage-errors.js';
 import { DirectoryLock } from './dir-lock.js';
 import { SqliteWakeups } from './wakeups.js';
@@ -81,23 +81,26 @@ export class SqliteStore implements Store {
       this.db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       this.checkpointer = new Checkpointer(opts.path, synchronous);
     }
-    this.commit = new GroupCommit(this.db, { afterCommit: () => this.wakeups.committed() });
-    const readMessage = messageReader(this.db);
+    const rows = new MessageRows(this.db);
+    this.commit = new GroupCommit(this.db, {
+      afterCommit: () => this.wakeups.committed(),
+      afterRollback: () => rows.resync(),
+    });
     const queues = new SqliteQueues(this.db, this.commit);
     const deadLetters = new SqliteDeadLetters(
       this.db,
       this.commit,
       this.wakeups,
-      readMessage,
+      rows,
       (q) => queues.insert(q).queue.id,
     );
     this.queues = guardStorage(queues, sqliteStorageError);
     this.deadLetters = guardStorage(deadLetters, sqliteStorageError);
     this.messages = guardStorage(
-      new SqliteMessages(this.db, this.commit, this.wakeups, deadLetters, readMessage),
+      new SqliteMessages(this.db, this.commit, this.wakeups, deadLetters, rows),
       sqliteStorageError,
     );
-    this.moveTasks = guardStorage(new SqliteMoveTasks(this.db, this.commit, this.wakeups), sqliteStorageError);
+    this.moveTasks = guardStorage(new SqliteMoveTasks(this.db, this.commit, this.wakeups, rows), sqliteStorageError);
     this.maintenance = guardStorage(new SqliteMaintenance(this.db, this.commit), sqliteStorageError);
     this.activity = guardStorage(new SqliteActivity(this.db, this.commit), sqliteStorageError);
     this.exchanges = guardStorage(new SqliteExchanges(this.db, this.commit), sqliteStorageError);
