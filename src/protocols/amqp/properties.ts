@@ -69,6 +69,7 @@ function decodeProperties(r: Reader): Properties {
   FIELDS.forEach(([name, type], i) => {
     const word = flags[Math.floor(i / 15)] ?? 0;
     if ((word & (1 << (15 - (i % 15)))) === 0) return;
+    // allow-dynamic-key: the property names of FIELDS, never the client's.
     out[name] =
       type === 'shortstr' ? r.shortstr() : type === 'octet' ? r.octet() : type === 'table' ? r.table() : r.longlong();
   });
