@@ -83,6 +83,40 @@ test('redrive serve freezes Object.prototype, Array.prototype and Function.proto
   assert.deepEqual(JSON.parse(line), { frozen: [true, true, true], polluted: false });
 });
 
+test('with the intrinsics frozen, config-file maps keyed like Object.prototype members still load', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'redrive-frozen-config-'));
+  const names = ['toString', 'constructor', 'valueOf', 'hasOwnProperty', '__proto__'];
+  const yaml = `queues:\n  - name: q\n    tags: { ${names.map((n) => `${n}: v`).join(', ')} }\n    attributes: { VisibilityTimeout: 5 }\n`;
+  writeFileSync(join(dir, 'redrive.yaml'), yaml);
+  writeFileSync(
+    join(dir, 'redrive.json'),
+    JSON.stringify({ queues: [{ name: 'q', tags: JSON.parse(`{${names.map((n) => `"${n}": "v"`).join(',')}}`) }] }),
+  );
+  const module = new URL('../../src/server/config-file.js', import.meta.url).href;
+  const script = `
+    import { freezeIntrinsics } from ${JSON.stringify(new URL('../../src/server/frozen-intrinsics.js', import.meta.url).href)};
+    freezeIntrinsics();
+    const { loadConfigFile } = await import(${JSON.stringify(module)});
+    for (const f of ['redrive.yaml', 'redrive.json']) {
+      const c = await loadConfigFile(${JSON.stringify(dir)} + '/' + f);
+      process.stdout.write(JSON.stringify(Object.keys(c.queues[0].tags)) + '\\n');
+    }`;
+  const proc = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'pipe' });
+  let out = '';
+  let err = '';
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (err += d));
+  const code = await new Promise((r) => proc.on('close', r));
+  assert.equal(code, 0, err);
+  assert.deepEqual(
+    out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l)),
+    [names, names],
+  );
+});
+
 test('startRedrive, embedded in a program, leaves that program its own intrinsics', async () => {
   const running = await startRedrive({ storage: 'memory' });
   try {
