@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { retryAfterSeconds, type AuthThrottle } from '../protocols/auth-throttle.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import type { ServerMetrics } from './metrics.js';
 
@@ -12,6 +13,8 @@ export interface MetricsAccess {
   address?: { host: string; port: number };
   /** The server checks SigV4 (`--credentials`): an open `/metrics` on the main port would bypass it. */
   credentials: boolean;
+  /** The server's throttle of failed authentication: a wrong token counts as a failed guess from its address. */
+  throttle?: AuthThrottle;
 }
 
 const text = (status: number, body: string, headers: Record<string, string> = {}): WireResponse => ({
@@ -56,8 +59,8 @@ export class MetricsEndpoint {
     if (access.token) this.token = Buffer.from(access.token);
   }
 
-  /** The answer on the main port. */
-  onMainPort(req: WireRequest): Promise<WireResponse> | WireResponse {
+  /** The answer on the main port, to a client at `client` (client-address.ts). */
+  onMainPort(req: WireRequest, client: string): Promise<WireResponse> | WireResponse {
     if (this.access.address)
       return text(404, 'Not found: metrics are served on the address given by --metrics-address.\n');
     if (this.access.credentials && !this.token) {
@@ -66,16 +69,15 @@ export class MetricsEndpoint {
         'Metrics are closed: this server checks --credentials; start it with --metrics-token-file or --metrics-address (docs/monitoring.md).\n',
       );
     }
-    return this.handle(req);
+    return this.handle(req, client);
   }
 
-  async handle(req: WireRequest): Promise<WireResponse> {
+  async handle(req: WireRequest, client: string): Promise<WireResponse> {
     if (req.method !== 'GET' && req.method !== 'HEAD')
       return text(405, 'Method not allowed: use GET.\n', { allow: 'GET, HEAD' });
-    if (this.token && !this.authorized(req.headers.authorization)) {
-      return text(401, 'Unauthorized: send the token of --metrics-token-file as "Authorization: Bearer <token>".\n', {
-        'www-authenticate': 'Bearer',
-      });
+    if (this.token) {
+      const refused = this.checkToken(req.headers.authorization, client);
+      if (refused) return refused;
     }
     const body = await this.metrics.scrape();
     return {
@@ -83,6 +85,26 @@ export class MetricsEndpoint {
       headers: { 'content-type': this.metrics.contentType },
       body: req.method === 'HEAD' ? '' : body,
     };
+  }
+
+  /**
+   * The bearer token is a secret like the others: a wrong one counts as a failed guess in
+   * the server's one throttle (by address: a token has no key id), and while the address
+   * must wait, its scrapes are refused without a check, as every interface does.
+   */
+  private checkToken(header: string | undefined, client: string): WireResponse | undefined {
+    const wait = this.access.throttle?.wait(client, undefined) ?? 0;
+    if (wait > 0) {
+      const seconds = retryAfterSeconds(wait);
+      return text(429, `Too many failed authentication attempts; retry after ${seconds} seconds.\n`, {
+        'retry-after': String(seconds),
+      });
+    }
+    if (this.authorized(header)) return undefined;
+    this.access.throttle?.failed(client, undefined);
+    return text(401, 'Unauthorized: send the token of --metrics-token-file as "Authorization: Bearer <token>".\n', {
+      'www-authenticate': 'Bearer',
+    });
   }
 
   private authorized(header: string | undefined): boolean {
@@ -108,7 +130,10 @@ export class MetricsEndpoint {
       const answer = refusal
         ? Promise.resolve(text(403, `${refusal}\n`))
         : path === '/metrics'
-          ? this.handle({ method: req.method ?? 'GET', path, query: '', headers: req.headers, body: Buffer.alloc(0) })
+          ? this.handle(
+              { method: req.method ?? 'GET', path, query: '', headers: req.headers, body: Buffer.alloc(0) },
+              req.socket.remoteAddress ?? '',
+            )
           : Promise.resolve(text(404, 'Not found: only /metrics is served here.\n'));
       answer.then(
         (r) => res.writeHead(r.status, r.headers).end(r.body),

@@ -197,10 +197,10 @@ async function start(
   engine.start();
   resources.defer(() => engine.close());
   const readiness = new Readiness(store);
-  const metricsEndpoint = new MetricsEndpoint(metrics, metricsAccess);
   // One throttle for every interface that checks the same secrets (auth-throttle.ts), on
   // the engine's clock so that tests on a manual clock can move it.
   const authThrottle = new AuthThrottle({}, () => clock.now());
+  const metricsEndpoint = new MetricsEndpoint(metrics, { ...metricsAccess, throttle: authThrottle });
   // The AMQP listener is made below; the broker views read it once it exists.
   let amqp: AmqpServer | undefined;
   const requestTally = new RequestTally();
@@ -270,10 +270,11 @@ async function start(
   // Waiting long polls are answered at once; requests still running after the drain are
   // cut, their writes committed or not as with a crash, before the engine and the store close.
   resources.defer(() => http.close(DRAIN_MS));
-  // The separate metrics address is guarded as /metrics is on the main port.
-  const metricsGuard = new RequestGuard(guard);
+  // The separate metrics address always has open mode's Host and cross-site checks: it
+  // shows every account's queue names, and a scrape carries no signature to rely on.
+  const metricsGuard = new RequestGuard({ ...guard, credentials: false });
   const metricsListener = metricsAccess.address
-    ? await metricsEndpoint.listen((headers) => metricsGuard.check('sqs', headers)?.message)
+    ? await metricsEndpoint.listen((headers) => metricsGuard.check('api', headers)?.message)
     : undefined;
   if (metricsListener) resources.defer(() => metricsListener.close());
   log.info(

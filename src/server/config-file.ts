@@ -49,10 +49,26 @@ export class ConfigError extends Error {
 }
 
 const accountIdError = must('a string of 12 digits');
-const scalar = z.union([z.string(), z.number(), z.boolean()], { error: must('a string, number or boolean') });
-/** A map of strings; numbers and booleans are written as SQS expects them, as strings. */
+const scalarError = must('a string, number or boolean');
+/**
+ * A map of strings; numbers and booleans are written as SQS expects them, as strings. Its
+ * keys are the file's, so it is a null-prototype object: a tag may be named `toString` or
+ * `constructor` (zod's record writes into a plain object, which fails on such a name once
+ * `redrive serve` has frozen Object.prototype).
+ */
 const stringMap = () =>
-  z.record(z.string(), scalar.transform(String), { error: must('an object') }).default(() => ({}));
+  z
+    .custom<object>((v) => !!v && typeof v === 'object' && !Array.isArray(v), { error: must('an object') })
+    .transform((o, ctx) => {
+      const out: Record<string, string> = Object.create(null);
+      for (const [k, v] of Object.entries(o)) {
+        const ok = typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+        if (ok) out[k] = String(v);
+        else ctx.issues.push({ code: 'custom', path: [k], message: scalarError({ input: v }), input: v });
+      }
+      return out;
+    })
+    .default(() => Object.create(null));
 
 const queueSchema = strictObject({
   name: nonEmptyString(),

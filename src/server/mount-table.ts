@@ -54,12 +54,13 @@ export function mountTable(m: Mounted): SubApp[] {
       handle: (req) => healthAnswer(req.path, m.readiness),
     },
     m.metrics !== undefined && {
+      // Host and cross-site checks; the unsigned-form rule is for SQS actions, and /metrics takes none.
       name: 'metrics',
-      area: 'sqs',
+      area: 'api',
       logAs: 'http',
       errors: sqsErrors,
       matches: (req) => req.path === '/metrics',
-      handle: (req) => m.metrics!.onMainPort(req),
+      handle: (req, x) => m.metrics!.onMainPort(req, x.client),
     },
     {
       name: 'landing',

@@ -22,7 +22,7 @@ export interface GuardOptions {
   allowedHosts: string[];
 }
 
-/** Which part of the server a path is: they are guarded differently. */
+/** Which part of the server a path is: they are guarded differently (`api`: Host and cross-site checks only, also for /metrics). */
 export type Area = 'sqs' | 'console' | 'api' | 'probe';
 
 export interface Refusal {
@@ -59,7 +59,7 @@ export class RequestGuard {
         message: `Requests from origin ${JSON.stringify(origin)} are refused: the server runs without --credentials.`,
       };
     }
-    if (area === 'sqs' && isForm(headers['content-type']) && !signedOrSdk(headers)) {
+    if (area === 'sqs' && isForm(headers) && !signedOrSdk(headers)) {
       return {
         message:
           'An unsigned form request without an AWS SDK header is refused (a web page can send one): sign it, or send it as an SDK does.',
@@ -104,9 +104,16 @@ function isOwnOrigin(origin: string, host: string | undefined): boolean {
   return host !== undefined && (origin === `http://${host}` || origin === `https://${host}`);
 }
 
-function isForm(contentType: string | undefined): boolean {
-  // A browser form always names its type; no type at all is no form either.
-  return contentType !== undefined && FORM_TYPES.test(contentType);
+/**
+ * Whether a page could have sent this body without a CORS preflight: a form's types, and
+ * also no type at all when there is a body (`fetch` with `mode: 'no-cors'` sends a Blob or
+ * an ArrayBuffer without one). A request without a body (a GET) has neither.
+ */
+function isForm(headers: IncomingHttpHeaders): boolean {
+  const contentType = headers['content-type'];
+  if (contentType === undefined)
+    return headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined;
+  return FORM_TYPES.test(contentType);
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { FrameParser, methodFrame, PROTOCOL_HEADER, type Frame } from '../../src/protocols/amqp/frames.js';
-import { Reader, Writer } from '../../src/protocols/amqp/codec.js';
+import { Reader, Writer, type FieldTable } from '../../src/protocols/amqp/codec.js';
 import { decodeArgs, lookupMethod, type Args, type MethodName } from '../../src/protocols/amqp/spec.js';
 
 export interface Answer {
@@ -41,15 +41,19 @@ export class RawClient {
     return new RawClient(socket);
   }
 
-  /** Connects and opens the connection and channel 1 as guest. */
-  static async signedIn(port: number): Promise<RawClient> {
+  /** Connects and opens the connection and channel 1 as guest (or as `login`, with `clientProperties`). */
+  static async signedIn(
+    port: number,
+    login = { user: 'guest', password: 'guest' },
+    clientProperties: FieldTable = new Map(),
+  ): Promise<RawClient> {
     const c = await RawClient.open(port);
     c.write(PROTOCOL_HEADER);
     await c.expect('connection.start');
     c.send(0, 'connection.start-ok', {
-      clientProperties: new Map(),
+      clientProperties,
       mechanism: 'PLAIN',
-      response: Buffer.from('\0guest\0guest'),
+      response: Buffer.from(`\0${login.user}\0${login.password}`),
       locale: 'en_US',
     });
     const tune = await c.expect('connection.tune');

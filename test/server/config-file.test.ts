@@ -72,8 +72,9 @@ test('a YAML file reads as the same JSON file would, under .yaml or .yml', async
   const fromJson = await loadConfigFile(file('redrive.json', JSON.stringify(asJson)));
   assert.deepEqual(fromJson.queues[1], {
     name: 'orders',
-    attributes: { VisibilityTimeout: '60', FifoQueue: 'false' },
-    tags: { team: 'shop' },
+    // Null-prototype: the keys are the file's.
+    attributes: Object.assign(Object.create(null), { VisibilityTimeout: '60', FifoQueue: 'false' }),
+    tags: Object.assign(Object.create(null), { team: 'shop' }),
     deadLetterQueue: { name: 'orders-dlq', maxReceiveCount: 5 },
   });
   assert.equal(fromJson.policies[0]!.definition.maxReceiveCount, 5);

@@ -70,7 +70,7 @@ test("the guard's rules and the shape of refusals follow the sub-application", (
       ['console', 'console'],
       ['management', 'api'],
       ['health', 'probe'],
-      ['metrics', 'sqs'],
+      ['metrics', 'api'],
       ['landing', 'sqs'],
       ['sqs', 'sqs'],
     ],

@@ -1,3 +1,4 @@
+import { AMQP_ATTRIBUTE } from '../amqp/attribute-name.js';
 import { parseQueueArn } from '../queues/addressing.js';
 import { errors } from '../errors.js';
 import type { Death, DeathReason, MessageAttributes, QueueRecord, RequestContext } from '../types.js';
@@ -139,11 +140,15 @@ function checkAmqpFields(d: Record<string, unknown>, fail: (reason: string) => E
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
 
+/** The system attributes only the queue's owner may give on a send. */
+const OWNER_ONLY: readonly string[] = [...RESTORE_ATTRIBUTES, AMQP_ATTRIBUTE];
+
 /**
  * Who may restore dead-letter metadata on a send, and what it may name
  * (docs/security.md). SQS itself accepts no system attribute on a send but
  * AWSTraceHeader, so these are Redrive's import extension and follow two rules:
- * - only the queue's owner may give them: to a sender from another account, granted
+ * - only the queue's owner may give them (nor the AMQP envelope, `RedriveAmqp`, whose
+ *   properties say who sent the message): to a sender from another account, granted
  *   SendMessage by the queue's Policy, they do not exist, and are refused as SQS refuses
  *   any unknown system attribute;
  * - a `DeadLetterQueueSourceArn` names a queue of the queue's own account and region,
@@ -157,7 +162,7 @@ export function checkRestoreCaller(
   sent: MessageAttributes | undefined,
 ): void {
   if (!sent || ctx.accountId === queue.accountId) return;
-  const name = RESTORE_ATTRIBUTES.find((n) => n in sent);
+  const name = OWNER_ONLY.find((n) => Object.hasOwn(sent, n));
   if (name !== undefined) throw errors.invalidParameterValue(`Message system attribute name '${name}' is invalid.`);
 }
 

@@ -103,7 +103,15 @@ function decodeName(encoded: string): string {
   }
 }
 
+/**
+ * `arn:aws:sqs:<region>:<12-digit account>:<queue name>`, each part by the rule it has
+ * where it is made (a region name, an account id, a queue name: SQS's letters, digits,
+ * `-` and `_`, with the dots and length AMQP queue names may have), so no ARN a client
+ * gives can carry a newline, a colon or a path.
+ */
+const QUEUE_ARN = /^arn:aws:sqs:([a-z0-9-]{1,64}):(\d{12}):([A-Za-z0-9_.-]{1,255})$/;
+
 export function parseQueueArn(arn: string): QueueAddress | undefined {
-  const m = /^arn:aws:sqs:([^:]+):([^:]+):([^:]+)$/.exec(arn);
+  const m = QUEUE_ARN.exec(arn);
   return m ? { region: m[1]!, accountId: m[2]!, name: m[3]! } : undefined;
 }

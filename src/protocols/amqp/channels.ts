@@ -2,6 +2,7 @@ import { AmqpError, CODES, amqpErrors } from '../../engine/amqp/errors.js';
 import { Channel, type ChannelHost } from './channel.js';
 import { DecodeError } from './codec.js';
 import { FRAME_BODY, FRAME_HEADER, FRAME_METHOD, methodFrame, type Frame } from './frames.js';
+import { userIdOf } from './properties.js';
 import { decodeMethod, type Method } from './spec.js';
 
 /** What a connection's channels need of it beyond what each channel does. */
@@ -10,6 +11,8 @@ export interface ChannelsHost extends ChannelHost {
   readonly channels: Map<number, Channel>;
   /** The highest channel number the client may open. */
   readonly channelMax: number;
+  /** Who signed in (a channel exists only after sign-in). */
+  readonly login?: { user: string };
 }
 
 /** A frame on a channel other than 0: a method, or a publish's content header or body. */
@@ -19,12 +22,30 @@ export function channelFrame(conn: ChannelsHost, f: Frame): void {
   if (!ch) throw amqpErrors.channelError(`expected 'channel.open' on channel ${f.channel}`);
   if (ch.closing || ch.closedByPeer) return;
   try {
-    if (f.type === FRAME_HEADER) ch.publisher.header(f.payload);
-    else if (f.type === FRAME_BODY) ch.publisher.body(f.payload);
+    if (f.type === FRAME_HEADER) {
+      const userId = userIdOf(f.payload);
+      if (userId !== undefined && userId !== conn.login?.user) return refuseUserId(ch, userId, conn.login?.user ?? '');
+      ch.publisher.header(f.payload);
+    } else if (f.type === FRAME_BODY) ch.publisher.body(f.payload);
   } catch (e) {
     if (e instanceof DecodeError) throw amqpErrors.frameError(`cannot decode the content header: ${e.message}`);
     throw e;
   }
+}
+
+/**
+ * A publish whose `user-id` property names someone other than the connection's user is
+ * refused as RabbitMQ refuses it (a consumer may trust that property to say who sent the
+ * message); its body frames are then dropped with the closing channel.
+ */
+function refuseUserId(ch: Channel, claimed: string, actual: string): void {
+  ch.publisher.abandon();
+  ch.raise(amqpErrors.precondition(`user_id property set to '${claimed}' but authenticated user was '${actual}'`), {
+    name: 'basic.publish',
+    classId: 60,
+    methodId: 40,
+    args: {},
+  });
 }
 
 /** channel.open and channel.close here; the channel's other methods go to it. */

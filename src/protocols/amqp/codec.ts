@@ -272,7 +272,10 @@ export const field = {
   str: (s: string): FieldValue => ({ type: 'S', value: Buffer.from(s, 'utf8') }),
   bool: (v: boolean): FieldValue => ({ type: 't', value: v }),
   long: (n: number): FieldValue => ({ type: 'l', value: BigInt(n) }),
-  table: (entries: Record<string, FieldValue>): FieldValue => ({ type: 'F', value: new Map(Object.entries(entries)) }),
+  table: (entries: Record<string, FieldValue> | FieldTable): FieldValue => ({
+    type: 'F',
+    value: entries instanceof Map ? entries : new Map(Object.entries(entries)),
+  }),
   array: (items: FieldValue[]): FieldValue => ({ type: 'A', value: items }),
   timestamp: (seconds: number): FieldValue => ({ type: 'T', value: BigInt(seconds) }),
 };
@@ -300,6 +303,9 @@ function plainOf(v: FieldValue): unknown {
   }
 }
 
+/** Null-prototype: the keys are the client's, and `__proto__` must stay an ordinary key. */
 export function plainTable(t: FieldTable): Record<string, unknown> {
-  return Object.fromEntries([...t].map(([k, v]) => [k, plainOf(v)]));
+  const out: Record<string, unknown> = Object.create(null);
+  for (const [k, v] of t) out[k] = plainOf(v);
+  return out;
 }

@@ -101,7 +101,7 @@ function credentials(mechanism: string, response: Buffer): { user: string; passw
  * all but `consumer_priorities` and `direct_reply_to` (docs/amqp.md says why).
  */
 export function serverProperties(): FieldTable {
-  const capabilities = Object.fromEntries(
+  const capabilities: FieldTable = new Map(
     [
       'publisher_confirms',
       'exchange_exchange_bindings',
@@ -110,7 +110,7 @@ export function serverProperties(): FieldTable {
       'per_consumer_qos',
       'authentication_failure_close',
       'connection.blocked',
-    ].map((c) => [c, field.bool(true)]),
+    ].map((c) => [c, field.bool(true)] as const),
   );
   return new Map([
     ['product', field.str('Redrive')],

@@ -113,10 +113,14 @@ export function connectionView(c: Connection): AmqpConnectionView | undefined {
   };
 }
 
-/** A field table as plain JSON, as RabbitMQ's management API shows client properties. */
+/**
+ * A field table as plain JSON, as RabbitMQ's management API shows client properties: a
+ * null-prototype object, since the keys are the client's.
+ */
 function plainTable(t: FieldTable | undefined): Record<string, unknown> {
-  if (!(t instanceof Map)) return {};
-  return Object.fromEntries([...t].map(([k, v]) => [k, plain(v)]));
+  const out: Record<string, unknown> = Object.create(null);
+  if (t instanceof Map) for (const [k, v] of t) out[k] = plain(v);
+  return out;
 }
 
 function plain(v: FieldValue): unknown {

@@ -43,6 +43,17 @@ export interface ContentHeader {
   raw: Buffer;
 }
 
+const USER_ID_FLAG = 1 << (15 - FIELDS.findIndex(([name]) => name === 'userId'));
+
+/**
+ * A content header's `user-id` property, if it has one. Only the first flags word is read
+ * unless the property is there (rare), so a publish pays nothing for the check.
+ */
+export function userIdOf(payload: Buffer): string | undefined {
+  if (payload.length < 14 || (payload.readUInt16BE(12) & USER_ID_FLAG) === 0) return undefined;
+  return decodeHeader(payload).properties.userId;
+}
+
 /** Largest body Redrive accepts (its largest message; RabbitMQ's is configurable). */
 export const MAX_BODY = 1_048_576;
 
@@ -69,6 +80,7 @@ function decodeProperties(r: Reader): Properties {
   FIELDS.forEach(([name, type], i) => {
     const word = flags[Math.floor(i / 15)] ?? 0;
     if ((word & (1 << (15 - (i % 15)))) === 0) return;
+    // allow-dynamic-key: the property names of FIELDS, never the client's.
     out[name] =
       type === 'shortstr' ? r.shortstr() : type === 'octet' ? r.octet() : type === 'table' ? r.table() : r.longlong();
   });

@@ -62,8 +62,11 @@ function valueToJson(v: FieldValue): Record<string, unknown> {
   }
 }
 
+/** Null-prototype: the keys are the publisher's. */
 function tableToJson(t: FieldTable): Record<string, unknown> {
-  return Object.fromEntries([...t].map(([k, v]) => [k, valueToJson(v)]));
+  const out: Record<string, unknown> = Object.create(null);
+  for (const [k, v] of t) out[k] = valueToJson(v);
+  return out;
 }
 
 function fail(where: string, what: string): never {
@@ -163,7 +166,7 @@ function tableFromJson(j: unknown, where: string, depth = 0): FieldTable {
 
 function propertiesToJson(raw: Buffer): Record<string, unknown> {
   const p = propertiesFromRaw(raw);
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> = Object.create(null);
   for (const [k, v] of Object.entries(p)) {
     if (v === undefined) continue;
     out[k] = k === 'headers' ? tableToJson(v as FieldTable) : k === 'timestamp' ? big(v as bigint) : v;
@@ -176,7 +179,7 @@ function propertiesFromJson(j: unknown): ReturnType<AmqpPropertyCodec['fromJson'
   const o = j as Record<string, unknown>;
   const unknown = Object.keys(o).find((k) => !NAMES.includes(k));
   if (unknown) fail('Properties', `has an unknown property ${unknown}.`);
-  const p: Properties = {};
+  const p: Properties = Object.create(null);
   for (const k of STRINGS) {
     const v = o[k];
     if (v === undefined) continue;

@@ -43,38 +43,33 @@ export interface Method {
   args: Args;
 }
 
+function readArg(r: Reader, type: Arg[1]): unknown {
+  switch (type) {
+    case 'octet':
+      return r.octet();
+    case 'short':
+      return r.short();
+    case 'long':
+      return r.long();
+    case 'longlong':
+    case 'timestamp':
+      return r.longlong();
+    case 'shortstr':
+      return r.shortstr();
+    case 'longstr':
+      return r.longstrBytes();
+    case 'bit':
+      return r.bit();
+    case 'table':
+      return r.table();
+  }
+}
+
 /** Decodes a method frame's payload after its class and method ids. */
 export function decodeArgs(def: MethodDef, r: Reader): Args {
   const out: Args = {};
-  for (const [name, type] of def.args) {
-    switch (type) {
-      case 'octet':
-        out[name] = r.octet();
-        break;
-      case 'short':
-        out[name] = r.short();
-        break;
-      case 'long':
-        out[name] = r.long();
-        break;
-      case 'longlong':
-      case 'timestamp':
-        out[name] = r.longlong();
-        break;
-      case 'shortstr':
-        out[name] = r.shortstr();
-        break;
-      case 'longstr':
-        out[name] = r.longstrBytes();
-        break;
-      case 'bit':
-        out[name] = r.bit();
-        break;
-      case 'table':
-        out[name] = r.table();
-        break;
-    }
-  }
+  // allow-dynamic-key: the argument names of the method table, never the client's.
+  for (const [name, type] of def.args) out[name] = readArg(r, type);
   if (!r.done) throw new DecodeError(`${def.name}: ${r.buf.length - r.offset} bytes after the arguments`);
   return out;
 }

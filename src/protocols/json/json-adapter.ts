@@ -5,6 +5,7 @@ import { SqsError, sqsError } from '../../engine/errors.js';
 import type { RequestContext } from '../../engine/types.js';
 import type { WireRequest, WireResponse } from '../wire.js';
 import { decodeUtf8 } from '../utf8.js';
+import { nullPrototypeMaps } from './map-members.js';
 
 const CONTENT_TYPE = 'application/x-amz-json-1.0';
 const TARGET_PREFIX = 'AmazonSQS.';
@@ -27,7 +28,7 @@ export function handleJson(
     if (!hasAction(action)) {
       throw sqsError('UnknownOperationException', `The action or operation ${action || target} is not valid.`);
     }
-    const input = parseBody(req.body);
+    const input = nullPrototypeMaps(action, parseBody(req.body));
     ctx.protocol ??= 'json';
     return dispatch(engine, ctx, action, input, signal).then(jsonOutput, jsonError);
   } catch (e) {

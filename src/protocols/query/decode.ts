@@ -33,6 +33,7 @@ function decodeStructure(shape: Shape, params: Params, prefix: string): Record<s
   for (const [name, ref] of Object.entries(shape.members ?? {})) {
     const member = resolve(ref);
     const value = decode(member, params, join(prefix, member.locationName ?? name));
+    // allow-dynamic-key: the model's member names, never the client's.
     if (value !== undefined) (out ??= {})[name] = value;
   }
   return out;
@@ -60,8 +61,8 @@ function decodeMap(shape: Shape, params: Params, prefix: string): Record<string,
     if (key === undefined) continue;
     let value = decode(valueShape, params, `${base}.${i}.${valueShape.locationName ?? 'value'}`);
     if (value === undefined && valueShape.type === 'string') value = '';
-    // A key such as `__proto__` must become an own property, never the prototype.
-    Object.defineProperty((out ??= {}), key, { value, enumerable: true, writable: true, configurable: true });
+    // The keys are the client's: a null-prototype object keeps `__proto__` an ordinary key.
+    (out ??= Object.create(null) as Record<string, unknown>)[key] = value;
   }
   return out;
 }

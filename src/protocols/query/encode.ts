@@ -19,9 +19,8 @@ export function successXml(op: QueryOperation, output: Record<string, unknown>, 
  * the JSON protocol names and shapes them. Actions without a result have only metadata.
  */
 export function successJson(op: QueryOperation, output: Record<string, unknown>, requestId: string): string {
-  const body: Record<string, unknown> = {};
-  if (op.resultWrapper) body[op.resultWrapper] = output;
-  body.ResponseMetadata = { RequestId: requestId };
+  const metadata = { ResponseMetadata: { RequestId: requestId } };
+  const body = op.resultWrapper ? { [op.resultWrapper]: output, ...metadata } : metadata;
   return JSON.stringify({ [`${op.name}Response`]: body });
 }
 

@@ -66,10 +66,22 @@ export function loadCredentials(path: string): Credentials {
   const credentials: Credentials = new Map();
   for (const [key, value] of Object.entries(raw)) {
     const c = value as Partial<Credential> | null;
+    if (key === '') throw new Error('an access key id is empty: name each key as its clients send it');
+    if (RESERVED_KEY_IDS.has(key))
+      throw new Error(
+        `access key id "${key}" is a reserved name of JavaScript objects, not a key id: rename the entry`,
+      );
     if (typeof c?.secretAccessKey !== 'string' || typeof c.accountId !== 'string' || !/^\d{12}$/.test(c.accountId)) {
       throw new Error(`${key} needs a secretAccessKey and a 12-digit accountId`);
     }
+    if (c.secretAccessKey === '')
+      throw new Error(
+        `${key} has an empty secretAccessKey: anyone who knows the key id could sign as it; give it a secret`,
+      );
     credentials.set(key, { secretAccessKey: c.secretAccessKey, accountId: c.accountId });
   }
   return credentials;
 }
+
+/** Names that are no access key and that a plain object would resolve to a prototype member. */
+const RESERVED_KEY_IDS = new Set(['__proto__', 'constructor', 'prototype']);

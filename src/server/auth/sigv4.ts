@@ -81,24 +81,24 @@ function mismatchBecause(message: string): SqsError {
 export function readSignature(req: WireRequest): Signature | undefined {
   const auth = req.headers.authorization;
   if (typeof auth === 'string' && auth.startsWith(`${ALGORITHM} `)) {
-    const fields = Object.fromEntries(
+    const fields = new Map(
       auth
         .slice(ALGORITHM.length + 1)
         .split(',')
         .map((f) => f.trim().split('=', 2) as [string, string]),
     );
+    const [cred, signedHeaders, signature] = [
+      fields.get('Credential'),
+      fields.get('SignedHeaders'),
+      fields.get('Signature'),
+    ];
     const amzDate = header(req, 'x-amz-date');
-    if (!fields.Credential || !fields.SignedHeaders || !fields.Signature || !amzDate) {
+    if (!cred || !signedHeaders || !signature || !amzDate) {
       throw authErrors.incomplete(
         'Authorization header requires Credential, SignedHeaders and Signature, and the request an X-Amz-Date header.',
       );
     }
-    return {
-      ...credential(fields.Credential),
-      signedHeaders: fields.SignedHeaders.split(';'),
-      signature: fields.Signature,
-      amzDate,
-    };
+    return { ...credential(cred), signedHeaders: signedHeaders.split(';'), signature, amzDate };
   }
   const params = new URLSearchParams(req.query);
   if (params.get('X-Amz-Algorithm') !== ALGORITHM) return undefined;

@@ -101,23 +101,52 @@ export function listBody(
   };
 }
 
-/** One object's fields cut to `columns` (dotted paths reach into nested objects, as in RabbitMQ). */
+/**
+ * A path segment that would walk into a prototype rather than the item's own data: such a
+ * column or sort key names nothing (as a column RabbitMQ does not know).
+ */
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * One object's fields cut to `columns` (dotted paths reach into nested objects, as in
+ * RabbitMQ). The paths are the client's, and so are the keys of what they walk (an AMQP
+ * client's properties): only own fields are read, and the result is built of null-prototype
+ * objects, so no path can reach or write a shared prototype.
+ */
 export function pick(x: Record<string, unknown>, columns: string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> = Object.create(null);
   for (const c of columns) {
     const path = c.split('.');
     const v = valueAt(x, path);
-    if (v === undefined) continue;
-    let at = out;
-    for (const p of path.slice(0, -1)) at = (at[p] ??= {}) as Record<string, unknown>;
-    at[path[path.length - 1]!] = v;
+    const at = v === undefined ? undefined : parentIn(out, path);
+    if (at) defineOwn(at, path[path.length - 1]!, v);
   }
   return out;
 }
 
+/** The object of `out` to hold the path's last field, made as needed; undefined when a shorter column's value is in the way. */
+function parentIn(out: Record<string, unknown>, path: string[]): Record<string, unknown> | undefined {
+  let at = out;
+  for (const p of path.slice(0, -1)) {
+    const next = Object.hasOwn(at, p) ? at[p] : undefined;
+    if (next !== undefined && (typeof next !== 'object' || next === null)) return undefined;
+    at = (next as Record<string, unknown> | undefined) ?? defineOwn(at, p, Object.create(null));
+  }
+  return at;
+}
+
+function defineOwn<T>(o: Record<string, unknown>, key: string, value: T): T {
+  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+  return value;
+}
+
+/** The own field at a dotted path, or undefined (also for a path through a prototype key). */
 function valueAt(x: unknown, path: string[]): unknown {
   let v = x;
-  for (const p of path) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[p] : undefined;
+  for (const p of path) {
+    if (PROTOTYPE_KEYS.has(p) || !v || typeof v !== 'object' || !Object.hasOwn(v, p)) return undefined;
+    v = (v as Record<string, unknown>)[p];
+  }
   return v;
 }
 
