@@ -45,7 +45,11 @@ function intoHead(args: string[], lines: number) {
   });
 }
 
-for (const args of [['queues', 'list'], ['dlq', 'list'], ['queues', 'list', '--json']]) {
+for (const args of [
+  ['queues', 'list'],
+  ['dlq', 'list'],
+  ['queues', 'list', '--json'],
+]) {
   test(`redrive ${args.join(' ')} | head exits 0 with nothing on stderr`, () => {
     const full = intoHead(args, 1_000_000);
     assert.equal(full.status, 0, full.stderr);
