@@ -41,6 +41,7 @@ export class SqliteDeadLetters implements DeadLetterStore {
            receipt_token = NULL, received_at = NULL WHERE seq = ?`,
       ),
       insert: db.prepare(insertMessageSql(['dead_lettered_at'])),
+      insertCopy: db.prepare(insertMessageSql(['dead_lettered_at', 'first_received_at'])),
       remove: db.prepare('DELETE FROM messages WHERE seq = ?'),
       due: db.prepare(
         `SELECT * FROM messages WHERE queue_id = ? AND expires_at <= ? AND visible_at <= ? ORDER BY expires_at, seq ${BOUND_LIMIT}`,
@@ -109,7 +110,8 @@ export class SqliteDeadLetters implements DeadLetterStore {
       // An AMQP dead-letter exchange: the message is replaced by a copy in each queue it routes to.
       this.sql.remove.run(m.seq);
       for (const c of a.copies) {
-        this.sql.insert.run(...messageValues(c.queueId, copiedMessage(m, a, c, now)), now);
+        // A copy keeps the first receive time, as a message moved to an SQS DLQ does.
+        this.sql.insertCopy.run(...messageValues(c.queueId, copiedMessage(m, a, c, now)), now, m.firstReceivedAt);
         this.wakeups.wakeAfterCommit(c.queueId);
       }
       out.push(...copyOutcomes(m, a, target.reason));
