@@ -27,6 +27,9 @@ export class QueueCache {
   private generation = 0;
   constructor(public enabled: boolean) {}
 
+  /** The read of `all` under way: the others wait for it, then read what changed meanwhile. */
+  private reading?: Promise<readonly QueueRecord[]>;
+
   /**
    * Every queue, in id order: `load` reads them all, `loadIds` the rows of some (a
    * deleted one has none). Past a few changed queues, reading them all is as cheap.
@@ -35,15 +38,33 @@ export class QueueCache {
     load: () => Promise<QueueRecord[]>,
     loadIds: (ids: number[]) => Promise<QueueRecord[]>,
   ): Promise<readonly QueueRecord[]> {
-    if (this.enabled && this.everyQueue && this.stale.size === 0) return this.everyQueue;
-    const generation = this.generation;
+    for (;;) {
+      if (!this.enabled) return load();
+      if (this.reading) {
+        await this.reading.catch(() => undefined);
+        continue;
+      }
+      if (this.everyQueue && this.stale.size === 0) return this.everyQueue;
+      this.reading = this.read(load, loadIds);
+      try {
+        return await this.reading;
+      } finally {
+        this.reading = undefined;
+      }
+    }
+  }
+
+  private async read(
+    load: () => Promise<QueueRecord[]>,
+    loadIds: (ids: number[]) => Promise<QueueRecord[]>,
+  ): Promise<readonly QueueRecord[]> {
     const records = this.records;
-    if (this.enabled && records && this.stale.size <= Math.max(MIN_INCREMENTAL, records.size / 10)) {
+    if (records && this.stale.size <= Math.max(MIN_INCREMENTAL, records.size / 10)) {
       const ids = [...this.stale];
       this.stale.clear();
+      // A queue changed during the read is marked stale again, and read again next time.
       const fresh = await loadIds(ids);
-      // A queue changed during the read is stale again, and read again by the next call.
-      if (this.records !== records) return this.all(load, loadIds);
+      if (this.records !== records) return this.read(load, loadIds);
       for (const id of ids) records.delete(id);
       for (const q of fresh) records.set(q.id, frozen(q));
       const queues = [...records.values()];
@@ -52,8 +73,9 @@ export class QueueCache {
       this.everyQueue = Object.freeze(queues);
       return this.everyQueue;
     }
+    const generation = this.generation;
     const queues = await load();
-    if (!this.enabled || generation !== this.generation) return queues;
+    if (generation !== this.generation) return queues;
     for (const q of queues) frozen(q);
     this.records = new Map(queues.map((q) => [q.id, q]));
     this.stale.clear();
