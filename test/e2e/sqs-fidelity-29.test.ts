@@ -141,47 +141,44 @@ bothProtocols('4. UntagQueue with no keys and TagQueue with no tags are refused'
   await api.call('UntagQueue', { QueueUrl: url, TagKeys: ['a'] });
 });
 
-bothProtocols(
-  '5. AddPermission: actions and accounts required, at most 7 actions, and SQS wording for an action it cannot grant',
-  async (api, q) => {
-    const url = await create(api, q('perm'));
-    const grant = (Actions: string[]) =>
-      api.call('AddPermission', { QueueUrl: url, Label: 'l', AWSAccountIds: ['111111111111'], Actions });
-    const eight = [
-      'SendMessage',
-      'ReceiveMessage',
-      'DeleteMessage',
-      'ChangeMessageVisibility',
-      'GetQueueAttributes',
-      'GetQueueUrl',
-      'ListDeadLetterSourceQueues',
-      'PurgeQueue',
-    ];
-    await expectError(grant([]), 'MissingParameter', 'The request must contain the parameter Actions.');
-    await expectError(
-      api.call('AddPermission', { QueueUrl: url, Label: 'l', AWSAccountIds: [], Actions: ['SendMessage'] }),
-      'InvalidParameterValue',
-      'Value [] for parameter PrincipalId is invalid. Reason: Unable to verify.',
-    );
-    await expectError(grant(eight), 'OverLimit', '8 Actions were found, maximum allowed is 7.');
-    await expectError(
-      grant(['Frobnicate']),
-      'InvalidParameterValue',
-      'Value SQS:Frobnicate for parameter ActionName is invalid. Reason: Please refer to the appropriate WSDL for a list of valid actions.',
-    );
-    await expectError(
-      grant(['DeleteQueue']),
-      'InvalidParameterValue',
-      'Value SQS:DeleteQueue for parameter ActionName is invalid. Reason: Only the queue owner is allowed to invoke this action.',
-    );
-    assert.equal(
-      (await api.call('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['Policy'] })).Attributes,
-      undefined,
-      'no partial state',
-    );
-    await grant(eight.slice(0, 7));
-  },
-);
+bothProtocols('5. AddPermission: at most 7 actions, and SQS wording for an action it cannot grant', async (api, q) => {
+  const url = await create(api, q('perm'));
+  const grant = (Actions: string[]) =>
+    api.call('AddPermission', { QueueUrl: url, Label: 'l', AWSAccountIds: ['111111111111'], Actions });
+  const eight = [
+    'SendMessage',
+    'ReceiveMessage',
+    'DeleteMessage',
+    'ChangeMessageVisibility',
+    'GetQueueAttributes',
+    'GetQueueUrl',
+    'ListDeadLetterSourceQueues',
+    'PurgeQueue',
+  ];
+  await expectError(grant([]), 'MissingParameter', 'The request must contain the parameter Actions.');
+  await expectError(
+    api.call('AddPermission', { QueueUrl: url, Label: 'l', AWSAccountIds: [], Actions: ['SendMessage'] }),
+    'InvalidParameterValue',
+    'Value [] for parameter PrincipalId is invalid. Reason: Unable to verify.',
+  );
+  await expectError(grant(eight), 'OverLimit', '8 Actions were found, maximum allowed is 7.');
+  await expectError(
+    grant(['Frobnicate']),
+    'InvalidParameterValue',
+    'Value SQS:Frobnicate for parameter ActionName is invalid. Reason: Please refer to the appropriate WSDL for a list of valid actions.',
+  );
+  await expectError(
+    grant(['DeleteQueue']),
+    'InvalidParameterValue',
+    'Value SQS:DeleteQueue for parameter ActionName is invalid. Reason: Only the queue owner is allowed to invoke this action.',
+  );
+  assert.equal(
+    (await api.call('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['Policy'] })).Attributes,
+    undefined,
+    'no partial state',
+  );
+  await grant(eight.slice(0, 7));
+});
 
 bothProtocols(
   '3. a FIFO queue switched from queue to messageGroup deduplication keeps deduplicating across groups',
