@@ -127,9 +127,7 @@ export function peeked(m: PeekedMessage, full: boolean): string {
       d.reason === 'rejected' && d.exchange !== undefined
         ? 'rejected over AMQP (basic.reject or basic.nack)'
         : d.reason;
-    lines.push(
-      `  died ${d.count}x in ${d.queue}: ${reason}${deathTimes(m, d, i)}${extra ? `  (${extra})` : ''}`,
-    );
+    lines.push(`  died ${d.count}x in ${d.queue}: ${reason}${deathTimes(m, d, i)}${extra ? `  (${extra})` : ''}`);
   }
   lines.push(...amqpLines(m.Amqp));
   lines.push(
