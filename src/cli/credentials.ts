@@ -50,6 +50,12 @@ export class Sha256 {
   }
 }
 
+/**
+ * The SDK's chain warns on the console, in nine lines, when a profile is named while
+ * AWS_ACCESS_KEY_ID is set too; the CLI documents that the profile wins, so it stays quiet.
+ */
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
 /** The profile named by --profile or AWS_PROFILE; undefined means `default`, quietly. */
 const namedProfile = (o: ConnectionOptions) => o.profile ?? process.env.AWS_PROFILE;
 
@@ -62,7 +68,7 @@ export async function findCredentials(o: ConnectionOptions): Promise<Identity | 
   // instance metadata probe, which costs a second or more off EC2 (unless the user chose).
   process.env.AWS_EC2_METADATA_DISABLED ??= 'true';
   try {
-    const c = await defaultProvider({ profile: o.profile })();
+    const c = await defaultProvider({ profile: o.profile, logger: quiet })();
     return { accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey, sessionToken: c.sessionToken };
   } catch (e) {
     const profile = namedProfile(o);

@@ -1,5 +1,5 @@
 /** How the client commands print queues, messages and move tasks for people. */
-import type { PeekedMessage } from '../wire/messages.js';
+import type { Death, PeekedMessage } from '../wire/messages.js';
 import { filterText, name, time, type MoveTask } from '../wire/move-tasks.js';
 import { amqpDeathDetail, amqpLines, binaryBodyLines } from './amqp-format.js';
 
@@ -77,6 +77,27 @@ function deadLettered(m: PeekedMessage): string {
   return source ? `  dead-letter source ${name(source)}` : '';
 }
 
+/** Two readings of the clock in one dead-lettering (the move's, the history's) are this close. */
+const ONE_EVENT_MS = 1_000;
+
+/**
+ * A death's times, each event once: none for the newest death when it is the dead-lettering
+ * the line above already dated, one time for a single death, else the first and the last.
+ */
+function deathTimes(m: PeekedMessage, d: Death, newest: number): string {
+  const dated = m.DeadLetteredTimestamp;
+  if (
+    newest === 0 &&
+    d.count === 1 &&
+    dated !== undefined &&
+    d.queueArn === m.Attributes.DeadLetterQueueSourceArn &&
+    Math.abs(d.lastTime - dated) < ONE_EVENT_MS
+  )
+    return '';
+  if (d.count === 1 || d.firstTime === d.lastTime) return `, ${time(d.lastTime)}`;
+  return `, ${time(d.firstTime)} .. ${time(d.lastTime)}`;
+}
+
 export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 export function peeked(m: PeekedMessage, full: boolean): string {
@@ -94,7 +115,7 @@ export function peeked(m: PeekedMessage, full: boolean): string {
   const attrs = Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => `${k}=${v.StringValue ?? `<${v.DataType}>`}`);
   if (attrs.length) lines.push(`  attributes: ${attrs.join(', ')}`);
   // The dead-letter history, newest first: one line per {queue, reason}.
-  for (const d of m.DeathHistory ?? []) {
+  for (const [i, d] of (m.DeathHistory ?? []).entries()) {
     const extra = [
       d.rejectReason !== undefined ? `reason "${d.rejectReason}"` : '',
       d.originalTtlSeconds !== undefined ? `ttl ${d.originalTtlSeconds}s` : '',
@@ -106,9 +127,7 @@ export function peeked(m: PeekedMessage, full: boolean): string {
       d.reason === 'rejected' && d.exchange !== undefined
         ? 'rejected over AMQP (basic.reject or basic.nack)'
         : d.reason;
-    lines.push(
-      `  died ${d.count}x in ${d.queue}: ${reason}, ${time(d.firstTime)} .. ${time(d.lastTime)}${extra ? `  (${extra})` : ''}`,
-    );
+    lines.push(`  died ${d.count}x in ${d.queue}: ${reason}${deathTimes(m, d, i)}${extra ? `  (${extra})` : ''}`);
   }
   lines.push(...amqpLines(m.Amqp));
   lines.push(

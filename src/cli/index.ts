@@ -38,6 +38,17 @@ program
     process.stdout.write(`${version()}\n`);
   });
 
+// A reader that stops reading (`redrive queues list | head -2`) is not the command's failure:
+// every command but `serve` (which keeps serving, shutdown.ts) exits at once and quietly, as
+// `ls | head` does, instead of crashing on EPIPE.
+program.hook('preAction', (_program, command) => {
+  if (command.name() === 'serve') return;
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(0);
+  });
+});
+
 program.parseAsync().catch((err) => {
   console.error(err instanceof Error ? err.message : err);
   process.exit(1);

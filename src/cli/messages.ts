@@ -36,11 +36,13 @@ export function messagesCommand(): Command {
       'redrive messages send events.fifo \'{"id":2}\' --group customer-7 --dedup order-2',
     ],
     async ({ sqs, opts }, queue: string, body: string | undefined) => {
-      const url = await sqs.queueUrl(queue);
-      const input: Record<string, unknown> = {
-        QueueUrl: url,
-        MessageBody: body ?? (await stdinText()).replace(/\n$/, ''),
-      };
+      const MessageBody = body ?? (process.stdin.isTTY ? '' : (await stdinText()).replace(/\n$/, ''));
+      if (MessageBody === '')
+        throw new CliError(
+          'no message body: give it after the queue name, or on stdin (usage: redrive messages send <queue> [body])',
+          { code: 'MissingBody' },
+        );
+      const input: Record<string, unknown> = { QueueUrl: await sqs.queueUrl(queue), MessageBody };
       if (opts.attribute?.length) {
         input.MessageAttributes = Object.fromEntries(
           opts.attribute

@@ -30,7 +30,10 @@ export function queuesCommand(): Command {
     async ({ sqs, opts }) => {
       const all = await allSummaries(sqs, opts.prefix);
       if (opts.json) return printJson(all);
-      if (!all.length) return out(`no queues${opts.prefix ? ` starting with ${opts.prefix}` : ''}\n`);
+      if (!all.length) {
+        const region = await sqs.signedRegion();
+        return out(`no queues${opts.prefix ? ` starting with ${opts.prefix}` : ''}${region ? ` in ${region}` : ''}\n`);
+      }
       out(
         table([
           ['QUEUE', 'MESSAGES', 'IN FLIGHT', 'DELAYED', 'OLDEST', 'DEAD-LETTER QUEUE'],

@@ -2,6 +2,7 @@ import { Command, Option } from 'commander';
 import type { RunningServer } from '../server/app.js';
 import { defaults, serverLog } from '../server/server-config.js';
 import { parsePort, StartupError } from '../server/start-up.js';
+import { SqliteUnavailableError } from '../stores/sqlite/driver.js';
 import { parseTrustProxy } from '../server/client-address.js';
 import { addAmqpFlags, amqpLimitsFrom } from './amqp-flags.js';
 
@@ -123,7 +124,8 @@ Examples:
           );
         } catch (e) {
           // What the user can fix is one line; anything else is a bug, logged with its stack.
-          if (e instanceof StartupError || e instanceof ConfigError) log.fatal((e as Error).message);
+          if (e instanceof StartupError || e instanceof ConfigError || e instanceof SqliteUnavailableError)
+            log.fatal((e as Error).message);
           else log.fatal({ err: e }, `could not start: ${(e as Error).message}`);
           process.exit(1);
         }

@@ -26,6 +26,11 @@ export class SqsJsonClient {
     return this.signing;
   }
 
+  /** The region requests are signed for; undefined when they go unsigned (the server's --region is theirs). */
+  async signedRegion(): Promise<string | undefined> {
+    return (await this.sign()) ? ((await findRegion(this.connection)) ?? 'us-east-1') : undefined;
+  }
+
   async call<T = Record<string, unknown>>(action: string, input: Record<string, unknown> = {}): Promise<T> {
     let url: URL;
     try {

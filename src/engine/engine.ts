@@ -19,6 +19,7 @@ import type { DeadLettered } from './store/dead-letters.js';
 import type { Store } from './store/store.js';
 import { Sweeps } from './sweeps.js';
 import type { QueueRecord, RequestContext } from './types.js';
+import { turn } from './messages/bounded-scan.js';
 
 export interface EngineOptions {
   store: Store;
@@ -163,6 +164,20 @@ export class Engine implements EngineContext {
   start(): void {
     this.moveTasks.start();
     this.sweeps.start();
+  }
+
+  /**
+   * Reads every queue and the settings in force of each, off the request path, so that the
+   * first overview, dead-letter source look-up or scrape after start does not pay for it
+   * (about 0.2 s per 10,000 queues). The store keeps the records and this engine their
+   * settings, both per queue, so later changes cost only the queues changed.
+   */
+  async warmQueues(): Promise<void> {
+    const queues = await this.store.queues.all();
+    for (let i = 0; i < queues.length; i++) {
+      this.settingsOf(queues[i]!);
+      if (i % 1_000 === 999) await turn();
+    }
   }
 
   /** Stops background work and answers every waiting long poll with no messages. */

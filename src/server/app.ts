@@ -295,6 +295,8 @@ async function start(
         : `console open without sign-in at ${url}/console`,
     );
   }
+  // In the background: a start that fails to read them has failed already, above.
+  engine.warmQueues().catch((err: Error) => log.debug({ err: err.message }, 'queues not read ahead'));
   let stopping: Promise<void> | undefined;
   return {
     url,

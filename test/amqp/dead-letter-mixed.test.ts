@@ -13,6 +13,7 @@ import {
   ReceiveMessageCommand,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
+import { rawJson } from '../e2e/helpers.js';
 import { pause, useMixedServer } from './support.js';
 
 describe('AMQP dead letters through SQS', () => {
@@ -32,6 +33,17 @@ describe('AMQP dead letters through SQS', () => {
     assert.ok(m);
     ch.reject(m, false);
     await pause(200);
+
+    // Looked at without receiving it (PeekMessages, as the console does): the basic.get was its
+    // first receive, and the copy keeps that time, as a dead letter on the SQS road does.
+    const peeked = await rawJson(
+      server().redrive.server.url,
+      'AmazonSQS.PeekMessages',
+      JSON.stringify({ QueueUrl: url('mx-dlq') }),
+    );
+    const [copy] = (peeked.json.Messages ?? []) as { Attributes: Record<string, string> }[];
+    assert.equal(copy?.Attributes.ApproximateReceiveCount, '1');
+    assert.match(copy?.Attributes.ApproximateFirstReceiveTimestamp ?? 'none', /^\d{13}$/, 'its first receive time');
 
     const sources = await sqs.send(new ListDeadLetterSourceQueuesCommand({ QueueUrl: url('mx-dlq') }));
     assert.deepEqual(

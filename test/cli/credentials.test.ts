@@ -62,6 +62,24 @@ test('keys from the environment sign for account A; a profile of the credentials
   assert.match(other.stderr, /queue "b-orders" does not exist in this account/);
 });
 
+test('--profile with keys in the environment too: the profile signs, and the SDK prints no warning', async () => {
+  const r = await cli(envA, 'queues', 'list', '--json', '--profile', 'team-b');
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stderr, '');
+  assert.deepEqual(
+    (JSON.parse(r.stdout) as { QueueName: string }[]).map((q) => q.QueueName),
+    ['b-orders'],
+  );
+});
+
+test('queues list in a region with no queues names the region', async () => {
+  const r = await cli(envA, 'queues', 'list', '--region', 'ap-south-1');
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, 'no queues in ap-south-1\n');
+  const prefixed = await cli(envA, 'queues', 'list', '--region', 'ap-south-1', '--prefix', 'orders');
+  assert.equal(prefixed.stdout, 'no queues starting with orders in ap-south-1\n');
+});
+
 test('the dlq commands sign too: list and a dry-run redrive work for the account of the keys', async () => {
   assert.equal((await cli(envA, 'queues', 'create', 'a-dlq')).code, 0);
   assert.equal((await cli(envA, 'queues', 'create', 'a-src', '--dlq', 'a-dlq', '--max-receives', '1')).code, 0);

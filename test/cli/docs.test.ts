@@ -69,3 +69,17 @@ test('the walk-through of docs/cli.md runs as written and prints what it shows',
     assert.equal(normal(output), normal(step.expected), step.commands);
   }
 });
+
+test("docs/cli.md's summary and the README name every command of each group, as --help lists them", () => {
+  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+  for (const group of ['queues', 'messages', 'dlq']) {
+    const help = spawnSync(process.execPath, [CLI, group, '--help'], { encoding: 'utf8' }).stdout;
+    const commands = [...help.split('Commands:')[1]!.matchAll(/^ {2}([a-z-]+)\b/gm)]
+      .map((m) => m[1]!)
+      .filter((c) => c !== 'help');
+    const listed = (text: string) =>
+      new RegExp(`redrive ${group} +([a-z-]+(?: \\| [a-z-]+)+)`).exec(text)?.[1]?.split(' | ') ?? [];
+    assert.deepEqual(listed(doc).sort(), [...commands].sort(), `docs/cli.md: redrive ${group}`);
+    assert.deepEqual(listed(readme.replace(/`\n\s*`?/g, ' ')).sort(), [...commands].sort(), `README: redrive ${group}`);
+  }
+});

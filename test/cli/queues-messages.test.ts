@@ -144,6 +144,13 @@ test('messages: send (argument or stdin, attributes), peek, delete by id', async
     notText.stderr,
     'redrive: the body on stdin is not UTF-8 text, which is all SQS carries: send binary data base64-encoded\n',
   );
+  // No body at all (an empty stdin): the command's usage, not the API's missing-parameter text.
+  const none = await runCli(['messages', 'send', 'notes', '--endpoint', server.url], { input: '' });
+  assert.equal(none.code, 1);
+  assert.equal(
+    none.stderr,
+    'redrive: no message body: give it after the queue name, or on stdin (usage: redrive messages send <queue> [body])\n',
+  );
   const delay = await cli('messages', 'send', 'notes', 'x', '--delay', 'soon');
   assert.equal(delay.stderr, 'redrive: --delay "soon": give a whole number of seconds, 0 to 900\n');
   const peek = await cli('messages', 'peek', 'notes');

@@ -33,7 +33,7 @@ before(async () => {
   server = await startServerProcess({});
   sqs = server.client();
   browser = await launchBrowser();
-  page = await browser.newPage({ viewport: { width: 1280, height: 820 } });
+  page = await browser.newPage({ viewport: { width: 1440, height: 860 } });
   errors = pageErrors(page);
 });
 

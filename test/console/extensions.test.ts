@@ -90,9 +90,11 @@ after(async () => {
 
 describe('console panels backed by extensions', { skip }, () => {
   test('the overview shows counts and dead-letter relations from one ListQueueSummaries request', async () => {
-    await queue('ov-dlq');
+    const dlq = await queue('ov-dlq');
     const a = await queue('ov-a', 'ov-dlq');
     await queue('ov-b', 'ov-dlq');
+    // A card is a dead-letter queue holding messages.
+    await sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'dead' }));
     for (const b of ['1', '2', '3']) await sqs.send(new SendMessageCommand({ QueueUrl: a, MessageBody: b }));
     await sqs.send(new SendMessageCommand({ QueueUrl: a, MessageBody: 'later', DelaySeconds: 900 }));
     await sqs.send(new ReceiveMessageCommand({ QueueUrl: a, MaxNumberOfMessages: 1, VisibilityTimeout: 600 }));

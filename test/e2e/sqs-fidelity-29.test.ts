@@ -155,6 +155,12 @@ bothProtocols('5. AddPermission: at most 7 actions, and SQS wording for an actio
     'ListDeadLetterSourceQueues',
     'PurgeQueue',
   ];
+  await expectError(grant([]), 'MissingParameter', 'The request must contain the parameter Actions.');
+  await expectError(
+    api.call('AddPermission', { QueueUrl: url, Label: 'l', AWSAccountIds: [], Actions: ['SendMessage'] }),
+    'InvalidParameterValue',
+    'Value [] for parameter PrincipalId is invalid. Reason: Unable to verify.',
+  );
   await expectError(grant(eight), 'OverLimit', '8 Actions were found, maximum allowed is 7.');
   await expectError(
     grant(['Frobnicate']),

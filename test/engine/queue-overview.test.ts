@@ -81,16 +81,22 @@ test('sorts by a count, ties by name, and pages with an offset token through eve
   await close();
 });
 
-test('the dead-letter queues come along, those holding the most messages first', async () => {
+test('the dead-letter queues holding messages come along, the most first, under the same filters', async () => {
   const { call, close } = await account();
-  const out = await call('ListQueueSummaries', { IncludeDeadLetterQueues: true, NameContains: 'plain' });
-  assert.deepEqual(names(out), ['Plain-Queue'], 'the page is filtered');
-  assert.deepEqual(
-    out.DeadLetterQueues.map((q: Summary) => q.QueueName),
-    ['alpha-dlq', 'beta-dlq', 'gamma-dlq.fifo'],
-    'the cards are not',
-  );
-  assert.equal(out.DeadLetterQueueCount, 3);
+  const cards = (out: Record<string, any>) => (out.DeadLetterQueues as Summary[]).map((q) => q.QueueName);
+  const all = await call('ListQueueSummaries', { IncludeDeadLetterQueues: true });
+  assert.deepEqual(cards(all), ['alpha-dlq', 'beta-dlq'], 'the empty gamma-dlq.fifo is no card');
+  assert.equal(all.DeadLetterQueueCount, 2);
+  const beta = await call('ListQueueSummaries', { IncludeDeadLetterQueues: true, NameContains: 'BETA' });
+  assert.deepEqual(names(beta), ['beta', 'beta-dlq'], 'the page is filtered');
+  assert.deepEqual(cards(beta), ['beta-dlq'], 'and so are the cards');
+  assert.equal(beta.DeadLetterQueueCount, 1);
+  const fifo = await call('ListQueueSummaries', {
+    IncludeDeadLetterQueues: true,
+    Only: 'DeadLetterQueuesWithMessages',
+    QueueType: 'fifo',
+  });
+  assert.deepEqual([names(fifo), cards(fifo), fifo.DeadLetterQueueCount], [[], [], 0]);
   await close();
 });
 
@@ -204,7 +210,7 @@ test('rates: the last 60 s per second, the previous minute weighted by its part 
     ['Plain-Queue', 'alpha-dlq'],
     'ascending',
   );
-  const cards = (await call('ListQueueSummaries', { IncludeDeadLetterQueues: true, NameContains: 'x' }))
+  const cards = (await call('ListQueueSummaries', { IncludeDeadLetterQueues: true, NameContains: 'beta' }))
     .DeadLetterQueues as any[];
   assert.equal(
     cards.find((q) => q.QueueName === 'beta-dlq').Rates.DeadLetterArrivals,

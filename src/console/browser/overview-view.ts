@@ -100,29 +100,29 @@ export function renderRelations(section: HTMLElement, data: Overview): void {
   const more = data.DeadLetterQueueCount - dlqs.length;
   replace(
     section,
-    h('h2', {}, 'Dead-letter queues'),
+    h('h2', {}, 'Dead-letter queues with messages'),
     more > 0
       ? h(
           'p',
           { class: 'muted' },
           `The ${count(dlqs.length)} with the most messages of ${count(data.DeadLetterQueueCount)}; `,
-          h('a', { href: '/console/queues?show=DeadLetterQueues' }, 'list them all'),
+          h('a', { href: '/console/queues?show=DeadLetterQueuesWithMessages' }, 'list them all'),
           '.',
         )
       : null,
     h(
       'div',
-      { class: 'dlq-grid' },
+      { class: 'dlq-grid', id: 'dlq-cards' },
       dlqs.map((q) => {
         const n = depth(q);
         return h(
           'article',
-          { class: `dlq-card${n > 0 ? ' has-messages' : ''}`, 'data-queue': q.QueueName },
+          { class: 'dlq-card has-messages', 'data-queue': q.QueueName },
           h(
             'header',
             {},
             h('a', { href: queueHref(q.QueueName, '', q.Region) }, q.QueueName),
-            n > 0 ? badge(`${count(n)} message${n === 1 ? '' : 's'}`, 'danger') : badge('empty', 'ok'),
+            badge(`${count(n)} message${n === 1 ? '' : 's'}`, 'danger'),
           ),
           h(
             'p',
@@ -137,25 +137,23 @@ export function renderRelations(section: HTMLElement, data: Overview): void {
               return [i ? ', ' : '', h('a', { href: queueHref(queueNameOf(u), '', q.Region) }, queueNameOf(u)), via];
             }),
           ),
-          n > 0
-            ? h(
-                'p',
-                { class: 'card-links' },
-                h('span', { class: 'muted' }, `oldest ${duration(q.ApproximateAgeOfOldestMessage)}`),
-                q.Rates?.DeadLetterArrivals
-                  ? h(
-                      'span',
-                      {
-                        class: 'error-text arriving',
-                        title: 'Dead-lettered messages arriving per second over the last minute',
-                      },
-                      `+${perSecond(q.Rates.DeadLetterArrivals)}/s`,
-                    )
-                  : null,
-                h('a', { href: queueHref(q.QueueName, '/messages', q.Region) }, 'Browse'),
-                h('a', { href: queueHref(q.QueueName, '/redrive', q.Region) }, 'Redrive'),
-              )
-            : null,
+          h(
+            'p',
+            { class: 'card-links' },
+            h('span', { class: 'muted' }, `oldest ${duration(q.ApproximateAgeOfOldestMessage)}`),
+            q.Rates?.DeadLetterArrivals
+              ? h(
+                  'span',
+                  {
+                    class: 'error-text arriving',
+                    title: 'Dead-lettered messages arriving per second over the last minute',
+                  },
+                  `+${perSecond(q.Rates.DeadLetterArrivals)}/s`,
+                )
+              : null,
+            h('a', { href: queueHref(q.QueueName, '/messages', q.Region) }, 'Browse'),
+            h('a', { href: queueHref(q.QueueName, '/redrive', q.Region) }, 'Redrive'),
+          ),
         );
       }),
     ),

@@ -1,4 +1,4 @@
-import { listQueueUrls, queueAttributes } from './api.js';
+import { call, queueAttributes } from './api.js';
 import { confirmAction } from './dialog.js';
 import {
   badge,
@@ -42,9 +42,8 @@ export async function redrivePage(): Promise<void> {
     );
     return;
   }
-  const sameType = (await listQueueUrls()).map(queueNameOf).filter((n) => n !== name && n.endsWith('.fifo') === q.fifo);
   const tasks = h('section', { id: 'tasks' }, h('h2', {}, 'Move tasks'), h('p', { class: 'muted' }, 'Loading…'));
-  const form = redriveForm(q, sameType, () => void poll());
+  const form = redriveForm(q, () => void poll());
   replace(content(), h('div', { class: 'columns' }, h('section', {}, h('h2', {}, 'Start a redrive'), form), tasks));
 
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -63,15 +62,51 @@ export async function redrivePage(): Promise<void> {
   void poll();
 }
 
-function redriveForm(q: QueueInfo, sameType: string[], started: () => void): HTMLFormElement {
+/** Suggestions under the destination box: this many names that contain what was typed. */
+const SUGGESTIONS = 20;
+const SUGGEST_DELAY_MS = 200;
+
+/**
+ * The destination queue: a search box whose suggestions the server finds (ListQueueSummaries
+ * by part of the name, of the same type), so an account of 100,000 queues is not one list.
+ */
+function destinationBox(q: QueueInfo, chosen: () => void): [HTMLInputElement, HTMLDataListElement] {
+  const list = h('datalist', { id: 'destination-suggestions' });
+  const box = h('input', {
+    type: 'search',
+    name: 'destinationQueue',
+    list: 'destination-suggestions',
+    placeholder: 'type part of a name',
+    autocomplete: 'off',
+    'aria-label': 'Destination queue',
+  });
+  let typing: ReturnType<typeof setTimeout> | undefined;
+  box.addEventListener('input', () => {
+    chosen();
+    clearTimeout(typing);
+    typing = setTimeout(async () => {
+      const text = box.value.trim();
+      const found = await call<{ Queues: { QueueName: string }[] }>('ListQueueSummaries', {
+        NameContains: text,
+        QueueType: q.fifo ? 'fifo' : 'standard',
+        MaxResults: SUGGESTIONS + 1,
+      }).catch(() => ({ Queues: [] }));
+      replace(
+        list,
+        found.Queues.filter((s) => s.QueueName !== q.name)
+          .slice(0, SUGGESTIONS)
+          .map((s) => h('option', { value: s.QueueName })),
+      );
+    }, SUGGEST_DELAY_MS);
+  });
+  return [box, list];
+}
+
+function redriveForm(q: QueueInfo, started: () => void): HTMLFormElement {
   const input = (name: string, attrs: Record<string, string | number | boolean> = {}) => h('input', { name, ...attrs });
   const toSource = h('input', { type: 'radio', name: 'destination', value: 'source', checked: true });
   const toQueue = h('input', { type: 'radio', name: 'destination', value: 'queue' });
-  const destination = h(
-    'select',
-    { name: 'destinationQueue', 'aria-label': 'Destination queue' },
-    sameType.map((n) => h('option', { value: n }, n)),
-  );
+  const [destination, suggestions] = destinationBox(q, () => (toQueue.checked = true));
   const preview = h('p', { class: 'preview', id: 'preview', 'aria-live': 'polite' });
   const form = h(
     'form',
@@ -81,7 +116,16 @@ function redriveForm(q: QueueInfo, sameType: string[], started: () => void): HTM
       {},
       h('legend', {}, 'Destination'),
       h('label', { class: 'inline' }, toSource, ' Back to the queue each message died in'),
-      h('label', { class: 'inline' }, toQueue, ' To another ', q.fifo ? 'FIFO' : 'standard', ' queue: ', destination),
+      h(
+        'label',
+        { class: 'inline' },
+        toQueue,
+        ' To another ',
+        q.fifo ? 'FIFO' : 'standard',
+        ' queue: ',
+        destination,
+        suggestions,
+      ),
     ),
     h(
       'fieldset',
@@ -120,13 +164,19 @@ function redriveForm(q: QueueInfo, sameType: string[], started: () => void): HTM
     const rate = values.get('rate');
     return {
       SourceArn: q.arn,
-      DestinationArn: toQueue.checked && destination.value ? arnFor(q, destination.value) : undefined,
+      DestinationArn: toQueue.checked ? arnFor(q, destination.value.trim()) : undefined,
       MaxNumberOfMessagesPerSecond: rate ? Number(rate) : undefined,
       Filter: filterFrom(values, (n) => arnFor(q, n)),
     };
   };
-  const where = () => (toQueue.checked ? `to ${destination.value}` : 'back to the queues they died in');
+  const where = () => (toQueue.checked ? `to ${destination.value.trim()}` : 'back to the queues they died in');
   const run = async (dryRun: boolean) => {
+    // Else an empty box would send no destination, which means back to the sources.
+    if (toQueue.checked && !destination.value.trim()) {
+      preview.textContent = 'Name the queue to move the messages to.';
+      preview.className = 'preview error';
+      return;
+    }
     try {
       const req = request();
       const { n, atLeast } = await previewMove(req);

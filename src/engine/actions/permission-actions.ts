@@ -26,9 +26,10 @@ function actionNameError(action: string) {
   return errors.invalidValue('ActionName', `SQS:${action}`, reason);
 }
 
+/** A list of strings; an empty one is as missing as none (the Query protocol cannot tell them apart). */
 function stringList(v: unknown, name: string): string[] {
-  if (v === undefined || v === null) throw errors.missingParameter(name);
-  if (!Array.isArray(v) || v.length === 0 || v.some((x) => typeof x !== 'string')) {
+  if (v === undefined || v === null || (Array.isArray(v) && v.length === 0)) throw errors.missingParameter(name);
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) {
     throw errors.invalidParameterValue(`The request must contain a non-empty list for the parameter ${name}.`);
   }
   return v as string[];
@@ -60,8 +61,12 @@ async function savePolicy(engine: Engine, queue: QueueRecord, statements: Statem
 export async function addPermission(engine: Engine, ctx: RequestContext, input: ActionInputs['AddPermission']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   const label = checkLabel(input.Label);
-  const accounts = stringList(input.AWSAccountIds, 'AWSAccountIds');
   const actions = stringList(input.Actions, 'Actions');
+  // SQS checks the accounts after the actions, as principals: no account at all cannot be verified.
+  const none = input.AWSAccountIds;
+  if (none === undefined || none === null || (Array.isArray(none) && none.length === 0))
+    throw errors.invalidValue('PrincipalId', '[]', 'Unable to verify.');
+  const accounts = stringList(input.AWSAccountIds, 'AWSAccountIds');
   for (const a of accounts)
     if (!/^\d{12}$/.test(a)) throw errors.invalidValue('AWSAccountIds', a, 'Must be a 12-digit AWS account id.');
   if (actions.length > MAX_ACTIONS)

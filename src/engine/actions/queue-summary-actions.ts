@@ -79,8 +79,9 @@ export async function listQueueSummaries(
  * The overview's query (any of QUERY_INPUTS given): the account's queues (in every region
  * with AllRegions) filtered, sorted and paged by the server; the NextToken is an offset.
  * Depths and rates are read for the page only, unless a filter or sort needs every match's.
- * With IncludeDeadLetterQueues the answer also holds the account's dead-letter queues,
- * those holding messages first (the overview's cards), so a refresh is one request.
+ * With IncludeDeadLetterQueues the answer also holds the dead-letter queues that the
+ * filters keep and that hold messages, the most first (the overview's cards), so a refresh
+ * is one request.
  */
 async function overview(engine: Engine, ctx: RequestContext, input: ActionInputs['ListQueueSummaries'], limit: number) {
   const query = parseOverviewQuery(input, decodeOffset(input.NextToken), limit);
@@ -93,7 +94,6 @@ async function overview(engine: Engine, ctx: RequestContext, input: ActionInputs
     sourcesByTarget(engine, { accountId: ctx.accountId, region }),
   ]);
   const candidates: Candidate[] = [];
-  const dlqs: QueueRecord[] = [];
   for (const queue of all) {
     if (
       queue.accountId !== ctx.accountId ||
@@ -105,7 +105,6 @@ async function overview(engine: Engine, ctx: RequestContext, input: ActionInputs
     const settings = engine.settingsOf(queue);
     const isSource = settings.targetArn !== undefined || settings.deadLetterExchange !== undefined;
     candidates.push({ queue, role: isDlq && isSource ? 'both' : isDlq ? 'dlq' : isSource ? 'source' : '' });
-    if (isDlq) dlqs.push(queue);
   }
   const matched = matchNames(query, candidates);
   const withDlqs = input.IncludeDeadLetterQueues === true;
@@ -113,17 +112,20 @@ async function overview(engine: Engine, ctx: RequestContext, input: ActionInputs
   // Sorting by a rate reads every queue's that counted something lately; the others have none.
   const allRates = needsAllRates(query);
   const rates = allRates ? await queueRates(engine) : new Map<number, QueueRates>();
+  // The cards' candidates, before pageOf sorts `matched` in place: the dead-letter queues the filters keep.
+  const dlqs = withDlqs ? matched.filter((c) => c.role === 'dlq' || c.role === 'both').map((c) => c.queue) : [];
   const { page, total } = pageOf(query, matched, depths, now, rates);
   const missing = [...page.map((c) => c.queue), ...(withDlqs ? dlqs : [])]
     .filter((q) => !depths.has(q.id))
     .map((q) => q.id);
   if (missing.length) for (const [id, d] of await engine.store.messages.depths(missing, now)) depths.set(id, d);
-  if (withDlqs)
-    dlqs.sort(
-      (a, b) =>
-        totalDepth(depths.get(b.id)) - totalDepth(depths.get(a.id)) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
-    );
-  const cards = withDlqs ? dlqs.slice(0, MAX_DEAD_LETTER_CARDS) : [];
+  // Only those holding messages are cards: an empty dead-letter queue needs no attention.
+  const holding = dlqs.filter((q) => totalDepth(depths.get(q.id)) > 0);
+  holding.sort(
+    (a, b) =>
+      totalDepth(depths.get(b.id)) - totalDepth(depths.get(a.id)) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+  );
+  const cards = holding.slice(0, MAX_DEAD_LETTER_CARDS);
   if (!allRates)
     for (const [id, r] of await queueRates(engine, [...page.map((c) => c.queue.id), ...cards.map((q) => q.id)]))
       rates.set(id, r);
@@ -139,7 +141,7 @@ async function overview(engine: Engine, ctx: RequestContext, input: ActionInputs
     out.DeadLetterQueues = cards.map((q) =>
       summary(engine, ctx, q, depths.get(q.id), sources, now, exchangeTargets, rates),
     );
-    out.DeadLetterQueueCount = dlqs.length;
+    out.DeadLetterQueueCount = holding.length;
   }
   return out;
 }

@@ -16,7 +16,8 @@ export interface ScanBudget {
 
 /** Within a page, the event loop is given back after about this many body characters (a few ms of parsing). */
 const YIELD_BYTES = 1024 * 1024;
-const turn = () => new Promise((resolve) => setImmediate(resolve));
+/** Gives the event loop back once: what other work is waiting runs before this continues. */
+export const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 export interface ScanEnd {
   /** The position of the last message examined (the start when none was). */

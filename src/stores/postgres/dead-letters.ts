@@ -149,11 +149,21 @@ export class PostgresDeadLetters implements DeadLetterStore {
     if (copied.length) {
       // AMQP dead-letter exchanges: each message is replaced by a copy in every queue it routes to.
       await c.query('DELETE FROM messages WHERE seq = ANY($1::bigint[])', [copied.map((x) => x.m.seq)]);
-      await insertMessages(
+      const copies = copied.flatMap(({ m, p }) =>
+        p.copies.map((k) => ({
+          m,
+          row: { queueId: k.queueId, deadLetteredAt: now, message: copiedMessage(m, p, k, now) },
+        })),
+      );
+      const seqs = await insertMessages(
         c,
-        copied.flatMap(({ m, p }) =>
-          p.copies.map((k) => ({ queueId: k.queueId, deadLetteredAt: now, message: copiedMessage(m, p, k, now) })),
-        ),
+        copies.map((x) => x.row),
+      );
+      // A copy keeps the first receive time, as a message moved to an SQS DLQ does.
+      await c.query(
+        `UPDATE messages SET first_received_at = x.at
+         FROM unnest($1::bigint[], $2::bigint[]) AS x(seq, at) WHERE messages.seq = x.seq`,
+        [seqs, copies.map((x) => x.m.firstReceivedAt)],
       );
       for (const { m, p } of copied) out.push(...copyOutcomes(m, p, target.reason));
     }

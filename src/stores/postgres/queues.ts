@@ -114,8 +114,12 @@ export class PostgresQueues implements QueueStore {
   }
 
   all(): Promise<readonly QueueRecord[]> {
-    return this.cache.all(async () =>
-      (await this.pool.query<QueueRow>('SELECT * FROM queues ORDER BY id')).rows.map(toQueue),
+    return this.cache.all(
+      async () => (await this.pool.query<QueueRow>('SELECT * FROM queues ORDER BY id')).rows.map(toQueue),
+      async (ids) =>
+        (
+          await this.pool.query<QueueRow>('SELECT * FROM queues WHERE id = ANY($1::bigint[]) ORDER BY id', [ids])
+        ).rows.map(toQueue),
     );
   }
 

@@ -116,7 +116,7 @@ export class SqliteDeadLetters implements DeadLetterStore {
       // An AMQP dead-letter exchange: the message is replaced by a copy in each queue it routes to.
       this.rows.remove(m.queueId, m.seq);
       for (const c of a.copies) {
-        this.rows.insert(c.queueId, copiedMessage(m, a, c, now), now);
+        this.rows.insert(c.queueId, copiedMessage(m, a, c, now), now, m.firstReceivedAt);
         this.wakeups.wakeAfterCommit(c.queueId);
       }
       out.push(...copyOutcomes(m, a, target.reason));

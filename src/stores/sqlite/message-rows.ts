@@ -87,7 +87,9 @@ export class MessageRows {
   constructor(db: Database.Database) {
     this.sql = {
       insertMessage: db.prepare(insertSql('messages', ['seq', ...SENT_COLUMNS, 'dead_lettered_at'])),
-      insertDelivery: db.prepare(insertSql('deliveries', ['queue_id', 'seq', ...DELIVERY_COLUMNS])),
+      insertDelivery: db.prepare(
+        insertSql('deliveries', ['queue_id', 'seq', ...DELIVERY_COLUMNS, 'first_received_at']),
+      ),
       read: db.prepare(`${MESSAGE_SELECT} WHERE d.queue_id = ? AND d.seq = ?`).raw(true),
       remove: db.prepare('DELETE FROM deliveries WHERE queue_id = ? AND seq = ?'),
       mark: db.prepare("SELECT value FROM counters WHERE name = 'seq'").pluck(),
@@ -98,8 +100,11 @@ export class MessageRows {
     this.next = Math.max(this.mark, ((this.sql.maxSeq.get() as number | null) ?? 0) + 1);
   }
 
-  /** Inserts `m` into queue `queueId` at a new position, which it returns. */
-  insert(queueId: number, m: MessageToInsert, deadLetteredAt?: number): number {
+  /**
+   * Inserts `m` into queue `queueId` at a new position, which it returns. A dead-letter
+   * exchange's copy keeps its first receive time, as a message moved to an SQS DLQ does.
+   */
+  insert(queueId: number, m: MessageToInsert, deadLetteredAt?: number, firstReceivedAt?: number | null): number {
     const seq = this.nextSeq();
     const values = messageValues(queueId, m);
     this.sql.insertMessage.run(
@@ -108,7 +113,7 @@ export class MessageRows {
       ...values.slice(DELIVERY_TO),
       deadLetteredAt ?? null,
     );
-    this.sql.insertDelivery.run(queueId, seq, ...values.slice(DELIVERY_FROM, DELIVERY_TO));
+    this.sql.insertDelivery.run(queueId, seq, ...values.slice(DELIVERY_FROM, DELIVERY_TO), firstReceivedAt ?? null);
     return seq;
   }
 

@@ -28,6 +28,7 @@ export class SqliteQueues implements QueueStore {
         `SELECT * FROM queues WHERE account_id = ? AND region = ? AND substr(name, 1, length(?)) = ? AND name > ? ORDER BY name ${BOUND_LIMIT}`,
       ),
       all: db.prepare('SELECT * FROM queues ORDER BY id'),
+      byIds: db.prepare('SELECT * FROM queues WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id'),
       update: db.prepare('UPDATE queues SET attributes = ?, tags = ?, modified_at = ? WHERE id = ?'),
       delete: db.prepare('DELETE FROM queues WHERE id = ?'),
       deleteMessages: db.prepare('DELETE FROM deliveries WHERE queue_id = ?'),
@@ -91,7 +92,10 @@ export class SqliteQueues implements QueueStore {
   }
 
   all(): Promise<readonly QueueRecord[]> {
-    return this.cache.all(async () => (this.sql.all.all() as QueueRow[]).map(toQueue));
+    return this.cache.all(
+      async () => (this.sql.all.all() as QueueRow[]).map(toQueue),
+      async (ids) => (this.sql.byIds.all(JSON.stringify(ids)) as QueueRow[]).map(toQueue),
+    );
   }
 
   update(id: number, patch: QueuePatch): Promise<QueueRecord | undefined> {

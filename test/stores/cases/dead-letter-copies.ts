@@ -85,6 +85,7 @@ export const deadLetterCopyCases: CaseGroup = (open) => {
         assert.equal(c.deaths?.[0]?.reason, 'rejected');
         assert.deepEqual(c.deaths?.[0]?.routingKeys, ['key']);
         assert.equal(c.receiveCount, 1, 'a copy keeps the receive count, as an SQS dead letter does');
+        assert.equal(c.firstReceivedAt, T + 10, 'and its first receive time');
         assert.equal(c.visibleAt, T + 50);
         assert.equal(c.deadLetterSourceArn, `arn:${src.name}`);
         assert.equal(c.receiptToken, null);

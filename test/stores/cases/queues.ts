@@ -30,6 +30,28 @@ export const queueCases: CaseGroup = (open) => {
       assert.deepEqual(await names(), ['all-a:5'], 'a deletion shows at once');
     });
 
+    test("one account's changes leave another account's listed records as they were", async () => {
+      const mine = await makeQueue(store(), { name: 'steady', accountId: '666666666666' });
+      const theirs = await makeQueue(store(), { name: 'churn', accountId: '777777777777' });
+      const record = async (id: number) => (await store().queues.all()).find((q) => q.id === id);
+      const before = await record(mine.id);
+      await store().queues.update(theirs.id, { setAttributes: { DelaySeconds: '3' } });
+      await makeQueue(store(), { name: 'churn-2', accountId: '777777777777' });
+      // Readers at the same time (the overview reads twice at once) all see the change.
+      const [all, again] = await Promise.all([store().queues.all(), store().queues.all()]);
+      assert.equal(all.find((q) => q.id === theirs.id)?.attributes.DelaySeconds, '3');
+      assert.equal(again.find((q) => q.id === theirs.id)?.attributes.DelaySeconds, '3');
+      assert.deepEqual(
+        all.map((q) => q.id),
+        all.map((q) => q.id).sort((a, b) => a - b),
+        'in id order',
+      );
+      // The engine keeps settings per record: an unchanged queue must stay the same object
+      // (where the store holds records at all; PostgreSQL only while it listens for changes).
+      if (store().kind !== 'postgres') assert.equal(await record(mine.id), before, 'the same record');
+      else assert.deepEqual(await record(mine.id), before);
+    });
+
     test('a queue held in memory (cached, optional) is never stale: a change or deletion drops it', async () => {
       const q = await makeQueue(store(), { name: 'cached-q', accountId: '555555555555' });
       const address = { accountId: '555555555555', region: 'us-east-1', name: 'cached-q' };
