@@ -41,15 +41,15 @@ export class RawClient {
     return new RawClient(socket);
   }
 
-  /** Connects and opens the connection and channel 1 as guest. */
-  static async signedIn(port: number): Promise<RawClient> {
+  /** Connects and opens the connection and channel 1 as guest (or the user given). */
+  static async signedIn(port: number, user = 'guest', password = 'guest'): Promise<RawClient> {
     const c = await RawClient.open(port);
     c.write(PROTOCOL_HEADER);
     await c.expect('connection.start');
     c.send(0, 'connection.start-ok', {
       clientProperties: new Map(),
       mechanism: 'PLAIN',
-      response: Buffer.from('\0guest\0guest'),
+      response: Buffer.from(`\0${user}\0${password}`),
       locale: 'en_US',
     });
     const tune = await c.expect('connection.tune');
@@ -111,19 +111,22 @@ export class RawClient {
   }
 }
 
+/** A frame of `type` on `channel` around `payload`. */
+export function rawFrame(type: number, channel: number, payload: Buffer): Buffer {
+  const f = Buffer.alloc(payload.length + 8);
+  f[0] = type;
+  f.writeUInt16BE(channel, 1);
+  f.writeUInt32BE(payload.length, 3);
+  payload.copy(f, 7);
+  f[payload.length + 7] = 0xce;
+  return f;
+}
+
 /** basic.publish to the default exchange with its content header and body, as raw frames. */
 export function publishFrames(channel: number, queue: string, body: string): Buffer {
   const header = new Writer();
   header.short(60).short(0).longlong(Buffer.byteLength(body)).short(0);
-  const frame = (type: number, payload: Buffer) => {
-    const f = Buffer.alloc(payload.length + 8);
-    f[0] = type;
-    f.writeUInt16BE(channel, 1);
-    f.writeUInt32BE(payload.length, 3);
-    payload.copy(f, 7);
-    f[payload.length + 7] = 0xce;
-    return f;
-  };
+  const frame = (type: number, payload: Buffer) => rawFrame(type, channel, payload);
   return Buffer.concat([
     methodFrame(channel, 'basic.publish', { exchange: '', routingKey: queue }),
     frame(2, header.result()),
