@@ -6,7 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { methodFrame } from '../../src/protocols/amqp/frames.js';
+import { connect } from 'node:net';
+import { ReceiveMessageCommand, CreateQueueCommand } from '@aws-sdk/client-sqs';
+import amqp from 'amqplib';
+import { methodFrame, PROTOCOL_HEADER } from '../../src/protocols/amqp/frames.js';
 import { RawClient, rawFrame } from '../amqp/raw-client.js';
 import { assertServed, startTenants, TENANTS, type TenantServer } from '../support/hostile-tenant.js';
 import { pause } from '../amqp/support.js';
@@ -51,22 +54,24 @@ async function whileServed<T>(t: TenantServer, what: string, attack: () => Promi
 const attackerConnection = (t: TenantServer) =>
   RawClient.signedIn(t.amqpPort!, attacker.accessKeyId, attacker.secretAccessKey);
 
-/**
- * Sends `headers` unfinished publishes (each a header of `voids` voids) on channels 2..,
- * then returns the first close the server answers with.
- */
-async function unfinishedHeaders(
-  t: TenantServer,
-  headers: number,
-  voids: number,
-): Promise<{ code?: number; text?: string }> {
+/** `headers` unfinished publishes (each a header of `voids` voids) on channels 2.., as raw frames. */
+function unfinishedHeaderFrames(headers: number, voids: number): Buffer {
+  return Buffer.concat(
+    Array.from({ length: headers }, (_, i) =>
+      Buffer.concat([
+        methodFrame(i + 2, 'channel.open'),
+        methodFrame(i + 2, 'basic.publish', { exchange: '', routingKey: 'nowhere' }),
+        voidsHeader(i + 2, voids),
+      ]),
+    ),
+  );
+}
+
+/** Sends `frames` as the attacker, then returns the first close the server answers with. */
+async function sendUntilClosed(t: TenantServer, frames: Buffer): Promise<{ code?: number; text?: string }> {
   const c = await attackerConnection(t);
   try {
-    for (let n = 2; n < 2 + headers; n++) {
-      c.write(methodFrame(n, 'channel.open'));
-      c.write(methodFrame(n, 'basic.publish', { exchange: '', routingKey: 'nowhere' }));
-      c.write(voidsHeader(n, voids));
-    }
+    c.write(frames);
     for (;;) {
       const a = await c.answer(10_000);
       if (a.kind === 'channel.open-ok') continue;
@@ -77,23 +82,63 @@ async function unfinishedHeaders(
   }
 }
 
+/** The channel's closing error, once `op` has made the server close it (an RPC's rejection, or the channel's error). */
+async function closedWith(ch: amqp.Channel, op: () => unknown): Promise<string> {
+  return new Promise<string>((resolve) => {
+    ch.once('error', (e: Error) => resolve(e.message));
+    void Promise.resolve()
+      .then(op)
+      .catch((e: Error) => resolve(e.message));
+  });
+}
+
+/** `n` no-wait basic.consume frames for the queue `consumed` on `channel`. */
+const consumeFrames = (channel: number, n: number) =>
+  Buffer.concat(
+    Array.from({ length: n }, (_, i) =>
+      methodFrame(channel, 'basic.consume', {
+        queue: 'consumed',
+        consumerTag: `c${channel}-${i}`,
+        noWait: true,
+        arguments: new Map(),
+      }),
+    ),
+  );
+
+/** `n` words of `w`, joined by dots. */
+const wordsOf = (w: string, n: number) => Array.from({ length: n }, () => w).join('.');
+
 describe('AMQP budgets between tenants', () => {
   let t: TenantServer;
   before(async () => {
     t = await startTenants({
       amqp: true,
-      args: ['--amqp-max-unfinished-bytes', String(2 * MiB), '--amqp-max-unfinished-bytes-total', String(8 * MiB)],
+      args: [
+        '--amqp-max-unfinished-bytes',
+        String(2 * MiB),
+        '--amqp-max-unfinished-bytes-total',
+        String(8 * MiB),
+        '--amqp-max-bindings-per-exchange',
+        '50',
+        '--amqp-max-bindings-per-account',
+        '80',
+        '--amqp-max-consumers-per-account',
+        '300',
+        '--amqp-max-handshakes-per-address',
+        '16',
+      ],
     });
   });
   after(() => t.stop());
 
   test('unfinished publishes with large header tables: 25 MiB of void arrays is refused with 506, memory stays in budget', async () => {
     const before = t.rss();
-    // 4 rounds of 2 connections, 400 headers of 8,000 voids each: 25 MiB on the wire, 1.3 GB if decoded and held.
+    // 8 connections, one after the other, 400 headers of 8,000 voids each: 25 MiB on the
+    // wire, 1.3 GB if decoded and held.
+    const frames = unfinishedHeaderFrames(400, 8000);
     const answers = await whileServed(t, 'unfinished publishes with large header tables', async () => {
       const all = [];
-      for (let round = 0; round < 4; round++)
-        all.push(...(await Promise.all([unfinishedHeaders(t, 400, 8000), unfinishedHeaders(t, 400, 8000)])));
+      for (let round = 0; round < 8; round++) all.push(await sendUntilClosed(t, frames));
       return all;
     });
     for (const a of answers) {
@@ -118,6 +163,152 @@ describe('AMQP budgets between tenants', () => {
       );
     } finally {
       c.close();
+    }
+  });
+
+  test('topic routing is bounded: bindings and CC keys that cost too much are refused with 406, the bystander is served', async () => {
+    const conn = await amqp.connect(t.amqpUrl('attacker'));
+    conn.on('error', () => undefined);
+    try {
+      const ch = await conn.createChannel();
+      await ch.assertExchange('attack-topic', 'topic');
+      // Ten bindings whose patterns keep many `#` states alive, at the 32-word cap.
+      for (let i = 0; i < 10; i++) {
+        await ch.assertQueue(`attack-topic-${i}`);
+        await ch.bindQueue(`attack-topic-${i}`, 'attack-topic', `${'#.a.'.repeat(15)}#.q${i}`);
+      }
+      const over = await conn.createChannel();
+      assert.match(
+        await closedWith(over, () => over.bindQueue('attack-topic-0', 'attack-topic', wordsOf('#', 128))),
+        /PRECONDITION_FAILED - topic binding key of 128 words; at most 32/,
+      );
+      const key = wordsOf('a', 128); // 255 bytes: RabbitMQ's longest routing key
+      const answers = await whileServed(t, 'topic routing of 128-word keys with CC', async () => {
+        const out: string[] = [];
+        for (let round = 0; round < 10; round++) {
+          const c = await conn.createChannel();
+          const cc = Array.from({ length: round % 2 ? 100 : 60 }, (_, i) => `${key.slice(0, 250)}.${i}`);
+          out.push(
+            await closedWith(c, () => c.publish('attack-topic', key, Buffer.from('x'), { headers: { CC: cc } })),
+          );
+        }
+        return out;
+      });
+      for (const [i, a] of answers.entries())
+        assert.match(
+          a,
+          i % 2
+            ? /PRECONDITION_FAILED - message with 101 routing keys \(CC and BCC included\); at most 64/
+            : /PRECONDITION_FAILED - routing the message visits more than 100000 topic binding states/,
+        );
+      // Ordinary topic routing still works.
+      const ok = await conn.createConfirmChannel();
+      await ok.assertQueue('attack-topic-plain');
+      await ok.bindQueue('attack-topic-plain', 'attack-topic', 'logs.*.error');
+      ok.publish('attack-topic', 'logs.web.error', Buffer.from('routed'));
+      await ok.waitForConfirms();
+      assert.equal((await ok.get('attack-topic-plain', { noAck: true })) && 'got', 'got');
+    } finally {
+      await conn.close().catch(() => undefined);
+    }
+  });
+
+  test('bindings per exchange and per account: the one past either is refused with 406', async () => {
+    const conn = await amqp.connect(t.amqpUrl('victim'));
+    conn.on('error', () => undefined);
+    try {
+      let ch = await conn.createChannel();
+      await ch.assertExchange('quota-a', 'direct');
+      await ch.assertExchange('quota-b', 'direct');
+      await ch.assertQueue('quota-q');
+      for (let i = 0; i < 50; i++) await ch.bindQueue('quota-q', 'quota-a', `k${i}`);
+      await ch.bindQueue('quota-q', 'quota-a', 'k0'); // the same binding again: no new one
+      assert.match(
+        await closedWith(ch, () => ch.bindQueue('quota-q', 'quota-a', 'k50')),
+        /PRECONDITION_FAILED - binding limit of exchange 'quota-a' in vhost '\/' \(50\) is reached/,
+      );
+      ch = await conn.createChannel();
+      for (let i = 0; i < 30; i++) await ch.bindQueue('quota-q', 'quota-b', `k${i}`);
+      assert.match(
+        await closedWith(ch, () => ch.bindQueue('quota-q', 'quota-b', 'k30')),
+        /PRECONDITION_FAILED - binding limit in vhost '\/' \(80\) is reached/,
+      );
+      // An unbind gives its room back; another account is not counted with this one.
+      ch = await conn.createChannel();
+      await ch.unbindQueue('quota-q', 'quota-b', 'k0');
+      await ch.bindQueue('quota-q', 'quota-b', 'k30');
+      const other = await amqp.connect(t.amqpUrl('bystander'));
+      const och = await other.createChannel();
+      await och.assertExchange('quota-a', 'direct');
+      await och.assertQueue('quota-q');
+      await och.bindQueue('quota-q', 'quota-a', 'mine');
+      await other.close();
+    } finally {
+      await conn.close().catch(() => undefined);
+    }
+  });
+
+  test("consumers per channel (530) and per account (406): one connection's no-wait consumers leave SQS long polls served", async () => {
+    const conn = await amqp.connect(t.amqpUrl('attacker'));
+    await (await conn.createChannel()).assertQueue('consumed');
+    await conn.close();
+    const c = await attackerConnection(t);
+    try {
+      const answer = await whileServed(t, 'no-wait consumers', async () => {
+        // 250 on channel 1, then channel 2 goes past the account's 300.
+        c.write(consumeFrames(1, 250));
+        c.send(2, 'channel.open');
+        await c.expect('channel.open-ok');
+        c.write(consumeFrames(2, 100));
+        const a = await c.answer(10_000);
+        // The bystander's long polls are served meanwhile (not 503).
+        const sqs = t.client('bystander');
+        const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'bystander-long-poll' }));
+        await sqs.send(new ReceiveMessageCommand({ QueueUrl, WaitTimeSeconds: 1 }));
+        return a;
+      });
+      assert.deepEqual([answer.kind, answer.code], ['channel.close', 406], JSON.stringify(answer));
+      assert.match(answer.text ?? '', /consumer limit in vhost '\/' \(300\) is reached/);
+      c.send(2, 'channel.close-ok');
+      // Per channel, RabbitMQ's consumer_max_per_channel (1024 by default) closes the connection.
+      c.send(3, 'channel.open');
+      await c.expect('channel.open-ok');
+    } finally {
+      c.close();
+    }
+    const d = await attackerConnection(t);
+    try {
+      d.write(consumeFrames(1, 1100));
+      const a = await d.answer(10_000);
+      // The account's 300 comes first on one channel too: closing the channel, not the connection.
+      assert.deepEqual([a.kind, a.code], ['channel.close', 406], JSON.stringify(a));
+    } finally {
+      d.close();
+    }
+  });
+
+  test('half-open handshakes are limited per address: 256 from 127.0.0.2 leave 127.0.0.1 its sign-in', async () => {
+    const sockets = await Promise.all(
+      Array.from(
+        { length: 256 },
+        () =>
+          new Promise<import('node:net').Socket>((resolve) => {
+            const s = connect({ port: t.amqpPort!, host: '127.0.0.1', localAddress: '127.0.0.2' });
+            s.on('error', () => undefined);
+            s.once('connect', () => (s.write(PROTOCOL_HEADER), resolve(s)));
+            s.once('close', () => resolve(s));
+          }),
+      ),
+    );
+    try {
+      await pause(300);
+      const open = sockets.filter((s) => !s.destroyed && !s.readableEnded).length;
+      assert.ok(open <= 16, `${open} half-open handshakes from one address were kept (16 may wait)`);
+      const conn = await amqp.connect(t.amqpUrl('bystander'));
+      await (await conn.createChannel()).assertQueue('bystander-amqp');
+      await conn.close();
+    } finally {
+      for (const s of sockets) s.destroy();
     }
   });
 });

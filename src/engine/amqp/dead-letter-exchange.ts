@@ -166,7 +166,7 @@ export async function exchangeTarget(
       const systemAttributes = envelopeAttributes(m.systemAttributes, next);
       const copies: DeadLetterCopy[] = [];
       let cycles = 0;
-      for (const name of routeIn(graph, dlx, keys, routingHeaders(env, deaths))) {
+      for (const name of routeIn(graph, dlx, keys, routingHeaders(env, deaths)).queues ?? []) {
         const dest = destination(name);
         if (!dest) continue;
         if (closesCycle(deaths, dest.arn)) {
