@@ -312,3 +312,44 @@ describe('AMQP budgets between tenants', () => {
     }
   });
 });
+
+describe('dead-letter fan-out between tenants', () => {
+  let t: TenantServer;
+  before(async () => {
+    t = await startTenants({ amqp: true, manualClock: true });
+  });
+  after(() => t.stop());
+
+  test('ten queues with a TTL sharing a fanout dead-letter exchange: one message makes at most 1001, the rest are logged and counted', async () => {
+    const conn = await amqp.connect(t.amqpUrl('attacker'));
+    const ch = await conn.createChannel();
+    await ch.assertExchange('fan', 'fanout');
+    const queues = Array.from({ length: 10 }, (_, i) => `ttl-${i}`);
+    for (const q of queues) {
+      await ch.assertQueue(q, { arguments: { 'x-message-ttl': 1000, 'x-dead-letter-exchange': 'fan' } });
+      await ch.bindQueue(q, 'fan', '');
+    }
+    ch.sendToQueue('ttl-0', Buffer.from('one'));
+    const total = async () => {
+      let n = 0;
+      for (const q of queues) n += (await ch.checkQueue(q)).messageCount;
+      return n;
+    };
+    let most = 0;
+    await whileServed(t, 'dead-letter fan-out', async () => {
+      for (let step = 0; step < 40; step++) {
+        await t.server.advanceClock(1100);
+        await pause(150);
+        const n = await total();
+        most = Math.max(most, n);
+        if (n === 0 && step > 2) break;
+      }
+    });
+    // Unbounded, the fourth generation alone is 3,024 copies and the total ~10^6.
+    assert.ok(most <= 1001, `${most} messages at once`);
+    assert.ok(most >= 72, `the fan-out happened (${most} at most)`);
+    assert.equal(await total(), 0, 'every copy ended: by its cycle or its budget');
+    assert.match(t.server.output(), /dead-letter copies not made: the copies one message may create/);
+    await conn.close();
+  });
+});
