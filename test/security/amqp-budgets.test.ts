@@ -124,6 +124,8 @@ describe('AMQP budgets between tenants', () => {
         '80',
         '--amqp-max-consumers-per-account',
         '300',
+        '--amqp-max-consumers-per-channel',
+        '100',
         '--amqp-max-handshakes-per-address',
         '16',
       ],
@@ -248,18 +250,22 @@ describe('AMQP budgets between tenants', () => {
     }
   });
 
-  test("consumers per channel (530) and per account (406): one connection's no-wait consumers leave SQS long polls served", async () => {
-    const conn = await amqp.connect(t.amqpUrl('attacker'));
-    await (await conn.createChannel()).assertQueue('consumed');
-    await conn.close();
+  test("consumers per account (406) and per channel (530): one account's no-wait consumers leave SQS long polls served", async () => {
+    for (const tenant of ['attacker', 'victim'] as const) {
+      const conn = await amqp.connect(t.amqpUrl(tenant));
+      await (await conn.createChannel()).assertQueue('consumed');
+      await conn.close();
+    }
     const c = await attackerConnection(t);
     try {
       const answer = await whileServed(t, 'no-wait consumers', async () => {
-        // 250 on channel 1, then channel 2 goes past the account's 300.
-        c.write(consumeFrames(1, 250));
-        c.send(2, 'channel.open');
-        await c.expect('channel.open-ok');
-        c.write(consumeFrames(2, 100));
+        // Three channels at the channel cap (100 each) fill the account's 300; the fourth's go past it.
+        c.write(consumeFrames(1, 100));
+        for (const n of [2, 3, 4]) {
+          c.send(n, 'channel.open');
+          await c.expect('channel.open-ok');
+          c.write(consumeFrames(n, 100));
+        }
         const a = await c.answer(10_000);
         // The bystander's long polls are served meanwhile (not 503).
         const sqs = t.client('bystander');
@@ -268,22 +274,19 @@ describe('AMQP budgets between tenants', () => {
         return a;
       });
       assert.deepEqual([answer.kind, answer.code], ['channel.close', 406], JSON.stringify(answer));
-      assert.match(answer.text ?? '', /consumer limit in vhost '\/' \(300\) is reached/);
-      c.send(2, 'channel.close-ok');
-      // Per channel, RabbitMQ's consumer_max_per_channel (1024 by default) closes the connection.
-      c.send(3, 'channel.open');
-      await c.expect('channel.open-ok');
+      assert.match(answer.text ?? '', /PRECONDITION_FAILED - consumer limit in vhost '\/' \(300\) is reached/);
     } finally {
       c.close();
     }
-    const d = await attackerConnection(t);
+    // RabbitMQ's consumer_max_per_channel: the consumer past it closes the connection.
+    const v = await RawClient.signedIn(t.amqpPort!, TENANTS.victim.accessKeyId, TENANTS.victim.secretAccessKey);
     try {
-      d.write(consumeFrames(1, 1100));
-      const a = await d.answer(10_000);
-      // The account's 300 comes first on one channel too: closing the channel, not the connection.
-      assert.deepEqual([a.kind, a.code], ['channel.close', 406], JSON.stringify(a));
+      v.write(consumeFrames(1, 101));
+      const a = await v.answer(10_000);
+      assert.deepEqual([a.kind, a.code], ['connection.close', 530], JSON.stringify(a));
+      assert.match(a.text ?? '', /NOT_ALLOWED - reached maximum \(100\) of consumers per channel/);
     } finally {
-      d.close();
+      v.close();
     }
   });
 
