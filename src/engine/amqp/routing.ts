@@ -180,10 +180,12 @@ function matching(node: GraphExchange, msg: RoutingInput, budget: StepBudget): B
 /**
  * Tries of topic exchanges by account and name, kept while their binding keys stay the
  * same: a publish reads its bindings afresh, and comparing their keys costs less than
- * building the trie again. The oldest goes first past TRIES.
+ * building the trie again. The oldest go first once the kept tries hold more than
+ * TRIE_PATTERNS binding keys together (each trie is at most bindings × 32 nodes).
  */
 const tries = new Map<string, { patterns: string[]; trie: TopicTrie }>();
-const TRIES = 1000;
+const TRIE_PATTERNS = 100_000;
+let triePatterns = 0;
 
 function trieOf({ exchange, bindings }: GraphExchange): TopicTrie {
   const id = `${exchange.accountId}\0${exchange.name}`;
@@ -196,9 +198,15 @@ function trieOf({ exchange, bindings }: GraphExchange): TopicTrie {
     return known.trie;
   const patterns = bindings.map((b) => b.routingKey);
   const trie = new TopicTrie(patterns);
+  if (known) triePatterns -= known.patterns.length;
   tries.delete(id);
   tries.set(id, { patterns, trie });
-  if (tries.size > TRIES) tries.delete(tries.keys().next().value!);
+  triePatterns += patterns.length;
+  for (const [oldest, kept] of tries) {
+    if (triePatterns <= TRIE_PATTERNS || oldest === id) break;
+    tries.delete(oldest);
+    triePatterns -= kept.patterns.length;
+  }
   return trie;
 }
 
