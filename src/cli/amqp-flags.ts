@@ -18,6 +18,12 @@ const FLAGS: [flag: string, key: keyof AmqpLimits, unit: Unit, description: stri
     'count',
     'AMQP sockets still in their handshake at once; more are closed on accept',
   ],
+  [
+    '--amqp-max-handshakes-per-address',
+    'maxHandshakesPerAddress',
+    'count',
+    'AMQP sockets in their handshake from one client address (IPv6: one /64); more are closed on accept',
+  ],
   ['--amqp-channel-max', 'channelMax', 'count', 'channels per AMQP connection (proposed in connection.tune)'],
   ['--amqp-max-connections', 'maxConnections', 'count', 'open AMQP connections in total; more are refused with 530'],
   [
@@ -44,6 +50,30 @@ const FLAGS: [flag: string, key: keyof AmqpLimits, unit: Unit, description: stri
     'maxUnacked',
     'count',
     'unacknowledged deliveries per AMQP connection; past it consumers wait for acks',
+  ],
+  [
+    '--amqp-max-consumers-per-channel',
+    'maxConsumersPerChannel',
+    'count',
+    'consumers per AMQP channel; basic.consume over it is refused with 530',
+  ],
+  [
+    '--amqp-max-consumers-per-account',
+    'maxConsumersPerAccount',
+    'count',
+    'AMQP consumers per account; basic.consume over it is refused with 406',
+  ],
+  [
+    '--amqp-max-bindings-per-account',
+    'maxBindingsPerAccount',
+    'count',
+    'AMQP bindings per account; queue.bind and exchange.bind over it are refused with 406',
+  ],
+  [
+    '--amqp-max-bindings-per-exchange',
+    'maxBindingsPerExchange',
+    'count',
+    'AMQP bindings from one exchange; over it binds are refused with 406',
   ],
 ];
 

@@ -15,6 +15,7 @@ import { ServerPolicySet, type ServerPolicy } from './dead-letters/server-polici
 import { decodeReceipt, encodeReceipt, type Receipt } from './messages/receipt.js';
 import type { AmqpPropertyCodec } from './amqp/message-view.js';
 import { DeliveryHolders } from './amqp/delivery-holders.js';
+import { BindingQuota, DEFAULT_BINDING_LIMITS, type BindingLimits } from './amqp/binding-quota.js';
 import type { DeadLettered } from './store/dead-letters.js';
 import type { Store } from './store/store.js';
 import { Sweeps } from './sweeps.js';
@@ -39,6 +40,8 @@ export interface EngineOptions {
   observer?: EngineObserver;
   /** Reads and writes AMQP content properties as JSON (PeekMessages, imports); without it they are shown raw and cannot be imported. */
   amqpCodec?: AmqpPropertyCodec;
+  /** AMQP bindings per account and per exchange (binding-quota.ts). */
+  bindingLimits?: Partial<BindingLimits>;
 }
 
 /**
@@ -71,6 +74,8 @@ export class Engine implements EngineContext {
   readonly deadLetterReport: DeadLetterReport;
   /** The expiry and retention sweeps (sweeps.ts). */
   readonly sweeps: Sweeps;
+  /** AMQP bindings per account (binding-quota.ts). */
+  readonly bindingQuota: BindingQuota;
   private readonly settings: SettingsInForce;
   private receiptCodec?: Promise<ReceiptCodec>;
 
@@ -92,6 +97,11 @@ export class Engine implements EngineContext {
     this.settings = new SettingsInForce(this.policies);
     this.deadLetterReport = new DeadLetterReport(this.observer, this.log);
     this.sweeps = new Sweeps(this);
+    this.bindingQuota = new BindingQuota(
+      this.store.exchanges,
+      { ...DEFAULT_BINDING_LIMITS, ...opts.bindingLimits },
+      () => this.clock.now(),
+    );
   }
 
   /** The queue's dead-letter settings in force: its attributes over the matching policy. */

@@ -35,6 +35,8 @@ export interface EngineObserver {
   dropped(from: QueueRecord, reason: DeathReason): void;
   /** A message whose dead-lettering would have closed a cycle: parked in the cycles queue `to`, or (AMQP) dropped. */
   cycleBroken(from: QueueRecord, reason: DeathReason, to?: number): void;
+  /** Dead-letter copies of a message of `from` not made: the copies one event may create were spent. */
+  copiesDropped?(from: QueueRecord, reason: DeathReason, count: number): void;
   /** A move task this node drives, after each batch: its status, moved and total counts. */
   moveTask(task: MoveTaskRecord, movedNow: number): void;
   /** An action served: its name, the protocol that carried it, the error code ('' on success). */
@@ -85,6 +87,10 @@ export function bothObservers(first: EngineObserver, second: EngineObserver): En
     cycleBroken: (from, reason, to) => {
       first.cycleBroken(from, reason, to);
       second.cycleBroken(from, reason, to);
+    },
+    copiesDropped: (from, reason, n) => {
+      first.copiesDropped?.(from, reason, n);
+      second.copiesDropped?.(from, reason, n);
     },
     moveTask: (task, moved) => {
       first.moveTask(task, moved);

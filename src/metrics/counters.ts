@@ -93,6 +93,11 @@ export class CounterObserver implements EngineObserver {
         'Messages that would have closed a dead-letter cycle, parked in redrive-cycles instead.',
         [...QUEUE, 'reason'],
       ),
+      copiesDropped: counter(
+        'redrive_dead_letter_copies_dropped_total',
+        'Dead-letter copies not made through an AMQP dead-letter exchange: the copies one message may create were spent.',
+        [...QUEUE, 'reason'],
+      ),
       requests: hot(
         'redrive_requests_total',
         'SQS API requests served, by action, protocol and error code ("" for success).',
@@ -155,6 +160,10 @@ export class CounterObserver implements EngineObserver {
 
   cycleBroken(from: QueueRecord, reason: DeathReason): void {
     this.m.cycles.inc({ ...this.series(from).labels, reason });
+  }
+
+  copiesDropped(from: QueueRecord, reason: DeathReason, count: number): void {
+    this.m.copiesDropped.inc({ ...this.series(from).labels, reason }, count);
   }
 
   moveTask(task: MoveTaskRecord, movedNow: number): void {

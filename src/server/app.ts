@@ -182,6 +182,10 @@ async function start(
     maxLongPolls: admissionLimits().maxLongPolls,
     observer: metrics.observer,
     amqpCodec: amqpPropertyCodec,
+    bindingLimits: {
+      ...(config.amqpLimits?.maxBindingsPerAccount && { perAccount: config.amqpLimits.maxBindingsPerAccount }),
+      ...(config.amqpLimits?.maxBindingsPerExchange && { perExchange: config.amqpLimits.maxBindingsPerExchange }),
+    },
   });
   metrics.attach(engine, node);
   const runtimePolicies = new RuntimePolicies(store.policies, engine.policies, policies, log);

@@ -115,19 +115,22 @@ export class RawClient {
   }
 }
 
+/** A frame of `type` on `channel` around `payload`. */
+export function rawFrame(type: number, channel: number, payload: Buffer): Buffer {
+  const f = Buffer.alloc(payload.length + 8);
+  f[0] = type;
+  f.writeUInt16BE(channel, 1);
+  f.writeUInt32BE(payload.length, 3);
+  payload.copy(f, 7);
+  f[payload.length + 7] = 0xce;
+  return f;
+}
+
 /** basic.publish to the default exchange with its content header and body, as raw frames. */
 export function publishFrames(channel: number, queue: string, body: string): Buffer {
   const header = new Writer();
   header.short(60).short(0).longlong(Buffer.byteLength(body)).short(0);
-  const frame = (type: number, payload: Buffer) => {
-    const f = Buffer.alloc(payload.length + 8);
-    f[0] = type;
-    f.writeUInt16BE(channel, 1);
-    f.writeUInt32BE(payload.length, 3);
-    payload.copy(f, 7);
-    f[payload.length + 7] = 0xce;
-    return f;
-  };
+  const frame = (type: number, payload: Buffer) => rawFrame(type, channel, payload);
   return Buffer.concat([
     methodFrame(channel, 'basic.publish', { exchange: '', routingKey: queue }),
     frame(2, header.result()),

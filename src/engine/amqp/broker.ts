@@ -160,6 +160,7 @@ export class AmqpBroker {
     if (ifEmpty && total > 0) throw amqpErrors.precondition(`queue '${queue.name}' in vhost '/' not empty`);
     await this.engine.store.queues.delete(queue.id);
     await this.engine.store.exchanges.unbindDestination(this.accountId, 'queue', queue.name);
+    this.engine.bindingQuota.forget(this.accountId);
     this.engine.log.info(
       { queue: queue.name, account: queue.accountId, by: this.accountId, via: 'amqp' },
       'queue deleted',
@@ -222,7 +223,8 @@ export class AmqpBroker {
       this.engine.deadLettered(queue, r.deadLettered);
       return r;
     };
-    const messages = await this.engine.longPolls.wait(queue.id, waitMs, attempt, signal, max);
+    // Consumers start by the hundred: their first attempts take turns (long-poll.ts).
+    const messages = await this.engine.longPolls.wait(queue.id, waitMs, attempt, signal, max, true);
     // A delivery is a receive (docs/monitoring.md); a consumer's idle wait is no empty receive.
     if (messages.length) this.engine.observer.received(queue, messages.length);
     return messages.map((m) => {

@@ -19,6 +19,14 @@ import { loadGraph, routeIn, type RoutingGraph } from './routing.js';
  * and becomes the x-death headers on delivery.
  */
 
+/**
+ * Dead-letter copies (beyond one per dead-lettering) one published message may lead to, through every dead-letter
+ * exchange its copies pass (N queues with a TTL sharing a fanout dead-letter exchange
+ * would otherwise make Σ (N−1)!/(N−1−k)! copies of one message). Past it a copy is not
+ * made, and is logged and counted (`redrive_dead_letter_copies_dropped_total`).
+ */
+const DEAD_LETTER_COPIES = 1000;
+
 /** The exchanges and bindings reachable from the queue's dead-letter exchange `dlx`. */
 function dlxGraph(engine: EngineContext, queue: QueueRecord, dlx: string): Promise<RoutingGraph> {
   return loadGraph(
@@ -163,24 +171,30 @@ export async function exchangeTarget(
         next.ccKeys = undefined;
         next.dropCc = true;
       }
-      const systemAttributes = envelopeAttributes(m.systemAttributes, next);
-      const copies: DeadLetterCopy[] = [];
+      const targets: { queue: QueueRecord; settings: DeadLetterSettings }[] = [];
       let cycles = 0;
-      for (const name of routeIn(graph, dlx, keys, routingHeaders(env, deaths))) {
+      for (const name of routeIn(graph, dlx, keys, routingHeaders(env, deaths)).queues ?? []) {
         const dest = destination(name);
         if (!dest) continue;
-        if (closesCycle(deaths, dest.arn)) {
-          cycles++;
-          continue;
-        }
-        copies.push({
-          queueId: dest.queue.id,
-          messageId: randomUUID(),
-          systemAttributes,
-          expiresAt: expiryAfter(dest.settings, now),
-        });
+        if (closesCycle(deaths, dest.arn)) cycles++;
+        else targets.push(dest);
       }
-      return { kind: 'copies', sentAt: now, deadLetterSourceArn: sourceArn, deaths, copies, cycles };
+      // One event's copies are bounded: each copy beyond the first spends one of the
+      // message's budget, and what is left is shared out among the copies for the copies
+      // they may make in turn (a message dead-lettered to one queue, as in a retry loop,
+      // keeps its budget).
+      const budget = env.copyBudget ?? DEAD_LETTER_COPIES;
+      const made = targets.slice(0, budget + 1);
+      next.copyBudget = made.length ? Math.floor((budget - (made.length - 1)) / made.length) : 0;
+      const systemAttributes = envelopeAttributes(m.systemAttributes, next);
+      const copies: DeadLetterCopy[] = made.map((dest) => ({
+        queueId: dest.queue.id,
+        messageId: randomUUID(),
+        systemAttributes,
+        expiresAt: expiryAfter(dest.settings, now),
+      }));
+      const overBudget = targets.length - made.length;
+      return { kind: 'copies', sentAt: now, deadLetterSourceArn: sourceArn, deaths, copies, cycles, overBudget };
     },
   };
 }

@@ -26,6 +26,8 @@ export interface Envelope {
   dropCc?: boolean;
   /** Dead-lettered through an exchange: its receive count when it arrived (the count carries over, as SQS's does). */
   receiveCountOnArrival?: number;
+  /** Dead-letter copies this message and its copies may still make (dead-letter-exchange.ts); absent: all of them. */
+  copyBudget?: number;
 }
 
 /** The stored form. */
@@ -40,6 +42,7 @@ interface StoredEnvelope {
   b?: 1;
   n?: number;
   d?: 1;
+  q?: number;
 }
 
 function encode(env: Envelope): string {
@@ -52,6 +55,7 @@ function encode(env: Envelope): string {
   if (env.base64Body) s.b = 1;
   if (env.receiveCountOnArrival) s.n = env.receiveCountOnArrival;
   if (env.dropCc) s.d = 1;
+  if (env.copyBudget !== undefined) s.q = env.copyBudget;
   return JSON.stringify(s);
 }
 
@@ -66,6 +70,7 @@ function decode(raw: string): Envelope {
   if (s.b) env.base64Body = true;
   if (s.n !== undefined) env.receiveCountOnArrival = s.n;
   if (s.d) env.dropCc = true;
+  if (s.q !== undefined) env.copyBudget = s.q;
   return env;
 }
 

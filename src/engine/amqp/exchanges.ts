@@ -1,7 +1,16 @@
 import type { Engine } from '../engine.js';
-import type { BindingRecord, ExchangeRecord } from '../store/exchanges.js';
+import { canonicalJson, type BindingRecord, type ExchangeRecord } from '../store/exchanges.js';
 import { amqpErrors, AmqpError, CODES } from './errors.js';
 import { EXCHANGE_TYPES, type RoutingSource } from './routing.js';
+
+/** Words of a topic exchange's binding key (pattern): topic matching costs up to key words × pattern words. */
+const TOPIC_PATTERN_WORDS = 32;
+
+const sameBinding = (a: Omit<BindingRecord, 'accountId'>, b: Omit<BindingRecord, 'accountId'>) =>
+  a.source === b.source &&
+  a.destinationKind === b.destinationKind &&
+  a.destination === b.destination &&
+  a.routingKey === b.routingKey;
 
 /** The exchanges every virtual host has: they cannot be declared with other settings, nor deleted. */
 export const BUILT_IN: Record<string, string> = {
@@ -111,6 +120,7 @@ export class AmqpExchanges implements RoutingSource {
     if (ifUnused && (await this.bindings(name)).length > 0)
       throw amqpErrors.precondition(`exchange '${name}' in vhost '/' in use`);
     await this.engine.store.exchanges.delete(this.accountId, name);
+    this.engine.bindingQuota.forget(this.accountId);
   }
 
   /** Checks a binding's source: it exists and is not the default exchange. */
@@ -121,7 +131,24 @@ export class AmqpExchanges implements RoutingSource {
 
   async bind(b: Omit<BindingRecord, 'accountId'>, bind: boolean): Promise<void> {
     const record = { ...b, accountId: this.accountId };
-    if (bind) await this.engine.store.exchanges.bind(record);
-    else await this.engine.store.exchanges.unbind(record);
+    const quota = this.engine.bindingQuota;
+    if (!bind) {
+      if (await this.engine.store.exchanges.unbind(record)) quota.give(this.accountId);
+      return;
+    }
+    const existing = await this.bindings(b.source);
+    const same = canonicalJson(b.arguments);
+    if (existing.some((x) => sameBinding(x, b) && canonicalJson(x.arguments) === same)) return;
+    const source = await this.exchange(b.source);
+    const words = b.routingKey.split('.').length;
+    if (source?.type === 'topic' && words > TOPIC_PATTERN_WORDS)
+      throw amqpErrors.precondition(`topic binding key of ${words} words; at most ${TOPIC_PATTERN_WORDS}`);
+    if (existing.length >= quota.limits.perExchange)
+      throw amqpErrors.precondition(
+        `binding limit of exchange '${b.source}' in vhost '/' (${quota.limits.perExchange}) is reached`,
+      );
+    if (!(await quota.take(this.accountId)))
+      throw amqpErrors.precondition(`binding limit in vhost '/' (${quota.limits.perAccount}) is reached`);
+    if (!(await this.engine.store.exchanges.bind(record))) quota.give(this.accountId);
   }
 }

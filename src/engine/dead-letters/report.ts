@@ -1,7 +1,7 @@
 import type { Log } from '../context.js';
 import type { EngineObserver } from '../observer.js';
 import type { DeadLettered } from '../store/dead-letters.js';
-import type { QueueRecord } from '../types.js';
+import type { DeathReason, QueueRecord } from '../types.js';
 
 /**
  * Logs and counts what an operation dead-lettered, once it has committed (stores may run
@@ -13,6 +13,8 @@ export class DeadLetterReport {
   cyclesBroken = 0;
   /** Messages dropped since start because they had no dead-letter queue to go to. */
   dropped = 0;
+  /** Dead-letter exchange copies not made since start: their event's copy budget was spent. */
+  copiesOverBudget = 0;
 
   constructor(
     private readonly observer: EngineObserver,
@@ -21,7 +23,14 @@ export class DeadLetterReport {
 
   record(queue: QueueRecord, outcomes: DeadLettered[]): void {
     let drops: Map<string, string[]> | undefined;
+    let overBudget: { count: number; messageIds: Set<string>; reason: DeathReason } | undefined;
     for (const d of outcomes) {
+      if (d.kind === 'over-budget') {
+        overBudget ??= { count: 0, messageIds: new Set(), reason: d.reason };
+        overBudget.count++;
+        overBudget.messageIds.add(d.messageId);
+        continue;
+      }
       if (d.kind === 'moved') {
         this.observer.deadLettered(queue, d.to!, d.reason);
       } else if (d.kind === 'cycle') {
@@ -41,6 +50,21 @@ export class DeadLetterReport {
         ids.push(d.messageId);
         drops.set(d.reason, ids);
       }
+    }
+    if (overBudget) {
+      this.copiesOverBudget += overBudget.count;
+      this.observer.copiesDropped?.(queue, overBudget.reason, overBudget.count);
+      this.log.warn(
+        {
+          queue: queue.name,
+          account: queue.accountId,
+          reason: overBudget.reason,
+          count: overBudget.count,
+          messageIds: [...overBudget.messageIds].slice(0, 10),
+          copiesOverBudget: this.copiesOverBudget,
+        },
+        'dead-letter copies not made: the copies one message may create through dead-letter exchanges were spent',
+      );
     }
     // Dropping is the configured behaviour (a TTL or a length limit without a DLQ), so one
     // info line per operation and reason, not a warning per message.

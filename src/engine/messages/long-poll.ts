@@ -42,6 +42,9 @@ interface QueueWaiters {
   list: Waiter[];
   /** Long polls inside wait() for this queue, waiting or still in their first attempt. */
   holders: number;
+  /** Gated long polls (AMQP consumers) in their first attempt, and those waiting for a turn. */
+  firsts: number;
+  turns: (() => void)[];
   unsubscribe: () => void;
   timer?: Timer;
   timerAt?: number;
@@ -67,6 +70,9 @@ interface QueueWaiters {
    */
   drained?: { next: number | null };
 }
+
+/** Gated first attempts (see wait) running at once on one queue. */
+const FIRST_ATTEMPTS = 4;
 
 /**
  * Long polling without polling loops. A waiting receive sleeps until the store says
@@ -96,22 +102,32 @@ export class LongPolls {
     return this.count;
   }
 
-  /** Runs `attempt` until it returns something, the wait ends, or `signal` aborts. */
+  /**
+   * Runs `attempt` until it returns something, the wait ends, or `signal` aborts.
+   * `gated`: the first attempt waits while FIRST_ATTEMPTS gated ones run on the queue (AMQP
+   * consumers, which start by the hundred): by its turn the queue is usually known to be
+   * drained, and it waits without an attempt of its own.
+   */
   async wait<T>(
     queueId: number,
     waitMs: number,
     attempt: () => Promise<Attempt<T>>,
     signal?: Cancellation,
     max = 1,
+    gated = false,
   ): Promise<T[]> {
     if (waitMs <= 0) return (await attempt()).messages;
     const q = this.hold(queueId);
     try {
-      const d = q.drained;
-      const skip = d && (d.next === null || d.next > this.clock.now()) && q.supply <= q.running;
-      const first = skip
-        ? { messages: [], nextVisibleAt: d.next, unheard: false }
-        : await this.observed(q, attempt, max);
+      const done = gated ? await this.firstTurn(q) : undefined;
+      let first: Attempt<T> & { unheard: boolean };
+      try {
+        const d = q.drained;
+        const skip = signal?.aborted || (d && (d.next === null || d.next > this.clock.now()) && q.supply <= q.running);
+        first = skip ? { messages: [], nextVisibleAt: d?.next, unheard: false } : await this.observed(q, attempt, max);
+      } finally {
+        done?.();
+      }
       if (first.messages.length > 0 || signal?.aborted) return first.messages;
       return await this.sleep(q, queueId, this.clock.now() + waitMs, attempt, signal, max, first);
     } finally {
@@ -213,12 +229,24 @@ export class LongPolls {
     });
   }
 
+  /** A turn for a gated first attempt on the queue; returns how to give it back. */
+  private async firstTurn(q: QueueWaiters): Promise<() => void> {
+    while (q.firsts >= FIRST_ATTEMPTS) await new Promise<void>((resolve) => q.turns.push(resolve));
+    q.firsts++;
+    return () => {
+      q.firsts--;
+      q.turns.shift()?.();
+    };
+  }
+
   private hold(queueId: number): QueueWaiters {
     let q = this.queues.get(queueId);
     if (!q) {
       q = {
         list: [],
         holders: 0,
+        firsts: 0,
+        turns: [],
         wakes: 0,
         unheard: 0,
         supply: 0,

@@ -88,6 +88,8 @@ export interface DeadLetterCopies extends ArrivalFields {
   copies: DeadLetterCopy[];
   /** Queues left out because the copy would close a cycle with no rejection (RabbitMQ drops it). */
   cycles: number;
+  /** Copies not made because the message's copy budget was spent (dead-letter-exchange.ts). */
+  overBudget?: number;
 }
 
 /** How one message is dead-lettered: moved (to the target or, breaking a cycle, the cycles queue) or copied. */
@@ -129,6 +131,8 @@ export function copyOutcomes(m: StoredMessage, a: DeadLetterCopies, reason: Deat
     reason,
   }));
   for (let i = 0; i < a.cycles; i++) out.push({ kind: 'cycle', messageId: m.messageId, from: m.queueId, reason });
+  for (let i = 0; i < (a.overBudget ?? 0); i++)
+    out.push({ kind: 'over-budget', messageId: m.messageId, from: m.queueId, reason });
   if (out.length === 0) out.push({ kind: 'dropped', messageId: m.messageId, from: m.queueId, reason });
   return out;
 }
@@ -147,10 +151,11 @@ export interface LengthLimit {
  * One message that an operation dead-lettered: `moved` to a dead-letter queue (or a copy
  * of it made there), `cycle` when going on would have closed a dead-letter cycle with no
  * rejection in it (parked in the cycles queue `to`, or, for an AMQP copy, not made, as
- * RabbitMQ drops it), `dropped` for want of a target.
+ * RabbitMQ drops it), `dropped` for want of a target, `over-budget` for a dead-letter
+ * exchange's copy not made because the event's copies were all spent.
  */
 export interface DeadLettered {
-  kind: 'moved' | 'cycle' | 'dropped';
+  kind: 'moved' | 'cycle' | 'dropped' | 'over-budget';
   messageId: string;
   /** The queue it left. */
   from: number;

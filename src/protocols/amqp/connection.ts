@@ -27,6 +27,8 @@ const FRAME_MAX = 131_072;
 const MIN_FRAME_MAX = 4096;
 /** Bytes buffered for the socket past which consumers wait for it to drain. */
 const HIGH_WATER = 1 << 20;
+/** How long one connection's frames may run in one turn of the event loop. */
+const FRAME_SLICE_MS = 10;
 
 type State = 'header' | 'start-ok' | 'tune-ok' | 'open' | 'ready' | 'closing' | 'closed';
 
@@ -51,7 +53,7 @@ export class Connection implements ChannelHost {
   private lastSent = Date.now();
   private closeTimer?: NodeJS.Timeout;
   /** Until connection.open-ok: the handshake's timer and the bytes received so far. */
-  private handshake?: { timer: NodeJS.Timeout; bytes: number };
+  private handshake?: { timer: NodeJS.Timeout; bytes: number; end: () => void };
   login?: { account: string; user: string; counted: boolean };
   /** What live-view.ts shows: when it connected, what the client said it is, bytes each way. */
   readonly stats = {
@@ -77,8 +79,11 @@ export class Connection implements ChannelHost {
     this.channelMax = limits.channelMax;
     this.holdings = new Holdings(opts.usage, this.channels);
     this.flow = new Flow(socket, opts.usage, (name, args) => this.send0(name, args));
-    opts.usage.handshakes++;
-    this.handshake = { timer: setTimeout(() => this.handshakeExpired(), limits.handshakeTimeoutMs), bytes: 0 };
+    this.handshake = {
+      timer: setTimeout(() => this.handshakeExpired(), limits.handshakeTimeoutMs),
+      bytes: 0,
+      end: opts.usage.startHandshake(socket.remoteAddress),
+    };
     socket.setNoDelay(true);
     socket.on('data', (chunk) => this.onData(chunk));
     socket.on('error', () => socket.destroy());
@@ -175,8 +180,21 @@ export class Connection implements ChannelHost {
         locales: 'en_US',
       });
     }
+    this.runFrames();
+  }
+
+  /**
+   * Runs the frames received for at most FRAME_SLICE_MS of one turn of the event loop; the
+   * rest wait (the socket unread) until other sockets have had their turn, so one peer's
+   * expensive frames cannot hold the server for long.
+   */
+  private runFrames(): void {
+    const until = performance.now() + FRAME_SLICE_MS;
     try {
-      for (let f = this.parser.next(); f && (this.state as State) !== 'closed'; f = this.parser.next()) this.onFrame(f);
+      for (let f = this.parser.next(); f && (this.state as State) !== 'closed'; f = this.parser.next()) {
+        this.onFrame(f);
+        if (performance.now() > until) return this.flow.yieldTurn(() => this.runFrames());
+      }
     } catch (e) {
       this.fail(e instanceof AmqpError ? e : amqpErrors.frameError(String((e as Error).message)));
     }
@@ -286,8 +304,8 @@ export class Connection implements ChannelHost {
   private endHandshake(): void {
     if (!this.handshake) return;
     clearTimeout(this.handshake.timer);
+    this.handshake.end();
     this.handshake = undefined;
-    this.opts.usage.handshakes--;
   }
 
   /** RabbitMQ's handshake_timeout: a peer that has not opened the connection in time is dropped. */

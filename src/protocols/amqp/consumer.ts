@@ -1,5 +1,6 @@
 import type { Delivery } from '../../engine/amqp/broker.js';
 import type { QueueRecord } from '../../engine/types.js';
+import type { Holdings } from './limits.js';
 import type { RegisteredConsumer } from './registry.js';
 
 /** How long one receive of a consumer waits before it checks its queue again. */
@@ -9,6 +10,9 @@ const BATCH = 50;
 
 /** What a consumer needs of its channel. */
 export interface ConsumerHost {
+  /** The channel's consumers (its limit counts them). */
+  readonly consumers: ReadonlyMap<string, unknown>;
+  readonly host: { readonly holdings: Pick<Holdings, 'takeConsumer'> };
   /** Messages the consumer may take now (prefetch room, flow, socket back-pressure); 0 to wait. */
   credit(c: Consumer): number;
   /** Resolves when credit may have grown. */
@@ -31,14 +35,19 @@ export class Consumer implements RegisteredConsumer {
   /** Messages delivered to this consumer and not yet settled. */
   unacked = 0;
   private readonly abort = new AbortController();
+  /** Gives back its slot: a consumer waits in the engine's long-poll pool, which has a cap. */
+  private readonly release: () => void;
 
+  /** Throws RabbitMQ's refusal when the channel, the account or the server has no room for another consumer. */
   constructor(
     readonly tag: string,
     readonly queue: QueueRecord,
     readonly noAck: boolean,
     readonly exclusive: boolean,
     private readonly host: ConsumerHost,
-  ) {}
+  ) {
+    this.release = host.host.holdings.takeConsumer(queue.accountId, host.consumers.size);
+  }
 
   start(): void {
     void this.run();
@@ -47,6 +56,7 @@ export class Consumer implements RegisteredConsumer {
   stop(): void {
     this.active = false;
     this.abort.abort();
+    this.release();
   }
 
   queueDeleted(): void {

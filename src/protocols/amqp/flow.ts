@@ -26,6 +26,8 @@ export class Flow {
   /** This connection has published: the server's alarm blocks it. */
   private publisher = false;
   private blocked = false;
+  /** The connection used its turn of the event loop: the socket is unread until the next. */
+  private yielding = false;
   private stopAlarm?: () => void;
 
   constructor(
@@ -54,6 +56,17 @@ export class Flow {
     this.update();
   }
 
+  /** Stops reading until the event loop's next turn, then runs `resume` (the frames still buffered). */
+  yieldTurn(resume: () => void): void {
+    this.yielding = true;
+    this.update();
+    setImmediate(() => {
+      this.yielding = false;
+      resume();
+      this.update();
+    });
+  }
+
   private update(): void {
     const blocked = this.usage.alarm && this.publisher;
     if (blocked !== this.blocked) {
@@ -62,9 +75,10 @@ export class Flow {
         this.send0(blocked ? 'connection.blocked' : 'connection.unblocked', blocked ? { reason: 'low on memory' } : {});
     }
     const paused = this.socket.isPaused();
-    if (!paused && (blocked || this.pending >= BACKLOG_PAUSE || this.pendingBytes >= BACKLOG_PAUSE_BYTES))
+    const busy = blocked || this.yielding;
+    if (!paused && (busy || this.pending >= BACKLOG_PAUSE || this.pendingBytes >= BACKLOG_PAUSE_BYTES))
       this.socket.pause();
-    else if (paused && !blocked && this.pending <= BACKLOG_RESUME && this.pendingBytes <= BACKLOG_RESUME_BYTES)
+    else if (paused && !busy && this.pending <= BACKLOG_RESUME && this.pendingBytes <= BACKLOG_RESUME_BYTES)
       this.socket.resume();
   }
 }

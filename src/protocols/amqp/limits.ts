@@ -1,4 +1,5 @@
-import { AmqpError, CODES } from '../../engine/amqp/errors.js';
+import { amqpErrors, AmqpError, CODES } from '../../engine/amqp/errors.js';
+import { addressKey } from '../auth-throttle.js';
 
 /**
  * The AMQP listener's resource limits (docs/security.md): what one peer may make the
@@ -12,6 +13,8 @@ export interface AmqpLimits {
   handshakeMaxBytes: number;
   /** Sockets still in the handshake at once; a socket accepted over it is closed at once. */
   maxHandshakes: number;
+  /** The same from one client address (an IPv6 one by its /64), so one host cannot take them all. */
+  maxHandshakesPerAddress: number;
   /** RabbitMQ's `channel_max`, proposed in connection.tune. */
   channelMax: number;
   /** Open (signed-in) connections in total; the next connection.open is refused with 530. */
@@ -30,6 +33,14 @@ export interface AmqpLimits {
   maxQueuedBytesTotal: number;
   /** Deliveries a connection holds unacknowledged; past it its consumers wait for acks, basic.get is refused with 406. */
   maxUnacked: number;
+  /** Consumers of one channel (RabbitMQ's consumer_max_per_channel); basic.consume over it: 530. */
+  maxConsumersPerChannel: number;
+  /** Consumers of one account over all its connections; basic.consume over it: 406. */
+  maxConsumersPerAccount: number;
+  /** Bindings of one account (the engine counts them: binding-quota.ts); queue.bind / exchange.bind over it: 406. */
+  maxBindingsPerAccount: number;
+  /** Bindings from one exchange; over it: 406. */
+  maxBindingsPerExchange: number;
   /** After close / close-ok, how long the server keeps reading (and discarding) before it drops a peer that does not close. */
   closeTimeoutMs: number;
 }
@@ -38,6 +49,7 @@ export const DEFAULT_AMQP_LIMITS: AmqpLimits = {
   handshakeTimeoutMs: 10_000,
   handshakeMaxBytes: 64 * 1024,
   maxHandshakes: 256,
+  maxHandshakesPerAddress: 64,
   channelMax: 2047,
   maxConnections: 4096,
   maxConnectionsPerUser: 1024,
@@ -46,10 +58,32 @@ export const DEFAULT_AMQP_LIMITS: AmqpLimits = {
   maxUnacked: 100_000,
   maxQueuedBytesTotal: 256 * 1024 * 1024,
   closeTimeoutMs: 5_000,
+  maxConsumersPerChannel: 1024,
+  maxConsumersPerAccount: 2000,
+  maxBindingsPerAccount: 10_000,
+  maxBindingsPerExchange: 1_000,
 };
 
 /** A refusal of one of the counters below: the reply text, RabbitMQ's where it has one. */
 export type Refusal = string | undefined;
+
+/** Counts per key (an address, an account); each add gives back how to take it away. */
+class Tally {
+  private readonly counts = new Map<string, number>();
+
+  of(key: string): number {
+    return this.counts.get(key) ?? 0;
+  }
+
+  add(key: string): () => void {
+    this.counts.set(key, this.of(key) + 1);
+    return () => {
+      const left = this.of(key) - 1;
+      if (left > 0) this.counts.set(key, left);
+      else this.counts.delete(key);
+    };
+  }
+}
 
 /**
  * What all connections of one listener hold together: sockets in the handshake, open
@@ -59,6 +93,10 @@ export type Refusal = string | undefined;
 export class AmqpUsage {
   handshakes = 0;
   unfinishedBytes = 0;
+  /** Consumers of all connections: each waits in the engine's long-poll pool. */
+  consumers = 0;
+  private readonly consumersPerAccount = new Tally();
+  private readonly handshakesPerAddress = new Tally();
   /** Set while the bytes waiting to be stored are over maxQueuedBytesTotal (until under half). */
   alarm = false;
   private queuedBytes = 0;
@@ -66,7 +104,50 @@ export class AmqpUsage {
   private open = 0;
   private readonly perUser = new Map<string, number>();
 
-  constructor(readonly limits: AmqpLimits) {}
+  /**
+   * `consumerPool`: how many consumers may wait in the engine's long-poll pool at once, the
+   * share of it that leaves the rest to SQS long polls.
+   */
+  constructor(
+    readonly limits: AmqpLimits,
+    readonly consumerPool = Number.POSITIVE_INFINITY,
+  ) {}
+
+  /** Whether a socket from `address` may start its handshake (under the total and its address's share). */
+  mayHandshake(address: string | undefined): boolean {
+    const mine = this.handshakesPerAddress.of(addressKey(address ?? ''));
+    return this.handshakes < this.limits.maxHandshakes && mine < this.limits.maxHandshakesPerAddress;
+  }
+
+  /** A socket from `address` starts its handshake; returns how to end it. */
+  startHandshake(address: string | undefined): () => void {
+    this.handshakes++;
+    const end = this.handshakesPerAddress.add(addressKey(address ?? ''));
+    return () => {
+      this.handshakes--;
+      end();
+    };
+  }
+
+  /**
+   * Takes a consumer slot for the account, or throws RabbitMQ's refusal: past the account's
+   * quota or the server's share of the long-poll pool, 406 on the channel.
+   */
+  takeConsumer(accountId: string): () => void {
+    if (this.consumersPerAccount.of(accountId) >= this.limits.maxConsumersPerAccount)
+      throw amqpErrors.precondition(`consumer limit in vhost '/' (${this.limits.maxConsumersPerAccount}) is reached`);
+    if (this.consumers >= this.consumerPool)
+      throw amqpErrors.precondition(`the server's consumer limit (${this.consumerPool}) is reached`);
+    this.consumers++;
+    const end = this.consumersPerAccount.add(accountId);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      this.consumers--;
+      end();
+    };
+  }
 
   /** Takes an open-connection slot for `user`, or says why not (RabbitMQ's texts). */
   openConnection(user: string): Refusal {
@@ -142,6 +223,18 @@ export class Holdings {
         40,
       );
     }
+  }
+
+  /**
+   * A consumer slot for a new consumer on a channel that has `onChannel` already
+   * (RabbitMQ's consumer_max_per_channel: 530 NOT_ALLOWED), then the account's and the
+   * server's (AmqpUsage.takeConsumer); returns how to give it back.
+   */
+  takeConsumer(accountId: string, onChannel: number): () => void {
+    const max = this.usage.limits.maxConsumersPerChannel;
+    if (onChannel >= max)
+      throw new AmqpError(CODES.NOT_ALLOWED, `reached maximum (${max}) of consumers per channel`, 60, 20);
+    return this.usage.takeConsumer(accountId);
   }
 
   /** Deliveries the connection may still hold unacknowledged. */

@@ -1,10 +1,11 @@
 import type { AmqpBroker } from '../../engine/amqp/broker.js';
 import { amqpErrors, AmqpError, CODES } from '../../engine/amqp/errors.js';
 import type { Publish } from '../../engine/amqp/publish.js';
-import { plainTable, type FieldTable } from './codec.js';
+import { plainTable } from './codec.js';
 import { senderSelected } from './death-headers.js';
+import { contentHeaderCost } from './decoded-cost.js';
 import { contentFrames, methodFrame } from './frames.js';
-import { decodeHeader, MAX_BODY } from './properties.js';
+import { decodeHeader, MAX_BODY, propertiesFromRaw } from './properties.js';
 import type { Args, Method, MethodName } from './spec.js';
 
 /** What a publisher needs of its channel. */
@@ -29,6 +30,8 @@ const MAX_BATCH = 256;
 
 interface QueuedPublish {
   seq: number;
+  /** What it holds in memory while it waits to be stored: its body and its decoded headers. */
+  bytes: number;
   mandatory: boolean;
   publish: Publish;
   /** Found while assembling it (an invalid expiration): raised at its turn. */
@@ -38,11 +41,16 @@ interface QueuedPublish {
 interface PendingPublish {
   args: Args;
   bodySize?: number;
+  /** The properties as received, copied out of the socket's chunk: decoded again once the body is in. */
   rawProperties?: Buffer;
-  headers?: FieldTable;
+  hasHeaders?: boolean;
+  /** What the decoded headers take (decoded-cost.ts), counted once the message waits to be stored. */
+  headersCost: number;
   expiration?: string;
   chunks: Buffer[];
   received: number;
+  /** Counted as held: the properties' and body's bytes received. */
+  held: number;
 }
 
 /**
@@ -66,7 +74,7 @@ export class Publisher {
   }
 
   start(method: Method): void {
-    this.publishing = { args: method.args, chunks: [], received: 0 };
+    this.publishing = { args: method.args, chunks: [], received: 0, held: 0, headersCost: 0 };
   }
 
   get expectingContent(): boolean {
@@ -78,23 +86,32 @@ export class Publisher {
     const p = this.publishing;
     if (!p || p.bodySize !== undefined)
       throw amqpErrors.unexpectedFrame('expected method frame, got non method frame instead');
+    // Weighed before it is decoded: what the decoded tables would hold, and refused over the caps.
+    const cost = contentHeaderCost(payload);
+    if ('refused' in cost) return this.refuse(amqpErrors.precondition(cost.refused));
     const h = decodeHeader(payload);
     if (h.classId !== 60)
       throw amqpErrors.unexpectedFrame(`expected content header for class 60, got one for class ${h.classId} instead`);
     p.bodySize = h.bodySize;
-    p.rawProperties = h.raw;
-    p.headers = h.properties.headers;
+    // Only the bytes are kept while the body is awaited: decoded tables are many small
+    // objects, which cost the garbage collector's time as well as memory.
+    p.rawProperties = Buffer.from(h.raw);
+    p.hasHeaders = h.properties.headers !== undefined;
+    p.headersCost = cost.bytes;
     p.expiration = h.properties.expiration;
-    if (h.bodySize > MAX_BODY) {
-      this.publishing = undefined;
-      // The body frames still to come are skipped by the connection (the channel is closing).
-      this.channel.raise(
+    if (h.bodySize > MAX_BODY)
+      return this.refuse(
         amqpErrors.precondition(`message size ${h.bodySize} is larger than configured max size ${MAX_BODY}`),
-        { name: 'basic.publish', classId: 60, methodId: 40, args: {} },
       );
-      return;
-    }
+    this.hold(p, p.rawProperties.length);
     if (h.bodySize === 0) this.finishPublish();
+  }
+
+  /** Refuses the publish whose header this is: the channel closes with `err`. */
+  private refuse(err: AmqpError): void {
+    this.publishing = undefined;
+    // The body frames still to come are skipped by the connection (the channel is closing).
+    this.channel.raise(err, { name: 'basic.publish', classId: 60, methodId: 40, args: {} });
   }
 
   body(payload: Buffer): void {
@@ -103,7 +120,7 @@ export class Publisher {
       throw amqpErrors.unexpectedFrame('expected method frame, got non method frame instead');
     p.chunks.push(payload);
     p.received += payload.length;
-    this.channel.host.holdings.holdContent(payload.length);
+    this.hold(p, payload.length);
     if (p.received > p.bodySize)
       throw amqpErrors.frameError(`body of ${p.received} bytes, more than the ${p.bodySize} its header announced`);
     if (p.received === p.bodySize) this.finishPublish();
@@ -113,23 +130,31 @@ export class Publisher {
   abandon(): void {
     const p = this.publishing;
     this.publishing = undefined;
-    if (p?.received) this.channel.host.holdings.holdContent(-p.received);
+    if (p?.held) this.channel.host.holdings.holdContent(-p.held);
+  }
+
+  /** Counts bytes held for an unfinished publish (throws 506 over a limit). */
+  private hold(p: PendingPublish, bytes: number): void {
+    p.held += bytes;
+    this.channel.host.holdings.holdContent(bytes);
   }
 
   private finishPublish(): void {
     const p = this.publishing!;
     this.publishing = undefined;
-    if (p.received) this.channel.host.holdings.holdContent(-p.received);
+    if (p.held) this.channel.host.holdings.holdContent(-p.held);
     // As RabbitMQ 3: refused once the whole message is in.
     if (p.args.immediate) return this.channel.host.fail(new AmqpError(CODES.NOT_IMPLEMENTED, 'immediate=true', 60, 40));
     const body = p.chunks.length === 1 ? p.chunks[0]! : Buffer.concat(p.chunks);
-    const { cc, bcc, properties } = senderSelected(p.rawProperties!, p.headers);
+    const headers = p.hasHeaders ? propertiesFromRaw(p.rawProperties!).headers : undefined;
+    const { cc, bcc, properties } = senderSelected(p.rawProperties!, headers);
     const item: QueuedPublish = {
       seq: this.confirming ? ++this.publishSeq : 0,
+      bytes: body.length + p.headersCost,
       mandatory: Boolean(p.args.mandatory),
       publish: {
         content: { body, properties, exchange: String(p.args.exchange), routingKey: String(p.args.routingKey) },
-        headers: p.headers && plainTable(p.headers),
+        headers: headers && plainTable(headers),
         cc,
         bcc,
         expiration: p.expiration,
@@ -142,14 +167,14 @@ export class Publisher {
     }
     // Publishes that arrive while the channel is busy join the batch waiting to run, as
     // long as no other method came between them.
-    this.channel.host.backlog(0, body.length);
+    this.channel.host.backlog(0, item.bytes);
     if (this.openBatch && this.openBatch.length < MAX_BATCH) {
       this.openBatch.push(item);
       this.channel.host.backlog(1);
       return;
     }
     const batch = [item];
-    const bytes = () => batch.reduce((n, it) => n + it.publish.content.body.length, 0);
+    const bytes = () => batch.reduce((n, it) => n + it.bytes, 0);
     this.channel.enqueue(
       () => this.runBatch(batch),
       { name: 'basic.publish', classId: 60, methodId: 40, args: p.args },

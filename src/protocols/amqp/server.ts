@@ -62,7 +62,9 @@ export class AmqpServer implements AmqpLiveState {
 
   constructor(private readonly opts: AmqpServerOptions) {
     this.registry = new AmqpRegistry(opts.engine.clock);
-    const usage = (this.usage = new AmqpUsage({ ...DEFAULT_AMQP_LIMITS, ...opts.limits }));
+    // Consumers wait in the engine's long-poll pool: they may take half of it, so SQS long polls keep the rest.
+    const consumerPool = Math.floor(opts.engine.maxLongPolls / 2);
+    const usage = (this.usage = new AmqpUsage({ ...DEFAULT_AMQP_LIMITS, ...opts.limits }, consumerPool));
     const login = signIn(
       authenticator(opts),
       opts.throttle ?? new AuthThrottle({}, () => opts.engine.clock.now()),
@@ -71,9 +73,10 @@ export class AmqpServer implements AmqpLiveState {
     );
     this.server = createServer((socket) => {
       // Before a peer has said a word, there is no protocol refusal to give it: a socket
-      // over the handshake limit is closed at once, so unauthenticated peers hold at most
-      // that many sockets (each for the handshake timeout at most).
-      if (usage.handshakes >= usage.limits.maxHandshakes) {
+      // over the handshake limit (in all, or of its address) is closed at once, so
+      // unauthenticated peers hold at most that many sockets (each for the handshake
+      // timeout at most), and one address cannot take them all.
+      if (!usage.mayHandshake(socket.remoteAddress)) {
         socket.on('error', () => undefined);
         socket.destroy();
         this.turnedAway();
@@ -99,8 +102,12 @@ export class AmqpServer implements AmqpLiveState {
     if (now - this.lastTurnedAway < 1000) return;
     this.lastTurnedAway = now;
     this.opts.log.warn(
-      { handshakes: this.usage.handshakes, limit: this.usage.limits.maxHandshakes },
-      'AMQP connection turned away: too many connections still in their handshake',
+      {
+        handshakes: this.usage.handshakes,
+        limit: this.usage.limits.maxHandshakes,
+        perAddress: this.usage.limits.maxHandshakesPerAddress,
+      },
+      'AMQP connection turned away: too many connections still in their handshake (in all, or from its address)',
     );
   }
 
