@@ -245,9 +245,12 @@ export class AmqpBroker {
   private async deliveryLimit(queue: QueueRecord): Promise<number | undefined> {
     const limit = this.engine.settingsOf(queue).deliveryLimit;
     if (limit === undefined) return undefined;
-    return (await this.engine.store.exchanges.queue(queue.id))?.arguments['x-queue-type'] === 'quorum'
-      ? limit
-      : undefined;
+    return (await this.isQuorum(queue)) ? limit : undefined;
+  }
+
+  /** Whether the queue was declared a quorum queue (`x-queue-type`). */
+  async isQuorum(queue: QueueRecord): Promise<boolean> {
+    return (await this.engine.store.exchanges.queue(queue.id))?.arguments['x-queue-type'] === 'quorum';
   }
 
   /** basic.ack: deletes the messages (only under their current receipt). */

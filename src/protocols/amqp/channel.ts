@@ -7,7 +7,7 @@ import { contentFrames, methodFrame } from './frames.js';
 import { Publisher } from './publisher.js';
 import type { AmqpRegistry } from './registry.js';
 import type { Args, Method, MethodName } from './spec.js';
-import { handleQueueMethod } from './queue-methods.js';
+import { handleQueueMethod, queueNamed } from './queue-methods.js';
 import { Settler } from './settler.js';
 import { byQueue, settleOnly, type Unacked } from './unacked.js';
 import type { Holdings } from './limits.js';
@@ -54,6 +54,7 @@ export class Channel implements ConsumerHost {
   private flowActive = true;
   private creditWaiters: (() => void)[] = [];
   private consumerSeq = 0;
+  lastDeclared = '';
 
   constructor(
     readonly number: number,
@@ -208,8 +209,11 @@ export class Channel implements ConsumerHost {
   }
 
   private async consume(a: Args): Promise<void> {
-    const queue = await this.broker.queue(String(a.queue));
+    const queue = await this.broker.queue(queueNamed(this, a.queue));
     this.host.registry.checkOwner(queue.id, queue.name, this.host.id);
+    // RabbitMQ's quorum queues have no per-channel prefetch: a consumer under one is refused.
+    if (this.prefetchChannel > 0 && (await this.broker.isQuorum(queue)))
+      throw amqpErrors.notImplemented(`queue '${queue.name}' in vhost '/' does not support global qos`);
     let tag = String(a.consumerTag);
     if (tag === '') tag = `amq.ctag-${this.host.id}-${this.number}-${++this.consumerSeq}`;
     if (this.consumers.has(tag)) throw new AmqpError(CODES.NOT_ALLOWED, `attempt to reuse consumer tag '${tag}'`);
