@@ -259,7 +259,7 @@ export class Channel implements ConsumerHost {
   }
 
   private async get(a: Args): Promise<void> {
-    const queue = await this.broker.queue(String(a.queue));
+    const queue = await this.broker.queue(queueNamed(this, a.queue));
     this.host.registry.checkOwner(queue.id, queue.name, this.host.id);
     if (!a.noAck && this.host.holdings.unackedRoom() <= 0) {
       throw amqpErrors.precondition('too many unacknowledged messages on this connection: acknowledge some first');
