@@ -20,8 +20,6 @@ import { newQueue } from '../store/queues.js';
  * consumer_timeout. A channel that closes gives its messages back at once.
  */
 const DELIVERY_VISIBILITY_MS = 30 * 60_000;
-/** AMQP queue names Redrive accepts: they must also work in queue URLs and ARNs. */
-const QUEUE_NAME = /^[A-Za-z0-9_.-]{1,255}$/;
 
 export interface QueueDeclaration {
   name: string;
@@ -90,9 +88,11 @@ export class AmqpBroker {
     }
     if (d.name.startsWith('amq.'))
       throw amqpErrors.accessRefused(`queue name '${d.name}' contains reserved prefix 'amq.*'`);
-    if (!QUEUE_NAME.test(d.name) || d.name.endsWith('.fifo')) {
+    // Any UTF-8 name a short string holds, as in RabbitMQ (its URL and ARN percent-encode
+    // it); but not `.fifo`, which SQS clients read as a FIFO queue, and AMQP cannot route to one.
+    if (d.name.endsWith('.fifo')) {
       throw amqpErrors.precondition(
-        `queue name '${d.name}' is not supported: Redrive's AMQP queue names are 1 to 255 letters, digits, '.', '-' and '_', not ending in .fifo`,
+        `queue name '${d.name}' is not supported: a name ending in .fifo is an SQS FIFO queue's, which AMQP cannot use`,
       );
     }
     checkQueueArguments(d.name, d.arguments);

@@ -47,14 +47,23 @@ export function queueUrl(ctx: RequestContext, queue: QueueAddress, defaultRegion
       hostRegion === queue.region
         ? ctx.baseUrl
         : `${m[1]}sqs.${queue.region}.${m[2]!.slice(`sqs.${hostRegion}.`.length)}`;
-    return `${base}/${queue.accountId}/${queue.name}`;
+    return `${base}/${queue.accountId}/${nameInAddress(queue.name)}`;
   }
   const region = queue.region === defaultRegion ? '' : `/${queue.region}`;
-  return `${ctx.baseUrl}${region}/${queue.accountId}/${queue.name}`;
+  return `${ctx.baseUrl}${region}/${queue.accountId}/${nameInAddress(queue.name)}`;
+}
+
+/**
+ * A queue's name in its URL and ARN: percent-encoded (encodeURIComponent), which leaves
+ * every SQS name as it is and makes an AMQP name (`app:events`, `tenant/orders`,
+ * `celery@host.celery.pidbox`, any UTF-8) one path segment and one ARN field.
+ */
+function nameInAddress(name: string): string {
+  return encodeURIComponent(name);
 }
 
 export function queueArn(region: string, accountId: string, name: string): string {
-  return `arn:aws:sqs:${region}:${accountId}:${name}`;
+  return `arn:aws:sqs:${region}:${accountId}:${nameInAddress(name)}`;
 }
 
 /**
@@ -105,5 +114,10 @@ function decodeName(encoded: string): string {
 
 export function parseQueueArn(arn: string): QueueAddress | undefined {
   const m = /^arn:aws:sqs:([^:]+):([^:]+):([^:]+)$/.exec(arn);
-  return m ? { region: m[1]!, accountId: m[2]!, name: m[3]! } : undefined;
+  if (!m) return undefined;
+  try {
+    return { region: m[1]!, accountId: m[2]!, name: decodeURIComponent(m[3]!) };
+  } catch {
+    return undefined;
+  }
 }
