@@ -11,7 +11,7 @@ import { amqpErrors } from './errors.js';
 import { AmqpExchanges } from './exchanges.js';
 import { envelopeOf } from './envelope.js';
 import { deliveriesHere, fromStored, type AmqpContent } from './messages.js';
-import { publishBatch, type Publish, type PublishResult } from './publish.js';
+import { publishable, publishBatch, type Publish, type PublishResult } from './publish.js';
 import { attributesOf, checkEquivalent, checkQueueArguments } from './queue-arguments.js';
 import { newQueue } from '../store/queues.js';
 
@@ -204,6 +204,11 @@ export class AmqpBroker {
   /** Routes and stores a channel's publishes, in order (see publish.ts). */
   publish(batch: Publish[]): Promise<{ results: PublishResult[]; error?: unknown }> {
     return publishBatch(this.engine, this.exchanges, this.accountId, batch);
+  }
+
+  /** Throws the error a publish to `exchange` would get (a transaction checks at publish, stores at commit). */
+  checkPublishable(exchange: string): Promise<void> {
+    return publishable(this.exchanges, exchange);
   }
 
   /** Up to `max` messages of the queue, waiting up to `waitMs` for the first (a long poll). */

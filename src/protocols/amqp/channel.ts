@@ -9,6 +9,7 @@ import type { AmqpRegistry } from './registry.js';
 import type { Args, Method, MethodName } from './spec.js';
 import { handleQueueMethod, queueNamed } from './queue-methods.js';
 import { Settler } from './settler.js';
+import { type HeldSettle, Transaction, type TransactionBudget } from './transaction.js';
 import { byQueue, settleOnly, type Unacked } from './unacked.js';
 import type { Holdings } from './limits.js';
 
@@ -29,6 +30,8 @@ export interface ChannelHost {
   fail(err: AmqpError): void;
   /** Methods queued on channels and not yet run: the connection stops reading while too many are. */
   backlog(delta: number, bytes?: number): void;
+  /** What the connection's transactions hold. */
+  readonly transactions: TransactionBudget;
 }
 
 /**
@@ -55,6 +58,8 @@ export class Channel implements ConsumerHost {
   private creditWaiters: (() => void)[] = [];
   private consumerSeq = 0;
   lastDeclared = '';
+  /** Set by tx.select: publishes and settles wait in it for tx.commit. */
+  tx?: Transaction;
 
   constructor(
     readonly number: number,
@@ -133,6 +138,8 @@ export class Channel implements ConsumerHost {
     this.publisher.abandon();
     for (const c of this.consumers.values()) this.stopConsumer(c);
     this.consumers.clear();
+    // An uncommitted transaction is dropped: its publishes never stored, its settles undone.
+    this.rollback();
     const all = [...this.unacked.values()].map((u) => u.delivery);
     this.unacked.clear();
     this.wakeCredit();
@@ -177,6 +184,7 @@ export class Channel implements ConsumerHost {
         return this.enqueue(() => this.recover(m), m);
       case 'confirm.select':
         return this.enqueue(() => {
+          if (this.tx) throw amqpErrors.precondition('cannot switch from tx to confirm mode');
           this.publisher.confirming = true;
           if (!a.noWait) this.send('confirm.select-ok');
         }, m);
@@ -187,17 +195,51 @@ export class Channel implements ConsumerHost {
           this.send('channel.flow-ok', { active: this.flowActive });
         }, m);
       case 'tx.select':
+        return this.enqueue(() => {
+          if (this.publisher.confirming) throw amqpErrors.precondition('cannot switch from confirm to tx mode');
+          this.tx ??= new Transaction(this.host.transactions);
+          this.send('tx.select-ok');
+        }, m);
       case 'tx.commit':
+        return this.enqueue(() => this.commit(), m);
       case 'tx.rollback':
-        throw new AmqpError(
-          CODES.NOT_IMPLEMENTED,
-          'transactions (tx) are not supported; use publisher confirms',
-          m.classId,
-          m.methodId,
-        );
+        return this.enqueue(() => {
+          if (!this.tx) throw amqpErrors.precondition('channel is not transactional');
+          this.rollback();
+          this.send('tx.rollback-ok');
+        }, m);
       default:
         return this.enqueue(() => handleQueueMethod(this, m), m);
     }
+  }
+
+  /** tx.commit: the held publishes are stored, then the held settles applied, in order, as in RabbitMQ. */
+  private async commit(): Promise<void> {
+    if (!this.tx) throw amqpErrors.precondition('channel is not transactional');
+    const { publishes, settles } = this.tx.take();
+    try {
+      if (publishes.length) await this.publisher.store(publishes);
+    } catch (e) {
+      // The channel closes: the deliveries whose settles were held are requeued with the rest.
+      this.restore(settles);
+      throw e;
+    }
+    for (const s of settles) await this.settler.apply(s.picked, s.how);
+    this.send('tx.commit-ok');
+  }
+
+  /** tx.rollback (and a close): the held publishes are dropped, the held settles undone. */
+  private rollback(): void {
+    if (this.tx) this.restore(this.tx.take().settles);
+  }
+
+  /** Deliveries whose settles a transaction held go back on the unacknowledged list, in tag order. */
+  private restore(settles: HeldSettle[]): void {
+    const held = settles.flatMap((s) => s.picked);
+    if (!held.length) return;
+    const all = [...this.unacked, ...held].sort(([a], [b]) => (a < b ? -1 : 1));
+    this.unacked.clear();
+    for (const [tag, u] of all) this.unacked.set(tag, u);
   }
 
   private qos(a: Args): void {

@@ -11,6 +11,7 @@ import { Flow } from './flow.js';
 import { startHeartbeat } from './heartbeat.js';
 import type { AmqpRegistry } from './registry.js';
 import { decodeMethod, type Method } from './spec.js';
+import { TransactionBudget } from './transaction.js';
 
 export interface ConnectionOptions {
   engine: Engine;
@@ -64,6 +65,7 @@ export class Connection implements ChannelHost {
   };
   /** What this connection holds of the limited resources. */
   readonly holdings: Holdings;
+  readonly transactions = new TransactionBudget();
   private readonly flow: Flow;
   /** Settles once the socket is gone and its messages and exclusive queues are dealt with. */
   readonly done: Promise<void>;

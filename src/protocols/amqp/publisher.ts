@@ -6,6 +6,7 @@ import { senderSelected } from './death-headers.js';
 import { contentFrames, methodFrame } from './frames.js';
 import { decodeHeader, MAX_BODY } from './properties.js';
 import type { Args, Method, MethodName } from './spec.js';
+import type { Transaction } from './transaction.js';
 
 /** What a publisher needs of its channel. */
 export interface PublisherChannel {
@@ -22,12 +23,14 @@ export interface PublisherChannel {
   enqueue(op: () => Promise<void> | void, method?: Method, always?: () => void): void;
   raise(e: unknown, method?: Method): void;
   send(name: MethodName, args?: Args): void;
+  /** The channel's transaction (tx.select): publishes wait in it for tx.commit. */
+  readonly tx?: Transaction;
 }
 
 /** Most publishes stored in one batch. */
 const MAX_BATCH = 256;
 
-interface QueuedPublish {
+export interface QueuedPublish {
   seq: number;
   mandatory: boolean;
   publish: Publish;
@@ -151,7 +154,11 @@ export class Publisher {
     const batch = [item];
     const bytes = () => batch.reduce((n, it) => n + it.publish.content.body.length, 0);
     this.channel.enqueue(
-      () => this.runBatch(batch),
+      () => {
+        if (this.openBatch === batch) this.openBatch = undefined;
+        const tx = this.channel.tx;
+        return tx ? tx.publish(batch, (x) => this.channel.broker.checkPublishable(x)) : this.store(batch);
+      },
       { name: 'basic.publish', classId: 60, methodId: 40, args: p.args },
       () => {
         if (this.openBatch === batch) this.openBatch = undefined;
@@ -166,8 +173,7 @@ export class Publisher {
    * publishes, and confirms as RabbitMQ sends them, one basic.ack with multiple=true for
    * each run of stored messages, a basic.nack for each refused one (which ends a run).
    */
-  private async runBatch(batch: QueuedPublish[]): Promise<void> {
-    if (this.openBatch === batch) this.openBatch = undefined;
+  async store(batch: QueuedPublish[]): Promise<void> {
     const bad = batch.findIndex((it) => it.error !== undefined);
     const good = bad < 0 ? batch : batch.slice(0, bad);
     const { results, error } = await this.channel.broker.publish(good.map((it) => it.publish));
