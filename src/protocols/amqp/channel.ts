@@ -3,6 +3,7 @@ import { amqpErrors, AmqpError, CODES } from '../../engine/amqp/errors.js';
 import type { QueueRecord } from '../../engine/types.js';
 import { Consumer, CONSUMER_WAIT_MS, type ConsumerHost } from './consumer.js';
 import { deliveredProperties } from './death-headers.js';
+import { newReplyAddress, REPLY_QUEUE, type ReplyTarget } from './direct-reply.js';
 import { contentFrames, methodFrame } from './frames.js';
 import { Publisher } from './publisher.js';
 import type { AmqpRegistry } from './registry.js';
@@ -39,7 +40,7 @@ export interface ChannelHost {
  * publishes reach their queues in the order they were sent and confirms go out in order);
  * consumers run beside it. On close every unacknowledged message goes back to its queue.
  */
-export class Channel implements ConsumerHost {
+export class Channel implements ConsumerHost, ReplyTarget {
   open = true;
   /** A channel.close was sent; everything but close-ok is ignored until it comes. */
   closing = false;
@@ -60,6 +61,8 @@ export class Channel implements ConsumerHost {
   lastDeclared = '';
   /** Set by tx.select: publishes and settles wait in it for tx.commit. */
   tx?: Transaction;
+  /** Direct reply-to: this channel's reply consumer and the address its replies come to. */
+  private replies?: { tag: string; address: string };
 
   constructor(
     readonly number: number,
@@ -68,6 +71,10 @@ export class Channel implements ConsumerHost {
 
   get broker(): AmqpBroker {
     return this.host.broker;
+  }
+
+  get accountId(): string {
+    return this.broker.accountId;
   }
 
   send(name: MethodName, args?: Args): void {
@@ -138,6 +145,7 @@ export class Channel implements ConsumerHost {
     this.publisher.abandon();
     for (const c of this.consumers.values()) this.stopConsumer(c);
     this.consumers.clear();
+    this.stopReplies();
     // An uncommitted transaction is dropped: its publishes never stored, its settles undone.
     this.rollback();
     const all = [...this.unacked.values()].map((u) => u.delivery);
@@ -251,14 +259,13 @@ export class Channel implements ConsumerHost {
   }
 
   private async consume(a: Args): Promise<void> {
+    if (a.queue === REPLY_QUEUE) return this.consumeReplies(a);
     const queue = await this.broker.queue(queueNamed(this, a.queue));
     this.host.registry.checkOwner(queue.id, queue.name, this.host.id);
     // RabbitMQ's quorum queues have no per-channel prefetch: a consumer under one is refused.
     if (this.prefetchChannel > 0 && (await this.broker.isQuorum(queue)))
       throw amqpErrors.notImplemented(`queue '${queue.name}' in vhost '/' does not support global qos`);
-    let tag = String(a.consumerTag);
-    if (tag === '') tag = `amq.ctag-${this.host.id}-${this.number}-${++this.consumerSeq}`;
-    if (this.consumers.has(tag)) throw new AmqpError(CODES.NOT_ALLOWED, `attempt to reuse consumer tag '${tag}'`);
+    const tag = this.consumerTag(a);
     const c = new Consumer(tag, queue, Boolean(a.noAck), Boolean(a.exclusive), this);
     this.host.registry.addConsumer(queue.id, queue.name, c);
     this.consumers.set(tag, c);
@@ -266,7 +273,55 @@ export class Channel implements ConsumerHost {
     c.start();
   }
 
+  private consumerTag(a: Args): string {
+    let tag = String(a.consumerTag);
+    if (tag === '') tag = `amq.ctag-${this.host.id}-${this.number}-${++this.consumerSeq}`;
+    if (this.consumers.has(tag) || this.replies?.tag === tag)
+      throw new AmqpError(CODES.NOT_ALLOWED, `attempt to reuse consumer tag '${tag}'`);
+    return tag;
+  }
+
+  /** Direct reply-to: the channel consumes its replies, in no-ack mode, as RabbitMQ requires. */
+  private consumeReplies(a: Args): void {
+    if (!a.noAck) throw amqpErrors.precondition('reply consumer cannot acknowledge');
+    if (this.replies) throw amqpErrors.precondition('reply consumer already set');
+    const tag = this.consumerTag(a);
+    this.replies = { tag, address: newReplyAddress() };
+    this.host.registry.replies.set(this.replies.address, this);
+    if (!a.noWait) this.send('basic.consume-ok', { consumerTag: tag });
+  }
+
+  private stopReplies(): void {
+    if (this.replies) this.host.registry.replies.delete(this.replies.address);
+    this.replies = undefined;
+  }
+
+  replyAddress(): string {
+    if (!this.replies) throw amqpErrors.precondition('fast reply consumer does not exist');
+    return this.replies.address;
+  }
+
+  replyTarget(address: string): ReplyTarget | undefined {
+    const target = this.host.registry.replies.get(address);
+    return target?.accountId === this.accountId ? target : undefined;
+  }
+
+  deliverReply(reply: { exchange: string; routingKey: string; properties: Buffer; body: Buffer }): void {
+    if (!this.open || this.closing || !this.replies) return;
+    this.host.write([
+      methodFrame(this.number, 'basic.deliver', {
+        consumerTag: this.replies.tag,
+        deliveryTag: ++this.deliveryTag,
+        redelivered: false,
+        exchange: reply.exchange,
+        routingKey: reply.routingKey,
+      }),
+      ...contentFrames(this.number, reply.properties, reply.body, this.host.frameMax),
+    ]);
+  }
+
   private async cancel(tag: string, noWait: boolean): Promise<void> {
+    if (this.replies?.tag === tag) this.stopReplies();
     const c = this.consumers.get(tag);
     if (c) {
       this.consumers.delete(tag);

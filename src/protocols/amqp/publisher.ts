@@ -4,6 +4,7 @@ import type { Publish } from '../../engine/amqp/publish.js';
 import { plainTable, type FieldTable } from './codec.js';
 import { senderSelected } from './death-headers.js';
 import { contentFrames, methodFrame } from './frames.js';
+import { isReplyAddress, REPLY_QUEUE, type ReplyTarget, withReplyTo } from './direct-reply.js';
 import { decodeHeader, MAX_BODY } from './properties.js';
 import type { Args, Method, MethodName } from './spec.js';
 import type { Transaction } from './transaction.js';
@@ -25,6 +26,10 @@ export interface PublisherChannel {
   send(name: MethodName, args?: Args): void;
   /** The channel's transaction (tx.select): publishes wait in it for tx.commit. */
   readonly tx?: Transaction;
+  /** Direct reply-to: this channel's reply address; 406 if it has no reply consumer. */
+  replyAddress(): string;
+  /** Direct reply-to: the channel consuming replies at `address`, if it is there and of this account. */
+  replyTarget(address: string): ReplyTarget | undefined;
 }
 
 /** Most publishes stored in one batch. */
@@ -36,6 +41,8 @@ export interface QueuedPublish {
   publish: Publish;
   /** Found while assembling it (an invalid expiration): raised at its turn. */
   error?: unknown;
+  /** Its reply-to is `amq.rabbitmq.reply-to`: the channel's reply address replaces it at its turn. */
+  directReply?: boolean;
 }
 
 interface PendingPublish {
@@ -44,6 +51,7 @@ interface PendingPublish {
   rawProperties?: Buffer;
   headers?: FieldTable;
   expiration?: string;
+  replyTo?: string;
   chunks: Buffer[];
   received: number;
 }
@@ -88,6 +96,7 @@ export class Publisher {
     p.rawProperties = h.raw;
     p.headers = h.properties.headers;
     p.expiration = h.properties.expiration;
+    p.replyTo = h.properties.replyTo;
     if (h.bodySize > MAX_BODY) {
       this.publishing = undefined;
       // The body frames still to come are skipped by the connection (the channel is closing).
@@ -130,6 +139,7 @@ export class Publisher {
     const item: QueuedPublish = {
       seq: this.confirming ? ++this.publishSeq : 0,
       mandatory: Boolean(p.args.mandatory),
+      directReply: p.replyTo === REPLY_QUEUE,
       publish: {
         content: { body, properties, exchange: String(p.args.exchange), routingKey: String(p.args.routingKey) },
         headers: p.headers && plainTable(p.headers),
@@ -146,6 +156,15 @@ export class Publisher {
     // Publishes that arrive while the channel is busy join the batch waiting to run, as
     // long as no other method came between them.
     this.channel.host.backlog(0, body.length);
+    const method = { name: 'basic.publish' as const, classId: 60, methodId: 40, args: p.args };
+    if (isReplyAddress(item.publish.content.exchange, item.publish.content.routingKey)) {
+      this.channel.enqueue(
+        () => this.reply(item),
+        method,
+        () => this.channel.host.backlog(0, -body.length),
+      );
+      return;
+    }
     if (this.openBatch && this.openBatch.length < MAX_BATCH) {
       this.openBatch.push(item);
       this.channel.host.backlog(1);
@@ -156,16 +175,59 @@ export class Publisher {
     this.channel.enqueue(
       () => {
         if (this.openBatch === batch) this.openBatch = undefined;
+        this.addressReplies(batch);
         const tx = this.channel.tx;
         return tx ? tx.publish(batch, (x) => this.channel.broker.checkPublishable(x)) : this.store(batch);
       },
-      { name: 'basic.publish', classId: 60, methodId: 40, args: p.args },
+      method,
       () => {
         if (this.openBatch === batch) this.openBatch = undefined;
         this.channel.host.backlog(1 - batch.length, -bytes());
       },
     );
     this.openBatch = batch;
+  }
+
+  /** Publishes asking for a direct reply get the channel's reply address, or fail (no reply consumer). */
+  private addressReplies(batch: QueuedPublish[]): void {
+    for (const item of batch) {
+      if (!item.directReply || item.error !== undefined) continue;
+      try {
+        const content = item.publish.content;
+        content.properties = withReplyTo(content.properties, this.channel.replyAddress());
+      } catch (e) {
+        item.error = e;
+      }
+    }
+  }
+
+  /**
+   * A reply to a direct reply-to address goes straight to the requester's channel, never
+   * stored; to an address no channel consumes, it is dropped (returned if mandatory).
+   */
+  private reply(item: QueuedPublish): void {
+    if (item.error !== undefined) throw item.error;
+    const { content } = item.publish;
+    const target = this.channel.replyTarget(content.routingKey);
+    target?.deliverReply(content);
+    const frames = !target && item.mandatory ? this.returned(content) : [];
+    if (item.seq)
+      frames.push(methodFrame(this.channel.number, 'basic.ack', { deliveryTag: item.seq, multiple: false }));
+    if (frames.length) this.channel.host.write(frames);
+  }
+
+  /** basic.return 312 NO_ROUTE with the message, for a mandatory publish that reached no queue. */
+  private returned(content: Publish['content']): Buffer[] {
+    const n = this.channel.number;
+    return [
+      methodFrame(n, 'basic.return', {
+        replyCode: CODES.NO_ROUTE,
+        replyText: 'NO_ROUTE',
+        exchange: content.exchange,
+        routingKey: content.routingKey,
+      }),
+      ...contentFrames(n, content.properties, content.body, this.channel.host.frameMax),
+    ];
   }
 
   /**
@@ -190,17 +252,7 @@ export class Publisher {
         mandatory,
         publish: { content },
       } = good[k]!;
-      if (mandatory && r.routed === 0 && !r.refused) {
-        frames.push(
-          methodFrame(n, 'basic.return', {
-            replyCode: CODES.NO_ROUTE,
-            replyText: 'NO_ROUTE',
-            exchange: content.exchange,
-            routingKey: content.routingKey,
-          }),
-          ...contentFrames(n, content.properties, content.body, this.channel.host.frameMax),
-        );
-      }
+      if (mandatory && r.routed === 0 && !r.refused) frames.push(...this.returned(content));
       if (!seq) return;
       if (!r.refused) {
         run = { first: run?.first ?? seq, last: seq };

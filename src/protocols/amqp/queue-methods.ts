@@ -1,6 +1,7 @@
 import { AmqpBroker } from '../../engine/amqp/broker.js';
 import { AmqpError, CODES } from '../../engine/amqp/errors.js';
 import { plainTable, type FieldTable } from './codec.js';
+import { REPLY_QUEUE } from './direct-reply.js';
 import type { AmqpRegistry } from './registry.js';
 import type { Args, Method, MethodName } from './spec.js';
 
@@ -60,6 +61,9 @@ export async function handleQueueMethod(ch: QueueMethodHost, m: Method): Promise
     case 'queue.declare': {
       const name = String(a.queue) || AmqpBroker.generatedName();
       const passive = Boolean(a.passive);
+      // The direct reply-to pseudo-queue is always there, as RabbitMQ answers for it.
+      if (passive && name === REPLY_QUEUE)
+        return reply('queue.declare-ok', { queue: name, messageCount: 0, consumerCount: 1 });
       const existing = await broker.queue(name).catch(() => undefined);
       if (existing) registry.checkOwner(existing.id, name, ch.host.id);
       const { queue, record, messageCount } = await broker.declareQueue({
