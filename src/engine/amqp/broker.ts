@@ -160,6 +160,7 @@ export class AmqpBroker {
     if (ifEmpty && total > 0) throw amqpErrors.precondition(`queue '${queue.name}' in vhost '/' not empty`);
     await this.engine.store.queues.delete(queue.id);
     await this.engine.store.exchanges.unbindDestination(this.accountId, 'queue', queue.name);
+    this.engine.queueDeleted(queue.id);
     this.engine.log.info(
       { queue: queue.name, account: queue.accountId, by: this.accountId, via: 'amqp' },
       'queue deleted',

@@ -33,6 +33,8 @@ export interface ChannelHost {
   backlog(delta: number, bytes?: number): void;
   /** What the connection's transactions hold. */
   readonly transactions: TransactionBudget;
+  /** The client announced consumer_cancel_notify (RabbitMQ sends basic.cancel only then). */
+  readonly hearsCancel: boolean;
 }
 
 /**
@@ -461,6 +463,7 @@ export class Channel implements ConsumerHost, ReplyTarget {
     if (this.consumers.get(c.tag) !== c) return;
     this.consumers.delete(c.tag);
     this.host.registry.removeConsumer(c.queue.id, c);
-    if (this.open && !this.closing) this.send('basic.cancel', { consumerTag: c.tag, noWait: true });
+    if (this.open && !this.closing && this.host.hearsCancel)
+      this.send('basic.cancel', { consumerTag: c.tag, noWait: true });
   }
 }

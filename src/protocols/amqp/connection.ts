@@ -66,6 +66,8 @@ export class Connection implements ChannelHost {
   /** What this connection holds of the limited resources. */
   readonly holdings: Holdings;
   readonly transactions = new TransactionBudget();
+  /** The client announced consumer_cancel_notify: a consumer whose queue goes gets basic.cancel. */
+  hearsCancel = false;
   private readonly flow: Flow;
   /** Settles once the socket is gone and its messages and exclusive queues are dealt with. */
   readonly done: Promise<void>;
@@ -239,6 +241,7 @@ export class Connection implements ChannelHost {
       this.login = { ...login, counted: false };
       this.stats.clientProperties = a.clientProperties;
       this.flow.hearsBlocked = capability(a.clientProperties, 'connection.blocked');
+      this.hearsCancel = capability(a.clientProperties, 'consumer_cancel_notify');
       this.broker = new AmqpBroker(this.opts.engine, login.account);
       this.state = 'tune-ok';
       this.send0('connection.tune', {
