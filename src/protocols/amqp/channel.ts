@@ -20,6 +20,8 @@ export interface ChannelHost {
   readonly broker: AmqpBroker;
   readonly registry: AmqpRegistry;
   readonly frameMax: number;
+  /** The largest message body a publish may have. */
+  readonly maxMessageBytes: number;
   /** What the connection holds of the limited resources (unfinished publishes, unacknowledged deliveries). */
   readonly holdings: Holdings;
   write(frames: Buffer[]): void;

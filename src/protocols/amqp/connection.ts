@@ -89,6 +89,10 @@ export class Connection implements ChannelHost {
     this.done = new Promise((resolve) => socket.on('close', () => void this.cleanup().finally(resolve)));
   }
 
+  get maxMessageBytes(): number {
+    return this.opts.usage.limits.maxMessageBytes;
+  }
+
   get registry(): AmqpRegistry {
     return this.opts.registry;
   }

@@ -30,6 +30,8 @@ export interface AmqpLimits {
   maxQueuedBytesTotal: number;
   /** Deliveries a connection holds unacknowledged; past it its consumers wait for acks, basic.get is refused with 406. */
   maxUnacked: number;
+  /** RabbitMQ's `max_message_size`: a larger publish closes its channel with 406. At most maxUnfinishedBytes. */
+  maxMessageBytes: number;
   /** After close / close-ok, how long the server keeps reading (and discarding) before it drops a peer that does not close. */
   closeTimeoutMs: number;
 }
@@ -44,6 +46,7 @@ export const DEFAULT_AMQP_LIMITS: AmqpLimits = {
   maxUnfinishedBytes: 64 * 1024 * 1024,
   maxUnfinishedBytesTotal: 512 * 1024 * 1024,
   maxUnacked: 100_000,
+  maxMessageBytes: 16 * 1024 * 1024,
   maxQueuedBytesTotal: 256 * 1024 * 1024,
   closeTimeoutMs: 5_000,
 };

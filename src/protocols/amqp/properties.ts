@@ -43,9 +43,6 @@ export interface ContentHeader {
   raw: Buffer;
 }
 
-/** Largest body Redrive accepts (its largest message; RabbitMQ's is configurable). */
-export const MAX_BODY = 1_048_576;
-
 export function decodeHeader(payload: Buffer): ContentHeader {
   const r = new Reader(payload);
   const classId = r.short();

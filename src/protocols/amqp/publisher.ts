@@ -5,7 +5,7 @@ import { plainTable, type FieldTable } from './codec.js';
 import { senderSelected } from './death-headers.js';
 import { contentFrames, methodFrame } from './frames.js';
 import { isReplyAddress, REPLY_QUEUE, type ReplyTarget, withReplyTo } from './direct-reply.js';
-import { decodeHeader, MAX_BODY } from './properties.js';
+import { decodeHeader } from './properties.js';
 import type { Args, Method, MethodName } from './spec.js';
 import type { Transaction } from './transaction.js';
 
@@ -15,6 +15,8 @@ export interface PublisherChannel {
   readonly broker: AmqpBroker;
   readonly host: {
     readonly frameMax: number;
+    /** The largest message body a publish may have (--amqp-max-message-size). */
+    readonly maxMessageBytes: number;
     readonly holdings: { holdContent(delta: number): void };
     write(frames: Buffer[]): void;
     fail(err: AmqpError): void;
@@ -97,11 +99,12 @@ export class Publisher {
     p.headers = h.properties.headers;
     p.expiration = h.properties.expiration;
     p.replyTo = h.properties.replyTo;
-    if (h.bodySize > MAX_BODY) {
+    const max = this.channel.host.maxMessageBytes;
+    if (h.bodySize > max) {
       this.publishing = undefined;
       // The body frames still to come are skipped by the connection (the channel is closing).
       this.channel.raise(
-        amqpErrors.precondition(`message size ${h.bodySize} is larger than configured max size ${MAX_BODY}`),
+        amqpErrors.precondition(`message size ${h.bodySize} is larger than configured max size ${max}`),
         { name: 'basic.publish', classId: 60, methodId: 40, args: {} },
       );
       return;
