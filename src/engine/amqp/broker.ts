@@ -158,9 +158,11 @@ export class AmqpBroker {
     const counts = await this.engine.store.messages.count(queue.id, this.engine.clock.now());
     const total = counts.visible + counts.inflight + counts.delayed;
     if (ifEmpty && total > 0) throw amqpErrors.precondition(`queue '${queue.name}' in vhost '/' not empty`);
+    const sources = await this.exchanges.sourcesOf('queue', queue.name);
     await this.engine.store.queues.delete(queue.id);
     await this.engine.store.exchanges.unbindDestination(this.accountId, 'queue', queue.name);
     this.engine.queueDeleted(queue.id);
+    await this.exchanges.autoDelete(sources);
     this.engine.log.info(
       { queue: queue.name, account: queue.accountId, by: this.accountId, via: 'amqp' },
       'queue deleted',

@@ -147,7 +147,8 @@ export class Channel implements ConsumerHost, ReplyTarget {
   /** Stops consumers and gives every unacknowledged message back. */
   async release(): Promise<void> {
     this.publisher.abandon();
-    for (const c of this.consumers.values()) this.stopConsumer(c);
+    const consumers = [...this.consumers.values()];
+    for (const c of consumers) this.stopConsumer(c);
     this.consumers.clear();
     this.stopReplies();
     // An uncommitted transaction is dropped: its publishes never stored, its settles undone.
@@ -157,6 +158,8 @@ export class Channel implements ConsumerHost, ReplyTarget {
     this.wakeCredit();
     this.host.holdings.settled();
     await this.requeueAll(all).catch(() => undefined);
+    // Auto-delete queues go with their last consumer, however the channel ended.
+    for (const c of consumers) await this.autoDeleteQueue(c).catch(() => undefined);
   }
 
   private async requeueAll(deliveries: Delivery[]): Promise<void> {
@@ -341,8 +344,12 @@ export class Channel implements ConsumerHost, ReplyTarget {
 
   /** An auto-delete queue goes when its last consumer does. */
   private async afterStop(c: Consumer): Promise<void> {
-    const left = this.stopConsumer(c);
-    if (left > 0) return;
+    this.stopConsumer(c);
+    await this.autoDeleteQueue(c);
+  }
+
+  private async autoDeleteQueue(c: Consumer): Promise<void> {
+    if (this.host.registry.consumerCount(c.queue.id) > 0) return;
     const record = await this.broker
       .declareQueue({
         name: c.queue.name,
