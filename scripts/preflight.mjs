@@ -4,7 +4,7 @@
  * is one line saying what and how to get it, rather than tests cancelled or failing deep
  * inside. Each check honours the same environment variable as the tests it stands for.
  * Under CI=true every requirement must be met. Elsewhere, a missing client that is not an
- * npm package (scripts/skip-groups.mjs: the AWS CLI, boto3, pika, promtool, RabbitMQ, and
+ * npm package (scripts/skip-groups.mjs: the AWS CLI, boto3, pika, Celery, promtool, RabbitMQ, and
  * Chromium where neither Debian's nor the npm-shipped one runs: scripts/test-browser.mjs)
  * is said here and its tests skip, each group named again at the end of the run; without a PostgreSQL at the default address (and no REDRIVE_TEST_POSTGRES_URL), the
  * run starts one of its own. The C++ build tools stay required.
@@ -85,20 +85,22 @@ export async function preflight(env = process.env) {
   const amqpUrl = env.REDRIVE_TEST_AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
   const ci = env.CI === 'true';
 
-  const [pgProblem, awsStatus, boto3Status, pikaStatus, promtool, gxx, make, rabbit, browser] = await Promise.all([
-    postgresProblem(postgresUrl),
-    status(aws, ['--version'], env),
-    status(python, ['-c', 'import boto3'], env),
-    status(python, ['-c', 'import pika'], env),
-    status('promtool', ['--version'], env),
-    status('g++', ['--version'], env),
-    status('make', ['--version'], env),
-    (async () => {
-      const u = new URL(amqpUrl);
-      return reachable(u.hostname, Number(u.port || 5672));
-    })(),
-    chooseBrowser(env),
-  ]);
+  const [pgProblem, awsStatus, boto3Status, pikaStatus, celeryStatus, promtool, gxx, make, rabbit, browser] =
+    await Promise.all([
+      postgresProblem(postgresUrl),
+      status(aws, ['--version'], env),
+      status(python, ['-c', 'import boto3'], env),
+      status(python, ['-c', 'import pika'], env),
+      status(python, ['-c', 'import celery'], env),
+      status('promtool', ['--version'], env),
+      status('g++', ['--version'], env),
+      status('make', ['--version'], env),
+      (async () => {
+        const u = new URL(amqpUrl);
+        return reachable(u.hostname, Number(u.port || 5672));
+      })(),
+      chooseBrowser(env),
+    ]);
 
   const missing = [];
   const notes = [];
@@ -139,6 +141,12 @@ export async function preflight(env = process.env) {
     client(
       'pika',
       `pika for ${python}: ${pikaStatus === null ? `${python} not found` : '`import pika` fails'}. The AMQP tests run a scenario with Python's pika: ${SKIP_GROUPS.pika.enable}`,
+    );
+  }
+  if (celeryStatus !== 0) {
+    client(
+      'celery',
+      `Celery for ${python}: ${celeryStatus === null ? `${python} not found` : '`import celery` fails'}. An AMQP test runs a Celery worker: ${SKIP_GROUPS.celery.enable}`,
     );
   }
   if (promtool !== 0) {

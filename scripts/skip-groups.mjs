@@ -19,6 +19,10 @@ export const SKIP_GROUPS = {
     what: "Python's pika (the AMQP tests' Python client)",
     enable: 'apt-get install python3-pika (for REDRIVE_TEST_PYTHON, /usr/bin/python3 by default)',
   },
+  celery: {
+    what: "Debian's Celery (the AMQP test of a Celery worker)",
+    enable: 'apt-get install python3-celery (for REDRIVE_TEST_PYTHON, /usr/bin/python3 by default)',
+  },
   promtool: {
     what: "Prometheus's promtool (the check of docs/monitoring's alerting rules)",
     enable: 'apt-get install prometheus',

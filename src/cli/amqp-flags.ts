@@ -46,6 +46,12 @@ const FLAGS: [flag: string, key: keyof AmqpLimits, unit: Unit, description: stri
     'bytes of AMQP messages waiting to be stored; over it publishing connections are blocked until under half',
   ],
   [
+    '--amqp-max-message-size',
+    'maxMessageBytes',
+    'bytes',
+    "largest AMQP message body (RabbitMQ's max_message_size); larger publishes close their channel with 406",
+  ],
+  [
     '--amqp-max-unacked',
     'maxUnacked',
     'count',
@@ -101,5 +107,8 @@ export function amqpLimitsFrom(opts: Record<string, unknown>): Partial<AmqpLimit
       );
     limits[key] = unit === 'seconds' ? Math.round(n * 1000) : n;
   }
+  // A message is received whole before it is stored: it never exceeds the unfinished-bytes budget.
+  const { maxMessageBytes, maxUnfinishedBytes } = { ...DEFAULT_AMQP_LIMITS, ...limits };
+  limits.maxMessageBytes = Math.min(maxMessageBytes, maxUnfinishedBytes);
   return limits;
 }

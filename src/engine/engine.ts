@@ -162,6 +162,19 @@ export class Engine implements EngineContext {
     return this.receiptCodec;
   }
 
+  private readonly deletedQueueListeners = new Set<(queueId: number) => void>();
+
+  /** Calls `listener` with each deleted queue's id (SQS DeleteQueue, AMQP queue.delete); returns how to stop. */
+  onQueueDeleted(listener: (queueId: number) => void): () => void {
+    this.deletedQueueListeners.add(listener);
+    return () => this.deletedQueueListeners.delete(listener);
+  }
+
+  /** A queue was deleted: whoever holds on to it on this node (AMQP consumers) lets go. */
+  queueDeleted(queueId: number): void {
+    for (const l of this.deletedQueueListeners) l(queueId);
+  }
+
   arnOf(queue: Pick<QueueRecord, 'accountId' | 'region' | 'name'>): string {
     return queueArn(queue.region, queue.accountId, queue.name);
   }

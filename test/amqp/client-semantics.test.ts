@@ -189,6 +189,7 @@ describe('RabbitMQ client semantics', () => {
       'basic.nack',
       'connection.blocked',
       'consumer_cancel_notify',
+      'direct_reply_to',
       'exchange_exchange_bindings',
       'per_consumer_qos',
       'publisher_confirms',

@@ -108,8 +108,8 @@ test('the highest-priority matching policy applies; queue attributes win setting
 
 test('policies are validated with the path of the offending field', () => {
   assert.throws(
-    () => parsePolicies([{ name: 'p', pattern: 'x', definition: { maxLength: 0 } }]),
-    /policies\[0\]\.definition\.maxLength: must be an integer from 1/,
+    () => parsePolicies([{ name: 'p', pattern: 'x', definition: { maxLength: -1 } }]),
+    /policies\[0\]\.definition\.maxLength: must be an integer from 0/,
   );
   assert.throws(
     () => parsePolicies([{ name: 'p', pattern: 'x', definition: { nope: 1 } }]),

@@ -338,3 +338,35 @@ test('after the timer wakes one waiter, the others get a timer for the next mess
     assert.deepEqual(second && bodies(second), ['at 5 s']);
     await pending;
   }));
+
+describe('a long poll that ends while a receive attempt runs', () => {
+  const t = testEngine();
+  after(() => t.close());
+
+  test('returns what that attempt claimed, instead of leaving it in flight with nobody holding it', async () => {
+    const { QueueUrl } = await t.call('CreateQueue', { QueueName: 'lp-ending' });
+    const queue = (await t.engine.store.queues.get({
+      accountId: '000000000000',
+      region: 'us-east-1',
+      name: 'lp-ending',
+    }))!;
+    let finishAttempt!: (m: string[]) => void;
+    let attempts = 0;
+    const attempt = () => {
+      attempts++;
+      if (attempts === 1) return Promise.resolve({ messages: [] as string[] });
+      return new Promise<{ messages: string[] }>((resolve) => (finishAttempt = (m) => resolve({ messages: m })));
+    };
+    const abort = new AbortController();
+    const waited = t.engine.longPolls.wait(queue.id, 20_000, attempt, abort.signal, 1);
+    await settle();
+    // A send wakes the sleeping poll: its second attempt starts, and the consumer stops meanwhile.
+    await t.call('SendMessage', { QueueUrl, MessageBody: 'x' });
+    await settle();
+    assert.equal(attempts, 2);
+    abort.abort();
+    await settle();
+    finishAttempt(['claimed']);
+    assert.deepEqual(await waited, ['claimed']);
+  });
+});

@@ -135,6 +135,7 @@ export async function deleteQueue(engine: Engine, ctx: RequestContext, input: Ac
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
   await engine.store.queues.delete(queue.id);
   engine.fair.forget(queue.id);
+  engine.queueDeleted(queue.id);
   engine.log.info({ queue: queue.name, account: queue.accountId, by: ctx.accountId }, 'queue deleted');
   return {};
 }

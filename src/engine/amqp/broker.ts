@@ -11,7 +11,7 @@ import { amqpErrors } from './errors.js';
 import { AmqpExchanges } from './exchanges.js';
 import { envelopeOf } from './envelope.js';
 import { deliveriesHere, fromStored, type AmqpContent } from './messages.js';
-import { publishBatch, type Publish, type PublishResult } from './publish.js';
+import { publishable, publishBatch, type Publish, type PublishResult } from './publish.js';
 import { attributesOf, checkEquivalent, checkQueueArguments } from './queue-arguments.js';
 import { newQueue } from '../store/queues.js';
 
@@ -20,8 +20,6 @@ import { newQueue } from '../store/queues.js';
  * consumer_timeout. A channel that closes gives its messages back at once.
  */
 const DELIVERY_VISIBILITY_MS = 30 * 60_000;
-/** AMQP queue names Redrive accepts: they must also work in queue URLs and ARNs. */
-const QUEUE_NAME = /^[A-Za-z0-9_.-]{1,255}$/;
 
 export interface QueueDeclaration {
   name: string;
@@ -90,9 +88,11 @@ export class AmqpBroker {
     }
     if (d.name.startsWith('amq.'))
       throw amqpErrors.accessRefused(`queue name '${d.name}' contains reserved prefix 'amq.*'`);
-    if (!QUEUE_NAME.test(d.name) || d.name.endsWith('.fifo')) {
+    // Any UTF-8 name a short string holds, as in RabbitMQ (its URL and ARN percent-encode
+    // it); but not `.fifo`, which SQS clients read as a FIFO queue, and AMQP cannot route to one.
+    if (d.name.endsWith('.fifo')) {
       throw amqpErrors.precondition(
-        `queue name '${d.name}' is not supported: Redrive's AMQP queue names are 1 to 255 letters, digits, '.', '-' and '_', not ending in .fifo`,
+        `queue name '${d.name}' is not supported: a name ending in .fifo is an SQS FIFO queue's, which AMQP cannot use`,
       );
     }
     checkQueueArguments(d.name, d.arguments);
@@ -158,9 +158,12 @@ export class AmqpBroker {
     const counts = await this.engine.store.messages.count(queue.id, this.engine.clock.now());
     const total = counts.visible + counts.inflight + counts.delayed;
     if (ifEmpty && total > 0) throw amqpErrors.precondition(`queue '${queue.name}' in vhost '/' not empty`);
+    const sources = await this.exchanges.sourcesOf('queue', queue.name);
     await this.engine.store.queues.delete(queue.id);
     await this.engine.store.exchanges.unbindDestination(this.accountId, 'queue', queue.name);
     this.engine.bindingQuota.forget(this.accountId);
+    this.engine.queueDeleted(queue.id);
+    await this.exchanges.autoDelete(sources);
     this.engine.log.info(
       { queue: queue.name, account: queue.accountId, by: this.accountId, via: 'amqp' },
       'queue deleted',
@@ -207,6 +210,11 @@ export class AmqpBroker {
     return publishBatch(this.engine, this.exchanges, this.accountId, batch);
   }
 
+  /** Throws the error a publish to `exchange` would get (a transaction checks at publish, stores at commit). */
+  checkPublishable(exchange: string): Promise<void> {
+    return publishable(this.exchanges, exchange);
+  }
+
   /** Up to `max` messages of the queue, waiting up to `waitMs` for the first (a long poll). */
   async receive(queue: QueueRecord, max: number, waitMs: number, signal?: Cancellation): Promise<Delivery[]> {
     const deadLetter = await deadLetterRule(this.engine, queue);
@@ -247,9 +255,12 @@ export class AmqpBroker {
   private async deliveryLimit(queue: QueueRecord): Promise<number | undefined> {
     const limit = this.engine.settingsOf(queue).deliveryLimit;
     if (limit === undefined) return undefined;
-    return (await this.engine.store.exchanges.queue(queue.id))?.arguments['x-queue-type'] === 'quorum'
-      ? limit
-      : undefined;
+    return (await this.isQuorum(queue)) ? limit : undefined;
+  }
+
+  /** Whether the queue was declared a quorum queue (`x-queue-type`). */
+  async isQuorum(queue: QueueRecord): Promise<boolean> {
+    return (await this.engine.store.exchanges.queue(queue.id))?.arguments['x-queue-type'] === 'quorum';
   }
 
   /** basic.ack: deletes the messages (only under their current receipt). */

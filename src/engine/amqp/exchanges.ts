@@ -21,6 +21,9 @@ export const BUILT_IN: Record<string, string> = {
   'amq.match': 'headers',
 };
 
+/** Most bindings read to find those to one destination (an account's whole topology, in practice). */
+const MAX_BINDINGS = 100_000;
+
 export interface ExchangeDeclaration {
   name: string;
   type: string;
@@ -119,8 +122,33 @@ export class AmqpExchanges implements RoutingSource {
     // RabbitMQ 3.10 answers delete-ok for an exchange that does not exist.
     if (ifUnused && (await this.bindings(name)).length > 0)
       throw amqpErrors.precondition(`exchange '${name}' in vhost '/' in use`);
+    const upstream = await this.sourcesOf('exchange', name);
     await this.engine.store.exchanges.delete(this.accountId, name);
     this.engine.bindingQuota.forget(this.accountId);
+    await this.autoDelete(upstream);
+  }
+
+  /** The exchanges bound to a queue or exchange (their bindings go with it). */
+  async sourcesOf(kind: BindingRecord['destinationKind'], name: string): Promise<string[]> {
+    const all = await this.engine.store.exchanges.allBindings(this.accountId, MAX_BINDINGS);
+    return all.filter((b) => b.destinationKind === kind && b.destination === name).map((b) => b.source);
+  }
+
+  /**
+   * As in RabbitMQ, an auto-delete exchange is deleted when its last binding (as a source)
+   * goes: `sources` each just lost one. Deleting it removes its own bindings to other
+   * exchanges, which may go in turn.
+   */
+  async autoDelete(sources: Iterable<string>): Promise<void> {
+    for (const name of new Set(sources)) {
+      if (name === '' || BUILT_IN[name]) continue;
+      const x = await this.engine.store.exchanges.get(this.accountId, name);
+      if (!x?.autoDelete || (await this.bindings(name)).length > 0) continue;
+      const upstream = await this.sourcesOf('exchange', name);
+      await this.engine.store.exchanges.delete(this.accountId, name);
+      this.engine.bindingQuota.forget(this.accountId);
+      await this.autoDelete(upstream);
+    }
   }
 
   /** Checks a binding's source: it exists and is not the default exchange. */
@@ -133,7 +161,10 @@ export class AmqpExchanges implements RoutingSource {
     const record = { ...b, accountId: this.accountId };
     const quota = this.engine.bindingQuota;
     if (!bind) {
-      if (await this.engine.store.exchanges.unbind(record)) quota.give(this.accountId);
+      if (await this.engine.store.exchanges.unbind(record)) {
+        quota.give(this.accountId);
+        await this.autoDelete([b.source]);
+      }
       return;
     }
     const existing = await this.bindings(b.source);

@@ -20,6 +20,12 @@ export interface PublishResult {
   refused: boolean;
 }
 
+/** Throws RabbitMQ's error for a publish to `exchange`: 404 if it does not exist, 403 if it is internal. */
+export async function publishable(exchanges: AmqpExchanges, exchange: string): Promise<void> {
+  const x = await exchanges.existing(exchange);
+  if (x.internal) throw amqpErrors.accessRefused(`cannot publish to internal exchange '${x.name}' in vhost '/'`);
+}
+
 /**
  * Routes publishes of one channel, in order, and stores them with one send per queue
  * (a channel that publishes faster than the store commits has its publishes batched, as
@@ -39,8 +45,7 @@ export async function publishBatch(
   let error: unknown;
   for (const [i, p] of batch.entries()) {
     try {
-      const x = await exchanges.existing(p.content.exchange);
-      if (x.internal) throw amqpErrors.accessRefused(`cannot publish to internal exchange '${x.name}' in vhost '/'`);
+      await publishable(exchanges, p.content.exchange);
       const keys = [...(p.cc ?? []), ...(p.bcc ?? [])];
       for (const name of await route(
         exchanges,

@@ -35,8 +35,6 @@ export interface DeadLetterSettingSpelling<K extends string = string> {
 
 /** RabbitMQ's TTL is in milliseconds, Redrive's in seconds: rounded up, so nothing expires early. */
 const msToSeconds = (ms: number) => Math.ceil(ms / 1000);
-/** A limit of 0 is RabbitMQ's "holds nothing"; Redrive's smallest limit is 1. */
-const atLeastOne = (n: number) => Math.max(1, n);
 
 const row = <K extends string>(r: DeadLetterSettingSpelling<K>) => r;
 
@@ -55,16 +53,15 @@ export const DEAD_LETTER_SETTINGS = [
     attribute: 'RedriveMaxLength',
     argument: 'x-max-length',
     policy: 'max-length',
-    value: { type: 'int', min: 1, max: 2 ** 31 - 1 },
-    fromAmqp: atLeastOne,
+    // 0 is RabbitMQ's "holds nothing": with reject-publish every publish is refused.
+    value: { type: 'int', min: 0, max: 2 ** 31 - 1 },
   }),
   row({
     config: 'maxLengthBytes',
     attribute: 'RedriveMaxLengthBytes',
     argument: 'x-max-length-bytes',
     policy: 'max-length-bytes',
-    value: { type: 'int', min: 1, max: Number.MAX_SAFE_INTEGER },
-    fromAmqp: atLeastOne,
+    value: { type: 'int', min: 0, max: Number.MAX_SAFE_INTEGER },
   }),
   row({
     config: 'overflow',

@@ -172,8 +172,14 @@ export class LongPolls {
     return new Promise<T[]>((resolve, reject) => {
       let done = false;
       let again = false;
+      /** The wait ended while an attempt ran: what that attempt claims is the result, never lost. */
+      let ending = false;
       const finish = (result: T[], error?: unknown) => {
         if (done) return;
+        if (waiter.running && !error && result.length === 0) {
+          ending = true;
+          return;
+        }
         done = true;
         deadlineTimer.cancel();
         signal?.removeEventListener('abort', waiter.release);
@@ -198,7 +204,7 @@ export class LongPolls {
           this.observed(q, attempt, max).then(
             ({ messages: got, nextVisibleAt }) => {
               waiter.running = false;
-              if (got.length > 0) finish(got);
+              if (got.length > 0 || ending) finish(got);
               else if (again) {
                 again = false;
                 waiter.poke();

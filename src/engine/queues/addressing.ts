@@ -47,14 +47,23 @@ export function queueUrl(ctx: RequestContext, queue: QueueAddress, defaultRegion
       hostRegion === queue.region
         ? ctx.baseUrl
         : `${m[1]}sqs.${queue.region}.${m[2]!.slice(`sqs.${hostRegion}.`.length)}`;
-    return `${base}/${queue.accountId}/${queue.name}`;
+    return `${base}/${queue.accountId}/${nameInAddress(queue.name)}`;
   }
   const region = queue.region === defaultRegion ? '' : `/${queue.region}`;
-  return `${ctx.baseUrl}${region}/${queue.accountId}/${queue.name}`;
+  return `${ctx.baseUrl}${region}/${queue.accountId}/${nameInAddress(queue.name)}`;
+}
+
+/**
+ * A queue's name in its URL and ARN: percent-encoded (encodeURIComponent), which leaves
+ * every SQS name as it is and makes an AMQP name (`app:events`, `tenant/orders`,
+ * `celery@host.celery.pidbox`, any UTF-8) one path segment and one ARN field.
+ */
+function nameInAddress(name: string): string {
+  return encodeURIComponent(name);
 }
 
 export function queueArn(region: string, accountId: string, name: string): string {
-  return `arn:aws:sqs:${region}:${accountId}:${name}`;
+  return `arn:aws:sqs:${region}:${accountId}:${nameInAddress(name)}`;
 }
 
 /**
@@ -105,13 +114,23 @@ function decodeName(encoded: string): string {
 
 /**
  * `arn:aws:sqs:<region>:<12-digit account>:<queue name>`, each part by the rule it has
- * where it is made (a region name, an account id, a queue name: SQS's letters, digits,
- * `-` and `_`, with the dots and length AMQP queue names may have), so no ARN a client
- * gives can carry a newline, a colon or a path.
+ * where it is made (a region name, an account id, a queue name as nameInAddress writes
+ * it: what encodeURIComponent leaves, and %XX), so no ARN a client gives can carry a
+ * colon or a path; a decoded name must hold no control character (a newline) and fit
+ * AMQP's 255 bytes.
  */
-const QUEUE_ARN = /^arn:aws:sqs:([a-z0-9-]{1,64}):(\d{12}):([A-Za-z0-9_.-]{1,255})$/;
+const QUEUE_ARN = /^arn:aws:sqs:([a-z0-9-]{1,64}):(\d{12}):([A-Za-z0-9_.!~*'()%-]{1,765})$/;
+const CONTROL = /[\u0000-\u001f\u007f]/;
 
 export function parseQueueArn(arn: string): QueueAddress | undefined {
   const m = QUEUE_ARN.exec(arn);
-  return m ? { region: m[1]!, accountId: m[2]!, name: m[3]! } : undefined;
+  if (!m) return undefined;
+  let name: string;
+  try {
+    name = decodeURIComponent(m[3]!);
+  } catch {
+    return undefined;
+  }
+  if (CONTROL.test(name) || Buffer.byteLength(name) > 255) return undefined;
+  return { region: m[1]!, accountId: m[2]!, name };
 }

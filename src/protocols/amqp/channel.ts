@@ -3,12 +3,14 @@ import { amqpErrors, AmqpError, CODES } from '../../engine/amqp/errors.js';
 import type { QueueRecord } from '../../engine/types.js';
 import { Consumer, CONSUMER_WAIT_MS, type ConsumerHost } from './consumer.js';
 import { deliveredProperties } from './death-headers.js';
+import { newReplyAddress, REPLY_QUEUE, type ReplyTarget } from './direct-reply.js';
 import { contentFrames, methodFrame } from './frames.js';
 import { Publisher } from './publisher.js';
 import type { AmqpRegistry } from './registry.js';
 import type { Args, Method, MethodName } from './spec.js';
-import { handleQueueMethod } from './queue-methods.js';
+import { handleQueueMethod, queueNamed } from './queue-methods.js';
 import { Settler } from './settler.js';
+import { type HeldSettle, Transaction, type TransactionBudget } from './transaction.js';
 import { byQueue, settleOnly, type Unacked } from './unacked.js';
 import type { Holdings } from './limits.js';
 
@@ -18,6 +20,8 @@ export interface ChannelHost {
   readonly broker: AmqpBroker;
   readonly registry: AmqpRegistry;
   readonly frameMax: number;
+  /** The largest message body a publish may have. */
+  readonly maxMessageBytes: number;
   /** What the connection holds of the limited resources (unfinished publishes, unacknowledged deliveries). */
   readonly holdings: Holdings;
   write(frames: Buffer[]): void;
@@ -29,6 +33,10 @@ export interface ChannelHost {
   fail(err: AmqpError): void;
   /** Methods queued on channels and not yet run: the connection stops reading while too many are. */
   backlog(delta: number, bytes?: number): void;
+  /** What the connection's transactions hold. */
+  readonly transactions: TransactionBudget;
+  /** The client announced consumer_cancel_notify (RabbitMQ sends basic.cancel only then). */
+  readonly hearsCancel: boolean;
 }
 
 /**
@@ -36,7 +44,7 @@ export interface ChannelHost {
  * publishes reach their queues in the order they were sent and confirms go out in order);
  * consumers run beside it. On close every unacknowledged message goes back to its queue.
  */
-export class Channel implements ConsumerHost {
+export class Channel implements ConsumerHost, ReplyTarget {
   open = true;
   /** A channel.close was sent; everything but close-ok is ignored until it comes. */
   closing = false;
@@ -54,6 +62,11 @@ export class Channel implements ConsumerHost {
   private flowActive = true;
   private creditWaiters: (() => void)[] = [];
   private consumerSeq = 0;
+  lastDeclared = '';
+  /** Set by tx.select: publishes and settles wait in it for tx.commit. */
+  tx?: Transaction;
+  /** Direct reply-to: this channel's reply consumer and the address its replies come to. */
+  private replies?: { tag: string; address: string };
 
   constructor(
     readonly number: number,
@@ -62,6 +75,10 @@ export class Channel implements ConsumerHost {
 
   get broker(): AmqpBroker {
     return this.host.broker;
+  }
+
+  get accountId(): string {
+    return this.broker.accountId;
   }
 
   send(name: MethodName, args?: Args): void {
@@ -130,13 +147,19 @@ export class Channel implements ConsumerHost {
   /** Stops consumers and gives every unacknowledged message back. */
   async release(): Promise<void> {
     this.publisher.abandon();
-    for (const c of this.consumers.values()) this.stopConsumer(c);
+    const consumers = [...this.consumers.values()];
+    for (const c of consumers) this.stopConsumer(c);
     this.consumers.clear();
+    this.stopReplies();
+    // An uncommitted transaction is dropped: its publishes never stored, its settles undone.
+    this.rollback();
     const all = [...this.unacked.values()].map((u) => u.delivery);
     this.unacked.clear();
     this.wakeCredit();
     this.host.holdings.settled();
     await this.requeueAll(all).catch(() => undefined);
+    // Auto-delete queues go with their last consumer, however the channel ended.
+    for (const c of consumers) await this.autoDeleteQueue(c).catch(() => undefined);
   }
 
   private async requeueAll(deliveries: Delivery[]): Promise<void> {
@@ -176,6 +199,7 @@ export class Channel implements ConsumerHost {
         return this.enqueue(() => this.recover(m), m);
       case 'confirm.select':
         return this.enqueue(() => {
+          if (this.tx) throw amqpErrors.precondition('cannot switch from tx to confirm mode');
           this.publisher.confirming = true;
           if (!a.noWait) this.send('confirm.select-ok');
         }, m);
@@ -186,17 +210,51 @@ export class Channel implements ConsumerHost {
           this.send('channel.flow-ok', { active: this.flowActive });
         }, m);
       case 'tx.select':
+        return this.enqueue(() => {
+          if (this.publisher.confirming) throw amqpErrors.precondition('cannot switch from confirm to tx mode');
+          this.tx ??= new Transaction(this.host.transactions);
+          this.send('tx.select-ok');
+        }, m);
       case 'tx.commit':
+        return this.enqueue(() => this.commit(), m);
       case 'tx.rollback':
-        throw new AmqpError(
-          CODES.NOT_IMPLEMENTED,
-          'transactions (tx) are not supported; use publisher confirms',
-          m.classId,
-          m.methodId,
-        );
+        return this.enqueue(() => {
+          if (!this.tx) throw amqpErrors.precondition('channel is not transactional');
+          this.rollback();
+          this.send('tx.rollback-ok');
+        }, m);
       default:
         return this.enqueue(() => handleQueueMethod(this, m), m);
     }
+  }
+
+  /** tx.commit: the held publishes are stored, then the held settles applied, in order, as in RabbitMQ. */
+  private async commit(): Promise<void> {
+    if (!this.tx) throw amqpErrors.precondition('channel is not transactional');
+    const { publishes, settles } = this.tx.take();
+    try {
+      if (publishes.length) await this.publisher.store(publishes);
+    } catch (e) {
+      // The channel closes: the deliveries whose settles were held are requeued with the rest.
+      this.restore(settles);
+      throw e;
+    }
+    for (const s of settles) await this.settler.apply(s.picked, s.how);
+    this.send('tx.commit-ok');
+  }
+
+  /** tx.rollback (and a close): the held publishes are dropped, the held settles undone. */
+  private rollback(): void {
+    if (this.tx) this.restore(this.tx.take().settles);
+  }
+
+  /** Deliveries whose settles a transaction held go back on the unacknowledged list, in tag order. */
+  private restore(settles: HeldSettle[]): void {
+    const held = settles.flatMap((s) => s.picked);
+    if (!held.length) return;
+    const all = [...this.unacked, ...held].sort(([a], [b]) => (a < b ? -1 : 1));
+    this.unacked.clear();
+    for (const [tag, u] of all) this.unacked.set(tag, u);
   }
 
   private qos(a: Args): void {
@@ -208,11 +266,13 @@ export class Channel implements ConsumerHost {
   }
 
   private async consume(a: Args): Promise<void> {
-    const queue = await this.broker.queue(String(a.queue));
+    if (a.queue === REPLY_QUEUE) return this.consumeReplies(a);
+    const queue = await this.broker.queue(queueNamed(this, a.queue));
     this.host.registry.checkOwner(queue.id, queue.name, this.host.id);
-    let tag = String(a.consumerTag);
-    if (tag === '') tag = `amq.ctag-${this.host.id}-${this.number}-${++this.consumerSeq}`;
-    if (this.consumers.has(tag)) throw new AmqpError(CODES.NOT_ALLOWED, `attempt to reuse consumer tag '${tag}'`);
+    // RabbitMQ's quorum queues have no per-channel prefetch: a consumer under one is refused.
+    if (this.prefetchChannel > 0 && (await this.broker.isQuorum(queue)))
+      throw amqpErrors.notImplemented(`queue '${queue.name}' in vhost '/' does not support global qos`);
+    const tag = this.consumerTag(a);
     const c = new Consumer(tag, queue, Boolean(a.noAck), Boolean(a.exclusive), this);
     this.host.registry.addConsumer(queue.id, queue.name, c);
     this.consumers.set(tag, c);
@@ -220,7 +280,55 @@ export class Channel implements ConsumerHost {
     c.start();
   }
 
+  private consumerTag(a: Args): string {
+    let tag = String(a.consumerTag);
+    if (tag === '') tag = `amq.ctag-${this.host.id}-${this.number}-${++this.consumerSeq}`;
+    if (this.consumers.has(tag) || this.replies?.tag === tag)
+      throw new AmqpError(CODES.NOT_ALLOWED, `attempt to reuse consumer tag '${tag}'`);
+    return tag;
+  }
+
+  /** Direct reply-to: the channel consumes its replies, in no-ack mode, as RabbitMQ requires. */
+  private consumeReplies(a: Args): void {
+    if (!a.noAck) throw amqpErrors.precondition('reply consumer cannot acknowledge');
+    if (this.replies) throw amqpErrors.precondition('reply consumer already set');
+    const tag = this.consumerTag(a);
+    this.replies = { tag, address: newReplyAddress() };
+    this.host.registry.replies.set(this.replies.address, this);
+    if (!a.noWait) this.send('basic.consume-ok', { consumerTag: tag });
+  }
+
+  private stopReplies(): void {
+    if (this.replies) this.host.registry.replies.delete(this.replies.address);
+    this.replies = undefined;
+  }
+
+  replyAddress(): string {
+    if (!this.replies) throw amqpErrors.precondition('fast reply consumer does not exist');
+    return this.replies.address;
+  }
+
+  replyTarget(address: string): ReplyTarget | undefined {
+    const target = this.host.registry.replies.get(address);
+    return target?.accountId === this.accountId ? target : undefined;
+  }
+
+  deliverReply(reply: { exchange: string; routingKey: string; properties: Buffer; body: Buffer }): void {
+    if (!this.open || this.closing || !this.replies) return;
+    this.host.write([
+      methodFrame(this.number, 'basic.deliver', {
+        consumerTag: this.replies.tag,
+        deliveryTag: ++this.deliveryTag,
+        redelivered: false,
+        exchange: reply.exchange,
+        routingKey: reply.routingKey,
+      }),
+      ...contentFrames(this.number, reply.properties, reply.body, this.host.frameMax),
+    ]);
+  }
+
   private async cancel(tag: string, noWait: boolean): Promise<void> {
+    if (this.replies?.tag === tag) this.stopReplies();
     const c = this.consumers.get(tag);
     if (c) {
       this.consumers.delete(tag);
@@ -236,8 +344,12 @@ export class Channel implements ConsumerHost {
 
   /** An auto-delete queue goes when its last consumer does. */
   private async afterStop(c: Consumer): Promise<void> {
-    const left = this.stopConsumer(c);
-    if (left > 0) return;
+    this.stopConsumer(c);
+    await this.autoDeleteQueue(c);
+  }
+
+  private async autoDeleteQueue(c: Consumer): Promise<void> {
+    if (this.host.registry.consumerCount(c.queue.id) > 0) return;
     const record = await this.broker
       .declareQueue({
         name: c.queue.name,
@@ -255,7 +367,7 @@ export class Channel implements ConsumerHost {
   }
 
   private async get(a: Args): Promise<void> {
-    const queue = await this.broker.queue(String(a.queue));
+    const queue = await this.broker.queue(queueNamed(this, a.queue));
     this.host.registry.checkOwner(queue.id, queue.name, this.host.id);
     if (!a.noAck && this.host.holdings.unackedRoom() <= 0) {
       throw amqpErrors.precondition('too many unacknowledged messages on this connection: acknowledge some first');
@@ -360,6 +472,7 @@ export class Channel implements ConsumerHost {
     if (this.consumers.get(c.tag) !== c) return;
     this.consumers.delete(c.tag);
     this.host.registry.removeConsumer(c.queue.id, c);
-    if (this.open && !this.closing) this.send('basic.cancel', { consumerTag: c.tag, noWait: true });
+    if (this.open && !this.closing && this.host.hearsCancel)
+      this.send('basic.cancel', { consumerTag: c.tag, noWait: true });
   }
 }

@@ -11,6 +11,7 @@ import { Flow } from './flow.js';
 import { startHeartbeat } from './heartbeat.js';
 import type { AmqpRegistry } from './registry.js';
 import { decodeMethod, type Method } from './spec.js';
+import { TransactionBudget } from './transaction.js';
 
 export interface ConnectionOptions {
   engine: Engine;
@@ -66,6 +67,9 @@ export class Connection implements ChannelHost {
   };
   /** What this connection holds of the limited resources. */
   readonly holdings: Holdings;
+  readonly transactions = new TransactionBudget();
+  /** The client announced consumer_cancel_notify: a consumer whose queue goes gets basic.cancel. */
+  hearsCancel = false;
   private readonly flow: Flow;
   /** Settles once the socket is gone and its messages and exclusive queues are dealt with. */
   readonly done: Promise<void>;
@@ -88,6 +92,10 @@ export class Connection implements ChannelHost {
     socket.on('data', (chunk) => this.onData(chunk));
     socket.on('error', () => socket.destroy());
     this.done = new Promise((resolve) => socket.on('close', () => void this.cleanup().finally(resolve)));
+  }
+
+  get maxMessageBytes(): number {
+    return this.opts.usage.limits.maxMessageBytes;
   }
 
   get registry(): AmqpRegistry {
@@ -255,6 +263,7 @@ export class Connection implements ChannelHost {
       this.login = { ...login, counted: false };
       this.stats.clientProperties = a.clientProperties;
       this.flow.hearsBlocked = capability(a.clientProperties, 'connection.blocked');
+      this.hearsCancel = capability(a.clientProperties, 'consumer_cancel_notify');
       this.broker = new AmqpBroker(this.opts.engine, login.account);
       this.state = 'tune-ok';
       this.send0('connection.tune', {

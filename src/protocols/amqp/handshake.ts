@@ -98,7 +98,7 @@ function credentials(mechanism: string, response: Buffer): { user: string; passw
 
 /**
  * What connection.start tells the client. Of RabbitMQ 3.13's capabilities, Redrive has
- * all but `consumer_priorities` and `direct_reply_to` (docs/amqp.md says why).
+ * all but `consumer_priorities` (docs/amqp.md says why).
  */
 export function serverProperties(): FieldTable {
   const capabilities: FieldTable = new Map(
@@ -110,6 +110,7 @@ export function serverProperties(): FieldTable {
       'per_consumer_qos',
       'authentication_failure_close',
       'connection.blocked',
+      'direct_reply_to',
     ].map((c) => [c, field.bool(true)] as const),
   );
   return new Map([

@@ -41,6 +41,8 @@ export interface AmqpLimits {
   maxBindingsPerAccount: number;
   /** Bindings from one exchange; over it: 406. */
   maxBindingsPerExchange: number;
+  /** RabbitMQ's `max_message_size`: a larger publish closes its channel with 406. At most maxUnfinishedBytes. */
+  maxMessageBytes: number;
   /** After close / close-ok, how long the server keeps reading (and discarding) before it drops a peer that does not close. */
   closeTimeoutMs: number;
 }
@@ -56,6 +58,7 @@ export const DEFAULT_AMQP_LIMITS: AmqpLimits = {
   maxUnfinishedBytes: 64 * 1024 * 1024,
   maxUnfinishedBytesTotal: 512 * 1024 * 1024,
   maxUnacked: 100_000,
+  maxMessageBytes: 16 * 1024 * 1024,
   maxQueuedBytesTotal: 256 * 1024 * 1024,
   closeTimeoutMs: 5_000,
   maxConsumersPerChannel: 1024,

@@ -54,9 +54,6 @@ export function userIdOf(payload: Buffer): string | undefined {
   return decodeHeader(payload).properties.userId;
 }
 
-/** Largest body Redrive accepts (its largest message; RabbitMQ's is configurable). */
-export const MAX_BODY = 1_048_576;
-
 export function decodeHeader(payload: Buffer): ContentHeader {
   const r = new Reader(payload);
   const classId = r.short();

@@ -5,8 +5,10 @@ import { plainTable } from './codec.js';
 import { senderSelected } from './death-headers.js';
 import { contentHeaderCost } from './decoded-cost.js';
 import { contentFrames, methodFrame } from './frames.js';
-import { decodeHeader, MAX_BODY, propertiesFromRaw } from './properties.js';
+import { isReplyAddress, REPLY_QUEUE, type ReplyTarget, withReplyTo } from './direct-reply.js';
+import { decodeHeader, propertiesFromRaw } from './properties.js';
 import type { Args, Method, MethodName } from './spec.js';
+import type { Transaction } from './transaction.js';
 
 /** What a publisher needs of its channel. */
 export interface PublisherChannel {
@@ -14,6 +16,8 @@ export interface PublisherChannel {
   readonly broker: AmqpBroker;
   readonly host: {
     readonly frameMax: number;
+    /** The largest message body a publish may have (--amqp-max-message-size). */
+    readonly maxMessageBytes: number;
     readonly holdings: { holdContent(delta: number): void };
     write(frames: Buffer[]): void;
     fail(err: AmqpError): void;
@@ -23,12 +27,18 @@ export interface PublisherChannel {
   enqueue(op: () => Promise<void> | void, method?: Method, always?: () => void): void;
   raise(e: unknown, method?: Method): void;
   send(name: MethodName, args?: Args): void;
+  /** The channel's transaction (tx.select): publishes wait in it for tx.commit. */
+  readonly tx?: Transaction;
+  /** Direct reply-to: this channel's reply address; 406 if it has no reply consumer. */
+  replyAddress(): string;
+  /** Direct reply-to: the channel consuming replies at `address`, if it is there and of this account. */
+  replyTarget(address: string): ReplyTarget | undefined;
 }
 
 /** Most publishes stored in one batch. */
 const MAX_BATCH = 256;
 
-interface QueuedPublish {
+export interface QueuedPublish {
   seq: number;
   /** What it holds in memory while it waits to be stored: its body and its decoded headers. */
   bytes: number;
@@ -36,6 +46,8 @@ interface QueuedPublish {
   publish: Publish;
   /** Found while assembling it (an invalid expiration): raised at its turn. */
   error?: unknown;
+  /** Its reply-to is `amq.rabbitmq.reply-to`: the channel's reply address replaces it at its turn. */
+  directReply?: boolean;
 }
 
 interface PendingPublish {
@@ -47,6 +59,7 @@ interface PendingPublish {
   /** What the decoded headers take (decoded-cost.ts), counted once the message waits to be stored. */
   headersCost: number;
   expiration?: string;
+  replyTo?: string;
   chunks: Buffer[];
   received: number;
   /** Counted as held: the properties' and body's bytes received. */
@@ -99,9 +112,11 @@ export class Publisher {
     p.hasHeaders = h.properties.headers !== undefined;
     p.headersCost = cost.bytes;
     p.expiration = h.properties.expiration;
-    if (h.bodySize > MAX_BODY)
+    p.replyTo = h.properties.replyTo;
+    const max = this.channel.host.maxMessageBytes;
+    if (h.bodySize > max)
       return this.refuse(
-        amqpErrors.precondition(`message size ${h.bodySize} is larger than configured max size ${MAX_BODY}`),
+        amqpErrors.precondition(`message size ${h.bodySize} is larger than configured max size ${max}`),
       );
     this.hold(p, p.rawProperties.length);
     if (h.bodySize === 0) this.finishPublish();
@@ -152,6 +167,7 @@ export class Publisher {
       seq: this.confirming ? ++this.publishSeq : 0,
       bytes: body.length + p.headersCost,
       mandatory: Boolean(p.args.mandatory),
+      directReply: p.replyTo === REPLY_QUEUE,
       publish: {
         content: { body, properties, exchange: String(p.args.exchange), routingKey: String(p.args.routingKey) },
         headers: headers && plainTable(headers),
@@ -168,6 +184,15 @@ export class Publisher {
     // Publishes that arrive while the channel is busy join the batch waiting to run, as
     // long as no other method came between them.
     this.channel.host.backlog(0, item.bytes);
+    const method = { name: 'basic.publish' as const, classId: 60, methodId: 40, args: p.args };
+    if (isReplyAddress(item.publish.content.exchange, item.publish.content.routingKey)) {
+      this.channel.enqueue(
+        () => this.reply(item),
+        method,
+        () => this.channel.host.backlog(0, -item.bytes),
+      );
+      return;
+    }
     if (this.openBatch && this.openBatch.length < MAX_BATCH) {
       this.openBatch.push(item);
       this.channel.host.backlog(1);
@@ -176,8 +201,13 @@ export class Publisher {
     const batch = [item];
     const bytes = () => batch.reduce((n, it) => n + it.bytes, 0);
     this.channel.enqueue(
-      () => this.runBatch(batch),
-      { name: 'basic.publish', classId: 60, methodId: 40, args: p.args },
+      () => {
+        if (this.openBatch === batch) this.openBatch = undefined;
+        this.addressReplies(batch);
+        const tx = this.channel.tx;
+        return tx ? tx.publish(batch, (x) => this.channel.broker.checkPublishable(x)) : this.store(batch);
+      },
+      method,
       () => {
         if (this.openBatch === batch) this.openBatch = undefined;
         this.channel.host.backlog(1 - batch.length, -bytes());
@@ -186,13 +216,54 @@ export class Publisher {
     this.openBatch = batch;
   }
 
+  /** Publishes asking for a direct reply get the channel's reply address, or fail (no reply consumer). */
+  private addressReplies(batch: QueuedPublish[]): void {
+    for (const item of batch) {
+      if (!item.directReply || item.error !== undefined) continue;
+      try {
+        const content = item.publish.content;
+        content.properties = withReplyTo(content.properties, this.channel.replyAddress());
+      } catch (e) {
+        item.error = e;
+      }
+    }
+  }
+
+  /**
+   * A reply to a direct reply-to address goes straight to the requester's channel, never
+   * stored; to an address no channel consumes, it is dropped (returned if mandatory).
+   */
+  private reply(item: QueuedPublish): void {
+    if (item.error !== undefined) throw item.error;
+    const { content } = item.publish;
+    const target = this.channel.replyTarget(content.routingKey);
+    target?.deliverReply(content);
+    const frames = !target && item.mandatory ? this.returned(content) : [];
+    if (item.seq)
+      frames.push(methodFrame(this.channel.number, 'basic.ack', { deliveryTag: item.seq, multiple: false }));
+    if (frames.length) this.channel.host.write(frames);
+  }
+
+  /** basic.return 312 NO_ROUTE with the message, for a mandatory publish that reached no queue. */
+  private returned(content: Publish['content']): Buffer[] {
+    const n = this.channel.number;
+    return [
+      methodFrame(n, 'basic.return', {
+        replyCode: CODES.NO_ROUTE,
+        replyText: 'NO_ROUTE',
+        exchange: content.exchange,
+        routingKey: content.routingKey,
+      }),
+      ...contentFrames(n, content.properties, content.body, this.channel.host.frameMax),
+    ];
+  }
+
   /**
    * Stores a batch in one call, then answers in order: returns for unroutable mandatory
    * publishes, and confirms as RabbitMQ sends them, one basic.ack with multiple=true for
    * each run of stored messages, a basic.nack for each refused one (which ends a run).
    */
-  private async runBatch(batch: QueuedPublish[]): Promise<void> {
-    if (this.openBatch === batch) this.openBatch = undefined;
+  async store(batch: QueuedPublish[]): Promise<void> {
     const bad = batch.findIndex((it) => it.error !== undefined);
     const good = bad < 0 ? batch : batch.slice(0, bad);
     const { results, error } = await this.channel.broker.publish(good.map((it) => it.publish));
@@ -209,17 +280,7 @@ export class Publisher {
         mandatory,
         publish: { content },
       } = good[k]!;
-      if (mandatory && r.routed === 0 && !r.refused) {
-        frames.push(
-          methodFrame(n, 'basic.return', {
-            replyCode: CODES.NO_ROUTE,
-            replyText: 'NO_ROUTE',
-            exchange: content.exchange,
-            routingKey: content.routingKey,
-          }),
-          ...contentFrames(n, content.properties, content.body, this.channel.host.frameMax),
-        );
-      }
+      if (mandatory && r.routed === 0 && !r.refused) frames.push(...this.returned(content));
       if (!seq) return;
       if (!r.refused) {
         run = { first: run?.first ?? seq, last: seq };

@@ -1,18 +1,29 @@
 import { AmqpBroker } from '../../engine/amqp/broker.js';
 import { AmqpError, CODES } from '../../engine/amqp/errors.js';
 import { plainTable, type FieldTable } from './codec.js';
+import { REPLY_QUEUE } from './direct-reply.js';
 import type { AmqpRegistry } from './registry.js';
 import type { Args, Method, MethodName } from './spec.js';
 
 /** What these methods need of their channel (channel.ts implements it). */
 export interface QueueMethodHost {
   readonly number: number;
+  /** The queue this channel declared last: the empty queue name stands for it, as in RabbitMQ. */
+  lastDeclared: string;
   readonly broker: AmqpBroker;
   readonly host: { readonly id: number; readonly registry: AmqpRegistry };
   send(name: MethodName, args?: Args): void;
 }
 
 const args = (t: unknown) => plainTable((t as FieldTable | undefined) ?? new Map());
+
+/** The queue a method names: `""` is the channel's most recently declared queue (RabbitMQ's shortcut). */
+export function queueNamed(ch: Pick<QueueMethodHost, 'lastDeclared'>, name: unknown): string {
+  const n = String(name);
+  if (n !== '') return n;
+  if (ch.lastDeclared === '') throw new AmqpError(CODES.NOT_FOUND, 'no previously declared queue');
+  return ch.lastDeclared;
+}
 
 /** The exchange and queue class methods of a channel (declare, bind, purge, delete). */
 export async function handleQueueMethod(ch: QueueMethodHost, m: Method): Promise<void> {
@@ -50,6 +61,9 @@ export async function handleQueueMethod(ch: QueueMethodHost, m: Method): Promise
     case 'queue.declare': {
       const name = String(a.queue) || AmqpBroker.generatedName();
       const passive = Boolean(a.passive);
+      // The direct reply-to pseudo-queue is always there, as RabbitMQ answers for it.
+      if (passive && name === REPLY_QUEUE)
+        return reply('queue.declare-ok', { queue: name, messageCount: 0, consumerCount: 1 });
       const existing = await broker.queue(name).catch(() => undefined);
       if (existing) registry.checkOwner(existing.id, name, ch.host.id);
       const { queue, record, messageCount } = await broker.declareQueue({
@@ -61,6 +75,7 @@ export async function handleQueueMethod(ch: QueueMethodHost, m: Method): Promise
         arguments: args(a.arguments),
       });
       if (!passive && a.exclusive) registry.setOwner(queue.id, ch.host.id);
+      ch.lastDeclared = name;
       // A declaration uses the queue: its x-expires period starts again.
       const expires = record?.arguments['x-expires'];
       if (typeof expires === 'number')
@@ -68,24 +83,22 @@ export async function handleQueueMethod(ch: QueueMethodHost, m: Method): Promise
       return reply('queue.declare-ok', { queue: name, messageCount, consumerCount: registry.consumerCount(queue.id) });
     }
     case 'queue.bind':
-    case 'queue.unbind':
-      await checkedQueue(ch, String(a.queue));
-      await broker.bindQueue(
-        String(a.queue),
-        String(a.exchange),
-        String(a.routingKey),
-        args(a.arguments),
-        m.name === 'queue.bind',
-      );
+    case 'queue.unbind': {
+      const name = queueNamed(ch, a.queue);
+      await checkedQueue(ch, name);
+      // With the queue name empty too, an empty routing key is the last declared queue's name.
+      const key = a.queue === '' && a.routingKey === '' ? name : String(a.routingKey);
+      await broker.bindQueue(name, String(a.exchange), key, args(a.arguments), m.name === 'queue.bind');
       if (m.name === 'queue.bind') return reply('queue.bind-ok');
       return ch.send('queue.unbind-ok');
+    }
     case 'queue.purge': {
-      const queue = await checkedQueue(ch, String(a.queue));
+      const queue = await checkedQueue(ch, queueNamed(ch, a.queue));
       return reply('queue.purge-ok', { messageCount: await broker.purge(queue) });
     }
     case 'queue.delete': {
       // RabbitMQ 3.10 answers delete-ok with 0 for a queue that does not exist.
-      const queue = await broker.queue(String(a.queue)).catch(() => undefined);
+      const queue = await broker.queue(queueNamed(ch, a.queue)).catch(() => undefined);
       if (!queue) return reply('queue.delete-ok', { messageCount: 0 });
       registry.checkOwner(queue.id, queue.name, ch.host.id);
       if (a.ifUnused && registry.consumerCount(queue.id) > 0) {

@@ -1,5 +1,6 @@
 import { amqpErrors } from '../../engine/amqp/errors.js';
 import type { Clock } from '../../engine/clock.js';
+import type { ReplyTarget } from './direct-reply.js';
 
 /** What the registry needs of a consumer: to be told its queue is gone. */
 export interface RegisteredConsumer {
@@ -27,6 +28,8 @@ export class AmqpRegistry {
   private readonly owners = new Map<number, number>();
   /** Queues with x-expires: when each was last used (declared, read, consumed). */
   private readonly expiring = new Map<number, ExpiringQueue>();
+  /** Direct reply-to: the channels consuming their replies, by reply address. */
+  readonly replies = new Map<string, ReplyTarget>();
 
   /** `clock` is the engine's, so x-expires runs on the time every other rule reads. */
   constructor(private readonly clock: Pick<Clock, 'now'>) {}

@@ -59,11 +59,14 @@ export class AmqpServer implements AmqpLiveState {
   private readonly expiry: QueueExpiry;
   readonly usage: AmqpUsage;
   private lastTurnedAway = 0;
+  private readonly stopWatchingDeletes: () => void;
 
   constructor(private readonly opts: AmqpServerOptions) {
     this.registry = new AmqpRegistry(opts.engine.clock);
     // Consumers wait in the engine's long-poll pool: they may take half of it, so SQS long polls keep the rest.
     const consumerPool = Math.floor(opts.engine.maxLongPolls / 2);
+    // A queue deleted over SQS cancels its consumers here too, as queue.delete does.
+    this.stopWatchingDeletes = opts.engine.onQueueDeleted((id) => this.registry.queueDeleted(id));
     const usage = (this.usage = new AmqpUsage({ ...DEFAULT_AMQP_LIMITS, ...opts.limits }, consumerPool));
     const login = signIn(
       authenticator(opts),
@@ -145,6 +148,7 @@ export class AmqpServer implements AmqpLiveState {
   /** Stops accepting and ends every connection (their unacknowledged messages go back). */
   async close(): Promise<void> {
     this.expiry.stop();
+    this.stopWatchingDeletes();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     const done = [...this.sockets].map(([s, c]) => {
       s.destroy();

@@ -1,6 +1,7 @@
 import type { AmqpBroker } from '../../engine/amqp/broker.js';
 import { amqpErrors } from '../../engine/amqp/errors.js';
 import type { Method } from './spec.js';
+import type { Settle, Transaction } from './transaction.js';
 import { byQueue, type Unacked } from './unacked.js';
 
 /** What settling needs of its channel. */
@@ -16,9 +17,9 @@ export interface SettlerChannel {
   enqueue(op: () => Promise<void> | void, method?: Method, always?: () => void): void;
   /** Settled deliveries made room: consumers waiting for credit look again. */
   wakeCredit(): void;
+  /** The channel's transaction (tx.select): settles wait in it for tx.commit. */
+  readonly tx?: Transaction;
 }
-
-type Settle = 'ack' | 'requeue' | 'reject';
 
 /**
  * The settling side of a channel: basic.ack, basic.nack and basic.reject take deliveries
@@ -55,7 +56,7 @@ export class Settler {
 
   /** ack, requeue or reject the delivery `tag` (with `multiple`, every one up to it; tag 0: all). */
   async settle(tag: bigint, multiple: boolean, how: Settle): Promise<void> {
-    await this.apply(this.pick(tag, multiple), how);
+    await this.applyOrHold(this.pick(tag, multiple), how);
   }
 
   /**
@@ -64,24 +65,30 @@ export class Settler {
    */
   private async ackBatch(acks: { tag: bigint; multiple: boolean }[]): Promise<void> {
     if (this.openAcks === acks) this.openAcks = undefined;
-    const picked: Unacked[] = [];
+    const picked: [bigint, Unacked][] = [];
     let error: unknown;
     try {
       for (const a of acks) picked.push(...this.pick(a.tag, a.multiple));
     } catch (e) {
       error = e;
     }
-    await this.apply(picked, 'ack');
+    await this.applyOrHold(picked, 'ack');
     if (error) throw error;
   }
 
+  /** In a transaction the picked deliveries wait for tx.commit; else they are settled now. */
+  private async applyOrHold(picked: [bigint, Unacked][], how: Settle): Promise<void> {
+    if (this.channel.tx) this.channel.tx.settle(picked, how);
+    else await this.apply(picked, how);
+  }
+
   /** Takes the delivery `tag` (with `multiple`, every one up to it; tag 0: all) off the unacked list. */
-  private pick(tag: bigint, multiple: boolean): Unacked[] {
-    const picked: Unacked[] = [];
+  private pick(tag: bigint, multiple: boolean): [bigint, Unacked][] {
+    const picked: [bigint, Unacked][] = [];
     if (multiple) {
       for (const [t, u] of this.channel.unacked) {
         if (tag !== 0n && t > tag) break;
-        picked.push(u);
+        picked.push([t, u]);
         this.channel.unacked.delete(t);
       }
       if (picked.length === 0 && tag !== 0n) throw amqpErrors.precondition(`unknown delivery tag ${tag}`);
@@ -90,12 +97,13 @@ export class Settler {
     const u = this.channel.unacked.get(tag);
     if (!u) throw amqpErrors.precondition(`unknown delivery tag ${tag}`);
     this.channel.unacked.delete(tag);
-    return [u];
+    return [[tag, u]];
   }
 
-  private async apply(picked: Unacked[], how: Settle): Promise<void> {
+  /** Settles the picked deliveries, one store call per queue (tx.commit calls it for what it held). */
+  async apply(picked: [bigint, Unacked][], how: Settle): Promise<void> {
     try {
-      for (const list of byQueue(picked.map((u) => u.delivery))) {
+      for (const list of byQueue(picked.map(([, u]) => u.delivery))) {
         const queue = list[0]!.queue;
         if (how === 'ack') await this.channel.broker.ack(queue, list);
         else if (how === 'requeue') await this.channel.broker.requeue(queue, list);
@@ -104,7 +112,7 @@ export class Settler {
     } finally {
       // Only now may consumers take more: a requeued message is back at the head first,
       // so with prefetch 1 it is the next one delivered, as in RabbitMQ.
-      for (const u of picked) if (u.consumer) u.consumer.unacked--;
+      for (const [, u] of picked) if (u.consumer) u.consumer.unacked--;
       this.channel.wakeCredit();
       this.channel.host.holdings.settled();
     }
