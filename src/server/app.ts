@@ -180,11 +180,12 @@ async function start(
     log,
     policies,
     maxLongPolls: admissionLimits().maxLongPolls,
+    quotas: config.quotas,
     observer: metrics.observer,
     amqpCodec: amqpPropertyCodec,
   });
   metrics.attach(engine, node);
-  const runtimePolicies = new RuntimePolicies(store.policies, engine.policies, policies, log);
+  const runtimePolicies = new RuntimePolicies(store.policies, engine.policies, policies, log, engine.quotas.policies);
   await runtimePolicies.start();
   resources.defer(() => runtimePolicies.stop());
   if (file) {
@@ -211,6 +212,7 @@ async function start(
     port: config.port,
     log,
     trustProxy: config.trustProxy,
+    clientLimits: config.clientLimits,
     guard,
     bodyBudget: config.maxBodyMemoryMiB === undefined ? undefined : config.maxBodyMemoryMiB * 1024 * 1024,
     mounts: mountTable({
@@ -235,6 +237,7 @@ async function start(
               credentials,
               throttle: authThrottle,
               broker,
+              sessionsPerAccount: config.sessionsPerAccount,
             }),
       metrics: metricsEndpoint,
       management: new ManagementApi(runtimePolicies, {

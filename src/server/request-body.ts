@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { sqsError, type SqsError } from '../engine/errors.js';
-import { bodyBudgetError, type Admission } from './admission.js';
+import { bodyBudgetError, type Admission, type Ticket } from './admission.js';
 
 /** Largest request body accepted: SQS's 1 MiB payloads with room for Query and JSON encoding. */
 export const MAX_REQUEST_BODY = 6 * 1024 * 1024;
@@ -14,21 +14,39 @@ export const MAX_REQUEST_BODY = 6 * 1024 * 1024;
 const DISCARD_LIMIT = 8 * 1024 * 1024;
 
 /**
- * Reads a request's body whole, counting its bytes in the admission budget as they arrive,
- * whether the body is framed by Content-Length or chunked: a body that grows past `limit`
- * (413) or past the budget (503) is refused as soon as it does. Nothing more of it is kept;
- * the rest is dropped as it arrives (up to DISCARD_LIMIT), and the connection may serve the
- * next request once the body ends. (A declared length that cannot fit is refused at the
- * door, admission.ts.) A client that goes away mid-body rejects the promise too, so its
- * bytes are given back.
+ * What a chunk's framing costs at least (`1\r\n` before it, `\r\n` after): counted with
+ * each piece of a chunked body, so that a body sent in one-byte chunks, which costs the
+ * parser an event per chunk, counts for what it makes the server do.
  */
-export function readBody(req: IncomingMessage, limit: number, admission: Admission): Promise<Buffer> {
+const CHUNK_FRAMING = 5;
+
+/** A body of unknown length starts in this much room, doubled as it fills. */
+const FIRST_ROOM = 16 * 1024;
+
+/**
+ * Reads a request's body whole, counting its bytes in the admission budget as they arrive,
+ * whether the body is framed by Content-Length or chunked (then with each chunk's framing):
+ * a body that grows past `limit` (413) or past the budget (503) is refused as soon as it
+ * does. The bytes are copied as they arrive into one buffer, doubled as the body grows,
+ * never kept as the parser's pieces: each of those may
+ * hold a whole socket read in memory, so a body of one-byte chunks would hold thousands of
+ * times its size. Once refused nothing more of it is kept; the rest is dropped as it
+ * arrives (up to DISCARD_LIMIT), and the connection may serve the next request once the
+ * body ends. (A declared length that cannot fit is refused at the door, admission.ts.) A
+ * client that goes away mid-body rejects the promise too, so its bytes are given back.
+ */
+export function readBody(req: IncomingMessage, limit: number, admission: Admission, ticket: Ticket): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const tooLarge = () => sqsError('RequestEntityTooLarge', `Request body is larger than ${limit} bytes.`);
-    const chunks: Buffer[] = [];
-    let size = 0;
+    const framing = req.headers['transfer-encoding'] === undefined ? 0 : CHUNK_FRAMING;
+    const declared = Number(req.headers['content-length']);
+    let body: Buffer | undefined;
+    /** The first piece, kept as it is while it is the only one (nearly every request). */
+    let only: Buffer | undefined;
+    let length = 0;
+    let counted = 0;
     const refuse = (e: SqsError) => {
-      chunks.length = 0;
+      body = only = undefined;
       req.removeAllListeners('data');
       let dropped = 0;
       req.on('data', (chunk: Buffer) => {
@@ -37,14 +55,34 @@ export function readBody(req: IncomingMessage, limit: number, admission: Admissi
       });
       reject(new BodyRefused(e));
     };
+    const append = (chunk: Buffer) => {
+      const needed = length + chunk.length;
+      if (!body || body.length < needed) {
+        // Doubling: the copies cost O(bytes), and the room never exceeds twice what arrived
+        // (nor the declared length): a declared length is a promise, not bytes to reserve.
+        let room = Math.min(limit, Math.max(needed, body ? body.length * 2 : FIRST_ROOM));
+        if (declared >= needed) room = Math.min(room, declared);
+        const grown = Buffer.allocUnsafe(room);
+        if (body) body.copy(grown, 0, 0, length);
+        else if (only) only.copy(grown, 0);
+        body = grown;
+        only = undefined;
+      }
+      chunk.copy(body, length);
+      length = needed;
+    };
     req.on('data', (chunk: Buffer) => {
-      const before = size;
-      size += chunk.length;
-      if (size > limit) refuse(tooLarge());
-      else if (!admission.take(req, before, chunk.length)) refuse(bodyBudgetError());
-      else chunks.push(chunk);
+      const before = counted;
+      counted += chunk.length + framing;
+      if (counted > limit) refuse(tooLarge());
+      else if (!admission.take(ticket, before, chunk.length + framing)) refuse(bodyBudgetError());
+      else if (length === 0 && !body && framing === 0 && chunk.length === declared) {
+        // The whole body in one piece, as announced: kept as it came, no copy.
+        only = chunk;
+        length = chunk.length;
+      } else append(chunk);
     });
-    req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.on('end', () => resolve(only ?? (body ? body.subarray(0, length) : EMPTY)));
     req.on('error', reject);
     // An abort emits 'close' without 'end': the promise must settle so that the request ends.
     req.on('close', () => {
@@ -52,6 +90,8 @@ export function readBody(req: IncomingMessage, limit: number, admission: Admissi
     });
   });
 }
+
+const EMPTY = Buffer.alloc(0);
 
 /** The client closed its connection before its body was whole: nobody to answer. */
 export class BodyAbandoned extends Error {
