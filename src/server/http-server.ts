@@ -168,7 +168,7 @@ export class HttpServer {
       response = app.errors.failure(thrown instanceof BodyRefused ? thrown.error : thrown, wire, requestId);
       // A body refused as it streamed in is dropped to its end (request-body.ts); after any
       // other failure it may be unread, and the connection cannot carry another request.
-      if (!(thrown instanceof BodyRefused)) response.headers.connection = 'close';
+      if (!(thrown instanceof BodyRefused) || thrown.cut) response.headers.connection = 'close';
     }
     if (response.error) this.opts.log.error({ err: response.error, requestId }, 'request failed');
     if (seen) logRequest(this.opts.log, wire, seen, response, requestId, started);
