@@ -94,6 +94,8 @@ function openFileLimit(): number {
 }
 
 const BODY_BUDGET_SPENT = 'Too much request data in flight';
+/** How long a connection over its address's share has to send the request its 503 answers. */
+const OVER_SHARE_MS = 5_000;
 const CLIENT_BODY_BUDGET_SPENT = 'Too much request data in flight from your address';
 
 /** The refusal of a body that outgrew the budget while it streamed in (see `take`). */
@@ -125,9 +127,10 @@ export class Admission {
   sockets = 0;
   /** Requests still sending their bodies. */
   unfinished = 0;
-  /** Connections closed on accept because their address held too many. */
+  /** Connections past their address's share (see `connected`). */
   refusedConnections = 0;
   private readonly seen = new WeakSet<object>();
+  private readonly overShare = new WeakSet<Socket>();
   /** By address key (auth-throttle.ts's addressKey); an entry lives while it holds anything. */
   private readonly clients = new Map<string, ClientBudget>();
   private lastAddress?: string;
@@ -144,24 +147,26 @@ export class Admission {
   }
 
   /**
-   * Call on the server's `connection` event: past `maxConnectionsPerClient` from its
-   * address the socket is closed at once, before it can hold anything.
+   * Call on the server's `connection` event. A connection past `maxConnectionsPerClient`
+   * from its address is over its share: its request is answered 503 and the connection
+   * closed (a clean refusal SDKs retry, where closing it unread would be a reset), and
+   * one that sends none within OVER_SHARE_MS is closed, so its descriptor comes back.
    */
   connected(socket: Socket): void {
     const peer = socket.remoteAddress ?? '';
     if (this.exempt(peer)) return;
     const client = this.client(peer);
-    if (client.connections >= (this.limits.maxConnectionsPerClient ?? Number.POSITIVE_INFINITY)) {
-      this.refusedConnections++;
-      this.forget(client);
-      socket.destroy();
-      return;
-    }
     client.connections++;
     socket.once('close', () => {
       client.connections--;
       this.forget(client);
     });
+    if (client.connections <= (this.limits.maxConnectionsPerClient ?? Number.POSITIVE_INFINITY)) return;
+    this.refusedConnections++;
+    this.overShare.add(socket);
+    const timer = setTimeout(() => socket.destroy(), OVER_SHARE_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
   }
 
   /**
@@ -184,8 +189,9 @@ export class Admission {
     const client = this.client(address);
     // A declared length that cannot fit is refused before a byte of it is read.
     const declared = Math.max(0, (Number(req.headers['content-length']) || 0) - this.small);
-    const why =
-      this.requests >= this.limits.maxRequests
+    const why = this.overShare.has(socket)
+      ? 'Too many connections from your address'
+      : this.requests >= this.limits.maxRequests
         ? 'Too many concurrent requests'
         : this.bodyBytes + declared > this.limits.maxBodyBytes
           ? BODY_BUDGET_SPENT

@@ -5,6 +5,7 @@
  * keeps being served. Every attack is bounded in count and time, on loopback only.
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { assertServed, startTenants, type TenantServer } from '../support/hostile-tenant.js';
@@ -80,13 +81,13 @@ describe('slow senders from one address, under a small open-file limit', () => {
     );
     senders.forEach((s) => s.socket.destroy());
     assertServed(served, '900 slow senders from one address');
-    // The address keeps at most its 64 connections, of which 32 may be sending a body.
-    assert.ok(open <= 64, `${open} of the attacker's connections stayed open`);
+    // Of the address's 64 connections, 32 may be sending a body; the rest were answered and closed.
+    assert.ok(open <= 32, `${open} of the attacker's connections stayed open`);
     assert.ok(refused.length >= 1, 'requests past the address share are answered 503');
     for (const r of refused)
       assert.match(
         r.answer(),
-        /com\.amazonaws\.sqs#ServiceUnavailable.*Too many unfinished requests from your address/s,
+        /com\.amazonaws\.sqs#ServiceUnavailable.*Too many (unfinished requests|connections) from your address/s,
       );
     assert.equal(t.server.proc.exitCode, null, 'the server lives');
   });
@@ -108,21 +109,21 @@ describe('bodies of one-byte chunks', () => {
     const oneByte = Buffer.from('1\r\nx\r\n'.repeat(1_000));
     const senders = await Promise.all(Array.from({ length: CONNECTIONS }, () => raw(t, ATTACKER_ADDRESS)));
     let peak = before;
-    await Promise.all(
-      senders.map(async (s, i) => {
-        // One after another, 50 ms apart (a client per connection, not in lockstep): each
-        // costs the server one socket read of pieces before it is cut, some 40 ms here.
-        await sleep(i * 50);
-        s.socket.write(
-          `POST / HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-amz-json-1.0\r\nX-Amz-Target: AmazonSQS.ListQueues\r\nTransfer-Encoding: chunked\r\n\r\n`,
-        );
-        for (let i = 0; i < CHUNKS / 1_000 && !s.socket.destroyed; i++) {
-          if (!s.socket.write(oneByte)) await new Promise((r) => s.socket.once('drain', r));
-          if (i % 10 === 0) peak = Math.max(peak, t.rss());
-        }
-        s.socket.write('0\r\n\r\n');
-      }),
-    );
+    // The 40 connections are open together and send their bodies one after another: each
+    // costs the server one socket read of pieces (some 11,000) before it is cut. Sent all
+    // at once they would cost that many reads in one turn of the event loop, as 40 × 64 KiB
+    // of any input parsed piece by piece does.
+    for (const s of senders) {
+      s.socket.write(
+        `POST / HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-amz-json-1.0\r\nX-Amz-Target: AmazonSQS.ListQueues\r\nTransfer-Encoding: chunked\r\n\r\n`,
+      );
+      for (let i = 0; i < CHUNKS / 1_000 && !s.socket.destroyed; i++) {
+        if (!s.socket.write(oneByte)) await Promise.race([once(s.socket, 'drain'), s.closed]);
+        if (i % 10 === 0) peak = Math.max(peak, t.rss());
+      }
+      if (!s.socket.destroyed) s.socket.write('0\r\n\r\n');
+      await Promise.race([s.closed, sleep(10_000)]);
+    }
     // Counted at 1 KiB a piece, each body is refused at 6,144 pieces and its connection cut soon after.
     for (const until = Date.now() + 60_000; senders.some((s) => !s.socket.destroyed) && Date.now() < until; ) {
       peak = Math.max(peak, t.rss());
