@@ -148,6 +148,7 @@ export class HttpServer {
     const app = mountOf(this.opts.mounts, wire);
     const seen: RequestSeen | undefined = this.accessLog ? { protocol: app.logAs } : undefined;
     let response: WireResponse;
+    let cut = false;
     try {
       const refusal = this.guard.check(app.area, req.headers);
       if (refusal) {
@@ -168,11 +169,15 @@ export class HttpServer {
       response = app.errors.failure(thrown instanceof BodyRefused ? thrown.error : thrown, wire, requestId);
       // A body refused as it streamed in is dropped to its end (request-body.ts); after any
       // other failure it may be unread, and the connection cannot carry another request.
-      if (!(thrown instanceof BodyRefused) || thrown.cut) response.headers.connection = 'close';
+      cut = thrown instanceof BodyRefused && thrown.cut;
+      if (!(thrown instanceof BodyRefused) || cut) response.headers.connection = 'close';
     }
     if (response.error) this.opts.log.error({ err: response.error, requestId }, 'request failed');
     if (seen) logRequest(this.opts.log, wire, seen, response, requestId, started);
     send(res, response, requestId, this.opts.log);
+    // A body refused for its pieces' overhead is not read on (request-body.ts): once the
+    // answer is out the connection goes, before node:http resumes reading to drain it.
+    if (cut) res.once('finish', () => req.socket.destroy());
   }
 }
 

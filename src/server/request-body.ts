@@ -27,6 +27,9 @@ const PIECE_COST = 1024;
 /** A chunk's framing (`1\r\n` before it, `\r\n` after), counted with each piece of a chunked body. */
 const CHUNK_FRAMING = 5;
 
+const pieceCost = (piece: Buffer, framing: number) =>
+  piece.length + framing < PIECE_COST ? PIECE_COST : piece.length + framing;
+
 /** A body of unknown length starts in this much room, doubled as it fills. */
 const FIRST_ROOM = 16 * 1024;
 
@@ -46,12 +49,9 @@ const FIRST_ROOM = 16 * 1024;
  */
 export function readBody(req: IncomingMessage, limit: number, admission: Admission, ticket: Ticket): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const tooLarge = () => sqsError('RequestEntityTooLarge', `Request body is larger than ${limit} bytes.`);
     const framing = req.headers['transfer-encoding'] === undefined ? 0 : CHUNK_FRAMING;
-    const cost = (piece: Buffer) => Math.max(PIECE_COST, piece.length + framing);
-    const declared = Number(req.headers['content-length']);
     let body: Buffer | undefined;
-    /** The first piece, kept as it is while it is the only one (nearly every request). */
+    /** The first piece, kept as it came while it is the only one (nearly every request). */
     let only: Buffer | undefined;
     let length = 0;
     /** Bytes received, and what they count for (each piece at least PIECE_COST). */
@@ -69,7 +69,7 @@ export function readBody(req: IncomingMessage, limit: number, admission: Admissi
       }
       let dropped = 0;
       req.on('data', (chunk: Buffer) => {
-        dropped += cost(chunk);
+        dropped += pieceCost(chunk, framing);
         if (dropped > DISCARD_LIMIT) req.socket.destroy();
       });
       reject(new BodyRefused(e));
@@ -80,6 +80,7 @@ export function readBody(req: IncomingMessage, limit: number, admission: Admissi
         // Doubling: the copies cost O(bytes), and the room never exceeds twice what arrived
         // (nor the declared length): a declared length is a promise, not bytes to reserve.
         let room = Math.min(limit, Math.max(needed, body ? body.length * 2 : FIRST_ROOM));
+        const declared = Number(req.headers['content-length']);
         if (declared >= needed) room = Math.min(room, declared);
         const grown = Buffer.allocUnsafe(room);
         if (body) body.copy(grown, 0, 0, length);
@@ -94,13 +95,13 @@ export function readBody(req: IncomingMessage, limit: number, admission: Admissi
     };
     req.on('data', (chunk: Buffer) => {
       const before = counted;
-      const costs = cost(chunk);
+      const costs = pieceCost(chunk, framing);
       received += chunk.length;
       counted += costs;
-      if (counted > limit) refuse(tooLarge());
+      if (counted > limit) refuse(sqsError('RequestEntityTooLarge', `Request body is larger than ${limit} bytes.`));
       else if (!admission.take(ticket, before, costs)) refuse(bodyBudgetError());
-      else if (length === 0 && !body && framing === 0 && chunk.length === declared) {
-        // The whole body in one piece, as announced: kept as it came, no copy.
+      else if (length === 0) {
+        // Kept as it came: copied only if another piece follows.
         only = chunk;
         length = chunk.length;
       } else append(chunk);
