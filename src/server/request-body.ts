@@ -27,8 +27,7 @@ const PIECE_COST = 1024;
 /** A chunk's framing (`1\r\n` before it, `\r\n` after), counted with each piece of a chunked body. */
 const CHUNK_FRAMING = 5;
 
-const pieceCost = (piece: Buffer, framing: number) =>
-  piece.length + framing < PIECE_COST ? PIECE_COST : piece.length + framing;
+const pieceCost = (piece: Buffer, framing: number) => Math.max(piece.length + framing, PIECE_COST);
 
 /** A body of unknown length starts in this much room, doubled as it fills. */
 const FIRST_ROOM = 16 * 1024;
