@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import amqp from 'amqplib';
 import {
   CreateQueueCommand,
   DeleteQueueCommand,
@@ -67,7 +68,6 @@ describe('quotas per account', () => {
       assert.match(refused.message, new RegExp(`already has ${QUEUES} queues`));
     }
     const served = await probe.stop();
-    assertServed(served, 'an account creating queues past its quota');
     // CreateQueue of a queue it has is idempotent, at the quota too.
     assert.equal((await attacker.send(new CreateQueueCommand({ QueueName: 'hoard-0' }))).QueueUrl, urls[0]);
     await attacker.send(new DeleteQueueCommand({ QueueUrl: urls[4] }));
@@ -77,6 +77,7 @@ describe('quotas per account', () => {
     for (let i = 0; i < QUEUES; i++) await victim.send(new CreateQueueCommand({ QueueName: `victim-${i}` }));
     // Clean up for the tests below, which need queues of their own.
     for (const url of urls.filter((_, i) => i !== 4)) await attacker.send(new DeleteQueueCommand({ QueueUrl: url }));
+    assertServed(served, 'an account creating queues past its quota');
   });
 
   test("policies: past the quota a PUT is RabbitMQ's bad_request; a replacement is not counted twice", async () => {
@@ -200,5 +201,41 @@ describe('console sessions per account', () => {
     assert.equal(await signedIn(victim), true, 'the victim is still signed in');
     assert.equal(await signedIn(last), true);
     assert.equal(await signedIn(first), false, "the attacker's oldest session went");
+  });
+});
+
+describe('the queue quota over AMQP', () => {
+  let t: TenantServer;
+  before(async () => {
+    t = await startTenants({ storage: 'memory', amqp: true, args: ['--max-queues-per-account', '2'] });
+  });
+  after(() => t?.stop());
+
+  test("queue.declare past the quota is RabbitMQ's 406 PRECONDITION_FAILED; redeclaring a queue it has is not", async () => {
+    const conn = await amqp.connect(t.amqpUrl('attacker'));
+    conn.on('error', () => undefined);
+    try {
+      const ch = await conn.createChannel();
+      await ch.assertQueue('amqp-a');
+      await ch.assertQueue('amqp-b');
+      await ch.assertQueue('amqp-a');
+      ch.on('error', () => undefined);
+      await assert.rejects(ch.assertQueue('amqp-c'), (e: Error) => {
+        assert.match(
+          e.message,
+          /406 \(PRECONDITION-FAILED\) with message "PRECONDITION_FAILED - cannot declare queue 'amqp-c': queue limit in vhost '\/' \(2\) is reached"/,
+        );
+        return true;
+      });
+      // Another account declares its own.
+      const other = await amqp.connect(t.amqpUrl('victim'));
+      try {
+        await (await other.createChannel()).assertQueue('amqp-c');
+      } finally {
+        await other.close();
+      }
+    } finally {
+      await conn.close().catch(() => undefined);
+    }
   });
 });
