@@ -5,6 +5,7 @@ import { parsePort, StartupError } from '../server/start-up.js';
 import { SqliteUnavailableError } from '../stores/sqlite/driver.js';
 import { parseTrustProxy } from '../server/client-address.js';
 import { addAmqpFlags, amqpLimitsFrom } from './amqp-flags.js';
+import { addQuotaFlags, quotasFrom } from './quota-flags.js';
 
 /** `redrive serve`: the server itself. */
 export function serveCommand(): Command {
@@ -55,7 +56,7 @@ export function serveCommand(): Command {
     .option('--amqp-port <port>', 'serve AMQP 0-9-1 on this port too (off by default; 0 picks a free one)');
   // The AMQP listener's limits follow its port in the help.
   return (
-    addAmqpFlags(command)
+    addQuotaFlags(addAmqpFlags(command))
       .addOption(
         new Option('--console <state>', 'the web console under /console')
           .choices(['on', 'off'])
@@ -118,6 +119,7 @@ Examples:
               amqpPort,
               trustProxy: opts.trustProxy === undefined ? undefined : trustProxy(opts.trustProxy),
               amqpLimits: amqpLimitsFrom(opts),
+              ...quotasFrom(opts),
               storageFromFlag: cmd.getOptionValueSource('storage') === 'cli',
             },
             log,

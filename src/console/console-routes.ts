@@ -23,6 +23,8 @@ export interface ConsoleOptions {
   throttle?: AuthThrottle;
   /** The management API's broker views, for the Connections and Exchanges pages (broker-routes.ts). */
   broker?: BrokerViews;
+  /** Signed-in sessions one account may hold (`--max-console-sessions-per-account`, sessions.ts). */
+  sessionsPerAccount?: number;
 }
 
 const SIGN_IN_FAILED = 'invalid access key or secret';
@@ -46,11 +48,12 @@ const DUMMY_SECRET = 'redrive-console-no-such-key';
  * with the session's account as the caller.
  */
 export class ConsoleRoutes {
-  private readonly sessions = new Sessions();
+  private readonly sessions: Sessions;
   private readonly throttle: AuthThrottle;
 
   constructor(private readonly opts: ConsoleOptions) {
     this.throttle = opts.throttle ?? new AuthThrottle();
+    this.sessions = new Sessions(undefined, opts.sessionsPerAccount);
   }
 
   get signInRequired(): boolean {
@@ -137,6 +140,10 @@ export class ConsoleRoutes {
     }
     this.throttle.succeeded(client, keyId);
     const session = this.sessions.create(credential.accountId, keyId);
+    if (!session)
+      return page(503, renderSignIn('too many accounts are signed in: try again later', next, keyId.slice(0, 128)), {
+        'retry-after': '60',
+      });
     return redirect(next, { 'set-cookie': sessionCookie(session) });
   }
 

@@ -5,7 +5,9 @@ import type { Clock } from './clock.js';
 import type { EngineContext, Log } from './context.js';
 import { SettingsInForce, type DeadLetterSettings } from './dead-letters/dead-letter-settings.js';
 import { DeadLetterReport } from './dead-letters/report.js';
-import { errors } from './errors.js';
+import { errors, SqsError } from './errors.js';
+import { DEFAULT_ACCOUNT_QUOTAS, QueueQuota, type AccountQuotas } from './quotas.js';
+import type { NewQueue } from './store/queues.js';
 import { FairQueues } from './messages/fair-queues.js';
 import { LongPolls } from './messages/long-poll.js';
 import { MoveTaskRunner } from './move-tasks/move-task-runner.js';
@@ -35,6 +37,8 @@ export interface EngineOptions {
   maxLongPolls?: number;
   /** Dead-letter policies in force at start (see policies.ts). */
   policies?: ServerPolicy[];
+  /** What one account may hold at once (quotas.ts); defaults for those not given. */
+  quotas?: Partial<AccountQuotas>;
   log?: Log;
   /** Told what happens, after each commit (metrics), besides the engine's own activity counts. */
   observer?: EngineObserver;
@@ -56,6 +60,11 @@ export class Engine implements EngineContext {
   readonly inflightLimit: number;
   readonly maxLongPolls: number;
   readonly longPolls: LongPolls;
+  /** What one account may hold at once; `longPolls` always set (half the pool by default). */
+  readonly quotas: Required<AccountQuotas>;
+  readonly queueQuota: QueueQuota;
+  /** Long polls waiting per caller's account (message-actions.ts), none kept at 0. */
+  readonly longPollsByAccount = new Map<string, number>();
   /** Fair queues: each multi-tenant standard queue's noisy groups (fair-queues.ts). */
   readonly fair: FairQueues;
   readonly moveTasks: MoveTaskRunner;
@@ -86,6 +95,9 @@ export class Engine implements EngineContext {
     this.inflightLimit = opts.inflightLimit ?? 120_000;
     this.maxLongPolls = opts.maxLongPolls ?? 10_000;
     this.longPolls = new LongPolls(this.store, this.clock);
+    const quotas = { ...DEFAULT_ACCOUNT_QUOTAS, ...opts.quotas };
+    this.quotas = { ...quotas, longPolls: quotas.longPolls ?? Math.max(1, Math.floor(this.maxLongPolls / 2)) };
+    this.queueQuota = new QueueQuota(this.store.queues, this.clock, this.quotas.queues);
     this.fair = new FairQueues(this.store, this.clock, opts.fairQueues ?? true);
     this.log = opts.log ?? { info() {}, warn() {}, error() {} };
     this.activity = new ActivityCounter(this.store.activity, this.clock);
@@ -107,6 +119,28 @@ export class Engine implements EngineContext {
   /** The queue's dead-letter settings in force: its attributes over the matching policy. */
   settingsOf(queue: Omit<QueueRecord, 'id'>): DeadLetterSettings {
     return this.settings.of(queue);
+  }
+
+  /**
+   * Creates the queue unless it exists, within its account's queue quota: over it, SQS's
+   * `OverLimit`, or what `refusal` makes of it (AMQP's 406).
+   */
+  async createWithinQuota(
+    queue: NewQueue,
+    refusal: (e: SqsError) => Error = (e) => e,
+  ): Promise<{ queue: QueueRecord; created: boolean }> {
+    const exists = async () => (await this.store.queues.get(queue)) !== undefined;
+    const reserved = await this.queueQuota.reserve(queue.accountId, queue.name, exists).catch((e: unknown) => {
+      throw e instanceof SqsError ? refusal(e) : e;
+    });
+    try {
+      const made = await this.store.queues.create(queue);
+      if (reserved && !made.created) this.queueQuota.release(queue.accountId);
+      return made;
+    } catch (e) {
+      if (reserved) this.queueQuota.release(queue.accountId);
+      throw e;
+    }
   }
 
   /** Reports what an operation on `queue` dead-lettered, once it has committed (dead-letters/report.ts). */

@@ -180,6 +180,7 @@ async function start(
     log,
     policies,
     maxLongPolls: admissionLimits().maxLongPolls,
+    quotas: config.quotas,
     observer: metrics.observer,
     amqpCodec: amqpPropertyCodec,
     bindingLimits: {
@@ -188,7 +189,7 @@ async function start(
     },
   });
   metrics.attach(engine, node);
-  const runtimePolicies = new RuntimePolicies(store.policies, engine.policies, policies, log);
+  const runtimePolicies = new RuntimePolicies(store.policies, engine.policies, policies, log, engine.quotas.policies);
   await runtimePolicies.start();
   resources.defer(() => runtimePolicies.stop());
   if (file) {
@@ -215,6 +216,7 @@ async function start(
     port: config.port,
     log,
     trustProxy: config.trustProxy,
+    clientLimits: config.clientLimits,
     guard,
     bodyBudget: config.maxBodyMemoryMiB === undefined ? undefined : config.maxBodyMemoryMiB * 1024 * 1024,
     mounts: mountTable({
@@ -239,6 +241,7 @@ async function start(
               credentials,
               throttle: authThrottle,
               broker,
+              sessionsPerAccount: config.sessionsPerAccount,
             }),
       metrics: metricsEndpoint,
       management: new ManagementApi(runtimePolicies, {

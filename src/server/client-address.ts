@@ -1,7 +1,8 @@
 import { BlockList, isIP } from 'node:net';
 
 /**
- * The address a request comes from, for throttling failed authentication. By default the
+ * The address a request comes from, for throttling failed authentication and for the
+ * budgets each client address has at the door (admission.ts). By default the
  * socket's peer: `X-Forwarded-For` is ignored, since any client can write it. Behind a
  * reverse proxy every request's peer is the proxy, so one attacker would throttle
  * everyone; `--trust-proxy <addresses>` names the proxies (addresses or CIDR ranges,
@@ -33,6 +34,11 @@ export class ClientAddress {
       if (!this.isTrusted(hop)) return hop;
     }
     return client;
+  }
+
+  /** Whether a peer is one of `--trust-proxy`'s proxies (its connections carry many clients). */
+  isProxy(peer: string): boolean {
+    return this.trusted !== undefined && this.isTrusted(peer);
   }
 
   private isTrusted(address: string): boolean {

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Cancellation } from '../engine/messages/long-poll.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import { logRequest, type RequestSeen } from './access-log.js';
-import { Admission, admissionLimits, DEFAULT_BODY_BUDGET } from './admission.js';
+import { Admission, admissionLimits, DEFAULT_BODY_BUDGET, type ClientLimits, type Ticket } from './admission.js';
 import { ClientAddress } from './client-address.js';
 import type { SubApp } from './mount.js';
 import { mountOf } from './mount-table.js';
@@ -27,6 +27,8 @@ export interface HttpOptions {
   bodyBudget?: number;
   /** `--trust-proxy`: the reverse proxies whose X-Forwarded-For names the client (client-address.ts). */
   trustProxy?: string[];
+  /** What one client address may hold before its requests are whole (admission.ts); defaults for those not given. */
+  clientLimits?: ClientLimits;
 }
 
 // A long poll waits up to 20 s, so sockets may stay quiet that long; anything slower is cut.
@@ -56,22 +58,31 @@ export class HttpServer {
   private readonly clientAddress: ClientAddress;
 
   constructor(private readonly opts: HttpOptions) {
-    this.admission = new Admission(admissionLimits(undefined, opts.bodyBudget ?? DEFAULT_BODY_BUDGET));
+    this.clientAddress = new ClientAddress(opts.trustProxy);
+    this.admission = new Admission(
+      admissionLimits(undefined, opts.bodyBudget ?? DEFAULT_BODY_BUDGET, opts.clientLimits),
+      (peer) => this.clientAddress.isProxy(peer),
+    );
     this.guard = new RequestGuard(opts.guard);
     this.server = createServer(
       { keepAlive: true, requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS },
       (req, res) => {
+        let ticket: Ticket | undefined;
+        let client: string;
         try {
-          if (this.admission.refuse(req, res)) return;
+          client = this.clientAddress.of(req.socket.remoteAddress, req.headers['x-forwarded-for']);
+          ticket = this.admission.admit(req, res, client);
+          if (!ticket) return;
         } catch (err) {
           opts.log.error({ err }, 'could not shed a request; closing its connection');
           res.destroy();
           return;
         }
+        const admitted = ticket;
         this.active++;
         // One reaction for both outcomes (a .catch and a .finally were two more promises a request).
-        this.handle(req, res).then(
-          () => this.finished(req),
+        this.handle(req, res, client, admitted).then(
+          () => this.finished(admitted),
           (err: unknown) => {
             try {
               opts.log.error(
@@ -80,21 +91,22 @@ export class HttpServer {
               );
               res.destroy();
             } finally {
-              this.finished(req);
+              this.finished(admitted);
             }
           },
         );
       },
     );
+    // Connections past their address's share are closed before they can hold anything.
+    this.server.on('connection', (socket) => this.admission.connected(socket));
     this.accessLog = opts.log.isLevelEnabled('debug');
-    this.clientAddress = new ClientAddress(opts.trustProxy);
     this.server.keepAliveTimeout = KEEP_ALIVE_MS;
     this.server.timeout = SOCKET_IDLE_MS;
   }
 
   /** The request admitted at the door is over: its budget comes back, and a drain may end. */
-  private finished(req: IncomingMessage): void {
-    this.admission.done(req);
+  private finished(ticket: Ticket): void {
+    this.admission.done(ticket);
     if (--this.active === 0) this.drained?.();
   }
 
@@ -128,7 +140,7 @@ export class HttpServer {
     this.server.closeAllConnections();
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse, client: string, ticket: Ticket): Promise<void> {
     const requestId = randomUUID();
     const started = this.accessLog ? performance.now() : 0;
     const [path, query = ''] = (req.url ?? '/').split('?', 2) as [string, string?];
@@ -136,7 +148,7 @@ export class HttpServer {
     const app = mountOf(this.opts.mounts, wire);
     const seen: RequestSeen | undefined = this.accessLog ? { protocol: app.logAs } : undefined;
     let response: WireResponse;
-    const client = this.clientAddress.of(req.socket.remoteAddress, req.headers['x-forwarded-for']);
+    let cut = false;
     try {
       const refusal = this.guard.check(app.area, req.headers);
       if (refusal) {
@@ -145,7 +157,9 @@ export class HttpServer {
         // Its body is not read: close the connection rather than read it to reuse it.
         response.headers.connection = 'close';
       } else {
-        wire.body = await readBody(req, this.opts.maxBodyBytes ?? MAX_REQUEST_BODY, this.admission);
+        wire.body = await readBody(req, this.opts.maxBodyBytes ?? MAX_REQUEST_BODY, this.admission, ticket);
+        // Whole: from here it is authenticated (or refused) at once, and leaves its address's share.
+        this.admission.bodyRead(ticket);
         response = await app.handle(wire, { requestId, client, cancelled: new ClientGone(res, client), seen });
       }
     } catch (thrown) {
@@ -155,11 +169,15 @@ export class HttpServer {
       response = app.errors.failure(thrown instanceof BodyRefused ? thrown.error : thrown, wire, requestId);
       // A body refused as it streamed in is dropped to its end (request-body.ts); after any
       // other failure it may be unread, and the connection cannot carry another request.
-      if (!(thrown instanceof BodyRefused)) response.headers.connection = 'close';
+      cut = thrown instanceof BodyRefused && thrown.cut;
+      if (!(thrown instanceof BodyRefused) || cut) response.headers.connection = 'close';
     }
     if (response.error) this.opts.log.error({ err: response.error, requestId }, 'request failed');
     if (seen) logRequest(this.opts.log, wire, seen, response, requestId, started);
     send(res, response, requestId, this.opts.log);
+    // A body refused for its pieces' overhead is not read on (request-body.ts): once the
+    // answer is out the connection goes, before node:http resumes reading to drain it.
+    if (cut) res.once('finish', () => req.socket.destroy());
   }
 }
 

@@ -2,6 +2,8 @@ import pino, { type Logger } from 'pino';
 import { DEFAULT_REGION } from '../engine/queues/addressing.js';
 import type { Durability } from '../stores/sqlite/store.js';
 import type { AmqpLimits } from '../protocols/amqp/limits.js';
+import type { AccountQuotas } from '../engine/quotas.js';
+import type { ClientLimits } from './admission.js';
 
 // The server's settings and their defaults, apart from app.ts so that the CLI can build
 // `redrive serve`'s flags (and its client commands can start) without loading the server.
@@ -51,6 +53,12 @@ export interface ServerConfig {
   maxBodyMemoryMiB?: number;
   /** The AMQP listener's limits (docs/security.md); defaults for those not given. */
   amqpLimits?: Partial<AmqpLimits>;
+  /** What one client address may hold at the HTTP door (admission.ts); defaults for those not given. */
+  clientLimits?: ClientLimits;
+  /** What one account may hold (src/engine/quotas.ts); defaults for those not given. */
+  quotas?: Partial<AccountQuotas>;
+  /** Console sessions one account may hold (src/console/sessions.ts). */
+  sessionsPerAccount?: number;
 }
 
 export const defaults: ServerConfig = {

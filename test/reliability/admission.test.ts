@@ -20,11 +20,12 @@ test('the door sheds requests and body bytes past its limits with a clean 503, a
   let release!: () => void;
   let released = new Promise<void>((r) => (release = r));
   const server = createServer((req, res) => {
-    if (admission.refuse(req, res)) return;
+    const ticket = admission.admit(req, res, req.socket.remoteAddress ?? '');
+    if (!ticket) return;
     req.resume();
     void released.then(() => {
       res.end('{}');
-      admission.done(req);
+      admission.done(ticket);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -68,7 +69,12 @@ test('limits follow the open-file limit, leaving a quarter of the requests to no
     maxBodyBytes: 512 * 1024 * 1024,
     maxLongPolls: 672,
     smallBodyBytes: 64 * 1024,
+    maxConnectionsPerClient: 224,
+    maxUnfinished: 672,
+    maxUnfinishedPerClient: 112,
+    maxBodyBytesPerClient: 128 * 1024 * 1024,
   });
+  assert.equal(admissionLimits(1024, undefined, { maxUnfinishedPerClient: 5 }).maxUnfinishedPerClient, 5);
   assert.equal(admissionLimits(1_000_000).maxLongPolls, 10_000);
   assert.equal(admissionLimits(100).maxRequests, 64);
 });
@@ -79,6 +85,8 @@ test('past maxLongPolls a receive returns what is there but does not wait: empty
     clock: new ManualClock(1_700_000_000_000),
     region: 'us-east-1',
     maxLongPolls: 2,
+    // The pool's cap, not one account's share of it (test/security/account-quotas.test.ts).
+    quotas: { longPolls: 2 },
   });
   const call = (action: string, input: Record<string, unknown>, signal?: AbortSignal) =>
     actions[action]!(engine, ctx, input, signal) as Promise<Record<string, any>>;

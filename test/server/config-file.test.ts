@@ -165,7 +165,7 @@ region: eu-west-1
       'redrive.yaml: policies[0].definition.overflow: must be "drop-head", "reject-publish" or "reject-publish-dlx", not "sideways"',
       'redrive.yaml: policies[0].definition.colour: unknown setting (known: deadLetterTargetArn, deadLetterTargetName, maxReceiveCount, messageTtlSeconds, maxLength, maxLengthBytes, overflow, deadLetterExchange, deadLetterRoutingKey, deliveryLimit, applyToDeadLetterTarget)',
       'redrive.yaml: policies[1].name: must be a non-empty string, not ""',
-      'redrive.yaml: policies[1].pattern: not a valid regular expression (Invalid regular expression: /(/: Unterminated group)',
+      'redrive.yaml: policies[1].pattern: not a valid regular expression (error parsing regexp: missing closing ): `(`)',
       'redrive.yaml: policies[1].definition: must be an object, and is missing',
       'redrive.yaml: queues[0].attributes.VisibilityTimeout: must be a string, number or boolean, not [60]',
       'redrive.yaml: queues[0].attributes.DelaySeconds: must be a string, number or boolean, not null',
@@ -197,7 +197,7 @@ test('rules across fields: duplicates, exclusive settings, patterns, ARNs', asyn
   assert.equal(
     await refusal('rules.json', json),
     [
-      'rules.json: policies[0].pattern: not a valid regular expression (Invalid regular expression: /(/: Unterminated group)',
+      'rules.json: policies[0].pattern: not a valid regular expression (error parsing regexp: missing closing ): `(`)',
       'rules.json: policies[1].definition: give deadLetterTargetArn or deadLetterTargetName, not both',
       'rules.json: policies[2].definition.deadLetterTargetArn: must be an SQS queue ARN (arn:aws:sqs:<region>:<account>:<name>), not "dlq"',
       'rules.json: policies[3].name: duplicate policy name "b"',

@@ -72,12 +72,28 @@ export async function receiveMessage(
   // Each waiting long poll holds a connection and its memory for up to 20 s. Past the cap a
   // receive still gets what is there, but does not wait: an empty answer would make the
   // client poll again at once, so it gets a 503, which SDKs retry with back-off.
-  const capped = wait > 0 && engine.longPolls.size >= engine.maxLongPolls;
-  const messages = await engine.longPolls.wait(queue.id, capped ? 0 : wait * 1000, attempt, signal, max);
+  // One account's long polls are counted too (its quota, half the pool by default), so that
+  // its callers alone cannot take every place.
+  const mine = wait > 0 ? (engine.longPollsByAccount.get(ctx.accountId) ?? 0) : 0;
+  const capped = wait > 0 && (engine.longPolls.size >= engine.maxLongPolls || mine >= engine.quotas.longPolls);
+  const counted = wait > 0 && !capped;
+  if (counted) engine.longPollsByAccount.set(ctx.accountId, mine + 1);
+  let messages: StoredMessage[];
+  try {
+    messages = await engine.longPolls.wait(queue.id, capped ? 0 : wait * 1000, attempt, signal, max);
+  } finally {
+    if (counted) {
+      const n = engine.longPollsByAccount.get(ctx.accountId)! - 1;
+      if (n === 0) engine.longPollsByAccount.delete(ctx.accountId);
+      else engine.longPollsByAccount.set(ctx.accountId, n);
+    }
+  }
   if (capped && messages.length === 0) {
     throw sqsError(
       'ServiceUnavailable',
-      'Too many long polls are waiting; the server is shedding load. Retry with back-off.',
+      engine.longPolls.size >= engine.maxLongPolls
+        ? 'Too many long polls are waiting; the server is shedding load. Retry with back-off.'
+        : "Too many of this account's long polls are waiting; the server is shedding load. Retry with back-off.",
     );
   }
   // Counted per call, as CloudWatch counts NumberOfEmptyReceives: a long poll's attempts are one receive.

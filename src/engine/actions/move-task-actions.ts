@@ -12,9 +12,6 @@ import { deadLetterSources } from '../dead-letters/redrive-policy.js';
 import type { QueueRecord, RequestContext } from '../types.js';
 import { intParam, requireString } from '../queues/validation.js';
 
-/** SQS's limit on active (RUNNING or CANCELLING) tasks per account. */
-const MAX_ACTIVE_TASKS = 100;
-
 const notFound = (parameter: string) =>
   sqsError(
     'ResourceNotFoundException',
@@ -99,7 +96,7 @@ export async function startMessageMoveTask(
       startedAt: engine.clock.now(),
       toMove,
     },
-    MAX_ACTIVE_TASKS,
+    engine.quotas.moveTasks,
   );
   if (task === 'sourceBusy') {
     throw errors.invalidParameterValue(
@@ -107,7 +104,10 @@ export async function startMessageMoveTask(
     );
   }
   if (task === 'accountLimit') {
-    throw sqsError('OverLimit', `There are already ${MAX_ACTIVE_TASKS} active message movement tasks in this account.`);
+    throw sqsError(
+      'OverLimit',
+      `There are already ${engine.quotas.moveTasks} active message movement tasks in this account.`,
+    );
   }
   engine.log.info(
     {

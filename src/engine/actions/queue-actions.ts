@@ -61,7 +61,7 @@ export async function createQueue(
   if (fifo) checkFifoAttributes({ ...defaultAttributes(true), ...attributes });
   await checkRedriveAttributes(engine, ctx, { accountId: ctx.accountId, region: ctx.region, name, fifo }, attributes);
   const now = engine.clock.now();
-  const { queue, created } = await engine.store.queues.create(
+  const { queue, created } = await engine.createWithinQuota(
     newQueue(
       {
         accountId: ctx.accountId,
@@ -133,7 +133,7 @@ export function decodeToken(token: unknown): string | undefined {
 
 export async function deleteQueue(engine: Engine, ctx: RequestContext, input: ActionInputs['DeleteQueue']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
-  await engine.store.queues.delete(queue.id);
+  if (await engine.store.queues.delete(queue.id)) engine.queueQuota.release(queue.accountId);
   engine.fair.forget(queue.id);
   engine.queueDeleted(queue.id);
   engine.log.info({ queue: queue.name, account: queue.accountId, by: ctx.accountId }, 'queue deleted');

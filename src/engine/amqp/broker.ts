@@ -125,8 +125,13 @@ export class AmqpBroker {
       );
     }
     const now = this.engine.clock.now();
-    const { queue, created } = await this.engine.store.queues.create(
+    const { queue, created } = await this.engine.createWithinQuota(
       newQueue({ ...this.address(d.name), fifo: false, attributes }, now),
+      (e) =>
+        amqpErrors.precondition(
+          `cannot declare queue '${d.name}': queue limit in vhost '/' (${this.engine.queueQuota.max}) is reached`,
+          e,
+        ),
     );
     if (created) {
       this.engine.log.info(

@@ -5,8 +5,10 @@ import {
   type ServerPolicyDefinition,
   type ServerPolicySet,
 } from '../dead-letters/server-policies.js';
+import { patternError } from '../dead-letters/policy-pattern.js';
 import { DEAD_LETTER_SETTINGS, type SettingValue } from '../dead-letters/setting-spellings.js';
 import type { PolicyRecord, PolicyStore } from '../store/policies.js';
+import { DEFAULT_ACCOUNT_QUOTAS } from '../quotas.js';
 
 /**
  * Runtime policies in RabbitMQ's management API shape (PUT /api/policies/%2F/<name> with
@@ -34,11 +36,12 @@ export function parsePolicyBody(accountId: string, name: string, body: unknown):
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw new PolicyError('not_json');
   const b = body as Record<string, unknown>;
   if (typeof b.pattern !== 'string') throw new PolicyError('Validation failed\n\npattern is required\n');
-  try {
-    new RegExp(b.pattern);
-  } catch {
-    throw new PolicyError(`Validation failed\n\n"${b.pattern}" is not a valid regular expression\n`);
-  }
+  // RE2 syntax (policy-pattern.ts): a pattern that would need backtracking is refused here.
+  const patternRefused = patternError(b.pattern);
+  if (patternRefused !== undefined)
+    throw new PolicyError(
+      `Validation failed\n\n"${b.pattern}" is not a valid regular expression (${patternRefused})\n`,
+    );
   const definition = b.definition;
   if (
     !definition ||
@@ -120,6 +123,8 @@ export class RuntimePolicies {
     private readonly set: ServerPolicySet,
     private config: ServerPolicy[],
     private readonly log: Log,
+    /** Policies one account may hold (`--max-policies-per-account`). */
+    private readonly maxPerAccount = DEFAULT_ACCOUNT_QUOTAS.policies,
   ) {}
 
   /** Reads the stored policies and applies them; then keeps reading them. */
@@ -148,7 +153,12 @@ export class RuntimePolicies {
 
   /** Stores the policy and applies it; true if it replaced one. */
   async put(p: PolicyRecord): Promise<boolean> {
-    const existed = this.runtime.some((x) => x.accountId === p.accountId && x.name === p.name);
+    const mine = this.list(p.accountId);
+    const existed = mine.some((x) => x.name === p.name);
+    if (!existed && mine.length >= this.maxPerAccount)
+      throw new PolicyError(
+        `Validation failed\n\npolicy limit in vhost '/' (${this.maxPerAccount}) is reached: delete a policy first\n`,
+      );
     await this.store.put(p);
     await this.refresh();
     return existed;

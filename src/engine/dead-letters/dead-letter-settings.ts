@@ -77,10 +77,9 @@ export function effectiveSettings(
   // A policy never applies to its own dead-letter queue unless it opts in, and then
   // only its limits: a lower policy that matches applies instead (docs/extensions.md).
   const policy = policies.match(
+    queue.accountId,
     queue.name,
-    (p) =>
-      (p.accountId !== undefined && p.accountId !== queue.accountId) ||
-      (targets(p) && !p.definition.applyToDeadLetterTarget),
+    (p) => targets(p) && !p.definition.applyToDeadLetterTarget,
   );
   const d = policy ? (targets(policy) ? limitsOf(policy.definition) : policy.definition) : {};
   const applied: ServerPolicyDefinition = {};

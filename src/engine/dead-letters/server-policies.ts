@@ -5,6 +5,7 @@
  * queue, the one with the highest priority applies (then the first by name); a queue's
  * own attributes override it setting by setting (see dead-letter-settings.ts).
  */
+import { compilePattern, type PolicyPattern } from './policy-pattern.js';
 import { issueLines, policiesSchema } from './server-policy-schema.js';
 import type { OVERFLOW_VALUES } from './setting-spellings.js';
 
@@ -45,7 +46,7 @@ export interface ServerPolicy {
    * queue's own setting wins, as for config-file policies.
    */
   lowerLimitWins?: boolean;
-  /** A regular expression tested against queue names. */
+  /** A regular expression (RE2 syntax, policy-pattern.ts) tested against queue names. */
   pattern: string;
   priority: number;
   definition: ServerPolicyDefinition;
@@ -66,9 +67,15 @@ export function parsePolicies(v: unknown, path = 'policies'): ServerPolicy[] {
   return result.data;
 }
 
-/** The policies in force; replaced as a whole on reload, so a reader never sees half of one. */
+/**
+ * The policies in force; replaced as a whole on reload, so a reader never sees half of one.
+ * A queue is matched against the operator's policies (no account) and its own account's
+ * only: another account's patterns never run on its names.
+ */
 export class ServerPolicySet {
-  private compiled: { policy: ServerPolicy; re: RegExp }[] = [];
+  private all: Compiled[] = [];
+  private global: Compiled[] = [];
+  private byAccount = new Map<string, Compiled[]>();
   /** Bumped on every replace, so settings derived from older policies are recomputed. */
   generation = 0;
 
@@ -78,17 +85,55 @@ export class ServerPolicySet {
 
   replace(policies: ServerPolicy[]): void {
     this.generation++;
-    this.compiled = [...policies]
-      .sort((a, b) => b.priority - a.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-      .map((policy) => ({ policy, re: new RegExp(policy.pattern) }));
+    const sorted = [...policies].sort(
+      (a, b) => b.priority - a.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+    );
+    this.all = [];
+    this.global = [];
+    this.byAccount = new Map();
+    for (const policy of sorted) {
+      const re = compilePattern(policy.pattern);
+      // A stored pattern RE2 refuses (set before patterns were checked as RE2) matches nothing.
+      if ('error' in re) continue;
+      const c: Compiled = { policy, re, rank: this.all.length };
+      this.all.push(c);
+      if (policy.accountId === undefined) this.global.push(c);
+      else {
+        const mine = this.byAccount.get(policy.accountId);
+        if (mine) mine.push(c);
+        else this.byAccount.set(policy.accountId, [c]);
+      }
+    }
   }
 
   list(): ServerPolicy[] {
-    return this.compiled.map((c) => c.policy);
+    return this.all.map((c) => c.policy);
   }
 
-  /** The policy that applies to a queue of this name, if any, passing over those `skip` refuses. */
-  match(queueName: string, skip: (p: ServerPolicy) => boolean = () => false): ServerPolicy | undefined {
-    return this.compiled.find((c) => c.re.test(queueName) && !skip(c.policy))?.policy;
+  /**
+   * The policy that applies to a queue of this name in this account, if any, passing over
+   * those `skip` refuses: the operator's and the account's policies, merged in rank order.
+   */
+  match(
+    accountId: string,
+    queueName: string,
+    skip: (p: ServerPolicy) => boolean = () => false,
+  ): ServerPolicy | undefined {
+    const mine = this.byAccount.get(accountId) ?? NONE;
+    const global = this.global;
+    for (let i = 0, j = 0; i < global.length || j < mine.length; ) {
+      const c = j >= mine.length || (i < global.length && global[i]!.rank < mine[j]!.rank) ? global[i++]! : mine[j++]!;
+      if (c.re.test(queueName) && !skip(c.policy)) return c.policy;
+    }
+    return undefined;
   }
 }
+
+interface Compiled {
+  policy: ServerPolicy;
+  re: PolicyPattern;
+  /** Its place in priority order among all policies. */
+  rank: number;
+}
+
+const NONE: Compiled[] = [];

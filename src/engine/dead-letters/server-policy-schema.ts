@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { patternError } from './policy-pattern.js';
 import { DEAD_LETTER_SETTINGS, valuesList, type SettingValue } from './setting-spellings.js';
 
 /**
@@ -92,11 +93,8 @@ const definitionSchema = strictObject(
 });
 
 const patternSchema = nonEmptyString().superRefine((pattern, ctx) => {
-  try {
-    new RegExp(pattern);
-  } catch (e) {
-    ctx.addIssue({ code: 'custom', message: `not a valid regular expression (${(e as Error).message})` });
-  }
+  const error = patternError(pattern);
+  if (error) ctx.addIssue({ code: 'custom', message: `not a valid regular expression (${error})` });
 });
 
 export const policiesSchema = arrayOf(
