@@ -26,6 +26,18 @@ export interface Envelope {
   dropCc?: boolean;
   /** Dead-lettered through an exchange: its receive count when it arrived (the count carries over, as SQS's does). */
   receiveCountOnArrival?: number;
+  /** Published over AMQP 1.0: its own sections, given back unchanged to AMQP 1.0 receivers. */
+  amqp10?: Amqp10Sections;
+}
+
+/**
+ * An AMQP 1.0 message's header, message annotations, properties and application
+ * properties (encoded, base64), and how its body is stored: the bytes of its one data
+ * section, the text of its amqp-value string, or its body sections encoded.
+ */
+export interface Amqp10Sections {
+  sections: string;
+  body: 'data' | 'text' | 'encoded';
 }
 
 /** The stored form. */
@@ -40,6 +52,8 @@ interface StoredEnvelope {
   b?: 1;
   n?: number;
   d?: 1;
+  a?: string;
+  y?: 't' | 'e';
 }
 
 function encode(env: Envelope): string {
@@ -52,6 +66,10 @@ function encode(env: Envelope): string {
   if (env.base64Body) s.b = 1;
   if (env.receiveCountOnArrival) s.n = env.receiveCountOnArrival;
   if (env.dropCc) s.d = 1;
+  if (env.amqp10) {
+    s.a = env.amqp10.sections;
+    if (env.amqp10.body !== 'data') s.y = env.amqp10.body === 'text' ? 't' : 'e';
+  }
   return JSON.stringify(s);
 }
 
@@ -66,6 +84,7 @@ function decode(raw: string): Envelope {
   if (s.b) env.base64Body = true;
   if (s.n !== undefined) env.receiveCountOnArrival = s.n;
   if (s.d) env.dropCc = true;
+  if (s.a !== undefined) env.amqp10 = { sections: s.a, body: s.y === 't' ? 'text' : s.y === 'e' ? 'encoded' : 'data' };
   return env;
 }
 

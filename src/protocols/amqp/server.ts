@@ -9,6 +9,8 @@ import { connectionName, connectionView, type AmqpConnectionView, type AmqpLiveS
 import { AuthThrottle } from '../auth-throttle.js';
 import { QueueExpiry } from './queue-expiry.js';
 import { AmqpRegistry } from './registry.js';
+import { Amqp10Listener } from '../amqp10/listener.js';
+import { byProtocolHeader } from '../amqp10/protocol-switch.js';
 
 export interface AmqpServerOptions {
   engine: Engine;
@@ -59,6 +61,8 @@ export class AmqpServer implements AmqpLiveState {
   private readonly expiry: QueueExpiry;
   readonly usage: AmqpUsage;
   private lastTurnedAway = 0;
+  /** AMQP 1.0 on the same port, chosen by the protocol header (src/protocols/amqp10). */
+  private readonly amqp10: Amqp10Listener;
 
   constructor(private readonly opts: AmqpServerOptions) {
     this.registry = new AmqpRegistry(opts.engine.clock);
@@ -69,6 +73,15 @@ export class AmqpServer implements AmqpLiveState {
       opts.log,
       opts.credentials !== undefined,
     );
+    this.amqp10 = new Amqp10Listener({
+      engine: opts.engine,
+      registry: this.registry,
+      signIn: login,
+      anonymous: opts.credentials === undefined,
+      usage,
+      heartbeat: opts.heartbeat,
+      log: opts.log,
+    });
     this.server = createServer((socket) => {
       // Before a peer has said a word, there is no protocol refusal to give it: a socket
       // over the handshake limit is closed at once, so unauthenticated peers hold at most
@@ -79,16 +92,19 @@ export class AmqpServer implements AmqpLiveState {
         this.turnedAway();
         return;
       }
-      const c = new Connection(socket, {
-        engine: opts.engine,
-        registry: this.registry,
-        signIn: login,
-        usage,
-        heartbeat: opts.heartbeat,
-        log: opts.log,
+      byProtocolHeader(socket, usage, (amqp10) => {
+        if (amqp10) return this.amqp10.accept(socket);
+        const c = new Connection(socket, {
+          engine: opts.engine,
+          registry: this.registry,
+          signIn: login,
+          usage,
+          heartbeat: opts.heartbeat,
+          log: opts.log,
+        });
+        this.sockets.set(socket, c);
+        void c.done.then(() => this.sockets.delete(socket));
       });
-      this.sockets.set(socket, c);
-      void c.done.then(() => this.sockets.delete(socket));
     });
     this.expiry = new QueueExpiry(opts.engine, this.registry, opts.log);
   }
@@ -143,6 +159,6 @@ export class AmqpServer implements AmqpLiveState {
       s.destroy();
       return c.done;
     });
-    await Promise.all([closed, ...done]);
+    await Promise.all([closed, ...done, this.amqp10.close()]);
   }
 }

@@ -1,0 +1,353 @@
+import type { Socket } from 'node:net';
+import { AmqpBroker } from '../../engine/amqp/broker.js';
+import type { Engine } from '../../engine/engine.js';
+import type { Login, SignIn } from '../amqp/handshake.js';
+import type { AmqpUsage } from '../amqp/limits.js';
+import type { AmqpRegistry } from '../amqp/registry.js';
+import { DecodeError } from './codec.js';
+import { Amqp10Error, conditionOf, errorValue } from './errors.js';
+import {
+  CODE,
+  composite,
+  decodePerformative,
+  EMPTY_FRAME,
+  field,
+  frame,
+  FRAME_AMQP,
+  FRAME_SASL,
+  FrameParser,
+  MIN_MAX_FRAME_SIZE,
+  type Composite,
+  type Frame,
+} from './frames.js';
+import { AMQP_HEADER, SASL_HEADER } from './protocol-switch.js';
+import { Session, type SessionHost } from './session.js';
+import { numberOf, textOf, v } from './types.js';
+
+export interface Amqp10ConnectionOptions {
+  engine: Engine;
+  registry: AmqpRegistry;
+  signIn: SignIn;
+  /** Whether ANONYMOUS is offered (open mode: it signs in as guest, from loopback only). */
+  anonymous: boolean;
+  usage: AmqpUsage;
+  /** Seconds of the idle time-out the server announces (its heartbeat). */
+  heartbeat?: number;
+  log: { warn(obj: object, msg?: string): void };
+}
+
+/** The largest frame the server accepts, as for 0-9-1. */
+const MAX_FRAME_SIZE = 131_072;
+
+type State = 'sasl-header' | 'sasl-init' | 'amqp-header' | 'open' | 'opened' | 'closed';
+
+let nextId = 1;
+
+/**
+ * One AMQP 1.0 connection: the SASL layer (PLAIN, and ANONYMOUS in open mode), then the
+ * AMQP layer's open and close, idle time-outs, and its sessions by channel. Errors close
+ * the connection (or end a session, or detach a link) with an AMQP error condition.
+ */
+export class Amqp10Connection implements SessionHost {
+  readonly connectionId = 1_000_000_000 + nextId++;
+  broker!: AmqpBroker;
+  login?: Login;
+  private state: State = 'sasl-header';
+  private head = Buffer.alloc(0);
+  // Before open, frames are small (SASL, open): 4 KiB is plenty.
+  private readonly parser = new FrameParser(4096);
+  peerMaxFrame = MIN_MAX_FRAME_SIZE;
+  private readonly sessions = new Map<number, Session>();
+  private channelMax: number;
+  private handshake?: { timer: NodeJS.Timeout; bytes: number };
+  private idleTimer?: NodeJS.Timeout;
+  private lastReceived = Date.now();
+  private lastSent = Date.now();
+  private unsettled = 0;
+  private unfinished = 0;
+  private counted = false;
+  private roomWaiters: (() => void)[] = [];
+  /** Frames of a session are handled one after another (attach awaits the store). */
+  private work: Promise<void> = Promise.resolve();
+  readonly done: Promise<void>;
+  readonly stats = { connectedAt: Date.now(), recvOct: 0, sendOct: 0, containerId: '' };
+
+  constructor(
+    readonly socket: Socket,
+    private readonly opts: Amqp10ConnectionOptions,
+  ) {
+    const limits = opts.usage.limits;
+    this.channelMax = limits.channelMax;
+    opts.usage.handshakes++;
+    this.handshake = { timer: setTimeout(() => this.socket.destroy(), limits.handshakeTimeoutMs), bytes: 0 };
+    socket.setNoDelay(true);
+    socket.on('data', (chunk) => this.onData(chunk));
+    socket.on('error', () => socket.destroy());
+    this.done = new Promise((resolve) => socket.on('close', () => resolve(this.cleanup())));
+  }
+
+  get registry(): AmqpRegistry {
+    return this.opts.registry;
+  }
+
+  get log() {
+    return this.opts.log;
+  }
+
+  write(frames: Buffer[]): void {
+    if (this.socket.destroyed || this.state === 'closed') return;
+    this.lastSent = Date.now();
+    this.socket.cork();
+    for (const f of frames) {
+      this.stats.sendOct += f.length;
+      this.socket.write(f);
+    }
+    this.socket.uncork();
+  }
+
+  unsettledRoom(): number {
+    return this.opts.usage.limits.maxUnacked - this.unsettled;
+  }
+
+  unsettledChanged(delta: number): void {
+    this.unsettled += delta;
+    if (delta < 0) this.wakeRoom();
+  }
+
+  private wakeRoom(): void {
+    const w = this.roomWaiters;
+    this.roomWaiters = [];
+    for (const f of w) f();
+  }
+
+  roomChanged(): Promise<void> {
+    return new Promise((resolve) => {
+      this.roomWaiters.push(resolve);
+      // The socket's buffer drains too.
+      if (this.socket.writableLength > 0) this.socket.once('drain', () => this.wakeRoom());
+    });
+  }
+
+  /** Bytes of messages still arriving, per connection and in total, with the 0-9-1 limits. */
+  holdBytes(delta: number): void {
+    this.unfinished += delta;
+    this.opts.usage.unfinishedBytes += delta;
+    if (delta <= 0) return;
+    const { maxUnfinishedBytes, maxUnfinishedBytesTotal } = this.opts.usage.limits;
+    if (this.unfinished > maxUnfinishedBytes || this.opts.usage.unfinishedBytes > maxUnfinishedBytesTotal)
+      throw new Amqp10Error('amqp:resource-limit-exceeded', 'unfinished messages exceed the limit');
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.state === 'closed') return;
+    this.lastReceived = Date.now();
+    this.stats.recvOct += chunk.length;
+    if (this.handshake && (this.handshake.bytes += chunk.length) > this.opts.usage.limits.handshakeMaxBytes) {
+      this.opts.log.warn({ address: this.socket.remoteAddress }, 'AMQP 1.0 connection sent too much before opening');
+      this.socket.destroy();
+      return;
+    }
+    try {
+      this.receive(chunk);
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  private receive(chunk: Buffer): void {
+    if (this.state === 'sasl-header' || this.state === 'amqp-header') {
+      this.head = Buffer.concat([this.head, chunk]);
+      if (this.head.length < 8) return;
+      const header = this.head.subarray(0, 8);
+      chunk = this.head.subarray(8);
+      this.head = Buffer.alloc(0);
+      this.header(header);
+      if (!chunk.length || (this.state as State) === 'closed') return;
+    }
+    for (const f of this.parser.push(chunk)) {
+      if ((this.state as State) === 'closed') return;
+      this.frame(f);
+    }
+  }
+
+  private header(h: Buffer): void {
+    const expected = this.state === 'sasl-header' ? SASL_HEADER : AMQP_HEADER;
+    if (!h.equals(expected)) {
+      // RabbitMQ 4 requires SASL: a peer that skips it (or speaks something else) gets the header it must use.
+      this.state = 'closed';
+      this.socket.end(expected);
+      return;
+    }
+    this.write([expected]);
+    if (this.state === 'amqp-header') {
+      this.state = 'open';
+      return;
+    }
+    this.state = 'sasl-init';
+    const mechanisms = this.opts.anonymous ? ['PLAIN', 'ANONYMOUS'] : ['PLAIN'];
+    this.write([frame(FRAME_SASL, 0, composite(CODE.saslMechanisms, [v.symbolArray(mechanisms)]))]);
+  }
+
+  private frame(f: Frame): void {
+    if (f.body.length === 0) return; // an empty frame: a heartbeat
+    const { performative: p, payload } = decodePerformative(f.body);
+    if (this.state === 'sasl-init') {
+      if (f.type !== FRAME_SASL || p.code !== CODE.saslInit)
+        throw new Amqp10Error('amqp:not-allowed', 'expected sasl-init');
+      return this.saslInit(p);
+    }
+    if (f.type !== FRAME_AMQP) throw new Amqp10Error('amqp:not-allowed', 'a SASL frame after SASL');
+    if (this.state === 'open') {
+      if (p.code !== CODE.open || f.channel !== 0) throw new Amqp10Error('amqp:not-allowed', 'expected open');
+      return this.open(p);
+    }
+    if (p.code === CODE.close) return this.closed(p);
+    if (p.code === CODE.begin) return this.begin(f.channel, p);
+    const session = this.sessions.get(f.channel);
+    if (!session) throw new Amqp10Error('amqp:not-allowed', `no session on channel ${f.channel}`);
+    if (p.code === CODE.end) {
+      this.sessions.delete(f.channel);
+      session.end();
+      this.write([frame(FRAME_AMQP, session.channel, composite(CODE.end, []))]);
+      return;
+    }
+    this.work = this.work
+      .then(() => (session.ended ? undefined : session.handle(p, payload)))
+      .catch((e) => this.sessionFailed(session, e));
+  }
+
+  private sessionFailed(session: Session, e: unknown): void {
+    if (e instanceof Amqp10Error && e.scope === 'session') {
+      this.sessions.delete(session.channel);
+      session.end();
+      this.write([frame(FRAME_AMQP, session.channel, composite(CODE.end, [errorValue(conditionOf(e))]))]);
+      return;
+    }
+    this.fail(e);
+  }
+
+  private saslInit(p: Composite): void {
+    const mechanism = textOf(field(p, 0)) ?? '';
+    const response = field(p, 1);
+    const address = this.socket.remoteAddress;
+    let login: Login | undefined;
+    if (mechanism === 'PLAIN' && response?.type === 'binary')
+      login = this.opts.signIn.login('PLAIN', response.value, address);
+    // ANONYMOUS signs in as guest, as RabbitMQ 4's anonymous_login_user does, from loopback only.
+    else if (mechanism === 'ANONYMOUS' && this.opts.anonymous)
+      login = this.opts.signIn.login('PLAIN', Buffer.from('\0guest\0guest'), address);
+    else this.opts.log.warn({ address, mechanism: mechanism.slice(0, 64) }, 'AMQP 1.0 SASL mechanism refused');
+    this.write([frame(FRAME_SASL, 0, composite(CODE.saslOutcome, [v.ubyte(login ? 0 : 1)]))]);
+    if (!login) {
+      this.state = 'closed';
+      this.socket.end();
+      return;
+    }
+    this.login = login;
+    this.broker = new AmqpBroker(this.opts.engine, login.account);
+    this.state = 'amqp-header';
+  }
+
+  private open(p: Composite): void {
+    const refusal = this.opts.usage.openConnection(this.login!.user);
+    if (refusal) throw new Amqp10Error('amqp:resource-limit-exceeded', refusal);
+    this.counted = true;
+    this.stats.containerId = (textOf(field(p, 0)) ?? '').slice(0, 256);
+    const max = numberOf(field(p, 2)) ?? 0xffffffff;
+    if (max < MIN_MAX_FRAME_SIZE) throw new Amqp10Error('amqp:invalid-field', `max-frame-size ${max} is under 512`);
+    this.peerMaxFrame = Math.min(max, MAX_FRAME_SIZE);
+    this.parser.maxFrameSize = MAX_FRAME_SIZE;
+    this.channelMax = Math.min(numberOf(field(p, 3)) ?? 0xffff, this.opts.usage.limits.channelMax);
+    const heartbeat = (this.opts.heartbeat ?? 60) * 1000;
+    this.endHandshake();
+    this.state = 'opened';
+    this.write([
+      frame(
+        FRAME_AMQP,
+        0,
+        composite(CODE.open, [
+          v.string('redrive'),
+          undefined,
+          v.uint(MAX_FRAME_SIZE),
+          v.ushort(this.channelMax),
+          heartbeat ? v.uint(heartbeat) : undefined,
+        ]),
+      ),
+    ]);
+    this.idle(numberOf(field(p, 4)) ?? 0, heartbeat);
+  }
+
+  /** Heartbeats at half the peer's idle time-out; a peer silent for twice ours is dropped. */
+  private idle(peerMs: number, ownMs: number): void {
+    const tick = Math.max(1000, Math.min(peerMs ? peerMs / 2 : ownMs, ownMs || peerMs / 2));
+    if (!tick || (!peerMs && !ownMs)) return;
+    this.idleTimer = setInterval(() => {
+      const now = Date.now();
+      if (ownMs && now - this.lastReceived > 2 * ownMs) return this.socket.destroy();
+      if (peerMs && now - this.lastSent >= peerMs / 2) this.write([EMPTY_FRAME]);
+    }, tick);
+    this.idleTimer.unref();
+  }
+
+  private endHandshake(): void {
+    if (!this.handshake) return;
+    clearTimeout(this.handshake.timer);
+    this.handshake = undefined;
+    this.opts.usage.handshakes--;
+  }
+
+  private begin(channel: number, p: Composite): void {
+    if (field(p, 0) !== undefined) throw new Amqp10Error('amqp:not-allowed', 'begin with a remote-channel');
+    if (this.sessions.has(channel)) throw new Amqp10Error('amqp:not-allowed', `channel ${channel} is in use`);
+    if (channel > this.channelMax)
+      throw new Amqp10Error(
+        'amqp:resource-limit-exceeded',
+        `channel ${channel} is over channel-max ${this.channelMax}`,
+      );
+    this.sessions.set(channel, new Session(channel, channel, p, this));
+  }
+
+  private closed(_p: Composite): void {
+    this.write([frame(FRAME_AMQP, 0, composite(CODE.close, []))]);
+    this.state = 'closed';
+    this.socket.end();
+  }
+
+  /** Closes the connection with the error (a decode error, a refusal, a bug). */
+  fail(e: unknown): void {
+    if (this.state === 'closed') return;
+    const c = conditionOf(e);
+    if (c.condition === 'amqp:internal-error')
+      this.opts.log.warn({ err: (e as Error)?.message }, 'AMQP 1.0 connection failed');
+    if (this.state === 'opened') {
+      const condition =
+        e instanceof DecodeError && /frame/.test(e.message) ? 'amqp:connection:framing-error' : c.condition;
+      this.write([frame(FRAME_AMQP, 0, composite(CODE.close, [errorValue({ ...c, condition })]))]);
+    }
+    this.state = 'closed';
+    const drop = setTimeout(() => this.socket.destroy(), 1000);
+    drop.unref();
+    this.socket.end();
+  }
+
+  /** Closes it from the server's side (management API, shutdown). */
+  forceClose(reason: string): void {
+    this.fail(new Amqp10Error('amqp:connection:forced', reason));
+  }
+
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  private cleanup(): void {
+    this.state = 'closed';
+    this.endHandshake();
+    clearInterval(this.idleTimer);
+    for (const s of this.sessions.values()) s.end();
+    this.sessions.clear();
+    this.holdBytes(-this.unfinished);
+    if (this.counted) this.opts.usage.closeConnection(this.login!.user);
+    this.counted = false;
+    this.wakeRoom();
+  }
+}
