@@ -91,7 +91,7 @@ describe('AMQP 1.0 with 0-9-1 and SQS on the same queues', { timeout: 120_000 },
     // Every key a symbol, every value of the seed's type.
     for (const [k, [keyType]] of Object.entries(death)) assert.equal(keyType, 'symbol', `key ${k}`);
     const typeOf = (k: string) => death[k]![1][0];
-    const valueOf = (k: string) => death[k]![1][1];
+    const valueAt = (k: string) => death[k]![1][1];
     assert.deepEqual(Object.fromEntries(Object.keys(death).map((k) => [k, typeOf(k)])), {
       queue: 'str',
       reason: 'symbol',
@@ -102,12 +102,12 @@ describe('AMQP 1.0 with 0-9-1 and SQS on the same queues', { timeout: 120_000 },
       'routing-keys': 'array',
       ttl: 'uint',
     });
-    assert.equal(valueOf('queue'), 'i-src');
-    assert.equal(valueOf('reason'), 'rejected');
-    assert.equal(valueOf('count'), 1);
-    assert.equal(valueOf('exchange'), '');
-    assert.deepEqual(valueOf('routing-keys'), [['str', 'i-src']]);
-    assert.equal(valueOf('ttl'), 600000);
+    assert.equal(valueAt('queue'), 'i-src');
+    assert.equal(valueAt('reason'), 'rejected');
+    assert.equal(valueAt('count'), 1);
+    assert.equal(valueAt('exchange'), '');
+    assert.deepEqual(valueAt('routing-keys'), [['str', 'i-src']]);
+    assert.equal(valueAt('ttl'), 600000);
     assert.deepEqual(dead.annotations['x-first-death-queue'], ['str', 'i-src']);
     assert.deepEqual(dead.annotations['x-first-death-reason'], ['str', 'rejected']);
     assert.deepEqual(dead.annotations['x-last-death-exchange'], ['str', '']);

@@ -162,11 +162,14 @@ export class Amqp10Connection implements SessionHost {
       chunk = this.head.subarray(8);
       this.head = Buffer.alloc(0);
       this.header(header);
-      if (!chunk.length || (this.state as State) === 'closed') return;
-    }
-    for (const f of this.parser.push(chunk)) {
       if ((this.state as State) === 'closed') return;
+    }
+    this.parser.append(chunk);
+    for (let f = this.parser.next(); f; f = this.parser.next()) {
       this.frame(f);
+      if ((this.state as State) === 'closed') return;
+      // After the SASL outcome, the AMQP header comes: not a frame.
+      if ((this.state as State) === 'amqp-header') return this.receive(this.parser.takeRest());
     }
   }
 

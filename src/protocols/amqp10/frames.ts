@@ -70,32 +70,40 @@ export interface Composite {
 
 /** Cuts frames out of the byte stream; a size over `maxFrameSize` or under the header is a framing error. */
 export class FrameParser {
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
+  private buf: Buffer = Buffer.alloc(0);
 
   constructor(public maxFrameSize: number) {}
 
+  /** Appends bytes and cuts every whole frame out of them. */
   push(chunk: Buffer): Frame[] {
-    this.pending.push(chunk);
-    this.pendingBytes += chunk.length;
-    let buf = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending);
+    this.append(chunk);
     const out: Frame[] = [];
-    while (buf.length >= 8) {
-      const size = buf.readUInt32BE(0);
-      const doff = buf[4]!;
-      if (size < 8 || doff < 2 || doff * 4 > size) throw new DecodeError(`a frame of ${size} bytes with doff ${doff}`);
-      if (size > this.maxFrameSize) throw new DecodeError(`a frame of ${size} bytes (max ${this.maxFrameSize})`);
-      if (buf.length < size) break;
-      out.push({ type: buf[5]!, channel: buf.readUInt16BE(6), body: buf.subarray(doff * 4, size) });
-      buf = buf.subarray(size);
-    }
-    this.pending = buf.length ? [buf] : [];
-    this.pendingBytes = buf.length;
+    for (let f = this.next(); f; f = this.next()) out.push(f);
     return out;
   }
 
-  get buffered(): number {
-    return this.pendingBytes;
+  append(chunk: Buffer): void {
+    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+  }
+
+  /** The next whole frame, or undefined until more bytes come. */
+  next(): Frame | undefined {
+    const buf = this.buf;
+    if (buf.length < 8) return undefined;
+    const size = buf.readUInt32BE(0);
+    const doff = buf[4]!;
+    if (size < 8 || doff < 2 || doff * 4 > size) throw new DecodeError(`a frame of ${size} bytes with doff ${doff}`);
+    if (size > this.maxFrameSize) throw new DecodeError(`a frame of ${size} bytes (max ${this.maxFrameSize})`);
+    if (buf.length < size) return undefined;
+    this.buf = buf.subarray(size);
+    return { type: buf[5]!, channel: buf.readUInt16BE(6), body: buf.subarray(doff * 4, size) };
+  }
+
+  /** What is buffered and not a frame yet (the protocol header that follows SASL), taken out. */
+  takeRest(): Buffer {
+    const rest = this.buf;
+    this.buf = Buffer.alloc(0);
+    return rest;
   }
 }
 
