@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { decodeValue, DecodeError, encodeValue } from '../../src/protocols/amqp10/codec.js';
+import { decodeValue, DecodeError } from '../../src/protocols/amqp10/codec.js';
+import { encodeValue } from '../../src/protocols/amqp10/encoder.js';
 import { decodeMessage } from '../../src/protocols/amqp10/message.js';
 import { decodePerformative, FrameParser } from '../../src/protocols/amqp10/frames.js';
 import { mapGet, v, type Value } from '../../src/protocols/amqp10/types.js';

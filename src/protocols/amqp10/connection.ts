@@ -58,6 +58,8 @@ export class Amqp10Connection implements SessionHost {
   private readonly parser = new FrameParser(4096);
   peerMaxFrame = MIN_MAX_FRAME_SIZE;
   private readonly sessions = new Map<number, Session>();
+  /** Channels whose session the server ended with an error: the peer's frames on them are dropped until its end. */
+  private readonly ending = new Set<number>();
   private channelMax: number;
   private handshake?: { timer: NodeJS.Timeout; bytes: number };
   private idleTimer?: NodeJS.Timeout;
@@ -207,6 +209,10 @@ export class Amqp10Connection implements SessionHost {
     if (p.code === CODE.close) return this.closed(p);
     if (p.code === CODE.begin) return this.begin(f.channel, p);
     const session = this.sessions.get(f.channel);
+    if (!session && this.ending.has(f.channel)) {
+      if (p.code === CODE.end) this.ending.delete(f.channel);
+      return;
+    }
     if (!session) throw new Amqp10Error('amqp:not-allowed', `no session on channel ${f.channel}`);
     if (p.code === CODE.end) {
       this.sessions.delete(f.channel);
@@ -222,6 +228,7 @@ export class Amqp10Connection implements SessionHost {
   private sessionFailed(session: Session, e: unknown): void {
     if (e instanceof Amqp10Error && e.scope === 'session') {
       this.sessions.delete(session.channel);
+      this.ending.add(session.channel);
       session.end();
       this.write([frame(FRAME_AMQP, session.channel, composite(CODE.end, [errorValue(conditionOf(e))]))]);
       return;
@@ -301,7 +308,8 @@ export class Amqp10Connection implements SessionHost {
 
   private begin(channel: number, p: Composite): void {
     if (field(p, 0) !== undefined) throw new Amqp10Error('amqp:not-allowed', 'begin with a remote-channel');
-    if (this.sessions.has(channel)) throw new Amqp10Error('amqp:not-allowed', `channel ${channel} is in use`);
+    if (this.sessions.has(channel) || this.ending.has(channel))
+      throw new Amqp10Error('amqp:not-allowed', `channel ${channel} is in use`);
     if (channel > this.channelMax)
       throw new Amqp10Error(
         'amqp:resource-limit-exceeded',

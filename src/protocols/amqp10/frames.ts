@@ -1,4 +1,5 @@
-import { Decoder, DecodeError, Encoder } from './codec.js';
+import { Decoder, DecodeError } from './codec.js';
+import { Encoder } from './encoder.js';
 import { NULL, type Value } from './types.js';
 
 /** The frame types: AMQP (performatives) and SASL. */

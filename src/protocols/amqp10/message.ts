@@ -1,4 +1,5 @@
-import { Decoder, DecodeError, Encoder } from './codec.js';
+import { Decoder, DecodeError } from './codec.js';
+import { Encoder } from './encoder.js';
 import { compositeOf, composite } from './frames.js';
 import { v, type MapValue, type Value } from './types.js';
 

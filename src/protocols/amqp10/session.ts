@@ -4,11 +4,12 @@ import type { AmqpRegistry } from '../amqp/registry.js';
 import { parseAddress, type Address } from './address.js';
 import { toMessage } from './convert.js';
 import { Amqp10Error, conditionOf, errorValue } from './errors.js';
-import { CODE, composite, compositeOf, field, frame, frameOverhead, FRAME_AMQP, type Composite } from './frames.js';
+import { CODE, composite, compositeOf, field, frame, FRAME_AMQP, type Composite } from './frames.js';
 import { IncomingLink, MAX_MESSAGE_SIZE } from './incoming-link.js';
 import { encodeMessage } from './message.js';
 import { OutgoingLink } from './outgoing-link.js';
 import { settle } from './outcomes.js';
+import { transferFrames, withoutFilter } from './transfer-frames.js';
 import { boolOf, numberOf, textOf, v, type Value } from './types.js';
 
 /** Links one session may have attached at once (handle-max + 1). */
@@ -163,7 +164,7 @@ export class Session {
         v.bool(false),
         v.ubyte(settled ? 1 : 0),
         v.ubyte(0),
-        source,
+        withoutFilter(source),
         target,
         undefined,
         undefined,
@@ -382,31 +383,9 @@ export class Session {
     this.nextDeliveryId = (id + 1) >>> 0;
     link.sent();
     const payload = encodeMessage(toMessage(d));
-    const tag = Buffer.alloc(4);
-    tag.writeUInt32BE(id);
-    const first = (more: boolean) =>
-      composite(CODE.transfer, [
-        v.uint(link.handle),
-        v.uint(id),
-        v.binary(tag),
-        v.uint(0),
-        v.bool(link.settled),
-        v.bool(more),
-      ]);
-    const room = Math.max(64, this.host.peerMaxFrame - frameOverhead(first(true)));
-    const frames: Buffer[] = [];
-    for (let at = 0; at < payload.length || at === 0; at += room) {
-      const chunk = payload.subarray(at, at + room);
-      const more = at + room < payload.length;
-      const perf =
-        at === 0
-          ? first(more)
-          : composite(CODE.transfer, [v.uint(link.handle), undefined, undefined, undefined, undefined, v.bool(more)]);
-      frames.push(frame(FRAME_AMQP, this.channel, perf, chunk));
-      this.nextOutgoingId = (this.nextOutgoingId + 1) >>> 0;
-      this.remoteIncomingWindow--;
-      if (!more) break;
-    }
+    const frames = transferFrames(this.channel, link.handle, id, link.settled, payload, this.host.peerMaxFrame);
+    this.nextOutgoingId = (this.nextOutgoingId + frames.length) >>> 0;
+    this.remoteIncomingWindow -= frames.length;
     this.host.write(frames);
     if (link.settled) {
       this.broker.ack(d.queue, [d]).catch(() => undefined);
