@@ -36,6 +36,8 @@ export interface Amqp10ConnectionOptions {
   log: { warn(obj: object, msg?: string): void };
 }
 
+/** Bytes buffered for the socket past which links send nothing more until it drains (0-9-1's too). */
+const HIGH_WATER = 1 << 20;
 /** The largest frame the server accepts, as for 0-9-1. */
 const MAX_FRAME_SIZE = 131_072;
 
@@ -85,6 +87,12 @@ export class Amqp10Connection implements SessionHost {
     socket.setNoDelay(true);
     socket.on('data', (chunk) => this.onData(chunk));
     socket.on('error', () => socket.destroy());
+    socket.on('drain', () => this.wakeRoom());
+    const stopListening = opts.usage.onAlarm(() => {
+      if (opts.usage.alarm) return;
+      for (const session of this.sessions.values()) session.alarmCleared();
+    });
+    socket.on('close', stopListening);
     this.done = new Promise((resolve) => socket.on('close', () => resolve(this.cleanup())));
   }
 
@@ -107,7 +115,13 @@ export class Amqp10Connection implements SessionHost {
     this.socket.uncork();
   }
 
-  unsettledRoom(): number {
+  /**
+   * Deliveries the connection may send now: none while its socket holds more than
+   * 1 MiB unsent (a peer that reads slowly is not sent more, whatever its credit), else
+   * what the unsettled bound leaves.
+   */
+  sendRoom(): number {
+    if (this.socket.writableLength >= HIGH_WATER) return 0;
     return this.opts.usage.limits.maxUnacked - this.unsettled;
   }
 
@@ -122,12 +136,17 @@ export class Amqp10Connection implements SessionHost {
     for (const f of w) f();
   }
 
+  /** Resolves once deliveries are settled or the socket drains (or the connection ends). */
   roomChanged(): Promise<void> {
-    return new Promise((resolve) => {
-      this.roomWaiters.push(resolve);
-      // The socket's buffer drains too.
-      if (this.socket.writableLength > 0) this.socket.once('drain', () => this.wakeRoom());
-    });
+    return new Promise((resolve) => this.roomWaiters.push(resolve));
+  }
+
+  get alarm(): boolean {
+    return this.opts.usage.alarm;
+  }
+
+  queued(delta: number): void {
+    this.opts.usage.queued(delta);
   }
 
   /** Bytes of messages still arriving, per connection and in total, with the 0-9-1 limits. */

@@ -23,10 +23,15 @@ export interface IncomingHost {
   sendFlow(link: IncomingLink): void;
   /** Bytes of messages still arriving in frames, taken or (negative) given back; throws over a limit. */
   holdBytes(delta: number): void;
+  /** Bytes of complete messages waiting to be stored, taken or given back (the memory alarm's count). */
+  queued(delta: number): void;
+  /** Whether the memory alarm is on: no credit is given while it is. */
+  readonly alarm: boolean;
 }
 
 interface Pending {
   deliveryId: number;
+  bytes: number;
   settled: boolean;
   publish?: Publish;
   /** Refused before storing (a bad message or address): the rejected outcome. */
@@ -46,6 +51,8 @@ export class IncomingLink {
   private queue: Pending[] = [];
   private running = false;
   closed = false;
+  /** Credit was due while the memory alarm was on: given when it clears. */
+  starved = false;
 
   constructor(
     readonly handle: number,
@@ -83,6 +90,7 @@ export class IncomingLink {
     if (more) return;
     const whole = Buffer.concat(p.chunks);
     this.dropPartial();
+    this.host.queued(whole.length);
     this.queue.push(this.prepare(p.deliveryId, p.settled, whole));
     void this.drain();
   }
@@ -95,14 +103,15 @@ export class IncomingLink {
   }
 
   private prepare(deliveryId: number, settled: boolean, payload: Buffer): Pending {
+    const bytes = payload.length;
     try {
       const m = decodeMessage(payload);
       const to = textOf(m.properties?.[PROPS.to]);
       const subject = textOf(m.properties?.[PROPS.subject]);
       const { exchange, routingKey } = routeOf(this.target, to, subject);
-      return { deliveryId, settled, publish: toPublish(m, exchange, routingKey) };
+      return { deliveryId, bytes, settled, publish: toPublish(m, exchange, routingKey) };
     } catch (error) {
-      return { deliveryId, settled, error };
+      return { deliveryId, bytes, settled, error };
     }
   }
 
@@ -131,17 +140,32 @@ export class IncomingLink {
           this.outcome(batch[results.length]!, rejected(error));
           this.queue.unshift(...batch.slice(results.length + 1));
         }
-        if (this.credit < LINK_CREDIT / 2 && !this.closed) {
-          this.credit = LINK_CREDIT;
-          this.host.sendFlow(this);
-        }
+        this.topUp();
       }
     } finally {
       this.running = false;
     }
   }
 
+  /**
+   * Credit again once half is used and what came is stored; none while the memory alarm
+   * is on (RabbitMQ 4 stops granting credit then), so publishers wait.
+   */
+  topUp(): void {
+    if (this.closed || this.credit >= LINK_CREDIT / 2) return;
+    this.starved = this.host.alarm;
+    if (this.starved) return;
+    this.credit = LINK_CREDIT;
+    this.host.sendFlow(this);
+  }
+
+  /** Gives back what waiting publishes hold (the link is gone). */
+  dropQueued(): void {
+    for (const p of this.queue.splice(0)) this.host.queued(-p.bytes);
+  }
+
   private outcome(p: Pending, state: Value): void {
+    this.host.queued(-p.bytes);
     if (!p.settled && !this.closed) this.host.settle(p.deliveryId, state);
   }
 }

@@ -94,8 +94,6 @@ export class OutgoingLink implements RegisteredConsumer {
       while (this.active) {
         const room = Math.min(this.credit, this.host.room(), BATCH);
         if (room <= 0) {
-          // A drain with credit left but no room still ends: the credit is used up.
-          if (this.drain && this.credit > 0 && this.host.room() <= 0) this.endDrain();
           await this.changed();
           continue;
         }

@@ -25,11 +25,13 @@ export interface SessionHost {
   /** The peer's max-frame-size. */
   readonly peerMaxFrame: number;
   write(frames: Buffer[]): void;
-  /** Outgoing deliveries the connection may still hold unsettled. */
-  unsettledRoom(): number;
+  /** Outgoing deliveries the connection may send now (its socket's back-pressure, the unsettled bound). */
+  sendRoom(): number;
   unsettledChanged(delta: number): void;
   roomChanged(): Promise<void>;
   holdBytes(delta: number): void;
+  queued(delta: number): void;
+  readonly alarm: boolean;
   log: { warn(obj: object, msg?: string): void };
 }
 
@@ -300,6 +302,7 @@ export class Session {
     if (link instanceof IncomingLink) {
       link.closed = true;
       link.dropPartial();
+      link.dropQueued();
       return;
     }
     link.stop();
@@ -317,6 +320,11 @@ export class Session {
     if (!deliveries.length) return;
     this.host.unsettledChanged(-deliveries.length);
     this.broker.requeue(queue, deliveries, false).catch(() => undefined);
+  }
+
+  /** The memory alarm cleared: links that were owed credit get it. */
+  alarmCleared(): void {
+    for (const l of this.links.values()) if (l instanceof IncomingLink && l.starved) l.topUp();
   }
 
   /** The session ends (end, close, or the socket is gone): every link goes. */
@@ -348,19 +356,24 @@ export class Session {
   }
 
   private incomingHost() {
+    const host = this.host;
     return {
       broker: this.broker,
       settle: (deliveryId: number, outcome: Value) =>
         this.send(composite(CODE.disposition, [v.bool(true), v.uint(deliveryId), undefined, v.bool(true), outcome])),
       sendFlow: (link: IncomingLink) => this.sendIncomingFlow(link),
       holdBytes: (delta: number) => this.host.holdBytes(delta),
+      queued: (delta: number) => this.host.queued(delta),
+      get alarm() {
+        return host.alarm;
+      },
     };
   }
 
   private outgoingHost() {
     return {
       broker: this.broker,
-      room: () => Math.min(this.remoteIncomingWindow, this.host.unsettledRoom()),
+      room: () => Math.min(this.remoteIncomingWindow, this.host.sendRoom()),
       roomChanged: () => this.host.roomChanged(),
       deliver: (link: OutgoingLink, d: Delivery) => this.deliver(link, d),
       sendFlow: (link: OutgoingLink, drain: boolean) => this.sendLinkFlow(link, link.deliveryCount, link.credit, drain),
