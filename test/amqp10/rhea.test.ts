@@ -181,6 +181,34 @@ describe('AMQP 1.0 with rhea', { timeout: 60_000 }, () => {
     r.link.close();
   });
 
+  test('the management API lists a 1.0 connection and its receiving link, and closes it', async () => {
+    const other = await connect(redrive.port);
+    const r = receiver(other, 'q-basic');
+    r.link.add_credit(3);
+    await pause(200);
+    const api = (path: string, init: RequestInit = {}) =>
+      fetch(`${redrive.server.url}/api/${path}`, {
+        ...init,
+        headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}`, ...init.headers },
+      });
+    const list = (await (await api('connections')).json()) as { name: string; protocol: string; user: string }[];
+    const mine = list.filter((x) => x.protocol === 'AMQP 1-0');
+    assert.ok(mine.length >= 2, 'both rhea connections are listed');
+    assert.equal(mine[0]!.user, 'guest');
+    const consumers = (await (await api('consumers')).json()) as { queue: { name: string }; prefetch_count: number }[];
+    assert.ok(
+      consumers.some((x) => x.queue.name === 'q-basic' && x.prefetch_count === 3),
+      'the link, with its credit',
+    );
+    const closed = new Promise<string | undefined>((resolve) =>
+      other.once('connection_error', (ctx) => resolve((ctx.connection.error as { condition?: string })?.condition)),
+    );
+    const last = mine[mine.length - 1]!;
+    const del = await api(`connections/${encodeURIComponent(last.name)}`, { method: 'DELETE' });
+    assert.equal(del.status, 204);
+    assert.equal(await closed, 'amqp:connection:forced');
+  });
+
   test('a wrong password is refused at SASL; a client without SASL gets the SASL header', async () => {
     await assert.rejects(connect(redrive.port, { password: 'wrong' }));
     const net = await import('node:net');

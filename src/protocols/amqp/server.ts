@@ -126,12 +126,12 @@ export class AmqpServer implements AmqpLiveState {
       const v = c.login?.account === accountId ? connectionView(c) : undefined;
       if (v) out.push(v);
     }
-    return out;
+    return [...out, ...this.amqp10.views(accountId)];
   }
 
   closeConnection(accountId: string, name: string, reason: string): boolean {
     const c = [...this.sockets.values()].find((x) => x.login?.account === accountId && connectionName(x) === name);
-    if (!c) return false;
+    if (!c) return this.amqp10.closeConnection(accountId, name, reason);
     c.fail(new AmqpError(CODES.CONNECTION_FORCED, reason, 0, 0, true));
     return true;
   }

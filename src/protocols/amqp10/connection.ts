@@ -74,13 +74,21 @@ export class Amqp10Connection implements SessionHost {
   /** Frames of a session are handled one after another (attach awaits the store). */
   private work: Promise<void> = Promise.resolve();
   readonly done: Promise<void>;
-  readonly stats = { connectedAt: Date.now(), recvOct: 0, sendOct: 0, containerId: '' };
+  readonly stats = {
+    /** RabbitMQ's connection name, `peer_host:peer_port -> host:port`. */
+    name: '',
+    connectedAt: Date.now(),
+    recvOct: 0,
+    sendOct: 0,
+    containerId: '',
+  };
 
   constructor(
     readonly socket: Socket,
     private readonly opts: Amqp10ConnectionOptions,
   ) {
     const limits = opts.usage.limits;
+    this.stats.name = `${socket.remoteAddress}:${socket.remotePort} -> ${socket.localAddress}:${socket.localPort}`;
     this.channelMax = limits.channelMax;
     opts.usage.handshakes++;
     this.handshake = { timer: setTimeout(() => this.socket.destroy(), limits.handshakeTimeoutMs), bytes: 0 };
@@ -365,8 +373,13 @@ export class Amqp10Connection implements SessionHost {
     this.fail(new Amqp10Error('amqp:connection:forced', reason));
   }
 
-  get sessionCount(): number {
-    return this.sessions.size;
+  /** Its sessions, for the management API (live-view.ts). */
+  sessionList(): Session[] {
+    return this.state === 'opened' ? [...this.sessions.values()] : [];
+  }
+
+  get opened(): boolean {
+    return this.state === 'opened';
   }
 
   private cleanup(): void {

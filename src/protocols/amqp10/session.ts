@@ -5,11 +5,11 @@ import { parseAddress, type Address } from './address.js';
 import { toMessage } from './convert.js';
 import { Amqp10Error, conditionOf, errorValue } from './errors.js';
 import { CODE, composite, compositeOf, field, frame, FRAME_AMQP, type Composite } from './frames.js';
-import { IncomingLink, MAX_MESSAGE_SIZE } from './incoming-link.js';
+import { IncomingLink } from './incoming-link.js';
 import { encodeMessage } from './message.js';
 import { OutgoingLink } from './outgoing-link.js';
 import { settle } from './outcomes.js';
-import { transferFrames, withoutFilter } from './transfer-frames.js';
+import { attachReply, transferFrames, withoutFilter } from './performatives.js';
 import { boolOf, numberOf, textOf, v, type Value } from './types.js';
 
 /** Links one session may have attached at once (handle-max + 1). */
@@ -159,20 +159,7 @@ export class Session {
     const link = new OutgoingLink(handle, name, queue, settled, this.outgoingHost());
     this.host.registry.addConsumer(queue.id, queue.name, link);
     this.links.set(handle, link);
-    this.send(
-      composite(CODE.attach, [
-        v.string(name),
-        v.uint(handle),
-        v.bool(false),
-        v.ubyte(settled ? 1 : 0),
-        v.ubyte(0),
-        withoutFilter(source),
-        target,
-        undefined,
-        undefined,
-        v.uint(0),
-      ]),
-    );
+    this.send(attachReply(name, handle, 'sender', { settled, source: withoutFilter(source), target }));
     link.start();
   }
 
@@ -190,21 +177,7 @@ export class Session {
     const link = new IncomingLink(handle, name, address, this.incomingHost());
     this.links.set(handle, link);
     link.deliveryCount = numberOf(field(p, 9)) ?? 0;
-    this.send(
-      composite(CODE.attach, [
-        v.string(name),
-        v.uint(handle),
-        v.bool(true),
-        field(p, 3) ?? v.ubyte(2),
-        v.ubyte(0),
-        source,
-        target,
-        undefined,
-        undefined,
-        undefined,
-        v.ulong(MAX_MESSAGE_SIZE),
-      ]),
-    );
+    this.send(attachReply(name, handle, 'receiver', { sndSettleMode: field(p, 3), source, target }));
     this.sendIncomingFlow(link);
   }
 
@@ -320,6 +293,14 @@ export class Session {
     if (!deliveries.length) return;
     this.host.unsettledChanged(-deliveries.length);
     this.broker.requeue(queue, deliveries, false).catch(() => undefined);
+  }
+
+  /** The links on which the server sends, with how many of their deliveries are unsettled (the management API's consumers). */
+  sendingLinks(): { link: OutgoingLink; unsettled: number }[] {
+    const out = new Map<OutgoingLink, number>();
+    for (const l of this.links.values()) if (l instanceof OutgoingLink) out.set(l, 0);
+    for (const u of this.unsettled.values()) if (out.has(u.link)) out.set(u.link, out.get(u.link)! + 1);
+    return [...out].map(([link, unsettled]) => ({ link, unsettled }));
   }
 
   /** The memory alarm cleared: links that were owed credit get it. */

@@ -1,4 +1,5 @@
 import { CODE, composite, compositeOf, field, frame, frameOverhead, FRAME_AMQP } from './frames.js';
+import { MAX_MESSAGE_SIZE } from './incoming-link.js';
 import { v, type Value } from './types.js';
 
 /**
@@ -47,4 +48,31 @@ export function withoutFilter(source: Value | undefined): Value | undefined {
   const fields: (Value | undefined)[] = [...c.fields];
   fields[7] = undefined;
   return composite(CODE.source, fields);
+}
+
+/**
+ * The server's attach for a link it accepted: as `sender` (the client receives; its
+ * settlement mode as asked, delivery-count from 0) or `receiver` (the client sends; the
+ * largest message it may send).
+ */
+export function attachReply(
+  name: string,
+  handle: number,
+  role: 'sender' | 'receiver',
+  o: { settled?: boolean; sndSettleMode?: Value; source?: Value; target?: Value },
+): Value {
+  const sender = role === 'sender';
+  return composite(CODE.attach, [
+    v.string(name),
+    v.uint(handle),
+    v.bool(!sender),
+    sender ? v.ubyte(o.settled ? 1 : 0) : (o.sndSettleMode ?? v.ubyte(2)),
+    v.ubyte(0),
+    o.source,
+    o.target,
+    undefined,
+    undefined,
+    sender ? v.uint(0) : undefined,
+    sender ? undefined : v.ulong(MAX_MESSAGE_SIZE),
+  ]);
 }
