@@ -113,7 +113,16 @@ describe('hostile AMQP 1.0 peers', { timeout: 120_000 }, () => {
 
   before(async () => {
     redrive = await startAmqpServer({
-      args: ['--amqp-max-handshakes', '8', '--amqp-handshake-timeout', '1', '--amqp-max-unacked', '5'],
+      args: [
+        '--amqp-max-handshakes',
+        '8',
+        '--amqp-handshake-timeout',
+        '1',
+        '--amqp-max-unacked',
+        '5',
+        '--amqp-max-connections-per-user',
+        '4',
+      ],
     });
     const sqs = redrive.server.client();
     await sqs.send(new CreateQueueCommand({ QueueName: 'h' }));
@@ -188,6 +197,19 @@ describe('hostile AMQP 1.0 peers', { timeout: 120_000 }, () => {
     peer.send(5000, CODE.begin, [undefined, v.uint(0), v.uint(100), v.uint(100)]);
     const closeFrame = await peer.waitFor(CODE.close);
     assert.equal(condition(closeFrame, 0), 'amqp:resource-limit-exceeded');
+    peer.socket.destroy();
+    await stillServed();
+  });
+
+  test('connections over the per-user limit are refused at open with amqp:resource-limit-exceeded', async () => {
+    await pause(200);
+    const held = await Promise.all([1, 2, 3, 4].map(() => connect(redrive.port)));
+    const fifth = await RawPeer.open(redrive.port);
+    const refusal = await fifth.waitFor(CODE.close);
+    assert.equal(condition(refusal, 0), 'amqp:resource-limit-exceeded');
+    assert.ok(await fifth.waitClosed());
+    for (const c of held) await close(c);
+    await pause(200);
     await stillServed();
   });
 

@@ -357,7 +357,9 @@ export class Amqp10Connection implements SessionHost {
     const c = conditionOf(e);
     if (c.condition === 'amqp:internal-error')
       this.opts.log.warn({ err: (e as Error)?.message }, 'AMQP 1.0 connection failed');
-    if (this.state === 'opened') {
+    // Refused at open (a connection limit): the spec's answer is an open, then the close.
+    if (this.state === 'open') this.write([frame(FRAME_AMQP, 0, composite(CODE.open, [v.string('redrive')]))]);
+    if (this.state === 'opened' || this.state === 'open') {
       const condition =
         e instanceof DecodeError && /frame/.test(e.message) ? 'amqp:connection:framing-error' : c.condition;
       this.write([frame(FRAME_AMQP, 0, composite(CODE.close, [errorValue({ ...c, condition })]))]);

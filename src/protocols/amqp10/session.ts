@@ -154,6 +154,8 @@ export class Session {
     if (a.kind !== 'queue')
       throw new Amqp10Error('amqp:invalid-field', `the source address must be /queues/:queue, not '${address}'`);
     const queue = await this.broker.queue(a.queue);
+    // The session may have ended while the queue was read: no link then.
+    if (this.ended) return;
     this.host.registry.checkOwner(queue.id, queue.name, this.host.connectionId);
     const settled = numberOf(field(p, 3)) === 1;
     const link = new OutgoingLink(handle, name, queue, settled, this.outgoingHost());
@@ -174,6 +176,7 @@ export class Session {
       if (address.kind === 'queue') await this.broker.queue(address.queue);
       else await this.broker.exchanges.existing(address.exchange);
     }
+    if (this.ended) return;
     const link = new IncomingLink(handle, name, address, this.incomingHost());
     this.links.set(handle, link);
     link.deliveryCount = numberOf(field(p, 9)) ?? 0;
