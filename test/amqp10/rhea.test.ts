@@ -181,7 +181,7 @@ describe('AMQP 1.0 with rhea', { timeout: 60_000 }, () => {
     r.link.close();
   });
 
-  test('the management API lists a 1.0 connection and its receiving link, and closes it', async () => {
+  test('the management API lists a 1.0 connection and its receiving link, and closes it; /metrics counts them', async () => {
     const other = await connect(redrive.port);
     const r = receiver(other, 'q-basic');
     r.link.add_credit(3);
@@ -200,6 +200,10 @@ describe('AMQP 1.0 with rhea', { timeout: 60_000 }, () => {
       consumers.some((x) => x.queue.name === 'q-basic' && x.prefetch_count === 3),
       'the link, with its credit',
     );
+    const metrics = await (await fetch(`${redrive.server.url}/metrics`)).text();
+    assert.match(metrics, /redrive_amqp_connections\{node="[^"]+",protocol="1\.0"\} [2-9]/);
+    assert.match(metrics, /redrive_amqp_connections\{node="[^"]+",protocol="0-9-1"\} 1/);
+    assert.match(metrics, /redrive_amqp_links\{node="[^"]+"\} [1-9]/);
     const closed = new Promise<string | undefined>((resolve) =>
       other.once('connection_error', (ctx) => resolve((ctx.connection.error as { condition?: string })?.condition)),
     );

@@ -136,6 +136,13 @@ export class AmqpServer implements AmqpLiveState {
     return true;
   }
 
+  /** Signed-in connections by protocol, and AMQP 1.0 links (/metrics). */
+  counts(): { amqp091: number; amqp10: number; amqp10Links: number } {
+    let amqp091 = 0;
+    for (const c of this.sockets.values()) if (c.login && c.state === 'ready') amqp091++;
+    return { amqp091, ...this.amqp10.counts() };
+  }
+
   /** Listens; resolves with the port (useful with port 0). */
   async listen(): Promise<number> {
     await this.expiry.start();

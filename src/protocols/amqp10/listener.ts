@@ -15,6 +15,18 @@ export class Amqp10Listener {
     void c.done.then(() => this.connections.delete(c));
   }
 
+  /** Open connections and their attached links. */
+  counts(): { amqp10: number; amqp10Links: number } {
+    let amqp10 = 0;
+    let amqp10Links = 0;
+    for (const c of this.connections) {
+      if (!c.opened) continue;
+      amqp10++;
+      for (const s of c.sessionList()) amqp10Links += s.linkCount;
+    }
+    return { amqp10, amqp10Links };
+  }
+
   /** The account's open 1.0 connections, as the management API shows them. */
   views(accountId: string): AmqpConnectionView[] {
     const out: AmqpConnectionView[] = [];

@@ -298,6 +298,10 @@ export class Session {
     this.broker.requeue(queue, deliveries, false).catch(() => undefined);
   }
 
+  get linkCount(): number {
+    return this.links.size;
+  }
+
   /** The links on which the server sends, with how many of their deliveries are unsettled (the management API's consumers). */
   sendingLinks(): { link: OutgoingLink; unsettled: number }[] {
     const out = new Map<OutgoingLink, number>();
