@@ -10,7 +10,7 @@ import { boolOf } from './types.js';
  * and counts toward a quorum queue's delivery limit, with neither requeues as released.
  * Settling without an outcome accepts; an unknown outcome releases.
  */
-export async function settle(broker: AmqpBroker, deliveries: Delivery[], state: Composite | undefined): Promise<void> {
+async function settle(broker: AmqpBroker, deliveries: Delivery[], state: Composite | undefined): Promise<void> {
   const code = state?.code ?? CODE.accepted;
   for (const [queue, list] of byQueue(deliveries)) {
     if (code === CODE.accepted) await broker.ack(queue, list);
@@ -22,6 +22,37 @@ export async function settle(broker: AmqpBroker, deliveries: Delivery[], state: 
       if (undeliverable) for (const d of list) await broker.reject(queue, d);
       else await broker.requeue(queue, list, failed);
     } else await broker.requeue(queue, list, false);
+  }
+}
+
+/**
+ * A session's settlements: acceptances that arrive together (a receiver settles each
+ * delivery with its own disposition, and they come in one read) are deleted together,
+ * one delete per queue, as 0-9-1's acks are batched; other outcomes apply at once.
+ */
+export class Settlements {
+  private accepted: Delivery[] = [];
+  private scheduled = false;
+
+  constructor(
+    private readonly broker: AmqpBroker,
+    private readonly failed: (e: unknown) => void,
+  ) {}
+
+  add(deliveries: Delivery[], state: Composite | undefined): void {
+    if ((state?.code ?? CODE.accepted) !== CODE.accepted) {
+      settle(this.broker, deliveries, state).catch(this.failed);
+      return;
+    }
+    this.accepted.push(...deliveries);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      const batch = this.accepted;
+      this.accepted = [];
+      this.scheduled = false;
+      settle(this.broker, batch, undefined).catch(this.failed);
+    });
   }
 }
 

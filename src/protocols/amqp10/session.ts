@@ -8,7 +8,7 @@ import { CODE, composite, compositeOf, field, frame, FRAME_AMQP, type Composite 
 import { IncomingLink } from './incoming-link.js';
 import { encodeMessage } from './message.js';
 import { OutgoingLink } from './outgoing-link.js';
-import { settle } from './outcomes.js';
+import { Settlements } from './outcomes.js';
 import { attachReply, transferFrames, withoutFilter } from './performatives.js';
 import { boolOf, numberOf, textOf, v, type Value } from './types.js';
 
@@ -63,6 +63,7 @@ export class Session {
   private remoteIncomingWindow: number;
   private nextIncomingId: number;
   private incomingLeft = INCOMING_WINDOW;
+  private readonly settlements: Settlements;
   ended = false;
 
   constructor(
@@ -71,6 +72,9 @@ export class Session {
     begin: Composite,
     private readonly host: SessionHost,
   ) {
+    this.settlements = new Settlements(host.broker, (e) =>
+      host.log.warn({ err: (e as Error).message }, 'AMQP 1.0 settlement failed'),
+    );
     this.nextIncomingId = numberOf(field(begin, 1)) ?? 0;
     this.remoteIncomingWindow = numberOf(field(begin, 2)) ?? 0;
     host.write([
@@ -247,11 +251,8 @@ export class Session {
     }
     if (!picked.length) return;
     this.host.unsettledChanged(-picked.length);
-    void settle(
-      this.broker,
-      picked.map((u) => u.delivery),
-      state,
-    ).catch((e) => this.host.log.warn({ err: (e as Error).message }, 'AMQP 1.0 settlement failed'));
+    const deliveries = picked.map((u) => u.delivery);
+    this.settlements.add(deliveries, state);
     if (!peerSettled)
       this.send(composite(CODE.disposition, [v.bool(false), v.uint(first), v.uint(last), v.bool(true), field(p, 4)]));
   }
