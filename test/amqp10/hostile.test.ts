@@ -122,6 +122,8 @@ describe('hostile AMQP 1.0 peers', { timeout: 120_000 }, () => {
         '5',
         '--amqp-max-connections-per-user',
         '4',
+        '--amqp-max-unfinished-bytes',
+        '1500000',
       ],
     });
     const sqs = redrive.server.client();
@@ -210,6 +212,41 @@ describe('hostile AMQP 1.0 peers', { timeout: 120_000 }, () => {
     assert.ok(await fifth.waitClosed());
     for (const c of held) await close(c);
     await pause(200);
+    await stillServed();
+  });
+
+  test('an unfinished message past --amqp-max-unfinished-bytes closes the connection', async () => {
+    const peer = await RawPeer.open(redrive.port);
+    peer.send(0, CODE.begin, [undefined, v.uint(0), v.uint(1000), v.uint(1000)]);
+    await peer.waitFor(CODE.begin);
+    for (const handle of [0, 1])
+      peer.send(0, CODE.attach, [
+        v.string(`flood-${handle}`),
+        v.uint(handle),
+        v.bool(false),
+        undefined,
+        undefined,
+        composite(CODE.source, []),
+        composite(CODE.target, [v.string('/queues/h')]),
+      ]);
+    await pause(300);
+    const chunk = Buffer.alloc(60_000, 1);
+    // On each of two links, one delivery of 900 KB (under the 1 MiB message size) whose
+    // frames all say more is to come: 1.8 MB unfinished, over the 1.5 MB limit.
+    for (let i = 0; i < 15 && !peer.closed; i++) {
+      for (const handle of [0, 1]) {
+        const first = i === 0;
+        const head = [
+          v.uint(handle),
+          first ? v.uint(handle) : undefined,
+          first ? v.binary(Buffer.from([handle])) : undefined,
+        ];
+        peer.send(0, CODE.transfer, [...head, first ? v.uint(0) : undefined, undefined, v.bool(true)], chunk);
+      }
+    }
+    const closeFrame = await peer.waitFor(CODE.close);
+    assert.equal(condition(closeFrame, 0), 'amqp:resource-limit-exceeded');
+    assert.ok(await peer.waitClosed());
     await stillServed();
   });
 
