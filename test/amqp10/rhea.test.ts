@@ -156,6 +156,15 @@ describe('AMQP 1.0 with rhea', { timeout: 60_000 }, () => {
     r.link.close();
   });
 
+  test('the largest credit (2^32 - 1) is credit, not a negative number', async () => {
+    await send(c, '/queues/q-drain', [{ body: 'big credit' }]);
+    const r = receiver(c, 'q-drain', { autoaccept: true });
+    r.link.add_credit(2 ** 32 - 1);
+    const [got] = await r.next(1);
+    assert.equal(got!.message.body, 'big credit');
+    r.link.close();
+  });
+
   test('at-most-once: settled deliveries are gone once sent', async () => {
     await send(c, '/queues/q-settled', [{ body: 's' }]);
     const r = receiver(c, 'q-settled', { snd_settle_mode: 1 } as never);

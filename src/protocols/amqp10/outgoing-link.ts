@@ -52,7 +52,7 @@ export class OutgoingLink implements RegisteredConsumer {
   /** The peer's flow for this link: its delivery-count and link-credit give the credit. */
   flow(peerDeliveryCount: number | undefined, linkCredit: number, drain: boolean): void {
     const counted = peerDeliveryCount ?? this.deliveryCount;
-    this.credit = Math.max(0, (counted + linkCredit - this.deliveryCount) | 0);
+    this.credit = Math.max(0, counted + linkCredit - this.deliveryCount);
     this.drain = drain;
     if (drain) this.poll?.abort();
     this.wake();
