@@ -20,6 +20,7 @@ import {
   type Composite,
   type Frame,
 } from './frames.js';
+import { idleTimer } from './idle.js';
 import { AMQP_HEADER, SASL_HEADER } from './protocol-switch.js';
 import { Session, type SessionHost } from './session.js';
 import { numberOf, textOf, v } from './types.js';
@@ -38,6 +39,8 @@ export interface Amqp10ConnectionOptions {
 
 /** Bytes buffered for the socket past which links send nothing more until it drains (0-9-1's too). */
 const HIGH_WATER = 1 << 20;
+/** Frames waiting to be handled past which the socket is not read (0-9-1's 2,000 methods). */
+const MAX_WAITING_FRAMES = 2000;
 /** The largest frame the server accepts, as for 0-9-1. */
 const MAX_FRAME_SIZE = 131_072;
 
@@ -73,7 +76,10 @@ export class Amqp10Connection implements SessionHost {
   private roomWaiters: (() => void)[] = [];
   /** Frames of a session are handled one after another (attach awaits the store). */
   private work: Promise<void> = Promise.resolve();
+  private waiting = 0;
   readonly done: Promise<void>;
+  readonly registry: AmqpRegistry;
+  readonly log: Amqp10ConnectionOptions['log'];
   readonly stats = {
     /** RabbitMQ's connection name, `peer_host:peer_port -> host:port`. */
     name: '',
@@ -88,6 +94,8 @@ export class Amqp10Connection implements SessionHost {
     private readonly opts: Amqp10ConnectionOptions,
   ) {
     const limits = opts.usage.limits;
+    this.registry = opts.registry;
+    this.log = opts.log;
     this.stats.name = `${socket.remoteAddress}:${socket.remotePort} -> ${socket.localAddress}:${socket.localPort}`;
     this.channelMax = limits.channelMax;
     opts.usage.handshakes++;
@@ -102,14 +110,6 @@ export class Amqp10Connection implements SessionHost {
     });
     socket.on('close', stopListening);
     this.done = new Promise((resolve) => socket.on('close', () => resolve(this.cleanup())));
-  }
-
-  get registry(): AmqpRegistry {
-    return this.opts.registry;
-  }
-
-  get log() {
-    return this.opts.log;
   }
 
   write(frames: Buffer[]): void {
@@ -247,9 +247,15 @@ export class Amqp10Connection implements SessionHost {
       this.write([frame(FRAME_AMQP, session.channel, composite(CODE.end, []))]);
       return;
     }
+    // Frames wait behind one that awaits the store (an attach): past a bound, the socket
+    // is not read until they are handled, so a peer cannot pile them up in memory.
+    if (++this.waiting === MAX_WAITING_FRAMES) this.socket.pause();
     this.work = this.work
       .then(() => (session.ended ? undefined : session.handle(p, payload)))
-      .catch((e) => this.sessionFailed(session, e));
+      .catch((e) => this.sessionFailed(session, e))
+      .finally(() => {
+        if (--this.waiting === MAX_WAITING_FRAMES / 4 && !this.socket.destroyed) this.socket.resume();
+      });
   }
 
   private sessionFailed(session: Session, e: unknown): void {
@@ -311,19 +317,12 @@ export class Amqp10Connection implements SessionHost {
         ]),
       ),
     ]);
-    this.idle(numberOf(field(p, 4)) ?? 0, heartbeat);
-  }
-
-  /** Heartbeats at half the peer's idle time-out; a peer silent for twice ours is dropped. */
-  private idle(peerMs: number, ownMs: number): void {
-    const tick = Math.max(1000, Math.min(peerMs ? peerMs / 2 : ownMs, ownMs || peerMs / 2));
-    if (!tick || (!peerMs && !ownMs)) return;
-    this.idleTimer = setInterval(() => {
-      const now = Date.now();
-      if (ownMs && now - this.lastReceived > 2 * ownMs) return this.socket.destroy();
-      if (peerMs && now - this.lastSent >= peerMs / 2) this.write([EMPTY_FRAME]);
-    }, tick);
-    this.idleTimer.unref();
+    this.idleTimer = idleTimer(numberOf(field(p, 4)) ?? 0, heartbeat, {
+      silentFor: () => Date.now() - this.lastReceived,
+      quietFor: () => Date.now() - this.lastSent,
+      heartbeat: () => this.write([EMPTY_FRAME]),
+      drop: () => this.socket.destroy(),
+    });
   }
 
   private endHandshake(): void {
