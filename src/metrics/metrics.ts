@@ -17,6 +17,13 @@ export interface MetricsOptions {
  * several servers in one process, as in tests, keep their figures apart): the queue
  * gauges read from the store, this node's counters, the store's figures, the process.
  */
+/** What the AMQP listener counts for /metrics. */
+export interface AmqpCounts {
+  amqp091: number;
+  amqp10: number;
+  amqp10Links: number;
+}
+
 export class ServerMetrics {
   readonly registry = new Registry();
   /** The engine's observer: give it to the Engine, then `attach` the engine. */
@@ -51,6 +58,30 @@ export class ServerMetrics {
       registers: [this.registry],
       collect() {
         this.set({ node }, engine.longPolls.size);
+      },
+    });
+  }
+
+  /** The AMQP listener's gauges: open connections by protocol, and AMQP 1.0 links. */
+  attachAmqp(counts: () => AmqpCounts, node: string): void {
+    new Gauge({
+      name: 'redrive_amqp_connections',
+      help: 'Signed-in AMQP connections on this node, by protocol (0-9-1 or 1.0).',
+      labelNames: ['node', 'protocol'],
+      registers: [this.registry],
+      collect() {
+        const c = counts();
+        this.set({ node, protocol: '0-9-1' }, c.amqp091);
+        this.set({ node, protocol: '1.0' }, c.amqp10);
+      },
+    });
+    new Gauge({
+      name: 'redrive_amqp_links',
+      help: 'Attached AMQP 1.0 links on this node.',
+      labelNames: ['node'],
+      registers: [this.registry],
+      collect() {
+        this.set({ node }, counts().amqp10Links);
       },
     });
   }

@@ -265,6 +265,7 @@ async function start(
       throttle: authThrottle,
     });
     amqp = listener;
+    metrics.attachAmqp(() => listener.counts(), node);
     // Its listen starts the expiry of deliveries before it binds: close undoes both.
     resources.defer(() => listener.close());
     amqpPort = await listener.listen().catch((e) => {

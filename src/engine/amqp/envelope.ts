@@ -28,6 +28,18 @@ export interface Envelope {
   receiveCountOnArrival?: number;
   /** Dead-letter copies this message and its copies may still make (dead-letter-exchange.ts); absent: all of them. */
   copyBudget?: number;
+  /** Published over AMQP 1.0: its own sections, given back unchanged to AMQP 1.0 receivers. */
+  amqp10?: Amqp10Sections;
+}
+
+/**
+ * An AMQP 1.0 message's header, message annotations, properties and application
+ * properties (encoded, base64), and how its body is stored: the bytes of its one data
+ * section, the text of its amqp-value string, or its body sections encoded.
+ */
+export interface Amqp10Sections {
+  sections: string;
+  body: 'data' | 'text' | 'encoded';
 }
 
 /** The stored form. */
@@ -43,6 +55,8 @@ interface StoredEnvelope {
   n?: number;
   d?: 1;
   q?: number;
+  a?: string;
+  y?: 't' | 'e';
 }
 
 function encode(env: Envelope): string {
@@ -56,6 +70,10 @@ function encode(env: Envelope): string {
   if (env.receiveCountOnArrival) s.n = env.receiveCountOnArrival;
   if (env.dropCc) s.d = 1;
   if (env.copyBudget !== undefined) s.q = env.copyBudget;
+  if (env.amqp10) {
+    s.a = env.amqp10.sections;
+    if (env.amqp10.body !== 'data') s.y = env.amqp10.body === 'text' ? 't' : 'e';
+  }
   return JSON.stringify(s);
 }
 
@@ -71,6 +89,7 @@ function decode(raw: string): Envelope {
   if (s.n !== undefined) env.receiveCountOnArrival = s.n;
   if (s.d) env.dropCc = true;
   if (s.q !== undefined) env.copyBudget = s.q;
+  if (s.a !== undefined) env.amqp10 = { sections: s.a, body: s.y === 't' ? 'text' : s.y === 'e' ? 'encoded' : 'data' };
   return env;
 }
 

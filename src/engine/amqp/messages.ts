@@ -4,7 +4,7 @@ import { sendExpiry } from '../messages/limits.js';
 import { md5Hex } from '../messages/md5.js';
 import type { Death, NewMessage, QueueRecord, StoredMessage } from '../types.js';
 import { hasForbiddenCharacters } from '../queues/validation.js';
-import { envelopeAttributes, envelopeOf, type Envelope } from './envelope.js';
+import { envelopeAttributes, envelopeOf, type Amqp10Sections, type Envelope } from './envelope.js';
 
 /**
  * An AMQP message as a Redrive message. The body is stored as text when it is UTF-8 with
@@ -22,6 +22,8 @@ export interface AmqpContent {
   deaths?: Death[];
   /** Delivered: a dead-letter routing key replaced its keys, so its CC header goes. */
   dropCc?: boolean;
+  /** Published over AMQP 1.0: its own sections (envelope.ts). */
+  amqp10?: Amqp10Sections;
 }
 
 /** What a publish adds to its content for routing and dead-lettering. */
@@ -66,6 +68,7 @@ export function toNewMessage(
     expiration: extras.expiration,
     headers: extras.headers,
     base64Body: text === undefined,
+    amqp10: c.amqp10,
   };
   if (c.properties.length > 2 || !c.properties.equals(NO_PROPERTIES)) env.properties = c.properties.toString('base64');
   const body = text ?? c.body.toString('base64');
@@ -94,6 +97,7 @@ export function fromStored(m: StoredMessage, queueName: string, env = envelopeOf
   };
   if (m.deaths?.length) content.deaths = m.deaths;
   if (env.dropCc) content.dropCc = true;
+  if (env.amqp10) content.amqp10 = env.amqp10;
   return content;
 }
 

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { FieldTable, FieldValue } from './codec.js';
 import type { Connection } from './connection.js';
 
@@ -30,6 +31,8 @@ export interface AmqpChannelView {
 export interface AmqpConnectionView {
   /** RabbitMQ's connection name: `peer_host:peer_port -> host:port`. */
   name: string;
+  /** `AMQP 1-0` for AMQP 1.0 connections (src/protocols/amqp10/live-view.ts); absent for 0-9-1. */
+  protocol?: 'AMQP 1-0';
   accountId: string;
   user: string;
   peerHost: string;
@@ -98,10 +101,7 @@ export function connectionView(c: Connection): AmqpConnectionView | undefined {
     name: connectionName(c),
     accountId: c.login.account,
     user: c.login.user,
-    peerHost: s.remoteAddress ?? '',
-    peerPort: s.remotePort ?? 0,
-    host: s.localAddress ?? '',
-    port: s.localPort ?? 0,
+    ...socketEnds(s),
     connectedAt: c.stats.connectedAt,
     state: STATES[c.state] ?? c.state,
     clientProperties: plainTable(c.stats.clientProperties as FieldTable | undefined),
@@ -110,6 +110,16 @@ export function connectionView(c: Connection): AmqpConnectionView | undefined {
     recvOct: c.stats.recvOct,
     sendOct: c.stats.sendOct,
     channels,
+  };
+}
+
+/** Both ends of a connection's socket, as the views name them (0-9-1's and 1.0's). */
+export function socketEnds(s: Socket): Pick<AmqpConnectionView, 'peerHost' | 'peerPort' | 'host' | 'port'> {
+  return {
+    peerHost: s.remoteAddress ?? '',
+    peerPort: s.remotePort ?? 0,
+    host: s.localAddress ?? '',
+    port: s.localPort ?? 0,
   };
 }
 

@@ -9,6 +9,8 @@ import { connectionName, connectionView, type AmqpConnectionView, type AmqpLiveS
 import { AuthThrottle } from '../auth-throttle.js';
 import { QueueExpiry } from './queue-expiry.js';
 import { AmqpRegistry } from './registry.js';
+import { Amqp10Listener } from '../amqp10/listener.js';
+import { byProtocolHeader } from '../amqp10/protocol-switch.js';
 
 export interface AmqpServerOptions {
   engine: Engine;
@@ -60,6 +62,8 @@ export class AmqpServer implements AmqpLiveState {
   readonly usage: AmqpUsage;
   private lastTurnedAway = 0;
   private readonly stopWatchingDeletes: () => void;
+  /** AMQP 1.0 on the same port, chosen by the protocol header (src/protocols/amqp10). */
+  private readonly amqp10: Amqp10Listener;
 
   constructor(private readonly opts: AmqpServerOptions) {
     this.registry = new AmqpRegistry(opts.engine.clock);
@@ -74,6 +78,15 @@ export class AmqpServer implements AmqpLiveState {
       opts.log,
       opts.credentials !== undefined,
     );
+    this.amqp10 = new Amqp10Listener({
+      engine: opts.engine,
+      registry: this.registry,
+      signIn: login,
+      anonymous: opts.credentials === undefined,
+      usage,
+      heartbeat: opts.heartbeat,
+      log: opts.log,
+    });
     this.server = createServer((socket) => {
       // Before a peer has said a word, there is no protocol refusal to give it: a socket
       // over the handshake limit (in all, or of its address) is closed at once, so
@@ -85,16 +98,19 @@ export class AmqpServer implements AmqpLiveState {
         this.turnedAway();
         return;
       }
-      const c = new Connection(socket, {
-        engine: opts.engine,
-        registry: this.registry,
-        signIn: login,
-        usage,
-        heartbeat: opts.heartbeat,
-        log: opts.log,
+      byProtocolHeader(socket, usage, (amqp10) => {
+        if (amqp10) return this.amqp10.accept(socket);
+        const c = new Connection(socket, {
+          engine: opts.engine,
+          registry: this.registry,
+          signIn: login,
+          usage,
+          heartbeat: opts.heartbeat,
+          log: opts.log,
+        });
+        this.sockets.set(socket, c);
+        void c.done.then(() => this.sockets.delete(socket));
       });
-      this.sockets.set(socket, c);
-      void c.done.then(() => this.sockets.delete(socket));
     });
     this.expiry = new QueueExpiry(opts.engine, this.registry, opts.log);
   }
@@ -120,14 +136,21 @@ export class AmqpServer implements AmqpLiveState {
       const v = c.login?.account === accountId ? connectionView(c) : undefined;
       if (v) out.push(v);
     }
-    return out;
+    return [...out, ...this.amqp10.views(accountId)];
   }
 
   closeConnection(accountId: string, name: string, reason: string): boolean {
     const c = [...this.sockets.values()].find((x) => x.login?.account === accountId && connectionName(x) === name);
-    if (!c) return false;
+    if (!c) return this.amqp10.closeConnection(accountId, name, reason);
     c.fail(new AmqpError(CODES.CONNECTION_FORCED, reason, 0, 0, true));
     return true;
+  }
+
+  /** Signed-in connections by protocol, and AMQP 1.0 links (/metrics). */
+  counts(): { amqp091: number; amqp10: number; amqp10Links: number } {
+    let amqp091 = 0;
+    for (const c of this.sockets.values()) if (c.login && c.state === 'ready') amqp091++;
+    return { amqp091, ...this.amqp10.counts() };
   }
 
   /** Listens; resolves with the port (useful with port 0). */
@@ -154,6 +177,6 @@ export class AmqpServer implements AmqpLiveState {
       s.destroy();
       return c.done;
     });
-    await Promise.all([closed, ...done]);
+    await Promise.all([closed, ...done, this.amqp10.close()]);
   }
 }

@@ -19,7 +19,7 @@ export function connectionShape(c: AmqpConnectionView, node: string): Record<str
     node,
     state: c.state,
     type: 'network',
-    protocol: 'AMQP 0-9-1',
+    protocol: c.protocol ?? 'AMQP 0-9-1',
     auth_mechanism: 'PLAIN',
     ssl: false,
     channels: c.channels.length,

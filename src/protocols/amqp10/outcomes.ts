@@ -1,0 +1,67 @@
+import type { AmqpBroker, Delivery } from '../../engine/amqp/broker.js';
+import { CODE, field, type Composite } from './frames.js';
+import { boolOf } from './types.js';
+
+/**
+ * A receiver's outcome for deliveries, as RabbitMQ 4 applies it: `accepted` acknowledges;
+ * `released` requeues without counting the delivery against a delivery limit;
+ * `rejected` dead-letters (reason `rejected`) or drops without a dead-letter target;
+ * `modified` with `undeliverable-here` dead-letters too, with `delivery-failed` requeues
+ * and counts toward a quorum queue's delivery limit, with neither requeues as released.
+ * Settling without an outcome accepts; an unknown outcome releases.
+ */
+async function settle(broker: AmqpBroker, deliveries: Delivery[], state: Composite | undefined): Promise<void> {
+  const code = state?.code ?? CODE.accepted;
+  for (const [queue, list] of byQueue(deliveries)) {
+    if (code === CODE.accepted) await broker.ack(queue, list);
+    else if (code === CODE.released) await broker.requeue(queue, list, false);
+    else if (code === CODE.rejected) for (const d of list) await broker.reject(queue, d);
+    else if (code === CODE.modified) {
+      const failed = boolOf(field(state, 0)) === true;
+      const undeliverable = boolOf(field(state, 1)) === true;
+      if (undeliverable) for (const d of list) await broker.reject(queue, d);
+      else await broker.requeue(queue, list, failed);
+    } else await broker.requeue(queue, list, false);
+  }
+}
+
+/**
+ * A session's settlements: acceptances that arrive together (a receiver settles each
+ * delivery with its own disposition, and they come in one read) are deleted together,
+ * one delete per queue, as 0-9-1's acks are batched; other outcomes apply at once.
+ */
+export class Settlements {
+  private accepted: Delivery[] = [];
+  private scheduled = false;
+
+  constructor(
+    private readonly broker: AmqpBroker,
+    private readonly failed: (e: unknown) => void,
+  ) {}
+
+  add(deliveries: Delivery[], state: Composite | undefined): void {
+    if ((state?.code ?? CODE.accepted) !== CODE.accepted) {
+      settle(this.broker, deliveries, state).catch(this.failed);
+      return;
+    }
+    this.accepted.push(...deliveries);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      const batch = this.accepted;
+      this.accepted = [];
+      this.scheduled = false;
+      settle(this.broker, batch, undefined).catch(this.failed);
+    });
+  }
+}
+
+function byQueue(deliveries: Delivery[]): Map<Delivery['queue'], Delivery[]> {
+  const m = new Map<Delivery['queue'], Delivery[]>();
+  for (const d of deliveries) {
+    const list = m.get(d.queue) ?? [];
+    list.push(d);
+    m.set(d.queue, list);
+  }
+  return m;
+}

@@ -1,0 +1,143 @@
+/**
+ * Helpers of the AMQP 1.0 tests: rhea connections to a Redrive server process, and
+ * promises around rhea's events (send and wait for the outcome, receive n messages).
+ */
+import rhea, {
+  type Connection,
+  type ConnectionOptions,
+  type Delivery,
+  type EventContext,
+  type Message,
+  type Receiver,
+  type ReceiverOptions,
+} from 'rhea';
+
+/** An open rhea connection (SASL PLAIN as guest unless told otherwise). */
+export function connect(port: number, opts: Partial<ConnectionOptions> = {}): Promise<Connection> {
+  const container = rhea.create_container({ id: `test-${Math.random().toString(36).slice(2)}` });
+  return new Promise((resolve, reject) => {
+    const c = container.connect({
+      host: '127.0.0.1',
+      port,
+      username: 'guest',
+      password: 'guest',
+      reconnect: false,
+      ...opts,
+    } as ConnectionOptions);
+    c.once('connection_open', () => resolve(c));
+    c.once('connection_error', (ctx: EventContext) => reject(ctx.connection.error ?? new Error('connection error')));
+    c.once('disconnected', (ctx: EventContext) => reject(ctx.error ?? new Error('disconnected')));
+  });
+}
+
+export function close(c: Connection): Promise<void> {
+  return new Promise((resolve) => {
+    if (!c.is_open()) return resolve();
+    c.once('connection_close', () => resolve());
+    c.once('disconnected', () => resolve());
+    c.close();
+  });
+}
+
+/** The outcome of one delivery: accepted, released, rejected (with its error) or modified. */
+export interface Outcome {
+  outcome: 'accepted' | 'released' | 'rejected' | 'modified';
+  error?: { condition: string; description: string };
+}
+
+/** Sends each message on one sender to `address` (null: the message's `to`) and waits for every outcome. */
+export function send(c: Connection, address: string | null, messages: Message[]): Promise<Outcome[]> {
+  return new Promise((resolve, reject) => {
+    const outcomes: Outcome[] = [];
+    const byId = new Map<number, number>();
+    const sender = c.open_sender({ target: { address: address as string } });
+    let next = 0;
+    const done = () => {
+      if (outcomes.filter(Boolean).length === messages.length) {
+        sender.close();
+        resolve(outcomes);
+      }
+    };
+    const record = (ctx: EventContext, o: Outcome) => {
+      outcomes[byId.get(ctx.delivery!.id)!] = o;
+      done();
+    };
+    sender.on('sendable', () => {
+      while (next < messages.length && sender.sendable()) {
+        const d = sender.send(messages[next]!);
+        byId.set(d.id, next++);
+      }
+    });
+    sender.on('accepted', (ctx: EventContext) => record(ctx, { outcome: 'accepted' }));
+    sender.on('released', (ctx: EventContext) => record(ctx, { outcome: 'released' }));
+    sender.on('modified', (ctx: EventContext) => record(ctx, { outcome: 'modified' }));
+    sender.on('rejected', (ctx: EventContext) =>
+      record(ctx, { outcome: 'rejected', error: (ctx.delivery!.remote_state as { error?: Outcome['error'] })?.error }),
+    );
+    sender.on('sender_error', (ctx: EventContext) => reject(ctx.sender!.error));
+  });
+}
+
+/** An attach error (the detach's), or undefined when the link opened. */
+export function attachError(
+  c: Connection,
+  kind: 'sender' | 'receiver',
+  address: string,
+): Promise<{ condition: string; description: string } | undefined> {
+  return new Promise((resolve) => {
+    const link =
+      kind === 'sender'
+        ? c.open_sender({ target: { address } })
+        : c.open_receiver({ source: { address }, credit_window: 0 });
+    link.once(`${kind}_open`, () => {
+      // A refused attach is answered with an attach, then the detach: wait a moment for it.
+      setTimeout(() => resolve(link.error as never), 300);
+    });
+    link.once(`${kind}_error`, () => resolve(link.error as never));
+  });
+}
+
+export interface Received {
+  message: Message;
+  delivery: Delivery;
+}
+
+/** A receiver that collects what it gets; `credit_window: 0` and manual acceptance unless told. */
+export function receiver(
+  c: Connection,
+  queue: string,
+  opts: Partial<ReceiverOptions> = {},
+): { link: Receiver; got: Received[]; next(n: number, ms?: number): Promise<Received[]> } {
+  const link = c.open_receiver({
+    source: { address: `/queues/${queue}` },
+    credit_window: 0,
+    autoaccept: false,
+    ...opts,
+  });
+  const got: Received[] = [];
+  let waiter: (() => void) | undefined;
+  link.on('message', (ctx: EventContext) => {
+    got.push({ message: ctx.message!, delivery: ctx.delivery! });
+    waiter?.();
+  });
+  return {
+    link,
+    got,
+    /** Waits until `n` messages have come in total (or `ms` pass), and returns them. */
+    next(n: number, ms = 5000) {
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`only ${got.length} of ${n} messages came in ${ms} ms`)), ms);
+        const check = () => {
+          if (got.length < n) return;
+          clearTimeout(t);
+          waiter = undefined;
+          resolve(got.slice(0, n));
+        };
+        waiter = check;
+        check();
+      });
+    },
+  };
+}
+
+export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
