@@ -8,9 +8,11 @@ import { contentFrames, methodFrame } from './frames.js';
 import { Publisher } from './publisher.js';
 import type { AmqpRegistry } from './registry.js';
 import type { Args, Method, MethodName } from './spec.js';
-import { handleQueueMethod, queueNamed } from './queue-methods.js';
+import { autoDeleteQueue, handleQueueMethod, queueNamed } from './queue-methods.js';
 import { Settler } from './settler.js';
-import { type HeldSettle, Transaction, type TransactionBudget } from './transaction.js';
+import type { Transaction, TransactionBudget } from './transaction.js';
+import { handleTxMethod, rollback } from './tx-methods.js';
+import { basicGet } from './basic-get.js';
 import { byQueue, settleOnly, type Unacked } from './unacked.js';
 import type { Holdings } from './limits.js';
 
@@ -52,7 +54,7 @@ export class Channel implements ConsumerHost, ReplyTarget {
   closedByPeer = false;
   private chain: Promise<void> = Promise.resolve();
   readonly publisher = new Publisher(this);
-  private readonly settler = new Settler(this);
+  readonly settler = new Settler(this);
   private deliveryTag = 0n;
   readonly unacked = new Map<bigint, Unacked>();
   readonly consumers = new Map<string, Consumer>();
@@ -75,6 +77,11 @@ export class Channel implements ConsumerHost, ReplyTarget {
 
   get broker(): AmqpBroker {
     return this.host.broker;
+  }
+
+  /** The next delivery tag of this channel (basic.deliver, basic.get-ok). */
+  nextDeliveryTag(): bigint {
+    return ++this.deliveryTag;
   }
 
   get accountId(): string {
@@ -152,14 +159,14 @@ export class Channel implements ConsumerHost, ReplyTarget {
     this.consumers.clear();
     this.stopReplies();
     // An uncommitted transaction is dropped: its publishes never stored, its settles undone.
-    this.rollback();
+    rollback(this);
     const all = [...this.unacked.values()].map((u) => u.delivery);
     this.unacked.clear();
     this.wakeCredit();
     this.host.holdings.settled();
     await this.requeueAll(all).catch(() => undefined);
     // Auto-delete queues go with their last consumer, however the channel ended.
-    for (const c of consumers) await this.autoDeleteQueue(c).catch(() => undefined);
+    for (const c of consumers) await autoDeleteQueue(this, c.queue).catch(() => undefined);
   }
 
   private async requeueAll(deliveries: Delivery[]): Promise<void> {
@@ -193,7 +200,7 @@ export class Channel implements ConsumerHost, ReplyTarget {
       case 'basic.cancel':
         return this.enqueue(() => this.cancel(String(a.consumerTag), Boolean(a.noWait)), m);
       case 'basic.get':
-        return this.enqueue(() => this.get(a), m);
+        return this.enqueue(() => basicGet(this, a), m);
       case 'basic.recover':
       case 'basic.recover-async':
         return this.enqueue(() => this.recover(m), m);
@@ -210,51 +217,12 @@ export class Channel implements ConsumerHost, ReplyTarget {
           this.send('channel.flow-ok', { active: this.flowActive });
         }, m);
       case 'tx.select':
-        return this.enqueue(() => {
-          if (this.publisher.confirming) throw amqpErrors.precondition('cannot switch from confirm to tx mode');
-          this.tx ??= new Transaction(this.host.transactions);
-          this.send('tx.select-ok');
-        }, m);
       case 'tx.commit':
-        return this.enqueue(() => this.commit(), m);
       case 'tx.rollback':
-        return this.enqueue(() => {
-          if (!this.tx) throw amqpErrors.precondition('channel is not transactional');
-          this.rollback();
-          this.send('tx.rollback-ok');
-        }, m);
+        return this.enqueue(() => handleTxMethod(this, m), m);
       default:
         return this.enqueue(() => handleQueueMethod(this, m), m);
     }
-  }
-
-  /** tx.commit: the held publishes are stored, then the held settles applied, in order, as in RabbitMQ. */
-  private async commit(): Promise<void> {
-    if (!this.tx) throw amqpErrors.precondition('channel is not transactional');
-    const { publishes, settles } = this.tx.take();
-    try {
-      if (publishes.length) await this.publisher.store(publishes);
-    } catch (e) {
-      // The channel closes: the deliveries whose settles were held are requeued with the rest.
-      this.restore(settles);
-      throw e;
-    }
-    for (const s of settles) await this.settler.apply(s.picked, s.how);
-    this.send('tx.commit-ok');
-  }
-
-  /** tx.rollback (and a close): the held publishes are dropped, the held settles undone. */
-  private rollback(): void {
-    if (this.tx) this.restore(this.tx.take().settles);
-  }
-
-  /** Deliveries whose settles a transaction held go back on the unacknowledged list, in tag order. */
-  private restore(settles: HeldSettle[]): void {
-    const held = settles.flatMap((s) => s.picked);
-    if (!held.length) return;
-    const all = [...this.unacked, ...held].sort(([a], [b]) => (a < b ? -1 : 1));
-    this.unacked.clear();
-    for (const [tag, u] of all) this.unacked.set(tag, u);
   }
 
   private qos(a: Args): void {
@@ -345,53 +313,7 @@ export class Channel implements ConsumerHost, ReplyTarget {
   /** An auto-delete queue goes when its last consumer does. */
   private async afterStop(c: Consumer): Promise<void> {
     this.stopConsumer(c);
-    await this.autoDeleteQueue(c);
-  }
-
-  private async autoDeleteQueue(c: Consumer): Promise<void> {
-    if (this.host.registry.consumerCount(c.queue.id) > 0) return;
-    const record = await this.broker
-      .declareQueue({
-        name: c.queue.name,
-        passive: true,
-        durable: false,
-        exclusive: false,
-        autoDelete: false,
-        arguments: {},
-      })
-      .catch(() => undefined);
-    if (record?.record?.autoDelete && record.queue.id === c.queue.id) {
-      await this.broker.deleteQueue(record.queue, false);
-      this.host.registry.queueDeleted(record.queue.id);
-    }
-  }
-
-  private async get(a: Args): Promise<void> {
-    const queue = await this.broker.queue(queueNamed(this, a.queue));
-    this.host.registry.checkOwner(queue.id, queue.name, this.host.id);
-    if (!a.noAck && this.host.holdings.unackedRoom() <= 0) {
-      throw amqpErrors.precondition('too many unacknowledged messages on this connection: acknowledge some first');
-    }
-    this.host.registry.touch(queue.id);
-    const [d] = await this.broker.receive(queue, 1, 0);
-    if (!d) {
-      this.send('basic.get-empty');
-      return;
-    }
-    const tag = ++this.deliveryTag;
-    if (a.noAck) await this.broker.ack(queue, [d]);
-    else this.unacked.set(tag, { delivery: settleOnly(d) });
-    const messageCount = await this.broker.messageCount(queue);
-    this.host.write([
-      methodFrame(this.number, 'basic.get-ok', {
-        deliveryTag: tag,
-        redelivered: d.redelivered,
-        exchange: d.content.exchange,
-        routingKey: d.content.routingKey,
-        messageCount,
-      }),
-      ...contentFrames(this.number, deliveredProperties(d.content), d.content.body, this.host.frameMax),
-    ]);
+    await autoDeleteQueue(this, c.queue);
   }
 
   private async recover(m: Method): Promise<void> {

@@ -5,7 +5,7 @@ import type { Engine } from '../../engine/engine.js';
 import type { Channel, ChannelHost } from './channel.js';
 import { channelFrame, releaseChannels } from './channels.js';
 import { FRAME_HEARTBEAT, FRAME_METHOD, FrameParser, methodFrame, PROTOCOL_HEADER, type Frame } from './frames.js';
-import { capability, serverProperties, type SignIn } from './handshake.js';
+import { answerUnknownProtocol, capability, connectionStart, type SignIn } from './handshake.js';
 import { Holdings, type AmqpUsage } from './limits.js';
 import { Flow } from './flow.js';
 import { startHeartbeat } from './heartbeat.js';
@@ -168,25 +168,12 @@ export class Connection implements ChannelHost {
       const header = this.parser.takeRaw(8);
       if (!header) return;
       if (!header.equals(PROTOCOL_HEADER)) {
-        // The spec's answer to a protocol we do not speak (RabbitMQ's too): our header,
-        // then the socket goes once it is written; nothing more is read.
         this.state = 'closed';
         this.parser = new FrameParser(MIN_FRAME_MAX);
-        const drop = setTimeout(() => this.socket.destroy(), 500);
-        this.socket.end(PROTOCOL_HEADER, () => {
-          clearTimeout(drop);
-          this.socket.destroy();
-        });
-        return;
+        return answerUnknownProtocol(this.socket);
       }
       this.state = 'start-ok';
-      this.send0('connection.start', {
-        versionMajor: 0,
-        versionMinor: 9,
-        serverProperties: serverProperties(),
-        mechanisms: 'PLAIN AMQPLAIN',
-        locales: 'en_US',
-      });
+      this.send0('connection.start', connectionStart());
     }
     this.runFrames();
   }

@@ -1,3 +1,5 @@
+import type { Socket } from 'node:net';
+import { PROTOCOL_HEADER } from './frames.js';
 import { field, Reader, strOf, type FieldTable } from './codec.js';
 import type { AuthThrottle } from '../auth-throttle.js';
 
@@ -100,7 +102,7 @@ function credentials(mechanism: string, response: Buffer): { user: string; passw
  * What connection.start tells the client. Of RabbitMQ 3.13's capabilities, Redrive has
  * all but `consumer_priorities` (docs/amqp.md says why).
  */
-export function serverProperties(): FieldTable {
+function serverProperties(): FieldTable {
   const capabilities: FieldTable = new Map(
     [
       'publisher_confirms',
@@ -119,4 +121,27 @@ export function serverProperties(): FieldTable {
     ['information', field.str('An SQS-compatible message queue that speaks AMQP 0-9-1: docs/amqp.md')],
     ['capabilities', field.table(capabilities)],
   ]);
+}
+
+/** connection.start's arguments: AMQP 0-9-1, RabbitMQ's properties and sign-in mechanisms. */
+export function connectionStart(): Record<string, unknown> {
+  return {
+    versionMajor: 0,
+    versionMinor: 9,
+    serverProperties: serverProperties(),
+    mechanisms: 'PLAIN AMQPLAIN',
+    locales: 'en_US',
+  };
+}
+
+/**
+ * The spec's answer to a protocol we do not speak (RabbitMQ's too): our header, then the
+ * socket goes once it is written; nothing more is read.
+ */
+export function answerUnknownProtocol(socket: Socket): void {
+  const drop = setTimeout(() => socket.destroy(), 500);
+  socket.end(PROTOCOL_HEADER, () => {
+    clearTimeout(drop);
+    socket.destroy();
+  });
 }

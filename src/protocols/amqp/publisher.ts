@@ -8,6 +8,7 @@ import { contentFrames, methodFrame } from './frames.js';
 import { isReplyAddress, REPLY_QUEUE, type ReplyTarget, withReplyTo } from './direct-reply.js';
 import { decodeHeader, propertiesFromRaw } from './properties.js';
 import type { Args, Method, MethodName } from './spec.js';
+import type { QueuedPublish } from './queued-publish.js';
 import type { Transaction } from './transaction.js';
 
 /** What a publisher needs of its channel. */
@@ -37,18 +38,6 @@ export interface PublisherChannel {
 
 /** Most publishes stored in one batch. */
 const MAX_BATCH = 256;
-
-export interface QueuedPublish {
-  seq: number;
-  /** What it holds in memory while it waits to be stored: its body and its decoded headers. */
-  bytes: number;
-  mandatory: boolean;
-  publish: Publish;
-  /** Found while assembling it (an invalid expiration): raised at its turn. */
-  error?: unknown;
-  /** Its reply-to is `amq.rabbitmq.reply-to`: the channel's reply address replaces it at its turn. */
-  directReply?: boolean;
-}
 
 interface PendingPublish {
   args: Args;

@@ -124,3 +124,22 @@ async function checkedQueue(ch: QueueMethodHost, name: string) {
   ch.host.registry.checkOwner(queue.id, name, ch.host.id);
   return queue;
 }
+
+/** An auto-delete queue goes when its last consumer does, however that consumer ended. */
+export async function autoDeleteQueue(ch: QueueMethodHost, queue: { id: number; name: string }): Promise<void> {
+  if (ch.host.registry.consumerCount(queue.id) > 0) return;
+  const declared = await ch.broker
+    .declareQueue({
+      name: queue.name,
+      passive: true,
+      durable: false,
+      exclusive: false,
+      autoDelete: false,
+      arguments: {},
+    })
+    .catch(() => undefined);
+  if (declared?.record?.autoDelete && declared.queue.id === queue.id) {
+    await ch.broker.deleteQueue(declared.queue, false);
+    ch.host.registry.queueDeleted(declared.queue.id);
+  }
+}

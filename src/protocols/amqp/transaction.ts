@@ -1,5 +1,5 @@
 import { amqpErrors } from '../../engine/amqp/errors.js';
-import type { QueuedPublish } from './publisher.js';
+import type { QueuedPublish } from './queued-publish.js';
 import type { Unacked } from './unacked.js';
 
 export type Settle = 'ack' | 'requeue' | 'reject';
