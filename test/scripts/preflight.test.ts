@@ -67,6 +67,7 @@ describe('the test preflight', () => {
       [/^npm test needs AWS CLI at .*\/aws: not found/, /apt-get install awscli/],
       [/^npm test needs boto3 for .*\/python3: .*not found/, /apt-get install python3-boto3/],
       [/^npm test needs pika for .*\/python3: .*not found/, /apt-get install python3-pika/],
+      [/^npm test needs Celery for .*\/python3: .*not found/, /apt-get install python3-celery/],
       [/^npm test needs promtool: not found/, /apt-get install prometheus/],
       [/^npm test needs Chromium at .*\/chromium: not found/, /apt-get install chromium/],
       // Only Node 20 builds better-sqlite3 12 (the packaging test); later Nodes compile nothing.

@@ -66,7 +66,7 @@ export class Amqp10Connection implements SessionHost {
   /** Channels whose session the server ended with an error: the peer's frames on them are dropped until its end. */
   private readonly ending = new Set<number>();
   private channelMax: number;
-  private handshake?: { timer: NodeJS.Timeout; bytes: number };
+  private handshake?: { timer: NodeJS.Timeout; bytes: number; end: () => void };
   private idleTimer?: NodeJS.Timeout;
   private lastReceived = Date.now();
   private lastSent = Date.now();
@@ -98,8 +98,11 @@ export class Amqp10Connection implements SessionHost {
     this.log = opts.log;
     this.stats.name = `${socket.remoteAddress}:${socket.remotePort} -> ${socket.localAddress}:${socket.localPort}`;
     this.channelMax = limits.channelMax;
-    opts.usage.handshakes++;
-    this.handshake = { timer: setTimeout(() => this.socket.destroy(), limits.handshakeTimeoutMs), bytes: 0 };
+    this.handshake = {
+      timer: setTimeout(() => this.socket.destroy(), limits.handshakeTimeoutMs),
+      bytes: 0,
+      end: opts.usage.startHandshake(socket.remoteAddress),
+    };
     socket.setNoDelay(true);
     socket.on('data', (chunk) => this.onData(chunk));
     socket.on('error', () => socket.destroy());
@@ -328,8 +331,8 @@ export class Amqp10Connection implements SessionHost {
   private endHandshake(): void {
     if (!this.handshake) return;
     clearTimeout(this.handshake.timer);
+    this.handshake.end();
     this.handshake = undefined;
-    this.opts.usage.handshakes--;
   }
 
   private begin(channel: number, p: Composite): void {

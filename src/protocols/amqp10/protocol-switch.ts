@@ -14,17 +14,17 @@ function mayBeAmqp10(bytes: Buffer): boolean {
  * Reads a new socket's first bytes to choose the protocol, as RabbitMQ 4 does on its one
  * port: an AMQP 1.0 header (`AMQP 3 1 0 0` or `AMQP 0 1 0 0`) goes to the 1.0 adapter,
  * anything else to 0-9-1, with the bytes read put back. The socket counts as one in its
- * handshake meanwhile, and is dropped if the header does not come in time.
+ * handshake meanwhile (in all and for its address), and is dropped if the header does not come in time.
  */
 export function byProtocolHeader(socket: Socket, usage: AmqpUsage, choose: (amqp10: boolean) => void): void {
-  usage.handshakes++;
+  const endHandshake = usage.startHandshake(socket.remoteAddress);
   let got = Buffer.alloc(0);
   let waiting = true;
   const stop = () => {
     if (!waiting) return;
     waiting = false;
     clearTimeout(timer);
-    usage.handshakes--;
+    endHandshake();
     socket.off('data', onData);
     socket.off('close', stop);
   };
