@@ -98,9 +98,9 @@ Examples:
         const { ConfigError } = await import('../server/config-file.js');
         const { stopOnSignals } = await import('./shutdown.js');
         const { guardProcess } = await import('../server/process-guard.js');
-        const { freezeIntrinsics } = await import('../server/frozen-intrinsics.js');
+        const { closeIntrinsics } = await import('../server/closed-intrinsics.js');
         // Before anything reads a client's byte; the modules above are loaded and initialised.
-        freezeIntrinsics();
+        closeIntrinsics();
         let server: RunningServer;
         try {
           const port = parsePort(opts.port);

@@ -52,9 +52,8 @@ const accountIdError = must('a string of 12 digits');
 const scalarError = must('a string, number or boolean');
 /**
  * A map of strings; numbers and booleans are written as SQS expects them, as strings. Its
- * keys are the file's, so it is a null-prototype object: a tag may be named `toString` or
- * `constructor` (zod's record writes into a plain object, which fails on such a name once
- * `redrive serve` has frozen Object.prototype).
+ * keys are the file's, so it is a null-prototype object: a tag named `toString` or
+ * `constructor` is a tag, never a change to what a plain object (zod's record's) inherits.
  */
 const stringMap = () =>
   z
