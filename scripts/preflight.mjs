@@ -4,7 +4,7 @@
  * is one line saying what and how to get it, rather than tests cancelled or failing deep
  * inside. Each check honours the same environment variable as the tests it stands for.
  * Under CI=true every requirement must be met. Elsewhere, a missing client that is not an
- * npm package (scripts/skip-groups.mjs: the AWS CLI, boto3, pika, Celery, promtool, RabbitMQ, and
+ * npm package (scripts/skip-groups.mjs: the AWS CLI, boto3, pika, Celery, Qpid Proton, promtool, RabbitMQ, and
  * Chromium where neither Debian's nor the npm-shipped one runs: scripts/test-browser.mjs)
  * is said here and its tests skip, each group named again at the end of the run; without a PostgreSQL at the default address (and no REDRIVE_TEST_POSTGRES_URL), the
  * run starts one of its own. The C++ build tools stay required.
@@ -85,22 +85,34 @@ export async function preflight(env = process.env) {
   const amqpUrl = env.REDRIVE_TEST_AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
   const ci = env.CI === 'true';
 
-  const [pgProblem, awsStatus, boto3Status, pikaStatus, celeryStatus, promtool, gxx, make, rabbit, browser] =
-    await Promise.all([
-      postgresProblem(postgresUrl),
-      status(aws, ['--version'], env),
-      status(python, ['-c', 'import boto3'], env),
-      status(python, ['-c', 'import pika'], env),
-      status(python, ['-c', 'import celery'], env),
-      status('promtool', ['--version'], env),
-      status('g++', ['--version'], env),
-      status('make', ['--version'], env),
-      (async () => {
-        const u = new URL(amqpUrl);
-        return reachable(u.hostname, Number(u.port || 5672));
-      })(),
-      chooseBrowser(env),
-    ]);
+  const [
+    pgProblem,
+    awsStatus,
+    boto3Status,
+    pikaStatus,
+    celeryStatus,
+    protonStatus,
+    promtool,
+    gxx,
+    make,
+    rabbit,
+    browser,
+  ] = await Promise.all([
+    postgresProblem(postgresUrl),
+    status(aws, ['--version'], env),
+    status(python, ['-c', 'import boto3'], env),
+    status(python, ['-c', 'import pika'], env),
+    status(python, ['-c', 'import celery'], env),
+    status(python, ['-c', 'import proton'], env),
+    status('promtool', ['--version'], env),
+    status('g++', ['--version'], env),
+    status('make', ['--version'], env),
+    (async () => {
+      const u = new URL(amqpUrl);
+      return reachable(u.hostname, Number(u.port || 5672));
+    })(),
+    chooseBrowser(env),
+  ]);
 
   const missing = [];
   const notes = [];
@@ -147,6 +159,12 @@ export async function preflight(env = process.env) {
     client(
       'celery',
       `Celery for ${python}: ${celeryStatus === null ? `${python} not found` : '`import celery` fails'}. An AMQP test runs a Celery worker: ${SKIP_GROUPS.celery.enable}`,
+    );
+  }
+  if (protonStatus !== 0) {
+    client(
+      'proton',
+      `Qpid Proton for ${python}: ${protonStatus === null ? `${python} not found` : '`import proton` fails'}. The AMQP 1.0 tests run scenarios with Qpid Proton: ${SKIP_GROUPS.proton.enable}`,
     );
   }
   if (promtool !== 0) {

@@ -23,6 +23,10 @@ export const SKIP_GROUPS = {
     what: "Debian's Celery (the AMQP test of a Celery worker)",
     enable: 'apt-get install python3-celery (for REDRIVE_TEST_PYTHON, /usr/bin/python3 by default)',
   },
+  proton: {
+    what: "Debian's Qpid Proton (the AMQP 1.0 tests' Python client)",
+    enable: 'apt-get install python3-qpid-proton (for REDRIVE_TEST_PYTHON, /usr/bin/python3 by default)',
+  },
   promtool: {
     what: "Prometheus's promtool (the check of docs/monitoring's alerting rules)",
     enable: 'apt-get install prometheus',

@@ -68,6 +68,7 @@ describe('the test preflight', () => {
       [/^npm test needs boto3 for .*\/python3: .*not found/, /apt-get install python3-boto3/],
       [/^npm test needs pika for .*\/python3: .*not found/, /apt-get install python3-pika/],
       [/^npm test needs Celery for .*\/python3: .*not found/, /apt-get install python3-celery/],
+      [/^npm test needs Qpid Proton for .*\/python3: .*not found/, /apt-get install python3-qpid-proton/],
       [/^npm test needs promtool: not found/, /apt-get install prometheus/],
       [/^npm test needs Chromium at .*\/chromium: not found/, /apt-get install chromium/],
       // Only Node 20 builds better-sqlite3 12 (the packaging test); later Nodes compile nothing.
@@ -133,6 +134,10 @@ describe('the test preflight', () => {
       /^npm test: note: boto3 for .*\/python3: .*not found\..*apt-get install python3-boto3.*; its tests are skipped/m,
     );
     assert.match(r.stderr, /^npm test: note: pika for .*\/python3: .*; its tests are skipped/m);
+    assert.match(
+      r.stderr,
+      /^npm test: note: Qpid Proton for .*\/python3: .*not found\..*apt-get install python3-qpid-proton.*; its tests are skipped/m,
+    );
   });
 
   test("without Debian's Chromium, the console tests drive the npm-shipped one, and the preflight says which", async () => {

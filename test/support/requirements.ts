@@ -6,7 +6,7 @@
  */
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-export type SkipGroup = 'aws-cli' | 'boto3' | 'pika' | 'celery' | 'promtool' | 'chromium' | 'rabbitmq';
+export type SkipGroup = 'aws-cli' | 'boto3' | 'pika' | 'celery' | 'proton' | 'promtool' | 'chromium' | 'rabbitmq';
 
 // The scripts' own table, from the checkout (tests run compiled, from dist/test/).
 const table = fileURLToPath(new URL('../../../scripts/skip-groups.mjs', import.meta.url));
