@@ -6,10 +6,11 @@ import type { Cancellation } from '../messages/long-poll.js';
 import { defaultAttributes, parseAttributes, retentionMs } from '../queues/queue-attributes.js';
 import type { AmqpQueueRecord } from '../store/exchanges.js';
 import type { QueueAddress } from '../queues/addressing.js';
-import type { DeathReason, QueueRecord } from '../types.js';
+import type { DeathReason, MessageAttributes, QueueRecord } from '../types.js';
 import { amqpErrors } from './errors.js';
 import { AmqpExchanges } from './exchanges.js';
 import { envelopeOf } from './envelope.js';
+import { countReleased, mergeContent, type ContentChange } from './held-rewrite.js';
 import { deliveriesHere, fromStored, type AmqpContent } from './messages.js';
 import { publishable, publishBatch, type Publish, type PublishResult } from './publish.js';
 import { attributesOf, checkEquivalent, checkQueueArguments } from './queue-arguments.js';
@@ -40,7 +41,11 @@ export interface Delivery {
   redelivered: boolean;
   /** How many times it has been delivered from this queue, this time included. */
   receiveCount: number;
+  /** How many of those an AMQP 1.0 receiver gave back `released`, which count as no delivery (held-rewrite.ts). */
+  released: number;
   content: AmqpContent;
+  /** The stored system attributes (the envelope), for a rewrite while it is held. */
+  system?: MessageAttributes;
 }
 
 /**
@@ -251,7 +256,9 @@ export class AmqpBroker {
         sentAt: m.sentAt,
         redelivered: here > 1,
         receiveCount: here,
+        released: env.released ?? 0,
         content: fromStored(m, queue.name, env),
+        system: m.systemAttributes,
       };
     });
   }
@@ -289,9 +296,9 @@ export class AmqpBroker {
   async requeue(queue: QueueRecord, deliveries: Delivery[], returned = true): Promise<void> {
     const limit = returned ? await this.deliveryLimit(queue) : undefined;
     if (limit !== undefined) {
-      for (const d of deliveries.filter((x) => x.receiveCount > limit))
-        await this.deadLetter(queue, d, 'delivery_limit');
-      deliveries = deliveries.filter((x) => x.receiveCount <= limit);
+      const counted = (x: Delivery) => x.receiveCount - x.released;
+      for (const d of deliveries.filter((x) => counted(x) > limit)) await this.deadLetter(queue, d, 'delivery_limit');
+      deliveries = deliveries.filter((x) => counted(x) <= limit);
     }
     if (!deliveries.length) return;
     const now = this.engine.clock.now();
@@ -306,6 +313,29 @@ export class AmqpBroker {
       })),
       now,
     );
+  }
+
+  /**
+   * AMQP 1.0's `released` (and `modified` with neither flag): requeued, and counted as
+   * released, so the delivery counts neither toward a delivery limit nor in the header's
+   * delivery-count, as in RabbitMQ 4.
+   */
+  async release(queue: QueueRecord, deliveries: Delivery[]): Promise<void> {
+    await countReleased(this.engine, queue, deliveries);
+    await this.requeue(queue, deliveries, false);
+  }
+
+  /**
+   * AMQP 1.0's `modified` with message annotations: merged into the message (what
+   * `change` makes of it) before it is requeued or dead-lettered; on quorum queues only,
+   * as RabbitMQ 4 keeps them (a classic queue ignores them).
+   */
+  async annotate(
+    queue: QueueRecord,
+    deliveries: Delivery[],
+    change: (d: Delivery) => ContentChange | undefined,
+  ): Promise<void> {
+    if (await this.isQuorum(queue)) await mergeContent(this.engine, queue, deliveries, change);
   }
 
   /**

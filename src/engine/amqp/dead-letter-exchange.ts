@@ -166,6 +166,7 @@ export async function exchangeTarget(
         moreRoutingKeys: keys.slice(1),
         expiration: undefined,
         receiveCountOnArrival: m.receiveCount,
+        released: undefined, // releases count from the queue they happened in (held-rewrite.ts)
       };
       if (key !== undefined) {
         next.ccKeys = undefined;

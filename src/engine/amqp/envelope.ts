@@ -30,6 +30,8 @@ export interface Envelope {
   copyBudget?: number;
   /** Published over AMQP 1.0: its own sections, given back unchanged to AMQP 1.0 receivers. */
   amqp10?: Amqp10Sections;
+  /** Deliveries from this queue an AMQP 1.0 receiver gave back `released` (held-rewrite.ts): not counted as deliveries. */
+  released?: number;
 }
 
 /**
@@ -57,6 +59,7 @@ interface StoredEnvelope {
   q?: number;
   a?: string;
   y?: 't' | 'e';
+  l?: number;
 }
 
 function encode(env: Envelope): string {
@@ -74,6 +77,7 @@ function encode(env: Envelope): string {
     s.a = env.amqp10.sections;
     if (env.amqp10.body !== 'data') s.y = env.amqp10.body === 'text' ? 't' : 'e';
   }
+  if (env.released) s.l = env.released;
   return JSON.stringify(s);
 }
 
@@ -90,6 +94,7 @@ function decode(raw: string): Envelope {
   if (s.d) env.dropCc = true;
   if (s.q !== undefined) env.copyBudget = s.q;
   if (s.a !== undefined) env.amqp10 = { sections: s.a, body: s.y === 't' ? 'text' : s.y === 'e' ? 'encoded' : 'data' };
+  if (s.l !== undefined) env.released = s.l;
   return env;
 }
 

@@ -1,5 +1,6 @@
 import type { ActivityStore } from './activity.js';
 import type { DeadLetterStore } from './dead-letters.js';
+import type { EnvelopeStore } from './envelopes.js';
 import type { ExchangeStore } from './exchanges.js';
 import type { HeldDeliveryStore } from './held-deliveries.js';
 import type { MaintenanceStore } from './maintenance.js';
@@ -12,6 +13,7 @@ import type { WakeupStore } from './wakeups.js';
 
 export type * from './activity.js';
 export type * from './dead-letters.js';
+export type * from './envelopes.js';
 export type * from './exchanges.js';
 export type * from './held-deliveries.js';
 export type * from './maintenance.js';
@@ -51,6 +53,8 @@ export interface Store {
   readonly activity: ActivityStore;
   /** AMQP deliveries by the process holding them, to return a dead process's at once. */
   readonly heldDeliveries: HeldDeliveryStore;
+  /** What a held message carries, rewritten (AMQP 1.0's `modified` and `released`). */
+  readonly envelopes: EnvelopeStore;
   /** The store's own figures (group commit, connection pool), for metrics; a store may have none. */
   stats?(): StoreStats;
   close(): Promise<void>;

@@ -35,6 +35,8 @@ const AMQP_ENCODED = 'message/vnd.rabbitmq.amqp';
 /** Annotations the broker sets on delivery; a publisher's own are dropped. */
 const BROKER_ANNOTATIONS = new Set(['x-exchange', 'x-routing-key', 'x-opt-deaths']);
 
+export const isBrokerAnnotation = (key: string): boolean => BROKER_ANNOTATIONS.has(key);
+
 /** A received message as a publish to `exchange` with `routingKey`. */
 export function toPublish(m: Message, exchange: string, routingKey: string): Publish {
   const { body, kind } = storedBody(m.body);
@@ -133,7 +135,7 @@ const uuidText = (b: Buffer) => {
 };
 
 /** An application property as a 0-9-1 field; lists, maps and arrays are left out, as RabbitMQ leaves them. */
-function fieldOf(x: Value): FieldValue | undefined {
+export function fieldOf(x: Value): FieldValue | undefined {
   switch (x.type) {
     case 'string':
     case 'symbol':
@@ -221,8 +223,9 @@ export function toMessage(d: Delivery): Message {
     // The TTL is removed on dead-lettering, so the message does not expire again.
     header = withField(header, HEADER.ttl, undefined);
   }
+  // Every delivery acquires the message; only those not given back `released` count (RabbitMQ 4).
   header = withField(header, HEADER.firstAcquirer, v.bool(d.receiveCount <= 1));
-  header = withField(header, HEADER.deliveryCount, v.uint(Math.max(0, d.receiveCount - 1)));
+  header = withField(header, HEADER.deliveryCount, v.uint(Math.max(0, d.receiveCount - 1 - d.released)));
   return { ...m, header, messageAnnotations: { type: 'map', value: annotations } };
 }
 

@@ -1,28 +1,49 @@
 import type { AmqpBroker, Delivery } from '../../engine/amqp/broker.js';
-import { CODE, field, type Composite } from './frames.js';
-import { boolOf } from './types.js';
+import { CODE, compositeOf, field, type Composite } from './frames.js';
+import { annotatedContent, modifiedAnnotations } from './modified-annotations.js';
+import { boolOf, type Value } from './types.js';
 
 /**
  * A receiver's outcome for deliveries, as RabbitMQ 4 applies it: `accepted` acknowledges;
- * `released` requeues without counting the delivery against a delivery limit;
- * `rejected` dead-letters (reason `rejected`) or drops without a dead-letter target;
- * `modified` with `undeliverable-here` dead-letters too, with `delivery-failed` requeues
- * and counts toward a quorum queue's delivery limit, with neither requeues as released.
- * Settling without an outcome accepts; an unknown outcome releases.
+ * `released` requeues, counted as released so that it counts neither toward a delivery
+ * limit nor in the header's delivery-count; `rejected` dead-letters (reason `rejected`)
+ * or drops without a dead-letter target; `modified` merges its message annotations into
+ * a quorum queue's message (modified-annotations.ts), then with `undeliverable-here`
+ * dead-letters too, with `delivery-failed` requeues and counts toward a quorum queue's
+ * delivery limit, with neither requeues as released. Settling without an outcome
+ * accepts; an unknown outcome releases.
  */
-async function settle(broker: AmqpBroker, deliveries: Delivery[], state: Composite | undefined): Promise<void> {
+async function settle(
+  broker: AmqpBroker,
+  deliveries: Delivery[],
+  state: Composite | undefined,
+  annotations: ReadonlyMap<string, Value> | undefined,
+): Promise<void> {
   const code = state?.code ?? CODE.accepted;
   for (const [queue, list] of byQueue(deliveries)) {
     if (code === CODE.accepted) await broker.ack(queue, list);
-    else if (code === CODE.released) await broker.requeue(queue, list, false);
     else if (code === CODE.rejected) for (const d of list) await broker.reject(queue, d);
     else if (code === CODE.modified) {
+      if (annotations) await broker.annotate(queue, list, (d) => annotatedContent(d, annotations));
       const failed = boolOf(field(state, 0)) === true;
       const undeliverable = boolOf(field(state, 1)) === true;
       if (undeliverable) for (const d of list) await broker.reject(queue, d);
-      else await broker.requeue(queue, list, failed);
-    } else await broker.requeue(queue, list, false);
+      else if (failed) await broker.requeue(queue, list, true);
+      else await broker.release(queue, list);
+    } else await broker.release(queue, list);
   }
+}
+
+/** A disposition's state, with a modified outcome's annotations checked. */
+export interface Outcome {
+  state?: Composite;
+  annotations?: ReadonlyMap<string, Value>;
+}
+
+/** The outcome of a disposition's state: a reserved annotation key in a modified outcome throws, ending the session. */
+export function outcomeOf(x: Value | undefined): Outcome {
+  const state = compositeOf(x);
+  return { state, annotations: modifiedAnnotations(state) };
 }
 
 /**
@@ -39,9 +60,9 @@ export class Settlements {
     private readonly failed: (e: unknown) => void,
   ) {}
 
-  add(deliveries: Delivery[], state: Composite | undefined): void {
+  add(deliveries: Delivery[], { state, annotations }: Outcome): void {
     if ((state?.code ?? CODE.accepted) !== CODE.accepted) {
-      settle(this.broker, deliveries, state).catch(this.failed);
+      settle(this.broker, deliveries, state, annotations).catch(this.failed);
       return;
     }
     this.accepted.push(...deliveries);
@@ -51,7 +72,7 @@ export class Settlements {
       const batch = this.accepted;
       this.accepted = [];
       this.scheduled = false;
-      settle(this.broker, batch, undefined).catch(this.failed);
+      settle(this.broker, batch, undefined, undefined).catch(this.failed);
     });
   }
 }

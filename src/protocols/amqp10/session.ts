@@ -8,7 +8,7 @@ import { CODE, composite, compositeOf, field, frame, FRAME_AMQP, type Composite 
 import { IncomingLink } from './incoming-link.js';
 import { encodeMessage } from './message.js';
 import { OutgoingLink } from './outgoing-link.js';
-import { Settlements } from './outcomes.js';
+import { outcomeOf, Settlements } from './outcomes.js';
 import { attachReply, transferFrames, withoutFilter } from './performatives.js';
 import { boolOf, numberOf, textOf, v, type Value } from './types.js';
 
@@ -240,19 +240,19 @@ export class Session {
     if (first === undefined) throw new Amqp10Error('amqp:invalid-field', 'a disposition without first');
     const last = numberOf(field(p, 2)) ?? first;
     const peerSettled = boolOf(field(p, 3)) === true;
-    const state = compositeOf(field(p, 4));
+    const outcome = outcomeOf(field(p, 4)); // before anything is settled: it may end the session
     const picked: Unsettled[] = [];
     // The range may be huge: the unsettled map is what is walked.
     for (const [id, u] of this.unsettled) {
       if (id < first || id > last) continue;
-      if (!peerSettled && state?.code === CODE.received) continue;
+      if (!peerSettled && outcome.state?.code === CODE.received) continue;
       this.unsettled.delete(id);
       picked.push(u);
     }
     if (!picked.length) return;
     this.host.unsettledChanged(-picked.length);
     const deliveries = picked.map((u) => u.delivery);
-    this.settlements.add(deliveries, state);
+    this.settlements.add(deliveries, outcome);
     if (!peerSettled)
       this.send(composite(CODE.disposition, [v.bool(false), v.uint(first), v.uint(last), v.bool(true), field(p, 4)]));
   }

@@ -15,6 +15,7 @@ import { PostgresQueues } from './queues.js';
 import { postgresStorageError } from './storage-errors.js';
 import { PostgresWakeups } from './wakeups.js';
 import { PostgresHeldDeliveries } from './held-deliveries.js';
+import { PostgresEnvelopes } from './envelopes.js';
 
 export interface PostgresOptions {
   /**
@@ -72,6 +73,7 @@ export class PostgresStore implements Store {
   readonly wakeups: PostgresWakeups;
   readonly activity: PostgresActivity;
   readonly heldDeliveries: PostgresHeldDeliveries;
+  readonly envelopes: PostgresEnvelopes;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -93,6 +95,7 @@ export class PostgresStore implements Store {
     this.exchanges = guardStorage(new PostgresExchanges(pool), postgresStorageError);
     this.policies = guardStorage(new PostgresPolicies(pool), postgresStorageError);
     this.heldDeliveries = guardStorage(new PostgresHeldDeliveries(pool, this.wakeups), postgresStorageError);
+    this.envelopes = guardStorage(new PostgresEnvelopes(pool), postgresStorageError);
   }
 
   /** Connects, brings the schema up to date and starts listening for other nodes. */

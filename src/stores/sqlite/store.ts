@@ -8,6 +8,7 @@ import { guardStorage } from '../storage-guard.js';
 import { SqliteActivity } from './activity.js';
 import { Checkpointer, FALLBACK_CHECKPOINT_PAGES } from './checkpointer.js';
 import { SqliteDeadLetters } from './dead-letters.js';
+import { SqliteEnvelopes } from './envelopes.js';
 import { SqliteExchanges } from './exchanges.js';
 import { SqlitePolicies } from './policies.js';
 import { GroupCommit } from './group-commit.js';
@@ -56,6 +57,7 @@ export class SqliteStore implements Store {
   readonly wakeups = new SqliteWakeups();
   readonly activity: SqliteActivity;
   readonly heldDeliveries: SqliteHeldDeliveries;
+  readonly envelopes: SqliteEnvelopes;
   private readonly db: Database.Database;
   private readonly commit: GroupCommit;
   private readonly checkpointer?: Checkpointer;
@@ -109,6 +111,7 @@ export class SqliteStore implements Store {
       new SqliteHeldDeliveries(this.db, this.commit, this.wakeups),
       sqliteStorageError,
     );
+    this.envelopes = guardStorage(new SqliteEnvelopes(this.db, this.commit), sqliteStorageError);
   }
 
   stats(): StoreStats {

@@ -6,6 +6,7 @@ import { deadLetterCases } from './dead-letter.js';
 import { deadLetterCopyCases } from './dead-letter-copies.js';
 import { deathCases } from './deaths.js';
 import { depthCases } from './depths.js';
+import { envelopeCases } from './envelopes.js';
 import { maintenanceCases } from './maintenance.js';
 import { dueCases } from './maintenance-due.js';
 import { exchangeCases } from './exchanges.js';
@@ -34,4 +35,5 @@ export const cases: CaseGroup[] = [
   heldDeliveryCases,
   textCases,
   moveByIdCases,
+  envelopeCases,
 ];
