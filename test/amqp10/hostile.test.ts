@@ -2,13 +2,14 @@
  * Hostile AMQP 1.0 peers (docs/security.md), against a real server process with small
  * limits: junk after the header, half-finished handshakes, oversized frames, session and
  * link floods, an oversized message, a receiver that never settles, a transaction
- * coordinator. Each is bounded and answered with its AMQP error; after each, a rhea
+ * coordinator, `modified` outcomes that would grow a message without end. Each is bounded and answered with its AMQP error; after each, a rhea
  * client is still served.
  */
 import assert from 'node:assert/strict';
 import { connect as netConnect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { CreateQueueCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import amqp from 'amqplib';
 import {
   CODE,
   composite,
@@ -268,6 +269,31 @@ describe('hostile AMQP 1.0 peers', { timeout: 120_000 }, () => {
     r.got[0]!.delivery.accept();
     await r.next(6);
     await close(c);
+  });
+
+  test('modified outcomes adding annotations round after round leave the message within 1 MiB', async () => {
+    const model = await amqp.connect(redrive.url);
+    const ch = await model.createChannel();
+    await ch.assertQueue('h-grow', { arguments: { 'x-queue-type': 'quorum' } });
+    await model.close();
+    const c = await connect(redrive.port);
+    await send(c, '/queues/h-grow', [{ body: 'grown' }]);
+    const r = receiver(c, 'h-grow');
+    const value = 'a'.repeat(100_000);
+    // 15 rounds of 100 KB under new keys: 1.5 MB if every merge were kept.
+    for (let round = 1; round <= 15; round++) {
+      r.link.add_credit(1);
+      const got = (await r.next(round))[round - 1]!;
+      got.delivery.modified({ delivery_failed: true, message_annotations: { [`x-opt-round-${round}`]: value } });
+    }
+    r.link.add_credit(1);
+    const last = (await r.next(16))[15]!;
+    const kept = Object.keys(last.message.message_annotations ?? {}).filter((k) => k.startsWith('x-opt-round-'));
+    assert.ok(kept.length >= 5 && kept.length <= 10, `${kept.length} rounds kept: as many as fit in 1 MiB`);
+    assert.equal(last.message.delivery_count, 15, 'each outcome applied, merged or not');
+    last.delivery.accept();
+    await close(c);
+    await stillServed();
   });
 
   test('a transaction coordinator is refused with amqp:not-implemented', async () => {
