@@ -6,40 +6,13 @@
  * modified outcomes against a quorum queue's delivery limit.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import amqp, { type Channel, type ChannelModel } from 'amqplib';
 import { ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Connection } from 'rhea';
 import { startAmqpServer, type AmqpServer } from '../amqp/support.js';
 import { needs } from '../support/requirements.js';
-import { close, connect, pause, receiver, send } from './support.js';
-
-const SCRIPT = fileURLToPath(new URL('../../../test/amqp10/proton_scenario.py', import.meta.url));
-const PYTHON = process.env.REDRIVE_TEST_PYTHON ?? '/usr/bin/python3';
-
-type Typed = [string, unknown];
-interface ProtonReceived {
-  body: unknown;
-  properties: Record<string, Typed>;
-  annotations: Record<string, Typed>;
-  durable: boolean;
-  delivery_count: number;
-}
-
-async function proton(port: number, ...args: string[]): Promise<unknown> {
-  try {
-    const { stdout } = await promisify(execFile)(PYTHON, [SCRIPT, `amqp://guest:guest@127.0.0.1:${port}`, ...args], {
-      timeout: 30_000,
-    });
-    return JSON.parse(stdout);
-  } catch (e) {
-    const err = e as { stderr?: string; message: string };
-    throw new Error(`${err.message}\n${err.stderr}`);
-  }
-}
+import { close, connect, pause, proton, receiver, send, type ProtonReceived, type Typed } from './support.js';
 
 describe('AMQP 1.0 with 0-9-1 and SQS on the same queues', { timeout: 120_000 }, () => {
   let redrive: AmqpServer;

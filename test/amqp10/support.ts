@@ -1,7 +1,11 @@
 /**
  * Helpers of the AMQP 1.0 tests: rhea connections to a Redrive server process, and
- * promises around rhea's events (send and wait for the outcome, receive n messages).
+ * promises around rhea's events (send and wait for the outcome, receive n messages);
+ * Qpid Proton's scenarios (proton_scenario.py) run with Debian's Python.
  */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import rhea, {
   type Connection,
   type ConnectionOptions,
@@ -141,3 +145,31 @@ export function receiver(
 }
 
 export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const SCRIPT = fileURLToPath(new URL('../../../test/amqp10/proton_scenario.py', import.meta.url));
+const PYTHON = process.env.REDRIVE_TEST_PYTHON ?? '/usr/bin/python3';
+
+/** A value as Proton decoded it: its AMQP type name and a printable value. */
+export type Typed = [string, unknown];
+
+/** A message Proton received (`receive`). */
+export interface ProtonReceived {
+  body: unknown;
+  properties: Record<string, Typed>;
+  annotations: Record<string, Typed>;
+  durable: boolean;
+  delivery_count: number;
+}
+
+/** Runs a Proton scenario against the server on `port` (tests that call it need('proton')); its JSON output. */
+export async function proton(port: number, ...args: string[]): Promise<unknown> {
+  try {
+    const { stdout } = await promisify(execFile)(PYTHON, [SCRIPT, `amqp://guest:guest@127.0.0.1:${port}`, ...args], {
+      timeout: 30_000,
+    });
+    return JSON.parse(stdout);
+  } catch (e) {
+    const err = e as { stderr?: string; message: string };
+    throw new Error(`${err.message}\n${err.stderr}`);
+  }
+}
