@@ -3,7 +3,9 @@
  * lists an SQS client by access key, a pika and an amqplib connection with their consumers,
  * prefetch and unacknowledged counts, and its Close button (after a confirmation) closes
  * the amqplib one with 320 and logs who did; the Exchanges page shows an exchange's
- * bindings; a queue's page shows its consumers and the SQS long polls waiting on it.
+ * bindings; a queue's page shows its consumers and the SQS long polls waiting on it; an
+ * AMQP 1.0 connection (rhea) is listed with its protocol, its session and its receiving
+ * link as a consumer, on the page and in the management API.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -12,6 +14,7 @@ import amqp, { type ChannelModel } from 'amqplib';
 import { CreateQueueCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Browser, Page } from 'playwright-core';
 import { pause, startAmqpServer, type AmqpServer } from '../amqp/support.js';
+import { close, connect, receiver } from '../amqp10/support.js';
 import { needs } from '../support/requirements.js';
 import { browserMissing, launchBrowser, logMatch, openPage, pageErrors, screenshot } from './browser.js';
 
@@ -90,10 +93,10 @@ test('Connections: SQS clients by access key, the AMQP connections with their co
 
   const connections = await rows('#amqp-connections-table tbody tr');
   assert.equal(connections.length, pika ? 1 : 2);
-  const amqplibRow = connections.find((r) => /amqplib-worker · amqplib/.test(r[2]!))!;
-  // User, channels, consumers, prefetch, unacknowledged (prefetch 5 of 4 ready messages, less what pika holds).
-  assert.deepEqual(amqplibRow.slice(1, 5), ['guest', 'amqplib-worker · amqplib 2.3.1', '1', '1']);
-  assert.equal(amqplibRow[5], '5');
+  const amqplibRow = connections.find((r) => /amqplib-worker · amqplib/.test(r[3]!))!;
+  // Protocol, user, client, channels, consumers, prefetch.
+  assert.deepEqual(amqplibRow.slice(1, 6), ['AMQP 0-9-1', 'guest', 'amqplib-worker · amqplib 2.3.1', '1', '1']);
+  assert.equal(amqplibRow[6], '5');
   const consumers = await rows('#amqp-consumers-table tbody tr');
   const tags = consumers.map((r) => r[0]).sort();
   assert.deepEqual(tags, pika ? ['amqplib-consumer'] : ['amqplib-consumer', 'pika-consumer']);
@@ -104,8 +107,8 @@ test('Connections: SQS clients by access key, the AMQP connections with their co
     'all five messages (four AMQP, one SQS) are delivered to the two consumers and unacknowledged',
   );
   if (!pika) {
-    const pikaRow = connections.find((r) => /pika/i.test(r[2]!))!;
-    assert.equal(pikaRow[5], '2');
+    const pikaRow = connections.find((r) => /pika/i.test(r[3]!))!;
+    assert.equal(pikaRow[6], '2');
     assert.equal(consumers.find((r) => r[0] === 'pika-consumer')![5], '2');
   }
   await screenshot(page, 'connections');
@@ -188,4 +191,47 @@ test("the console's broker views need the session and its CSRF token", { skip },
     403,
     'from another site',
   );
+});
+
+test('an AMQP 1.0 connection: its protocol, its session, and its receiving link as a consumer', { skip }, async () => {
+  await sqs.send(new CreateQueueCommand({ QueueName: 'rhea-orders' }));
+  for (const body of ['a', 'b', 'c'])
+    await sqs.send(
+      new SendMessageCommand({ QueueUrl: `${redrive.server.url}/000000000000/rhea-orders`, MessageBody: body }),
+    );
+  const c = await connect(redrive.port);
+  try {
+    const r = receiver(c, 'rhea-orders', { name: 'rhea-orders-link' });
+    r.link.add_credit(20);
+    await r.next(3);
+    const held = 3;
+    await openPage(page, `${redrive.server.url}/console/connections`);
+    const row = (await rows('#amqp-connections-table tbody tr')).find((x) => x[1] === 'AMQP 1-0');
+    assert.ok(row, 'the 1.0 connection is listed');
+    // User, client (rhea's container id), sessions, links, no prefetch (credit is per link), unsettled.
+    assert.deepEqual(row.slice(2, 8), ['guest', c.container.id, '1', '1', '–', String(held)]);
+    const link = (await rows('#amqp-consumers-table tbody tr')).find((x) => x[0] === 'rhea-orders-link');
+    assert.ok(link, 'the receiving link is a consumer');
+    // Queue, session, user, ack (unsettled deliveries), credit left, unsettled.
+    assert.deepEqual(link.slice(1), [
+      'rhea-orders',
+      `${row[0]} (0)`,
+      'guest',
+      'manual',
+      String(20 - held),
+      String(held),
+    ]);
+    await screenshot(page, 'connections-amqp10');
+
+    const api = await fetch(`${redrive.server.url}/api/connections`, {
+      headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` },
+    });
+    const listed = ((await api.json()) as { name: string; protocol: string; channels: number }[]).find(
+      (x) => x.name === row[0],
+    );
+    assert.deepEqual(listed && [listed.protocol, listed.channels], ['AMQP 1-0', 1]);
+  } finally {
+    await close(c);
+  }
+  assert.deepEqual(errors, []);
 });

@@ -55,6 +55,8 @@ export interface ChannelInfo {
 
 export interface ConnectionInfo {
   name: string;
+  /** RabbitMQ's names: `AMQP 0-9-1`, `AMQP 1-0`. */
+  protocol: string;
   user: string;
   state: string;
   channels: number;

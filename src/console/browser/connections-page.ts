@@ -77,11 +77,15 @@ function renderSqs(section: HTMLElement, clients: SqsClientInfo[]): void {
   );
 }
 
+/** A 0-9-1 client's name and product; a 1.0 client's container id (its `open` says no more). */
 const clientName = (c: ConnectionInfo) => {
   const p = c.client_properties;
   const product = [p.product, p.version].filter((x) => typeof x === 'string').join(' ');
-  return [c.user_provided_name, product].filter(Boolean).join(' · ') || '–';
+  const container = typeof p.container_id === 'string' ? p.container_id : undefined;
+  return [c.user_provided_name, product, container].filter(Boolean).join(' · ') || '–';
 };
+
+const isAmqp10 = (c: ConnectionInfo) => c.protocol === 'AMQP 1-0';
 
 function renderAmqp(
   section: HTMLElement,
@@ -97,16 +101,25 @@ function renderAmqp(
       ? h('p', { class: 'empty' }, 'No AMQP connection (the listener is on with --amqp-port).')
       : h(
           'table',
-          { id: 'amqp-connections-table' },
+          { id: 'amqp-connections-table', class: 'compact' },
           h(
             'thead',
             {},
             h(
               'tr',
               {},
-              ['Connection', 'User', 'Client', 'Channels', 'Consumers', 'Prefetch', 'Unacked', 'Connected', ''].map(
-                (t, i) => h('th', { class: i >= 3 && i <= 6 ? 'num' : undefined }, t),
-              ),
+              [
+                'Connection',
+                'Protocol',
+                'User',
+                'Client',
+                'Channels',
+                'Consumers',
+                'Prefetch',
+                'Unacked',
+                'Connected',
+                '',
+              ].map((t, i) => h('th', { class: i >= 4 && i <= 7 ? 'num' : undefined }, t)),
             ),
           ),
           h(
@@ -115,15 +128,20 @@ function renderAmqp(
             connections.map((c) => {
               const mine = channels.filter((ch) => ch.connection_details.name === c.name);
               const theirs = consumers.filter((x) => x.channel_details.connection_name === c.name);
+              // A 1.0 session has no prefetch: each receiving link's credit is its consumer's.
               const prefetch =
-                [...new Set(mine.map((ch) => ch.prefetch_count))].map((n) => (n === 0 ? '∞' : count(n))).join(', ') ||
+                (!isAmqp10(c) &&
+                  [...new Set(mine.map((ch) => ch.prefetch_count))]
+                    .map((n) => (n === 0 ? '∞' : count(n)))
+                    .join(', ')) ||
                 '–';
               return h(
                 'tr',
                 { 'data-connection': c.name },
                 h('td', { class: 'mono' }, c.name, c.state !== 'running' ? [' ', badge(c.state, 'warn')] : null),
+                h('td', {}, c.protocol),
                 h('td', {}, c.user),
-                h('td', {}, clientName(c)),
+                h('td', { class: 'wrap' }, clientName(c)),
                 h('td', { class: 'num' }, count(c.channels)),
                 h('td', { class: 'num' }, count(theirs.length)),
                 h('td', { class: 'num' }, prefetch),
@@ -142,7 +160,17 @@ function renderAmqp(
             }),
           ),
         ),
-    consumers.length === 0 ? null : [h('h3', {}, 'Consumers'), consumersTable(consumers, 'amqp-consumers-table', true)],
+    consumers.length === 0
+      ? null
+      : [
+          h('h3', {}, 'Consumers'),
+          h(
+            'p',
+            { class: 'muted' },
+            "An AMQP 1.0 receiving link is a consumer: the link's name, its credit as prefetch.",
+          ),
+          consumersTable(consumers, 'amqp-consumers-table', true),
+        ],
   );
 }
 
