@@ -2,44 +2,24 @@
  * AMQP 1.0 with the other protocols on the same queues: a rejection dead-lettered
  * through a dead-letter exchange, read back by Qpid Proton with x-opt-deaths in the
  * seed's types, by amqplib with x-death and over SQS with RedriveDeathHistory; messages
- * sent by rhea, Proton, amqplib and the AWS SDK received intact by the others; the
- * modified outcomes against a quorum queue's delivery limit.
+ * sent by rhea, Proton, amqplib and the AWS SDK received intact by the others (the
+ * outcomes against a delivery limit are in outcomes.test.ts).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import amqp, { type Channel, type ChannelModel } from 'amqplib';
-import { ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { Connection } from 'rhea';
-import { startAmqpServer, type AmqpServer } from '../amqp/support.js';
+import { describe, test } from 'node:test';
+import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { needs } from '../support/requirements.js';
-import { close, connect, pause, proton, receiver, send, type ProtonReceived, type Typed } from './support.js';
+import { pause, proton, receiver, send, useAmqp10Server, type ProtonReceived, type Typed } from './support.js';
 
 describe('AMQP 1.0 with 0-9-1 and SQS on the same queues', { timeout: 120_000 }, () => {
-  let redrive: AmqpServer;
-  let c: Connection;
-  let model: ChannelModel;
-  let ch: Channel;
-  let sqs: SQSClient;
-  const url = (q: string) => `${redrive.server.url}/000000000000/${q}`;
-
-  before(async () => {
-    redrive = await startAmqpServer();
-    model = await amqp.connect(redrive.url);
-    ch = await model.createChannel();
-    sqs = redrive.server.client();
-    c = await connect(redrive.port);
-  });
-  after(async () => {
-    await close(c).catch(() => undefined);
-    await model?.close().catch(() => undefined);
-    await redrive?.server.stop();
-    redrive?.server.cleanup();
-  });
+  const env = useAmqp10Server();
+  const url = (q: string) => `${env().redrive.server.url}/000000000000/${q}`;
 
   test(
     'a rejected message goes through the dead-letter exchange; x-opt-deaths has the seed types',
     needs('proton'),
     async () => {
+      const { redrive, ch, c } = env();
       await ch.assertExchange('i-dlx', 'fanout');
       await ch.assertQueue('i-dlq');
       await ch.assertQueue('i-dlq-091');
@@ -102,6 +82,8 @@ describe('AMQP 1.0 with 0-9-1 and SQS on the same queues', { timeout: 120_000 },
   );
 
   test('a dead letter of a 1.0 message is read over SQS with RedriveDeathHistory', async () => {
+    const { redrive, ch, c } = env();
+    const sqs = redrive.server.client();
     await ch.assertQueue('i-sqs-dlq');
     await ch.assertExchange('i-sqs-dlx', 'fanout');
     await ch.bindQueue('i-sqs-dlq', 'i-sqs-dlx', '');
@@ -136,6 +118,8 @@ describe('AMQP 1.0 with 0-9-1 and SQS on the same queues', { timeout: 120_000 },
     'rhea, Proton, amqplib and the AWS SDK send to one queue; each receives the others intact',
     needs('proton'),
     async () => {
+      const { redrive, ch, c } = env();
+      const sqs = redrive.server.client();
       await ch.assertQueue('i-mixed');
       await send(c, '/queues/i-mixed', [{ body: 'from rhea', application_properties: { n: 1 } }]);
       await proton(redrive.port, 'send', 'i-mixed', 'from proton');
@@ -178,36 +162,4 @@ describe('AMQP 1.0 with 0-9-1 and SQS on the same queues', { timeout: 120_000 },
       assert.equal(via091.properties.type, 'kind');
     },
   );
-
-  test('modified with delivery-failed counts toward a quorum delivery limit; released does not dead-letter', async () => {
-    await ch.assertExchange('i-limit-dlx', 'fanout');
-    await ch.assertQueue('i-limit-dlq');
-    await ch.bindQueue('i-limit-dlq', 'i-limit-dlx', '');
-    await ch.assertQueue('i-limit', {
-      arguments: { 'x-queue-type': 'quorum', 'x-delivery-limit': 1, 'x-dead-letter-exchange': 'i-limit-dlx' },
-    });
-    await send(c, '/queues/i-limit', [{ body: 'fragile' }]);
-    const r = receiver(c, 'i-limit');
-    r.link.add_credit(1);
-    (await r.next(1))[0]!.delivery.modified({ delivery_failed: true });
-    r.link.add_credit(1);
-    (await r.next(2))[1]!.delivery.modified({ delivery_failed: true });
-    await pause(400);
-    r.link.close();
-    assert.equal((await ch.checkQueue('i-limit')).messageCount, 0);
-    const dead = await ch.get('i-limit-dlq', { noAck: true });
-    assert.ok(dead, 'over the delivery limit: dead-lettered');
-    const xDeath = dead.properties.headers?.['x-death'] as { reason: string }[];
-    assert.equal(xDeath[0]!.reason, 'delivery_limit');
-
-    await send(c, '/queues/i-limit', [{ body: 'released thrice' }]);
-    const again = receiver(c, 'i-limit');
-    for (let i = 1; i <= 3; i++) {
-      again.link.add_credit(1);
-      (await again.next(i))[i - 1]!.delivery.release();
-    }
-    await pause(400);
-    again.link.close();
-    assert.equal((await ch.checkQueue('i-limit')).messageCount, 1, 'released three times, still in its queue');
-  });
 });

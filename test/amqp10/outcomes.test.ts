@@ -6,32 +6,15 @@
  * counted neither in the header's delivery-count nor toward a delivery limit.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import amqp, { type Channel, type ChannelModel } from 'amqplib';
-import type { Connection, EventContext } from 'rhea';
-import { startAmqpServer, type AmqpServer } from '../amqp/support.js';
-import { close, connect, pause, receiver, send } from './support.js';
+import { describe, test } from 'node:test';
+import type { EventContext } from 'rhea';
+import { close, connect, pause, receiver, send, useAmqp10Server } from './support.js';
 
 describe('AMQP 1.0 outcomes with rhea', { timeout: 60_000 }, () => {
-  let redrive: AmqpServer;
-  let c: Connection;
-  let model: ChannelModel;
-  let ch: Channel;
-
-  before(async () => {
-    redrive = await startAmqpServer();
-    model = await amqp.connect(redrive.url);
-    ch = await model.createChannel();
-    c = await connect(redrive.port);
-  });
-  after(async () => {
-    await close(c).catch(() => undefined);
-    await model?.close().catch(() => undefined);
-    await redrive?.server.stop();
-    redrive?.server.cleanup();
-  });
+  const env = useAmqp10Server();
 
   test('modified with annotations on a quorum queue: merged for the next delivery, over 1.0 and 0-9-1', async () => {
+    const { ch, c } = env();
     await ch.assertQueue('o-qq', { arguments: { 'x-queue-type': 'quorum' } });
     await send(c, '/queues/o-qq', [
       { body: 'from 1.0', message_annotations: { 'x-opt-kept': 'as sent', 'x-opt-over': 'old' } },
@@ -81,6 +64,7 @@ describe('AMQP 1.0 outcomes with rhea', { timeout: 60_000 }, () => {
   });
 
   test('modified undeliverable-here: the annotations route the dead letter through a headers exchange', async () => {
+    const { ch, c } = env();
     await ch.assertExchange('o-dlx', 'headers');
     for (const category of ['transient', 'business']) {
       await ch.assertQueue(`o-${category}-dlq`);
@@ -116,6 +100,7 @@ describe('AMQP 1.0 outcomes with rhea', { timeout: 60_000 }, () => {
   });
 
   test('a classic queue ignores the annotations, as RabbitMQ 4 does; the outcome still applies', async () => {
+    const { ch, c } = env();
     await ch.assertQueue('o-classic');
     await send(c, '/queues/o-classic', [{ body: 'plain' }]);
     const r = receiver(c, 'o-classic');
@@ -131,6 +116,7 @@ describe('AMQP 1.0 outcomes with rhea', { timeout: 60_000 }, () => {
   });
 
   test('a reserved annotation key ends the session; its delivery goes back unchanged', async () => {
+    const { redrive, ch, c } = env();
     await ch.assertQueue('o-reserved', { arguments: { 'x-queue-type': 'quorum' } });
     await send(c, '/queues/o-reserved', [{ body: 'kept' }]);
     const other = await connect(redrive.port);
@@ -154,6 +140,7 @@ describe('AMQP 1.0 outcomes with rhea', { timeout: 60_000 }, () => {
   });
 
   test('released counts neither in delivery-count nor toward the delivery limit; delivery-failed does', async () => {
+    const { ch, c } = env();
     await ch.assertExchange('o-limit-dlx', 'fanout');
     await ch.assertQueue('o-limit-dlq');
     await ch.bindQueue('o-limit-dlq', 'o-limit-dlx', '');

@@ -5,12 +5,9 @@
  * what the deliveries carry and where the messages end up checked over 0-9-1.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import amqp, { type Channel, type ChannelModel } from 'amqplib';
-import type { Connection } from 'rhea';
-import { startAmqpServer, type AmqpServer } from '../amqp/support.js';
+import { describe, test } from 'node:test';
 import { needs } from '../support/requirements.js';
-import { close, connect, proton, send, type Typed } from './support.js';
+import { proton, send, useAmqp10Server, type Typed } from './support.js';
 
 interface Carried {
   body: string;
@@ -20,28 +17,13 @@ interface Carried {
 }
 
 describe('AMQP 1.0 with Qpid Proton as the receiver', { timeout: 120_000 }, () => {
-  let redrive: AmqpServer;
-  let c: Connection;
-  let model: ChannelModel;
-  let ch: Channel;
-
-  before(async () => {
-    redrive = await startAmqpServer();
-    model = await amqp.connect(redrive.url);
-    ch = await model.createChannel();
-    c = await connect(redrive.port);
-  });
-  after(async () => {
-    await close(c).catch(() => undefined);
-    await model?.close().catch(() => undefined);
-    await redrive?.server.stop();
-    redrive?.server.cleanup();
-  });
+  const env = useAmqp10Server();
 
   const settle = async (queue: string, ...steps: string[]) =>
-    (await proton(redrive.port, 'settle', queue, ...steps)) as Carried[];
+    (await proton(env().redrive.port, 'settle', queue, ...steps)) as Carried[];
 
   test('credit bounds what is sent; a drain sends what is left and uses up the credit', needs('proton'), async () => {
+    const { redrive, ch, c } = env();
     await ch.assertQueue('p-credit');
     await send(
       c,
@@ -54,6 +36,7 @@ describe('AMQP 1.0 with Qpid Proton as the receiver', { timeout: 120_000 }, () =
   });
 
   test('released and modified requeue, counted as RabbitMQ 4 counts; accepted deletes', needs('proton'), async () => {
+    const { ch, c } = env();
     await ch.assertQueue('p-out', { arguments: { 'x-queue-type': 'quorum' } });
     await send(c, '/queues/p-out', [{ body: 'p' }]);
     const seen = await settle(
@@ -85,6 +68,7 @@ describe('AMQP 1.0 with Qpid Proton as the receiver', { timeout: 120_000 }, () =
     'rejected and modified undeliverable-here dead-letter through the dead-letter exchange',
     needs('proton'),
     async () => {
+      const { ch, c } = env();
       await ch.assertExchange('p-dlx', 'fanout');
       await ch.assertQueue('p-dlq');
       await ch.bindQueue('p-dlq', 'p-dlx', '');
@@ -104,6 +88,7 @@ describe('AMQP 1.0 with Qpid Proton as the receiver', { timeout: 120_000 }, () =
   );
 
   test('rejected without a dead-letter target drops the message', needs('proton'), async () => {
+    const { ch, c } = env();
     await ch.assertQueue('p-drop');
     await send(c, '/queues/p-drop', [{ body: 'gone' }]);
     await settle('p-drop', 'rejected');

@@ -4,8 +4,10 @@
  * Qpid Proton's scenarios (proton_scenario.py) run with Debian's Python.
  */
 import { execFile } from 'node:child_process';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import amqp, { type Channel, type ChannelModel } from 'amqplib';
 import rhea, {
   type Connection,
   type ConnectionOptions,
@@ -15,6 +17,31 @@ import rhea, {
   type Receiver,
   type ReceiverOptions,
 } from 'rhea';
+import { startAmqpServer, type AmqpServer } from '../amqp/support.js';
+
+/**
+ * A server for the enclosing describe(), started before its tests and stopped after them,
+ * with an amqplib channel (to declare queues and read over 0-9-1) and a rhea connection.
+ */
+export function useAmqp10Server(): () => { redrive: AmqpServer; ch: Channel; c: Connection } {
+  let redrive: AmqpServer | undefined;
+  let model: ChannelModel | undefined;
+  let ch: Channel | undefined;
+  let c: Connection | undefined;
+  before(async () => {
+    redrive = await startAmqpServer();
+    model = await amqp.connect(redrive.url);
+    ch = await model.createChannel();
+    c = await connect(redrive.port);
+  });
+  after(async () => {
+    if (c) await close(c).catch(() => undefined);
+    await model?.close().catch(() => undefined);
+    await redrive?.server.stop();
+    redrive?.server.cleanup();
+  });
+  return () => ({ redrive: redrive!, ch: ch!, c: c! });
+}
 
 /** An open rhea connection (SASL PLAIN as guest unless told otherwise). */
 export function connect(port: number, opts: Partial<ConnectionOptions> = {}): Promise<Connection> {
