@@ -1,27 +1,28 @@
 import { randomBytes } from 'node:crypto';
 import { accessDenied, policyAllows } from './queues/access-policy.js';
-import { parseQueueUrl, queueArn, queueUrl } from './queues/addressing.js';
-import type { Clock } from './clock.js';
-import type { EngineContext, Log } from './context.js';
-import { SettingsInForce, type DeadLetterSettings } from './dead-letters/dead-letter-settings.js';
+import { parseQueueUrl, queueArn, queueUrl } from './kernel/addressing.js';
+import type { Clock } from './kernel/clock.js';
+import type { Log } from './context/engine-context.js';
+import { SettingsInForce, type DeadLetterSettings } from './policies/dead-letter-settings.js';
 import { DeadLetterReport } from './dead-letters/report.js';
-import { errors, SqsError } from './errors.js';
-import { DEFAULT_ACCOUNT_QUOTAS, QueueQuota, type AccountQuotas } from './quotas.js';
+import { errors, SqsError } from './kernel/errors.js';
+import { DEFAULT_ACCOUNT_QUOTAS, QueueQuota, type AccountQuotas } from './queues/quotas.js';
 import type { NewQueue } from './store/queues.js';
 import { FairQueues } from './messages/fair-queues.js';
 import { LongPolls } from './messages/long-poll.js';
 import { MoveTaskRunner } from './move-tasks/move-task-runner.js';
 import { ActivityCounter } from './activity/activity-counts.js';
-import { bothObservers, noObserver, type EngineObserver } from './observer.js';
-import { ServerPolicySet, type ServerPolicy } from './dead-letters/server-policies.js';
-import { decodeReceipt, encodeReceipt, type Receipt } from './messages/receipt.js';
+import { bothObservers, noObserver, type EngineObserver } from './context/observer.js';
+import { ServerPolicySet, type ServerPolicy } from './policies/server-policies.js';
+import { decodeReceipt, encodeReceipt, type ReceiptCodec } from './messages/receipt.js';
 import type { AmqpPropertyCodec } from './amqp/message-view.js';
 import { DeliveryHolders } from './amqp/delivery-holders.js';
 import { BindingQuota, DEFAULT_BINDING_LIMITS, type BindingLimits } from './amqp/binding-quota.js';
 import type { DeadLettered } from './store/dead-letters.js';
 import type { Store } from './store/store.js';
 import { Sweeps } from './sweeps.js';
-import type { QueueRecord, RequestContext } from './types.js';
+import type { QueueRecord, RequestContext } from './kernel/types.js';
+import type { ActionEngine } from './actions/action-engine.js';
 import { turn } from './messages/bounded-scan.js';
 
 export interface EngineOptions {
@@ -53,7 +54,7 @@ export interface EngineOptions {
  * in actions/, one file per family (registry.ts lists them); they take and return the shapes of the
  * SQS API, so each protocol adapter only translates the wire format.
  */
-export class Engine implements EngineContext {
+export class Engine implements ActionEngine {
   readonly store: Store;
   readonly clock: Clock;
   readonly region: string;
@@ -245,9 +246,4 @@ export class Engine implements EngineContext {
     this.longPolls.releaseAll();
     await this.activity.flush().catch((err) => this.log.error({ err }, 'activity counts not saved at shutdown'));
   }
-}
-
-export interface ReceiptCodec {
-  seal(r: Receipt): string;
-  open(queue: Pick<QueueRecord, 'id'>, handle: unknown): Receipt;
 }

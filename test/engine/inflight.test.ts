@@ -5,10 +5,10 @@
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { actions } from '../../src/engine/actions/registry.js';
-import { ManualClock } from '../../src/engine/clock.js';
+import { ManualClock } from '../../src/engine/kernel/clock.js';
 import { Engine } from '../../src/engine/engine.js';
-import { SqsError } from '../../src/engine/errors.js';
-import type { RequestContext } from '../../src/engine/types.js';
+import { SqsError } from '../../src/engine/kernel/errors.js';
+import type { RequestContext } from '../../src/engine/kernel/types.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';
 
 const ctx: RequestContext = {

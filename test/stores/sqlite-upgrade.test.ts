@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { newReceiptToken } from '../../src/engine/messages/receipt.js';
-import type { StoredMessage } from '../../src/engine/types.js';
+import type { StoredMessage } from '../../src/engine/kernel/types.js';
 import { sqliteMigrations } from '../../src/stores/sqlite/migrate.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';
 import { tempFile } from './harness.js';

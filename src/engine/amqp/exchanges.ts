@@ -1,7 +1,7 @@
-import type { Engine } from '../engine.js';
+import type { AmqpEngine } from './amqp-engine.js';
 import { canonicalJson, type BindingRecord, type ExchangeRecord } from '../store/exchanges.js';
-import { amqpErrors, AmqpError, CODES } from './errors.js';
-import { EXCHANGE_TYPES, type RoutingSource } from './routing.js';
+import { amqpErrors, AmqpError, CODES } from '../kernel/amqp-errors.js';
+import { EXCHANGE_TYPES, type RoutingSource } from '../routing/routing.js';
 
 /** Words of a topic exchange's binding key (pattern): topic matching costs up to key words × pattern words. */
 const TOPIC_PATTERN_WORDS = 32;
@@ -37,7 +37,7 @@ export interface ExchangeDeclaration {
 /** Exchanges and exchange-to-exchange bindings of one account (an AMQP virtual host). */
 export class AmqpExchanges implements RoutingSource {
   constructor(
-    private readonly engine: Engine,
+    private readonly engine: AmqpEngine,
     private readonly accountId: string,
   ) {}
 

@@ -1,7 +1,6 @@
-import type { Engine } from '../engine.js';
-import type { QueueRecord } from '../types.js';
-import type { Delivery } from './broker.js';
-import { envelopeAttributes, envelopeOf, type Amqp10Sections, type Envelope } from './envelope.js';
+import type { EngineContext } from '../context/engine-context.js';
+import type { MessageAttributes, QueueRecord } from '../kernel/types.js';
+import { envelopeAttributes, envelopeOf, type Amqp10Sections, type Envelope } from '../routing/envelope.js';
 
 /**
  * Changes an AMQP 1.0 receiver makes to a message it holds before giving it back, as
@@ -14,6 +13,14 @@ import { envelopeAttributes, envelopeOf, type Amqp10Sections, type Envelope } fr
  * delivery does.
  */
 
+/** What of a broker's Delivery (broker.ts) a rewrite needs. */
+interface Held {
+  seq: number;
+  token: string;
+  released: number;
+  system?: MessageAttributes;
+}
+
 /** What merging annotations changes: the 0-9-1 properties (their headers), the headers as plain values, the 1.0 sections. */
 export interface ContentChange {
   properties: Buffer;
@@ -21,7 +28,7 @@ export interface ContentChange {
   amqp10?: Amqp10Sections;
 }
 
-async function rewrite(engine: Engine, queue: QueueRecord, changes: [Delivery, Envelope][]): Promise<void> {
+async function rewrite(engine: EngineContext, queue: QueueRecord, changes: [Held, Envelope][]): Promise<void> {
   if (!changes.length) return;
   await engine.store.envelopes.rewrite(
     queue.id,
@@ -30,7 +37,7 @@ async function rewrite(engine: Engine, queue: QueueRecord, changes: [Delivery, E
 }
 
 /** Counts the deliveries as released: one more each, kept in the envelope. */
-export function countReleased(engine: Engine, queue: QueueRecord, deliveries: readonly Delivery[]): Promise<void> {
+export function countReleased(engine: EngineContext, queue: QueueRecord, deliveries: readonly Held[]): Promise<void> {
   return rewrite(
     engine,
     queue,
@@ -42,13 +49,13 @@ export function countReleased(engine: Engine, queue: QueueRecord, deliveries: re
 }
 
 /** Merges what `change` makes of each delivery's content into its envelope (undefined: left as it is). */
-export function mergeContent(
-  engine: Engine,
+export function mergeContent<D extends Held>(
+  engine: EngineContext,
   queue: QueueRecord,
-  deliveries: readonly Delivery[],
-  change: (d: Delivery) => ContentChange | undefined,
+  deliveries: readonly D[],
+  change: (d: D) => ContentChange | undefined,
 ): Promise<void> {
-  const out: [Delivery, Envelope][] = [];
+  const out: [Held, Envelope][] = [];
   for (const d of deliveries) {
     const c = change(d);
     if (!c) continue;

@@ -1,4 +1,4 @@
-import type { MessageAttributes } from '../types.js';
+import type { MessageAttributes } from '../kernel/types.js';
 import type { ReceiptRef } from './receipts.js';
 
 /** New system attributes for a message its holder has in flight, under its current receipt. */

@@ -1,4 +1,4 @@
-import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../types.js';
+import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../kernel/types.js';
 import type { DeadLettered, DeadLetterRule, LengthLimit } from './dead-letters.js';
 import type { DeleteRule, ReceiptOutcome, ReceiptRef, VisibilityChange } from './receipts.js';
 import type { NoisyGroups } from './standard-plan.js';

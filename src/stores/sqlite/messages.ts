@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { DeadLettered, LengthLimit } from '../../engine/store/dead-letters.js';
+import { overReceiveLimit, type DeadLettered, type LengthLimit } from '../../engine/store/dead-letters.js';
 import type {
   DeleteRule,
   MessageStore,
@@ -12,7 +12,7 @@ import type {
 } from '../../engine/store/messages.js';
 import { deleteOutcome, visibilityOutcome } from '../../engine/store/receipt-outcome.js';
 import { FAIR_GROUPS_SCANNED, readyWindow, takeOrder, type ReadyRow } from '../../engine/store/standard-plan.js';
-import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../../engine/types.js';
+import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../../engine/kernel/types.js';
 import type { Cell } from '../rows.js';
 import { readyCount } from '../wakeup-listeners.js';
 import type { SqliteDeadLetters } from './dead-letters.js';
@@ -198,10 +198,9 @@ export class SqliteMessages implements MessageStore {
       for (const { seq, receiveCount } of rows) {
         if (chosen.length >= req.max) break;
         if (chosen.includes(seq)) continue;
-        const rule = req.deadLetter;
-        if (rule && receiveCount >= rule.maxReceiveCount) {
+        if (overReceiveLimit(req.deadLetter, receiveCount)) {
           refill = true;
-          this.deadLetters.move(this.rows.read(seq, queueId)!, rule, req.now, deadLettered);
+          this.deadLetters.move(this.rows.read(seq, queueId)!, req.deadLetter, req.now, deadLettered);
           continue;
         }
         chosen.push(seq);

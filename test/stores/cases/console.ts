@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { recordDeath } from '../../../src/engine/dead-letters/deaths.js';
 import { minuteOf } from '../../../src/engine/store/activity.js';
 import type { DeadLetterRule, DeadLetterTarget } from '../../../src/engine/store/store.js';
-import type { DeathReason, QueueRecord, StoredMessage } from '../../../src/engine/types.js';
+import type { DeathReason, QueueRecord, StoredMessage } from '../../../src/engine/kernel/types.js';
 import { makeQueue, newMessage, receiveRequest, useStore, type CaseGroup } from '../harness.js';
 
 /** A minute boundary, so the cases know which minute each operation falls in. */

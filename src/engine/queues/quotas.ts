@@ -1,6 +1,6 @@
-import type { Clock } from './clock.js';
-import { sqsError } from './errors.js';
-import type { QueueStore } from './store/queues.js';
+import type { Clock } from '../kernel/clock.js';
+import { sqsError } from '../kernel/errors.js';
+import type { QueueStore } from '../store/queues.js';
 
 /**
  * What one account may hold at once (docs/security.md, "Limits per client address and
