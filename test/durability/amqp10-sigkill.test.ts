@@ -1,18 +1,21 @@
 /**
  * AMQP 1.0 durability: messages sent by rhea and accepted survive SIGKILL, and the
  * deliveries a rhea receiver held unsettled are ready again as soon as the server is back
- * on the same data directory (delivery-count 1, first-acquirer false), each once.
+ * on the same data directory (delivery-count 1, first-acquirer false), each once; what
+ * `released` and `modified` wrote into a message (its count of releases, merged
+ * annotations) is there after the restart too.
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
+import amqp from 'amqplib';
 import { startAmqpServer, type AmqpServer } from '../amqp/support.js';
 import { close, connect, receiver, send } from '../amqp10/support.js';
 
 const servers: AmqpServer[] = [];
 after(async () => {
   for (const s of servers) if (s.server.proc.exitCode === null) await s.server.kill();
-  servers[0]?.server.cleanup();
+  for (const s of servers) s.server.cleanup(); // each removes the data directory it made
 });
 
 test('accepted AMQP 1.0 sends survive SIGKILL; unsettled deliveries come back', { timeout: 120_000 }, async () => {
@@ -58,6 +61,40 @@ test('accepted AMQP 1.0 sends survive SIGKILL; unsettled deliveries come back', 
     assert.equal(g.message.first_acquirer, false, 'a held delivery comes back as a redelivery');
     assert.equal(g.message.delivery_count, 1);
   }
+  await close(c2);
+  await second.server.stop();
+});
+
+test('a release counted and annotations merged before SIGKILL are kept', { timeout: 120_000 }, async () => {
+  const first = await startAmqpServer({ storage: 'sqlite' });
+  servers.push(first);
+  const model = await amqp.connect(first.url);
+  await (await model.createChannel()).assertQueue('k10-qq', { arguments: { 'x-queue-type': 'quorum' } });
+  await model.close();
+  const c = await connect(first.port);
+  c.on('disconnected', () => undefined);
+  c.on('error', () => undefined);
+  await send(c, '/queues/k10-qq', [{ body: 'kept', durable: true }]);
+  const r = receiver(c, 'k10-qq');
+  const next = async (n: number) => {
+    r.link.add_credit(1);
+    return (await r.next(n))[n - 1]!;
+  };
+  (await next(1)).delivery.release();
+  (await next(2)).delivery.modified({ delivery_failed: true, message_annotations: { 'x-opt-why': 'busy' } });
+  await next(3); // held when the server dies
+  await first.server.kill();
+  await close(c).catch(() => undefined);
+
+  const second = await startAmqpServer({ storage: 'sqlite', dataDir: first.server.dataDir });
+  servers.push(second);
+  const c2 = await connect(second.port);
+  const r2 = receiver(c2, 'k10-qq', { autoaccept: true });
+  r2.link.add_credit(1);
+  const [back] = await r2.next(1, 15_000);
+  assert.equal(back!.message.message_annotations?.['x-opt-why'], 'busy');
+  // Four deliveries, one of them released: the failed one and the one the crash ended count.
+  assert.equal(back!.message.delivery_count, 2);
   await close(c2);
   await second.server.stop();
 });
