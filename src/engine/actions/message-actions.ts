@@ -132,7 +132,7 @@ async function overInflightLimit(engine: ActionEngine, queue: QueueRecord, now: 
   const limit = queue.fifo ? Math.min(FIFO_INFLIGHT_LIMIT, engine.inflightLimit) : engine.inflightLimit;
   const estimate = engine.inflightEstimates.get(queue.id) ?? Infinity;
   if (estimate < limit) return false;
-  const exact = await engine.store.messages.countInflight(queue.id, now);
+  const exact = (await engine.store.messages.inflightByGroup(queue.id, now)).total;
   engine.inflightEstimates.set(queue.id, exact);
   return exact >= limit;
 }

@@ -22,6 +22,7 @@ import {
 import type { QueueRecord, RequestContext } from '../kernel/types.js';
 import { checkQueueName, hasForbiddenCharacters, intParam, requireString } from '../queues/validation.js';
 import { newQueue } from '../store/queues.js';
+import { messageCounts } from '../store/messages.js';
 
 const stringMap = (v: unknown, name: string): Record<string, string> | undefined => {
   if (v === undefined || v === null) return undefined;
@@ -133,7 +134,7 @@ export function decodeToken(token: unknown): string | undefined {
 
 export async function deleteQueue(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['DeleteQueue']) {
   const queue = await engine.resolveQueue(ctx, input.QueueUrl);
-  if (await engine.store.queues.delete(queue.id)) engine.queueQuota.release(queue.accountId);
+  if (await engine.store.queues.delete(queue.id)) engine.queueQuota.give(queue.accountId);
   engine.fair.forget(queue.id);
   engine.queueDeleted(queue.id);
   engine.log.info({ queue: queue.name, account: queue.accountId, by: ctx.accountId }, 'queue deleted');
@@ -179,7 +180,7 @@ async function queueAttributes(
   delete out[DEDUP_QUEUE_WIDE];
   const needsCounts = names.includes('All') || names.some((n) => n.startsWith('ApproximateNumber'));
   if (needsCounts) {
-    const c = await engine.store.messages.count(queue.id, engine.clock.now());
+    const c = await messageCounts(engine.store.messages, queue.id, engine.clock.now());
     out.ApproximateNumberOfMessages = String(c.visible);
     out.ApproximateNumberOfMessagesNotVisible = String(c.inflight);
     out.ApproximateNumberOfMessagesDelayed = String(c.delayed);
