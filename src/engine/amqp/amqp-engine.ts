@@ -1,10 +1,10 @@
 import type { EngineContext } from '../context/engine-context.js';
 import type { LongPolls } from '../messages/long-poll.js';
-import type { QueueQuota } from '../queues/quotas.js';
 import type { NewQueue } from '../store/queues.js';
 import type { SqsError } from '../kernel/errors.js';
 import type { QueueRecord } from '../kernel/types.js';
-import type { BindingQuota } from './binding-quota.js';
+import type { AccountCounter } from '../kernel/account-counter.js';
+import type { BindingLimits } from './binding-quota.js';
 import type { DeliveryHolders } from './delivery-holders.js';
 
 /**
@@ -14,9 +14,12 @@ import type { DeliveryHolders } from './delivery-holders.js';
  */
 export interface AmqpEngine extends EngineContext {
   readonly longPolls: LongPolls;
-  readonly queueQuota: QueueQuota;
+  /** Each account's queues (queues/quotas.ts). */
+  readonly queueQuota: AccountCounter;
   readonly deliveryHolders: DeliveryHolders;
-  readonly bindingQuota: BindingQuota;
+  /** Each account's AMQP bindings (binding-quota.ts), and the limits they are held to. */
+  readonly bindingQuota: AccountCounter;
+  readonly bindingLimits: BindingLimits;
   /** Creates the queue unless it exists, within its account's queue quota (engine.ts). */
   createWithinQuota(
     queue: NewQueue,

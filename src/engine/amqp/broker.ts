@@ -15,6 +15,7 @@ import { deliveriesHere, fromStored, type AmqpContent } from './messages.js';
 import { publishable, publishBatch, type Publish, type PublishResult } from './publish.js';
 import { attributesOf, checkEquivalent, checkQueueArguments } from './queue-arguments.js';
 import { newQueue } from '../store/queues.js';
+import { messageCounts } from '../store/messages.js';
 
 /**
  * How long a delivered, unacknowledged message stays in flight: RabbitMQ's default
@@ -161,11 +162,11 @@ export class AmqpBroker {
 
   /** Ready messages, as queue.declare-ok and basic.get-ok count them. */
   async messageCount(queue: QueueRecord): Promise<number> {
-    return (await this.engine.store.messages.count(queue.id, this.engine.clock.now())).visible;
+    return (await messageCounts(this.engine.store.messages, queue.id, this.engine.clock.now())).visible;
   }
 
   async deleteQueue(queue: QueueRecord, ifEmpty: boolean): Promise<number> {
-    const counts = await this.engine.store.messages.count(queue.id, this.engine.clock.now());
+    const counts = await messageCounts(this.engine.store.messages, queue.id, this.engine.clock.now());
     const total = counts.visible + counts.inflight + counts.delayed;
     if (ifEmpty && total > 0) throw amqpErrors.precondition(`queue '${queue.name}' in vhost '/' not empty`);
     const sources = await this.exchanges.sourcesOf('queue', queue.name);

@@ -21,9 +21,6 @@ export const BUILT_IN: Record<string, string> = {
   'amq.match': 'headers',
 };
 
-/** Most bindings read to find those to one destination (an account's whole topology, in practice). */
-const MAX_BINDINGS = 100_000;
-
 export interface ExchangeDeclaration {
   name: string;
   type: string;
@@ -129,9 +126,8 @@ export class AmqpExchanges implements RoutingSource {
   }
 
   /** The exchanges bound to a queue or exchange (their bindings go with it). */
-  async sourcesOf(kind: BindingRecord['destinationKind'], name: string): Promise<string[]> {
-    const all = await this.engine.store.exchanges.allBindings(this.accountId, MAX_BINDINGS);
-    return all.filter((b) => b.destinationKind === kind && b.destination === name).map((b) => b.source);
+  sourcesOf(kind: BindingRecord['destinationKind'], name: string): Promise<string[]> {
+    return this.engine.store.exchanges.sourcesOf(this.accountId, kind, name);
   }
 
   /**
@@ -174,12 +170,11 @@ export class AmqpExchanges implements RoutingSource {
     const words = b.routingKey.split('.').length;
     if (source?.type === 'topic' && words > TOPIC_PATTERN_WORDS)
       throw amqpErrors.precondition(`topic binding key of ${words} words; at most ${TOPIC_PATTERN_WORDS}`);
-    if (existing.length >= quota.limits.perExchange)
-      throw amqpErrors.precondition(
-        `binding limit of exchange '${b.source}' in vhost '/' (${quota.limits.perExchange}) is reached`,
-      );
+    const perExchange = this.engine.bindingLimits.perExchange;
+    if (existing.length >= perExchange)
+      throw amqpErrors.precondition(`binding limit of exchange '${b.source}' in vhost '/' (${perExchange}) is reached`);
     if (!(await quota.take(this.accountId)))
-      throw amqpErrors.precondition(`binding limit in vhost '/' (${quota.limits.perAccount}) is reached`);
+      throw amqpErrors.precondition(`binding limit in vhost '/' (${quota.max}) is reached`);
     if (!(await this.engine.store.exchanges.bind(record))) quota.give(this.accountId);
   }
 }
