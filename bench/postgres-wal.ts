@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
@@ -15,6 +15,8 @@ import { median } from './stats.js';
  * so the cluster must be one nothing else writes to (a private one: any other database's
  * writes count too). Each round gets a new database on the cluster of BENCH_POSTGRES_URL
  * (a maintenance database URL), dropped after it. BENCH_STORE_DIST runs another build's store.
+ * The CPU per message of this process (the store's side) and, given BENCH_POSTGRES_PID
+ * (the postmaster's pid), of the database server are reported beside the bytes.
  *
  *   BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:54329/postgres node dist/bench/postgres-wal.js [messages=5000] [batch=16] [rounds=3]
  */
@@ -37,6 +39,33 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>, url = adminUrl): Promi
     await c.end();
   }
 }
+/**
+ * CPU seconds of the database server so far, when BENCH_POSTGRES_PID names its postmaster:
+ * the postmaster's own, its reaped children's, and its live children's (the backends),
+ * from /proc. The cluster must be private for this too.
+ */
+const postmaster = process.env.BENCH_POSTGRES_PID;
+const TICK = 100;
+const procTimes = (pid: string, withChildren: boolean): number => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const v = f
+    .slice(f.lastIndexOf(')') + 2)
+    .split(' ')
+    .map(Number);
+  return (v[11]! + v[12]! + (withChildren ? v[13]! + v[14]! : 0)) / TICK;
+};
+function databaseCpu(): number {
+  if (!postmaster) return 0;
+  let total = procTimes(postmaster, true);
+  for (const pid of readFileSync(`/proc/${postmaster}/task/${postmaster}/children`, 'utf8').trim().split(/\s+/))
+    if (pid)
+      try {
+        total += procTimes(pid, false);
+      } catch {
+        // a backend that exited in between: its time is in the postmaster's children's now
+      }
+  return total;
+}
 const lsn = () =>
   admin(async (c) => BigInt((await c.query("SELECT pg_current_wal_insert_lsn() - '0/0' AS b")).rows[0].b as string));
 
@@ -51,9 +80,14 @@ async function round(): Promise<Record<string, number>> {
     const { queue } = await store.queues.create(
       newQueue({ accountId: '000000000000', region: 'us-east-1', name: 'wal', fifo: false, attributes: {} }, now),
     );
-    const phase = async (run: () => Promise<void>) => {
+    const cpu: Record<string, number> = {};
+    const phase = async (run: () => Promise<void>, name: string) => {
       const before = await lsn();
+      const [db, node] = [databaseCpu(), process.cpuUsage()];
       await run();
+      const nodeUs = process.cpuUsage(node);
+      cpu[`${name}: node CPU µs`] = (nodeUs.user + nodeUs.system) / messages;
+      if (postmaster) cpu[`${name}: database CPU µs`] = ((databaseCpu() - db) * 1e6) / messages;
       return Number((await lsn()) - before) / messages;
     };
     const send = await phase(async () => {
@@ -67,7 +101,7 @@ async function round(): Promise<Record<string, number>> {
           ),
         );
       }
-    });
+    }, 'send');
     const receipts: { seq: number; token: string }[] = [];
     const receive = await phase(async () => {
       for (let got = 1; got > 0; ) {
@@ -90,7 +124,7 @@ async function round(): Promise<Record<string, number>> {
             receipts.push({ seq: m.seq, token: m.receiptToken! });
           }
       }
-    });
+    }, 'receive');
     const remove = await phase(async () => {
       for (let i = 0; i < receipts.length; i += 10 * Math.max(1, batch / 2)) {
         const chunk = receipts.slice(i, i + 10 * Math.max(1, batch / 2));
@@ -101,9 +135,19 @@ async function round(): Promise<Record<string, number>> {
           ),
         );
       }
-    });
+    }, 'delete');
     if (receipts.length !== messages) throw new Error(`received ${receipts.length} of ${messages}`);
-    return { send, receive, delete: remove, 'whole cycle': send + receive + remove };
+    const cycle = (what: string) =>
+      ['send', 'receive', 'delete'].reduce((sum, p) => sum + (cpu[`${p}: ${what}`] ?? 0), 0);
+    return {
+      send,
+      receive,
+      delete: remove,
+      'whole cycle': send + receive + remove,
+      'cycle: node CPU µs': cycle('node CPU µs'),
+      ...(postmaster && { 'cycle: database CPU µs': cycle('database CPU µs') }),
+      ...cpu,
+    };
   } finally {
     await store.close();
     await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
@@ -117,7 +161,7 @@ console.log(
 );
 console.log(
   markdown(
-    ['phase', 'WAL B/msg', 'rounds'],
+    ['phase', 'WAL B/msg, or CPU µs/msg', 'rounds'],
     Object.keys(all[0]!).map((k) => [
       k,
       Math.round(median(all.map((a) => a[k]!))).toString(),
