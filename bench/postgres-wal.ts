@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { newQueue } from '../src/engine/store/queues.js';
 import type { PostgresStore } from '../src/stores/postgres/store.js';
+import { processCpuSeconds } from './processes.js';
 import { markdown } from './report.js';
 import { median } from './stats.js';
 
@@ -44,25 +45,16 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>, url = adminUrl): Promi
  * the postmaster's own, its reaped children's, and its live children's (the backends),
  * from /proc. The cluster must be private for this too.
  */
-const postmaster = process.env.BENCH_POSTGRES_PID;
-const TICK = 100;
-const procTimes = (pid: string, withChildren: boolean): number => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const v = f
-    .slice(f.lastIndexOf(')') + 2)
-    .split(' ')
-    .map(Number);
-  return (v[11]! + v[12]! + (withChildren ? v[13]! + v[14]! : 0)) / TICK;
-};
+const postmaster = process.env.BENCH_POSTGRES_PID && Number(process.env.BENCH_POSTGRES_PID);
 function databaseCpu(): number {
   if (!postmaster) return 0;
-  let total = procTimes(postmaster, true);
+  let total = processCpuSeconds(postmaster, true);
   for (const pid of readFileSync(`/proc/${postmaster}/task/${postmaster}/children`, 'utf8').trim().split(/\s+/))
     if (pid)
       try {
-        total += procTimes(pid, false);
+        total += processCpuSeconds(Number(pid));
       } catch {
-        // a backend that exited in between: its time is in the postmaster's children's now
+        // a backend that exited in between: its time is in the postmaster's reaped children's now
       }
   return total;
 }

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { StoredMessage } from '../../engine/types.js';
 import { tokenText } from '../receipt-bytes.js';
-import { MESSAGE_COLUMNS, toMessage, type MessageRow } from '../rows.js';
+import { MESSAGE_COLUMNS, READ_COLUMN_NAMES, toMessage, type MessageRow } from '../rows.js';
 
 /**
  * A PostgreSQL message is two rows (migrations/000015.sql), as a SQLite one is:
@@ -15,36 +15,26 @@ export type PgMessageRow = Omit<MessageRow, 'receipt_token'> & { receipt_token: 
 /** The two rows of a message, as `d` and `m`: `SELECT ${messageColumns()} FROM ${MESSAGE_FROM} WHERE d.queue_id = …`. */
 export const MESSAGE_FROM = 'deliveries d JOIN messages m ON m.seq = d.seq';
 
-const DELIVERY_READ = ['seq', 'queue_id', 'sent_at', 'visible_at', 'receive_count', 'first_received_at', 'received_at'];
-const SENT_READ = [
-  'message_id',
-  'body',
-  'attributes',
-  'system_attributes',
-  'md5_body',
-  'md5_attributes',
-  'md5_system',
-  'sender_id',
-  'dedup_id',
-  'dead_letter_source',
-  'dead_lettered_at',
-  'deaths',
-  'expires_at',
-];
+/**
+ * The columns of rows.ts's READ_COLUMN_NAMES that the delivery row holds: the key, and
+ * those from sent_at to group_id (the receipt among them); the others are the sent row's.
+ */
+const DELIVERY_READ = new Set<string>([
+  'seq',
+  'queue_id',
+  ...READ_COLUMN_NAMES.slice(READ_COLUMN_NAMES.indexOf('sent_at'), READ_COLUMN_NAMES.indexOf('group_id') + 1),
+]);
 
 /** Every column of a message, under the names of MessageRow, from delivery row `d` and sent row `m`. */
 export function messageColumns(d = 'd', m = 'm'): string {
-  return [
-    ...DELIVERY_READ.map((c) => `${d}.${c}`),
-    `${d}.receipt AS receipt_token`,
-    `${d}.group_id`,
-    ...SENT_READ.map((c) => `${m}.${c}`),
-  ].join(', ');
+  return READ_COLUMN_NAMES.map((c) =>
+    c === 'receipt_token' ? `${d}.receipt AS receipt_token` : `${DELIVERY_READ.has(c) ? d : m}.${c}`,
+  ).join(', ');
 }
 
 /** As many NULLs as messageColumns lists: a UNION branch that gives no message. */
 export function nullColumns(): string {
-  return Array.from({ length: DELIVERY_READ.length + 2 + SENT_READ.length }, () => 'NULL').join(', ');
+  return READ_COLUMN_NAMES.map(() => 'NULL').join(', ');
 }
 
 /** A row of messageColumns as a message. */
