@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { newReceiptToken } from '../../src/engine/messages/receipt.js';
 import type { Store } from '../../src/engine/store/store.js';
-import type { StoredMessage } from '../../src/engine/types.js';
+import type { StoredMessage } from '../../src/engine/kernel/types.js';
+import { messageCounts } from '../../src/engine/store/messages.js';
 
 /** What the old release's store read back from the fixture (written with JSON.stringify). */
 export interface Snapshot {
@@ -42,7 +43,7 @@ export function upgradeCases(snapshot: Snapshot, open: () => Promise<Store>): vo
       const q = snapshot.queues.plain!;
       const now = T + 100;
       const hidden = q.messages.filter((m) => m.visibleAt > now);
-      assert.deepEqual(await store.messages.count(q.id, now), {
+      assert.deepEqual(await messageCounts(store.messages, q.id, now), {
         visible: q.messages.length - hidden.length,
         inflight: hidden.filter((m) => m.receiveCount > 0).length,
         delayed: hidden.filter((m) => m.receiveCount === 0).length,

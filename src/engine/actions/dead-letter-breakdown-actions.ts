@@ -1,8 +1,8 @@
-import type { Engine } from '../engine.js';
+import type { ActionEngine } from './action-engine.js';
 import type { ActionInputs } from './action-inputs.js';
 import { retentionMs } from '../queues/queue-attributes.js';
-import { rejectionReasons } from '../dead-letters/triage.js';
-import type { RequestContext } from '../types.js';
+import { rejectionReasons } from './triage.js';
+import type { RequestContext } from '../kernel/types.js';
 
 interface Group {
   Count: number;
@@ -23,7 +23,7 @@ interface Group {
  * messages themselves (triage.ts).
  */
 export async function getDeadLetterBreakdown(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['GetDeadLetterBreakdown'],
 ) {

@@ -1,16 +1,16 @@
 import type { ReceiptOutcome } from '../store/store.js';
-import type { Engine } from '../engine.js';
+import type { ActionEngine } from './action-engine.js';
 import type { ActionInputs } from './action-inputs.js';
-import type { ReceiptCodec } from '../engine.js';
-import { errors, SqsError, sqsError } from '../errors.js';
+import type { ReceiptCodec } from '../messages/receipt.js';
+import { errors, SqsError, sqsError } from '../kernel/errors.js';
 import { selectMessageAttributes, systemAttributes } from '../messages/message-attributes.js';
 import { queueNumber, retentionMs } from '../queues/queue-attributes.js';
 import type { Attempt, Cancellation } from '../messages/long-poll.js';
 import { newReceiptToken } from '../messages/receipt.js';
 import { DEDUP_INTERVAL_MS, FIFO_INFLIGHT_LIMIT, receiveAttemptId } from '../messages/fifo.js';
-import { deadLetterRule } from '../dead-letters/dead-letter.js';
+import { receiveRule } from '../dead-letters/road.js';
 import { deathAttributes } from '../dead-letters/deaths.js';
-import type { QueueRecord, RequestContext, StoredMessage } from '../types.js';
+import type { QueueRecord, RequestContext, StoredMessage } from '../kernel/types.js';
 import { checkBatchEntries, intParam } from '../queues/validation.js';
 
 /** A batch entry's members, as the client sent them, before they are checked. */
@@ -27,7 +27,7 @@ const nameList = (v: unknown): string[] =>
   Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 
 export async function receiveMessage(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['ReceiveMessage'],
   signal?: Cancellation,
@@ -42,7 +42,7 @@ export async function receiveMessage(
   const systemNames = new Set([...nameList(input.AttributeNames), ...nameList(input.MessageSystemAttributeNames)]);
   const userNames = nameList(input.MessageAttributeNames);
   const attemptId = queue.fifo ? receiveAttemptId(input.ReceiveRequestAttemptId) : undefined;
-  const deadLetter = await deadLetterRule(engine, queue);
+  const deadLetter = await receiveRule(engine, queue);
 
   const attempt = async (): Promise<Attempt<StoredMessage>> => {
     const now = engine.clock.now();
@@ -124,15 +124,15 @@ export async function receiveMessage(
  * The in-flight limit without counting on every receive: an upper bound grows with
  * each receive and is replaced by an exact count only when it nears the limit.
  */
-function noteReceived(engine: Engine, queue: QueueRecord, n: number): void {
+function noteReceived(engine: ActionEngine, queue: QueueRecord, n: number): void {
   if (n) engine.inflightEstimates.set(queue.id, (engine.inflightEstimates.get(queue.id) ?? 0) + n);
 }
 
-async function overInflightLimit(engine: Engine, queue: QueueRecord, now: number): Promise<boolean> {
+async function overInflightLimit(engine: ActionEngine, queue: QueueRecord, now: number): Promise<boolean> {
   const limit = queue.fifo ? Math.min(FIFO_INFLIGHT_LIMIT, engine.inflightLimit) : engine.inflightLimit;
   const estimate = engine.inflightEstimates.get(queue.id) ?? Infinity;
   if (estimate < limit) return false;
-  const exact = await engine.store.messages.countInflight(queue.id, now);
+  const exact = (await engine.store.messages.inflightByGroup(queue.id, now)).total;
   engine.inflightEstimates.set(queue.id, exact);
   return exact >= limit;
 }
@@ -142,7 +142,7 @@ function deleteError(outcome: ReceiptOutcome, handle: string): SqsError | undefi
   return undefined;
 }
 
-export async function deleteMessage(engine: Engine, ctx: RequestContext, input: ActionInputs['DeleteMessage']) {
+export async function deleteMessage(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['DeleteMessage']) {
   const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
   const receipt = (await engine.receipts()).open(queue, input.ReceiptHandle);
   const [outcome] = await engine.store.messages.delete(queue.id, [receipt], {
@@ -186,7 +186,7 @@ async function receiptBatch<T>(
 }
 
 export async function deleteMessageBatch(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['DeleteMessageBatch'],
 ) {
@@ -248,7 +248,7 @@ function visibilityChange(receipts: ReceiptCodec, queue: QueueRecord, e: Entry) 
 }
 
 export async function changeMessageVisibility(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['ChangeMessageVisibility'],
 ) {
@@ -261,7 +261,7 @@ export async function changeMessageVisibility(
 }
 
 export async function changeMessageVisibilityBatch(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['ChangeMessageVisibilityBatch'],
 ) {

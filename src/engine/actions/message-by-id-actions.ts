@@ -1,14 +1,14 @@
-import type { Engine } from '../engine.js';
+import type { ActionEngine } from './action-engine.js';
 import type { ActionInputs } from './action-inputs.js';
 import { accessDenied } from '../queues/access-policy.js';
-import { errors, sqsError } from '../errors.js';
+import { errors, sqsError } from '../kernel/errors.js';
 import { queueExpiry } from '../messages/limits.js';
 import { queueByArn } from './move-task-actions.js';
 import { countRedrive, moveRules } from '../move-tasks/move-task-runner.js';
 import { destinationsOf } from '../store/move-plan.js';
 import { retentionMs } from '../queues/queue-attributes.js';
 import type { MoveByIdResult } from '../store/store.js';
-import type { QueueRecord, RequestContext, StoredMessage } from '../types.js';
+import type { QueueRecord, RequestContext, StoredMessage } from '../kernel/types.js';
 import { checkBatchEntries, intParam, requireString } from '../queues/validation.js';
 
 /** SQS's cap on a message's invisibility, counted from its receive. */
@@ -44,7 +44,7 @@ const notFound = (queue: QueueRecord, Id: string) => ({
  * InvalidBatchEntryId); an id the queue does not hold fails alone, with MessageNotFound.
  */
 export async function deleteMessagesById(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['DeleteMessagesById'],
 ) {
@@ -74,7 +74,7 @@ export async function deleteMessagesById(
  * is received again; on a FIFO queue it no longer does).
  */
 export async function changeMessageVisibilityById(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['ChangeMessageVisibilityById'],
 ) {
@@ -124,7 +124,11 @@ export async function changeMessageVisibilityById(
  * task leaves in-flight and delayed ones); each failure is reported alone. The source is
  * the caller's own queue, as a move task's.
  */
-export async function moveMessagesById(engine: Engine, ctx: RequestContext, input: ActionInputs['MoveMessagesById']) {
+export async function moveMessagesById(
+  engine: ActionEngine,
+  ctx: RequestContext,
+  input: ActionInputs['MoveMessagesById'],
+) {
   const source = await engine.resolveQueue(ctx, input.QueueUrl);
   if (source.accountId !== ctx.accountId) throw accessDenied(engine.urlOf(ctx, source));
   const ids = messageIds(input);

@@ -1,9 +1,9 @@
-import type { Engine } from '../engine.js';
+import type { ActionEngine } from './action-engine.js';
 import type { ActionInputs } from './action-inputs.js';
 import { decodeToken, encodeToken } from './queue-actions.js';
 import { sourcesByTarget } from '../dead-letters/redrive-policy.js';
-import { exchangeTargetNames } from '../amqp/dead-letter-exchange.js';
-import { errors } from '../errors.js';
+import { exchangeTargetNames } from '../dead-letters/dead-letter-exchange.js';
+import { errors } from '../kernel/errors.js';
 import { NO_RATES, queueRates, type QueueRates } from '../activity/activity-rates.js';
 import {
   type Candidate,
@@ -14,8 +14,8 @@ import {
   parseOverviewQuery,
   QUERY_INPUTS,
   totalDepth,
-} from '../queues/queue-overview.js';
-import type { QueueDepth, QueueRecord, RequestContext } from '../types.js';
+} from '../activity/queue-overview.js';
+import type { QueueDepth, QueueRecord, RequestContext } from '../kernel/types.js';
 import { intParam } from '../queues/validation.js';
 
 /**
@@ -38,7 +38,7 @@ import { intParam } from '../queues/validation.js';
  * Any of the overview's inputs (queue-overview.ts) makes it a filtered, sorted query.
  */
 export async function listQueueSummaries(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['ListQueueSummaries'],
 ) {
@@ -83,7 +83,12 @@ export async function listQueueSummaries(
  * filters keep and that hold messages, the most first (the overview's cards), so a refresh
  * is one request.
  */
-async function overview(engine: Engine, ctx: RequestContext, input: ActionInputs['ListQueueSummaries'], limit: number) {
+async function overview(
+  engine: ActionEngine,
+  ctx: RequestContext,
+  input: ActionInputs['ListQueueSummaries'],
+  limit: number,
+) {
   const query = parseOverviewQuery(input, decodeOffset(input.NextToken), limit);
   const prefix =
     input.QueueNamePrefix === undefined || input.QueueNamePrefix === null ? '' : String(input.QueueNamePrefix);
@@ -163,7 +168,7 @@ function decodeOffset(token: unknown): number {
 }
 
 /** The queues each AMQP dead-letter exchange of `queues` reaches, by queue id. */
-async function exchangeTargetsOf(engine: Engine, queues: QueueRecord[]): Promise<Map<number, string[]>> {
+async function exchangeTargetsOf(engine: ActionEngine, queues: QueueRecord[]): Promise<Map<number, string[]>> {
   return new Map(
     await Promise.all(
       queues
@@ -175,7 +180,7 @@ async function exchangeTargetsOf(engine: Engine, queues: QueueRecord[]): Promise
 
 /** One queue as ListQueueSummaries shows it. */
 function summary(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   q: QueueRecord,
   d: QueueDepth | undefined,
@@ -242,7 +247,7 @@ const regionalKey = (q: QueueRecord) => `${q.name}\u0000${q.region}`;
  * console's overview, not a hot path.
  */
 async function everyRegion(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   prefix: string,
   after: string | undefined,

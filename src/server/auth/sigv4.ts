@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { isRegionName, regionOfHost } from '../../engine/queues/addressing.js';
-import { SqsError } from '../../engine/errors.js';
+import { isRegionName, regionOfHost } from '../../engine/kernel/addressing.js';
+import { SqsError } from '../../engine/kernel/errors.js';
 import type { WireRequest } from '../../protocols/wire.js';
 
 /**

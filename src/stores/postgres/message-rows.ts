@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { StoredMessage } from '../../engine/types.js';
+import type { StoredMessage } from '../../engine/kernel/types.js';
 import { tokenText } from '../receipt-bytes.js';
 import { MESSAGE_COLUMNS, READ_COLUMN_NAMES, toMessage, type MessageRow } from '../rows.js';
 

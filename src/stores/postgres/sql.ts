@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { NewMessage } from '../../engine/types.js';
+import type { NewMessage } from '../../engine/kernel/types.js';
 import { MESSAGE_COLUMNS, messageValues } from '../rows.js';
 import { insertRows, type PgMessageRow } from './message-rows.js';
 
