@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { accessDenied, policyAllows } from './queues/access-policy.js';
-import { parseQueueUrl, queueArn, queueUrl } from './kernel/addressing.js';
+import { queueArn } from './kernel/addressing.js';
 import type { Clock } from './kernel/clock.js';
 import type { Log } from './context/engine-context.js';
 import { SettingsInForce, type DeadLetterSettings } from './policies/dead-letter-settings.js';
@@ -22,7 +21,7 @@ import { bindingCounter, DEFAULT_BINDING_LIMITS, type BindingLimits } from './am
 import type { DeadLettered } from './store/dead-letters.js';
 import type { Store } from './store/store.js';
 import { Sweeps } from './sweeps.js';
-import type { QueueRecord, RequestContext } from './kernel/types.js';
+import type { QueueRecord } from './kernel/types.js';
 import type { ActionEngine } from './actions/action-engine.js';
 import { turn } from './messages/bounded-scan.js';
 
@@ -150,33 +149,6 @@ export class Engine implements ActionEngine {
   }
 
   /**
-   * The queue a URL names when the store has it in memory (nearly every request), without
-   * a promise: `engine.knownQueue(ctx, url) ?? (await engine.resolveQueue(ctx, url))`.
-   * Throws as resolveQueue does for a bad URL or a caller without access.
-   */
-  knownQueue(ctx: RequestContext, url: unknown): QueueRecord | undefined {
-    const queue = this.store.queues.cached?.(parseQueueUrl(url, ctx));
-    if (queue) this.checkAccess(ctx, queue);
-    return queue;
-  }
-
-  async resolveQueue(ctx: RequestContext, url: unknown): Promise<QueueRecord> {
-    const addr = parseQueueUrl(url, ctx);
-    const queue = await this.store.queues.get(addr);
-    if (!queue) throw errors.queueDoesNotExist();
-    this.checkAccess(ctx, queue);
-    return queue;
-  }
-
-  /** A caller from another account needs the queue's policy to allow the action. */
-  checkAccess(ctx: RequestContext, queue: QueueRecord): void {
-    if (queue.accountId === ctx.accountId) return;
-    if (!ctx.action || !policyAllows(queue, this.arnOf(queue), ctx.accountId, ctx.action)) {
-      throw accessDenied(this.urlOf(ctx, queue));
-    }
-  }
-
-  /**
    * Seals and opens receipt handles under the key every node on the store shares. A
    * handle opens only if it is genuine and was given for the queue it is used with.
    */
@@ -212,10 +184,6 @@ export class Engine implements ActionEngine {
 
   arnOf(queue: Pick<QueueRecord, 'accountId' | 'region' | 'name'>): string {
     return queueArn(queue.region, queue.accountId, queue.name);
-  }
-
-  urlOf(ctx: RequestContext, queue: Pick<QueueRecord, 'accountId' | 'region' | 'name'>): string {
-    return queueUrl(ctx, queue, this.region);
   }
 
   /** Starts background work: move tasks and the sweeps (sweeps.ts). */

@@ -5,7 +5,6 @@ import type { AccountQuotas } from '../queues/quotas.js';
 import type { FairQueues } from '../messages/fair-queues.js';
 import type { ReceiptCodec } from '../messages/receipt.js';
 import type { MoveTaskRunner } from '../move-tasks/move-task-runner.js';
-import type { QueueRecord, RequestContext } from '../kernel/types.js';
 
 /**
  * What an action is handed: everything below it in the engine's layers, as the composer
@@ -22,10 +21,5 @@ export interface ActionEngine extends AmqpEngine {
   readonly longPollsByAccount: Map<string, number>;
   readonly inflightEstimates: Map<number, number>;
   readonly amqpCodec?: AmqpPropertyCodec;
-  /** The queue a URL names when the store has it in memory, access checked; see engine.ts. */
-  knownQueue(ctx: RequestContext, url: unknown): QueueRecord | undefined;
-  resolveQueue(ctx: RequestContext, url: unknown): Promise<QueueRecord>;
-  checkAccess(ctx: RequestContext, queue: QueueRecord): void;
-  urlOf(ctx: RequestContext, queue: Pick<QueueRecord, 'accountId' | 'region' | 'name'>): string;
   receipts(): Promise<ReceiptCodec>;
 }

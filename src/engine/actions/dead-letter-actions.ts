@@ -13,20 +13,21 @@ import { filterPredicate, parseMoveFilter } from '../move-tasks/move-filter.js';
 import { PEEK_SCAN, scanQueue } from '../messages/bounded-scan.js';
 import { amqpView, bodyEncoding, type AmqpPropertyCodec } from '../amqp/message-view.js';
 import { countMatches } from './triage.js';
+import { resolveQueue, urlOf } from '../queues/queue-lookup.js';
 
 export async function listDeadLetterSourceQueues(
   engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['ListDeadLetterSourceQueues'],
 ) {
-  const dlq = await engine.resolveQueue(ctx, input.QueueUrl);
+  const dlq = await resolveQueue(engine, ctx, input.QueueUrl);
   const max = intParam(input.MaxResults, 'MaxResults', 1, 1000);
   const after = decodeToken(input.NextToken);
   const sources = (await deadLetterSources(engine, dlq)).filter((q) => after === undefined || q.name > after);
   const limit = max ?? 1000;
   const page = sources.slice(0, limit);
   // The key is lowercase `queueUrls` in SQS's model and responses.
-  const out: Record<string, unknown> = { queueUrls: page.map((q) => engine.urlOf(ctx, q)) };
+  const out: Record<string, unknown> = { queueUrls: page.map((q) => urlOf(engine, ctx, q)) };
   // As in ListQueues, SQS pages only when MaxResults is given.
   if (max !== undefined && sources.length > limit) out.NextToken = encodeToken(page[page.length - 1]!.name);
   return out;
@@ -49,7 +50,7 @@ const ALL = new Set(['All']);
  * examined, as a move task resumes after its scanLimit.
  */
 export async function peekMessages(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['PeekMessages']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const max = intParam(input.MaxResults, 'MaxResults', 1, 100) ?? 10;
   const filter = parseMoveFilter(input.Filter);
   const token = decodeToken(input.NextToken);
@@ -111,7 +112,7 @@ const MAX_REASON = 1024;
  * never lose a message.
  */
 export async function rejectMessage(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['RejectMessage']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const handle = input.ReceiptHandle;
   if (handle === undefined || handle === null || handle === '') throw errors.missingParameter('ReceiptHandle');
   const receipt = (await engine.receipts()).open(queue, handle);

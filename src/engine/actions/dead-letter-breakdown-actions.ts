@@ -3,6 +3,7 @@ import type { ActionInputs } from './action-inputs.js';
 import { retentionMs } from '../queues/queue-attributes.js';
 import { rejectionReasons } from './triage.js';
 import type { RequestContext } from '../kernel/types.js';
+import { resolveQueue } from '../queues/queue-lookup.js';
 
 interface Group {
   Count: number;
@@ -27,7 +28,7 @@ export async function getDeadLetterBreakdown(
   ctx: RequestContext,
   input: ActionInputs['GetDeadLetterBreakdown'],
 ) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const rows = await engine.store.deadLetters.breakdown(queue.id);
   const bySource = new Map<string, Group>();
   const byReason = new Map<string, Group>();

@@ -12,6 +12,7 @@ import { receiveRule } from '../dead-letters/road.js';
 import { deathAttributes } from '../dead-letters/deaths.js';
 import type { QueueRecord, RequestContext, StoredMessage } from '../kernel/types.js';
 import { checkBatchEntries, intParam } from '../queues/validation.js';
+import { knownQueue, resolveQueue } from '../queues/queue-lookup.js';
 
 /** A batch entry's members, as the client sent them, before they are checked. */
 type Entry = Record<string, unknown>;
@@ -32,7 +33,7 @@ export async function receiveMessage(
   input: ActionInputs['ReceiveMessage'],
   signal?: Cancellation,
 ) {
-  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
+  const queue = knownQueue(engine, ctx, input.QueueUrl) ?? (await resolveQueue(engine, ctx, input.QueueUrl));
   const max = intParam(input.MaxNumberOfMessages, 'MaxNumberOfMessages', 1, 10) ?? 1;
   const visibility =
     intParam(input.VisibilityTimeout, 'VisibilityTimeout', 0, 43_200) ?? queueNumber(queue, 'VisibilityTimeout');
@@ -143,7 +144,7 @@ function deleteError(outcome: ReceiptOutcome, handle: string): SqsError | undefi
 }
 
 export async function deleteMessage(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['DeleteMessage']) {
-  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
+  const queue = knownQueue(engine, ctx, input.QueueUrl) ?? (await resolveQueue(engine, ctx, input.QueueUrl));
   const receipt = (await engine.receipts()).open(queue, input.ReceiptHandle);
   const [outcome] = await engine.store.messages.delete(queue.id, [receipt], {
     now: engine.clock.now(),
@@ -190,7 +191,7 @@ export async function deleteMessageBatch(
   ctx: RequestContext,
   input: ActionInputs['DeleteMessageBatch'],
 ) {
-  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
+  const queue = knownQueue(engine, ctx, input.QueueUrl) ?? (await resolveQueue(engine, ctx, input.QueueUrl));
   const receipts = await engine.receipts();
   return receiptBatch(
     input,
@@ -252,7 +253,7 @@ export async function changeMessageVisibility(
   ctx: RequestContext,
   input: ActionInputs['ChangeMessageVisibility'],
 ) {
-  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
+  const queue = knownQueue(engine, ctx, input.QueueUrl) ?? (await resolveQueue(engine, ctx, input.QueueUrl));
   const change = visibilityChange(await engine.receipts(), queue, input);
   const [outcome] = await engine.store.messages.changeVisibility(queue.id, [change], engine.clock.now());
   const err = visibilityError(outcome!, String(input.ReceiptHandle), change.visibilityTimeoutMs / 1000);
@@ -265,7 +266,7 @@ export async function changeMessageVisibilityBatch(
   ctx: RequestContext,
   input: ActionInputs['ChangeMessageVisibilityBatch'],
 ) {
-  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
+  const queue = knownQueue(engine, ctx, input.QueueUrl) ?? (await resolveQueue(engine, ctx, input.QueueUrl));
   const receipts = await engine.receipts();
   return receiptBatch(
     input,

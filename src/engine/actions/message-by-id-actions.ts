@@ -10,6 +10,7 @@ import { retentionMs } from '../queues/queue-attributes.js';
 import type { MoveByIdResult } from '../store/store.js';
 import type { QueueRecord, RequestContext, StoredMessage } from '../kernel/types.js';
 import { checkBatchEntries, intParam, requireString } from '../queues/validation.js';
+import { resolveQueue, urlOf } from '../queues/queue-lookup.js';
 
 /** SQS's cap on a message's invisibility, counted from its receive. */
 const TWELVE_HOURS_MS = 43_200_000;
@@ -48,7 +49,7 @@ export async function deleteMessagesById(
   ctx: RequestContext,
   input: ActionInputs['DeleteMessagesById'],
 ) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const ids = messageIds(input);
   const deleted = new Set(await engine.store.messages.deleteByIds(queue.id, ids, engine.clock.now()));
   if (deleted.size) engine.observer.deleted(queue, deleted.size);
@@ -78,7 +79,7 @@ export async function changeMessageVisibilityById(
   ctx: RequestContext,
   input: ActionInputs['ChangeMessageVisibilityById'],
 ) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const id = requireString(input.MessageId, 'MessageId');
   if (input.VisibilityTimeout === undefined || input.VisibilityTimeout === null)
     throw errors.missingParameter('VisibilityTimeout');
@@ -129,8 +130,8 @@ export async function moveMessagesById(
   ctx: RequestContext,
   input: ActionInputs['MoveMessagesById'],
 ) {
-  const source = await engine.resolveQueue(ctx, input.QueueUrl);
-  if (source.accountId !== ctx.accountId) throw accessDenied(engine.urlOf(ctx, source));
+  const source = await resolveQueue(engine, ctx, input.QueueUrl);
+  if (source.accountId !== ctx.accountId) throw accessDenied(urlOf(engine, ctx, source));
   const ids = messageIds(input);
   let destinationArn: string | undefined;
   if (input.DestinationArn !== undefined && input.DestinationArn !== null) {

@@ -3,6 +3,7 @@ import type { ActionEngine } from './action-engine.js';
 import type { ActionInputs } from './action-inputs.js';
 import { errors, sqsError } from '../kernel/errors.js';
 import type { QueueRecord, RequestContext } from '../kernel/types.js';
+import { resolveQueue } from '../queues/queue-lookup.js';
 
 /** AddPermission and RemovePermission: edit the statements of a queue's access policy. */
 const LABEL = /^[A-Za-z0-9_-]{1,80}$/;
@@ -59,7 +60,7 @@ async function savePolicy(engine: ActionEngine, queue: QueueRecord, statements: 
 }
 
 export async function addPermission(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['AddPermission']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const label = checkLabel(input.Label);
   const actions = stringList(input.Actions, 'Actions');
   // SQS checks the accounts after the actions, as principals: no account at all cannot be verified.
@@ -92,7 +93,7 @@ export async function removePermission(
   ctx: RequestContext,
   input: ActionInputs['RemovePermission'],
 ) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const label = checkLabel(input.Label);
   const statements = list(readAccessPolicy(queue).Statement);
   const kept = statements.filter((s) => s.Sid !== label);

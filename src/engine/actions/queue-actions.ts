@@ -23,6 +23,7 @@ import type { QueueRecord, RequestContext } from '../kernel/types.js';
 import { checkQueueName, hasForbiddenCharacters, intParam, requireString } from '../queues/validation.js';
 import { newQueue } from '../store/queues.js';
 import { messageCounts } from '../store/messages.js';
+import { checkAccess, resolveQueue, urlOf } from '../queues/queue-lookup.js';
 
 const stringMap = (v: unknown, name: string): Record<string, string> | undefined => {
   if (v === undefined || v === null) return undefined;
@@ -91,7 +92,7 @@ export async function createQueue(
       }
     }
   }
-  return { QueueUrl: engine.urlOf(ctx, queue) };
+  return { QueueUrl: urlOf(engine, ctx, queue) };
 }
 
 export async function getQueueUrl(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['GetQueueUrl']) {
@@ -99,8 +100,8 @@ export async function getQueueUrl(engine: ActionEngine, ctx: RequestContext, inp
   const owner = input.QueueOwnerAWSAccountId === undefined ? ctx.accountId : String(input.QueueOwnerAWSAccountId);
   const queue = await engine.store.queues.get({ accountId: owner, region: ctx.region, name });
   if (!queue) throw errors.queueDoesNotExist();
-  engine.checkAccess(ctx, queue);
-  return { QueueUrl: engine.urlOf(ctx, queue) };
+  checkAccess(engine, ctx, queue);
+  return { QueueUrl: urlOf(engine, ctx, queue) };
 }
 
 export async function listQueues(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['ListQueues']) {
@@ -111,7 +112,7 @@ export async function listQueues(engine: ActionEngine, ctx: RequestContext, inpu
   const rows = await engine.store.queues.list(ctx, prefix, after, limit + 1);
   const page = rows.slice(0, limit);
   const out: Record<string, unknown> = {};
-  if (page.length) out.QueueUrls = page.map((q) => engine.urlOf(ctx, q));
+  if (page.length) out.QueueUrls = page.map((q) => urlOf(engine, ctx, q));
   // SQS pages only when MaxResults is given.
   if (max !== undefined && rows.length > limit) out.NextToken = encodeToken(page[page.length - 1]!.name);
   return out;
@@ -133,7 +134,7 @@ export function decodeToken(token: unknown): string | undefined {
 }
 
 export async function deleteQueue(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['DeleteQueue']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   if (await engine.store.queues.delete(queue.id)) engine.queueQuota.give(queue.accountId);
   engine.fair.forget(queue.id);
   engine.queueDeleted(queue.id);
@@ -142,7 +143,7 @@ export async function deleteQueue(engine: ActionEngine, ctx: RequestContext, inp
 }
 
 export async function purgeQueue(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['PurgeQueue']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const ok = await engine.store.queues.purge(queue.id, engine.clock.now(), 60_000);
   if (!ok) {
     throw sqsError(
@@ -159,7 +160,7 @@ export async function getQueueAttributes(
   ctx: RequestContext,
   input: ActionInputs['GetQueueAttributes'],
 ) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const names = stringList(input.AttributeNames, 'AttributeNames') ?? [];
   for (const n of names) {
     if (n !== 'All' && !isKnownAttribute(n)) throw sqsError('InvalidAttributeName', `Unknown Attribute ${n}.`);
@@ -216,7 +217,7 @@ export async function setQueueAttributes(
   ctx: RequestContext,
   input: ActionInputs['SetQueueAttributes'],
 ) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const given = stringMap(input.Attributes, 'Attributes');
   if (!given) throw errors.missingParameter('Attributes');
   if (queue.fifo && given.FifoQueue !== undefined) {
@@ -272,7 +273,7 @@ function checkTags(tags: Record<string, string>): void {
 }
 
 export async function tagQueue(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['TagQueue']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const tags = stringMap(input.Tags, 'Tags');
   // SQS treats an empty map as a missing one.
   if (!tags || Object.keys(tags).length === 0) throw errors.missingParameter('Tags');
@@ -282,7 +283,7 @@ export async function tagQueue(engine: ActionEngine, ctx: RequestContext, input:
 }
 
 export async function untagQueue(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['UntagQueue']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const keys = stringList(input.TagKeys, 'TagKeys');
   if (!keys) throw errors.missingParameter('TagKeys');
   // SQS checks each key's length, and reads an empty list as one empty key.
@@ -294,6 +295,6 @@ export async function untagQueue(engine: ActionEngine, ctx: RequestContext, inpu
 }
 
 export async function listQueueTags(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['ListQueueTags']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   return Object.keys(queue.tags).length ? { Tags: queue.tags } : {};
 }

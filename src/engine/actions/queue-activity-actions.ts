@@ -4,6 +4,7 @@ import { wireRates } from './queue-summary-actions.js';
 import type { ActionInputs } from './action-inputs.js';
 import { MINUTE_MS, minuteOf, type ActivityMinute } from '../store/activity.js';
 import type { RequestContext } from '../kernel/types.js';
+import { resolveQueue } from '../queues/queue-lookup.js';
 
 /** Minutes GetQueueActivity returns, the current one included. */
 const ACTIVITY_MINUTES = 60;
@@ -24,7 +25,7 @@ export async function getQueueActivity(
   ctx: RequestContext,
   input: ActionInputs['GetQueueActivity'],
 ) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const now = engine.clock.now();
   const last = minuteOf(now);
   const first = last - (ACTIVITY_MINUTES - 1) * MINUTE_MS;

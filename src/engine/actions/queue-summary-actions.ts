@@ -17,6 +17,7 @@ import {
 } from '../activity/queue-overview.js';
 import type { QueueDepth, QueueRecord, RequestContext } from '../kernel/types.js';
 import { intParam } from '../queues/validation.js';
+import { urlOf } from '../queues/queue-lookup.js';
 
 /**
  * ListQueueSummaries (a Redrive extension): the caller's queues with their counts and
@@ -192,7 +193,7 @@ function summary(
   const arn = engine.arnOf(q);
   const settings = engine.settingsOf(q);
   const out: Record<string, unknown> = {
-    QueueUrl: engine.urlOf(ctx, q),
+    QueueUrl: urlOf(engine, ctx, q),
     QueueName: q.name,
     QueueArn: arn,
     Region: q.region,
@@ -200,14 +201,14 @@ function summary(
     ApproximateNumberOfMessages: d?.visible ?? 0,
     ApproximateNumberOfMessagesNotVisible: d?.inflight ?? 0,
     ApproximateNumberOfMessagesDelayed: d?.delayed ?? 0,
-    DeadLetterSourceQueueUrls: (sources.get(arn) ?? []).map((s) => engine.urlOf(ctx, s)),
+    DeadLetterSourceQueueUrls: (sources.get(arn) ?? []).map((s) => urlOf(engine, ctx, s)),
     Rates: wireRates(rates.get(q.id) ?? NO_RATES),
   };
   // The sources that dead-letter here through an AMQP dead-letter exchange, and which.
   const viaExchange = (sources.get(arn) ?? []).filter((s) => engine.settingsOf(s).deadLetterExchange !== undefined);
   if (viaExchange.length) {
     out.DeadLetterSourceExchanges = viaExchange.map((s) => ({
-      QueueUrl: engine.urlOf(ctx, s),
+      QueueUrl: urlOf(engine, ctx, s),
       Exchange: engine.settingsOf(s).deadLetterExchange,
     }));
   }

@@ -19,6 +19,7 @@ import {
   intParam,
 } from '../queues/validation.js';
 import { failure } from './message-actions.js';
+import { knownQueue, resolveQueue } from '../queues/queue-lookup.js';
 
 /**
  * SendMessage and SendMessageBatch: each message validated and built here, then stored in
@@ -96,7 +97,7 @@ function sendResult(queue: QueueRecord, m: StoredMessage) {
 }
 
 export async function sendMessage(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['SendMessage']) {
-  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
+  const queue = knownQueue(engine, ctx, input.QueueUrl) ?? (await resolveQueue(engine, ctx, input.QueueUrl));
   checkFifoParameters(queue, input, false);
   const { message, size } = buildMessage(engine, ctx, queue, input, false);
   const limit = lengthLimit(engine, queue);
@@ -130,7 +131,7 @@ export async function sendMessageBatch(
   ctx: RequestContext,
   input: ActionInputs['SendMessageBatch'],
 ) {
-  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
+  const queue = knownQueue(engine, ctx, input.QueueUrl) ?? (await resolveQueue(engine, ctx, input.QueueUrl));
   const entries = checkBatchEntries<MessageFields & { Id: string }>(input.Entries, 'SendMessageBatchRequestEntry');
   for (const e of entries) checkFifoParameters(queue, e, true);
   let total = 0;
