@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { newQueue } from '../src/engine/store/queues.js';
 import type { PostgresStore } from '../src/stores/postgres/store.js';
+import { processCpuSeconds } from './processes.js';
 import { markdown } from './report.js';
 import { median } from './stats.js';
 
@@ -15,6 +16,8 @@ import { median } from './stats.js';
  * so the cluster must be one nothing else writes to (a private one: any other database's
  * writes count too). Each round gets a new database on the cluster of BENCH_POSTGRES_URL
  * (a maintenance database URL), dropped after it. BENCH_STORE_DIST runs another build's store.
+ * The CPU per message of this process (the store's side) and, given BENCH_POSTGRES_PID
+ * (the postmaster's pid), of the database server are reported beside the bytes.
  *
  *   BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:54329/postgres node dist/bench/postgres-wal.js [messages=5000] [batch=16] [rounds=3]
  */
@@ -37,6 +40,24 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>, url = adminUrl): Promi
     await c.end();
   }
 }
+/**
+ * CPU seconds of the database server so far, when BENCH_POSTGRES_PID names its postmaster:
+ * the postmaster's own, its reaped children's, and its live children's (the backends),
+ * from /proc. The cluster must be private for this too.
+ */
+const postmaster = process.env.BENCH_POSTGRES_PID && Number(process.env.BENCH_POSTGRES_PID);
+function databaseCpu(): number {
+  if (!postmaster) return 0;
+  let total = processCpuSeconds(postmaster, true);
+  for (const pid of readFileSync(`/proc/${postmaster}/task/${postmaster}/children`, 'utf8').trim().split(/\s+/))
+    if (pid)
+      try {
+        total += processCpuSeconds(Number(pid));
+      } catch {
+        // a backend that exited in between: its time is in the postmaster's reaped children's now
+      }
+  return total;
+}
 const lsn = () =>
   admin(async (c) => BigInt((await c.query("SELECT pg_current_wal_insert_lsn() - '0/0' AS b")).rows[0].b as string));
 
@@ -46,14 +67,20 @@ async function round(): Promise<Record<string, number>> {
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const store = await Store.open({ url: url.toString() });
+  let closed = false;
   try {
     const now = Date.now();
     const { queue } = await store.queues.create(
       newQueue({ accountId: '000000000000', region: 'us-east-1', name: 'wal', fifo: false, attributes: {} }, now),
     );
-    const phase = async (run: () => Promise<void>) => {
+    const cpu: Record<string, number> = {};
+    const phase = async (run: () => Promise<void>, name: string) => {
       const before = await lsn();
+      const [db, node] = [databaseCpu(), process.cpuUsage()];
       await run();
+      const nodeUs = process.cpuUsage(node);
+      cpu[`${name}: node CPU µs`] = (nodeUs.user + nodeUs.system) / messages;
+      if (postmaster) cpu[`${name}: database CPU µs`] = ((databaseCpu() - db) * 1e6) / messages;
       return Number((await lsn()) - before) / messages;
     };
     const send = await phase(async () => {
@@ -67,7 +94,7 @@ async function round(): Promise<Record<string, number>> {
           ),
         );
       }
-    });
+    }, 'send');
     const receipts: { seq: number; token: string }[] = [];
     const receive = await phase(async () => {
       for (let got = 1; got > 0; ) {
@@ -90,7 +117,7 @@ async function round(): Promise<Record<string, number>> {
             receipts.push({ seq: m.seq, token: m.receiptToken! });
           }
       }
-    });
+    }, 'receive');
     const remove = await phase(async () => {
       for (let i = 0; i < receipts.length; i += 10 * Math.max(1, batch / 2)) {
         const chunk = receipts.slice(i, i + 10 * Math.max(1, batch / 2));
@@ -101,11 +128,35 @@ async function round(): Promise<Record<string, number>> {
           ),
         );
       }
-    });
+    }, 'delete');
     if (receipts.length !== messages) throw new Error(`received ${receipts.length} of ${messages}`);
-    return { send, receive, delete: remove, 'whole cycle': send + receive + remove };
-  } finally {
+    const cycle = (what: string) =>
+      ['send', 'receive', 'delete'].reduce((sum, p) => sum + (cpu[`${p}: ${what}`] ?? 0), 0);
+    // Which of the updates (the claims) were HOT: the store's backends report their counts
+    // to the statistics when they exit (idle ones only every 10 s).
     await store.close();
+    closed = true;
+    await new Promise((r) => setTimeout(r, 500));
+    const { rows: upd } = await admin(
+      (c) =>
+        c.query<{ n: string; hot: string }>(
+          "SELECT sum(n_tup_upd) AS n, sum(n_tup_hot_upd) AS hot FROM pg_stat_user_tables WHERE relname IN ('messages', 'deliveries')",
+        ),
+      url.toString(),
+    );
+    return {
+      'message updates per message': Number(upd[0]!.n) / messages,
+      'HOT updates per message': Number(upd[0]!.hot) / messages,
+      send,
+      receive,
+      delete: remove,
+      'whole cycle': send + receive + remove,
+      'cycle: node CPU µs': cycle('node CPU µs'),
+      ...(postmaster && { 'cycle: database CPU µs': cycle('database CPU µs') }),
+      ...cpu,
+    };
+  } finally {
+    if (!closed) await store.close();
     await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
   }
 }
@@ -117,7 +168,7 @@ console.log(
 );
 console.log(
   markdown(
-    ['phase', 'WAL B/msg', 'rounds'],
+    ['phase', 'WAL B/msg, or CPU µs/msg', 'rounds'],
     Object.keys(all[0]!).map((k) => [
       k,
       Math.round(median(all.map((a) => a[k]!))).toString(),

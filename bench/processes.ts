@@ -134,14 +134,18 @@ export function processRssBytes(pid: number): number | undefined {
 /** Linux clock ticks per second for /proc/<pid>/stat; 100 on every common kernel. */
 const CLOCK_TICKS = 100;
 
-/** CPU time (user + system, all threads) a process has used so far, in seconds. */
-export function processCpuSeconds(pid: number): number {
+/**
+ * CPU time (user + system, all threads) a process has used so far, in seconds; with
+ * `reaped`, also that of its children that have exited and been waited for.
+ */
+export function processCpuSeconds(pid: number, reaped = false): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // The command name (field 2) may contain spaces, so count fields after its ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
-  return (utime + stime) / CLOCK_TICKS;
+  const children = reaped ? Number(fields[13]) + Number(fields[14]) : 0;
+  return (utime + stime + children) / CLOCK_TICKS;
 }
 
 /**

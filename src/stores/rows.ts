@@ -63,7 +63,7 @@ export interface MessageRow {
  * reads fetch rows as arrays in this order (`raw`, sqlite/message-rows.ts): better-sqlite3
  * builds a row object several times slower than an array, which was a third of a receive's cost.
  */
-const READ_COLUMN_NAMES = [
+export const READ_COLUMN_NAMES = [
   'seq',
   'queue_id',
   'message_id',

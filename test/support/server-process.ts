@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before } from 'node:test';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { SQSClient, type SQSClientConfig } from '@aws-sdk/client-sqs';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { Sha256 } from '../../src/cli/credentials.js';
 import { createTestDatabase, type TestDatabase } from './postgres.js';
@@ -190,12 +190,13 @@ function readable(out: string): string {
     .join('\n');
 }
 
-export function sqsClient(url: string): SQSClient {
+export function sqsClient(url: string, extra: SQSClientConfig = {}): SQSClient {
   return new SQSClient({
     endpoint: url,
     region: 'us-east-1',
     credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
     maxAttempts: 1,
+    ...extra,
   });
 }
 

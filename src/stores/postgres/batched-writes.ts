@@ -2,6 +2,8 @@ import type pg from 'pg';
 import type { NewMessage, StoredMessage } from '../../engine/kernel/types.js';
 import { storedAt } from '../rows.js';
 import { GroupCommit } from './group-commit.js';
+import { tokenText } from '../receipt-bytes.js';
+import { insertRows } from './message-rows.js';
 import { INSERT_COLUMNS, insertArrays, query, unnestInsert } from './sql.js';
 import { addReady, readyCount } from '../wakeup-listeners.js';
 import { AVAILABLE_CHANNEL, type PostgresWakeups, type SentCount } from './wakeups.js';
@@ -23,19 +25,16 @@ const PAYLOAD = `$${INSERT_COLUMNS.length + 1}::text`;
  */
 const SEND_SQL = `
   WITH input AS MATERIALIZED (SELECT nextval('messages_seq') AS seq, t.* FROM ${unnestInsert(1, 't')}),
-  stored AS (
-    INSERT INTO messages (seq, ${INSERT_COLUMNS.join(', ')})
-    SELECT seq, ${INSERT_COLUMNS.join(', ')} FROM input ORDER BY queue_id, seq
-  ),
+  ${insertRows('input')},
   notified AS (SELECT pg_notify('${AVAILABLE_CHANNEL}', ${PAYLOAD}) WHERE ${PAYLOAD} IS NOT NULL)
   -- Reading notified once (an InitPlan) is what runs it: a SELECT in WITH runs only if read.
   SELECT seq FROM input WHERE (SELECT count(*) FROM notified) IS NOT NULL ORDER BY ord`;
 
 const DELETE_SQL = `
   WITH gone AS (
-    DELETE FROM messages m USING unnest($1::bigint[], $2::bigint[]) AS d(queue_id, seq)
-     WHERE m.seq = d.seq AND m.queue_id = d.queue_id
-    RETURNING m.queue_id, m.seq, m.receipt_token, m.visible_at, m.group_id
+    DELETE FROM deliveries d USING unnest($1::bigint[], $2::bigint[]) AS u(queue_id, seq)
+     WHERE d.queue_id = u.queue_id AND d.seq = u.seq
+    RETURNING d.queue_id, d.seq, d.receipt, d.visible_at, d.group_id
   )
   SELECT * FROM gone`;
 
@@ -120,7 +119,7 @@ async function deleteAll(pool: pg.Pool, items: Delete[]): Promise<Map<number, Go
   type Row = {
     queue_id: string;
     seq: string;
-    receipt_token: string | null;
+    receipt: Buffer | null;
     visible_at: string;
     group_id: string | null;
   };
@@ -133,7 +132,7 @@ async function deleteAll(pool: pg.Pool, items: Delete[]): Promise<Map<number, Go
   const found = new Map(
     rows.map((r) => [
       `${r.queue_id}:${r.seq}`,
-      { receiptToken: r.receipt_token, visibleAt: Number(r.visible_at), groupId: r.group_id },
+      { receiptToken: tokenText(r.receipt), visibleAt: Number(r.visible_at), groupId: r.group_id },
     ]),
   );
   // Each message goes to the first request that named it; a later one finds it gone.

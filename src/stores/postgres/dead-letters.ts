@@ -12,19 +12,28 @@ import {
 } from '../../engine/store/dead-letters.js';
 import type { ReceiptRef } from '../../engine/store/messages.js';
 import type { DeathReason, NewMessage, StoredMessage } from '../../engine/kernel/types.js';
-import { toMessage, type MessageRow } from '../rows.js';
+import { deleteMessages, MESSAGE_FROM, messageColumns, pgMessage, type PgMessageRow } from './message-rows.js';
 import { createQueue } from './queues.js';
 import { inTransaction, insertMessages } from './sql.js';
 import type { PostgresWakeups } from './wakeups.js';
 
-/** Moves standard messages to their dead-letter queues in place, keeping their positions. */
+/**
+ * Moves standard messages to their dead-letter queues in place, keeping their positions:
+ * both rows of each change queue (the count and depth triggers follow the sent row).
+ */
 const MOVE_SQL = `
-  UPDATE messages m SET queue_id = u.dest, visible_at = $1, sent_at = u.sent_at, dedup_id = u.dedup_id,
-    dead_letter_source = u.arn, dead_lettered_at = $1, deaths = u.deaths, expires_at = u.expires_at,
-    receive_count = coalesce(u.receive_count, m.receive_count), receipt_token = NULL, received_at = NULL
-    FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::int[])
-      AS u(seq, dest, sent_at, dedup_id, arn, deaths, expires_at, receive_count)
-   WHERE m.seq = u.seq`;
+  WITH u AS MATERIALIZED (
+    SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::int[], $10::bigint[])
+      AS u(seq, dest, sent_at, dedup_id, arn, deaths, expires_at, receive_count, source)
+  ),
+  sent AS (
+    UPDATE messages m SET queue_id = u.dest, dedup_id = u.dedup_id, dead_letter_source = u.arn, dead_lettered_at = $1,
+      deaths = u.deaths, expires_at = u.expires_at
+      FROM u WHERE m.seq = u.seq
+  )
+  UPDATE deliveries d SET queue_id = u.dest, visible_at = $1, sent_at = u.sent_at,
+    receive_count = coalesce(u.receive_count, d.receive_count), receipt = NULL, received_at = NULL
+    FROM u WHERE d.queue_id = u.source AND d.seq = u.seq`;
 
 /**
  * Dead-lettering for every reason, as in the SQLite store: the move itself (shared by
@@ -42,12 +51,12 @@ export class PostgresDeadLetters implements DeadLetterStore {
   async reject(queueId: number, receipt: ReceiptRef, now: number, target: DeadLetterTarget): Promise<RejectResult> {
     const result = await inTransaction(this.pool, async (c): Promise<RejectResult> => {
       const deadLettered: DeadLettered[] = [];
-      const { rows } = await c.query<MessageRow>('SELECT * FROM messages WHERE seq = $1 AND queue_id = $2 FOR UPDATE', [
-        receipt.seq,
-        queueId,
-      ]);
+      const { rows } = await c.query<PgMessageRow>(
+        `SELECT ${messageColumns()} FROM ${MESSAGE_FROM} WHERE d.seq = $1 AND d.queue_id = $2 FOR UPDATE OF d`,
+        [receipt.seq, queueId],
+      );
       if (!rows[0]) return { outcome: 'gone', deadLettered };
-      const m = toMessage(rows[0]);
+      const m = pgMessage(rows[0]);
       if (m.receiptToken !== receipt.token) return { outcome: 'stale', deadLettered };
       if (m.visibleAt <= now) return { outcome: 'lapsed', deadLettered };
       await this.move(c, [m], target, now, deadLettered);
@@ -65,13 +74,14 @@ export class PostgresDeadLetters implements DeadLetterStore {
     target: DeadLetterTarget | undefined,
   ): Promise<DeadLettered[]> {
     const out = await inTransaction(this.pool, async (c) => {
-      const { rows } = await c.query<MessageRow>(
-        `SELECT * FROM messages WHERE queue_id = $1 AND expires_at <= $2 AND visible_at <= $2
-          ORDER BY expires_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED`,
+      const { rows } = await c.query<PgMessageRow>(
+        `SELECT ${messageColumns()} FROM ${MESSAGE_FROM}
+          WHERE m.queue_id = $1 AND m.expires_at <= $2 AND d.queue_id = $1 AND d.visible_at <= $2
+          ORDER BY m.expires_at, m.seq LIMIT $3 FOR UPDATE OF d SKIP LOCKED`,
         [queueId, now, limit],
       );
       const deadLettered: DeadLettered[] = [];
-      await this.moveOrDrop(c, rows.map(toMessage), target, 'expired', now, deadLettered);
+      await this.moveOrDrop(c, rows.map(pgMessage), target, 'expired', now, deadLettered);
       return deadLettered;
     });
     this.wakeups.wakeDestinations(out);
@@ -115,10 +125,14 @@ export class PostgresDeadLetters implements DeadLetterStore {
         inPlace.map((x) => (x.deaths?.length ? JSON.stringify(x.deaths) : null)),
         inPlace.map((x) => x.p.expiresAt ?? null),
         inPlace.map((x) => x.p.receiveCount ?? null),
+        inPlace.map((x) => x.m.queueId),
       ]);
     }
     if (reinserted.length) {
-      await c.query('DELETE FROM messages WHERE seq = ANY($1::bigint[])', [reinserted.map((x) => x.m.seq)]);
+      await deleteMessages(
+        c,
+        reinserted.map((x) => x.m),
+      );
       await insertMessages(
         c,
         reinserted.map(({ m, p, dest, deaths }) => ({
@@ -148,7 +162,10 @@ export class PostgresDeadLetters implements DeadLetterStore {
     }
     if (copied.length) {
       // AMQP dead-letter exchanges: each message is replaced by a copy in every queue it routes to.
-      await c.query('DELETE FROM messages WHERE seq = ANY($1::bigint[])', [copied.map((x) => x.m.seq)]);
+      await deleteMessages(
+        c,
+        copied.map((x) => x.m),
+      );
       const copies = copied.flatMap(({ m, p }) =>
         p.copies.map((k) => ({
           m,
@@ -161,9 +178,9 @@ export class PostgresDeadLetters implements DeadLetterStore {
       );
       // A copy keeps the first receive time, as a message moved to an SQS DLQ does.
       await c.query(
-        `UPDATE messages SET first_received_at = x.at
-         FROM unnest($1::bigint[], $2::bigint[]) AS x(seq, at) WHERE messages.seq = x.seq`,
-        [seqs, copies.map((x) => x.m.firstReceivedAt)],
+        `UPDATE deliveries d SET first_received_at = x.at
+         FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS x(seq, at, queue_id) WHERE d.queue_id = x.queue_id AND d.seq = x.seq`,
+        [seqs, copies.map((x) => x.m.firstReceivedAt), copies.map((x) => x.row.queueId)],
       );
       for (const { m, p } of copied) out.push(...copyOutcomes(m, p, target.reason));
     }
@@ -204,7 +221,7 @@ export class PostgresDeadLetters implements DeadLetterStore {
   ): Promise<void> {
     if (messages.length === 0) return;
     if (target) return this.move(c, messages, target, now, out);
-    await c.query('DELETE FROM messages WHERE seq = ANY($1::bigint[])', [messages.map((m) => m.seq)]);
+    await deleteMessages(c, messages);
     for (const m of messages) out.push({ kind: 'dropped', messageId: m.messageId, from: m.queueId, reason });
   }
 
@@ -216,7 +233,7 @@ export class PostgresDeadLetters implements DeadLetterStore {
   async lockDepth(c: pg.PoolClient, queueId: number): Promise<void> {
     await c.query(
       `INSERT INTO queue_depth (queue_id, messages, bytes)
-       SELECT $1, count(*), coalesce(sum(octet_length(body)), 0) FROM messages WHERE queue_id = $1
+       SELECT $1, count(*), coalesce(sum(octet_length(m.body)), 0) FROM ${MESSAGE_FROM} WHERE d.queue_id = $1
        ON CONFLICT (queue_id) DO NOTHING`,
       [queueId],
     );
@@ -250,12 +267,13 @@ export class PostgresDeadLetters implements DeadLetterStore {
       if (limit.overflow === 'reject-publish') return false;
       const {
         rows: [head],
-      } = await c.query<MessageRow>(
-        'SELECT * FROM messages WHERE queue_id = $1 AND visible_at <= $2 ORDER BY visible_at, seq LIMIT 1 FOR UPDATE SKIP LOCKED',
+      } = await c.query<PgMessageRow>(
+        `SELECT ${messageColumns()} FROM ${MESSAGE_FROM} WHERE d.queue_id = $1 AND d.visible_at <= $2
+          ORDER BY d.visible_at, d.seq LIMIT 1 FOR UPDATE OF d SKIP LOCKED`,
         [queueId, m.sentAt],
       );
       if (!head) return false;
-      await this.moveOrDrop(c, [toMessage(head)], limit.deadLetter, 'maxlen', m.sentAt, out);
+      await this.moveOrDrop(c, [pgMessage(head)], limit.deadLetter, 'maxlen', m.sentAt, out);
     }
   }
 }

@@ -26,12 +26,12 @@ export async function queueDepths(
     );
     const { rows } = await client.query<DepthRow>(
       `SELECT q.id, (SELECT coalesce(sum(messages), 0) FROM queue_count c WHERE c.queue_id = q.id) AS total, h.hidden, h.inflight,
-              (SELECT sent_at FROM messages m WHERE m.queue_id = q.id ORDER BY seq LIMIT 1) AS oldest,
-              (SELECT count(DISTINCT group_id) FROM messages m WHERE m.queue_id = q.id AND group_id IS NOT NULL
-                  AND receipt_token IS NOT NULL AND visible_at > $2) AS groups
+              (SELECT sent_at FROM deliveries d WHERE d.queue_id = q.id ORDER BY seq LIMIT 1) AS oldest,
+              (SELECT count(DISTINCT group_id) FROM deliveries d WHERE d.queue_id = q.id AND group_id IS NOT NULL
+                  AND receipt IS NOT NULL AND visible_at > $2) AS groups
          FROM queues q
          CROSS JOIN LATERAL (SELECT count(*) AS hidden, count(*) FILTER (WHERE receive_count > 0) AS inflight
-                               FROM messages m WHERE m.queue_id = q.id AND visible_at > $2) h
+                               FROM deliveries d WHERE d.queue_id = q.id AND visible_at > $2) h
         WHERE q.id = ANY($1::bigint[])`,
       [queueIds, now],
     );
@@ -63,9 +63,9 @@ interface DepthRow {
 
 /** In-flight messages only. */
 export async function countInflight(pool: pg.Pool, queueId: number, now: number): Promise<number> {
-  // The range condition on visible_at lets messages_ready skip the visible backlog.
+  // The range condition on visible_at lets deliveries_ready skip the visible backlog.
   const { rows } = await pool.query<{ n: string }>(
-    'SELECT count(*) AS n FROM messages WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0',
+    'SELECT count(*) AS n FROM deliveries WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0',
     [queueId, now],
   );
   return Number(rows[0]!.n);
@@ -74,7 +74,7 @@ export async function countInflight(pool: pg.Pool, queueId: number, now: number)
 /** A fair queue's messages in flight, in all and by group. */
 export async function inflightByGroup(pool: pg.Pool, queueId: number, now: number): Promise<GroupInflight> {
   const { rows } = await pool.query<{ group_id: string | null; n: string }>(
-    'SELECT group_id, count(*) AS n FROM messages WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0 GROUP BY group_id',
+    'SELECT group_id, count(*) AS n FROM deliveries WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0 GROUP BY group_id',
     [queueId, now],
   );
   const groups = new Map<string, number>();
@@ -96,7 +96,7 @@ export async function quietDepth(
   const { rows } = await pool.query<{ visible: string; inflight: string; delayed: string; oldest: string | null }>(
     `SELECT count(*) FILTER (WHERE visible_at <= $2) AS visible, count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0) AS inflight,
             count(*) FILTER (WHERE visible_at > $2 AND receive_count = 0) AS delayed, min(sent_at) AS oldest
-       FROM messages WHERE queue_id = $1 AND (group_id IS NULL OR group_id <> ALL($3::text[]))`,
+       FROM deliveries WHERE queue_id = $1 AND (group_id IS NULL OR group_id <> ALL($3::text[]))`,
     [queueId, now, noisy],
   );
   const r = rows[0]!;

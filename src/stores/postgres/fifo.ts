@@ -3,9 +3,10 @@ import type { DeadLettered } from '../../engine/store/dead-letters.js';
 import { planFifoReceive } from '../../engine/store/fifo-plan.js';
 import type { ReceiveRequest, ReceiveResult } from '../../engine/store/messages.js';
 import type { StoredMessage } from '../../engine/kernel/types.js';
-import { toMessage, type MessageRow } from '../rows.js';
+import { tokenBytes } from '../receipt-bytes.js';
+import { MESSAGE_FROM, messageColumns, pgMessage, type PgMessageRow } from './message-rows.js';
 import type { PostgresDeadLetters } from './dead-letters.js';
-import { inTransaction, messageColumns, NO_LIMIT, query, type ReceiveRow } from './sql.js';
+import { inTransaction, NO_LIMIT, query, type ReceiveRow } from './sql.js';
 import type { PostgresWakeups } from './wakeups.js';
 
 /**
@@ -28,7 +29,7 @@ const FIFO_RECEIVE_SQL = `
            count(*) FILTER (WHERE m.visible_at > $2 OR m.receive_count >= $5)
              OVER (PARTITION BY g.group_id ORDER BY m.seq) AS stops
       FROM groups g CROSS JOIN LATERAL (
-        SELECT seq, visible_at, sent_at, receive_count FROM messages
+        SELECT seq, visible_at, sent_at, receive_count FROM deliveries
          WHERE queue_id = $1 AND group_id = g.group_id ORDER BY seq LIMIT $4::int + 10
       ) m
   ),
@@ -36,14 +37,15 @@ const FIFO_RECEIVE_SQL = `
     SELECT seq, row_number() OVER (ORDER BY g_at, g_seq, seq) AS n FROM heads WHERE stops = 0 AND sent_at >= $3
   ),
   claimed AS (
-    UPDATE messages m SET visible_at = $6, receive_count = m.receive_count + 1,
-      first_received_at = coalesce(m.first_received_at, $2), received_at = $2, receipt_token = ($7::text[])[x.n]
-      FROM numbered x WHERE m.seq = x.seq AND x.n <= $4 AND m.visible_at <= $2
-    RETURNING m.*, x.n
+    UPDATE deliveries d SET visible_at = $6, receive_count = d.receive_count + 1,
+      first_received_at = coalesce(d.first_received_at, $2), received_at = $2, receipt = ($7::bytea[])[x.n]
+      FROM numbered x WHERE d.queue_id = $1 AND d.seq = x.seq AND x.n <= $4 AND d.visible_at <= $2
+    RETURNING d.*, x.n
   )
-  SELECT false AS poison, ${messageColumns('c')}, c.n FROM claimed c
+  SELECT false AS poison, ${messageColumns('c', 'm')}, c.n FROM claimed c JOIN messages m ON m.seq = c.seq
   UNION ALL
-  SELECT true, ${messageColumns('m')}, 0 FROM heads h JOIN messages m ON m.seq = h.seq
+  SELECT true, ${messageColumns('d', 'm')}, 0
+    FROM heads h JOIN deliveries d ON d.queue_id = $1 AND d.seq = h.seq JOIN messages m ON m.seq = h.seq
    WHERE h.stops = 1 AND h.visible_at <= $2 AND h.receive_count >= $5
   ORDER BY n`;
 
@@ -100,7 +102,7 @@ export class PostgresFifo {
     queueId: number,
     req: ReceiveRequest,
   ): Promise<{ messages: StoredMessage[]; poison: boolean }> {
-    const tokens = Array.from({ length: req.max }, () => req.newToken());
+    const tokens = Array.from({ length: req.max }, () => tokenBytes(req.newToken()));
     const params = [
       queueId,
       req.now,
@@ -111,7 +113,7 @@ export class PostgresFifo {
       tokens,
     ];
     const { rows } = await query<ReceiveRow>(db, FIFO_RECEIVE_SQL, params, 'redrive-fifo-receive');
-    return { messages: rows.filter((r) => !r.poison).map(toMessage), poison: rows.some((r) => r.poison) };
+    return { messages: rows.filter((r) => !r.poison).map(pgMessage), poison: rows.some((r) => r.poison) };
   }
 
   /**
@@ -133,29 +135,30 @@ export class PostgresFifo {
       [queueId, req.now, room],
     );
     if (groups.length === 0) return { messages: [], deadLettered };
-    const { rows } = await c.query<MessageRow & { ord: string }>(
-      `SELECT g.ord, m.* FROM unnest($2::text[]) WITH ORDINALITY AS g(group_id, ord)
-         CROSS JOIN LATERAL (SELECT * FROM messages WHERE queue_id = $1 AND group_id = g.group_id ORDER BY seq LIMIT $3::int + 10) m
-        ORDER BY g.ord, m.seq`,
+    const { rows } = await c.query<PgMessageRow & { ord: string }>(
+      `SELECT g.ord, x.* FROM unnest($2::text[]) WITH ORDINALITY AS g(group_id, ord)
+         CROSS JOIN LATERAL (SELECT ${messageColumns()} FROM ${MESSAGE_FROM}
+                              WHERE d.queue_id = $1 AND d.group_id = g.group_id ORDER BY d.seq LIMIT $3::int + 10) x
+        ORDER BY g.ord, x.seq`,
       [queueId, groups.map((g) => g.group_id), room],
     );
-    const heads = groups.map((_, i) => rows.filter((r) => Number(r.ord) === i + 1).map(toMessage));
+    const heads = groups.map((_, i) => rows.filter((r) => Number(r.ord) === i + 1).map(pgMessage));
     const plan = planFifoReceive(heads, req, room);
     if (req.deadLetter && plan.deadLetter.length) {
       await this.deadLetters.move(c, plan.deadLetter, req.deadLetter, req.now, deadLettered);
     }
     if (plan.claim.length === 0) return { messages: [], deadLettered };
     const tokens = plan.claim.map(() => req.newToken());
-    const { rows: claimed } = await c.query<MessageRow & { n: string }>(
+    const { rows: claimed } = await c.query<PgMessageRow & { n: string }>(
       `WITH claimed AS (
-         UPDATE messages m SET visible_at = $1, receive_count = m.receive_count + 1,
-           first_received_at = coalesce(m.first_received_at, $2), received_at = $2, receipt_token = u.token
-           FROM unnest($3::bigint[], $4::text[]) WITH ORDINALITY AS u(seq, token, n) WHERE m.seq = u.seq
-         RETURNING m.*, u.n)
-       SELECT * FROM claimed ORDER BY n`,
-      [req.now + req.visibilityTimeoutMs, req.now, plan.claim.map((m) => m.seq), tokens],
+         UPDATE deliveries d SET visible_at = $1, receive_count = d.receive_count + 1,
+           first_received_at = coalesce(d.first_received_at, $2), received_at = $2, receipt = u.token
+           FROM unnest($3::bigint[], $4::bytea[]) WITH ORDINALITY AS u(seq, token, n) WHERE d.queue_id = $5 AND d.seq = u.seq
+         RETURNING d.*, u.n)
+       SELECT ${messageColumns('c', 'm')}, c.n FROM claimed c JOIN messages m ON m.seq = c.seq ORDER BY c.n`,
+      [req.now + req.visibilityTimeoutMs, req.now, plan.claim.map((m) => m.seq), tokens.map(tokenBytes), queueId],
     );
-    return { messages: claimed.map(toMessage), deadLettered };
+    return { messages: claimed.map(pgMessage), deadLettered };
   }
 
   /**
@@ -170,11 +173,12 @@ export class PostgresFifo {
     );
     if (!saved[0]) return undefined;
     const receipts = JSON.parse(saved[0].receipts) as [number, string][];
-    const { rows } = await c.query<MessageRow>(
-      'SELECT * FROM messages WHERE queue_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq FOR UPDATE',
+    const { rows } = await c.query<PgMessageRow>(
+      `SELECT ${messageColumns()} FROM ${MESSAGE_FROM} WHERE d.queue_id = $1 AND d.seq = ANY($2::bigint[])
+        ORDER BY d.seq FOR UPDATE OF d`,
       [queueId, receipts.map(([seq]) => seq)],
     );
-    const bySeq = new Map(rows.map((r) => [Number(r.seq), toMessage(r)]));
+    const bySeq = new Map(rows.map((r) => [Number(r.seq), pgMessage(r)]));
     const out: StoredMessage[] = [];
     for (const [seq, token] of receipts) {
       const m = bySeq.get(seq);
@@ -182,8 +186,9 @@ export class PostgresFifo {
       out.push(m);
     }
     const visibleAt = req.now + req.visibilityTimeoutMs;
-    await c.query('UPDATE messages SET visible_at = $1 WHERE seq = ANY($2::bigint[])', [
+    await c.query('UPDATE deliveries SET visible_at = $1 WHERE queue_id = $2 AND seq = ANY($3::bigint[])', [
       visibleAt,
+      queueId,
       out.map((m) => m.seq),
     ]);
     for (const m of out) m.visibleAt = visibleAt;

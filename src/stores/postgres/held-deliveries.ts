@@ -74,11 +74,12 @@ export class PostgresHeldDeliveries implements HeldDeliveryStore {
     const { rows } = await query<{ queue_id: string; n: string }>(
       this.pool,
       `WITH r AS (
-         UPDATE messages SET visible_at = LEAST(sent_at, $1), receipt_token = NULL
-          WHERE queue_id IN (SELECT id FROM queues) AND visible_at > $1 AND receipt_token LIKE $2
+         UPDATE deliveries SET visible_at = LEAST(sent_at, $1), receipt = NULL
+          WHERE queue_id IN (SELECT id FROM queues) AND visible_at > $1 AND receipt LIKE $2
           RETURNING queue_id)
        SELECT queue_id, count(*) AS n FROM r GROUP BY queue_id`,
-      [now, `${holderPrefix(holder)}%`],
+      // An AMQP token is stored as its UTF-8 (receipt-bytes.ts), so its holder's prefix is a LIKE pattern of bytes.
+      [now, Buffer.from(`${holderPrefix(holder)}%`)],
     );
     await query(this.pool, 'DELETE FROM leases WHERE name = $1', [LEASE + holder]);
     const released = rows.map((r) => ({ queueId: Number(r.queue_id), count: Number(r.n) }));

@@ -12,11 +12,11 @@ export class PostgresMaintenance implements MaintenanceStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async retentionDue(rule: RetentionRule, limit: number): Promise<RetentionDue[]> {
-    // One probe of each queue's first position (messages_position), in the database.
+    // One probe of each queue's first position (the key of deliveries), in the database.
     const { rows } = await query<{ queue_id: string; due_at: string }>(
       this.pool,
       `SELECT id AS queue_id, due_at FROM (
-         SELECT q.id, (SELECT sent_at FROM messages m WHERE m.queue_id = q.id ORDER BY seq LIMIT 1)
+         SELECT q.id, (SELECT sent_at FROM deliveries d WHERE d.queue_id = q.id ORDER BY seq LIMIT 1)
            + coalesce((q.attributes::jsonb ->> $1)::bigint, $2) * 1000 AS due_at
          FROM queues q) d
        WHERE due_at IS NOT NULL ORDER BY due_at LIMIT $3`,
@@ -28,7 +28,8 @@ export class PostgresMaintenance implements MaintenanceStore {
   async expiryDue(now: number, limit: number): Promise<number[]> {
     const { rows } = await query<{ queue_id: string }>(
       this.pool,
-      'SELECT DISTINCT queue_id FROM messages WHERE expires_at <= $1 AND visible_at <= $1 LIMIT $2',
+      `SELECT DISTINCT m.queue_id FROM messages m JOIN deliveries d ON d.queue_id = m.queue_id AND d.seq = m.seq
+        WHERE m.expires_at <= $1 AND d.visible_at <= $1 LIMIT $2`,
       [now, limit],
     );
     return rows.map((r) => Number(r.queue_id));
@@ -44,13 +45,13 @@ export class PostgresMaintenance implements MaintenanceStore {
     let total = 0;
     // Batches keep each transaction short, so a large sweep never holds many locks. The
     // sweep walks the queue's positions from the first and stops at the first message
-    // inside retention (sent_at does not decrease along them: migrations/000014.sql).
+    // inside retention (sent_at does not decrease along them: migrations/000014.sql); each sent row goes with its delivery row.
     for (;;) {
       const { rowCount } = await query(
         this.pool,
-        `DELETE FROM messages WHERE seq IN (
-           SELECT seq FROM messages WHERE queue_id = $1 AND sent_at < $2 AND seq < coalesce(
-             (SELECT seq FROM messages WHERE queue_id = $1 AND sent_at >= $2 ORDER BY seq LIMIT 1), ${Number.MAX_SAFE_INTEGER})
+        `DELETE FROM deliveries WHERE queue_id = $1 AND seq IN (
+           SELECT seq FROM deliveries WHERE queue_id = $1 AND sent_at < $2 AND seq < coalesce(
+             (SELECT seq FROM deliveries WHERE queue_id = $1 AND sent_at >= $2 ORDER BY seq LIMIT 1), ${Number.MAX_SAFE_INTEGER})
            ORDER BY seq LIMIT ${SWEEP_BATCH})`,
         [queueId, cutoff],
       );

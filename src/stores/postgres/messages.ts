@@ -13,7 +13,8 @@ import type {
 import { deleteOutcome, visibilityOutcome } from '../../engine/store/receipt-outcome.js';
 import { FAIR_GROUPS_SCANNED, noisyRanking, readyWindow } from '../../engine/store/standard-plan.js';
 import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../../engine/kernel/types.js';
-import { toMessage, type MessageRow } from '../rows.js';
+import { tokenBytes, tokenText } from '../receipt-bytes.js';
+import { MESSAGE_FROM, messageColumns, pgMessage, type PgMessageRow } from './message-rows.js';
 import { BatchedWrites } from './batched-writes.js';
 import type { PostgresDeadLetters } from './dead-letters.js';
 import { countInflight, inflightByGroup, queueDepths, quietDepth } from './depths.js';
@@ -59,7 +60,7 @@ export class PostgresMessages implements MessageStore {
     // A message claimed with a zero timeout is still visible: it must not come twice.
     for (let pass = 0; pass < 10 && messages.length < req.max; pass++) {
       const room = req.max - messages.length;
-      const tokens = Array.from({ length: room }, () => req.newToken());
+      const tokens = Array.from({ length: room }, () => tokenBytes(req.newToken()));
       const params = [
         queueId,
         req.now,
@@ -79,8 +80,8 @@ export class PostgresMessages implements MessageStore {
             'redrive-receive-fair',
           )
         : await query<ReceiveRow>(this.pool, RECEIVE_SQL, params, 'redrive-receive');
-      const poison = rows.filter((r) => r.poison === true).map(toMessage);
-      messages.push(...rows.filter((r) => r.poison === false).map(toMessage));
+      const poison = rows.filter((r) => r.poison === true).map(pgMessage);
+      messages.push(...rows.filter((r) => r.poison === false).map(pgMessage));
       const short = rows.find((r) => r.poison === null);
       if (short && poison.length === 0 && deadLettered.length === 0) {
         return {
@@ -93,13 +94,14 @@ export class PostgresMessages implements MessageStore {
       // Each poison message is locked and checked again (another node may have moved or
       // claimed it since), then moved, in one transaction.
       const moved = await inTransaction(this.pool, async (c) => {
-        const { rows: locked } = await c.query<MessageRow>(
-          `SELECT * FROM messages WHERE seq = ANY($1::bigint[]) AND queue_id = $2 AND visible_at <= $3 AND receive_count >= $4
-            ORDER BY seq FOR UPDATE SKIP LOCKED`,
+        const { rows: locked } = await c.query<PgMessageRow>(
+          `SELECT ${messageColumns()} FROM ${MESSAGE_FROM}
+            WHERE d.seq = ANY($1::bigint[]) AND d.queue_id = $2 AND d.visible_at <= $3 AND d.receive_count >= $4
+            ORDER BY d.seq FOR UPDATE OF d SKIP LOCKED`,
           [poison.map((m) => m.seq), queueId, req.now, dl.maxReceiveCount],
         );
         const out: DeadLettered[] = [];
-        await this.deadLetters.move(c, locked.map(toMessage), dl, req.now, out);
+        await this.deadLetters.move(c, locked.map(pgMessage), dl, req.now, out);
         return out;
       });
       deadLettered.push(...moved);
@@ -136,7 +138,7 @@ export class PostgresMessages implements MessageStore {
           return outcome;
         });
         if (ok.length) {
-          await c.query('DELETE FROM messages WHERE seq = ANY($1::bigint[])', [ok]);
+          await c.query('DELETE FROM deliveries WHERE queue_id = $1 AND seq = ANY($2::bigint[])', [queueId, ok]);
         }
         return out;
       });
@@ -167,8 +169,9 @@ export class PostgresMessages implements MessageStore {
       });
       if (updates.size) {
         await c.query(
-          'UPDATE messages m SET visible_at = u.v FROM unnest($1::bigint[], $2::bigint[]) AS u(seq, v) WHERE m.seq = u.seq',
-          [[...updates.keys()], [...updates.values()]],
+          `UPDATE deliveries d SET visible_at = u.v FROM unnest($2::bigint[], $3::bigint[]) AS u(seq, v)
+            WHERE d.queue_id = $1 AND d.seq = u.seq`,
+          [queueId, [...updates.keys()], [...updates.values()]],
         );
         wake = [...updates.values()].some((v) => v <= now);
       }
@@ -205,7 +208,7 @@ export class PostgresMessages implements MessageStore {
 
   async nextVisibleAt(queueId: number, now: number): Promise<number | undefined> {
     const { rows } = await this.pool.query<{ t: string | null }>(
-      'SELECT min(visible_at) AS t FROM messages WHERE queue_id = $1 AND visible_at > $2',
+      'SELECT min(visible_at) AS t FROM deliveries WHERE queue_id = $1 AND visible_at > $2',
       [queueId, now],
     );
     return rows[0]!.t === null ? undefined : Number(rows[0]!.t);
@@ -213,12 +216,15 @@ export class PostgresMessages implements MessageStore {
 
   /**
    * Dead-lettered messages are found through a partial index by id (migrations/000006.sql);
-   * only ids not found there are looked for among the queue's other messages.
+   * only ids not found there are looked for among the queue's other messages. A message
+   * goes through its delivery row, which takes the sent row with it (migrations/000015.sql).
    */
   async deleteByIds(queueId: number, messageIds: readonly string[], _now: number): Promise<string[]> {
     const deleteSql = (dead: string) =>
-      `DELETE FROM messages WHERE queue_id = $1 AND message_id = ANY($2::text[]) ${dead} RETURNING message_id`;
-    const dead = await this.pool.query<{ message_id: string }>(deleteSql('AND dead_letter_source IS NOT NULL'), [
+      `DELETE FROM deliveries d USING messages m
+        WHERE m.queue_id = $1 AND m.message_id = ANY($2::text[]) ${dead} AND d.queue_id = $1 AND d.seq = m.seq
+        RETURNING m.message_id`;
+    const dead = await this.pool.query<{ message_id: string }>(deleteSql('AND m.dead_letter_source IS NOT NULL'), [
       queueId,
       messageIds,
     ]);
@@ -233,11 +239,11 @@ export class PostgresMessages implements MessageStore {
   }
 
   async peek(queueId: number, afterSeq: number, limit: number): Promise<StoredMessage[]> {
-    const { rows } = await this.pool.query<MessageRow>(
-      'SELECT * FROM messages WHERE queue_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+    const { rows } = await this.pool.query<PgMessageRow>(
+      `SELECT ${messageColumns()} FROM ${MESSAGE_FROM} WHERE d.queue_id = $1 AND d.seq > $2 ORDER BY d.seq LIMIT $3`,
       [queueId, afterSeq, limit],
     );
-    return rows.map(toMessage);
+    return rows.map(pgMessage);
   }
 }
 
@@ -252,19 +258,19 @@ interface ReceiptState {
 async function lockReceipts(c: pg.PoolClient, queueId: number, seqs: number[]): Promise<Map<number, ReceiptState>> {
   const { rows } = await c.query<{
     seq: string;
-    receipt_token: string | null;
+    receipt: Buffer | null;
     visible_at: string;
     received_at: string | null;
     group_id: string | null;
   }>(
-    'SELECT seq, receipt_token, visible_at, received_at, group_id FROM messages WHERE queue_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq FOR UPDATE',
+    'SELECT seq, receipt, visible_at, received_at, group_id FROM deliveries WHERE queue_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq FOR UPDATE',
     [queueId, seqs],
   );
   return new Map(
     rows.map((r) => [
       Number(r.seq),
       {
-        receiptToken: r.receipt_token,
+        receiptToken: tokenText(r.receipt),
         visibleAt: Number(r.visible_at),
         receivedAt: r.received_at === null ? null : Number(r.received_at),
         groupId: r.group_id,

@@ -18,7 +18,8 @@ import type {
 } from '../../engine/store/move-tasks.js';
 import type { QueueAddress } from '../../engine/kernel/addressing.js';
 import type { QueueRecord, StoredMessage } from '../../engine/kernel/types.js';
-import { toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
+import { toQueue, toTask, type MoveTaskRow, type QueueRow } from '../rows.js';
+import { deleteMessages, MESSAGE_FROM, messageColumns, pgMessage, type PgMessageRow } from './message-rows.js';
 import { inTransaction, insertMessages, query } from './sql.js';
 import type { PostgresWakeups } from './wakeups.js';
 
@@ -52,7 +53,7 @@ export class PostgresMoveTasks implements MoveTaskStore {
       const { rows } = await c.query<MoveTaskRow>(
         `INSERT INTO move_tasks (id, account_id, source_queue_id, source_arn, destination_arn, max_per_second, filter,
            status, to_move, started_at, max_seq)
-         SELECT $1, $2, $3, $4, $5, $6, $7, 'RUNNING', coalesce($9, count(*)), $8, coalesce(max(seq), 0) FROM messages WHERE queue_id = $3
+         SELECT $1, $2, $3, $4, $5, $6, $7, 'RUNNING', coalesce($9, count(*)), $8, coalesce(max(seq), 0) FROM deliveries WHERE queue_id = $3
          ON CONFLICT DO NOTHING RETURNING *`,
         [
           t.id,
@@ -141,11 +142,12 @@ export class PostgresMoveTasks implements MoveTaskStore {
       const scope: MoveScope = { accountId: row.account_id, region: source.region, fifo: Boolean(source.fifo) };
       // Plain FOR UPDATE, not SKIP LOCKED: a message a receive holds for a moment is
       // waited for, not skipped past the cursor and left behind.
-      const { rows } = await c.query<MessageRow>(
-        'SELECT * FROM messages WHERE queue_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4 FOR UPDATE',
+      const { rows } = await c.query<PgMessageRow>(
+        `SELECT ${messageColumns()} FROM ${MESSAGE_FROM} WHERE d.queue_id = $1 AND d.seq > $2 AND d.seq <= $3
+          ORDER BY d.seq LIMIT $4 FOR UPDATE OF d`,
         [sourceId, row.cursor, row.max_seq, b.scanLimit],
       );
-      const messages = rows.map(toMessage);
+      const messages = rows.map(pgMessage);
       const queues = await this.destinations(
         c,
         scope,
@@ -159,7 +161,10 @@ export class PostgresMoveTasks implements MoveTaskStore {
           c,
           moves.map((mv) => ({ queueId: mv.destination.id, message: b.rewrite(mv.message, mv.destination) })),
         );
-        await c.query('DELETE FROM messages WHERE seq = ANY($1::bigint[])', [moves.map((mv) => mv.message.seq)]);
+        await deleteMessages(
+          c,
+          moves.map((mv) => mv.message),
+        );
         // The engine counts the redrive's sends (and its receive and delete on the source).
         sentTo = destinationsOf(moves);
         touched.push(...sentTo.map((d) => d.queue.id));
@@ -187,14 +192,15 @@ export class PostgresMoveTasks implements MoveTaskStore {
       const scope: MoveScope = { accountId: source.account_id, region: source.region, fifo: Boolean(source.fifo) };
       for (const id of messageIds) {
         const byId = (dead: string) =>
-          c.query<MessageRow>(`SELECT * FROM messages WHERE queue_id = $1 AND message_id = $2 ${dead} FOR UPDATE`, [
-            queueId,
-            id,
-          ]);
+          c.query<PgMessageRow>(
+            `SELECT ${messageColumns()} FROM ${MESSAGE_FROM}
+              WHERE d.queue_id = $1 AND m.queue_id = $1 AND m.message_id = $2 ${dead} FOR UPDATE OF d`,
+            [queueId, id],
+          );
         // Dead-lettered messages through their partial index, any other by the queue's rows.
-        const dead = await byId('AND dead_letter_source IS NOT NULL');
+        const dead = await byId('AND m.dead_letter_source IS NOT NULL');
         const [row] = dead.rows.length ? dead.rows : (await byId('')).rows;
-        const m = row && toMessage(row);
+        const m = row && pgMessage(row);
         const queues = await this.destinations(c, scope, [m && scopedAddress(scope, move.destination(m))]);
         const r = planMoveById(id, m, move, scope, (a) => queues.get(a.name));
         if (r.outcome !== 'moved') {
@@ -203,7 +209,7 @@ export class PostgresMoveTasks implements MoveTaskStore {
         }
         const arriving = move.rewrite(r.message!, r.destination!);
         await insertMessages(c, [{ queueId: r.destination!.id, message: arriving }]);
-        await c.query('DELETE FROM messages WHERE seq = $1', [r.message!.seq]);
+        await deleteMessages(c, [r.message!]);
         // The engine counts it as a move task's message (a receive, a delete and a send).
         touched.push(r.destination!.id);
         out.push({ ...r, newMessageId: arriving.messageId });
@@ -217,11 +223,12 @@ export class PostgresMoveTasks implements MoveTaskStore {
   async inflightById(queueId: number, messageId: string, now: number): Promise<StoredMessage | undefined> {
     const {
       rows: [row],
-    } = await this.pool.query<MessageRow>(
-      'SELECT * FROM messages WHERE queue_id = $1 AND visible_at > $2 AND message_id = $3 AND receive_count > 0',
+    } = await this.pool.query<PgMessageRow>(
+      `SELECT ${messageColumns()} FROM ${MESSAGE_FROM}
+        WHERE d.queue_id = $1 AND d.visible_at > $2 AND m.message_id = $3 AND d.receive_count > 0`,
       [queueId, now, messageId],
     );
-    return row && toMessage(row);
+    return row && pgMessage(row);
   }
 
   /** The queues of the task's scope (move-plan.ts) at the given addresses, by name. */

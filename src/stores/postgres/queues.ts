@@ -4,11 +4,13 @@ import type { NewQueue, QueueOwner, QueuePatch, QueueStore } from '../../engine/
 import type { QueueRecord } from '../../engine/kernel/types.js';
 import type { QueueCache } from '../queue-cache.js';
 import { toQueue, type QueueRow } from '../rows.js';
+import { MESSAGE_FROM } from './message-rows.js';
 import { inTransaction, query, STATS_SHARD } from './sql.js';
 import { QUEUES_CHANNEL } from './wakeups.js';
 
 /**
- * Deletes every message of a queue in the caller's transaction. The per-row triggers
+ * Deletes every message of a queue in the caller's transaction (its delivery rows, which
+ * take the sent rows with them, migrations/000015.sql). The per-row triggers
  * are switched off for it (redrive.bulk_delete), so a purge of a million FIFO messages
  * is one bulk delete rather than a million group recomputations. Its count (queue_count)
  * is lowered by the number deleted; the queue's groups and
@@ -17,7 +19,7 @@ import { QUEUES_CHANNEL } from './wakeups.js';
  */
 async function deleteAllMessages(c: pg.PoolClient, queueId: number): Promise<void> {
   await c.query(`SET LOCAL redrive.bulk_delete = 'on'`);
-  const { rowCount } = await c.query('DELETE FROM messages WHERE queue_id = $1', [queueId]);
+  const { rowCount } = await c.query('DELETE FROM deliveries WHERE queue_id = $1', [queueId]);
   await c.query(`SET LOCAL redrive.bulk_delete = 'off'`);
   // What the count trigger would have subtracted (migrations/000009.sql), in this backend's shard.
   await c.query(
@@ -28,12 +30,12 @@ async function deleteAllMessages(c: pg.PoolClient, queueId: number): Promise<voi
   await c.query('DELETE FROM fifo_groups WHERE queue_id = $1', [queueId]);
   await c.query(
     `SELECT redrive_refresh_group($1, group_id) FROM (
-       SELECT DISTINCT group_id FROM messages WHERE queue_id = $1 AND group_id IS NOT NULL) g`,
+       SELECT DISTINCT group_id FROM deliveries WHERE queue_id = $1 AND group_id IS NOT NULL) g`,
     [queueId],
   );
   await c.query(
     `UPDATE queue_depth SET (messages, bytes) = (
-       SELECT count(*), coalesce(sum(octet_length(body)), 0) FROM messages WHERE queue_id = $1)
+       SELECT count(*), coalesce(sum(octet_length(m.body)), 0) FROM ${MESSAGE_FROM} WHERE d.queue_id = $1)
      WHERE queue_id = $1`,
     [queueId],
   );

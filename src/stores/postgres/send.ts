@@ -5,6 +5,7 @@ import type { NewMessage, StoredMessage } from '../../engine/kernel/types.js';
 import { storedAt } from '../rows.js';
 import { BatchedWrites } from './batched-writes.js';
 import type { PostgresDeadLetters } from './dead-letters.js';
+import { insertRows } from './message-rows.js';
 import { INSERT_COLUMNS, inTransaction, insertArrays, query, unnestInsert } from './sql.js';
 import type { PostgresWakeups } from './wakeups.js';
 
@@ -53,14 +54,11 @@ const SEND_SQL = `
       WHERE d.expires_at <= ${SEND_NOW}
     RETURNING scope, dedup_id
   ),
-  stored AS (
-    INSERT INTO messages (seq, ${INSERT_COLUMNS.join(', ')})
-    SELECT seq, ${INSERT_COLUMNS.join(', ')} FROM input i
-     WHERE i.dedup_scope IS NULL
-        OR (i.first_of_id AND EXISTS (SELECT 1 FROM won w WHERE w.scope = i.dedup_scope AND w.dedup_id = i.dedup_id))
-     ORDER BY group_id NULLS FIRST, seq
-    RETURNING seq
-  )
+  ${insertRows(
+    'input',
+    `i.dedup_scope IS NULL
+        OR (i.first_of_id AND EXISTS (SELECT 1 FROM won w WHERE w.scope = i.dedup_scope AND w.dedup_id = i.dedup_id))`,
+  )}
   SELECT i.seq, (s.seq IS NOT NULL) AS stored, d.message_id AS dup_message_id, d.seq AS dup_seq
     FROM input i LEFT JOIN stored s ON s.seq = i.seq
     LEFT JOIN LATERAL (${DUPLICATE_OF('i', SEND_NOW)}) d ON s.seq IS NULL

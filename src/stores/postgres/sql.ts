@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { NewMessage } from '../../engine/kernel/types.js';
-import { MESSAGE_COLUMNS, messageValues, type MessageRow } from '../rows.js';
+import { MESSAGE_COLUMNS, messageValues } from '../rows.js';
+import { insertRows, type PgMessageRow } from './message-rows.js';
 
 /** No dead-letter rule: no receive count is too high. */
 export const NO_LIMIT = 2 ** 31 - 1;
@@ -9,26 +10,7 @@ export const NO_LIMIT = 2 ** 31 - 1;
  * A row of a receive statement: `poison` rows were received too often and are not claimed.
  * The standard receive's row with `poison` NULL is no message: it carries `next_visible`.
  */
-export type ReceiveRow = MessageRow & { poison: boolean | null; next_visible?: string | null };
-
-const ALL_COLUMNS = [
-  'seq',
-  ...MESSAGE_COLUMNS,
-  'first_received_at',
-  'received_at',
-  'receipt_token',
-  'dead_lettered_at',
-];
-
-/** Every column of messages, qualified by `alias`, for statements that must list them (UNION branches). */
-export function messageColumns(alias: string): string {
-  return ALL_COLUMNS.map((c) => `${alias}.${c}`).join(', ');
-}
-
-/** As many NULLs as messageColumns lists: a UNION branch that gives no message. */
-export function nullColumns(): string {
-  return ALL_COLUMNS.map(() => 'NULL').join(', ');
-}
+export type ReceiveRow = PgMessageRow & { poison: boolean | null; next_visible?: string | null };
 
 /**
  * Deadlocks (two writers locking FIFO groups in opposite orders) and serialization
@@ -144,17 +126,13 @@ export function unnestInsert(first: number, alias: string, extra: { name: string
 
 /**
  * Inserts messages, each into its own queue, in one statement; returns the new
- * positions in input order. Positions are drawn in input order; rows are written in
- * FIFO group order, so two transactions touching the same groups lock them in the same
- * order (see the group triggers in migrations/000002.sql) and cannot deadlock each other.
+ * positions in input order. Positions are drawn in input order; delivery rows are written
+ * in FIFO group order, so two transactions touching the same groups lock them in the same
+ * order (see the group triggers in migrations/000015.sql) and cannot deadlock each other.
  */
 const INSERT_MESSAGES_SQL = `
   WITH input AS MATERIALIZED (SELECT nextval('messages_seq') AS seq, t.* FROM ${unnestInsert(1, 't')}),
-  stored AS (
-    INSERT INTO messages (seq, ${INSERT_COLUMNS.join(', ')})
-    SELECT seq, ${INSERT_COLUMNS.join(', ')} FROM input ORDER BY queue_id, group_id NULLS FIRST, seq
-    RETURNING seq
-  )
+  ${insertRows('input')}
   SELECT seq FROM input ORDER BY ord`;
 
 export async function insertMessages(client: pg.PoolClient | pg.Pool, rows: MessageInsert[]): Promise<number[]> {

@@ -252,7 +252,7 @@ export class PostgresWakeups implements WakeupStore {
     try {
       const { rows } = await this.pool.query<{ q: string }>(
         `SELECT q FROM unnest($1::bigint[]) AS q
-          WHERE EXISTS (SELECT 1 FROM messages WHERE queue_id = q AND visible_at <= $2)`,
+          WHERE EXISTS (SELECT 1 FROM deliveries WHERE queue_id = q AND visible_at <= $2)`,
         [ids, Date.now()],
       );
       for (const r of rows) this.listeners.wake(Number(r.q));

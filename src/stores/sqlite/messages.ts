@@ -18,7 +18,8 @@ import { readyCount } from '../wakeup-listeners.js';
 import type { SqliteDeadLetters } from './dead-letters.js';
 import { SqliteFifo } from './fifo.js';
 import type { GroupCommit } from './group-commit.js';
-import { MESSAGE_SELECT, sqliteMessage, tokenBytes, tokenText, type MessageRows } from './message-rows.js';
+import { tokenBytes, tokenText } from '../receipt-bytes.js';
+import { MESSAGE_SELECT, sqliteMessage, type MessageRows } from './message-rows.js';
 import { BOUND_LIMIT } from './sql.js';
 import type { SqliteWakeups } from './wakeups.js';
 
