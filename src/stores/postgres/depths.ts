@@ -61,17 +61,7 @@ interface DepthRow {
   groups: string;
 }
 
-/** In-flight messages only. */
-export async function countInflight(pool: pg.Pool, queueId: number, now: number): Promise<number> {
-  // The range condition on visible_at lets deliveries_ready skip the visible backlog.
-  const { rows } = await pool.query<{ n: string }>(
-    'SELECT count(*) AS n FROM deliveries WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0',
-    [queueId, now],
-  );
-  return Number(rows[0]!.n);
-}
-
-/** A fair queue's messages in flight, in all and by group. */
+/** A queue's messages in flight, in all and by group (fair queues, the in-flight limit). */
 export async function inflightByGroup(pool: pg.Pool, queueId: number, now: number): Promise<GroupInflight> {
   const { rows } = await pool.query<{ group_id: string | null; n: string }>(
     'SELECT group_id, count(*) AS n FROM deliveries WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0 GROUP BY group_id',

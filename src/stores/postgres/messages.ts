@@ -12,12 +12,12 @@ import type {
 } from '../../engine/store/messages.js';
 import { deleteOutcome, visibilityOutcome } from '../../engine/store/receipt-outcome.js';
 import { FAIR_GROUPS_SCANNED, noisyRanking, readyWindow } from '../../engine/store/standard-plan.js';
-import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../../engine/kernel/types.js';
+import type { NewMessage, QueueDepth, StoredMessage } from '../../engine/kernel/types.js';
 import { tokenBytes, tokenText } from '../receipt-bytes.js';
 import { MESSAGE_FROM, messageColumns, pgMessage, type PgMessageRow } from './message-rows.js';
 import { BatchedWrites } from './batched-writes.js';
 import type { PostgresDeadLetters } from './dead-letters.js';
-import { countInflight, inflightByGroup, queueDepths, quietDepth } from './depths.js';
+import { inflightByGroup, queueDepths, quietDepth } from './depths.js';
 import { PostgresFifo } from './fifo.js';
 import { PostgresSend } from './send.js';
 import { inTransaction, NO_LIMIT, query, type ReceiveRow } from './sql.js';
@@ -181,21 +181,8 @@ export class PostgresMessages implements MessageStore {
     return outcomes;
   }
 
-  async count(queueId: number, now: number): Promise<MessageCounts> {
-    const { visible, inflight, delayed } = (await this.depths([queueId], now)).get(queueId) ?? {
-      visible: 0,
-      inflight: 0,
-      delayed: 0,
-    };
-    return { visible, inflight, delayed };
-  }
-
   depths(queueIds: readonly number[], now: number): Promise<Map<number, QueueDepth>> {
     return queueDepths(this.pool, queueIds, now);
-  }
-
-  countInflight(queueId: number, now: number): Promise<number> {
-    return countInflight(this.pool, queueId, now);
   }
 
   inflightByGroup(queueId: number, now: number) {

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { EnvelopeStore, HeldRewrite } from '../../engine/store/envelopes.js';
 import type { GroupCommit } from './group-commit.js';
-import { tokenBytes } from './message-rows.js';
+import { tokenBytes } from '../receipt-bytes.js';
 
 /**
  * The sent row keeps the system attributes (message-rows.ts); the delivery row says who
