@@ -231,8 +231,9 @@ const ALLOWED: Record<string, string[]> = {
   stores: ['engine'],
   // The wire protocols decode requests into the engine's actions and encode its answers.
   protocols: ['engine'],
-  // The shapes of Redrive's extension actions as clients read them, and the pure helpers
-  // the console and the CLI both show them with; types only from the engine (below).
+  // The shapes of Redrive's extension actions and of the management API's answers as
+  // clients read them, and the pure helpers the console and the CLI both show them with;
+  // types only from the engine (below).
   wire: ['engine'],
   // Prometheus counters on the engine's observer; who may scrape is checked with the
   // protocols' failed-authentication throttle.
@@ -241,8 +242,8 @@ const ALLOWED: Record<string, string[]> = {
   // engine's actions); its pages read answers as the wire types.
   console: ['engine', 'protocols', 'wire'],
   // The HTTP front mounts everything that serves: the protocols, the console, /metrics,
-  // and opens the store the engine runs on.
-  server: ['engine', 'stores', 'protocols', 'metrics', 'console'],
+  // and opens the store the engine runs on; its management API answers in the wire's shapes.
+  server: ['engine', 'stores', 'protocols', 'metrics', 'console', 'wire'],
   // The redrive command: `serve` starts the server, `backup` copies the SQLite store, the
   // client commands read answers as the wire types (and a few engine names and limits).
   cli: ['engine', 'stores', 'protocols', 'server', 'wire'],
