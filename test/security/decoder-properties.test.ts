@@ -264,6 +264,19 @@ test("the management API's list parameters", (ctx) => {
   );
 });
 
+test("the management API sorts by a field that holds a client's table, after the fields it can order", () => {
+  // An AMQP client's property table has no prototype, so `<` cannot turn it into a primitive.
+  const items = [
+    { name: 'table', client_properties: { p: Object.create(null) } },
+    { name: 'number', client_properties: { p: 1 } },
+  ];
+  const body = listBody(items, parseListQuery('sort=client_properties.p'), { total: 2, filtered: 2 });
+  assert.deepEqual(
+    (body as { name: string }[]).map((x) => x.name),
+    ['number', 'table'],
+  );
+});
+
 test('the config file, JSON and YAML', async (ctx) => {
   const dir = mkdtempSync(join(tmpdir(), 'redrive-config-fuzz-'));
   const yamlText = fc

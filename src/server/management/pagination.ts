@@ -156,8 +156,16 @@ function sortBy<T extends object>(items: T[], key: string, reverse: boolean): T[
   const path = key.split('.');
   const sign = reverse ? -1 : 1;
   return [...items].sort((a, b) => {
-    const x = valueAt(a, path) as string | number;
-    const y = valueAt(b, path) as string | number;
+    const x = sortable(valueAt(a, path));
+    const y = sortable(valueAt(b, path));
     return x === y ? 0 : x === undefined ? 1 : y === undefined ? -1 : x < y ? -sign : sign;
   });
+}
+
+/**
+ * A value `<` can order: an object (a client's property table, which has no prototype and
+ * so no `valueOf` to compare by) sorts as a missing value does, after the rest.
+ */
+function sortable(v: unknown): string | number | boolean | undefined {
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? v : undefined;
 }
