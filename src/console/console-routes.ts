@@ -4,13 +4,14 @@ import { SqsError } from '../engine/errors.js';
 import type { RequestContext } from '../engine/types.js';
 import { handleJson, jsonError } from '../protocols/json/json-adapter.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
-import type { Credentials } from '../protocols/credentials.js';
+import type { Credentials } from '../auth/credentials.js';
+import { authenticator } from '../auth/password.js';
 import type { BrokerError, BrokerRequest } from '../wire/broker-api.js';
 import { serveAsset } from './assets.js';
 import { fromOtherSite, hasCsrfToken } from './csrf.js';
 import { pageRoute, renderNotFound, renderPage, renderSignIn } from './pages.js';
-import { clearedCookie, sameSecret, sessionCookie, sessionIdOf, Sessions, type Session } from './sessions.js';
-import { AuthThrottle, retryAfterSeconds } from '../protocols/auth-throttle.js';
+import { clearedCookie, sessionCookie, sessionIdOf, Sessions, type Session } from '../auth/console-sessions.js';
+import { AuthThrottle, retryAfterSeconds } from '../auth/throttle.js';
 
 export interface ConsoleOptions {
   engine: Engine;
@@ -23,7 +24,7 @@ export interface ConsoleOptions {
   throttle?: AuthThrottle;
   /** The management API's broker views, for the Connections and Exchanges pages (`broker` below). */
   broker?: BrokerViews;
-  /** Signed-in sessions one account may hold (`--max-console-sessions-per-account`, sessions.ts). */
+  /** Signed-in sessions one account may hold (`--max-console-sessions-per-account`, src/auth/console-sessions.ts). */
   sessionsPerAccount?: number;
 }
 
@@ -53,9 +54,6 @@ const PAGE_HEADERS = {
   'x-frame-options': 'DENY',
 };
 
-// Compared against when a key is unknown, so an unknown key costs what a wrong secret does.
-const DUMMY_SECRET = 'redrive-console-no-such-key';
-
 /**
  * Everything under /console: the pages, their static files, sign-in and sign-out, and
  * `POST /console/api`, which hands SQS JSON requests to the same adapter as `POST /`
@@ -64,8 +62,10 @@ const DUMMY_SECRET = 'redrive-console-no-such-key';
 export class ConsoleRoutes {
   private readonly sessions: Sessions;
   private readonly throttle: AuthThrottle;
+  private readonly authenticate;
 
   constructor(private readonly opts: ConsoleOptions) {
+    this.authenticate = authenticator(opts);
     this.throttle = opts.throttle ?? new AuthThrottle();
     this.sessions = new Sessions(undefined, opts.sessionsPerAccount);
   }
@@ -168,14 +168,13 @@ export class ConsoleRoutes {
         'retry-after': String(seconds),
       });
     }
-    const credential = this.opts.credentials.get(keyId);
-    const secretMatches = sameSecret(form.get('secretAccessKey') ?? '', credential?.secretAccessKey ?? DUMMY_SECRET);
-    if (!credential || !secretMatches) {
+    const account = this.authenticate(keyId, form.get('secretAccessKey') ?? '', client);
+    if (account === undefined) {
       this.throttle.failed(client, keyId);
       return page(401, renderSignIn(SIGN_IN_FAILED, next, keyId.slice(0, 128)));
     }
     this.throttle.succeeded(client, keyId);
-    const session = this.sessions.create(credential.accountId, keyId);
+    const session = this.sessions.create(account, keyId);
     if (!session)
       return page(503, renderSignIn('too many accounts are signed in: try again later', next, keyId.slice(0, 128)), {
         'retry-after': '60',

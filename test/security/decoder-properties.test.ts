@@ -25,7 +25,7 @@ import { nullPrototypeMaps } from '../../src/protocols/json/map-members.js';
 import { decodeInput } from '../../src/protocols/query/decode.js';
 import { queryOperation } from '../../src/protocols/query/model.js';
 import { parseForm } from '../../src/protocols/utf8.js';
-import { checkSignature, readSignature } from '../../src/server/auth/sigv4.js';
+import { checkSignature, readSignature } from '../../src/auth/sigv4.js';
 import { ConfigError, loadConfigFile } from '../../src/server/config-file.js';
 import { ListError, listBody, parseListQuery } from '../../src/server/management/pagination.js';
 
