@@ -59,10 +59,12 @@ const SLOW_FIRST = [
   'test/e2e/regions.test.ts',
 ];
 const rank = (source) => (SLOW_FIRST.includes(source) ? SLOW_FIRST.indexOf(source) : SLOW_FIRST.length);
-const files = (named.length > 0 ? named : testSources(join(root, 'test')))
+const sources = (named.length > 0 ? named : testSources(join(root, 'test')))
   .map((source, i) => ({ source, i }))
   .sort((a, b) => rank(a.source) - rank(b.source) || a.i - b.i)
-  .map(({ source }) => join('dist', source.replace(/\.ts$/, '.js')));
+  .map(({ source }) => source);
+const compiled = (source) => join('dist', source.replace(/\.ts$/, '.js'));
+const files = sources.map(compiled);
 const missing = files.filter((file) => !existsSync(join(root, file)));
 if (files.length === 0 || missing.length > 0) {
   console.error(
@@ -126,11 +128,18 @@ const skipReporter = (counted) =>
 // fails after 30 minutes instead of holding the run for ever.
 const timeout = extra.some((a) => a.startsWith('--test-timeout')) ? [] : ['--test-timeout=1800000'];
 /**
- * The hostile-tenant tests (test/security/) measure how a bystander account is served while
- * another attacks, against a latency bar: beside three other files on a 2-core machine they
- * would measure the machine instead. They run after the others, one file at a time.
+ * The hostile-tenant tests measure how a bystander account is served while another
+ * attacks, against a latency bar: beside three other files on a 2-core machine they would
+ * measure the machine instead. They run after the others, one file at a time. They are the
+ * files that import the harness (test/support/hostile-tenant.ts); the other files of
+ * test/security measure no latency and run with the rest.
  */
-const alone = (file) => file.startsWith(`${join('dist', 'test', 'security')}/`);
+const measuresLatency = new Set(
+  sources
+    .filter((source) => /from '\.\.\/support\/hostile-tenant\.js'/.test(readFileSync(join(root, source), 'utf8')))
+    .map(compiled),
+);
+const alone = (file) => measuresLatency.has(file);
 const runs = [
   { files: files.filter((f) => !alone(f)), concurrency },
   { files: files.filter(alone), concurrency: concurrency.length > 0 ? ['--test-concurrency=1'] : [] },
