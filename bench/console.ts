@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { recordDeath } from '../src/engine/dead-letters/deaths.js';
 import { defaultAttributes } from '../src/engine/queues/queue-attributes.js';
 import type { DeadLetterRule, Store } from '../src/engine/store/store.js';
-import type { DeathReason, NewMessage, QueueRecord } from '../src/engine/types.js';
+import type { DeathReason, NewMessage, QueueRecord } from '../src/engine/kernel/types.js';
 import { SqliteStore } from '../src/stores/sqlite/store.js';
 import { config } from './config.js';
 import { startServerProcess } from './processes.js';

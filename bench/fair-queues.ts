@@ -1,7 +1,7 @@
 import { actions } from '../src/engine/actions/registry.js';
-import { SystemClock } from '../src/engine/clock.js';
+import { SystemClock } from '../src/engine/kernel/clock.js';
 import { Engine } from '../src/engine/engine.js';
-import type { RequestContext } from '../src/engine/types.js';
+import type { RequestContext } from '../src/engine/kernel/types.js';
 import { SqliteStore } from '../src/stores/sqlite/store.js';
 import { config } from './config.js';
 import { median, percentile } from './stats.js';

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { openStore, startServer } from '../src/server/app.js';
 import { defaults } from '../src/server/server-config.js';
 import type { Store } from '../src/engine/store/store.js';
-import type { NewMessage } from '../src/engine/types.js';
+import type { NewMessage } from '../src/engine/kernel/types.js';
 import { config } from './config.js';
 import { createDatabase, postgresReachable } from './postgres.js';
 import { tempDataDir } from './targets.js';

@@ -1,4 +1,4 @@
-import { routeIn, type RoutingGraph } from '../src/engine/amqp/routing.js';
+import { routeIn, type RoutingGraph } from '../src/engine/routing/routing.js';
 import type { BindingRecord } from '../src/engine/store/exchanges.js';
 import { topicMatches } from '../test/support/topic-definition.js';
 

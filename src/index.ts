@@ -4,4 +4,4 @@
  */
 export { startRedrive } from './library/start-redrive.js';
 export type { RedriveConfig, RedriveCredentials, RedriveOptions, RunningRedrive } from './library/start-redrive.js';
-export type { ServerPolicyDefinition } from './engine/dead-letters/server-policies.js';
+export type { ServerPolicyDefinition } from './engine/policies/server-policies.js';

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { DEFAULT_SESSIONS_PER_ACCOUNT } from '../engine/quotas.js';
+import { DEFAULT_SESSIONS_PER_ACCOUNT } from '../engine/queues/quotas.js';
 
 /** A browser using the console: signed in (held in server memory; a restart signs everyone out), or an open console's (held nowhere, see Sessions). */
 export interface Session {

@@ -1,7 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { isRegionName, regionOfHost } from '../engine/queues/addressing.js';
-import { SqsError } from '../engine/errors.js';
+import { isRegionName, regionOfHost } from '../engine/kernel/addressing.js';
+import { SqsError } from '../engine/kernel/errors.js';
 
 /**
  * AWS Signature Version 4, as SQS checks it: in the Authorization header or in a presigned

@@ -1,3 +1,4 @@
+import { DEATH_REASONS, isDeathReason } from '../wire/deaths.js';
 import type { Command } from 'commander';
 import { CliError } from './cli-error.js';
 import { epochMs, jsonOrString, pair } from './flags.js';
@@ -24,7 +25,7 @@ export function withFilterFlags(cmd: Command): Command {
     .option('--source <queue>', 'only messages that died in this queue')
     .option(
       '--death-reason <reason>',
-      'only messages whose latest death was for this reason: delivery_limit, rejected, expired, maxlen',
+      `only messages whose latest death was for this reason: ${DEATH_REASONS.join(', ')}`,
     )
     .option('--dead-lettered-after <time>', 'only messages dead-lettered at or after this ISO time')
     .option('--dead-lettered-before <time>', 'only messages dead-lettered before this ISO time');
@@ -47,9 +48,9 @@ export async function filterOf(sqs: SqsJsonClient, o: FilterOptions): Promise<Re
     f.MessageAttribute = { Name: n, Value: v };
   }
   if (o.deathReason !== undefined) {
-    if (!['delivery_limit', 'rejected', 'expired', 'maxlen'].includes(o.deathReason)) {
+    if (!isDeathReason(o.deathReason)) {
       throw new CliError(
-        `--death-reason ${JSON.stringify(o.deathReason)}: give delivery_limit, rejected, expired or maxlen`,
+        `--death-reason ${JSON.stringify(o.deathReason)}: give ${DEATH_REASONS.slice(0, -1).join(', ')} or ${DEATH_REASONS.at(-1)}`,
         { code: 'InvalidFlag' },
       );
     }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { DEFAULT_ACCOUNT_QUOTAS, DEFAULT_SESSIONS_PER_ACCOUNT } from '../engine/quotas.js';
+import { DEFAULT_ACCOUNT_QUOTAS, DEFAULT_SESSIONS_PER_ACCOUNT } from '../engine/queues/quotas.js';
 import type { ServerConfig } from '../server/server-config.js';
 import { StartupError } from '../server/start-up.js';
 

@@ -1,7 +1,7 @@
 import type { Engine } from '../engine/engine.js';
-import { isRegionName } from '../engine/queues/addressing.js';
-import { SqsError } from '../engine/errors.js';
-import type { RequestContext } from '../engine/types.js';
+import { isRegionName } from '../engine/kernel/addressing.js';
+import { SqsError } from '../engine/kernel/errors.js';
+import type { RequestContext } from '../engine/kernel/types.js';
 import { handleJson, jsonError } from '../protocols/json/json-adapter.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import type { Credentials } from '../auth/credentials.js';

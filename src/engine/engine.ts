@@ -1,27 +1,28 @@
 import { randomBytes } from 'node:crypto';
-import { accessDenied, policyAllows } from './queues/access-policy.js';
-import { parseQueueUrl, queueArn, queueUrl } from './queues/addressing.js';
-import type { Clock } from './clock.js';
-import type { EngineContext, Log } from './context.js';
-import { SettingsInForce, type DeadLetterSettings } from './dead-letters/dead-letter-settings.js';
+import { queueArn } from './kernel/addressing.js';
+import type { Clock } from './kernel/clock.js';
+import type { Log } from './context/engine-context.js';
+import { SettingsInForce, type DeadLetterSettings } from './policies/dead-letter-settings.js';
 import { DeadLetterReport } from './dead-letters/report.js';
-import { errors, SqsError } from './errors.js';
-import { DEFAULT_ACCOUNT_QUOTAS, QueueQuota, type AccountQuotas } from './quotas.js';
+import { errors, type SqsError } from './kernel/errors.js';
+import { DEFAULT_ACCOUNT_QUOTAS, overQueueQuota, queueCounter, type AccountQuotas } from './queues/quotas.js';
+import type { AccountCounter } from './kernel/account-counter.js';
 import type { NewQueue } from './store/queues.js';
 import { FairQueues } from './messages/fair-queues.js';
 import { LongPolls } from './messages/long-poll.js';
 import { MoveTaskRunner } from './move-tasks/move-task-runner.js';
 import { ActivityCounter } from './activity/activity-counts.js';
-import { bothObservers, noObserver, type EngineObserver } from './observer.js';
-import { ServerPolicySet, type ServerPolicy } from './dead-letters/server-policies.js';
-import { decodeReceipt, encodeReceipt, type Receipt } from './messages/receipt.js';
+import { bothObservers, noObserver, type EngineObserver } from './context/observer.js';
+import { ServerPolicySet, type ServerPolicy } from './policies/server-policies.js';
+import { decodeReceipt, encodeReceipt, type ReceiptCodec } from './messages/receipt.js';
 import type { AmqpPropertyCodec } from './amqp/message-view.js';
 import { DeliveryHolders } from './amqp/delivery-holders.js';
-import { BindingQuota, DEFAULT_BINDING_LIMITS, type BindingLimits } from './amqp/binding-quota.js';
+import { bindingCounter, DEFAULT_BINDING_LIMITS, type BindingLimits } from './amqp/binding-quota.js';
 import type { DeadLettered } from './store/dead-letters.js';
 import type { Store } from './store/store.js';
 import { Sweeps } from './sweeps.js';
-import type { QueueRecord, RequestContext } from './types.js';
+import type { QueueRecord } from './kernel/types.js';
+import type { ActionEngine } from './actions/action-engine.js';
 import { turn } from './messages/bounded-scan.js';
 
 export interface EngineOptions {
@@ -53,7 +54,7 @@ export interface EngineOptions {
  * in actions/, one file per family (registry.ts lists them); they take and return the shapes of the
  * SQS API, so each protocol adapter only translates the wire format.
  */
-export class Engine implements EngineContext {
+export class Engine implements ActionEngine {
   readonly store: Store;
   readonly clock: Clock;
   readonly region: string;
@@ -62,7 +63,8 @@ export class Engine implements EngineContext {
   readonly longPolls: LongPolls;
   /** What one account may hold at once; `longPolls` always set (half the pool by default). */
   readonly quotas: Required<AccountQuotas>;
-  readonly queueQuota: QueueQuota;
+  /** Each account's queues, held to `quotas.queues` (queues/quotas.ts). */
+  readonly queueQuota: AccountCounter;
   /** Long polls waiting per caller's account (message-actions.ts), none kept at 0. */
   readonly longPollsByAccount = new Map<string, number>();
   /** Fair queues: each multi-tenant standard queue's noisy groups (fair-queues.ts). */
@@ -83,8 +85,9 @@ export class Engine implements EngineContext {
   readonly deadLetterReport: DeadLetterReport;
   /** The expiry and retention sweeps (sweeps.ts). */
   readonly sweeps: Sweeps;
-  /** AMQP bindings per account (binding-quota.ts). */
-  readonly bindingQuota: BindingQuota;
+  /** AMQP bindings per account (binding-quota.ts), and the limits per account and per exchange. */
+  readonly bindingQuota: AccountCounter;
+  readonly bindingLimits: BindingLimits;
   private readonly settings: SettingsInForce;
   private receiptCodec?: Promise<ReceiptCodec>;
 
@@ -97,7 +100,7 @@ export class Engine implements EngineContext {
     this.longPolls = new LongPolls(this.store, this.clock);
     const quotas = { ...DEFAULT_ACCOUNT_QUOTAS, ...opts.quotas };
     this.quotas = { ...quotas, longPolls: quotas.longPolls ?? Math.max(1, Math.floor(this.maxLongPolls / 2)) };
-    this.queueQuota = new QueueQuota(this.store.queues, this.clock, this.quotas.queues);
+    this.queueQuota = queueCounter(this.store.queues, this.clock, this.quotas.queues);
     this.fair = new FairQueues(this.store, this.clock, opts.fairQueues ?? true);
     this.log = opts.log ?? { info() {}, warn() {}, error() {} };
     this.activity = new ActivityCounter(this.store.activity, this.clock);
@@ -109,11 +112,8 @@ export class Engine implements EngineContext {
     this.settings = new SettingsInForce(this.policies);
     this.deadLetterReport = new DeadLetterReport(this.observer, this.log);
     this.sweeps = new Sweeps(this);
-    this.bindingQuota = new BindingQuota(
-      this.store.exchanges,
-      { ...DEFAULT_BINDING_LIMITS, ...opts.bindingLimits },
-      () => this.clock.now(),
-    );
+    this.bindingLimits = { ...DEFAULT_BINDING_LIMITS, ...opts.bindingLimits };
+    this.bindingQuota = bindingCounter(this.store.exchanges, this.bindingLimits, this.clock);
   }
 
   /** The queue's dead-letter settings in force: its attributes over the matching policy. */
@@ -129,16 +129,16 @@ export class Engine implements EngineContext {
     queue: NewQueue,
     refusal: (e: SqsError) => Error = (e) => e,
   ): Promise<{ queue: QueueRecord; created: boolean }> {
-    const exists = async () => (await this.store.queues.get(queue)) !== undefined;
-    const reserved = await this.queueQuota.reserve(queue.accountId, queue.name, exists).catch((e: unknown) => {
-      throw e instanceof SqsError ? refusal(e) : e;
-    });
+    const reserved = await this.queueQuota.take(queue.accountId);
+    // At the quota, CreateQueue of a queue that exists still returns it, as SQS does.
+    if (!reserved && (await this.store.queues.get(queue)) === undefined)
+      throw refusal(overQueueQuota(queue.name, this.queueQuota.max));
     try {
       const made = await this.store.queues.create(queue);
-      if (reserved && !made.created) this.queueQuota.release(queue.accountId);
+      if (reserved && !made.created) this.queueQuota.give(queue.accountId);
       return made;
     } catch (e) {
-      if (reserved) this.queueQuota.release(queue.accountId);
+      if (reserved) this.queueQuota.give(queue.accountId);
       throw e;
     }
   }
@@ -146,33 +146,6 @@ export class Engine implements EngineContext {
   /** Reports what an operation on `queue` dead-lettered, once it has committed (dead-letters/report.ts). */
   deadLettered(queue: QueueRecord, outcomes: DeadLettered[]): void {
     this.deadLetterReport.record(queue, outcomes);
-  }
-
-  /**
-   * The queue a URL names when the store has it in memory (nearly every request), without
-   * a promise: `engine.knownQueue(ctx, url) ?? (await engine.resolveQueue(ctx, url))`.
-   * Throws as resolveQueue does for a bad URL or a caller without access.
-   */
-  knownQueue(ctx: RequestContext, url: unknown): QueueRecord | undefined {
-    const queue = this.store.queues.cached?.(parseQueueUrl(url, ctx));
-    if (queue) this.checkAccess(ctx, queue);
-    return queue;
-  }
-
-  async resolveQueue(ctx: RequestContext, url: unknown): Promise<QueueRecord> {
-    const addr = parseQueueUrl(url, ctx);
-    const queue = await this.store.queues.get(addr);
-    if (!queue) throw errors.queueDoesNotExist();
-    this.checkAccess(ctx, queue);
-    return queue;
-  }
-
-  /** A caller from another account needs the queue's policy to allow the action. */
-  checkAccess(ctx: RequestContext, queue: QueueRecord): void {
-    if (queue.accountId === ctx.accountId) return;
-    if (!ctx.action || !policyAllows(queue, this.arnOf(queue), ctx.accountId, ctx.action)) {
-      throw accessDenied(this.urlOf(ctx, queue));
-    }
   }
 
   /**
@@ -213,10 +186,6 @@ export class Engine implements EngineContext {
     return queueArn(queue.region, queue.accountId, queue.name);
   }
 
-  urlOf(ctx: RequestContext, queue: Pick<QueueRecord, 'accountId' | 'region' | 'name'>): string {
-    return queueUrl(ctx, queue, this.region);
-  }
-
   /** Starts background work: move tasks and the sweeps (sweeps.ts). */
   start(): void {
     this.moveTasks.start();
@@ -245,9 +214,4 @@ export class Engine implements EngineContext {
     this.longPolls.releaseAll();
     await this.activity.flush().catch((err) => this.log.error({ err }, 'activity counts not saved at shutdown'));
   }
-}
-
-export interface ReceiptCodec {
-  seal(r: Receipt): string;
-  open(queue: Pick<QueueRecord, 'id'>, handle: unknown): Receipt;
 }

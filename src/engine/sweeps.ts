@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { sampleDepths } from './activity/activity-sampler.js';
-import type { Timer } from './clock.js';
-import type { EngineContext } from './context.js';
-import { deadLetterTarget } from './dead-letters/dead-letter.js';
+import type { Timer } from './kernel/clock.js';
+import type { EngineContext } from './context/engine-context.js';
+import { expireDue } from './dead-letters/road.js';
 import { retentionMs, SETTABLE } from './queues/queue-attributes.js';
 
 /** A sweeping node that stops renewing is replaced by another after this long. */
@@ -99,10 +99,8 @@ export class Sweeps {
     for (const id of await store.maintenance.expiryDue(clock.now(), EXPIRY_QUEUES)) {
       const q = await store.queues.byId(id);
       if (!q) continue;
-      const target = await deadLetterTarget(this.engine, q, 'expired');
       for (;;) {
-        const outcomes = await store.deadLetters.expire(q.id, clock.now(), EXPIRY_BATCH, target);
-        this.engine.deadLettered(q, outcomes);
+        const outcomes = await expireDue(this.engine, q, EXPIRY_BATCH);
         total += outcomes.length;
         if (outcomes.length < EXPIRY_BATCH) break;
       }

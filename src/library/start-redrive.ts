@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ServerPolicyDefinition } from '../engine/dead-letters/server-policies.js';
+import type { ServerPolicyDefinition } from '../engine/policies/server-policies.js';
 import { startServer } from '../server/app.js';
 import { readCredentials } from '../server/start-up.js';
 import { defaults, type ServerConfig } from '../server/server-config.js';

@@ -1,8 +1,8 @@
 import { Counter, type Registry } from 'prom-client';
-import { parseQueueArn } from '../engine/queues/addressing.js';
-import type { EngineObserver } from '../engine/observer.js';
+import { parseQueueArn } from '../engine/kernel/addressing.js';
+import type { EngineObserver } from '../engine/context/observer.js';
 import type { MoveTaskRecord } from '../engine/store/move-tasks.js';
-import type { DeathReason, QueueRecord } from '../engine/types.js';
+import type { DeathReason, QueueRecord } from '../engine/kernel/types.js';
 import { HotCounter, HotHistogram, type CounterSeries, type HistogramSeries } from './hot-metrics.js';
 import { MoveTaskGauges } from './move-task-gauges.js';
 import type { QueueLabelCache, QueueLabels } from './queue-labels.js';

@@ -1,6 +1,6 @@
-import { parseQueueArn } from '../engine/queues/addressing.js';
-import type { EngineContext } from '../engine/context.js';
-import type { QueueRecord } from '../engine/types.js';
+import { parseQueueArn } from '../engine/kernel/addressing.js';
+import type { EngineContext } from '../engine/context/engine-context.js';
+import type { QueueRecord } from '../engine/kernel/types.js';
 import type { QueueLabelCache } from './queue-labels.js';
 
 /** Queues per store call: 10,000 queues are read in ten calls, with requests served in between. */

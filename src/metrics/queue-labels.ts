@@ -1,4 +1,4 @@
-import type { QueueRecord } from '../engine/types.js';
+import type { QueueRecord } from '../engine/kernel/types.js';
 
 /** The labels of a queue's series, as CloudWatch's dimensions plus the account and region. */
 export interface QueueLabels {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { RequestContext } from '../engine/types.js';
+import type { RequestContext } from '../engine/kernel/types.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 
 /** What the HTTP front learned about a request while routing it, for its access log line. */

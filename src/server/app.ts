@@ -3,7 +3,7 @@ import { amqpPropertyCodec } from '../protocols/amqp/property-json.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { RuntimePolicies } from '../engine/amqp/policies.js';
-import { ManualClock, SystemClock, type Clock } from '../engine/clock.js';
+import { ManualClock, SystemClock, type Clock } from '../engine/kernel/clock.js';
 import { Engine } from '../engine/engine.js';
 import { PostgresStore } from '../stores/postgres/store.js';
 import { SqliteStore } from '../stores/sqlite/store.js';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'yaml';
 import * as z from 'zod';
-import type { ServerPolicy } from '../engine/dead-letters/server-policies.js';
+import type { ServerPolicy } from '../engine/policies/server-policies.js';
 import {
   arrayOf,
   intFrom,
@@ -10,7 +10,7 @@ import {
   nonEmptyString,
   policiesSchema,
   strictObject,
-} from '../engine/dead-letters/server-policy-schema.js';
+} from '../engine/policies/server-policy-schema.js';
 
 /**
  * The server's config file (`redrive serve --config FILE`): YAML when its name ends in

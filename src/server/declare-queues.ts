@@ -1,7 +1,7 @@
-import { queueArn } from '../engine/queues/addressing.js';
+import { queueArn } from '../engine/kernel/addressing.js';
 import { actions } from '../engine/actions/registry.js';
 import type { Engine } from '../engine/engine.js';
-import type { RequestContext } from '../engine/types.js';
+import type { RequestContext } from '../engine/kernel/types.js';
 import { ConfigError, type QueueDeclaration } from './config-file.js';
 
 /**

@@ -1,5 +1,5 @@
 import { parsePolicyBody, policyView, type RuntimePolicies } from '../engine/amqp/policies.js';
-import { PolicyError } from '../engine/dead-letters/server-policies.js';
+import { PolicyError } from '../engine/policies/server-policies.js';
 import { authenticator } from '../auth/password.js';
 import { AuthThrottle, retryAfterSeconds } from '../auth/throttle.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';

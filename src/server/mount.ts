@@ -1,5 +1,5 @@
 import type { Cancellation } from '../engine/messages/long-poll.js';
-import { SqsError, sqsError } from '../engine/errors.js';
+import { SqsError, sqsError } from '../engine/kernel/errors.js';
 import { jsonError } from '../protocols/json/json-adapter.js';
 import { queryError, wantsJson } from '../protocols/query/query-adapter.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { sqsError, type SqsError } from '../engine/errors.js';
+import { sqsError, type SqsError } from '../engine/kernel/errors.js';
 import { bodyBudgetError, type Admission, type Ticket } from './admission.js';
 
 /** Largest request body accepted: SQS's 1 MiB payloads with room for Query and JSON encoding. */

@@ -1,8 +1,8 @@
 import pino, { type Logger } from 'pino';
-import { DEFAULT_REGION } from '../engine/queues/addressing.js';
+import { DEFAULT_REGION } from '../engine/kernel/addressing.js';
 import type { Durability } from '../stores/sqlite/store.js';
 import type { AmqpLimits } from '../protocols/amqp/limits.js';
-import type { AccountQuotas } from '../engine/quotas.js';
+import type { AccountQuotas } from '../engine/queues/quotas.js';
 import type { ClientLimits } from './admission.js';
 
 // The server's settings and their defaults, apart from app.ts so that the CLI can build

@@ -1,8 +1,8 @@
 import type { Engine } from '../engine/engine.js';
 import { hasAction } from '../engine/actions/registry.js';
-import type { ManualClock } from '../engine/clock.js';
-import { regionOfHost } from '../engine/queues/addressing.js';
-import type { RequestContext } from '../engine/types.js';
+import type { ManualClock } from '../engine/kernel/clock.js';
+import { regionOfHost } from '../engine/kernel/addressing.js';
+import type { RequestContext } from '../engine/kernel/types.js';
 import { AuthThrottle } from '../auth/throttle.js';
 import { handleJson, isJsonRequest, jsonError } from '../protocols/json/json-adapter.js';
 import { handleQuery, queryError, wantsJson } from '../protocols/query/query-adapter.js';

@@ -1,7 +1,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
-import { isRegionName } from '../engine/queues/addressing.js';
+import { isRegionName } from '../engine/kernel/addressing.js';
 import { loadCredentials, type Credentials } from '../auth/credentials.js';
 
 /**

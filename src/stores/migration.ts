@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isRegionName } from '../engine/queues/addressing.js';
+import { isRegionName } from '../engine/kernel/addressing.js';
 
 /**
  * One step of a SQL store's schema: the file `migrations/NNNNNN.sql` of the store's

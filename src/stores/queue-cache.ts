@@ -1,4 +1,4 @@
-import type { QueueRecord } from '../engine/types.js';
+import type { QueueRecord } from '../engine/kernel/types.js';
 
 /**
  * Queue records by account and name, so that resolving a queue URL, which every request

@@ -1,5 +1,5 @@
 import type { MoveTaskRecord, MoveTaskStatus } from '../engine/store/move-tasks.js';
-import type { NewMessage, QueueRecord, StoredMessage } from '../engine/types.js';
+import type { NewMessage, QueueRecord, StoredMessage } from '../engine/kernel/types.js';
 
 /** Maps rows of both SQL stores (SQLite and PostgreSQL) to domain records. */
 export interface QueueRow {

@@ -1,4 +1,4 @@
-import type { NewMessage } from '../engine/types.js';
+import type { NewMessage } from '../engine/kernel/types.js';
 
 interface Subscription {
   wake: (count?: number) => void;

@@ -1,3 +1,6 @@
+import type { Death, DeathSummary } from './deaths.js';
+
+export type { Death, DeathSummary };
 /**
  * A message as PeekMessages returns it, with its dead-letter history (docs/extensions.md):
  * what the console's message pages and the CLI's `messages peek`, `dlq peek` and `messages
@@ -21,30 +24,6 @@ export interface PeekedMessage {
   Amqp?: AmqpView;
   /** 'base64': the body is binary, given base64. */
   BodyEncoding?: string;
-}
-
-/** One entry of a message's dead-letter history: a {queue, reason} with its count and first and last time. */
-export interface Death {
-  queue: string;
-  queueArn: string;
-  reason: string;
-  count: number;
-  firstTime: number;
-  lastTime: number;
-  rejectReason?: string;
-  originalTtlSeconds?: number;
-  /** AMQP deaths (x-death): the exchange and routing keys it had, and its expiration property. */
-  exchange?: string;
-  routingKeys?: string[];
-  originalExpiration?: string;
-}
-
-/** PeekMessages' FirstDeath and LastDeath. */
-export interface DeathSummary {
-  queue: string;
-  queueArn: string;
-  reason: string;
-  time: number;
 }
 
 /** A message published over AMQP: its exchange, routing keys and properties. */

@@ -1,6 +1,23 @@
-import type { MoveFilter } from '../engine/move-tasks/move-filter.js';
+import type { DeathReason } from './deaths.js';
 
-export type { MoveFilter };
+/**
+ * Selective redrive (a Redrive extension of StartMessageMoveTask): which messages of a
+ * dead-letter queue a task moves. Every condition given must hold.
+ */
+export interface MoveFilter {
+  MessageAttribute?: { Name: string; Value: string };
+  BodyContains?: string;
+  /** A path such as `$.order.items[0].sku`; with Equals, the value there must equal it. */
+  BodyJsonPath?: string;
+  Equals?: unknown;
+  /** The queue the message died in (its DeadLetterQueueSourceArn). */
+  DeadLetterQueueSourceArn?: string;
+  /** Epoch milliseconds; messages sent straight to the queue were never dead-lettered. */
+  DeadLetteredAfter?: number;
+  DeadLetteredBefore?: number;
+  /** The reason of the message's latest death (`rejected`, `expired`, `maxlen`, `delivery_limit`): why it is where it is. */
+  DeathReason?: DeathReason;
+}
 
 /** A move task as ListMessageMoveTasks lists it, with Redrive's Filter (docs/extensions.md). */
 export interface MoveTask {

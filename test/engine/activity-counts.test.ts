@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ActivityCounter } from '../../src/engine/activity/activity-counts.js';
 import type { ActivityCounts, ActivityStore } from '../../src/engine/store/activity.js';
-import type { QueueRecord } from '../../src/engine/types.js';
+import type { QueueRecord } from '../../src/engine/kernel/types.js';
 
 /** A store whose writes finish only when the test says so. */
 function slowStore() {

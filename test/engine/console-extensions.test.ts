@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sampleDepths } from '../../src/engine/activity/activity-sampler.js';
 import { dispatch } from '../../src/engine/actions/registry.js';
-import type { RequestContext } from '../../src/engine/types.js';
+import type { RequestContext } from '../../src/engine/kernel/types.js';
 import { ctx, settle, testEngine } from './support.js';
 
 test('the depth of each minute is sampled once, at its end; the current minute shows the live depth', async () => {

@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { actions } from '../../src/engine/actions/registry.js';
-import { ManualClock } from '../../src/engine/clock.js';
-import { deadLetterTarget } from '../../src/engine/dead-letters/dead-letter.js';
+import { ManualClock } from '../../src/engine/kernel/clock.js';
+import { deadLetterTarget } from '../../src/engine/dead-letters/road.js';
 import { Engine } from '../../src/engine/engine.js';
-import type { QueueRecord } from '../../src/engine/types.js';
+import type { QueueRecord } from '../../src/engine/kernel/types.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';
 import { ctx } from './support.js';
 

@@ -1,7 +1,7 @@
 /** The death history and cycle rule (deaths.ts), and policy resolution (policies.ts, dead-letter-settings.ts). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { effectiveSettings } from '../../src/engine/dead-letters/dead-letter-settings.js';
+import { effectiveSettings } from '../../src/engine/policies/dead-letter-settings.js';
 import {
   closesCycle,
   firstDeath,
@@ -9,8 +9,8 @@ import {
   recordDeath,
   type DeathEvent,
 } from '../../src/engine/dead-letters/deaths.js';
-import { parsePolicies, ServerPolicySet } from '../../src/engine/dead-letters/server-policies.js';
-import type { Death, QueueRecord } from '../../src/engine/types.js';
+import { parsePolicies, ServerPolicySet } from '../../src/engine/policies/server-policies.js';
+import type { Death, QueueRecord } from '../../src/engine/kernel/types.js';
 
 const ev = (queue: string, reason: DeathEvent['reason'], time: number, rejectReason?: string): DeathEvent => ({
   queue,

@@ -5,11 +5,12 @@
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { actions } from '../../src/engine/actions/registry.js';
-import { ManualClock } from '../../src/engine/clock.js';
+import { ManualClock } from '../../src/engine/kernel/clock.js';
 import { Engine } from '../../src/engine/engine.js';
-import { SqsError } from '../../src/engine/errors.js';
-import type { RequestContext } from '../../src/engine/types.js';
+import { SqsError } from '../../src/engine/kernel/errors.js';
+import type { RequestContext } from '../../src/engine/kernel/types.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';
+import { messageCounts } from '../../src/engine/store/messages.js';
 
 const ctx: RequestContext = {
   accountId: '000000000000',
@@ -68,7 +69,8 @@ describe('in-flight limit of a standard queue', () => {
       return true;
     });
     // Nothing was received by the refused call.
-    const counts = await engine.store.messages.count(
+    const counts = await messageCounts(
+      engine.store.messages,
       (await engine.store.queues.get({ accountId: '000000000000', region: 'us-east-1', name: 'limited' }))!.id,
       clock.now(),
     );

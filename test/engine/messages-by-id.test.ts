@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { actions } from '../../src/engine/actions/registry.js';
-import { ManualClock } from '../../src/engine/clock.js';
+import { ManualClock } from '../../src/engine/kernel/clock.js';
 import { Engine } from '../../src/engine/engine.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';
 import { ctx } from './support.js';

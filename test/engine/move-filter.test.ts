@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { filterPredicate, parseMoveFilter } from '../../src/engine/move-tasks/move-filter.js';
-import type { StoredMessage } from '../../src/engine/types.js';
+import type { StoredMessage } from '../../src/engine/kernel/types.js';
 
 const message = (over: Partial<StoredMessage>): StoredMessage => ({
   messageId: 'm',

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { dispatch } from '../../src/engine/actions/registry.js';
-import type { RequestContext } from '../../src/engine/types.js';
+import type { RequestContext } from '../../src/engine/kernel/types.js';
 import { ctx, settle, testEngine } from './support.js';
 
 const B: RequestContext = { ...ctx, accountId: '222222222222' };

@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { actions } from '../../src/engine/actions/registry.js';
-import { ManualClock } from '../../src/engine/clock.js';
+import { ManualClock } from '../../src/engine/kernel/clock.js';
 import { Engine } from '../../src/engine/engine.js';
-import type { ServerPolicyDefinition } from '../../src/engine/dead-letters/server-policies.js';
+import type { ServerPolicyDefinition } from '../../src/engine/policies/server-policies.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';
 import { ctx } from './support.js';
 

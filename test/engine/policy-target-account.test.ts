@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { dispatch } from '../../src/engine/actions/registry.js';
-import { ManualClock } from '../../src/engine/clock.js';
+import { ManualClock } from '../../src/engine/kernel/clock.js';
 import { Engine } from '../../src/engine/engine.js';
-import type { RequestContext } from '../../src/engine/types.js';
+import type { RequestContext } from '../../src/engine/kernel/types.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';
 import { ctx } from './support.js';
 

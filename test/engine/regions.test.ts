@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { actions } from '../../src/engine/actions/registry.js';
-import { regionOfHost } from '../../src/engine/queues/addressing.js';
-import { ManualClock } from '../../src/engine/clock.js';
+import { regionOfHost } from '../../src/engine/kernel/addressing.js';
+import { ManualClock } from '../../src/engine/kernel/clock.js';
 import { Engine } from '../../src/engine/engine.js';
-import type { RequestContext } from '../../src/engine/types.js';
+import type { RequestContext } from '../../src/engine/kernel/types.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';
 import { ctx, testEngine } from './support.js';
 

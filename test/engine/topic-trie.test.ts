@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { TopicTrie } from '../../src/engine/amqp/topic-trie.js';
+import { TopicTrie } from '../../src/engine/routing/topic-trie.js';
 import { topicMatches as matches } from '../support/topic-definition.js';
 
 const unlimited = { spend: () => true };

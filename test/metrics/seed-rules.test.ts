@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { dispatch } from '../../src/engine/actions/registry.js';
-import { ManualClock } from '../../src/engine/clock.js';
+import { ManualClock } from '../../src/engine/kernel/clock.js';
 import { Engine } from '../../src/engine/engine.js';
 import { ServerMetrics } from '../../src/metrics/metrics.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';

@@ -4,6 +4,7 @@ import { GroupCommit } from '../../src/stores/postgres/group-commit.js';
 import { PostgresStore } from '../../src/stores/postgres/store.js';
 import { makeQueue, newMessage, receiveRequest, useStore } from '../stores/harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
+import { messageCounts } from '../../src/engine/store/messages.js';
 
 /** A run function that records each batch it was given and answers item × 10. */
 function recorder(fail?: (items: number[]) => Error | undefined) {
@@ -85,8 +86,8 @@ describe('the PostgreSQL store groups the sends and deletes of one turn', () => 
     );
     const seqs = sends.flatMap((s) => s.messages.map((m) => m.seq));
     assert.equal(new Set(seqs).size, 24, 'every message has a position of its own');
-    assert.deepEqual(await store().messages.count(a.id, T), { visible: 16, inflight: 0, delayed: 0 });
-    assert.deepEqual(await store().messages.count(b.id, T), { visible: 8, inflight: 0, delayed: 0 });
+    assert.deepEqual(await messageCounts(store().messages, a.id, T), { visible: 16, inflight: 0, delayed: 0 });
+    assert.deepEqual(await messageCounts(store().messages, b.id, T), { visible: 8, inflight: 0, delayed: 0 });
 
     const got = await store().messages.receive(a.id, receiveRequest(T, { max: 10 }));
     const refs = got.messages.map((m) => ({ seq: m.seq, token: m.receiptToken! }));
@@ -108,7 +109,7 @@ describe('the PostgreSQL store groups the sends and deletes of one turn', () => 
     assert.deepEqual(await store().messages.delete(b.id, [{ seq: sends[1]!.messages[0]!.seq, token: 'x' }], rule), [
       'gone',
     ]);
-    assert.deepEqual(await store().messages.count(a.id, T + 1), { visible: 6, inflight: 0, delayed: 0 });
-    assert.deepEqual(await store().messages.count(b.id, T + 1), { visible: 8, inflight: 0, delayed: 0 });
+    assert.deepEqual(await messageCounts(store().messages, a.id, T + 1), { visible: 6, inflight: 0, delayed: 0 });
+    assert.deepEqual(await messageCounts(store().messages, b.id, T + 1), { visible: 8, inflight: 0, delayed: 0 });
   });
 });

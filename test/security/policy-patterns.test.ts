@@ -9,8 +9,8 @@ import { after, before, describe, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import fc from 'fast-check';
-import { compilePattern, type PolicyPattern } from '../../src/engine/dead-letters/policy-pattern.js';
-import { ServerPolicySet } from '../../src/engine/dead-letters/server-policies.js';
+import { compilePattern, type PolicyPattern } from '../../src/engine/policies/policy-pattern.js';
+import { ServerPolicySet } from '../../src/engine/policies/server-policies.js';
 import { assertServed, startTenants, TENANTS, type Tenant, type TenantServer } from '../support/hostile-tenant.js';
 
 /** RabbitMQ's management API as a tenant (basic auth: access key and secret). */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { newReceiptToken } from '../../src/engine/messages/receipt.js';
-import type { NewMessage, QueueRecord } from '../../src/engine/types.js';
+import type { NewMessage, QueueRecord } from '../../src/engine/kernel/types.js';
 import type { ReceiveRequest, Store } from '../../src/engine/store/store.js';
 import { newQueue } from '../../src/engine/store/queues.js';
 

@@ -15,6 +15,7 @@ import { SqliteStore } from '../../src/stores/sqlite/store.js';
 import type { Store } from '../../src/engine/store/store.js';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
 import { makeQueue, tempFile } from './harness.js';
+import { messageCounts } from '../../src/engine/store/messages.js';
 
 const OLD_ROW = `INSERT INTO queues (account_id, name, fifo, attributes, tags, created_at, modified_at) VALUES
   ('000000000000', 'kept', 0, '{"DelaySeconds":"0"}', '{}', 1, 1), ('000000000000', 'deleted', 0, '{}', '{}', 1, 1)`;
@@ -31,7 +32,7 @@ async function checkUpgraded(store: Store): Promise<void> {
   assert.ok(kept, 'the old queue is in the default region');
   assert.equal(kept.id, 1);
   assert.equal(await store.queues.get({ accountId: '000000000000', region: 'us-east-1', name: 'kept' }), undefined);
-  assert.equal((await store.messages.count(kept.id, 10)).visible, 1, 'its message is still there');
+  assert.equal((await messageCounts(store.messages, kept.id, 10)).visible, 1, 'its message is still there');
   const twin = await makeQueue(store, { name: 'kept', region: 'us-east-1' });
   assert.ok(twin.id > 2, `a new queue gets a fresh id, never a deleted queue's (got ${twin.id})`);
 }

@@ -10,10 +10,11 @@ import assert from 'node:assert/strict';
 import { copyFileSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { newReceiptToken } from '../../src/engine/messages/receipt.js';
-import type { StoredMessage } from '../../src/engine/types.js';
+import type { StoredMessage } from '../../src/engine/kernel/types.js';
 import { sqliteMigrations } from '../../src/stores/sqlite/migrate.js';
 import { SqliteStore } from '../../src/stores/sqlite/store.js';
 import { tempFile } from './harness.js';
+import { messageCounts } from '../../src/engine/store/messages.js';
 
 const fixture = (name: string) => new URL(`../../../test/stores/fixtures/${name}`, import.meta.url);
 interface Snapshot {
@@ -50,7 +51,7 @@ test('a database of 5f09973 upgrades with every message, attribute, receive coun
     const q = snapshot.queues.plain!;
     const now = T + 100;
     const hidden = q.messages.filter((m) => m.visibleAt > now);
-    assert.deepEqual(await store.messages.count(q.id, now), {
+    assert.deepEqual(await messageCounts(store.messages, q.id, now), {
       visible: q.messages.length - hidden.length,
       inflight: hidden.filter((m) => m.receiveCount > 0).length,
       delayed: hidden.filter((m) => m.receiveCount === 0).length,

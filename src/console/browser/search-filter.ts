@@ -1,4 +1,5 @@
 import { h, parseUtc, queueNameOf } from './dom.js';
+import { DEATH_REASONS } from '../../wire/deaths.js';
 import type { MoveFilter } from './move-tasks.js';
 
 /**
@@ -7,7 +8,6 @@ import type { MoveFilter } from './move-tasks.js';
  * that PeekMessages and StartMessageMoveTask both take. A search's URL therefore opens
  * the redrive page with the same filter filled in.
  */
-const REASONS = ['delivery_limit', 'rejected', 'expired', 'maxlen'];
 const FIELDS = [
   'BodyContains',
   'BodyJsonPath',
@@ -80,7 +80,7 @@ export function filterFields(values: URLSearchParams, sources: string[], deadLet
             'div',
             { class: 'row' },
             field('Died in', select('diedIn', 'Source', sources.map(queueNameOf))),
-            field('Why', select('DeathReason', 'Death reason', REASONS)),
+            field('Why', select('DeathReason', 'Death reason', [...DEATH_REASONS])),
           ),
           h(
             'div',

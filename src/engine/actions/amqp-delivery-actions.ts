@@ -1,7 +1,7 @@
-import type { Engine } from '../engine.js';
+import type { ActionEngine } from './action-engine.js';
 import type { ActionInputs } from './action-inputs.js';
-import { errors } from '../errors.js';
-import type { RequestContext } from '../types.js';
+import { errors } from '../kernel/errors.js';
+import type { RequestContext } from '../kernel/types.js';
 
 /**
  * ReleaseAmqpDeliveries (a Redrive extension, docs/extensions.md): returns to their
@@ -13,7 +13,7 @@ import type { RequestContext } from '../types.js';
  * consumers' deliveries come back when their channels close. Each call is logged with its caller.
  */
 export async function releaseAmqpDeliveries(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['ReleaseAmqpDeliveries'],
 ) {

@@ -1,32 +1,33 @@
-import { deadLetterTarget } from '../dead-letters/dead-letter.js';
+import { deadLetterHeld } from '../dead-letters/road.js';
 import { deathAttributes, firstDeath, lastDeath } from '../dead-letters/deaths.js';
-import type { Engine } from '../engine.js';
+import type { ActionEngine } from './action-engine.js';
 import type { ActionInputs } from './action-inputs.js';
-import { errors } from '../errors.js';
+import { errors } from '../kernel/errors.js';
 import { systemAttributes } from '../messages/message-attributes.js';
 import { retentionMs } from '../queues/queue-attributes.js';
 import { decodeToken, encodeToken } from './queue-actions.js';
 import { deadLetterSources } from '../dead-letters/redrive-policy.js';
-import type { RequestContext, StoredMessage } from '../types.js';
+import type { RequestContext, StoredMessage } from '../kernel/types.js';
 import { intParam } from '../queues/validation.js';
 import { filterPredicate, parseMoveFilter } from '../move-tasks/move-filter.js';
 import { PEEK_SCAN, scanQueue } from '../messages/bounded-scan.js';
 import { amqpView, bodyEncoding, type AmqpPropertyCodec } from '../amqp/message-view.js';
-import { countMatches } from '../dead-letters/triage.js';
+import { countMatches } from './triage.js';
+import { resolveQueue, urlOf } from '../queues/queue-lookup.js';
 
 export async function listDeadLetterSourceQueues(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['ListDeadLetterSourceQueues'],
 ) {
-  const dlq = await engine.resolveQueue(ctx, input.QueueUrl);
+  const dlq = await resolveQueue(engine, ctx, input.QueueUrl);
   const max = intParam(input.MaxResults, 'MaxResults', 1, 1000);
   const after = decodeToken(input.NextToken);
   const sources = (await deadLetterSources(engine, dlq)).filter((q) => after === undefined || q.name > after);
   const limit = max ?? 1000;
   const page = sources.slice(0, limit);
   // The key is lowercase `queueUrls` in SQS's model and responses.
-  const out: Record<string, unknown> = { queueUrls: page.map((q) => engine.urlOf(ctx, q)) };
+  const out: Record<string, unknown> = { queueUrls: page.map((q) => urlOf(engine, ctx, q)) };
   // As in ListQueues, SQS pages only when MaxResults is given.
   if (max !== undefined && sources.length > limit) out.NextToken = encodeToken(page[page.length - 1]!.name);
   return out;
@@ -48,8 +49,8 @@ const ALL = new Set(['All']);
  * than MaxResults (even none) and a NextToken that resumes after the last message
  * examined, as a move task resumes after its scanLimit.
  */
-export async function peekMessages(engine: Engine, ctx: RequestContext, input: ActionInputs['PeekMessages']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+export async function peekMessages(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['PeekMessages']) {
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const max = intParam(input.MaxResults, 'MaxResults', 1, 100) ?? 10;
   const filter = parseMoveFilter(input.Filter);
   const token = decodeToken(input.NextToken);
@@ -110,8 +111,8 @@ const MAX_REASON = 1024;
  * and the message stays in flight until its visibility timeout ends, so a reject can
  * never lose a message.
  */
-export async function rejectMessage(engine: Engine, ctx: RequestContext, input: ActionInputs['RejectMessage']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+export async function rejectMessage(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['RejectMessage']) {
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const handle = input.ReceiptHandle;
   if (handle === undefined || handle === null || handle === '') throw errors.missingParameter('ReceiptHandle');
   const receipt = (await engine.receipts()).open(queue, handle);
@@ -119,24 +120,16 @@ export async function rejectMessage(engine: Engine, ctx: RequestContext, input: 
   if (reason !== undefined && reason !== null && (typeof reason !== 'string' || reason.length > MAX_REASON)) {
     throw errors.invalidValue('Reason', '(reason)', `Reason must be a string of at most ${MAX_REASON} characters.`);
   }
-  const target = await deadLetterTarget(
-    engine,
-    queue,
-    'rejected',
-    typeof reason === 'string' && reason !== '' ? reason : undefined,
-  );
-  if (!target) {
+  const result = await deadLetterHeld(engine, queue, receipt, 'rejected', {
+    withoutTarget: 'refuse',
+    rejectReason: typeof reason === 'string' && reason !== '' ? reason : undefined,
+  });
+  if (!result) {
     throw errors.invalidParameterValue(
       `Queue ${queue.name} has no dead-letter queue, so the message cannot be rejected; it stays in flight until its visibility timeout ends.`,
     );
   }
-  const { outcome, deadLettered } = await engine.store.deadLetters.reject(
-    queue.id,
-    receipt,
-    engine.clock.now(),
-    target,
-  );
-  engine.deadLettered(queue, deadLettered);
+  const { outcome } = result;
   if (outcome === 'ok') return {};
   if (outcome === 'gone') {
     throw errors.invalidValue('ReceiptHandle', handle, 'Message does not exist or is not available for rejection.');

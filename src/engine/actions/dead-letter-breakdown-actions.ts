@@ -1,8 +1,9 @@
-import type { Engine } from '../engine.js';
+import type { ActionEngine } from './action-engine.js';
 import type { ActionInputs } from './action-inputs.js';
 import { retentionMs } from '../queues/queue-attributes.js';
-import { rejectionReasons } from '../dead-letters/triage.js';
-import type { RequestContext } from '../types.js';
+import { rejectionReasons } from './triage.js';
+import type { RequestContext } from '../kernel/types.js';
+import { resolveQueue } from '../queues/queue-lookup.js';
 
 interface Group {
   Count: number;
@@ -23,11 +24,11 @@ interface Group {
  * messages themselves (triage.ts).
  */
 export async function getDeadLetterBreakdown(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['GetDeadLetterBreakdown'],
 ) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const rows = await engine.store.deadLetters.breakdown(queue.id);
   const bySource = new Map<string, Group>();
   const byReason = new Map<string, Group>();

@@ -1,17 +1,18 @@
 import type { ReceiptOutcome } from '../store/store.js';
-import type { Engine } from '../engine.js';
+import type { ActionEngine } from './action-engine.js';
 import type { ActionInputs } from './action-inputs.js';
-import type { ReceiptCodec } from '../engine.js';
-import { errors, SqsError, sqsError } from '../errors.js';
+import type { ReceiptCodec } from '../messages/receipt.js';
+import { errors, SqsError, sqsError } from '../kernel/errors.js';
 import { selectMessageAttributes, systemAttributes } from '../messages/message-attributes.js';
 import { queueNumber, retentionMs } from '../queues/queue-attributes.js';
 import type { Attempt, Cancellation } from '../messages/long-poll.js';
 import { newReceiptToken } from '../messages/receipt.js';
 import { DEDUP_INTERVAL_MS, FIFO_INFLIGHT_LIMIT, receiveAttemptId } from '../messages/fifo.js';
-import { deadLetterRule } from '../dead-letters/dead-letter.js';
+import { receiveRule } from '../dead-letters/road.js';
 import { deathAttributes } from '../dead-letters/deaths.js';
-import type { QueueRecord, RequestContext, StoredMessage } from '../types.js';
+import type { QueueRecord, RequestContext, StoredMessage } from '../kernel/types.js';
 import { checkBatchEntries, intParam } from '../queues/validation.js';
+import { knownQueue, resolveQueue } from '../queues/queue-lookup.js';
 
 /** A batch entry's members, as the client sent them, before they are checked. */
 type Entry = Record<string, unknown>;
@@ -27,12 +28,12 @@ const nameList = (v: unknown): string[] =>
   Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 
 export async function receiveMessage(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['ReceiveMessage'],
   signal?: Cancellation,
 ) {
-  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
+  const queue = knownQueue(engine, ctx, input.QueueUrl) ?? (await resolveQueue(engine, ctx, input.QueueUrl));
   const max = intParam(input.MaxNumberOfMessages, 'MaxNumberOfMessages', 1, 10) ?? 1;
   const visibility =
     intParam(input.VisibilityTimeout, 'VisibilityTimeout', 0, 43_200) ?? queueNumber(queue, 'VisibilityTimeout');
@@ -42,7 +43,7 @@ export async function receiveMessage(
   const systemNames = new Set([...nameList(input.AttributeNames), ...nameList(input.MessageSystemAttributeNames)]);
   const userNames = nameList(input.MessageAttributeNames);
   const attemptId = queue.fifo ? receiveAttemptId(input.ReceiveRequestAttemptId) : undefined;
-  const deadLetter = await deadLetterRule(engine, queue);
+  const deadLetter = await receiveRule(engine, queue);
 
   const attempt = async (): Promise<Attempt<StoredMessage>> => {
     const now = engine.clock.now();
@@ -124,15 +125,15 @@ export async function receiveMessage(
  * The in-flight limit without counting on every receive: an upper bound grows with
  * each receive and is replaced by an exact count only when it nears the limit.
  */
-function noteReceived(engine: Engine, queue: QueueRecord, n: number): void {
+function noteReceived(engine: ActionEngine, queue: QueueRecord, n: number): void {
   if (n) engine.inflightEstimates.set(queue.id, (engine.inflightEstimates.get(queue.id) ?? 0) + n);
 }
 
-async function overInflightLimit(engine: Engine, queue: QueueRecord, now: number): Promise<boolean> {
+async function overInflightLimit(engine: ActionEngine, queue: QueueRecord, now: number): Promise<boolean> {
   const limit = queue.fifo ? Math.min(FIFO_INFLIGHT_LIMIT, engine.inflightLimit) : engine.inflightLimit;
   const estimate = engine.inflightEstimates.get(queue.id) ?? Infinity;
   if (estimate < limit) return false;
-  const exact = await engine.store.messages.countInflight(queue.id, now);
+  const exact = (await engine.store.messages.inflightByGroup(queue.id, now)).total;
   engine.inflightEstimates.set(queue.id, exact);
   return exact >= limit;
 }
@@ -142,8 +143,8 @@ function deleteError(outcome: ReceiptOutcome, handle: string): SqsError | undefi
   return undefined;
 }
 
-export async function deleteMessage(engine: Engine, ctx: RequestContext, input: ActionInputs['DeleteMessage']) {
-  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
+export async function deleteMessage(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['DeleteMessage']) {
+  const queue = knownQueue(engine, ctx, input.QueueUrl) ?? (await resolveQueue(engine, ctx, input.QueueUrl));
   const receipt = (await engine.receipts()).open(queue, input.ReceiptHandle);
   const [outcome] = await engine.store.messages.delete(queue.id, [receipt], {
     now: engine.clock.now(),
@@ -186,11 +187,11 @@ async function receiptBatch<T>(
 }
 
 export async function deleteMessageBatch(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['DeleteMessageBatch'],
 ) {
-  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
+  const queue = knownQueue(engine, ctx, input.QueueUrl) ?? (await resolveQueue(engine, ctx, input.QueueUrl));
   const receipts = await engine.receipts();
   return receiptBatch(
     input,
@@ -248,11 +249,11 @@ function visibilityChange(receipts: ReceiptCodec, queue: QueueRecord, e: Entry) 
 }
 
 export async function changeMessageVisibility(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['ChangeMessageVisibility'],
 ) {
-  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
+  const queue = knownQueue(engine, ctx, input.QueueUrl) ?? (await resolveQueue(engine, ctx, input.QueueUrl));
   const change = visibilityChange(await engine.receipts(), queue, input);
   const [outcome] = await engine.store.messages.changeVisibility(queue.id, [change], engine.clock.now());
   const err = visibilityError(outcome!, String(input.ReceiptHandle), change.visibilityTimeoutMs / 1000);
@@ -261,11 +262,11 @@ export async function changeMessageVisibility(
 }
 
 export async function changeMessageVisibilityBatch(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['ChangeMessageVisibilityBatch'],
 ) {
-  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
+  const queue = knownQueue(engine, ctx, input.QueueUrl) ?? (await resolveQueue(engine, ctx, input.QueueUrl));
   const receipts = await engine.receipts();
   return receiptBatch(
     input,

@@ -1,15 +1,16 @@
-import type { Engine } from '../engine.js';
+import type { ActionEngine } from './action-engine.js';
 import type { ActionInputs } from './action-inputs.js';
 import { accessDenied } from '../queues/access-policy.js';
-import { errors, sqsError } from '../errors.js';
+import { errors, sqsError } from '../kernel/errors.js';
 import { queueExpiry } from '../messages/limits.js';
 import { queueByArn } from './move-task-actions.js';
 import { countRedrive, moveRules } from '../move-tasks/move-task-runner.js';
 import { destinationsOf } from '../store/move-plan.js';
 import { retentionMs } from '../queues/queue-attributes.js';
 import type { MoveByIdResult } from '../store/store.js';
-import type { QueueRecord, RequestContext, StoredMessage } from '../types.js';
+import type { QueueRecord, RequestContext, StoredMessage } from '../kernel/types.js';
 import { checkBatchEntries, intParam, requireString } from '../queues/validation.js';
+import { resolveQueue, urlOf } from '../queues/queue-lookup.js';
 
 /** SQS's cap on a message's invisibility, counted from its receive. */
 const TWELVE_HOURS_MS = 43_200_000;
@@ -44,11 +45,11 @@ const notFound = (queue: QueueRecord, Id: string) => ({
  * InvalidBatchEntryId); an id the queue does not hold fails alone, with MessageNotFound.
  */
 export async function deleteMessagesById(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['DeleteMessagesById'],
 ) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const ids = messageIds(input);
   const deleted = new Set(await engine.store.messages.deleteByIds(queue.id, ids, engine.clock.now()));
   if (deleted.size) engine.observer.deleted(queue, deleted.size);
@@ -74,11 +75,11 @@ export async function deleteMessagesById(
  * is received again; on a FIFO queue it no longer does).
  */
 export async function changeMessageVisibilityById(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['ChangeMessageVisibilityById'],
 ) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const id = requireString(input.MessageId, 'MessageId');
   if (input.VisibilityTimeout === undefined || input.VisibilityTimeout === null)
     throw errors.missingParameter('VisibilityTimeout');
@@ -124,9 +125,13 @@ export async function changeMessageVisibilityById(
  * task leaves in-flight and delayed ones); each failure is reported alone. The source is
  * the caller's own queue, as a move task's.
  */
-export async function moveMessagesById(engine: Engine, ctx: RequestContext, input: ActionInputs['MoveMessagesById']) {
-  const source = await engine.resolveQueue(ctx, input.QueueUrl);
-  if (source.accountId !== ctx.accountId) throw accessDenied(engine.urlOf(ctx, source));
+export async function moveMessagesById(
+  engine: ActionEngine,
+  ctx: RequestContext,
+  input: ActionInputs['MoveMessagesById'],
+) {
+  const source = await resolveQueue(engine, ctx, input.QueueUrl);
+  if (source.accountId !== ctx.accountId) throw accessDenied(urlOf(engine, ctx, source));
   const ids = messageIds(input);
   let destinationArn: string | undefined;
   if (input.DestinationArn !== undefined && input.DestinationArn !== null) {

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { MoveTaskRecord } from '../store/store.js';
-import { parseQueueArn } from '../queues/addressing.js';
-import type { Engine } from '../engine.js';
+import { parseQueueArn } from '../kernel/addressing.js';
+import type { ActionEngine } from './action-engine.js';
 import type { ActionInputs } from './action-inputs.js';
-import { errors, sqsError } from '../errors.js';
+import { errors, sqsError } from '../kernel/errors.js';
 import { parseMoveFilter, type MoveFilter } from '../move-tasks/move-filter.js';
 import { scanQueue, type ScanBudget } from '../messages/bounded-scan.js';
 import { moveRules } from '../move-tasks/move-task-runner.js';
 import { cyclesQueueName } from '../dead-letters/dead-letter-queue.js';
 import { deadLetterSources } from '../dead-letters/redrive-policy.js';
-import type { QueueRecord, RequestContext } from '../types.js';
+import type { QueueRecord, RequestContext } from '../kernel/types.js';
 import { intParam, requireString } from '../queues/validation.js';
 
 const notFound = (parameter: string) =>
@@ -22,7 +22,11 @@ const notFound = (parameter: string) =>
  * The caller's queue named by an ARN, if it exists in the caller's region: as in SQS, a
  * move task's source and destination are in the account and region of the request.
  */
-export async function queueByArn(engine: Engine, ctx: RequestContext, arn: string): Promise<QueueRecord | undefined> {
+export async function queueByArn(
+  engine: ActionEngine,
+  ctx: RequestContext,
+  arn: string,
+): Promise<QueueRecord | undefined> {
   const a = parseQueueArn(arn);
   if (!a || a.region !== ctx.region || a.accountId !== ctx.accountId) return undefined;
   return engine.store.queues.get(a);
@@ -50,7 +54,7 @@ export function decodeTaskHandle(handle: string): { taskId: string; sourceArn: s
  * nothing and answers `ApproximateNumberOfMessagesToMove` with how many would move now.
  */
 export async function startMessageMoveTask(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['StartMessageMoveTask'],
 ) {
@@ -134,7 +138,7 @@ export async function startMessageMoveTask(
 export const COUNT_SCAN: ScanBudget = { messages: 100_000, bytes: 16 * 1024 * 1024, page: 25 };
 
 async function countMatching(
-  engine: Engine,
+  engine: ActionEngine,
   source: QueueRecord,
   destinationArn: string | undefined,
   filter: MoveFilter | undefined,
@@ -150,7 +154,7 @@ async function countMatching(
 }
 
 export async function listMessageMoveTasks(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['ListMessageMoveTasks'],
 ) {
@@ -180,7 +184,7 @@ function resultEntry(t: MoveTaskRecord) {
 }
 
 export async function cancelMessageMoveTask(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['CancelMessageMoveTask'],
 ) {

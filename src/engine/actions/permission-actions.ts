@@ -1,8 +1,9 @@
 import { GRANTABLE, list, readAccessPolicy, type AccessPolicy, type Statement } from '../queues/access-policy.js';
-import type { Engine } from '../engine.js';
+import type { ActionEngine } from './action-engine.js';
 import type { ActionInputs } from './action-inputs.js';
-import { errors, sqsError } from '../errors.js';
-import type { QueueRecord, RequestContext } from '../types.js';
+import { errors, sqsError } from '../kernel/errors.js';
+import type { QueueRecord, RequestContext } from '../kernel/types.js';
+import { resolveQueue } from '../queues/queue-lookup.js';
 
 /** AddPermission and RemovePermission: edit the statements of a queue's access policy. */
 const LABEL = /^[A-Za-z0-9_-]{1,80}$/;
@@ -47,7 +48,7 @@ function checkLabel(label: unknown): string {
   return label;
 }
 
-async function savePolicy(engine: Engine, queue: QueueRecord, statements: Statement[]) {
+async function savePolicy(engine: ActionEngine, queue: QueueRecord, statements: Statement[]) {
   const now = engine.clock.now();
   if (statements.length === 0) {
     await engine.store.queues.update(queue.id, { removeAttributes: ['Policy'], modifiedAt: now });
@@ -58,8 +59,8 @@ async function savePolicy(engine: Engine, queue: QueueRecord, statements: Statem
   await engine.store.queues.update(queue.id, { setAttributes: { Policy: JSON.stringify(policy) }, modifiedAt: now });
 }
 
-export async function addPermission(engine: Engine, ctx: RequestContext, input: ActionInputs['AddPermission']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+export async function addPermission(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['AddPermission']) {
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const label = checkLabel(input.Label);
   const actions = stringList(input.Actions, 'Actions');
   // SQS checks the accounts after the actions, as principals: no account at all cannot be verified.
@@ -87,8 +88,12 @@ export async function addPermission(engine: Engine, ctx: RequestContext, input: 
   return {};
 }
 
-export async function removePermission(engine: Engine, ctx: RequestContext, input: ActionInputs['RemovePermission']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+export async function removePermission(
+  engine: ActionEngine,
+  ctx: RequestContext,
+  input: ActionInputs['RemovePermission'],
+) {
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const label = checkLabel(input.Label);
   const statements = list(readAccessPolicy(queue).Statement);
   const kept = statements.filter((s) => s.Sid !== label);

@@ -1,6 +1,6 @@
-import type { Engine } from '../engine.js';
+import type { ActionEngine } from './action-engine.js';
 import type { ActionInputs } from './action-inputs.js';
-import { errors, sqsError } from '../errors.js';
+import { errors, sqsError } from '../kernel/errors.js';
 import {
   applySseRules,
   defaultAttributes,
@@ -18,10 +18,12 @@ import {
   MAX_LENGTH_BYTES_ATTRIBUTE,
   OVERFLOW_ATTRIBUTE,
   TTL_ATTRIBUTE,
-} from '../dead-letters/dead-letter-settings.js';
-import type { QueueRecord, RequestContext } from '../types.js';
+} from '../policies/dead-letter-settings.js';
+import type { QueueRecord, RequestContext } from '../kernel/types.js';
 import { checkQueueName, hasForbiddenCharacters, intParam, requireString } from '../queues/validation.js';
 import { newQueue } from '../store/queues.js';
+import { messageCounts } from '../store/messages.js';
+import { checkAccess, resolveQueue, urlOf } from '../queues/queue-lookup.js';
 
 const stringMap = (v: unknown, name: string): Record<string, string> | undefined => {
   if (v === undefined || v === null) return undefined;
@@ -43,7 +45,7 @@ const FIFO_NAME_RULE =
 
 /** The model names CreateQueue's tags `tags`; `Tags`, TagQueue's name for them, is read too. */
 export async function createQueue(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['CreateQueue'] & { Tags?: unknown },
 ) {
@@ -90,19 +92,19 @@ export async function createQueue(
       }
     }
   }
-  return { QueueUrl: engine.urlOf(ctx, queue) };
+  return { QueueUrl: urlOf(engine, ctx, queue) };
 }
 
-export async function getQueueUrl(engine: Engine, ctx: RequestContext, input: ActionInputs['GetQueueUrl']) {
+export async function getQueueUrl(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['GetQueueUrl']) {
   const name = requireString(input.QueueName, 'QueueName');
   const owner = input.QueueOwnerAWSAccountId === undefined ? ctx.accountId : String(input.QueueOwnerAWSAccountId);
   const queue = await engine.store.queues.get({ accountId: owner, region: ctx.region, name });
   if (!queue) throw errors.queueDoesNotExist();
-  engine.checkAccess(ctx, queue);
-  return { QueueUrl: engine.urlOf(ctx, queue) };
+  checkAccess(engine, ctx, queue);
+  return { QueueUrl: urlOf(engine, ctx, queue) };
 }
 
-export async function listQueues(engine: Engine, ctx: RequestContext, input: ActionInputs['ListQueues']) {
+export async function listQueues(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['ListQueues']) {
   const prefix = input.QueueNamePrefix === undefined ? '' : String(input.QueueNamePrefix);
   const max = intParam(input.MaxResults, 'MaxResults', 1, 1000);
   const after = decodeToken(input.NextToken);
@@ -110,7 +112,7 @@ export async function listQueues(engine: Engine, ctx: RequestContext, input: Act
   const rows = await engine.store.queues.list(ctx, prefix, after, limit + 1);
   const page = rows.slice(0, limit);
   const out: Record<string, unknown> = {};
-  if (page.length) out.QueueUrls = page.map((q) => engine.urlOf(ctx, q));
+  if (page.length) out.QueueUrls = page.map((q) => urlOf(engine, ctx, q));
   // SQS pages only when MaxResults is given.
   if (max !== undefined && rows.length > limit) out.NextToken = encodeToken(page[page.length - 1]!.name);
   return out;
@@ -131,17 +133,17 @@ export function decodeToken(token: unknown): string | undefined {
   throw errors.invalidParameterValue('Invalid NextToken value.');
 }
 
-export async function deleteQueue(engine: Engine, ctx: RequestContext, input: ActionInputs['DeleteQueue']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
-  if (await engine.store.queues.delete(queue.id)) engine.queueQuota.release(queue.accountId);
+export async function deleteQueue(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['DeleteQueue']) {
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
+  if (await engine.store.queues.delete(queue.id)) engine.queueQuota.give(queue.accountId);
   engine.fair.forget(queue.id);
   engine.queueDeleted(queue.id);
   engine.log.info({ queue: queue.name, account: queue.accountId, by: ctx.accountId }, 'queue deleted');
   return {};
 }
 
-export async function purgeQueue(engine: Engine, ctx: RequestContext, input: ActionInputs['PurgeQueue']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+export async function purgeQueue(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['PurgeQueue']) {
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const ok = await engine.store.queues.purge(queue.id, engine.clock.now(), 60_000);
   if (!ok) {
     throw sqsError(
@@ -154,11 +156,11 @@ export async function purgeQueue(engine: Engine, ctx: RequestContext, input: Act
 }
 
 export async function getQueueAttributes(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['GetQueueAttributes'],
 ) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const names = stringList(input.AttributeNames, 'AttributeNames') ?? [];
   for (const n of names) {
     if (n !== 'All' && !isKnownAttribute(n)) throw sqsError('InvalidAttributeName', `Unknown Attribute ${n}.`);
@@ -170,12 +172,16 @@ export async function getQueueAttributes(
   return Object.keys(Attributes).length ? { Attributes } : {};
 }
 
-async function queueAttributes(engine: Engine, queue: QueueRecord, names: string[]): Promise<Record<string, string>> {
+async function queueAttributes(
+  engine: ActionEngine,
+  queue: QueueRecord,
+  names: string[],
+): Promise<Record<string, string>> {
   const out: Record<string, string> = { ...queue.attributes };
   delete out[DEDUP_QUEUE_WIDE];
   const needsCounts = names.includes('All') || names.some((n) => n.startsWith('ApproximateNumber'));
   if (needsCounts) {
-    const c = await engine.store.messages.count(queue.id, engine.clock.now());
+    const c = await messageCounts(engine.store.messages, queue.id, engine.clock.now());
     out.ApproximateNumberOfMessages = String(c.visible);
     out.ApproximateNumberOfMessagesNotVisible = String(c.inflight);
     out.ApproximateNumberOfMessagesDelayed = String(c.delayed);
@@ -194,7 +200,7 @@ async function queueAttributes(engine: Engine, queue: QueueRecord, names: string
  * which policy that is with what it contributes. Attributes set on the queue are not
  * shown here: they override the policy.
  */
-function policyAttributes(engine: Engine, queue: QueueRecord): Record<string, string> {
+function policyAttributes(engine: ActionEngine, queue: QueueRecord): Record<string, string> {
   const policy = engine.settingsOf(queue).policy;
   if (!policy) return {};
   const d = policy.applied;
@@ -207,11 +213,11 @@ function policyAttributes(engine: Engine, queue: QueueRecord): Record<string, st
 }
 
 export async function setQueueAttributes(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['SetQueueAttributes'],
 ) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const given = stringMap(input.Attributes, 'Attributes');
   if (!given) throw errors.missingParameter('Attributes');
   if (queue.fifo && given.FifoQueue !== undefined) {
@@ -266,8 +272,8 @@ function checkTags(tags: Record<string, string>): void {
   }
 }
 
-export async function tagQueue(engine: Engine, ctx: RequestContext, input: ActionInputs['TagQueue']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+export async function tagQueue(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['TagQueue']) {
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const tags = stringMap(input.Tags, 'Tags');
   // SQS treats an empty map as a missing one.
   if (!tags || Object.keys(tags).length === 0) throw errors.missingParameter('Tags');
@@ -276,8 +282,8 @@ export async function tagQueue(engine: Engine, ctx: RequestContext, input: Actio
   return {};
 }
 
-export async function untagQueue(engine: Engine, ctx: RequestContext, input: ActionInputs['UntagQueue']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+export async function untagQueue(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['UntagQueue']) {
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const keys = stringList(input.TagKeys, 'TagKeys');
   if (!keys) throw errors.missingParameter('TagKeys');
   // SQS checks each key's length, and reads an empty list as one empty key.
@@ -288,7 +294,7 @@ export async function untagQueue(engine: Engine, ctx: RequestContext, input: Act
   return {};
 }
 
-export async function listQueueTags(engine: Engine, ctx: RequestContext, input: ActionInputs['ListQueueTags']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+export async function listQueueTags(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['ListQueueTags']) {
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   return Object.keys(queue.tags).length ? { Tags: queue.tags } : {};
 }

@@ -1,9 +1,10 @@
 import { ratesAt } from '../activity/activity-rates.js';
-import type { Engine } from '../engine.js';
+import type { ActionEngine } from './action-engine.js';
 import { wireRates } from './queue-summary-actions.js';
 import type { ActionInputs } from './action-inputs.js';
 import { MINUTE_MS, minuteOf, type ActivityMinute } from '../store/activity.js';
-import type { RequestContext } from '../types.js';
+import type { RequestContext } from '../kernel/types.js';
+import { resolveQueue } from '../queues/queue-lookup.js';
 
 /** Minutes GetQueueActivity returns, the current one included. */
 const ACTIVITY_MINUTES = 60;
@@ -19,8 +20,12 @@ const ACTIVITY_MINUTES = 60;
  * queue was created, 0). Rates are its messages per second over the last minute, from
  * the last two minutes' counts (activity-rates.ts), as ListQueueSummaries gives them.
  */
-export async function getQueueActivity(engine: Engine, ctx: RequestContext, input: ActionInputs['GetQueueActivity']) {
-  const queue = await engine.resolveQueue(ctx, input.QueueUrl);
+export async function getQueueActivity(
+  engine: ActionEngine,
+  ctx: RequestContext,
+  input: ActionInputs['GetQueueActivity'],
+) {
+  const queue = await resolveQueue(engine, ctx, input.QueueUrl);
   const now = engine.clock.now();
   const last = minuteOf(now);
   const first = last - (ACTIVITY_MINUTES - 1) * MINUTE_MS;

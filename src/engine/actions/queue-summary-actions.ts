@@ -1,9 +1,9 @@
-import type { Engine } from '../engine.js';
+import type { ActionEngine } from './action-engine.js';
 import type { ActionInputs } from './action-inputs.js';
 import { decodeToken, encodeToken } from './queue-actions.js';
 import { sourcesByTarget } from '../dead-letters/redrive-policy.js';
-import { exchangeTargetNames } from '../amqp/dead-letter-exchange.js';
-import { errors } from '../errors.js';
+import { exchangeTargetNames } from '../dead-letters/dead-letter-exchange.js';
+import { errors } from '../kernel/errors.js';
 import { NO_RATES, queueRates, type QueueRates } from '../activity/activity-rates.js';
 import {
   type Candidate,
@@ -14,9 +14,10 @@ import {
   parseOverviewQuery,
   QUERY_INPUTS,
   totalDepth,
-} from '../queues/queue-overview.js';
-import type { QueueDepth, QueueRecord, RequestContext } from '../types.js';
+} from '../activity/queue-overview.js';
+import type { QueueDepth, QueueRecord, RequestContext } from '../kernel/types.js';
 import { intParam } from '../queues/validation.js';
+import { urlOf } from '../queues/queue-lookup.js';
 
 /**
  * ListQueueSummaries (a Redrive extension): the caller's queues with their counts and
@@ -38,7 +39,7 @@ import { intParam } from '../queues/validation.js';
  * Any of the overview's inputs (queue-overview.ts) makes it a filtered, sorted query.
  */
 export async function listQueueSummaries(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: ActionInputs['ListQueueSummaries'],
 ) {
@@ -83,7 +84,12 @@ export async function listQueueSummaries(
  * filters keep and that hold messages, the most first (the overview's cards), so a refresh
  * is one request.
  */
-async function overview(engine: Engine, ctx: RequestContext, input: ActionInputs['ListQueueSummaries'], limit: number) {
+async function overview(
+  engine: ActionEngine,
+  ctx: RequestContext,
+  input: ActionInputs['ListQueueSummaries'],
+  limit: number,
+) {
   const query = parseOverviewQuery(input, decodeOffset(input.NextToken), limit);
   const prefix =
     input.QueueNamePrefix === undefined || input.QueueNamePrefix === null ? '' : String(input.QueueNamePrefix);
@@ -163,7 +169,7 @@ function decodeOffset(token: unknown): number {
 }
 
 /** The queues each AMQP dead-letter exchange of `queues` reaches, by queue id. */
-async function exchangeTargetsOf(engine: Engine, queues: QueueRecord[]): Promise<Map<number, string[]>> {
+async function exchangeTargetsOf(engine: ActionEngine, queues: QueueRecord[]): Promise<Map<number, string[]>> {
   return new Map(
     await Promise.all(
       queues
@@ -175,7 +181,7 @@ async function exchangeTargetsOf(engine: Engine, queues: QueueRecord[]): Promise
 
 /** One queue as ListQueueSummaries shows it. */
 function summary(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   q: QueueRecord,
   d: QueueDepth | undefined,
@@ -187,7 +193,7 @@ function summary(
   const arn = engine.arnOf(q);
   const settings = engine.settingsOf(q);
   const out: Record<string, unknown> = {
-    QueueUrl: engine.urlOf(ctx, q),
+    QueueUrl: urlOf(engine, ctx, q),
     QueueName: q.name,
     QueueArn: arn,
     Region: q.region,
@@ -195,14 +201,14 @@ function summary(
     ApproximateNumberOfMessages: d?.visible ?? 0,
     ApproximateNumberOfMessagesNotVisible: d?.inflight ?? 0,
     ApproximateNumberOfMessagesDelayed: d?.delayed ?? 0,
-    DeadLetterSourceQueueUrls: (sources.get(arn) ?? []).map((s) => engine.urlOf(ctx, s)),
+    DeadLetterSourceQueueUrls: (sources.get(arn) ?? []).map((s) => urlOf(engine, ctx, s)),
     Rates: wireRates(rates.get(q.id) ?? NO_RATES),
   };
   // The sources that dead-letter here through an AMQP dead-letter exchange, and which.
   const viaExchange = (sources.get(arn) ?? []).filter((s) => engine.settingsOf(s).deadLetterExchange !== undefined);
   if (viaExchange.length) {
     out.DeadLetterSourceExchanges = viaExchange.map((s) => ({
-      QueueUrl: engine.urlOf(ctx, s),
+      QueueUrl: urlOf(engine, ctx, s),
       Exchange: engine.settingsOf(s).deadLetterExchange,
     }));
   }
@@ -242,7 +248,7 @@ const regionalKey = (q: QueueRecord) => `${q.name}\u0000${q.region}`;
  * console's overview, not a hot path.
  */
 async function everyRegion(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   prefix: string,
   after: string | undefined,

@@ -1,5 +1,5 @@
-import type { Engine } from '../engine.js';
-import { SqsError } from '../errors.js';
+import type { ActionEngine } from './action-engine.js';
+import { SqsError } from '../kernel/errors.js';
 import * as permissions from './permission-actions.js';
 import type { Cancellation } from '../messages/long-poll.js';
 import * as deadLetters from './dead-letter-actions.js';
@@ -12,13 +12,13 @@ import * as messages from './message-actions.js';
 import { sendMessage, sendMessageBatch } from './send-message-actions.js';
 import * as moveTasks from './move-task-actions.js';
 import * as queues from './queue-actions.js';
-import type { RequestContext } from '../types.js';
+import type { RequestContext } from '../kernel/types.js';
 import type { ActionInputs, ActionName } from './action-inputs.js';
 
 /** A request's members as a protocol adapter decoded them, before the action checks them. */
 export type ActionInput = Record<string, unknown>;
 export type ActionHandler<Input = ActionInput> = (
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   input: Input,
   signal?: Cancellation,
@@ -85,7 +85,7 @@ export function hasAction(name: string): boolean {
  * request passes here, and an async frame is a promise and a saved frame more.
  */
 export function dispatch(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   action: string,
   input: ActionInput,

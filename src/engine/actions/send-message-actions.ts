@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { Engine } from '../engine.js';
+import type { ActionEngine } from './action-engine.js';
 import type { ActionInputs } from './action-inputs.js';
-import { errors, sqsError } from '../errors.js';
+import { errors, sqsError } from '../kernel/errors.js';
 import { md5Hex, md5OfAttributes } from '../messages/md5.js';
 import { sequenceNumber } from '../messages/message-attributes.js';
 import { queueNumber } from '../queues/queue-attributes.js';
 import { checkFifoParameters, fifoFields } from '../messages/fifo.js';
-import { lengthLimit, queueFull, sendExpiry } from '../messages/limits.js';
+import { lengthLimit } from '../dead-letters/road.js';
+import { queueFull, sendExpiry } from '../messages/limits.js';
 import { checkRestoreCaller, checkRestoredSource, restoredDeaths } from '../dead-letters/restored-deaths.js';
 import { restoredEnvelope } from '../amqp/message-view.js';
-import type { MessageAttributes, NewMessage, QueueRecord, RequestContext, StoredMessage } from '../types.js';
+import type { MessageAttributes, NewMessage, QueueRecord, RequestContext, StoredMessage } from '../kernel/types.js';
 import {
   checkBatchEntries,
   checkBody,
@@ -18,6 +19,7 @@ import {
   intParam,
 } from '../queues/validation.js';
 import { failure } from './message-actions.js';
+import { knownQueue, resolveQueue } from '../queues/queue-lookup.js';
 
 /**
  * SendMessage and SendMessageBatch: each message validated and built here, then stored in
@@ -29,7 +31,7 @@ type MessageFields = Omit<ActionInputs['SendMessage'], 'QueueUrl'>;
 
 /** Validates one message to send and builds it; `batch` changes SQS's wording of size errors. */
 function buildMessage(
-  engine: Engine,
+  engine: ActionEngine,
   ctx: RequestContext,
   queue: QueueRecord,
   e: MessageFields,
@@ -94,8 +96,8 @@ function sendResult(queue: QueueRecord, m: StoredMessage) {
   return out;
 }
 
-export async function sendMessage(engine: Engine, ctx: RequestContext, input: ActionInputs['SendMessage']) {
-  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
+export async function sendMessage(engine: ActionEngine, ctx: RequestContext, input: ActionInputs['SendMessage']) {
+  const queue = knownQueue(engine, ctx, input.QueueUrl) ?? (await resolveQueue(engine, ctx, input.QueueUrl));
   checkFifoParameters(queue, input, false);
   const { message, size } = buildMessage(engine, ctx, queue, input, false);
   const limit = lengthLimit(engine, queue);
@@ -111,7 +113,7 @@ export async function sendMessage(engine: Engine, ctx: RequestContext, input: Ac
 }
 
 /** Tells the observer what a batch stored: sizes of the messages sent, and the duplicates. */
-function observeBatch(engine: Engine, queue: QueueRecord, stored: StoredMessage[], sizes: number[]): void {
+function observeBatch(engine: ActionEngine, queue: QueueRecord, stored: StoredMessage[], sizes: number[]): void {
   const sent: number[] = [];
   let duplicates = 0;
   stored.forEach((m, i) => {
@@ -124,8 +126,12 @@ function observeBatch(engine: Engine, queue: QueueRecord, stored: StoredMessage[
 
 const BATCH_LIMIT = 1_048_576;
 
-export async function sendMessageBatch(engine: Engine, ctx: RequestContext, input: ActionInputs['SendMessageBatch']) {
-  const queue = engine.knownQueue(ctx, input.QueueUrl) ?? (await engine.resolveQueue(ctx, input.QueueUrl));
+export async function sendMessageBatch(
+  engine: ActionEngine,
+  ctx: RequestContext,
+  input: ActionInputs['SendMessageBatch'],
+) {
+  const queue = knownQueue(engine, ctx, input.QueueUrl) ?? (await resolveQueue(engine, ctx, input.QueueUrl));
   const entries = checkBatchEntries<MessageFields & { Id: string }>(input.Entries, 'SendMessageBatchRequestEntry');
   for (const e of entries) checkFifoParameters(queue, e, true);
   let total = 0;

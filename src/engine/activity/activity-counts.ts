@@ -1,7 +1,7 @@
-import type { Clock } from '../clock.js';
-import type { EngineObserver } from '../observer.js';
+import type { Clock } from '../kernel/clock.js';
+import type { EngineObserver } from '../context/observer.js';
 import { MINUTE_MS, type ActivityCounts, type ActivityStore } from '../store/activity.js';
-import type { DeathReason, QueueRecord } from '../types.js';
+import type { DeathReason, QueueRecord } from '../kernel/types.js';
 
 /** Rows kept for a store that keeps refusing them (about a day of 1,000 busy queues); older ones go. */
 const MAX_PENDING = 1_000_000;

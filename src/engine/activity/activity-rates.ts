@@ -1,4 +1,4 @@
-import type { EngineContext } from '../context.js';
+import type { EngineContext } from '../context/engine-context.js';
 import { MINUTE_MS, minuteOf, type ActivityCounts } from '../store/activity.js';
 
 /** Messages per second of each count of docs/monitoring.md's table ("One count per event"). */

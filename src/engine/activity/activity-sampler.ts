@@ -1,5 +1,5 @@
-import { parseQueueArn } from '../queues/addressing.js';
-import type { EngineContext } from '../context.js';
+import { parseQueueArn } from '../kernel/addressing.js';
+import type { EngineContext } from '../context/engine-context.js';
 import { MINUTE_MS, minuteOf } from '../store/activity.js';
 
 /** Minutes of activity are kept this long, then pruned: the hour GetQueueActivity shows and a margin. */

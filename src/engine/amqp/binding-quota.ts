@@ -1,3 +1,5 @@
+import { AccountCounter } from '../kernel/account-counter.js';
+import type { Clock } from '../kernel/clock.js';
 import type { ExchangeStore } from '../store/exchanges.js';
 
 /** Bindings an account may have, and one exchange (docs/security.md); `redrive serve` flags set them. */
@@ -12,42 +14,15 @@ export const DEFAULT_BINDING_LIMITS: BindingLimits = { perAccount: 10_000, perEx
 const RECOUNT_MS = 60_000;
 
 /**
- * The per-account binding quota. Counting an account's bindings in the store costs a read
- * of all of them, so each account's count is kept here: read once, then moved by the
- * binds and unbinds this node makes, and forgotten when a deletion removes bindings. A
- * count at the quota is read again (at most once a minute), so bindings removed another
- * way (another node, a deleted queue) give their room back.
+ * The per-account binding quota (kernel/account-counter.ts). Counting an account's
+ * bindings reads all of them, so it is read once, then moved by this node's binds and
+ * unbinds, and forgotten when a deletion removes bindings in bulk.
  */
-export class BindingQuota {
-  private readonly counts = new Map<string, { n: number; readAt: number }>();
-
-  constructor(
-    private readonly store: Pick<ExchangeStore, 'allBindings'>,
-    readonly limits: BindingLimits,
-    private readonly now: () => number,
-  ) {}
-
-  /** Takes room for one binding of the account; false when it is at its quota. */
-  async take(accountId: string): Promise<boolean> {
-    let c = this.counts.get(accountId);
-    const stale = c && c.n >= this.limits.perAccount && this.now() - c.readAt >= RECOUNT_MS;
-    if (!c || stale) {
-      c = { n: (await this.store.allBindings(accountId, this.limits.perAccount)).length, readAt: this.now() };
-      this.counts.set(accountId, c);
-    }
-    if (c.n >= this.limits.perAccount) return false;
-    c.n++;
-    return true;
-  }
-
-  /** A binding of the account is gone (or was not made after all). */
-  give(accountId: string): void {
-    const c = this.counts.get(accountId);
-    if (c && c.n > 0) c.n--;
-  }
-
-  /** Bindings of the account were removed in bulk: it is counted afresh next time. */
-  forget(accountId: string): void {
-    this.counts.delete(accountId);
-  }
+export function bindingCounter(
+  store: Pick<ExchangeStore, 'allBindings'>,
+  limits: BindingLimits,
+  clock: Clock,
+): AccountCounter {
+  const count = async (accountId: string) => (await store.allBindings(accountId, limits.perAccount)).length;
+  return new AccountCounter(count, limits.perAccount, clock, RECOUNT_MS);
 }

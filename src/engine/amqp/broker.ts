@@ -1,19 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { deadLetterRule, deadLetterTarget } from '../dead-letters/dead-letter.js';
-import type { Engine } from '../engine.js';
-import { SqsError } from '../errors.js';
+import { deadLetterHeld, receiveRule } from '../dead-letters/road.js';
+import type { AmqpEngine } from './amqp-engine.js';
+import { SqsError } from '../kernel/errors.js';
 import type { Cancellation } from '../messages/long-poll.js';
 import { defaultAttributes, parseAttributes, retentionMs } from '../queues/queue-attributes.js';
 import type { AmqpQueueRecord } from '../store/exchanges.js';
-import type { QueueAddress } from '../queues/addressing.js';
-import type { DeathReason, QueueRecord } from '../types.js';
-import { amqpErrors } from './errors.js';
+import type { QueueAddress } from '../kernel/addressing.js';
+import type { DeathReason, QueueRecord } from '../kernel/types.js';
+import { amqpErrors } from '../kernel/amqp-errors.js';
 import { AmqpExchanges } from './exchanges.js';
-import { envelopeOf } from './envelope.js';
+import { envelopeOf } from '../routing/envelope.js';
 import { deliveriesHere, fromStored, type AmqpContent } from './messages.js';
 import { publishable, publishBatch, type Publish, type PublishResult } from './publish.js';
 import { attributesOf, checkEquivalent, checkQueueArguments } from './queue-arguments.js';
 import { newQueue } from '../store/queues.js';
+import { messageCounts } from '../store/messages.js';
 
 /**
  * How long a delivered, unacknowledged message stays in flight: RabbitMQ's default
@@ -52,7 +53,7 @@ export class AmqpBroker {
   readonly exchanges: AmqpExchanges;
 
   constructor(
-    private readonly engine: Engine,
+    private readonly engine: AmqpEngine,
     readonly accountId: string,
   ) {
     this.exchanges = new AmqpExchanges(engine, accountId);
@@ -156,11 +157,11 @@ export class AmqpBroker {
 
   /** Ready messages, as queue.declare-ok and basic.get-ok count them. */
   async messageCount(queue: QueueRecord): Promise<number> {
-    return (await this.engine.store.messages.count(queue.id, this.engine.clock.now())).visible;
+    return (await messageCounts(this.engine.store.messages, queue.id, this.engine.clock.now())).visible;
   }
 
   async deleteQueue(queue: QueueRecord, ifEmpty: boolean): Promise<number> {
-    const counts = await this.engine.store.messages.count(queue.id, this.engine.clock.now());
+    const counts = await messageCounts(this.engine.store.messages, queue.id, this.engine.clock.now());
     const total = counts.visible + counts.inflight + counts.delayed;
     if (ifEmpty && total > 0) throw amqpErrors.precondition(`queue '${queue.name}' in vhost '/' not empty`);
     const sources = await this.exchanges.sourcesOf('queue', queue.name);
@@ -222,7 +223,7 @@ export class AmqpBroker {
 
   /** Up to `max` messages of the queue, waiting up to `waitMs` for the first (a long poll). */
   async receive(queue: QueueRecord, max: number, waitMs: number, signal?: Cancellation): Promise<Delivery[]> {
-    const deadLetter = await deadLetterRule(this.engine, queue);
+    const deadLetter = await receiveRule(this.engine, queue);
     const attempt = async () => {
       const now = this.engine.clock.now();
       const r = await this.engine.store.messages.receive(queue.id, {
@@ -318,17 +319,6 @@ export class AmqpBroker {
   }
 
   private async deadLetter(queue: QueueRecord, d: Delivery, reason: DeathReason): Promise<void> {
-    const target = await deadLetterTarget(this.engine, queue, reason);
-    if (target) {
-      const { deadLettered } = await this.engine.store.deadLetters.reject(queue.id, d, this.engine.clock.now(), target);
-      this.engine.deadLettered(queue, deadLettered);
-      return;
-    }
-    const [outcome] = await this.engine.store.messages.delete(queue.id, [d], {
-      now: this.engine.clock.now(),
-      requireCurrent: true,
-    });
-    if (outcome === 'ok')
-      this.engine.deadLettered(queue, [{ kind: 'dropped', messageId: d.messageId, from: queue.id, reason }]);
+    await deadLetterHeld(this.engine, queue, d, reason, { withoutTarget: 'drop' });
   }
 }

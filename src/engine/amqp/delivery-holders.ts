@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Clock, Timer } from '../clock.js';
-import type { Log } from '../context.js';
-import { errors } from '../errors.js';
+import type { Clock, Timer } from '../kernel/clock.js';
+import type { Log } from '../context/engine-context.js';
+import { errors } from '../kernel/errors.js';
 import { newReceiptToken } from '../messages/receipt.js';
 import { HOLDER, holderPrefix, type HolderState, type ReleasedCount } from '../store/held-deliveries.js';
 import type { Store } from '../store/store.js';

@@ -1,7 +1,7 @@
-import type { Engine } from '../engine.js';
+import type { AmqpEngine } from './amqp-engine.js';
 import { canonicalJson, type BindingRecord, type ExchangeRecord } from '../store/exchanges.js';
-import { amqpErrors, AmqpError, CODES } from './errors.js';
-import { EXCHANGE_TYPES, type RoutingSource } from './routing.js';
+import { amqpErrors, AmqpError, CODES } from '../kernel/amqp-errors.js';
+import { EXCHANGE_TYPES, type RoutingSource } from '../routing/routing.js';
 
 /** Words of a topic exchange's binding key (pattern): topic matching costs up to key words × pattern words. */
 const TOPIC_PATTERN_WORDS = 32;
@@ -21,9 +21,6 @@ export const BUILT_IN: Record<string, string> = {
   'amq.match': 'headers',
 };
 
-/** Most bindings read to find those to one destination (an account's whole topology, in practice). */
-const MAX_BINDINGS = 100_000;
-
 export interface ExchangeDeclaration {
   name: string;
   type: string;
@@ -37,7 +34,7 @@ export interface ExchangeDeclaration {
 /** Exchanges and exchange-to-exchange bindings of one account (an AMQP virtual host). */
 export class AmqpExchanges implements RoutingSource {
   constructor(
-    private readonly engine: Engine,
+    private readonly engine: AmqpEngine,
     private readonly accountId: string,
   ) {}
 
@@ -129,9 +126,8 @@ export class AmqpExchanges implements RoutingSource {
   }
 
   /** The exchanges bound to a queue or exchange (their bindings go with it). */
-  async sourcesOf(kind: BindingRecord['destinationKind'], name: string): Promise<string[]> {
-    const all = await this.engine.store.exchanges.allBindings(this.accountId, MAX_BINDINGS);
-    return all.filter((b) => b.destinationKind === kind && b.destination === name).map((b) => b.source);
+  sourcesOf(kind: BindingRecord['destinationKind'], name: string): Promise<string[]> {
+    return this.engine.store.exchanges.sourcesOf(this.accountId, kind, name);
   }
 
   /**
@@ -174,12 +170,11 @@ export class AmqpExchanges implements RoutingSource {
     const words = b.routingKey.split('.').length;
     if (source?.type === 'topic' && words > TOPIC_PATTERN_WORDS)
       throw amqpErrors.precondition(`topic binding key of ${words} words; at most ${TOPIC_PATTERN_WORDS}`);
-    if (existing.length >= quota.limits.perExchange)
-      throw amqpErrors.precondition(
-        `binding limit of exchange '${b.source}' in vhost '/' (${quota.limits.perExchange}) is reached`,
-      );
+    const perExchange = this.engine.bindingLimits.perExchange;
+    if (existing.length >= perExchange)
+      throw amqpErrors.precondition(`binding limit of exchange '${b.source}' in vhost '/' (${perExchange}) is reached`);
     if (!(await quota.take(this.accountId)))
-      throw amqpErrors.precondition(`binding limit in vhost '/' (${quota.limits.perAccount}) is reached`);
+      throw amqpErrors.precondition(`binding limit in vhost '/' (${quota.max}) is reached`);
     if (!(await this.engine.store.exchanges.bind(record))) quota.give(this.accountId);
   }
 }

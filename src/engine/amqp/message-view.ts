@@ -1,7 +1,7 @@
-import { errors } from '../errors.js';
-import type { MessageAttributes, StoredMessage } from '../types.js';
-import { AMQP_ATTRIBUTE } from './attribute-name.js';
-import { envelopeAttributes, envelopeOf, hasEnvelope, type Envelope } from './envelope.js';
+import { errors } from '../kernel/errors.js';
+import type { MessageAttributes, StoredMessage } from '../kernel/types.js';
+import { AMQP_ATTRIBUTE } from '../kernel/attribute-names.js';
+import { envelopeAttributes, envelopeOf, hasEnvelope, type Envelope } from '../routing/envelope.js';
 
 /**
  * An AMQP message as PeekMessages shows it and `redrive messages import` restores it:

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { EngineContext } from '../context.js';
+import type { EngineContext } from '../context/engine-context.js';
 import { sendExpiry } from '../messages/limits.js';
 import { md5Hex } from '../messages/md5.js';
-import type { Death, NewMessage, QueueRecord, StoredMessage } from '../types.js';
+import type { Death, NewMessage, QueueRecord, StoredMessage } from '../kernel/types.js';
 import { hasForbiddenCharacters } from '../queues/validation.js';
-import { envelopeAttributes, envelopeOf, type Amqp10Sections, type Envelope } from './envelope.js';
+import { envelopeAttributes, envelopeOf, type Amqp10Sections, type Envelope } from '../routing/envelope.js';
 
 /**
  * An AMQP message as a Redrive message. The body is stored as text when it is UTF-8 with

@@ -1,14 +1,14 @@
-import type { Log } from '../context.js';
+import type { Log } from '../context/engine-context.js';
 import {
   PolicyError,
   type ServerPolicy,
   type ServerPolicyDefinition,
   type ServerPolicySet,
-} from '../dead-letters/server-policies.js';
-import { patternError } from '../dead-letters/policy-pattern.js';
-import { DEAD_LETTER_SETTINGS, type SettingValue } from '../dead-letters/setting-spellings.js';
+} from '../policies/server-policies.js';
+import { patternError } from '../policies/policy-pattern.js';
+import { DEAD_LETTER_SETTINGS, type SettingValue } from '../policies/setting-spellings.js';
 import type { PolicyRecord, PolicyStore } from '../store/policies.js';
-import { DEFAULT_ACCOUNT_QUOTAS } from '../quotas.js';
+import { DEFAULT_ACCOUNT_QUOTAS } from '../queues/quotas.js';
 
 /**
  * Runtime policies in RabbitMQ's management API shape (PUT /api/policies/%2F/<name> with

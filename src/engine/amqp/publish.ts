@@ -1,11 +1,10 @@
-import { deadLetterRefused } from '../dead-letters/dead-letter.js';
-import type { Engine } from '../engine.js';
-import { lengthLimit } from '../messages/limits.js';
-import type { NewMessage, QueueRecord } from '../types.js';
-import { amqpErrors } from './errors.js';
+import { deadLetterRefused, lengthLimit } from '../dead-letters/road.js';
+import type { AmqpEngine } from './amqp-engine.js';
+import type { NewMessage, QueueRecord } from '../kernel/types.js';
+import { amqpErrors } from '../kernel/amqp-errors.js';
 import type { AmqpExchanges } from './exchanges.js';
 import { toNewMessage, type AmqpContent, type PublishExtras } from './messages.js';
-import { route } from './routing.js';
+import { route } from '../routing/routing.js';
 
 export interface Publish extends PublishExtras {
   content: AmqpContent;
@@ -34,7 +33,7 @@ export async function publishable(exchanges: AmqpExchanges, exchange: string): P
  * channel to raise, as if it had come one at a time.
  */
 export async function publishBatch(
-  engine: Engine,
+  engine: AmqpEngine,
   exchanges: AmqpExchanges,
   accountId: string,
   batch: Publish[],

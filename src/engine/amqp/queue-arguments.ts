@@ -1,6 +1,6 @@
-import { DEAD_LETTER_SETTINGS, SETTING, type SettingValue } from '../dead-letters/setting-spellings.js';
-import { shown } from '../errors.js';
-import { amqpErrors } from './errors.js';
+import { DEAD_LETTER_SETTINGS, SETTING, type SettingValue } from '../policies/setting-spellings.js';
+import { shown } from '../kernel/errors.js';
+import { amqpErrors } from '../kernel/amqp-errors.js';
 
 /**
  * RabbitMQ's queue arguments (`x-…`) and how they map onto a Redrive queue. The ones a

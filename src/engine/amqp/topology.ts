@@ -1,6 +1,6 @@
-import type { Engine } from '../engine.js';
+import type { AmqpEngine } from './amqp-engine.js';
 import type { BindingRecord, ExchangeRecord } from '../store/exchanges.js';
-import type { QueueRecord } from '../types.js';
+import type { QueueRecord } from '../kernel/types.js';
 import { BUILT_IN } from './exchanges.js';
 
 /**
@@ -18,7 +18,7 @@ function builtInExchanges(accountId: string): ExchangeRecord[] {
 }
 
 /** The account's exchanges, built-in ones included, in name order, at most `limit`. */
-export async function listExchanges(engine: Engine, accountId: string, limit: number): Promise<ExchangeRecord[]> {
+export async function listExchanges(engine: AmqpEngine, accountId: string, limit: number): Promise<ExchangeRecord[]> {
   const declared = await engine.store.exchanges.list(accountId, limit);
   return [...builtInExchanges(accountId), ...declared]
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
@@ -26,7 +26,7 @@ export async function listExchanges(engine: Engine, accountId: string, limit: nu
 }
 
 /** The queues AMQP sees for an account: its queues in the server's default region (AMQP has no regions). */
-export async function amqpQueues(engine: Engine, accountId: string): Promise<QueueRecord[]> {
+export async function amqpQueues(engine: AmqpEngine, accountId: string): Promise<QueueRecord[]> {
   return (await engine.store.queues.all()).filter((q) => q.accountId === accountId && q.region === engine.region);
 }
 
@@ -34,7 +34,7 @@ export async function amqpQueues(engine: Engine, accountId: string): Promise<Que
  * The account's bindings: the default exchange's to each queue (in name order), then the
  * declared ones in the order they were made, at most `limit`.
  */
-export async function listBindings(engine: Engine, accountId: string, limit: number): Promise<BindingRecord[]> {
+export async function listBindings(engine: AmqpEngine, accountId: string, limit: number): Promise<BindingRecord[]> {
   const queues = (await amqpQueues(engine, accountId)).map((q) => q.name).sort();
   const implicit = queues.slice(0, limit).map(
     (name): BindingRecord => ({

@@ -1,11 +1,11 @@
-import { parseQueueArn, queueArn } from '../queues/addressing.js';
-import type { EngineContext } from '../context.js';
+import { parseQueueArn, queueArn } from '../kernel/addressing.js';
+import type { EngineContext } from '../context/engine-context.js';
 import { closesCycle, originalTtlSeconds, recordDeath } from './deaths.js';
-import { expiryAfter, type DeadLetterSettings } from './dead-letter-settings.js';
+import { expiryAfter, type DeadLetterSettings } from '../policies/dead-letter-settings.js';
 import type { DeadLetterMove, DeadLetterTarget } from '../store/dead-letters.js';
 import { newQueue, type NewQueue } from '../store/queues.js';
 import { defaultAttributes } from '../queues/queue-attributes.js';
-import type { DeathReason, QueueRecord } from '../types.js';
+import type { DeathReason, QueueRecord } from '../kernel/types.js';
 
 /** Where messages go whose dead-lettering would close a cycle with no rejection in it. */
 const CYCLES_QUEUE = 'redrive-cycles';

@@ -1,5 +1,5 @@
-import { MESSAGE_TTL_ATTRIBUTE } from './dead-letter-settings.js';
-import type { Death, DeathReason, StoredMessage } from '../types.js';
+import { MESSAGE_TTL_ATTRIBUTE } from '../policies/dead-letter-settings.js';
+import type { Death, DeathReason, StoredMessage } from '../kernel/types.js';
 
 /**
  * A message's dead-letter history, as RabbitMQ keeps it in x-death: newest first, one

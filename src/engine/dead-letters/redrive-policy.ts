@@ -1,10 +1,10 @@
-import { exchangeTargetNames } from '../amqp/dead-letter-exchange.js';
-import { parseQueueArn } from '../queues/addressing.js';
-import type { EngineContext } from '../context.js';
-import { errors } from '../errors.js';
-import type { QueueRecord, RedriveAllowPolicy, RedrivePolicy, RequestContext } from '../types.js';
+import { exchangeTargetNames } from './dead-letter-exchange.js';
+import { parseQueueArn } from '../kernel/addressing.js';
+import type { EngineContext } from '../context/engine-context.js';
+import { errors } from '../kernel/errors.js';
+import type { QueueRecord, RedriveAllowPolicy, RedrivePolicy, RequestContext } from '../kernel/types.js';
 
-export type { RedriveAllowPolicy, RedrivePolicy } from '../types.js';
+export type { RedriveAllowPolicy, RedrivePolicy } from '../kernel/types.js';
 
 // The wording follows SQS: recorded responses where they exist (an ARN that is not one:
 // "Invalid value for deadLetterTargetArn."), real SQS error texts quoted in public bug

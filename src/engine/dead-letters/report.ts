@@ -1,7 +1,7 @@
-import type { Log } from '../context.js';
-import type { EngineObserver } from '../observer.js';
+import type { Log } from '../context/engine-context.js';
+import type { EngineObserver } from '../context/observer.js';
 import type { DeadLettered } from '../store/dead-letters.js';
-import type { DeathReason, QueueRecord } from '../types.js';
+import type { DeathReason, QueueRecord } from '../kernel/types.js';
 
 /**
  * Logs and counts what an operation dead-lettered, once it has committed (stores may run

@@ -1,7 +1,13 @@
-import { AMQP_ATTRIBUTE } from '../amqp/attribute-name.js';
-import { parseQueueArn } from '../queues/addressing.js';
-import { errors } from '../errors.js';
-import type { Death, DeathReason, MessageAttributes, QueueRecord, RequestContext } from '../types.js';
+import {
+  AMQP_ATTRIBUTE,
+  DEATH_HISTORY_ATTRIBUTE,
+  RESTORE_ATTRIBUTES,
+  SOURCE_ARN_ATTRIBUTE,
+} from '../kernel/attribute-names.js';
+import { DEATH_REASONS, isDeathReason } from '../../wire/deaths.js';
+import { parseQueueArn } from '../kernel/addressing.js';
+import { errors } from '../kernel/errors.js';
+import type { Death, DeathReason, MessageAttributes, QueueRecord, RequestContext } from '../kernel/types.js';
 
 /**
  * Restoring a message's dead-letter history on send (an extension, docs/extensions.md):
@@ -10,14 +16,10 @@ import type { Death, DeathReason, MessageAttributes, QueueRecord, RequestContext
  * - `RedriveDeathHistory`: the history as the export wrote it (a JSON array, newest first);
  * - `DeadLetterQueueSourceArn`: the queue it died in, so a redrive can return it there.
  */
-const DEATH_HISTORY_ATTRIBUTE = 'RedriveDeathHistory';
-const SOURCE_ARN_ATTRIBUTE = 'DeadLetterQueueSourceArn';
-export const RESTORE_ATTRIBUTES: readonly string[] = [DEATH_HISTORY_ATTRIBUTE, SOURCE_ARN_ATTRIBUTE];
 
 /** One entry per {queue, reason}: 4 reasons over 25 queues is more than any real history holds. */
 const MAX_ENTRIES = 100;
 const MAX_TTL_SECONDS = 1_209_600;
-const REASONS: readonly string[] = ['rejected', 'expired', 'maxlen', 'delivery_limit'] satisfies DeathReason[];
 const FIELDS = [
   'queue',
   'queueArn',
@@ -84,7 +86,7 @@ function parseHistory(text: string): Death[] | undefined {
     if (unknown) throw fail(`${at} has an unknown field ${unknown}.`);
     const address = typeof d.queueArn === 'string' ? parseQueueArn(d.queueArn) : undefined;
     if (!address || d.queue !== address.name) throw fail(`${at} needs queueArn, a queue ARN, and queue, its name.`);
-    if (!REASONS.includes(d.reason as string)) throw fail(`${at}: reason must be one of ${REASONS.join(', ')}.`);
+    if (!isDeathReason(d.reason)) throw fail(`${at}: reason must be one of ${DEATH_REASONS.join(', ')}.`);
     if (!isInt(d.count) || d.count < 1) throw fail(`${at}: count must be a whole number, 1 or more.`);
     if (!isInt(d.firstTime) || !isInt(d.lastTime) || d.firstTime < 0 || d.lastTime < d.firstTime) {
       throw fail(`${at}: firstTime and lastTime must be epoch milliseconds, firstTime first.`);

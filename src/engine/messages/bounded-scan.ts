@@ -1,5 +1,5 @@
 import type { Store } from '../store/store.js';
-import type { StoredMessage } from '../types.js';
+import type { StoredMessage } from '../kernel/types.js';
 
 /**
  * How much of a queue one request may read to answer (docs/security.md, "Work

@@ -1,9 +1,9 @@
-import type { Clock } from '../clock.js';
+import type { Clock } from '../kernel/clock.js';
 import type { FAIR_QUEUE_ATTRIBUTES } from '../queues/queue-attributes.js';
 import type { GroupInflight } from '../store/messages.js';
 import type { NoisyGroups } from '../store/standard-plan.js';
 import type { Store } from '../store/store.js';
-import type { QueueRecord, StoredMessage } from '../types.js';
+import type { QueueRecord, StoredMessage } from '../kernel/types.js';
 
 /**
  * Fair queues (docs/fair-queues.md). On a standard queue whose messages carry a

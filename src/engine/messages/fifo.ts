@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { errors } from '../errors.js';
-import type { NewMessage, QueueRecord } from '../types.js';
+import { errors } from '../kernel/errors.js';
+import type { NewMessage, QueueRecord } from '../kernel/types.js';
 
 /** SQS's deduplication interval. */
 export const DEDUP_INTERVAL_MS = 5 * 60_000;

@@ -1,15 +1,13 @@
-import type { EngineContext } from '../context.js';
-import { deadLetterTarget } from '../dead-letters/dead-letter.js';
-import { expiryAfter, MESSAGE_TTL_ATTRIBUTE, type DeadLetterSettings } from '../dead-letters/dead-letter-settings.js';
-import { errors, sqsError, type SqsError } from '../errors.js';
-import type { LengthLimit } from '../store/dead-letters.js';
+import type { EngineContext } from '../context/engine-context.js';
+import { expiryAfter, MESSAGE_TTL_ATTRIBUTE } from '../policies/dead-letter-settings.js';
+import { errors, sqsError, type SqsError } from '../kernel/errors.js';
 import type { NewQueue } from '../store/queues.js';
-import type { MessageAttributes, QueueRecord } from '../types.js';
+import type { MessageAttributes, QueueRecord } from '../kernel/types.js';
 
 /**
  * A queue's limits on what it holds: how long a message may stay (TTL: the queue's
  * setting and a send's own) and how many messages and bytes it holds. What passes a
- * limit is dead-lettered (dead-letters/dead-letter.ts).
+ * limit is dead-lettered (dead-letters/road.ts).
  */
 
 /** When a message arriving now in `queue` expires under the queue's TTL, if it has one. */
@@ -41,27 +39,6 @@ export function sendExpiry(
   const b = sendTtl(system);
   const ttl = a === undefined ? b : b === undefined ? a : Math.min(a, b);
   return ttl === undefined ? undefined : now + ttl * 1000;
-}
-
-/**
- * The queue's length limit with where drop-head sends what it pushes out, if it has one;
- * undefined at once for a queue without one (most), so a send need not wait for nothing.
- */
-export function lengthLimit(engine: EngineContext, queue: QueueRecord): Promise<LengthLimit> | undefined {
-  const s = engine.settingsOf(queue);
-  if (s.maxLength === undefined && s.maxLengthBytes === undefined) return undefined;
-  return limitOf(engine, queue, s);
-}
-
-async function limitOf(engine: EngineContext, queue: QueueRecord, s: DeadLetterSettings): Promise<LengthLimit> {
-  const deadLetter = s.overflow === 'drop-head' ? await deadLetterTarget(engine, queue, 'maxlen') : undefined;
-  // reject-publish-dlx refuses as reject-publish does; the AMQP publish dead-letters what was refused.
-  return {
-    maxMessages: s.maxLength,
-    maxBytes: s.maxLengthBytes,
-    overflow: s.overflow === 'drop-head' ? 'drop-head' : 'reject-publish',
-    deadLetter,
-  };
 }
 
 /** The error of a send refused by the queue's length limit. */

@@ -1,6 +1,6 @@
 import type { ReceiveResult } from '../store/messages.js';
 import type { Store } from '../store/store.js';
-import type { Clock, Timer } from '../clock.js';
+import type { Clock, Timer } from '../kernel/clock.js';
 
 /**
  * What a long poll needs to know of the request it serves: whether the client went

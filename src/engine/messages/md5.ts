@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { MessageAttributeValue } from '../types.js';
+import type { MessageAttributeValue } from '../kernel/types.js';
 
 // One-shot hash (Node >= 20.12): less than half the cost of createHash for a message body.
 export function md5Hex(data: string | Buffer): string {

@@ -1,5 +1,5 @@
 import { md5OfAttributes } from './md5.js';
-import type { MessageAttributes, StoredMessage } from '../types.js';
+import type { MessageAttributes, StoredMessage } from '../kernel/types.js';
 
 const SYSTEM_NAMES = [
   'SenderId',

@@ -1,5 +1,6 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { errors } from '../errors.js';
+import { errors } from '../kernel/errors.js';
+import type { QueueRecord } from '../kernel/types.js';
 
 /**
  * A receipt handle names one receipt of one message: the queue, the message's store
@@ -78,4 +79,10 @@ export function decodeReceipt(handle: unknown, key: Buffer): Receipt {
   if (given.length !== expected.length || !timingSafeEqual(given, expected))
     throw errors.receiptHandleIsInvalid(handle);
   return { queueId: Number(parts[1]), seq: Number(parts[2]), token: parts[3]! };
+}
+
+/** Seals and opens receipt handles under the store's shared key (engine.ts makes it). */
+export interface ReceiptCodec {
+  seal(r: Receipt): string;
+  open(queue: Pick<QueueRecord, 'id'>, handle: unknown): Receipt;
 }

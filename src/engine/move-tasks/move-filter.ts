@@ -1,24 +1,9 @@
-import { errors } from '../errors.js';
-import type { DeathReason, StoredMessage } from '../types.js';
+import { errors } from '../kernel/errors.js';
+import type { StoredMessage } from '../kernel/types.js';
+import { DEATH_REASONS, isDeathReason } from '../../wire/deaths.js';
+import type { MoveFilter } from '../../wire/move-tasks.js';
 
-/**
- * Selective redrive (a Redrive extension of StartMessageMoveTask): which messages of a
- * dead-letter queue a task moves. Every condition given must hold.
- */
-export interface MoveFilter {
-  MessageAttribute?: { Name: string; Value: string };
-  BodyContains?: string;
-  /** A path such as `$.order.items[0].sku`; with Equals, the value there must equal it. */
-  BodyJsonPath?: string;
-  Equals?: unknown;
-  /** The queue the message died in (its DeadLetterQueueSourceArn). */
-  DeadLetterQueueSourceArn?: string;
-  /** Epoch milliseconds; messages sent straight to the queue were never dead-lettered. */
-  DeadLetteredAfter?: number;
-  DeadLetteredBefore?: number;
-  /** The reason of the message's latest death (`rejected`, `expired`, `maxlen`, `delivery_limit`): why it is where it is. */
-  DeathReason?: DeathReason;
-}
+export type { MoveFilter };
 
 const KEYS = [
   'MessageAttribute',
@@ -30,7 +15,6 @@ const KEYS = [
   'DeadLetteredBefore',
   'DeathReason',
 ];
-const REASONS: readonly string[] = ['rejected', 'expired', 'maxlen', 'delivery_limit'] satisfies DeathReason[];
 
 const bad = (reason: string) =>
   errors.invalidParameterValue(`Value for parameter Filter is invalid. Reason: ${reason}`);
@@ -52,8 +36,8 @@ export function parseMoveFilter(v: unknown): MoveFilter | undefined {
     if (f[k] !== undefined && (typeof f[k] !== 'number' || !Number.isFinite(f[k])))
       throw bad(`${k} must be epoch milliseconds.`);
   }
-  if (f.DeathReason !== undefined && !REASONS.includes(f.DeathReason as string))
-    throw bad(`DeathReason must be one of ${REASONS.join(', ')}.`);
+  if (f.DeathReason !== undefined && !isDeathReason(f.DeathReason))
+    throw bad(`DeathReason must be one of ${DEATH_REASONS.join(', ')}.`);
   if (f.Equals !== undefined && f.BodyJsonPath === undefined) throw bad('Equals needs BodyJsonPath.');
   if (typeof f.BodyJsonPath === 'string') parsePath(f.BodyJsonPath);
   return f as MoveFilter;

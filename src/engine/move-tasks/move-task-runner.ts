@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { MoveBatch, MoveTaskRecord } from '../store/store.js';
 import type { Destination } from '../store/move-tasks.js';
-import type { EngineObserver } from '../observer.js';
-import { parseQueueArn, type QueueAddress } from '../queues/addressing.js';
-import type { Timer } from '../clock.js';
-import type { EngineContext } from '../context.js';
+import type { EngineObserver } from '../context/observer.js';
+import { parseQueueArn, type QueueAddress } from '../kernel/addressing.js';
+import type { Timer } from '../kernel/clock.js';
+import type { EngineContext } from '../context/engine-context.js';
 import { filterPredicate, type MoveFilter } from './move-filter.js';
 import { queueExpiry } from '../messages/limits.js';
 import { queueNumber, retentionMs } from '../queues/queue-attributes.js';
 import { messageSize } from '../queues/validation.js';
-import type { NewMessage, QueueRecord, StoredMessage } from '../types.js';
+import type { NewMessage, QueueRecord, StoredMessage } from '../kernel/types.js';
 
 /** A node holds a task for this long without renewing; another node then takes it over. */
 const LEASE_MS = 15_000;

@@ -1,5 +1,5 @@
-import { sqsError } from '../errors.js';
-import type { QueueRecord } from '../types.js';
+import { sqsError } from '../kernel/errors.js';
+import type { QueueRecord } from '../kernel/types.js';
 
 /**
  * Access policies (a queue's Policy attribute, IAM's JSON): every call from another

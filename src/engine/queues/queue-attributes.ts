@@ -1,7 +1,7 @@
-import { APPLIED_POLICY_ATTRIBUTE } from '../dead-letters/dead-letter-settings.js';
-import { DEAD_LETTER_SETTINGS, type SettingValue } from '../dead-letters/setting-spellings.js';
-import { errors, sqsError } from '../errors.js';
-import type { QueueRecord } from '../types.js';
+import { APPLIED_POLICY_ATTRIBUTE } from '../policies/dead-letter-settings.js';
+import { DEAD_LETTER_SETTINGS, type SettingValue } from '../policies/setting-spellings.js';
+import { errors, sqsError } from '../kernel/errors.js';
+import type { QueueRecord } from '../kernel/types.js';
 import { hasForbiddenCharacters } from './validation.js';
 
 /** Settable queue attributes: their defaults and how a value is checked and normalised. */

@@ -1,8 +1,7 @@
-import { MESSAGE_TTL_ATTRIBUTE } from '../dead-letters/dead-letter-settings.js';
-import { RESTORE_ATTRIBUTES } from '../dead-letters/restored-deaths.js';
-import { AMQP_ATTRIBUTE } from '../amqp/attribute-name.js';
-import { errors, sqsError } from '../errors.js';
-import type { MessageAttributes, MessageAttributeValue } from '../types.js';
+import { MESSAGE_TTL_ATTRIBUTE } from '../policies/dead-letter-settings.js';
+import { AMQP_ATTRIBUTE, RESTORE_ATTRIBUTES } from '../kernel/attribute-names.js';
+import { errors, sqsError } from '../kernel/errors.js';
+import type { MessageAttributes, MessageAttributeValue } from '../kernel/types.js';
 
 // SQS's allowed set: #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF.
 // With the u flag a lone surrogate is its own code point, so it is caught too.

@@ -1,4 +1,4 @@
-import type { Death, DeathReason, MessageAttributes, StoredMessage } from '../types.js';
+import type { Death, DeathReason, MessageAttributes, StoredMessage } from '../kernel/types.js';
 import type { ReceiptOutcome, ReceiptRef } from './receipts.js';
 import type { NewQueue } from './queues.js';
 
@@ -55,6 +55,16 @@ export interface DeadLetterTarget {
 /** Where and how a message that has been received too often is moved on its next receive. */
 export interface DeadLetterRule extends DeadLetterTarget {
   maxReceiveCount: number;
+}
+
+/**
+ * SQS's maxReceiveCount rule, the one place it is decided: a message already received
+ * `maxReceiveCount` times is dead-lettered by the receive that would deliver it again.
+ * The stores execute it (PostgreSQL's receive queries state the same comparison in SQL,
+ * with `rule.maxReceiveCount` as their parameter).
+ */
+export function overReceiveLimit(rule: DeadLetterRule | undefined, receiveCount: number): rule is DeadLetterRule {
+  return rule !== undefined && receiveCount >= rule.maxReceiveCount;
 }
 
 /** What every dead-lettered message keeps or is given, whichever way it goes. */

@@ -51,6 +51,11 @@ export interface ExchangeStore {
   allBindings(accountId: string, limit: number): Promise<BindingRecord[]>;
   /** The bindings from `source`, in the order they were made. */
   bindings(accountId: string, source: string): Promise<BindingRecord[]>;
+  /**
+   * The exchanges bound to a queue or exchange, each once, in name order: what may be
+   * auto-deleted when it goes. Read by the destination's index, not the account's bindings.
+   */
+  sourcesOf(accountId: string, kind: BindingRecord['destinationKind'], destination: string): Promise<string[]>;
   /** Removes every binding to a queue or exchange (when it is deleted); how many. */
   unbindDestination(accountId: string, kind: BindingRecord['destinationKind'], destination: string): Promise<number>;
   /** Records (or replaces) how a queue was declared. */

@@ -1,4 +1,5 @@
-import type { StoredMessage } from '../types.js';
+import type { StoredMessage } from '../kernel/types.js';
+import { overReceiveLimit } from './dead-letters.js';
 import type { ReceiveRequest } from './messages.js';
 
 /** What the planner reads of a message: a store may pass whole messages or just this. */
@@ -29,8 +30,7 @@ export function planFifoReceive<M extends GroupHead>(
     for (const m of rows) {
       if (plan.claim.length >= room) return plan;
       if (m.visibleAt > req.now) break;
-      const dl = req.deadLetter;
-      if (dl && m.receiveCount >= dl.maxReceiveCount) {
+      if (overReceiveLimit(req.deadLetter, m.receiveCount)) {
         plan.deadLetter.push(m);
         continue;
       }

@@ -1,4 +1,4 @@
-import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../types.js';
+import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../kernel/types.js';
 import type { DeadLettered, DeadLetterRule, LengthLimit } from './dead-letters.js';
 import type { DeleteRule, ReceiptOutcome, ReceiptRef, VisibilityChange } from './receipts.js';
 import type { NoisyGroups } from './standard-plan.js';
@@ -16,7 +16,6 @@ export interface MessageStore {
   receive(queueId: number, request: ReceiveRequest): Promise<ReceiveResult>;
   delete(queueId: number, receipts: ReceiptRef[], rule: DeleteRule): Promise<ReceiptOutcome[]>;
   changeVisibility(queueId: number, changes: VisibilityChange[], now: number): Promise<ReceiptOutcome[]>;
-  count(queueId: number, now: number): Promise<MessageCounts>;
   /**
    * Each queue's depth, for many queues in one call (metrics, the console's overview).
    * Reads indexes only: a queue's total comes from its maintained depth where it has a
@@ -24,11 +23,9 @@ export interface MessageStore {
    * hidden range; the oldest message from the age index. Unknown ids are left out.
    */
   depths(queueIds: readonly number[], now: number): Promise<Map<number, QueueDepth>>;
-  /** In-flight messages only: reads the hidden range, never the visible backlog. */
-  countInflight(queueId: number, now: number): Promise<number>;
   /**
-   * Fair queues: the queue's messages in flight, in all and by message group (groups
-   * with none left out). Reads the hidden range only.
+   * The queue's messages in flight, in all and by message group (groups with none left
+   * out): fair queues, and the in-flight limit of a receive. Reads the hidden range only.
    */
   inflightByGroup(queueId: number, now: number): Promise<GroupInflight>;
   /** Fair queues: the counts and oldest message of the queue's messages outside these groups. */
@@ -89,4 +86,14 @@ export interface ReceiveResult {
 export interface GroupInflight {
   total: number;
   groups: Map<string, number>;
+}
+
+/** One queue's visible, in-flight and delayed counts: its depth (`depths`), zero for a queue the store no longer has. */
+export async function messageCounts(
+  messages: Pick<MessageStore, 'depths'>,
+  queueId: number,
+  now: number,
+): Promise<MessageCounts> {
+  const d = (await messages.depths([queueId], now)).get(queueId);
+  return { visible: d?.visible ?? 0, inflight: d?.inflight ?? 0, delayed: d?.delayed ?? 0 };
 }

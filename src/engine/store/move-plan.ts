@@ -1,5 +1,5 @@
-import type { QueueAddress } from '../queues/addressing.js';
-import type { QueueRecord, StoredMessage } from '../types.js';
+import type { QueueAddress } from '../kernel/addressing.js';
+import type { QueueRecord, StoredMessage } from '../kernel/types.js';
 import type {
   Destination,
   MoveBatch,

@@ -1,5 +1,5 @@
-import type { QueueAddress } from '../queues/addressing.js';
-import type { NewMessage, QueueRecord, StoredMessage } from '../types.js';
+import type { QueueAddress } from '../kernel/addressing.js';
+import type { NewMessage, QueueRecord, StoredMessage } from '../kernel/types.js';
 
 /** Redrive move tasks: each step is one atomic batch, leased so one node runs a task. */
 export interface MoveTaskStore {

@@ -1,5 +1,5 @@
-import type { QueueAddress } from '../queues/addressing.js';
-import type { QueueRecord } from '../types.js';
+import type { QueueAddress } from '../kernel/addressing.js';
+import type { QueueRecord } from '../kernel/types.js';
 
 /** An account in one region: what ListQueues lists. */
 export type QueueOwner = Pick<QueueAddress, 'accountId' | 'region'>;

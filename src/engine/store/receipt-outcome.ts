@@ -1,4 +1,4 @@
-import type { StoredMessage } from '../types.js';
+import type { StoredMessage } from '../kernel/types.js';
 import type { DeleteRule, ReceiptOutcome, ReceiptRef, VisibilityChange } from './receipts.js';
 
 /**

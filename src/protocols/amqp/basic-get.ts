@@ -1,5 +1,5 @@
 import type { AmqpBroker } from '../../engine/amqp/broker.js';
-import { amqpErrors } from '../../engine/amqp/errors.js';
+import { amqpErrors } from '../../engine/kernel/amqp-errors.js';
 import { deliveredProperties } from './death-headers.js';
 import { contentFrames, methodFrame } from './frames.js';
 import type { Holdings } from './limits.js';

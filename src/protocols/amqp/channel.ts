@@ -1,6 +1,6 @@
 import type { AmqpBroker, Delivery } from '../../engine/amqp/broker.js';
-import { amqpErrors, AmqpError, CODES } from '../../engine/amqp/errors.js';
-import type { QueueRecord } from '../../engine/types.js';
+import { amqpErrors, AmqpError, CODES } from '../../engine/kernel/amqp-errors.js';
+import type { QueueRecord } from '../../engine/kernel/types.js';
 import { Consumer, CONSUMER_WAIT_MS, type ConsumerHost } from './consumer.js';
 import { deliveredProperties } from './death-headers.js';
 import { newReplyAddress, REPLY_QUEUE, type ReplyTarget } from './direct-reply.js';

@@ -1,4 +1,4 @@
-import { AmqpError, CODES, amqpErrors } from '../../engine/amqp/errors.js';
+import { AmqpError, CODES, amqpErrors } from '../../engine/kernel/amqp-errors.js';
 import { Channel, type ChannelHost } from './channel.js';
 import { DecodeError } from './codec.js';
 import { FRAME_BODY, FRAME_HEADER, FRAME_METHOD, methodFrame, type Frame } from './frames.js';

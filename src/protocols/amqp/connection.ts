@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { AmqpBroker } from '../../engine/amqp/broker.js';
-import { AmqpError, CODES, amqpErrors } from '../../engine/amqp/errors.js';
+import { AmqpError, CODES, amqpErrors } from '../../engine/kernel/amqp-errors.js';
 import type { Engine } from '../../engine/engine.js';
 import type { Channel, ChannelHost } from './channel.js';
 import { channelFrame, releaseChannels } from './channels.js';

@@ -1,5 +1,5 @@
 import type { Delivery } from '../../engine/amqp/broker.js';
-import type { QueueRecord } from '../../engine/types.js';
+import type { QueueRecord } from '../../engine/kernel/types.js';
 import type { Holdings } from './limits.js';
 import type { RegisteredConsumer } from './registry.js';
 

@@ -1,6 +1,6 @@
 import type { AmqpContent } from '../../engine/amqp/messages.js';
 import { firstDeathEntry } from '../../engine/dead-letters/deaths.js';
-import type { Death } from '../../engine/types.js';
+import type { Death } from '../../engine/kernel/types.js';
 import { field, type FieldTable, type FieldValue } from './codec.js';
 import { propertiesFromRaw, rawProperties, type Properties } from './properties.js';
 

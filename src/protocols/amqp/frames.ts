@@ -1,5 +1,5 @@
 import { Writer } from './codec.js';
-import { AmqpError, CODES } from '../../engine/amqp/errors.js';
+import { AmqpError, CODES } from '../../engine/kernel/amqp-errors.js';
 import { encodeMethod, type Args, type MethodName } from './spec.js';
 
 export const FRAME_METHOD = 1;

@@ -1,4 +1,4 @@
-import { amqpErrors, AmqpError, CODES } from '../../engine/amqp/errors.js';
+import { amqpErrors, AmqpError, CODES } from '../../engine/kernel/amqp-errors.js';
 import { addressKey } from '../../auth/throttle.js';
 
 /**

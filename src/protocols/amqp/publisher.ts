@@ -1,5 +1,5 @@
 import type { AmqpBroker } from '../../engine/amqp/broker.js';
-import { amqpErrors, AmqpError, CODES } from '../../engine/amqp/errors.js';
+import { amqpErrors, AmqpError, CODES } from '../../engine/kernel/amqp-errors.js';
 import type { Publish } from '../../engine/amqp/publish.js';
 import { plainTable } from './codec.js';
 import { senderSelected } from './death-headers.js';

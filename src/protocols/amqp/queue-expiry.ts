@@ -1,5 +1,5 @@
 import { AmqpBroker } from '../../engine/amqp/broker.js';
-import type { Timer } from '../../engine/clock.js';
+import type { Timer } from '../../engine/kernel/clock.js';
 import type { Engine } from '../../engine/engine.js';
 import type { AmqpRegistry } from './registry.js';
 

@@ -1,5 +1,5 @@
 import { AmqpBroker } from '../../engine/amqp/broker.js';
-import { AmqpError, CODES } from '../../engine/amqp/errors.js';
+import { AmqpError, CODES } from '../../engine/kernel/amqp-errors.js';
 import { plainTable, type FieldTable } from './codec.js';
 import { REPLY_QUEUE } from './direct-reply.js';
 import type { AmqpRegistry } from './registry.js';

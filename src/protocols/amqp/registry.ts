@@ -1,5 +1,5 @@
-import { amqpErrors } from '../../engine/amqp/errors.js';
-import type { Clock } from '../../engine/clock.js';
+import { amqpErrors } from '../../engine/kernel/amqp-errors.js';
+import type { Clock } from '../../engine/kernel/clock.js';
 import type { ReplyTarget } from './direct-reply.js';
 
 /** What the registry needs of a consumer: to be told its queue is gone. */

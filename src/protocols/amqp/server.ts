@@ -3,7 +3,7 @@ import type { Engine } from '../../engine/engine.js';
 import { Connection } from './connection.js';
 import { signIn } from './handshake.js';
 import { AmqpUsage, DEFAULT_AMQP_LIMITS, type AmqpLimits } from './limits.js';
-import { CODES, AmqpError } from '../../engine/amqp/errors.js';
+import { CODES, AmqpError } from '../../engine/kernel/amqp-errors.js';
 import { connectionName, connectionView, type AmqpConnectionView, type AmqpLiveState } from './live-view.js';
 import { authenticator } from '../../auth/password.js';
 import type { Credential } from '../../auth/credentials.js';

@@ -1,5 +1,5 @@
 import type { AmqpBroker } from '../../engine/amqp/broker.js';
-import { amqpErrors } from '../../engine/amqp/errors.js';
+import { amqpErrors } from '../../engine/kernel/amqp-errors.js';
 import type { Method } from './spec.js';
 import type { Settle, Transaction } from './transaction.js';
 import { byQueue, type Unacked } from './unacked.js';

@@ -1,4 +1,4 @@
-import { AmqpError, CODES } from '../../engine/amqp/errors.js';
+import { AmqpError, CODES } from '../../engine/kernel/amqp-errors.js';
 import { DecodeError, Reader, type Writer, type FieldTable } from './codec.js';
 import { methodTable, type Arg } from './method-table.js';
 

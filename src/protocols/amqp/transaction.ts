@@ -1,4 +1,4 @@
-import { amqpErrors } from '../../engine/amqp/errors.js';
+import { amqpErrors } from '../../engine/kernel/amqp-errors.js';
 import type { QueuedPublish } from './queued-publish.js';
 import type { Unacked } from './unacked.js';
 

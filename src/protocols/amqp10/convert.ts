@@ -2,7 +2,7 @@ import type { Delivery } from '../../engine/amqp/broker.js';
 import type { AmqpContent } from '../../engine/amqp/messages.js';
 import type { Publish } from '../../engine/amqp/publish.js';
 import { firstDeathEntry } from '../../engine/dead-letters/deaths.js';
-import type { Death } from '../../engine/types.js';
+import type { Death } from '../../engine/kernel/types.js';
 import { plainTable, type FieldTable, type FieldValue } from '../amqp/codec.js';
 import { senderSelected } from '../amqp/death-headers.js';
 import { propertiesFromRaw, rawProperties, type Properties } from '../amqp/properties.js';

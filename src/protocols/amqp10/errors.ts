@@ -1,4 +1,4 @@
-import { AmqpError } from '../../engine/amqp/errors.js';
+import { AmqpError } from '../../engine/kernel/amqp-errors.js';
 import { AddressError } from './address.js';
 import { DecodeError } from './codec.js';
 import { CODE, composite } from './frames.js';

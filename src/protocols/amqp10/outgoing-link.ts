@@ -1,5 +1,5 @@
 import type { AmqpBroker, Delivery } from '../../engine/amqp/broker.js';
-import type { QueueRecord } from '../../engine/types.js';
+import type { QueueRecord } from '../../engine/kernel/types.js';
 import { CONSUMER_WAIT_MS } from '../amqp/consumer.js';
 import type { RegisteredConsumer } from '../amqp/registry.js';
 

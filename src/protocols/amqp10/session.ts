@@ -1,5 +1,5 @@
 import type { AmqpBroker, Delivery } from '../../engine/amqp/broker.js';
-import type { QueueRecord } from '../../engine/types.js';
+import type { QueueRecord } from '../../engine/kernel/types.js';
 import type { AmqpRegistry } from '../amqp/registry.js';
 import { parseAddress, type Address } from './address.js';
 import { toMessage } from './convert.js';

@@ -1,8 +1,8 @@
 import { dispatch, hasAction } from '../../engine/actions/registry.js';
 import type { Cancellation } from '../../engine/messages/long-poll.js';
 import type { Engine } from '../../engine/engine.js';
-import { errors, SqsError, sqsError } from '../../engine/errors.js';
-import type { RequestContext } from '../../engine/types.js';
+import { errors, SqsError, sqsError } from '../../engine/kernel/errors.js';
+import type { RequestContext } from '../../engine/kernel/types.js';
 import type { WireRequest, WireResponse } from '../wire.js';
 import { decodeInput, type Params } from './decode.js';
 import { errorJson, errorXml, successJson, successXml } from './encode.js';

@@ -1,6 +1,6 @@
 import type { Engine } from '../../engine/engine.js';
 import { amqpQueues, listBindings, listExchanges } from '../../engine/amqp/topology.js';
-import type { QueueRecord } from '../../engine/types.js';
+import type { QueueRecord } from '../../engine/kernel/types.js';
 import type { AmqpConnectionView, AmqpLiveState } from '../../protocols/amqp/live-view.js';
 import type { WireResponse } from '../../protocols/wire.js';
 import type {

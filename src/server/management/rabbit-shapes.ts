@@ -1,5 +1,5 @@
 import type { BindingRecord, ExchangeRecord, AmqpQueueRecord } from '../../engine/store/exchanges.js';
-import type { QueueDepth, QueueRecord } from '../../engine/types.js';
+import type { QueueDepth, QueueRecord } from '../../engine/kernel/types.js';
 import type { WaitingReceive } from '../../engine/messages/long-poll.js';
 import type { AmqpChannelView, AmqpConnectionView, AmqpConsumerView } from '../../protocols/amqp/live-view.js';
 import type {

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { NewMessage, StoredMessage } from '../../engine/types.js';
+import type { NewMessage, StoredMessage } from '../../engine/kernel/types.js';
 import { storedAt } from '../rows.js';
 import { GroupCommit } from './group-commit.js';
 import { INSERT_COLUMNS, insertArrays, query, unnestInsert } from './sql.js';

@@ -11,7 +11,7 @@ import {
   type RejectResult,
 } from '../../engine/store/dead-letters.js';
 import type { ReceiptRef } from '../../engine/store/messages.js';
-import type { DeathReason, NewMessage, StoredMessage } from '../../engine/types.js';
+import type { DeathReason, NewMessage, StoredMessage } from '../../engine/kernel/types.js';
 import { toMessage, type MessageRow } from '../rows.js';
 import { createQueue } from './queues.js';
 import { inTransaction, insertMessages } from './sql.js';

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { GroupInflight } from '../../engine/store/messages.js';
-import type { MessageCounts, QueueDepth } from '../../engine/types.js';
+import type { MessageCounts, QueueDepth } from '../../engine/kernel/types.js';
 import { inTransaction } from './sql.js';
 
 // How many messages queues hold, by state: the counting queries of the message store

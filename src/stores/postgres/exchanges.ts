@@ -119,6 +119,17 @@ export class PostgresExchanges implements ExchangeStore {
     return rows.map(bindingOf);
   }
 
+  async sourcesOf(accountId: string, kind: BindingRecord['destinationKind'], destination: string): Promise<string[]> {
+    const { rows } = await query<{ source: string }>(
+      this.pool,
+      `SELECT DISTINCT source FROM amqp_bindings
+        WHERE account_id = $1 AND destination_kind = $2 AND destination = $3 ORDER BY source`,
+      [accountId, kind, destination],
+      'amqp-sources-of',
+    );
+    return rows.map((r) => r.source);
+  }
+
   async unbindDestination(
     accountId: string,
     kind: BindingRecord['destinationKind'],

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { DeadLettered } from '../../engine/store/dead-letters.js';
 import { planFifoReceive } from '../../engine/store/fifo-plan.js';
 import type { ReceiveRequest, ReceiveResult } from '../../engine/store/messages.js';
-import type { StoredMessage } from '../../engine/types.js';
+import type { StoredMessage } from '../../engine/kernel/types.js';
 import { toMessage, type MessageRow } from '../rows.js';
 import type { PostgresDeadLetters } from './dead-letters.js';
 import { inTransaction, messageColumns, NO_LIMIT, query, type ReceiveRow } from './sql.js';

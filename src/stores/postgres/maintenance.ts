@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { MaintenanceStore, RetentionDue, RetentionRule } from '../../engine/store/maintenance.js';
-import { errors } from '../../engine/errors.js';
+import { errors } from '../../engine/kernel/errors.js';
 import { postgresMigrations } from './migrate.js';
 import { query } from './sql.js';
 

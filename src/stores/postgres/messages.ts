@@ -12,7 +12,7 @@ import type {
 } from '../../engine/store/messages.js';
 import { deleteOutcome, visibilityOutcome } from '../../engine/store/receipt-outcome.js';
 import { FAIR_GROUPS_SCANNED, noisyRanking, readyWindow } from '../../engine/store/standard-plan.js';
-import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../../engine/types.js';
+import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../../engine/kernel/types.js';
 import { toMessage, type MessageRow } from '../rows.js';
 import { BatchedWrites } from './batched-writes.js';
 import type { PostgresDeadLetters } from './dead-letters.js';

@@ -16,8 +16,8 @@ import type {
   MoveTaskStore,
   NewMoveTask,
 } from '../../engine/store/move-tasks.js';
-import type { QueueAddress } from '../../engine/queues/addressing.js';
-import type { QueueRecord, StoredMessage } from '../../engine/types.js';
+import type { QueueAddress } from '../../engine/kernel/addressing.js';
+import type { QueueRecord, StoredMessage } from '../../engine/kernel/types.js';
 import { toMessage, toQueue, toTask, type MessageRow, type MoveTaskRow, type QueueRow } from '../rows.js';
 import { inTransaction, insertMessages, query } from './sql.js';
 import type { PostgresWakeups } from './wakeups.js';

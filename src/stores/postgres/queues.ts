@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import type { QueueAddress } from '../../engine/queues/addressing.js';
+import type { QueueAddress } from '../../engine/kernel/addressing.js';
 import type { NewQueue, QueueOwner, QueuePatch, QueueStore } from '../../engine/store/queues.js';
-import type { QueueRecord } from '../../engine/types.js';
+import type { QueueRecord } from '../../engine/kernel/types.js';
 import type { QueueCache } from '../queue-cache.js';
 import { toQueue, type QueueRow } from '../rows.js';
 import { inTransaction, query, STATS_SHARD } from './sql.js';

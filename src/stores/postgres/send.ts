@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { DeadLettered, LengthLimit } from '../../engine/store/dead-letters.js';
 import type { SendResult } from '../../engine/store/messages.js';
-import type { NewMessage, StoredMessage } from '../../engine/types.js';
+import type { NewMessage, StoredMessage } from '../../engine/kernel/types.js';
 import { storedAt } from '../rows.js';
 import { BatchedWrites } from './batched-writes.js';
 import type { PostgresDeadLetters } from './dead-letters.js';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { NewMessage } from '../../engine/types.js';
+import type { NewMessage } from '../../engine/kernel/types.js';
 import { MESSAGE_COLUMNS, messageValues, type MessageRow } from '../rows.js';
 
 /** No dead-letter rule: no receive count is too high. */

@@ -1,4 +1,4 @@
-import { errors, SqsError } from '../../engine/errors.js';
+import { errors, SqsError } from '../../engine/kernel/errors.js';
 
 /**
  * PostgreSQL SQLSTATEs that mean the database itself failed (53: insufficient resources;

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { DEFAULT_REGION } from '../../engine/queues/addressing.js';
+import { DEFAULT_REGION } from '../../engine/kernel/addressing.js';
 import type { Store, StoreStats } from '../../engine/store/store.js';
 import { QueueCache } from '../queue-cache.js';
 import { guardStorage } from '../storage-guard.js';

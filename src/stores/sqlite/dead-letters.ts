@@ -11,7 +11,7 @@ import {
 } from '../../engine/store/dead-letters.js';
 import type { ReceiptRef } from '../../engine/store/messages.js';
 import type { NewQueue } from '../../engine/store/queues.js';
-import type { DeathReason, NewMessage, StoredMessage } from '../../engine/types.js';
+import type { DeathReason, NewMessage, StoredMessage } from '../../engine/kernel/types.js';
 import type { Cell } from '../rows.js';
 import type { GroupCommit } from './group-commit.js';
 import { MESSAGE_SELECT, sqliteMessage, type MessageRows } from './message-rows.js';

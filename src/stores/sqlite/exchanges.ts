@@ -63,6 +63,11 @@ export class SqliteExchanges implements ExchangeStore {
          AND routing_key = ? AND arguments = ?`,
       ),
       bindings: db.prepare('SELECT * FROM amqp_bindings WHERE account_id = ? AND source = ? ORDER BY id'),
+      sourcesOf: db
+        .prepare(
+          'SELECT DISTINCT source FROM amqp_bindings WHERE account_id = ? AND destination_kind = ? AND destination = ? ORDER BY source',
+        )
+        .pluck(),
       list: db.prepare('SELECT * FROM amqp_exchanges WHERE account_id = ? ORDER BY name LIMIT +?'),
       allBindings: db.prepare('SELECT * FROM amqp_bindings WHERE account_id = ? ORDER BY id LIMIT +?'),
       setQueue: db.prepare(
@@ -120,6 +125,10 @@ export class SqliteExchanges implements ExchangeStore {
 
   async bindings(accountId: string, source: string): Promise<BindingRecord[]> {
     return (this.sql.bindings.all(accountId, source) as BindingRow[]).map(bindingOf);
+  }
+
+  async sourcesOf(accountId: string, kind: BindingRecord['destinationKind'], destination: string): Promise<string[]> {
+    return this.sql.sourcesOf.all(accountId, kind, destination) as string[];
   }
 
   unbindDestination(accountId: string, kind: BindingRecord['destinationKind'], destination: string): Promise<number> {

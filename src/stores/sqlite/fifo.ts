@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { planFifoReceive, type GroupHead } from '../../engine/store/fifo-plan.js';
 import type { DeadLettered } from '../../engine/store/dead-letters.js';
 import type { ReceiveRequest, ReceiveResult } from '../../engine/store/messages.js';
-import type { NewMessage, StoredMessage } from '../../engine/types.js';
+import type { NewMessage, StoredMessage } from '../../engine/kernel/types.js';
 import type { SqliteDeadLetters } from './dead-letters.js';
 import type { MessageRows } from './message-rows.js';
 import { BOUND_LIMIT } from './sql.js';

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { constants } from 'node:fs';
 import { access, statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { errors } from '../../engine/errors.js';
+import { errors } from '../../engine/kernel/errors.js';
 import type { MaintenanceStore, RetentionDue, RetentionRule } from '../../engine/store/maintenance.js';
 import { BOUND_LIMIT } from './sql.js';
 import type { GroupCommit } from './group-commit.js';

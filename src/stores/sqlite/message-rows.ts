@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { StoredMessage } from '../../engine/types.js';
+import type { StoredMessage } from '../../engine/kernel/types.js';
 import { fromColumns, MESSAGE_COLUMNS, messageValues, type Cell } from '../rows.js';
 
 /**

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { DeadLettered, LengthLimit } from '../../engine/store/dead-letters.js';
+import { overReceiveLimit, type DeadLettered, type LengthLimit } from '../../engine/store/dead-letters.js';
 import type {
   DeleteRule,
   MessageStore,
@@ -12,7 +12,7 @@ import type {
 } from '../../engine/store/messages.js';
 import { deleteOutcome, visibilityOutcome } from '../../engine/store/receipt-outcome.js';
 import { FAIR_GROUPS_SCANNED, readyWindow, takeOrder, type ReadyRow } from '../../engine/store/standard-plan.js';
-import type { MessageCounts, NewMessage, QueueDepth, StoredMessage } from '../../engine/types.js';
+import type { NewMessage, QueueDepth, StoredMessage } from '../../engine/kernel/types.js';
 import type { Cell } from '../rows.js';
 import { readyCount } from '../wakeup-listeners.js';
 import type { SqliteDeadLetters } from './dead-letters.js';
@@ -98,10 +98,6 @@ export class SqliteMessages implements MessageStore {
         'DELETE FROM deliveries WHERE queue_id = ? AND seq = ? AND receipt = ? AND visible_at > ?',
       ),
       setVisibleAt: db.prepare('UPDATE deliveries SET visible_at = ? WHERE queue_id = ? AND seq = ?'),
-      countHidden: db.prepare(
-        `SELECT count(*) AS n, coalesce(sum(receive_count > 0), 0) AS inflight
-           FROM deliveries WHERE queue_id = ? AND visible_at > ?`,
-      ),
       // Many queues in one statement (a statement a queue cost 4 native calls each, most
       // of a 10,000-queue scrape). An empty queue skips its subqueries (CASE is lazy). The
       // hidden and in-flight counts share one scan of the hidden range, as 'hidden,inflight'.
@@ -198,10 +194,9 @@ export class SqliteMessages implements MessageStore {
       for (const { seq, receiveCount } of rows) {
         if (chosen.length >= req.max) break;
         if (chosen.includes(seq)) continue;
-        const rule = req.deadLetter;
-        if (rule && receiveCount >= rule.maxReceiveCount) {
+        if (overReceiveLimit(req.deadLetter, receiveCount)) {
           refill = true;
-          this.deadLetters.move(this.rows.read(seq, queueId)!, rule, req.now, deadLettered);
+          this.deadLetters.move(this.rows.read(seq, queueId)!, req.deadLetter, req.now, deadLettered);
           continue;
         }
         chosen.push(seq);
@@ -324,15 +319,6 @@ export class SqliteMessages implements MessageStore {
     return r && { receiptToken: tokenText(r.receipt), visibleAt: r.visible_at, receivedAt: r.received_at };
   }
 
-  async count(queueId: number, now: number): Promise<MessageCounts> {
-    const { visible, inflight, delayed } = (await this.depths([queueId], now)).get(queueId) ?? {
-      visible: 0,
-      inflight: 0,
-      delayed: 0,
-    };
-    return { visible, inflight, delayed };
-  }
-
   async depths(queueIds: readonly number[], now: number): Promise<Map<number, QueueDepth>> {
     const out = new Map<number, QueueDepth>();
     const rows = this.sql.depths.all({ now, ids: JSON.stringify(queueIds) }) as [
@@ -353,10 +339,6 @@ export class SqliteMessages implements MessageStore {
       });
     }
     return out;
-  }
-
-  async countInflight(queueId: number, now: number): Promise<number> {
-    return (this.sql.countHidden.get(queueId, now) as { inflight: number }).inflight;
   }
 
   async inflightByGroup(queueId: number, now: number) {

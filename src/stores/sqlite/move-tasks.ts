@@ -16,7 +16,7 @@ import type {
   MoveTaskStore,
   NewMoveTask,
 } from '../../engine/store/move-tasks.js';
-import type { StoredMessage } from '../../engine/types.js';
+import type { StoredMessage } from '../../engine/kernel/types.js';
 import { toQueue, toTask, type Cell, type MoveTaskRow, type QueueRow } from '../rows.js';
 import type { GroupCommit } from './group-commit.js';
 import { MESSAGE_SELECT, sqliteMessage, type MessageRows } from './message-rows.js';

@@ -1,4 +1,4 @@
-import { errors, SqsError } from '../../engine/errors.js';
+import { errors, SqsError } from '../../engine/kernel/errors.js';
 
 /** SQLite's result codes that mean the storage itself failed, with what to tell the operator. */
 const reasons: Record<string, string> = {

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { SqliteHeldDeliveries } from './held-deliveries.js';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DEFAULT_REGION } from '../../engine/queues/addressing.js';
+import { DEFAULT_REGION } from '../../engine/kernel/addressing.js';
 import type { Store, StoreStats } from '../../engine/store/store.js';
 import { guardStorage } from '../storage-guard.js';
 import { SqliteActivity } from './activity.js';

@@ -3,8 +3,9 @@ import { describe, test } from 'node:test';
 import { recordDeath } from '../../../src/engine/dead-letters/deaths.js';
 import { minuteOf } from '../../../src/engine/store/activity.js';
 import type { DeadLetterRule, DeadLetterTarget } from '../../../src/engine/store/store.js';
-import type { DeathReason, QueueRecord, StoredMessage } from '../../../src/engine/types.js';
+import type { DeathReason, QueueRecord, StoredMessage } from '../../../src/engine/kernel/types.js';
 import { makeQueue, newMessage, receiveRequest, useStore, type CaseGroup } from '../harness.js';
+import { messageCounts } from '../../../src/engine/store/messages.js';
 
 /** A minute boundary, so the cases know which minute each operation falls in. */
 const T = minuteOf(1_700_000_000_000);
@@ -164,8 +165,12 @@ export const consoleCases: CaseGroup = (open) => {
         T + 2,
       );
       assert.deepEqual(gone, [visible.messageId, inflight.messageId, delayed.messageId]);
-      assert.deepEqual(await store().messages.count(src.id, T + 2), { visible: 0, inflight: 0, delayed: 0 });
-      assert.equal((await store().messages.count(other.id, T + 2)).visible, 1, 'the same id in another queue stays');
+      assert.deepEqual(await messageCounts(store().messages, src.id, T + 2), { visible: 0, inflight: 0, delayed: 0 });
+      assert.equal(
+        (await messageCounts(store().messages, other.id, T + 2)).visible,
+        1,
+        'the same id in another queue stays',
+      );
       assert.deepEqual(
         await store().messages.deleteByIds(src.id, [visible.messageId], T + 3),
         [],

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { DeadLetterArrival, DeadLetterTarget } from '../../../src/engine/store/dead-letters.js';
-import type { QueueRecord, StoredMessage } from '../../../src/engine/types.js';
+import type { QueueRecord, StoredMessage } from '../../../src/engine/kernel/types.js';
 import { makeQueue, newMessage, receiveRequest, useStore, type CaseGroup } from '../harness.js';
 
 const T = 1_700_000_000_000;

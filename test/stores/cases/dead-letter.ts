@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import type { QueueRecord, StoredMessage } from '../../../src/engine/types.js';
+import type { QueueRecord, StoredMessage } from '../../../src/engine/kernel/types.js';
 import type { DeadLetterRule, MoveBatch, Store } from '../../../src/engine/store/store.js';
 import { makeQueue, newMessage, receiveRequest, useStore, type CaseGroup } from '../harness.js';
 

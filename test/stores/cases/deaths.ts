@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { recordDeath } from '../../../src/engine/dead-letters/deaths.js';
-import type { DeathReason, QueueRecord, StoredMessage } from '../../../src/engine/types.js';
+import type { DeathReason, QueueRecord, StoredMessage } from '../../../src/engine/kernel/types.js';
 import type { DeadLetterTarget, NewQueue, Store } from '../../../src/engine/store/store.js';
 import { newQueue } from '../../../src/engine/store/queues.js';
 import { makeQueue, newMessage, receiveRequest, useStore, type CaseGroup } from '../harness.js';

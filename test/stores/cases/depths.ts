@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { QueueRecord, StoredMessage } from '../../../src/engine/types.js';
+import type { QueueRecord, StoredMessage } from '../../../src/engine/kernel/types.js';
 import type { DeadLetterRule } from '../../../src/engine/store/store.js';
 import { makeQueue, newMessage, receiveRequest, useStore, type CaseGroup } from '../harness.js';
+import { messageCounts } from '../../../src/engine/store/messages.js';
 
 const T = 1_700_000_000_000;
 
@@ -56,7 +57,7 @@ export const depthCases: CaseGroup = (open) => {
       assert.deepEqual(depths.get(empty.id), { visible: 0, inflight: 0, delayed: 0, groupsInflight: 0 });
       for (const q of [a, b, empty]) {
         const { visible, inflight, delayed } = depths.get(q.id)!;
-        assert.deepEqual(await store().messages.count(q.id, T + 20), { visible, inflight, delayed });
+        assert.deepEqual(await messageCounts(store().messages, q.id, T + 20), { visible, inflight, delayed });
       }
     });
 
@@ -69,9 +70,9 @@ export const depthCases: CaseGroup = (open) => {
         now: T + 2,
         requireCurrent: false,
       });
-      assert.deepEqual(await store().messages.count(q.id, T + 2), { visible: 1, inflight: 1, delayed: 0 });
+      assert.deepEqual(await messageCounts(store().messages, q.id, T + 2), { visible: 1, inflight: 1, delayed: 0 });
       assert.deepEqual(
-        await store().messages.count(q.id, T + 500),
+        await messageCounts(store().messages, q.id, T + 500),
         { visible: 2, inflight: 0, delayed: 0 },
         'the lapsed receipt is visible again',
       );

@@ -71,6 +71,20 @@ export const exchangeCases: CaseGroup = (open) => {
           ['exchange', 'ex-c', '', {}],
         ],
       );
+      await x.declare(exchange('ex-a'));
+      assert.equal(await x.bind(binding('ex-a', 'q1', { routingKey: 'k1' })), true);
+      assert.equal(await x.bind(binding('ex-a', 'q1', { routingKey: 'k2' })), true);
+      assert.deepEqual(
+        await x.sourcesOf('000000000001', 'queue', 'q1'),
+        ['ex-a', 'ex-b'],
+        'sourcesOf: each exchange bound to the queue once, in name order',
+      );
+      assert.deepEqual(await x.sourcesOf('000000000001', 'exchange', 'ex-c'), ['ex-b']);
+      assert.deepEqual(await x.sourcesOf('000000000009', 'queue', 'q1'), [], "another account's bindings are not seen");
+      await x.unbindDestination('000000000001', 'queue', 'q1');
+      assert.deepEqual(await x.sourcesOf('000000000001', 'queue', 'q1'), []);
+      await x.bind(binding('ex-b', 'q1'));
+      await x.bind(binding('ex-b', 'q1', { arguments: { a: 1, b: 2 } }));
       assert.equal(await x.unbind(binding('ex-b', 'q1', { arguments: { a: 1, b: 2 } })), true);
       assert.equal(await x.unbind(binding('ex-b', 'q1', { arguments: { a: 1, b: 2 } })), false);
       assert.equal(await x.unbindDestination('000000000001', 'queue', 'q1'), 1);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { makeQueue, newMessage, receiveRequest, useStore, type CaseGroup } from '../harness.js';
+import { messageCounts } from '../../../src/engine/store/messages.js';
 
 const T = 1_700_000_000_000;
 const fifoReceive = (now: number, extra = {}) => receiveRequest(now, { fifo: true, ...extra });
@@ -198,12 +199,12 @@ export const fifoCases: CaseGroup = (open) => {
       assert.equal(b!.duplicate, true);
       assert.equal(b!.messageId, a!.messageId);
       assert.equal(b!.seq, a!.seq);
-      assert.equal((await store().messages.count(q.id, T + 1000)).visible, 1);
+      assert.equal((await messageCounts(store().messages, q.id, T + 1000)).visible, 1);
       const {
         messages: [c],
       } = await store().messages.send(q.id, [inGroup('p', 2, { dedupId: 'same', ...dedup, sentAt: T + 300_000 })]);
       assert.equal(c!.duplicate, undefined, 'interval over');
-      assert.equal((await store().messages.count(q.id, T + 300_000)).visible, 2);
+      assert.equal((await messageCounts(store().messages, q.id, T + 300_000)).visible, 2);
     });
 
     test('a purge forgets deduplication ids: the same id afterwards stores a new message', async () => {
@@ -259,7 +260,7 @@ export const fifoCases: CaseGroup = (open) => {
       } = await store().messages.send(q.id, [asGroup('B', T + 1000)]);
       assert.equal(b!.duplicate, true, 'dropped as a duplicate of the queue-scoped id');
       assert.equal(b!.messageId, a!.messageId);
-      assert.equal((await store().messages.count(q.id, T + 1000)).visible, 1);
+      assert.equal((await messageCounts(store().messages, q.id, T + 1000)).visible, 1);
       const {
         messages: [c],
       } = await store().messages.send(q.id, [asGroup('B', T + 300_000)]);
@@ -340,7 +341,7 @@ export const fifoCases: CaseGroup = (open) => {
       );
       const r = await store().messages.receive(q.id, fifoReceive(T, { max: 10 }));
       const r2 = await store().messages.receive(q.id, fifoReceive(T, { max: 10 }));
-      assert.equal(await store().messages.countInflight(q.id, T), r.messages.length + r2.messages.length);
+      assert.equal((await store().messages.inflightByGroup(q.id, T)).total, r.messages.length + r2.messages.length);
       assert.ok(r.messages.length + r2.messages.length > 10, 'across receives and groups');
     });
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { makeQueue, newMessage, receiveRequest, useStore, type CaseGroup } from '../harness.js';
+import { messageCounts } from '../../../src/engine/store/messages.js';
 
 const T = 1_700_000_000_000;
 
@@ -95,7 +96,7 @@ export const messageCases: CaseGroup = (open) => {
         [T + 100],
       );
       assert.equal(await store().maintenance.deleteSentBefore(q.id, T + 50), 1);
-      assert.equal((await store().messages.count(q.id, T + 200)).inflight, 1);
+      assert.equal((await messageCounts(store().messages, q.id, T + 200)).inflight, 1);
     });
 
     test('messages past retention at the front of the ready window do not hide the ready ones behind them', async () => {
@@ -136,8 +137,8 @@ export const messageCases: CaseGroup = (open) => {
       const q = await makeQueue(store());
       await store().messages.send(q.id, [newMessage(T), newMessage(T), newMessage(T, { visibleAt: T + 9000 })]);
       await store().messages.receive(q.id, receiveRequest(T, { max: 1 }));
-      assert.deepEqual(await store().messages.count(q.id, T), { visible: 1, inflight: 1, delayed: 1 });
-      assert.equal(await store().messages.countInflight(q.id, T), 1);
+      assert.deepEqual(await messageCounts(store().messages, q.id, T), { visible: 1, inflight: 1, delayed: 1 });
+      assert.equal((await store().messages.inflightByGroup(q.id, T)).total, 1);
     });
 
     test('delete: any receipt deletes on standard queues; only the current unlapsed one on FIFO', async () => {
@@ -172,7 +173,7 @@ export const messageCases: CaseGroup = (open) => {
         }),
         ['gone'],
       );
-      assert.deepEqual(await store().messages.count(q.id, T + 2), { visible: 0, inflight: 0, delayed: 0 });
+      assert.deepEqual(await messageCounts(store().messages, q.id, T + 2), { visible: 0, inflight: 0, delayed: 0 });
     });
 
     test('a delete names its queue: the same position in another queue is not touched', async () => {
@@ -185,7 +186,7 @@ export const messageCases: CaseGroup = (open) => {
         await store().messages.delete(q2.id, [{ seq: m!.seq, token: 'x' }], { now: T, requireCurrent: false }),
         ['gone'],
       );
-      assert.equal((await store().messages.count(q1.id, T)).visible, 1);
+      assert.equal((await messageCounts(store().messages, q1.id, T)).visible, 1);
     });
 
     test('a standard receive hands out older messages first: a returning message before newer ones', async () => {
@@ -270,10 +271,10 @@ export const messageCases: CaseGroup = (open) => {
       const q = await makeQueue(store());
       await store().messages.send(q.id, [newMessage(T), newMessage(T)]);
       await store().queues.purge(q.id, T, 60_000);
-      assert.deepEqual(await store().messages.count(q.id, T), { visible: 0, inflight: 0, delayed: 0 });
+      assert.deepEqual(await messageCounts(store().messages, q.id, T), { visible: 0, inflight: 0, delayed: 0 });
       await store().messages.send(q.id, [newMessage(T)]);
       await store().queues.delete(q.id);
-      assert.deepEqual(await store().messages.count(q.id, T), { visible: 0, inflight: 0, delayed: 0 });
+      assert.deepEqual(await messageCounts(store().messages, q.id, T), { visible: 0, inflight: 0, delayed: 0 });
     });
 
     test('onAvailable fires after a send is committed, and stops after unsubscribe', async () => {
@@ -296,7 +297,7 @@ export const messageCases: CaseGroup = (open) => {
         Array.from({ length: 50 }, (_, i) => store().messages.send(q.id, [newMessage(T + i)])),
       );
       assert.equal(new Set(results.map((r) => r.messages[0]!.seq)).size, 50);
-      assert.equal((await store().messages.count(q.id, T + 100)).visible, 50);
+      assert.equal((await messageCounts(store().messages, q.id, T + 100)).visible, 50);
     });
 
     test('one failing write in a group commit does not undo the others', async () => {
@@ -305,7 +306,7 @@ export const messageCases: CaseGroup = (open) => {
       const good = store().messages.send(q.id, [newMessage(T)]);
       await assert.rejects(bad);
       await good;
-      assert.equal((await store().messages.count(q.id, T)).visible, 1);
+      assert.equal((await messageCounts(store().messages, q.id, T)).visible, 1);
     });
   });
 };

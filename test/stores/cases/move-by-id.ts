@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { minuteOf } from '../../../src/engine/store/activity.js';
 import type { MoveById } from '../../../src/engine/store/store.js';
-import type { QueueRecord, StoredMessage } from '../../../src/engine/types.js';
+import type { QueueRecord, StoredMessage } from '../../../src/engine/kernel/types.js';
 import { makeQueue, newMessage, receiveRequest, useStore, type CaseGroup } from '../harness.js';
 
 const T = minuteOf(1_700_000_000_000);

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import type { QueueAddress } from '../../../src/engine/queues/addressing.js';
-import type { QueueRecord } from '../../../src/engine/types.js';
+import type { QueueAddress } from '../../../src/engine/kernel/addressing.js';
+import type { QueueRecord } from '../../../src/engine/kernel/types.js';
 import type { MoveBatch, MoveTaskRecord, Store } from '../../../src/engine/store/store.js';
 import { makeQueue, newMessage, useStore, type CaseGroup } from '../harness.js';
 

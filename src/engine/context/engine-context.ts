@@ -1,9 +1,9 @@
-import type { Clock } from './clock.js';
-import type { DeadLetterSettings } from './dead-letters/dead-letter-settings.js';
+import type { Clock } from '../kernel/clock.js';
+import type { DeadLetterSettings } from '../policies/dead-letter-settings.js';
 import type { EngineObserver } from './observer.js';
-import type { Store } from './store/store.js';
-import type { DeadLettered } from './store/dead-letters.js';
-import type { QueueRecord } from './types.js';
+import type { Store } from '../store/store.js';
+import type { DeadLettered } from '../store/dead-letters.js';
+import type { QueueRecord } from '../kernel/types.js';
 
 export interface Log {
   info(obj: object, msg?: string): void;

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { EngineContext } from '../context.js';
-import { expiryAfter, type DeadLetterSettings } from '../dead-letters/dead-letter-settings.js';
-import { closesCycle, firstDeathEntry, recordDeath } from '../dead-letters/deaths.js';
-import { queueArn } from '../queues/addressing.js';
+import type { EngineContext } from '../context/engine-context.js';
+import { expiryAfter, type DeadLetterSettings } from '../policies/dead-letter-settings.js';
+import { closesCycle, firstDeathEntry, recordDeath } from './deaths.js';
+import { queueArn } from '../kernel/addressing.js';
 import type { DeadLetterCopies, DeadLetterCopy, DeadLetterTarget } from '../store/dead-letters.js';
 import type { QueueOwner } from '../store/queues.js';
-import type { Death, DeathReason, QueueRecord, StoredMessage } from '../types.js';
-import { envelopeAttributes, envelopeOf, type Envelope } from './envelope.js';
-import { loadGraph, routeIn, type RoutingGraph } from './routing.js';
+import type { Death, DeathReason, QueueRecord, StoredMessage } from '../kernel/types.js';
+import { envelopeAttributes, envelopeOf, type Envelope } from '../routing/envelope.js';
+import { loadGraph, routeIn, type RoutingGraph } from '../routing/routing.js';
 
 /**
  * Dead-letter exchanges (RabbitMQ's x-dead-letter-exchange): a dead-lettered message is

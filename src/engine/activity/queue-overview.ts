@@ -1,6 +1,6 @@
-import { errors } from '../errors.js';
-import type { QueueRates } from '../activity/activity-rates.js';
-import type { QueueDepth, QueueRecord } from '../types.js';
+import { errors } from '../kernel/errors.js';
+import type { QueueRates } from './activity-rates.js';
+import type { QueueDepth, QueueRecord } from '../kernel/types.js';
 
 /**
  * The overview's query over an account's queues (ListQueueSummaries with any of its

@@ -1,5 +1,5 @@
-import { errors } from '../errors.js';
-import type { RequestContext } from '../types.js';
+import { errors } from './errors.js';
+import type { RequestContext } from './types.js';
 
 /** Where a queue lives: its key in the store is (account, region, name), as in SQS. */
 export interface QueueAddress {

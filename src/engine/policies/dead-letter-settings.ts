@@ -1,7 +1,7 @@
-import { queueArn } from '../queues/addressing.js';
+import { queueArn } from '../kernel/addressing.js';
 import type { Overflow, ServerPolicy, ServerPolicyDefinition, ServerPolicySet } from './server-policies.js';
 import { DEAD_LETTER_SETTINGS, SETTING, type DeadLetterSettingSpelling } from './setting-spellings.js';
-import type { QueueRecord, RedrivePolicy } from '../types.js';
+import type { QueueRecord, RedrivePolicy } from '../kernel/types.js';
 
 /** Extension queue attributes (documented in docs/extensions.md), as setting-spellings.ts spells them. */
 export const TTL_ATTRIBUTE = SETTING.messageTtlSeconds.attribute;

@@ -1,7 +1,7 @@
 import { PEEK_SCAN, scanQueue } from '../messages/bounded-scan.js';
-import type { Engine } from '../engine.js';
-import { encodeToken } from '../actions/queue-actions.js';
-import type { QueueRecord, StoredMessage } from '../types.js';
+import type { ActionEngine } from './action-engine.js';
+import { encodeToken } from './queue-actions.js';
+import type { QueueRecord, StoredMessage } from '../kernel/types.js';
 
 /** Rejection reasons GetDeadLetterBreakdown lists, most frequent first. */
 const TOP_REASONS = 10;
@@ -11,7 +11,7 @@ const TOP_REASONS = 10;
  * body characters, the event loop given back between pages); says where it stopped and
  * whether the queue ended.
  */
-async function walk(engine: Engine, queue: QueueRecord, cursor: number, each: (m: StoredMessage) => void) {
+async function walk(engine: ActionEngine, queue: QueueRecord, cursor: number, each: (m: StoredMessage) => void) {
   let examined = 0;
   const end = await scanQueue(engine.store, queue.id, cursor, PEEK_SCAN, (m) => {
     each(m);
@@ -27,7 +27,7 @@ async function walk(engine: Engine, queue: QueueRecord, cursor: number, each: (m
  * answer means the queue goes on: the count is then "at least", and the token resumes it.
  */
 export async function countMatches(
-  engine: Engine,
+  engine: ActionEngine,
   queue: QueueRecord,
   cursor: number,
   wanted: (m: StoredMessage) => boolean,
@@ -49,7 +49,7 @@ export async function countMatches(
  * more than once), the TOP_REASONS most frequent with their counts, over the queue's first
  * messages by position, within PEEK_SCAN's bound. A rejection without a text counts under "".
  */
-export async function rejectionReasons(engine: Engine, queue: QueueRecord, cutoff: number) {
+export async function rejectionReasons(engine: ActionEngine, queue: QueueRecord, cutoff: number) {
   const counts = new Map<string, number>();
   const w = await walk(engine, queue, 0, (m) => {
     if (m.sentAt < cutoff || !m.deaths) return;

@@ -1,5 +1,5 @@
-import type { MoveTaskRecord } from './store/move-tasks.js';
-import type { DeathReason, QueueRecord } from './types.js';
+import type { MoveTaskRecord } from '../store/move-tasks.js';
+import type { DeathReason, QueueRecord } from '../kernel/types.js';
 
 /**
  * What the engine reports as it works. Every counter of every surface is derived from

@@ -1,3 +1,5 @@
+import type { Death } from '../../wire/deaths.js';
+
 /** Domain types shared by the engine, the stores and the protocol adapters. */
 
 export interface MessageAttributeValue {
@@ -73,30 +75,8 @@ export interface StoredMessage extends NewMessage {
   deadLetteredAt?: number;
 }
 
-/** Why a message was dead-lettered, with RabbitMQ's names. */
-export type DeathReason = 'rejected' | 'expired' | 'maxlen' | 'delivery_limit';
-
-/** One entry of a message's dead-letter history: every death from one queue for one reason. */
-export interface Death {
-  /** The name and ARN of the queue the message died in. */
-  queue: string;
-  queueArn: string;
-  reason: DeathReason;
-  count: number;
-  firstTime: number;
-  lastTime: number;
-  /** `rejected`: the text the consumer gave with its latest rejection. */
-  rejectReason?: string;
-  /** The message's own TTL, removed when it first died (RabbitMQ's original-expiration). */
-  originalTtlSeconds?: number;
-  /**
-   * AMQP messages (x-death): the exchange and routing keys (with CC, without BCC) the
-   * message had, and its `expiration` property, when it first died here for this reason.
-   */
-  exchange?: string;
-  routingKeys?: string[];
-  originalExpiration?: string;
-}
+// A dead letter's history is a shape that crosses walls: src/wire owns it.
+export type { Death, DeathReason } from '../../wire/deaths.js';
 
 export interface MessageCounts {
   visible: number;

@@ -1,5 +1,5 @@
 import type { BindingRecord, ExchangeRecord } from '../store/exchanges.js';
-import { amqpErrors } from './errors.js';
+import { amqpErrors } from '../kernel/amqp-errors.js';
 import { TopicTrie, type StepBudget } from './topic-trie.js';
 
 /**

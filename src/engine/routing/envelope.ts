@@ -1,5 +1,5 @@
-import type { MessageAttributes, StoredMessage } from '../types.js';
-import { AMQP_ATTRIBUTE } from './attribute-name.js';
+import type { MessageAttributes, StoredMessage } from '../kernel/types.js';
+import { AMQP_ATTRIBUTE } from '../kernel/attribute-names.js';
 
 /**
  * What only AMQP needs of a stored message (properties, the exchange and routing keys it
