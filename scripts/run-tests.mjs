@@ -46,8 +46,10 @@ const named = process.argv
  * The files that take longest start first, so that they run beside the many short ones
  * instead of holding the end of the run alone (each took 1–8 minutes of a 2-core CI
  * machine: the packed install compiles better-sqlite3 on Node 20; the scenarios drive the
- * AWS CLI and boto3 processes; the soak and crash loop run for a set time). The rest keep
- * their order.
+ * AWS CLI and boto3 processes; the soak and crash loop run for a set time), then the fault
+ * tests that wait out stalls and restarts (40-65 s each, run alone on a loaded machine: the
+ * full disk, PostgreSQL's faults and its failover). The rest keep their order; the overload
+ * test (about 35 s) among them, as its latency bar should not meet the install's compile.
  */
 const SLOW_FIRST = [
   'test/packaging/install.test.ts',
@@ -57,6 +59,9 @@ const SLOW_FIRST = [
   'test/query/boto3.test.ts',
   'test/cli/queues-messages.test.ts',
   'test/e2e/regions.test.ts',
+  'test/reliability/disk-full.test.ts',
+  'test/postgres/db-faults.test.ts',
+  'test/postgres/failover.test.ts',
 ];
 const rank = (source) => (SLOW_FIRST.includes(source) ? SLOW_FIRST.indexOf(source) : SLOW_FIRST.length);
 const sources = (named.length > 0 ? named : testSources(join(root, 'test')))
