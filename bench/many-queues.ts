@@ -1,5 +1,5 @@
 /**
- * W6, many queues (issue 17): a SQLite server holding BENCH_QUEUES queues (100,000 by
+ * W6, many queues: a SQLite server holding BENCH_QUEUES queues (100,000 by
  * default), one message in every tenth, left idle. Measured: the server's CPU while idle
  * (over BENCH_IDLE_SECONDS, which should cover a retention pass: they run at least once a
  * minute), its RSS, a restart (SIGTERM, then spawn until the first answered request), and

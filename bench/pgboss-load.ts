@@ -6,7 +6,7 @@ import { stampedBody, stampOf, type Window } from './window.js';
 
 /**
  * The PostgreSQL baseline: pg-boss (a devDependency) doing W3's work on its own database,
- * as the issue measured it: `producers` loops each sending one job at a time, and
+ * in this shape: `producers` loops each sending one job at a time, and
  * `consumers` loops each fetching up to ten jobs and completing them in one call. pg-boss
  * has no long poll: a consumer whose fetch came back empty waits 10 ms before the next,
  * so an empty queue does not turn into a busy loop against the database. Every option is

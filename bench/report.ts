@@ -104,7 +104,7 @@ const rows: Row[] = [
   { workload: 'W5 FIFO cycle, 100 groups (consumed)', redrive: 'W5', rabbit: 'rabbit-cycle', ratioTo: 'W3' },
   { workload: 'W3 cycle, postgres, 1 node (consumed)', redrive: 'W3-pg', rabbit: 'rabbit-cycle', ratioTo: 'W3' },
   { workload: 'W3 cycle, postgres, 2 nodes (consumed)', redrive: 'W3-pg-2', rabbit: 'rabbit-cycle', ratioTo: 'W3' },
-  // Redrive's AMQP listener beside RabbitMQ's classic, then quorum queues (the target).
+  // Redrive's AMQP listener beside RabbitMQ's classic, then quorum queues (the peer to measure against).
   { workload: 'AMQP confirmed publishes, 32 channels (vs classic)', redrive: 'amqp-publish', rabbit: 'rabbit-publish' },
   {
     workload: 'AMQP confirmed publishes, 32 channels (vs quorum)',

@@ -46,8 +46,10 @@ const named = process.argv
  * The files that take longest start first, so that they run beside the many short ones
  * instead of holding the end of the run alone (each took 1–8 minutes of a 2-core CI
  * machine: the packed install compiles better-sqlite3 on Node 20; the scenarios drive the
- * AWS CLI and boto3 processes; the soak and crash loop run for a set time). The rest keep
- * their order.
+ * AWS CLI and boto3 processes; the soak and crash loop run for a set time), then the fault
+ * tests that wait out stalls and restarts (40-65 s each, run alone on a loaded machine: the
+ * full disk, PostgreSQL's faults and its failover). The rest keep their order; the overload
+ * test (about 35 s) among them, as its latency bar should not meet the install's compile.
  */
 const SLOW_FIRST = [
   'test/packaging/install.test.ts',
@@ -57,12 +59,17 @@ const SLOW_FIRST = [
   'test/query/boto3.test.ts',
   'test/cli/queues-messages.test.ts',
   'test/e2e/regions.test.ts',
+  'test/reliability/disk-full.test.ts',
+  'test/postgres/db-faults.test.ts',
+  'test/postgres/failover.test.ts',
 ];
 const rank = (source) => (SLOW_FIRST.includes(source) ? SLOW_FIRST.indexOf(source) : SLOW_FIRST.length);
-const files = (named.length > 0 ? named : testSources(join(root, 'test')))
+const sources = (named.length > 0 ? named : testSources(join(root, 'test')))
   .map((source, i) => ({ source, i }))
   .sort((a, b) => rank(a.source) - rank(b.source) || a.i - b.i)
-  .map(({ source }) => join('dist', source.replace(/\.ts$/, '.js')));
+  .map(({ source }) => source);
+const compiled = (source) => join('dist', source.replace(/\.ts$/, '.js'));
+const files = sources.map(compiled);
 const missing = files.filter((file) => !existsSync(join(root, file)));
 if (files.length === 0 || missing.length > 0) {
   console.error(
@@ -126,11 +133,18 @@ const skipReporter = (counted) =>
 // fails after 30 minutes instead of holding the run for ever.
 const timeout = extra.some((a) => a.startsWith('--test-timeout')) ? [] : ['--test-timeout=1800000'];
 /**
- * The hostile-tenant tests (test/security/) measure how a bystander account is served while
- * another attacks, against a latency bar: beside three other files on a 2-core machine they
- * would measure the machine instead. They run after the others, one file at a time.
+ * The hostile-tenant tests measure how a bystander account is served while another
+ * attacks, against a latency bar: beside three other files on a 2-core machine they would
+ * measure the machine instead. They run after the others, one file at a time. They are the
+ * files that import the harness (test/support/hostile-tenant.ts); the other files of
+ * test/security measure no latency and run with the rest.
  */
-const alone = (file) => file.startsWith(`${join('dist', 'test', 'security')}/`);
+const measuresLatency = new Set(
+  sources
+    .filter((source) => /from '\.\.\/support\/hostile-tenant\.js'/.test(readFileSync(join(root, source), 'utf8')))
+    .map(compiled),
+);
+const alone = (file) => measuresLatency.has(file);
 const runs = [
   { files: files.filter((f) => !alone(f)), concurrency },
   { files: files.filter(alone), concurrency: concurrency.length > 0 ? ['--test-concurrency=1'] : [] },

@@ -287,21 +287,31 @@ const ALLOWED: Record<string, string[]> = {
   engine: ['wire'],
   // The store adapters implement the engine's Store interface with its types.
   stores: ['engine'],
-  // The wire protocols decode requests into the engine's actions and encode its answers.
-  protocols: ['engine'],
+  // Who a caller is: the credentials, SigV4, the user name and password sign-in, the
+  // console's sessions and the throttle of failed sign-ins every interface shares. Below
+  // every interface that checks a secret, so each of them may import it; it reads the
+  // engine's errors, region names and quotas, and no protocol (a signature is checked on
+  // the request's parts, which the protocols' WireRequest carries).
+  auth: ['engine'],
+  // The wire protocols decode requests into the engine's actions and encode its answers;
+  // AMQP signs in with auth's password check and throttle.
+  protocols: ['engine', 'auth'],
   // The shapes that cross walls (Redrive's extension actions as clients read them, deaths
-  // and their reasons), and the pure helpers the console and the CLI both show them with.
-  // It imports nothing: everyone else may import it, the browser included.
+  // and their reasons, the management API's answers), and the pure helpers the console
+  // and the CLI both show them with. It imports nothing: everyone else may import it, the
+  // browser included.
   wire: [],
-  // Prometheus counters on the engine's observer; who may scrape is checked with the
-  // protocols' failed-authentication throttle.
-  metrics: ['engine', 'protocols'],
+  // Prometheus counters on the engine's observer, served over the protocols' HTTP request
+  // shape; who may scrape is checked with auth's failed-authentication throttle.
+  metrics: ['engine', 'protocols', 'auth'],
   // The console's routes hand its API calls to the JSON protocol adapter (which runs the
-  // engine's actions); its pages read answers as the wire types.
-  console: ['engine', 'protocols', 'wire'],
+  // engine's actions) once auth has signed the session in; its pages read answers as the
+  // wire types.
+  console: ['engine', 'protocols', 'wire', 'auth'],
   // The HTTP front mounts everything that serves: the protocols, the console, /metrics,
-  // and opens the store the engine runs on.
-  server: ['engine', 'stores', 'protocols', 'metrics', 'console'],
+  // and opens the store the engine runs on; it checks SigV4 and basic auth with auth, and
+  // its management API answers in the wire's shapes.
+  server: ['engine', 'stores', 'protocols', 'metrics', 'console', 'wire', 'auth'],
   // The redrive command: `serve` starts the server, `backup` copies the SQLite store, the
   // client commands read answers as the wire types (and a few engine names and limits).
   cli: ['engine', 'stores', 'protocols', 'server', 'wire'],

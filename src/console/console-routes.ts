@@ -4,13 +4,14 @@ import { SqsError } from '../engine/kernel/errors.js';
 import type { RequestContext } from '../engine/kernel/types.js';
 import { handleJson, jsonError } from '../protocols/json/json-adapter.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
-import type { Credentials } from '../protocols/credentials.js';
+import type { Credentials } from '../auth/credentials.js';
+import { authenticator } from '../auth/password.js';
+import type { BrokerError, BrokerRequest } from '../wire/broker-api.js';
 import { serveAsset } from './assets.js';
-import { BROKER_API_PREFIX, brokerRoute, type BrokerViews } from './broker-routes.js';
 import { fromOtherSite, hasCsrfToken } from './csrf.js';
 import { pageRoute, renderNotFound, renderPage, renderSignIn } from './pages.js';
-import { clearedCookie, sameSecret, sessionCookie, sessionIdOf, Sessions, type Session } from './sessions.js';
-import { AuthThrottle, retryAfterSeconds } from '../protocols/auth-throttle.js';
+import { clearedCookie, sessionCookie, sessionIdOf, Sessions, type Session } from '../auth/console-sessions.js';
+import { AuthThrottle, retryAfterSeconds } from '../auth/throttle.js';
 
 export interface ConsoleOptions {
   engine: Engine;
@@ -21,13 +22,27 @@ export interface ConsoleOptions {
   credentials?: Credentials;
   /** Failed sign-ins, shared with the other interfaces that check the same secrets. */
   throttle?: AuthThrottle;
-  /** The management API's broker views, for the Connections and Exchanges pages (broker-routes.ts). */
+  /** The management API's broker views, for the Connections and Exchanges pages (`broker` below). */
   broker?: BrokerViews;
-  /** Signed-in sessions one account may hold (`--max-console-sessions-per-account`, sessions.ts). */
+  /** Signed-in sessions one account may hold (`--max-console-sessions-per-account`, src/auth/console-sessions.ts). */
   sessionsPerAccount?: number;
 }
 
+/**
+ * What the console needs of the management API's broker views, which the server wires in
+ * (src/server/management/broker-api.ts implements it): declared here so that the console
+ * does not import the server.
+ */
+export interface BrokerViews {
+  handle(r: BrokerRequest): Promise<WireResponse | undefined>;
+}
+
+/** Where the console's pages read the management API's broker views. */
+const BROKER_API_PREFIX = '/console/api/rabbitmq/';
+
 const SIGN_IN_FAILED = 'invalid access key or secret';
+const SIGNED_OUT = 'Sign in to the console first.';
+const OTHER_SITE = 'The console refused a request that did not come from its own pages.';
 
 const PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
@@ -39,9 +54,6 @@ const PAGE_HEADERS = {
   'x-frame-options': 'DENY',
 };
 
-// Compared against when a key is unknown, so an unknown key costs what a wrong secret does.
-const DUMMY_SECRET = 'redrive-console-no-such-key';
-
 /**
  * Everything under /console: the pages, their static files, sign-in and sign-out, and
  * `POST /console/api`, which hands SQS JSON requests to the same adapter as `POST /`
@@ -50,8 +62,10 @@ const DUMMY_SECRET = 'redrive-console-no-such-key';
 export class ConsoleRoutes {
   private readonly sessions: Sessions;
   private readonly throttle: AuthThrottle;
+  private readonly authenticate;
 
   constructor(private readonly opts: ConsoleOptions) {
+    this.authenticate = authenticator(opts);
     this.throttle = opts.throttle ?? new AuthThrottle();
     this.sessions = new Sessions(undefined, opts.sessionsPerAccount);
   }
@@ -72,7 +86,7 @@ export class ConsoleRoutes {
         ? undefined
         : this.sessions.open(this.opts.accountId, cookie);
     if (path === '/console/api') return method === 'POST' ? this.api(req, session, requestId) : methodNotAllowed();
-    if (path.startsWith(BROKER_API_PREFIX)) return brokerRoute(this.opts.broker, req, session, client);
+    if (path.startsWith(BROKER_API_PREFIX)) return this.broker(req, session, client);
     if (path === '/console/sign-in') {
       if (method === 'POST') return this.signIn(req, client);
       if (method === 'GET')
@@ -94,17 +108,9 @@ export class ConsoleRoutes {
   }
 
   private async api(req: WireRequest, session: Session | undefined, requestId: string): Promise<WireResponse> {
-    if (!session) return jsonError(new SqsError('AccessDenied', 'AccessDenied', 401, 'Sign in to the console first.'));
-    if (fromOtherSite(req) || !hasCsrfToken(req, session)) {
-      return jsonError(
-        new SqsError(
-          'AccessDenied',
-          'AccessDenied',
-          403,
-          'The console refused a request that did not come from its own pages.',
-        ),
-      );
-    }
+    if (!session) return jsonError(new SqsError('AccessDenied', 'AccessDenied', 401, SIGNED_OUT));
+    if (fromOtherSite(req) || !hasCsrfToken(req, session))
+      return jsonError(new SqsError('AccessDenied', 'AccessDenied', 403, OTHER_SITE));
     // The page's region (`?region=`, sent as a header by api.ts), else the server's default.
     const asked = req.headers['x-redrive-region'];
     const region = typeof asked === 'string' && isRegionName(asked) ? asked : this.opts.region;
@@ -115,6 +121,36 @@ export class ConsoleRoutes {
       requestId,
     };
     return handleJson(this.opts.engine, ctx, req);
+  }
+
+  /**
+   * `/console/api/rabbitmq/<path>`: the management API's broker views and connection close
+   * as the session's account, for the Connections and Exchanges pages and a queue's
+   * consumers. The console is a client of the same API as /api/, with its session in place
+   * of basic auth and RabbitMQ's errors; every request must carry the session's CSRF token.
+   */
+  private async broker(req: WireRequest, session: Session | undefined, client: string): Promise<WireResponse> {
+    if (!session) return brokerJson(401, { error: 'not_authorized', reason: SIGNED_OUT });
+    if (fromOtherSite(req) || !hasCsrfToken(req, session))
+      return brokerJson(403, { error: 'not_authorized', reason: OTHER_SITE });
+    let parts: string[];
+    try {
+      parts = req.path
+        .slice(BROKER_API_PREFIX.length)
+        .split('/')
+        .map((p) => decodeURIComponent(p));
+    } catch {
+      return brokerJson(400, { error: 'bad_request', reason: 'invalid percent-encoding in the path' });
+    }
+    const answer = await this.opts.broker?.handle({
+      method: req.method,
+      parts,
+      query: req.query,
+      headers: req.headers,
+      account: session.accountId,
+      who: { by: 'console', accessKey: session.accessKeyId, client },
+    });
+    return answer ?? brokerJson(404, { error: 'Object Not Found', reason: 'Not Found' });
   }
 
   private signIn(req: WireRequest, client: string): WireResponse {
@@ -132,14 +168,13 @@ export class ConsoleRoutes {
         'retry-after': String(seconds),
       });
     }
-    const credential = this.opts.credentials.get(keyId);
-    const secretMatches = sameSecret(form.get('secretAccessKey') ?? '', credential?.secretAccessKey ?? DUMMY_SECRET);
-    if (!credential || !secretMatches) {
+    const account = this.authenticate(keyId, form.get('secretAccessKey') ?? '', client);
+    if (account === undefined) {
       this.throttle.failed(client, keyId);
       return page(401, renderSignIn(SIGN_IN_FAILED, next, keyId.slice(0, 128)));
     }
     this.throttle.succeeded(client, keyId);
-    const session = this.sessions.create(credential.accountId, keyId);
+    const session = this.sessions.create(account, keyId);
     if (!session)
       return page(503, renderSignIn('too many accounts are signed in: try again later', next, keyId.slice(0, 128)), {
         'retry-after': '60',
@@ -189,6 +224,10 @@ function page(status: number, body: string, headers: Record<string, string> = {}
 
 function redirect(location: string, headers: Record<string, string> = {}): WireResponse {
   return { status: 303, headers: { location, 'cache-control': 'no-store', ...headers }, body: '' };
+}
+
+function brokerJson(status: number, error: BrokerError): WireResponse {
+  return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(error) };
 }
 
 function notFound(): WireResponse {

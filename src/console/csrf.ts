@@ -1,5 +1,6 @@
 import type { WireRequest } from '../protocols/wire.js';
-import { sameSecret, type Session } from './sessions.js';
+import type { Session } from '../auth/console-sessions.js';
+import { sameSecret } from '../auth/password.js';
 
 /**
  * Every POST to the console must come from the console's own pages. Two independent

@@ -1,5 +1,5 @@
 import { escapeHtml as e } from './html.js';
-import type { Session } from './sessions.js';
+import type { Session } from '../auth/console-sessions.js';
 
 /** The console's pages, one URL each. Data is filled in by the page's script from API calls. */
 export type PageKind =

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { retryAfterSeconds, type AuthThrottle } from '../protocols/auth-throttle.js';
+import { retryAfterSeconds, type AuthThrottle } from '../auth/throttle.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import type { ServerMetrics } from './metrics.js';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { addressKey } from '../protocols/auth-throttle.js';
+import { addressKey } from '../auth/throttle.js';
 import { sqsError } from '../engine/kernel/errors.js';
 import { jsonError } from '../protocols/json/json-adapter.js';
 import { queryError } from '../protocols/query/query-adapter.js';

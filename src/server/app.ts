@@ -15,7 +15,7 @@ import { HttpServer } from './http-server.js';
 import { mountTable } from './mount-table.js';
 import { Resources } from './resources.js';
 import { SqsApp } from './sqs-app.js';
-import type { Credentials } from './auth/caller.js';
+import type { Credentials } from '../auth/credentials.js';
 import { Readiness } from './readiness.js';
 import { ConsoleRoutes } from '../console/console-routes.js';
 import { ServerMetrics } from '../metrics/metrics.js';
@@ -26,7 +26,7 @@ import {
   type MetricsAccess,
 } from '../metrics/metrics-endpoint.js';
 import { AmqpServer } from '../protocols/amqp/server.js';
-import { AuthThrottle } from '../protocols/auth-throttle.js';
+import { AuthThrottle } from '../auth/throttle.js';
 import { ManagementApi } from './management-api.js';
 import { BrokerApi } from './management/broker-api.js';
 import { RequestTally } from './management/request-tally.js';

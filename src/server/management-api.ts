@@ -1,9 +1,9 @@
 import { parsePolicyBody, policyView, type RuntimePolicies } from '../engine/amqp/policies.js';
 import { PolicyError } from '../engine/policies/server-policies.js';
-import { authenticator } from '../protocols/amqp/server.js';
-import { AuthThrottle, retryAfterSeconds } from '../protocols/auth-throttle.js';
+import { authenticator } from '../auth/password.js';
+import { AuthThrottle, retryAfterSeconds } from '../auth/throttle.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
-import type { Credentials } from './auth/caller.js';
+import type { Credentials } from '../auth/credentials.js';
 import type { BrokerApi } from './management/broker-api.js';
 
 /**

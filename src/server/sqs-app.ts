@@ -3,13 +3,14 @@ import { hasAction } from '../engine/actions/registry.js';
 import type { ManualClock } from '../engine/kernel/clock.js';
 import { regionOfHost } from '../engine/kernel/addressing.js';
 import type { RequestContext } from '../engine/kernel/types.js';
-import { AuthThrottle } from '../protocols/auth-throttle.js';
+import { AuthThrottle } from '../auth/throttle.js';
 import { handleJson, isJsonRequest, jsonError } from '../protocols/json/json-adapter.js';
 import { handleQuery, queryError, wantsJson } from '../protocols/query/query-adapter.js';
 import { headerText } from '../protocols/utf8.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
-import { callerAccount, withRetryAfter, type Credentials } from './auth/caller.js';
-import { accessKeyOf, scopeRegionOf } from './auth/sigv4.js';
+import { callerAccount, withRetryAfter } from '../auth/caller.js';
+import type { Credentials } from '../auth/credentials.js';
+import { accessKeyOf, scopeRegionOf } from '../auth/sigv4.js';
 import { sqsErrors, type Exchange, type SubApp } from './mount.js';
 
 export interface SqsOptions {

@@ -2,7 +2,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { isRegionName } from '../engine/kernel/addressing.js';
-import { loadCredentials, type Credentials } from './auth/caller.js';
+import { loadCredentials, type Credentials } from '../auth/credentials.js';
 
 /**
  * Checks of `redrive serve`'s input that run before anything is created on disk or

@@ -1,5 +1,5 @@
 /**
- * What RabbitMQ clients rely on beyond the happy path (issue 28's wire items), against a
+ * What RabbitMQ clients rely on beyond the happy path, against a
  * real server process with amqplib, pika and raw frames: a close while publishes are
  * still queued resolves, update-secret, publisher confirms in runs with multiple=true,
  * and the capabilities connection.start announces.

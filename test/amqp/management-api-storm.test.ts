@@ -1,7 +1,7 @@
 /**
- * Basic-auth guessing against the management API (issue 27, finding 11): today's 300
- * guesses in 0.8 s become at most the allowance, then 429 with Retry-After in RabbitMQ's
- * JSON shape, answered at once; guessing one user from many addresses is held back by the
+ * Basic-auth guessing against the management API: 300 guesses fired as fast as a client
+ * can get at most the allowance checked, then 429 with Retry-After in RabbitMQ's JSON
+ * shape, answered at once; guessing one user from many addresses is held back by the
  * user's own count; the operator, from another address, is served throughout. Bounded:
  * 450 requests, a few seconds.
  */

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { after, before } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { startServerProcess, type ServerProcess, type ServerProcessOptions } from '../support/server-process.js';
 import { skipReason } from '../support/requirements.js';
 
 type Choice =
@@ -88,24 +89,49 @@ export async function logMatch(output: () => string, re: RegExp): Promise<string
   return output();
 }
 
+/** What useConsole starts for a test file; each is there once its `before` has run. */
+export interface ConsoleRun {
+  server(): ServerProcess;
+  page(): Page;
+  /** An AWS SDK client of the server. */
+  sqs(): SQSClient;
+  /** The page's uncaught errors so far (pageErrors). */
+  errors(): string[];
+}
+
 /**
- * For a test file: a server on the memory store and a page of a real Chromium, started
- * before its tests and stopped after them; nothing when the browser is missing (`skip`).
+ * For a test file: a server (on the memory store unless `server` says otherwise) and a page
+ * of a real Chromium (of `viewport`'s size, else Playwright's default), started before its
+ * tests and stopped after them; nothing when the browser is missing (`skip`). `seed`, in
+ * the same hook, fills the server in before the browser starts: a `before` of the test
+ * file's own is not ordered after this one.
  */
-export function useConsole(skip: string | undefined): { server(): ServerProcess; page(): Page } {
+export function useConsole(
+  skip: string | undefined,
+  opts: {
+    server?: ServerProcessOptions;
+    viewport?: { width: number; height: number };
+    seed?: (sqs: SQSClient) => Promise<void>;
+  } = {},
+): ConsoleRun {
   let server: ServerProcess | undefined;
   let browser: Browser | undefined;
   let page: Page | undefined;
+  let sqs: SQSClient | undefined;
+  let errors: string[] = [];
   before(async () => {
     if (skip) return;
-    server = await startServerProcess({ storage: 'memory' });
+    server = await startServerProcess(opts.server ?? { storage: 'memory' });
+    sqs = server.client();
+    await opts.seed?.(sqs);
     browser = await launchBrowser();
-    page = await browser.newPage();
+    page = await browser.newPage(opts.viewport ? { viewport: opts.viewport } : {});
+    errors = pageErrors(page);
   });
   after(async () => {
     await browser?.close();
     await server?.stop();
     server?.cleanup();
   });
-  return { server: () => server!, page: () => page! };
+  return { server: () => server!, page: () => page!, sqs: () => sqs!, errors: () => errors };
 }

@@ -4,11 +4,9 @@
  * a filtered redrive previewed, run and followed there, checked through the AWS SDK.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { Browser, Page } from 'playwright-core';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
-import { browserMissing, launchBrowser, logMatch, openPage, pageErrors, screenshot } from './browser.js';
+import { test } from 'node:test';
+import { ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { browserMissing, logMatch, openPage, screenshot, useConsole } from './browser.js';
 import { drain } from '../e2e/dlq-helpers.js';
 
 const skip = browserMissing();
@@ -22,26 +20,9 @@ async function fetchJson(url: string, action: string, body: unknown): Promise<un
   assert.equal(res.status, 200, await res.clone().text());
   return res.json();
 }
-let server: ServerProcess;
-let browser: Browser;
-let page: Page;
-let errors: string[];
-let sqs: SQSClient;
 
-before(async () => {
-  if (skip) return;
-  server = await startServerProcess({});
-  sqs = server.client();
-  browser = await launchBrowser();
-  page = await browser.newPage({ viewport: { width: 1440, height: 860 } });
-  errors = pageErrors(page);
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-  server?.cleanup();
-});
+// The SQLite store, as a first run of `redrive serve` has it.
+const run = useConsole(skip, { server: {}, viewport: { width: 1440, height: 860 } });
 
 const REFUNDS = [1, 4, 7, 9].map((n) => JSON.stringify({ type: 'refund', order: `A-${100 + n}`, amount: n * 10 }));
 const ORDERS = [0, 2, 3, 5, 6, 8].map((n) =>
@@ -51,6 +32,9 @@ const ORDERS = [0, 2, 3, 5, 6, 8].map((n) =>
 test('the dead-letter story: set up, watch messages die, understand why, redrive only the chosen ones', {
   skip,
 }, async () => {
+  const server = run.server();
+  const page = run.page();
+  const sqs = run.sqs();
   assert.match(
     await logMatch(server.output, /console open/),
     /console open without sign-in at http:\/\/127\.0\.0\.1:\d+\/console/,
@@ -167,5 +151,5 @@ test('the dead-letter story: set up, watch messages die, understand why, redrive
   assert.deepEqual(back, [...REFUNDS, '{"type":"order","order":"A-200"}'].sort());
   const left = (await drain(sqs, `${server.url}/000000000000/orders-dlq`)).map((m) => m.Body!).sort();
   assert.deepEqual(left, [...ORDERS].sort());
-  assert.deepEqual(errors, []);
+  assert.deepEqual(run.errors(), []);
 });

@@ -5,27 +5,17 @@
  * destination with a search box, and a confirmation's backdrop covers the whole window.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { CreateQueueCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { Browser, Page } from 'playwright-core';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
-import { browserMissing, launchBrowser, openPage, pageErrors } from './browser.js';
+import { browserMissing, openPage, useConsole } from './browser.js';
 
 const skip = browserMissing();
 const DLQS = 150;
 const HOLDING = 22;
 const pad = (i: number) => String(i).padStart(3, '0');
 
-let server: ServerProcess;
-let browser: Browser;
-let page: Page;
-let errors: string[];
-let sqs: SQSClient;
-
-before(async () => {
-  if (skip) return;
-  server = await startServerProcess({ storage: 'memory' });
-  sqs = server.client();
+/** DLQS queues with their dead-letter queues, HOLDING of those holding a message. */
+async function seed(sqs: SQSClient): Promise<void> {
   for (let i = 0; i < DLQS; i++) {
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `dead-letters-of-service-${pad(i)}` }));
     await sqs.send(
@@ -44,23 +34,25 @@ before(async () => {
       await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: body }));
     }
   }
-  browser = await launchBrowser();
-  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  errors = pageErrors(page);
-});
+}
 
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-  server?.cleanup();
-});
+const run = useConsole(skip, { viewport: { width: 1440, height: 900 }, seed });
 
-const cards = () => page.locator('.dlq-card').evaluateAll((c) => c.map((e) => e.getAttribute('data-queue')));
+const cards = () =>
+  run
+    .page()
+    .locator('.dlq-card')
+    .evaluateAll((c) => c.map((e) => e.getAttribute('data-queue')));
 /** How far a box's content overflows it sideways, in px (0 when it fits). */
 const overflow = (selector: string) =>
-  page.$eval(selector, (e) => e.scrollWidth - e.clientWidth).then((n) => Math.max(0, n));
+  run
+    .page()
+    .$eval(selector, (e) => e.scrollWidth - e.clientWidth)
+    .then((n) => Math.max(0, n));
 
 test('the cards are the dead-letter queues holding messages, under the filters the table has', { skip }, async () => {
+  const page = run.page();
+  const server = run.server();
   await openPage(page, `${server.url}/console/queues`);
   await page.waitForSelector('#queues-table tbody tr');
   assert.equal((await cards()).length, HOLDING, `${DLQS} dead-letter queues, ${HOLDING} with messages`);
@@ -77,6 +69,8 @@ test('the cards are the dead-letter queues holding messages, under the filters t
 test('at 1440 px the overview table starts near the top and fits, its dead-lettered rate column too', {
   skip,
 }, async () => {
+  const page = run.page();
+  const server = run.server();
   await openPage(page, `${server.url}/console/queues`);
   await page.waitForSelector('#queues-table tbody tr');
   const top = await page.$eval('#queues-table', (t) => t.getBoundingClientRect().top + window.scrollY);
@@ -92,6 +86,8 @@ test('at 1440 px the overview table starts near the top and fits, its dead-lette
 });
 
 test("at 1440 px the message browser's body column fits", { skip }, async () => {
+  const page = run.page();
+  const server = run.server();
   await openPage(page, `${server.url}/console/queues/dead-letters-of-service-000/messages`);
   await page.waitForSelector('td.body-preview');
   assert.equal(await overflow('.table-wrap'), 0, 'no sideways scroll in the table');
@@ -101,6 +97,8 @@ test("at 1440 px the message browser's body column fits", { skip }, async () => 
 });
 
 test('the redrive destination is a search box whose suggestions the server finds', { skip }, async () => {
+  const page = run.page();
+  const server = run.server();
   await openPage(page, `${server.url}/console/queues/dead-letters-of-service-000/redrive`);
   assert.equal(await page.locator('form.redrive select[name=destinationQueue]').count(), 0, 'no list of every queue');
   await page.fill('input[name=destinationQueue]', 'service-14');
@@ -125,6 +123,8 @@ test('the redrive destination is a search box whose suggestions the server finds
 });
 
 test("a confirmation's backdrop covers the whole window, the title band included", { skip }, async () => {
+  const page = run.page();
+  const server = run.server();
   await openPage(page, `${server.url}/console/queues/dead-letters-of-service-000/redrive`);
   await page.fill('input[name=destinationQueue]', 'service-000');
   await page.click('#start-button');
@@ -136,5 +136,5 @@ test("a confirmation's backdrop covers the whole window, the title band included
   await page.keyboard.press('Escape');
   const clear = await page.screenshot({ clip: { x: 0, y: 0, width: 40, height: 40 } });
   assert.notDeepEqual(band, clear, 'the title band is shaded while the dialog is open');
-  assert.deepEqual(errors, []);
+  assert.deepEqual(run.errors(), []);
 });

@@ -1,7 +1,7 @@
-/** The console's session table (src/console/sessions.ts): bounded, swept in O(1), none for an open console. */
+/** The console's session table (src/auth/console-sessions.ts): bounded, swept in O(1), none for an open console. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SESSION_MS, Sessions } from '../../src/console/sessions.js';
+import { SESSION_MS, Sessions } from '../../src/auth/console-sessions.js';
 
 test('an open console keeps no session: the CSRF token is derived from the cookie', () => {
   const s = new Sessions();

@@ -1,5 +1,5 @@
 /**
- * A sign-in storm (issue 27, findings 3 and 11): many parallel failing sign-ins from one
+ * A sign-in storm: many parallel failing sign-ins from one
  * address, most given up by the client at once, while a good SDK client and a good
  * operator (from another address) keep being served. Failed sign-ins are answered at once
  * (401, then 429 with Retry-After): none holds a request slot or sleeps in the server, so

@@ -1,5 +1,5 @@
 /**
- * `redrive backup` (issue 17): a consistent copy of a running SQLite server's data,
+ * `redrive backup`: a consistent copy of a running SQLite server's data,
  * taken while 16 clients send; a server started on the restored copy has every message
  * acknowledged before the backup began, and the queues' attributes, tags and move task.
  */

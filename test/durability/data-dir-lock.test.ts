@@ -1,5 +1,5 @@
 /**
- * One server per SQLite data directory (issue 17, defect 2): a second server on the
+ * One server per SQLite data directory: a second server on the
  * same directory refuses to start, naming the directory and the holder's pid, while the
  * first keeps serving; a server killed with SIGKILL leaves no lock behind.
  */

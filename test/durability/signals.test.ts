@@ -1,8 +1,8 @@
 /**
- * Clean exits (issue 17, defect 3): SIGTERM and SIGINT stop the server on every store
+ * Clean exits: SIGTERM and SIGINT stop the server on every store
  * within the drain time, even when whoever read its stdout and stderr has gone away
  * (every log write then fails with EPIPE), and when a client has sent half a request
- * and gone quiet (the drain ends; before, it waited for the 30 s request timeout).
+ * and gone quiet (the drain ends rather than wait for the 30 s request timeout).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -17,7 +17,7 @@ import { createTestDatabase } from '../support/postgres.js';
 const CLI = fileURLToPath(new URL('../../src/cli/index.js', import.meta.url));
 
 /**
- * `quiet`: the issue 29 case, `( setsid redrive serve … ) | head -1`: a session leader that
+ * `quiet`: the case of `( setsid redrive serve … ) | head -1`, a session leader that
  * writes nothing between its reader going and the signal, so the first write to fail is
  * the shutdown's own log line, and the exit flush met the broken pipe.
  */

@@ -1,7 +1,7 @@
 /**
- * Issue 27, finding 1, reproduced as reported: two accounts under --credentials, driven by
- * the AWS SDK. Account A tried to write into B's queues through imported dead-letter
- * metadata and a move task; B's own redrive to source could be misrouted the same way.
+ * Two accounts under --credentials, driven by the AWS SDK: account A cannot write into B's
+ * queues through imported dead-letter metadata and a move task, and a sender granted on B's
+ * dead-letter queue cannot misroute B's own redrive to source the same way.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * The cross-account suite (issue 27): for every action that takes a queue URL, an ARN or
+ * The cross-account suite: for every action that takes a queue URL, an ARN or
  * imported metadata, account A can neither read, write, move nor learn anything about
  * account B's queues beyond what AWS itself answers: AccessDenied for a queue that
  * exists, NonExistentQueue for one that does not (URLs); for ARNs, the same "does not

@@ -228,7 +228,7 @@ describe('a YAML config file', () => {
   });
 });
 
-describe("a policy matching its own dead-letter queue (issue 17's repro)", () => {
+describe('a policy matching its own dead-letter queue', () => {
   test('the DLQ keeps what was dead-lettered into it and is not listed as its own source', async () => {
     const file = join(dir, 'shop.json');
     writeFileSync(

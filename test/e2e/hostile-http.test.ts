@@ -1,6 +1,6 @@
 /**
- * The HTTP front under hostile input (issue 27: findings 2, 6 and 15, and the HTTP
- * adversarial suite). Each flood is bounded in count and time and aimed at 127.0.0.1 only;
+ * The HTTP front under hostile input: floods, oversized and slow requests, chunked
+ * uploads, malformed encodings and a console sign-in's `next`. Each flood is bounded in count and time and aimed at 127.0.0.1 only;
  * after each, a well-behaved SDK client is served, the server's RSS (read from
  * /proc/<pid>/status) stays under a stated bound, and the process is alive.
  */
@@ -66,7 +66,7 @@ describe('an open server under floods', () => {
     host = new URL(s.url).host;
   });
 
-  test('unsigned chunked uploads are counted in the body budget: over it they get 503, memory stays bounded (finding 6)', async (t) => {
+  test('unsigned chunked uploads are counted in the body budget: over it they get 503, memory stays bounded', async (t) => {
     const start = rssMb(server);
     let afterFirst = 0;
     // Uploads of 5 MiB each: held whole (as before the budget counted chunked bodies), they
@@ -220,7 +220,7 @@ describe('an open server under floods', () => {
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(a)?.[1] ?? 0);
       assert.ok(status === 0 || (status >= 200 && status < 500), `no 5xx: ${a.slice(0, 300)}`);
     }
-    // Malformed percent-encoding is a 400 in the shape of the part of the server it was sent to (finding 15).
+    // Malformed percent-encoding is a 400 in the shape of the part of the server it was sent to.
     const api = await fetch(`${server.url}/api/policies/%E0%A4%A`, {
       headers: { authorization: 'Basic Z3Vlc3Q6Z3Vlc3Q=' },
     });
@@ -234,7 +234,7 @@ describe('an open server under floods', () => {
   });
 });
 
-describe('a console sign-in that names where to go next (finding 2)', () => {
+describe('a console sign-in that names where to go next', () => {
   let server: ServerProcess;
   useServerProcess(
     {

@@ -1,8 +1,8 @@
 /**
- * Open mode (no --credentials) on a developer's laptop (issue 27, finding 8): a web page
+ * Open mode (no --credentials) on a developer's laptop: a web page
  * the operator visits must not drive the API, and DNS rebinding must not reach it. The
  * rules are src/server/request-guard.ts's, documented in docs/security.md. Raw HTTP
- * checks each rule; a real Chromium then runs the attacks the review ran.
+ * checks each rule; a real Chromium then runs the attacks a hostile page would.
  */
 import assert from 'node:assert/strict';
 import { createServer, request, type Server } from 'node:http';

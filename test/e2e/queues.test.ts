@@ -120,7 +120,7 @@ describe('CreateQueue', () => {
     ];
     for (const attrs of cases) {
       const [name] = Object.keys(attrs);
-      // SQS names these two in its own words (issue 16); the others are unknown to it.
+      // SQS names these two in its own words; the others are unknown to it.
       const message =
         name === 'DeduplicationScope' || name === 'FifoThroughputLimit'
           ? `You can specify the ${name} only when FifoQueue is set to true.`

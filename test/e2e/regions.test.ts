@@ -57,7 +57,7 @@ for (const signed of [false, true]) {
       const arn = async (c: SQSClient, QueueUrl: string) =>
         (await c.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn', 'DelaySeconds'] })))
           .Attributes!;
-      // Issue 29: one endpoint, two regions, two URLs; the default region's is the plain one.
+      // One endpoint, two regions, two URLs; the default region's is the plain one.
       assert.equal(eastUrl, `${server.url}/${ACCOUNT}/orders`);
       assert.equal(westUrl, `${server.url}/${WEST}/${ACCOUNT}/orders`);
       assert.equal((await west.send(new GetQueueUrlCommand({ QueueName: 'orders' }))).QueueUrl, westUrl);

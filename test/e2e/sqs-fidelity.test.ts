@@ -1,8 +1,10 @@
 /**
- * Issue 16's behaviours where Redrive used to differ from real SQS, end to end over both
- * protocols: the AWS SDK v3 (JSON) and Debian's boto3 (Query), against one server on a
- * manual clock, so the visibility examples take no real time. What no client can send
- * (a trace header, an Accept header) goes as a raw request in each protocol.
+ * Behaviours of real SQS that are easy to get wrong (FIFO order and deduplication,
+ * receipts, self-redrive, KMS attributes, error texts, the trace header, JSON answers to
+ * Query), end to end over both protocols: the AWS SDK v3 (JSON) and Debian's boto3
+ * (Query), against one server on a manual clock, so the visibility examples take no real
+ * time. What no client can send (a trace header, an Accept header) goes as a raw request
+ * in each protocol.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -19,7 +21,7 @@ const fifo = { FifoQueue: 'true', ContentBasedDeduplication: 'true' };
 
 const bodies = (ms: { Body: string }[]) => ms.map((m) => m.Body);
 
-bothProtocols('1. a FIFO group is returned in order up to its first invisible message', async (api, q) => {
+bothProtocols('a FIFO group is returned in order up to its first invisible message', async (api, q) => {
   const url = await create(api, q('groups.fifo'), fifo);
   for (const [g, b] of [
     ['g1', 'g1-m1'],
@@ -61,7 +63,7 @@ bothProtocols('1. a FIFO group is returned in order up to its first invisible me
   }
 });
 
-bothProtocols('2. ChangeMessageVisibility accepts an older receipt handle', async (api, q) => {
+bothProtocols('ChangeMessageVisibility accepts an older receipt handle', async (api, q) => {
   const url = await create(api, q('older-receipt'));
   await api.call('SendMessage', { QueueUrl: url, MessageBody: 'm' });
   const [first] = await receive(api, url, { VisibilityTimeout: 0 });
@@ -76,7 +78,7 @@ bothProtocols('2. ChangeMessageVisibility accepts an older receipt handle', asyn
   assert.deepEqual(bodies(await receive(api, url)), ['m']);
 });
 
-bothProtocols('3. PurgeQueue clears the deduplication ids of a FIFO queue', async (api, q) => {
+bothProtocols('PurgeQueue clears the deduplication ids of a FIFO queue', async (api, q) => {
   const url = await create(api, q('purge.fifo'), fifo);
   const send = () =>
     api.call('SendMessage', { QueueUrl: url, MessageBody: 'same', MessageGroupId: 'g', MessageDeduplicationId: 'D' });
@@ -91,7 +93,7 @@ bothProtocols('3. PurgeQueue clears the deduplication ids of a FIFO queue', asyn
   );
 });
 
-bothProtocols('4. a change of DeduplicationScope keeps what was deduplicated', async (api, q) => {
+bothProtocols('a change of DeduplicationScope keeps what was deduplicated', async (api, q) => {
   const url = await create(api, q('scope.fifo'), { FifoQueue: 'true' });
   const a = await api.call('SendMessage', {
     QueueUrl: url,
@@ -113,7 +115,7 @@ bothProtocols('4. a change of DeduplicationScope keeps what was deduplicated', a
   assert.deepEqual(bodies(await receive(api, url, { MaxNumberOfMessages: 10 })), ['Test1']);
 });
 
-bothProtocols('5. a RedrivePolicy may name the queue itself, and a move into it happens once', async (api, q) => {
+bothProtocols('a RedrivePolicy may name the queue itself, and a move into it happens once', async (api, q) => {
   const name = q('self');
   const url = await create(api, name);
   await api.call('SetQueueAttributes', {
@@ -138,7 +140,7 @@ bothProtocols('5. a RedrivePolicy may name the queue itself, and a move into it 
   assert.equal(counts.ApproximateNumberOfMessages, '1', 'one copy, in its own queue');
 });
 
-bothProtocols('6. an empty KmsMasterKeyId removes KmsDataKeyReusePeriodSeconds', async (api, q) => {
+bothProtocols('an empty KmsMasterKeyId removes KmsDataKeyReusePeriodSeconds', async (api, q) => {
   const url = await create(api, q('kms'), { KmsMasterKeyId: 'alias/aws/sqs', KmsDataKeyReusePeriodSeconds: '600' });
   const get = async () =>
     (await api.call('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['All'] })).Attributes as Record<
@@ -152,7 +154,7 @@ bothProtocols('6. an empty KmsMasterKeyId removes KmsDataKeyReusePeriodSeconds',
   assert.equal(after.KmsMasterKeyId, undefined);
 });
 
-bothProtocols('10. error texts', async (api, q) => {
+bothProtocols('error texts', async (api, q) => {
   const url = await create(api, q('errors'));
   await expectError(
     api.call('SendMessage', { QueueUrl: url, MessageBody: '' }),
@@ -185,7 +187,7 @@ bothProtocols('10. error texts', async (api, q) => {
   assert.equal(JSON.parse(policy).Version, '2008-10-17');
 });
 
-bothProtocols('9. a standard queue hands out a message whose visibility ran out before newer ones', async (api, q) => {
+bothProtocols('a standard queue hands out a message whose visibility ran out before newer ones', async (api, q) => {
   const url = await create(api, q('older-first'));
   await api.call('SendMessage', { QueueUrl: url, MessageBody: 'old' });
   assert.deepEqual(bodies(await receive(api, url, { VisibilityTimeout: 1 })), ['old']);
@@ -204,7 +206,7 @@ const postQuery = (params: Record<string, string>, headers: Record<string, strin
     body: form(params),
   });
 
-describe('7. the X-Amzn-Trace-Id header becomes the AWSTraceHeader system attribute', () => {
+describe('the X-Amzn-Trace-Id header becomes the AWSTraceHeader system attribute', () => {
   const trace = 'Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1';
   const explicit = 'Root=1-00000000-000000000000000000000001;Sampled=0';
   const receiveTrace = async (api: Driver, url: string) =>
@@ -269,7 +271,7 @@ describe('7. the X-Amzn-Trace-Id header becomes the AWSTraceHeader system attrib
   });
 });
 
-describe('8. the Query protocol answers JSON to Accept: application/json', () => {
+describe('the Query protocol answers JSON to Accept: application/json', () => {
   const json = { accept: 'application/json' };
 
   test('results: the XML document as JSON, with the request id', async () => {
@@ -321,7 +323,7 @@ describe('8. the Query protocol answers JSON to Accept: application/json', () =>
   });
 });
 
-describe('10. an empty ReceiveMessage result over Query is the empty element', () => {
+describe('an empty ReceiveMessage result over Query is the empty element', () => {
   test('raw Query: <ReceiveMessageResult/>', async () => {
     const created = new XMLParser().parse(
       await (await postQuery({ Action: 'CreateQueue', QueueName: 'empty-receive' })).text(),

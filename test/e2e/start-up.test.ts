@@ -1,5 +1,5 @@
 /**
- * Bad start-up input (issue 17, defect 6): each gets one JSON log line, as the server's
+ * Bad start-up input: each gets one JSON log line, as the server's
  * other logs, naming the flag or file and what to do, a non-zero exit, and leaves
  * nothing on disk. Every case runs `redrive serve` in a fresh working directory, whose
  * default --data-dir (./data) must not appear.
@@ -219,7 +219,7 @@ test('--host that is not an address of this machine', async () => {
   );
 });
 
-test('a --credentials file with no key: a server nobody could use does not start (issue 27, finding 16)', async () => {
+test('a --credentials file with no key: a server nobody could use does not start', async () => {
   for (const content of ['{}', '[]']) {
     const cwd = tempDir();
     writeFileSync(join(cwd, 'keys.json'), content);
@@ -231,7 +231,7 @@ test('a --credentials file with no key: a server nobody could use does not start
   }
 });
 
-test('--clock manual with --credentials: only a signed request moves the clock (finding 13)', async () => {
+test('--clock manual with --credentials: only a signed request moves the clock', async () => {
   const keys = { accessKeyId: 'AKIDCLOCK', secretAccessKey: 'clock-secret' };
   const credentials = { [keys.accessKeyId]: { secretAccessKey: keys.secretAccessKey, accountId: '111111111111' } };
   await withServerProcess({ storage: 'memory', manualClock: true, credentials }, async (server) => {

@@ -1,7 +1,7 @@
 /**
- * Issue 27, finding 1, at the engine: a move task never writes outside its owner's
- * account and region or into a queue of the other type, whatever source ARN a message
- * carries (here stored before the import check existed, by writing to the store), and
+ * At the engine: a move task never writes outside its owner's account and region or into
+ * a queue of the other type, whatever source ARN a message carries (here written to the
+ * store directly, past the import check, as data kept from an older version could be), and
  * the import extension refuses such ARNs, and any restore by another account's sender.
  */
 import assert from 'node:assert/strict';

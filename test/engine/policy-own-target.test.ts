@@ -1,9 +1,9 @@
 /**
- * Issue 17, defect 1: a server policy whose pattern also matches its own dead-letter
+ * A server policy whose pattern also matches its own dead-letter
  * queue (`^shop-` with target `shop-dlq`) must not make that queue its own source nor
  * expire what it dead-lettered, unless the policy opts in with applyToDeadLetterTarget;
  * every message dropped with nowhere to go is logged with its queue, reason and id, and
- * counted. The issue's repro, on the manual clock.
+ * counted. On the manual clock.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

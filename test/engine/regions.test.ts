@@ -38,7 +38,7 @@ test("a host sqs.<region>.… gives other regions' queues their own host, and a 
     const viaEast = inRegion('eu-west-1', 'http://sqs.us-east-1.example.test:9324');
     assert.equal((await call(viaEast, 'GetQueueUrl', { QueueName: 'jobs' })).QueueUrl, QueueUrl);
     // A plain host names no region: the URL stays on it, with the region in its path
-    // (issue 29: the same name in two regions must not share a URL), and resolves there.
+    // (the same name in two regions must not share a URL), and resolves there.
     const onPlain = (await call(inRegion('eu-west-1'), 'GetQueueUrl', { QueueName: 'jobs' })).QueueUrl as string;
     assert.equal(onPlain, `${ctx.baseUrl}/eu-west-1/000000000000/jobs`);
     assert.equal(

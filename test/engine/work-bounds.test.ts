@@ -1,5 +1,6 @@
 /**
- * Issue 27, finding 14: the work one request does over a queue's bodies is bounded. A
+ * The work one request does over a queue's bodies is bounded, so one request cannot hold
+ * the server. A
  * filtered PeekMessages examines at most PEEK_SCAN (1,000 messages, 4 MiB of bodies), a
  * DryRun count at most COUNT_SCAN (100,000 messages, 16 MiB) and says when it stopped
  * short; both give the event loop back between reads.

@@ -1,5 +1,5 @@
 /**
- * Issue 21: the package as a user gets it. The project is packed (its real `prepack` build,
+ * The package as a user gets it. The project is packed (its real `prepack` build,
  * in a copy of the checkout so the compiled code the other tests run is left alone), the
  * tarball is installed into an empty temporary project that cannot see the checkout, and
  * the installed server is driven with the AWS SDK: first as the README starts it

@@ -1,5 +1,5 @@
 /**
- * Issue 30: Redrive as a library, as a user's project gets it from the packed tarball
+ * Redrive as a library, as a user's project gets it from the packed tarball
  * (install.test.ts installs it, with @aws-sdk/client-sqs, into an empty project). The
  * node:test example of docs/library.md is run as written; a CommonJS `require` and the
  * TypeScript types (ESM and CommonJS) are checked too, and a deep import is refused.

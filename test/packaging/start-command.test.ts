@@ -1,5 +1,5 @@
 /**
- * Issue 17, item 7: the README's start command in a clone. `npm start` runs the compiled
+ * The README's start command in a clone. `npm start` runs the compiled
  * server directly (no npx, which inside the clone installed the project into npm's cache
  * and compiled it on each first run, and broke for good when interrupted then). Interrupted
  * while it starts, it leaves nothing behind that stops the next start; Ctrl-C (SIGINT to the

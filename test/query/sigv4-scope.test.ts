@@ -1,5 +1,5 @@
 /**
- * SigV4 as SQS checks it beyond the signature itself (issue 27, findings 9 and 10): the
+ * SigV4 as SQS checks it beyond the signature itself: the
  * credential scope names the service `sqs`, a well-formed region that is the one the host
  * names (if it names one), the date of X-Amz-Date; and the action header, when present,
  * is signed, so that a presigned or captured request cannot be replayed as another action.

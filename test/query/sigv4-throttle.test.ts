@@ -1,6 +1,6 @@
 /**
- * Failed SigV4 authentication is throttled per client address and per access key
- * (issue 27, finding 11): past the allowance a guess is answered at once with 429
+ * Failed SigV4 authentication is throttled per client address and per access key: past
+ * the allowance a guess is answered at once with 429
  * RequestThrottled and Retry-After, in the protocol's shape, even when it is right; a
  * good client from another address keeps being served. With --trust-proxy the address is
  * X-Forwarded-For's; without, X-Forwarded-For is ignored.

@@ -13,7 +13,7 @@
  * whose delete was acknowledged comes back; duplicates exist only where a producer retried
  * a standard send; the FIFO queue has none.
  *
- * CI: 20 kills, as issue 8 asks. Manual: REDRIVE_PROOF=long node dist/test/reliability/crash-loop.test.js
+ * CI: 20 kills. Manual: REDRIVE_PROOF=long node dist/test/reliability/crash-loop.test.js
  * (25 kills); REDRIVE_PROOF_KILLS=n sets the number, REDRIVE_PROOF_DURABILITY=power the mode,
  * and REDRIVE_TEST_STORAGE=postgres runs it against PostgreSQL (see test/support).
  */

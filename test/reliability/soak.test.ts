@@ -9,7 +9,7 @@
  * SendMessage (then receiving and deleting it) about every 100 ms. Every acknowledged
  * send is accounted for at the end.
  *
- * CI: 2 minutes (sampled every 3 s), as issue 8 asks. Manual:
+ * CI: 2 minutes (sampled every 3 s). Manual:
  * REDRIVE_PROOF=long node dist/test/reliability/soak.test.js (30 minutes, sampled every
  * 10 s); REDRIVE_PROOF_SOAK_SECONDS=n sets the length.
  */

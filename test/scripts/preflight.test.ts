@@ -1,5 +1,5 @@
 /**
- * Issue 17, item 8: `npm test` says what it needs. scripts/preflight.mjs runs as
+ * `npm test` says what it needs. scripts/preflight.mjs runs as
  * `npm test` runs it, in a child process whose environment hides one requirement or all.
  */
 import assert from 'node:assert/strict';

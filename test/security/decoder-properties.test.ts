@@ -25,7 +25,7 @@ import { nullPrototypeMaps } from '../../src/protocols/json/map-members.js';
 import { decodeInput } from '../../src/protocols/query/decode.js';
 import { queryOperation } from '../../src/protocols/query/model.js';
 import { parseForm } from '../../src/protocols/utf8.js';
-import { checkSignature, readSignature } from '../../src/server/auth/sigv4.js';
+import { checkSignature, readSignature } from '../../src/auth/sigv4.js';
 import { ConfigError, loadConfigFile } from '../../src/server/config-file.js';
 import { ListError, listBody, parseListQuery } from '../../src/server/management/pagination.js';
 
@@ -261,6 +261,19 @@ test("the management API's list parameters", (ctx) => {
       JSON.stringify(listBody(items as Record<string, unknown>[], q, { total: items.length, filtered: items.length }));
     },
     (e) => e instanceof ListError,
+  );
+});
+
+test("the management API sorts by a field that holds a client's table, after the fields it can order", () => {
+  // An AMQP client's property table has no prototype, so `<` cannot turn it into a primitive.
+  const items = [
+    { name: 'table', client_properties: { p: Object.create(null) } },
+    { name: 'number', client_properties: { p: 1 } },
+  ];
+  const body = listBody(items, parseListQuery('sort=client_properties.p'), { total: 2, filtered: 2 });
+  assert.deepEqual(
+    (body as { name: string }[]).map((x) => x.name),
+    ['number', 'table'],
   );
 });
 

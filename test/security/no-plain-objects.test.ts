@@ -1,10 +1,11 @@
 /**
- * No client-controlled key reaches a plain object: in src/protocols/ and src/server/, where
- * client data is decoded, `Object.fromEntries(` (which makes a plain object of whatever
- * keys it is given) and an assignment by a computed key into an object made as `{}` are
- * refused. Decoded tables are `Map`s or `Object.create(null)` objects instead. A line whose
- * keys are the code's own (a model's member names, a table of constants) says so with an
- * `allow-dynamic-key: <why>` comment on it or on the line above.
+ * No client-controlled key reaches a plain object: in src/protocols/, src/server/ and
+ * src/auth/, where client data is decoded (requests, signatures, the credentials file),
+ * `Object.fromEntries(` (which makes a plain object of whatever keys it is given) and an
+ * assignment by a computed key into an object made as `{}` are refused. Decoded tables are
+ * `Map`s or `Object.create(null)` objects instead. A line whose keys are the code's own (a
+ * model's member names, a table of constants) says so with an `allow-dynamic-key: <why>`
+ * comment on it or on the line above.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -14,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 
 // Compiled to dist/test/security/: the repository is three levels up.
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const FOLDERS = ['src/protocols', 'src/server'];
+const FOLDERS = ['src/protocols', 'src/server', 'src/auth'];
 const ALLOW = /allow-dynamic-key:\s*\S/;
 /** How many lines may carry the allow comment: keep it small, fix real sites instead. */
 const MAX_ALLOWED = 4;
@@ -75,7 +76,7 @@ test('the check finds what it should and passes what it should', () => {
   assert.deepEqual(hits('const out: X = {};\nother.out[k] = v;\nif (a[k] === out) {}'), []);
 });
 
-test('src/protocols and src/server write no computed key into a plain object', () => {
+test('src/protocols, src/server and src/auth write no computed key into a plain object', () => {
   const findings = FOLDERS.flatMap((folder) =>
     sourceFiles(join(ROOT, folder)).flatMap((abs) =>
       plainObjectWrites(readFileSync(abs, 'utf8')).map((f) => ({ ...f, file: relative(ROOT, abs) })),

@@ -1,11 +1,5 @@
-import {
-  rabbit,
-  refreshWhileVisible,
-  type ChannelInfo,
-  type ConnectionInfo,
-  type ConsumerInfo,
-  type SqsClientInfo,
-} from './broker-api.js';
+import type { ChannelInfo, ConnectionInfo, ConsumerInfo, SqsClientInfo } from '../../wire/broker-api.js';
+import { rabbit, refreshWhileVisible } from './broker-api.js';
 import { confirmAction } from './dialog.js';
 import { badge, content, count, duration, errorText, flash, h, queueHref, replace, time } from './dom.js';
 

@@ -1,21 +1,6 @@
+import type { BindingInfo, ExchangeInfo } from '../../wire/broker-api.js';
 import { rabbit } from './broker-api.js';
 import { content, count, h, queueHref, replace } from './dom.js';
-
-interface ExchangeInfo {
-  name: string;
-  type: string;
-  durable: boolean;
-  auto_delete: boolean;
-  internal: boolean;
-  arguments: Record<string, unknown>;
-}
-interface BindingInfo {
-  source: string;
-  destination: string;
-  destination_type: 'queue' | 'exchange';
-  routing_key: string;
-  arguments: Record<string, unknown>;
-}
 
 const exchangeLabel = (name: string) => (name === '' ? '(default)' : name);
 const args = (a: Record<string, unknown>) => (Object.keys(a).length ? JSON.stringify(a) : '');

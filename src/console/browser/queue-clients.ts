@@ -1,12 +1,11 @@
 import { ApiError, pageRegion } from './api.js';
-import { rabbit, type ConsumerInfo } from './broker-api.js';
+import type { QueueDetail } from '../../wire/broker-api.js';
+import { rabbit } from './broker-api.js';
 import { consumersTable } from './connections-page.js';
 import { count, duration, h, replace } from './dom.js';
 
-interface QueueClients {
-  consumer_details: ConsumerInfo[];
-  long_poll_receivers: { peer_host: string | null; waiting_since: number; wait_ends_at: number }[];
-}
+/** The two columns asked for (`?columns=`). */
+type QueueClients = Pick<QueueDetail, 'consumer_details' | 'long_poll_receivers'>;
 
 /**
  * A queue's clients on its page: AMQP consumers (prefetch, unacknowledged) and the SQS long

@@ -1,10 +1,8 @@
 import type { Socket } from 'node:net';
 import { PROTOCOL_HEADER } from './frames.js';
 import { field, Reader, strOf, type FieldTable } from './codec.js';
-import type { AuthThrottle } from '../auth-throttle.js';
-
-/** Checks a user name and password: the account it acts as, or undefined (refused). */
-export type Authenticate = (user: string, password: string, remoteAddress: string | undefined) => string | undefined;
+import type { Authenticate } from '../../auth/password.js';
+import type { AuthThrottle } from '../../auth/throttle.js';
 
 /** Who signed in: the account the connection acts as, and the user name (for per-user limits). */
 export interface Login {
@@ -25,7 +23,7 @@ interface Log {
 }
 
 /**
- * Sign-in with the server's failure throttle (auth-throttle.ts), the one SigV4, the
+ * Sign-in with the server's failure throttle (src/auth/throttle.ts), the one SigV4, the
  * console and the management API share: guesses at a key over AMQP and over HTTP count
  * together. A refused login is logged (RabbitMQ logs it, and clients tell the user to
  * look there); while the address (or the key, from an address that failed) must wait,

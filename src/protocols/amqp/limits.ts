@@ -1,5 +1,5 @@
 import { amqpErrors, AmqpError, CODES } from '../../engine/kernel/amqp-errors.js';
-import { addressKey } from '../auth-throttle.js';
+import { addressKey } from '../../auth/throttle.js';
 
 /**
  * The AMQP listener's resource limits (docs/security.md): what one peer may make the

@@ -1,12 +1,13 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { timingSafeEqual } from 'node:crypto';
 import type { Engine } from '../../engine/engine.js';
 import { Connection } from './connection.js';
-import { signIn, type Authenticate } from './handshake.js';
+import { signIn } from './handshake.js';
 import { AmqpUsage, DEFAULT_AMQP_LIMITS, type AmqpLimits } from './limits.js';
 import { CODES, AmqpError } from '../../engine/kernel/amqp-errors.js';
 import { connectionName, connectionView, type AmqpConnectionView, type AmqpLiveState } from './live-view.js';
-import { AuthThrottle } from '../auth-throttle.js';
+import { authenticator } from '../../auth/password.js';
+import type { Credential } from '../../auth/credentials.js';
+import { AuthThrottle } from '../../auth/throttle.js';
 import { QueueExpiry } from './queue-expiry.js';
 import { AmqpRegistry } from './registry.js';
 import { Amqp10Listener } from '../amqp10/listener.js';
@@ -19,38 +20,13 @@ export interface AmqpServerOptions {
   /** The account of guest/guest when no credentials are configured. */
   accountId: string;
   /** Access key id → secret and account: the user name and password of PLAIN sign-in. */
-  credentials?: ReadonlyMap<string, { secretAccessKey: string; accountId: string }>;
+  credentials?: ReadonlyMap<string, Credential>;
   heartbeat?: number;
   /** docs/security.md; RabbitMQ-like defaults for those not given. */
   limits?: Partial<AmqpLimits>;
   log: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
   /** The server's one failure throttle, shared with the HTTP sign-ins; absent: one of its own on the engine's clock. */
   throttle?: AuthThrottle;
-}
-
-const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
-
-const same = (a: string, b: string) => {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-};
-
-/**
- * PLAIN sign-in. With credentials, an access key id and its secret, as the user name and
- * password, act as the key's account. Without, RabbitMQ's default applies: guest/guest,
- * from a loopback address only, acting as the default account.
- */
-export function authenticator(opts: Pick<AmqpServerOptions, 'credentials' | 'accountId'>): Authenticate {
-  return (user, password, remote) => {
-    if (opts.credentials) {
-      const c = opts.credentials.get(user);
-      return c && same(c.secretAccessKey, password) ? c.accountId : undefined;
-    }
-    return user === 'guest' && password === 'guest' && remote !== undefined && LOOPBACK.test(remote)
-      ? opts.accountId
-      : undefined;
-  };
 }
 
 /** The AMQP 0-9-1 listener (`--amqp-port`): one Connection per socket, on the server's engine. */

@@ -3,6 +3,15 @@ import { amqpQueues, listBindings, listExchanges } from '../../engine/amqp/topol
 import type { QueueRecord } from '../../engine/kernel/types.js';
 import type { AmqpConnectionView, AmqpLiveState } from '../../protocols/amqp/live-view.js';
 import type { WireResponse } from '../../protocols/wire.js';
+import type {
+  BrokerError,
+  BrokerRequest,
+  ChannelInfo,
+  ConsumerInfo,
+  Overview,
+  QueueDetail,
+  QueueInfo,
+} from '../../wire/broker-api.js';
 import { ListError, listBody, MAX_UNPAGED, parseListQuery, pick, selectPage, type ListQuery } from './pagination.js';
 import {
   bindingShape,
@@ -23,17 +32,6 @@ export interface BrokerSources {
   amqp(): AmqpLiveState | undefined;
   tally: RequestTally;
   log: { info(obj: object, msg?: string): void };
-}
-
-/** A management API request once signed in: the account is the caller's, `who` names it in the log. */
-export interface BrokerRequest {
-  method: string;
-  /** The decoded path segments after /api/. */
-  parts: string[];
-  query: string;
-  headers: Record<string, string | string[] | undefined>;
-  account: string;
-  who: Record<string, unknown>;
 }
 
 const VHOST = '/';
@@ -69,19 +67,21 @@ export class BrokerApi {
             ? this.list(this.channels(r.account), q)
             : this.one(this.channels(r.account), vhost, q);
         case 'consumers':
-          return rest.length ? notFound() : this.list(this.consumers(r.account), q, (x) => String(x.consumer_tag));
+          return rest.length ? notFound() : this.list(this.consumers(r.account), q, (x) => x.consumer_tag);
         case 'exchanges':
           return this.exchanges(r.account, rest, q);
         case 'bindings':
           return rest.length
             ? notFound()
-            : this.list((await listBindings(this.s.engine, r.account, MAX_UNPAGED)).map(bindingShape), q, (x) =>
-                String(x.destination),
+            : this.list(
+                (await listBindings(this.s.engine, r.account, MAX_UNPAGED)).map(bindingShape),
+                q,
+                (x) => x.destination,
               );
         case 'queues':
           return await this.queues(r.account, rest, q);
         case 'sqs-clients':
-          return this.list(this.s.tally.clients(r.account), q, (x) => String(x.access_key));
+          return this.list(this.s.tally.clients(r.account), q, (x) => x.access_key);
         default:
           return undefined;
       }
@@ -96,11 +96,11 @@ export class BrokerApi {
   }
 
   /** Counts only: the totals of messages would read every queue's depth. */
-  private async overview(account: string, q: ListQuery): Promise<unknown> {
+  private async overview(account: string, q: ListQuery): Promise<Overview | Record<string, unknown>> {
     const live = this.live(account);
     const channels = live.reduce((n, c) => n + c.channels.length, 0);
     const consumers = live.reduce((n, c) => n + c.channels.reduce((m, ch) => m + ch.consumers.length, 0), 0);
-    const body = {
+    const body: Overview = {
       management_version: 'redrive',
       product_name: 'Redrive',
       cluster_name: this.s.node,
@@ -138,11 +138,11 @@ export class BrokerApi {
     return { status: 204, headers: {}, body: '' };
   }
 
-  private channels(account: string): Record<string, unknown>[] {
+  private channels(account: string): ChannelInfo[] {
     return this.live(account).flatMap((c) => c.channels.map((ch) => channelShape(c, ch, this.s.node)));
   }
 
-  private consumers(account: string): Record<string, unknown>[] {
+  private consumers(account: string): ConsumerInfo[] {
     return this.live(account).flatMap((c) =>
       c.channels.flatMap((ch) => ch.consumers.map((x) => consumerShape(c, ch, x, this.s.node))),
     );
@@ -191,11 +191,11 @@ export class BrokerApi {
       .waiting(queue.id)
       .filter((w) => w.client !== undefined)
       .map(receiverShape);
-    const body = { ...shape, consumer_details: consumers, long_poll_receivers: receivers };
+    const body: QueueDetail = { ...shape!, consumer_details: consumers, long_poll_receivers: receivers };
     return json(200, q.columns ? pick(body, q.columns) : body);
   }
 
-  private async queueShapes(queues: QueueRecord[], live: AmqpConnectionView[]): Promise<Record<string, unknown>[]> {
+  private async queueShapes(queues: QueueRecord[], live: AmqpConnectionView[]): Promise<QueueInfo[]> {
     const engine = this.s.engine;
     const depths = await engine.store.messages.depths(
       queues.map((x) => x.id),
@@ -205,7 +205,7 @@ export class BrokerApi {
     for (const c of live)
       for (const ch of c.channels)
         for (const x of ch.consumers) consumers.set(x.queueId, (consumers.get(x.queueId) ?? 0) + 1);
-    const out: Record<string, unknown>[] = [];
+    const out: QueueInfo[] = [];
     for (const queue of queues) {
       const amqp = await engine.store.exchanges.queue(queue.id);
       out.push(
@@ -215,16 +215,16 @@ export class BrokerApi {
     return out;
   }
 
-  private list(
-    items: Record<string, unknown>[],
+  private list<T extends object>(
+    items: T[],
     q: ListQuery,
-    nameOf = (x: Record<string, unknown>) => String(x.name),
+    nameOf = (x: T) => String((x as { name?: unknown }).name),
   ): WireResponse {
     const page = selectPage(items, nameOf, q);
     return json(200, listBody(page.items, q, page));
   }
 
-  private one(items: Record<string, unknown>[], name: string, q: ListQuery): WireResponse {
+  private one(items: ChannelInfo[], name: string, q: ListQuery): WireResponse {
     const x = items.find((i) => i.name === name);
     return x ? json(200, q.columns ? pick(x, q.columns) : x) : notFound();
   }
@@ -246,5 +246,6 @@ const json = (status: number, value: unknown): WireResponse => ({
   headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
   body: JSON.stringify(value),
 });
-const notFound = () => json(404, { error: 'Object Not Found', reason: 'Not Found' });
-const methodNotAllowed = () => json(405, { error: 'Method Not Allowed', reason: 'Method Not Allowed' });
+const refusal = (status: number, error: BrokerError) => json(status, error);
+const notFound = () => refusal(404, { error: 'Object Not Found', reason: 'Not Found' });
+const methodNotAllowed = () => refusal(405, { error: 'Method Not Allowed', reason: 'Method Not Allowed' });

@@ -1,3 +1,5 @@
+import type { ListPage } from '../../wire/broker-api.js';
+
 /**
  * RabbitMQ's list parameters (`page`, `page_size`, `name`, `sort`, `sort_reverse`,
  * `columns`) on the management API's listings. A list asked without `page` comes whole, as
@@ -82,11 +84,11 @@ export function selectPage<T>(
 }
 
 /** The response body: RabbitMQ's paged object with `page`, else the plain array; sorted and cut to `columns`. */
-export function listBody(
-  items: Record<string, unknown>[],
+export function listBody<T extends object>(
+  items: T[],
   q: ListQuery,
   counts: { total: number; filtered: number },
-): unknown {
+): T[] | Record<string, unknown>[] | ListPage<T | Record<string, unknown>> {
   const sorted = q.sort ? sortBy(items, q.sort, q.sortReverse) : q.sortReverse ? [...items].reverse() : items;
   const shown = q.columns ? sorted.map((x) => pick(x, q.columns!)) : sorted;
   if (q.page === undefined) return shown;
@@ -113,7 +115,7 @@ const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
  * client's properties): only own fields are read, and the result is built of null-prototype
  * objects, so no path can reach or write a shared prototype.
  */
-export function pick(x: Record<string, unknown>, columns: string[]): Record<string, unknown> {
+export function pick(x: object, columns: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = Object.create(null);
   for (const c of columns) {
     const path = c.split('.');
@@ -150,12 +152,20 @@ function valueAt(x: unknown, path: string[]): unknown {
   return v;
 }
 
-function sortBy(items: Record<string, unknown>[], key: string, reverse: boolean): Record<string, unknown>[] {
+function sortBy<T extends object>(items: T[], key: string, reverse: boolean): T[] {
   const path = key.split('.');
   const sign = reverse ? -1 : 1;
   return [...items].sort((a, b) => {
-    const x = valueAt(a, path) as string | number;
-    const y = valueAt(b, path) as string | number;
+    const x = sortable(valueAt(a, path));
+    const y = sortable(valueAt(b, path));
     return x === y ? 0 : x === undefined ? 1 : y === undefined ? -1 : x < y ? -sign : sign;
   });
+}
+
+/**
+ * A value `<` can order: an object (a client's property table, which has no prototype and
+ * so no `valueOf` to compare by) sorts as a missing value does, after the rest.
+ */
+function sortable(v: unknown): string | number | boolean | undefined {
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? v : undefined;
 }

@@ -2,16 +2,25 @@ import type { BindingRecord, ExchangeRecord, AmqpQueueRecord } from '../../engin
 import type { QueueDepth, QueueRecord } from '../../engine/kernel/types.js';
 import type { WaitingReceive } from '../../engine/messages/long-poll.js';
 import type { AmqpChannelView, AmqpConnectionView, AmqpConsumerView } from '../../protocols/amqp/live-view.js';
+import type {
+  BindingInfo,
+  ChannelInfo,
+  ConnectionInfo,
+  ConsumerInfo,
+  ExchangeInfo,
+  QueueInfo,
+  ReceiverInfo,
+  Vhost,
+} from '../../wire/broker-api.js';
 
 /**
- * Redrive's broker state in the shapes of RabbitMQ 3.x's management HTTP API, field for
- * field where the two overlap (docs/amqp.md#the-broker-at-a-glance): an account is the
- * virtual host `/`, `node` is the server's node id. Fields RabbitMQ has and Redrive does
- * not keep (rates, garbage collection, memory) are left out rather than made up.
+ * Redrive's broker state in the shapes of RabbitMQ 3.x's management HTTP API, which
+ * src/wire/broker-api.ts declares for the console to read: each function maps the engine's
+ * records and the AMQP listener's live views onto one of them.
  */
-const VHOST = '/';
+const VHOST: Vhost = '/';
 
-export function connectionShape(c: AmqpConnectionView, node: string): Record<string, unknown> {
+export function connectionShape(c: AmqpConnectionView, node: string): ConnectionInfo {
   return {
     name: c.name,
     vhost: VHOST,
@@ -40,7 +49,7 @@ export function connectionShape(c: AmqpConnectionView, node: string): Record<str
 
 const channelName = (c: AmqpConnectionView, ch: AmqpChannelView) => `${c.name} (${ch.number})`;
 
-export function channelShape(c: AmqpConnectionView, ch: AmqpChannelView, node: string): Record<string, unknown> {
+export function channelShape(c: AmqpConnectionView, ch: AmqpChannelView, node: string): ChannelInfo {
   return {
     name: channelName(c, ch),
     number: ch.number,
@@ -58,13 +67,12 @@ export function channelShape(c: AmqpConnectionView, ch: AmqpChannelView, node: s
   };
 }
 
-/** RabbitMQ's consumer, plus `messages_unacknowledged` (the consumer's own, which RabbitMQ shows per channel only). */
 export function consumerShape(
   c: AmqpConnectionView,
   ch: AmqpChannelView,
   x: AmqpConsumerView,
   node: string,
-): Record<string, unknown> {
+): ConsumerInfo {
   return {
     consumer_tag: x.tag,
     channel_details: {
@@ -87,7 +95,7 @@ export function consumerShape(
   };
 }
 
-export function exchangeShape(x: ExchangeRecord): Record<string, unknown> {
+export function exchangeShape(x: ExchangeRecord): ExchangeInfo {
   return {
     name: x.name,
     vhost: VHOST,
@@ -111,7 +119,7 @@ function propertiesKey(b: Pick<BindingRecord, 'routingKey' | 'arguments'>): stri
   return `${b.routingKey}~${(h >>> 0).toString(36)}`;
 }
 
-export function bindingShape(b: BindingRecord): Record<string, unknown> {
+export function bindingShape(b: BindingRecord): BindingInfo {
   return {
     source: b.source,
     vhost: VHOST,
@@ -131,12 +139,7 @@ export interface QueueFacts {
   consumers: number;
 }
 
-/**
- * RabbitMQ's queue. `messages_unacknowledged` is what is in flight (received over SQS or
- * delivered over AMQP); delayed messages count in `messages` only, as Redrive's extension
- * `messages_delayed`. `redrive` tells the SQS side: FIFO, the queue's URL path.
- */
-export function queueShape(f: QueueFacts, node: string): Record<string, unknown> {
+export function queueShape(f: QueueFacts, node: string): QueueInfo {
   const d = f.depth ?? { visible: 0, inflight: 0, delayed: 0, groupsInflight: 0 };
   return {
     name: f.queue.name,
@@ -157,7 +160,6 @@ export function queueShape(f: QueueFacts, node: string): Record<string, unknown>
   };
 }
 
-/** Redrive's extension on one queue: the SQS long polls waiting on it now. */
-export function receiverShape(w: WaitingReceive): Record<string, unknown> {
+export function receiverShape(w: WaitingReceive): ReceiverInfo {
   return { peer_host: w.client ?? null, waiting_since: w.since, wait_ends_at: w.deadline };
 }

@@ -1,3 +1,5 @@
+import type { SqsClientInfo } from '../../wire/broker-api.js';
+
 /**
  * SQS requests per access key over the last minute, for the console's Connections page and
  * `GET /api/sqs-clients`. Counting costs one map lookup and an array write per request. At
@@ -19,20 +21,6 @@ interface KeyTally {
   buckets: Uint32Array;
   second: number;
 }
-
-export type SqsClientView = {
-  access_key: string;
-  /** The address the last request came from. */
-  peer_host: string;
-  first_seen: number;
-  last_seen: number;
-  /** Requests since the key was first tracked (or since it was last evicted). */
-  requests: number;
-  /** Requests in the last 60 seconds. */
-  requests_last_minute: number;
-  /** Their mean rate per second over that minute. */
-  rate: number;
-};
 
 export class RequestTally {
   /** In order of last use (a Map keeps insertion order; a hit moves the key to the end). */
@@ -72,9 +60,9 @@ export class RequestTally {
   }
 
   /** The account's keys, most recently seen first. */
-  clients(accountId: string): SqsClientView[] {
+  clients(accountId: string): SqsClientInfo[] {
     const second = Math.floor(this.now() / 1000);
-    const out: SqsClientView[] = [];
+    const out: SqsClientInfo[] = [];
     for (const t of [...this.keys.values()].reverse()) {
       if (t.accountId !== accountId) continue;
       advance(t, second);

@@ -4,7 +4,7 @@ import { makeQueue, newMessage, useStore, type CaseGroup } from '../harness.js';
 
 const RULE = { attribute: 'MessageRetentionPeriod', defaultSeconds: 345_600 };
 
-/** What is due, asked across every queue at once (issue 17: idle cost with many queues). */
+/** What is due, asked across every queue at once (one query however many queues there are, so an idle server with many queues costs little). */
 export const dueCases: CaseGroup = (open) => {
   describe('maintenance: what is due', () => {
     const store = useStore(open);

@@ -53,7 +53,8 @@ const depth = async (store: Store, q: QueueRecord) => (await store.messages.peek
 
 /**
  * A move task writes only into its owner's account and region, and a queue of its
- * source's type, whatever address a message or the task names (issue 27, finding 1):
+ * source's type, whatever address a message or the task names (another account's queue
+ * reached through an imported or forged source ARN):
  * every other queue is, to the task, a queue that does not exist. Checked at every batch.
  */
 export const moveScopeCases: CaseGroup = (open) => {

@@ -7,7 +7,7 @@ const T = 1_700_000_000_000;
 /**
  * Every character SQS accepts, at the edges of its set and of UTF-8's sequence lengths,
  * comes back from the store exactly as it went in: no store may normalise, trim or
- * replace text (issue 29: a store, like a decoder, must never alter what a client sent).
+ * replace text: a store, like a decoder, must never alter what a client sent.
  */
 const EDGES = [
   '\t\n\r',

@@ -1,13 +1,7 @@
-/** The throttle of failed authentication (src/protocols/auth-throttle.ts) on an injected clock. */
+/** The throttle of failed authentication (src/auth/throttle.ts) on an injected clock. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  addressKey,
-  AuthThrottle,
-  delayAfter,
-  FailureTable,
-  type BackoffRules,
-} from '../../src/protocols/auth-throttle.js';
+import { addressKey, AuthThrottle, delayAfter, FailureTable, type BackoffRules } from '../../src/auth/throttle.js';
 
 const RULES: BackoffRules = { free: 3, baseMs: 1_000, maxMs: 8_000, forgetMs: 60_000, maxEntries: 5 };
 

@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { DEFAULT_SESSIONS_PER_ACCOUNT } from '../engine/queues/quotas.js';
 
 /** A browser using the console: signed in (held in server memory; a restart signs everyone out), or an open console's (held nowhere, see Sessions). */
@@ -99,11 +99,6 @@ export class Sessions {
 
 function token(): string {
   return randomBytes(32).toString('base64url');
-}
-
-/** Compares two secrets in time that depends on neither (both are hashed to the same length first). */
-export function sameSecret(a: string, b: string): boolean {
-  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 }
 
 /** The session id in a Cookie header, if any. */

@@ -1,7 +1,9 @@
 /**
- * Issue 29's SQS differences, end to end over both protocols against one server: the AWS
- * SDK v3 (JSON) and Debian's boto3 (Query). What no SDK can send (bytes that are not
- * UTF-8) goes as a raw request in each protocol.
+ * What SQS accepts and refuses of a client's input, and keeps of it, end to end over both
+ * protocols against one server: bytes that are not UTF-8 (refused, never replaced), empty
+ * tag and untag requests, AddPermission's limits and wording, and FIFO deduplication kept
+ * across a switch of its scope. The AWS SDK v3 (JSON) and Debian's boto3 (Query); what no
+ * SDK can send (bytes that are not UTF-8) goes as a raw request in each protocol.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -40,7 +42,7 @@ const query = (parts: (string | Buffer)[]) =>
   });
 const percent = (b: Buffer) => [...b].map((x) => `%${x.toString(16).toUpperCase().padStart(2, '0')}`).join('');
 
-describe('1. bytes that are not UTF-8 are refused, never replaced', () => {
+describe('bytes that are not UTF-8 are refused, never replaced', () => {
   let url: string;
   before(async () => {
     url = await create(drivers[0]!, 'utf8-audit');
@@ -120,7 +122,7 @@ describe('1. bytes that are not UTF-8 are refused, never replaced', () => {
   });
 });
 
-bothProtocols('4. UntagQueue with no keys and TagQueue with no tags are refused', async (api, q) => {
+bothProtocols('UntagQueue with no keys and TagQueue with no tags are refused', async (api, q) => {
   const url = await create(api, q('tags'));
   await expectError(
     api.call('UntagQueue', { QueueUrl: url, TagKeys: [] }),
@@ -141,7 +143,7 @@ bothProtocols('4. UntagQueue with no keys and TagQueue with no tags are refused'
   await api.call('UntagQueue', { QueueUrl: url, TagKeys: ['a'] });
 });
 
-bothProtocols('5. AddPermission: at most 7 actions, and SQS wording for an action it cannot grant', async (api, q) => {
+bothProtocols('AddPermission: at most 7 actions, and SQS wording for an action it cannot grant', async (api, q) => {
   const url = await create(api, q('perm'));
   const grant = (Actions: string[]) =>
     api.call('AddPermission', { QueueUrl: url, Label: 'l', AWSAccountIds: ['111111111111'], Actions });
@@ -181,7 +183,7 @@ bothProtocols('5. AddPermission: at most 7 actions, and SQS wording for an actio
 });
 
 bothProtocols(
-  '3. a FIFO queue switched from queue to messageGroup deduplication keeps deduplicating across groups',
+  'a FIFO queue switched from queue to messageGroup deduplication keeps deduplicating across groups',
   async (api, q) => {
     const highThroughput = { DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' };
     const sendTwice = async (url: string) => {

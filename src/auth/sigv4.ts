@@ -1,7 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { isRegionName, regionOfHost } from '../../engine/kernel/addressing.js';
-import { SqsError } from '../../engine/kernel/errors.js';
-import type { WireRequest } from '../../protocols/wire.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import { isRegionName, regionOfHost } from '../engine/kernel/addressing.js';
+import { SqsError } from '../engine/kernel/errors.js';
 
 /**
  * AWS Signature Version 4, as SQS checks it: in the Authorization header or in a presigned
@@ -11,6 +11,19 @@ import type { WireRequest } from '../../protocols/wire.js';
 const ALGORITHM = 'AWS4-HMAC-SHA256';
 const MAX_SKEW_MS = 15 * 60_000;
 const MAX_PRESIGNED_SECONDS = 7 * 24 * 3600;
+
+/**
+ * What a signature covers of an HTTP request, as the HTTP front hands it to the protocols
+ * (their WireRequest is one): declared here so that checking a signature needs no protocol.
+ */
+export interface SignedRequest {
+  method: string;
+  /** Path without the query string. */
+  path: string;
+  query: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
 
 export interface Signature {
   accessKeyId: string;
@@ -57,7 +70,7 @@ export const authErrors = {
     ),
   targetNotSigned: () =>
     new SqsError('IncompleteSignature', 'IncompleteSignature', 400, 'The X-Amz-Target header must be signed.'),
-  /** Too many failed attempts from this client or on this key (auth-throttle.ts); SQS's own throttling error, as HTTP 429. */
+  /** Too many failed attempts from this client or on this key (throttle.ts); SQS's own throttling error, as HTTP 429. */
   throttled: (seconds: number) => new Throttled(seconds),
 };
 
@@ -78,7 +91,7 @@ function mismatchBecause(message: string): SqsError {
 }
 
 /** The signature a request carries, if any; throws IncompleteSignature when it is malformed. */
-export function readSignature(req: WireRequest): Signature | undefined {
+export function readSignature(req: SignedRequest): Signature | undefined {
   const auth = req.headers.authorization;
   if (typeof auth === 'string' && auth.startsWith(`${ALGORITHM} `)) {
     const fields = new Map(
@@ -118,12 +131,12 @@ export function readSignature(req: WireRequest): Signature | undefined {
 }
 
 /** A presigned URL's X-Amz-Credential; most requests have no query, and then nothing is parsed. */
-function queryCredential(req: WireRequest): string | null {
+function queryCredential(req: SignedRequest): string | null {
   return req.query === '' ? null : new URLSearchParams(req.query).get('X-Amz-Credential');
 }
 
 /** The access key id a request names, signed or not (for the unsigned account convention). */
-export function accessKeyOf(req: WireRequest): string | undefined {
+export function accessKeyOf(req: SignedRequest): string | undefined {
   const auth = req.headers.authorization;
   const cred =
     (typeof auth === 'string' && /Credential=([^/,\s]+)/.exec(auth)?.[1]) || queryCredential(req)?.split('/')[0];
@@ -134,7 +147,7 @@ export function accessKeyOf(req: WireRequest): string | undefined {
  * The region of the credential scope a request names (`<key>/<date>/<region>/sqs/aws4_request`),
  * signed or not, if it is a region name: the SDKs and the CLI sign with the client's region.
  */
-export function scopeRegionOf(req: WireRequest): string | undefined {
+export function scopeRegionOf(req: SignedRequest): string | undefined {
   const auth = req.headers.authorization;
   const cred = (typeof auth === 'string' && /Credential=([^,\s]+)/.exec(auth)?.[1]) || queryCredential(req);
   const region = cred ? cred.split('/')[2] : undefined;
@@ -148,7 +161,7 @@ export function scopeRegionOf(req: WireRequest): string | undefined {
  * URL's X-Amz-Expires), and that the action header, when present, is signed: otherwise a
  * presigned URL or a captured request could be replayed as another action.
  */
-export function checkSignature(req: WireRequest, sig: Signature, now: number): void {
+export function checkSignature(req: SignedRequest, sig: Signature, now: number): void {
   const signedAt = parseAmzDate(sig.amzDate);
   if (signedAt === undefined) throw authErrors.incomplete(`Invalid X-Amz-Date ${sig.amzDate}.`);
   const [date, region, service] = sig.scope.split('/') as [string, string, string];
@@ -170,7 +183,7 @@ export function checkSignature(req: WireRequest, sig: Signature, now: number): v
 }
 
 /** The signature itself, with the key's secret; `checkSignature` first. */
-export function verifySignature(req: WireRequest, sig: Signature, secretAccessKey: string): void {
+export function verifySignature(req: SignedRequest, sig: Signature, secretAccessKey: string): void {
   const stringToSign = [ALGORITHM, sig.amzDate, sig.scope, sha256(canonicalRequest(req, sig))].join('\n');
   const [date, region, service] = sig.scope.split('/') as [string, string, string];
   let key = hmac(`AWS4${secretAccessKey}`, date);
@@ -180,7 +193,7 @@ export function verifySignature(req: WireRequest, sig: Signature, secretAccessKe
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw authErrors.mismatch();
 }
 
-function canonicalRequest(req: WireRequest, sig: Signature): string {
+function canonicalRequest(req: SignedRequest, sig: Signature): string {
   const headers = sig.signedHeaders
     .map((name) => `${name}:${(header(req, name) ?? '').trim().replace(/\s+/g, ' ')}\n`)
     .join('');
@@ -214,7 +227,7 @@ function credential(value: string): Pick<Signature, 'accessKeyId' | 'scope'> {
   return { accessKeyId: parts[0]!, scope: parts.slice(1).join('/') };
 }
 
-function header(req: WireRequest, name: string): string | undefined {
+function header(req: SignedRequest, name: string): string | undefined {
   // Signed header names come from the client: `__proto__` must not reach the prototype.
   const v = Object.hasOwn(req.headers, name) ? req.headers[name] : undefined;
   return Array.isArray(v) ? v.join(',') : v;
