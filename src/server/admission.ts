@@ -131,7 +131,7 @@ export class Admission {
   refusedConnections = 0;
   private readonly seen = new WeakSet<object>();
   private readonly overShare = new WeakSet<Socket>();
-  /** By address key (auth-throttle.ts's addressKey); an entry lives while it holds anything. */
+  /** By address key (src/auth/throttle.ts's addressKey); an entry lives while it holds anything. */
   private readonly clients = new Map<string, ClientBudget>();
   private lastAddress?: string;
   private lastKey = '';

@@ -202,7 +202,7 @@ async function start(
   engine.start();
   resources.defer(() => engine.close());
   const readiness = new Readiness(store);
-  // One throttle for every interface that checks the same secrets (auth-throttle.ts), on
+  // One throttle for every interface that checks the same secrets (src/auth/throttle.ts), on
   // the engine's clock so that tests on a manual clock can move it.
   const authThrottle = new AuthThrottle({}, () => clock.now());
   const metricsEndpoint = new MetricsEndpoint(metrics, { ...metricsAccess, throttle: authThrottle });

@@ -57,7 +57,7 @@ export interface ServerConfig {
   clientLimits?: ClientLimits;
   /** What one account may hold (src/engine/quotas.ts); defaults for those not given. */
   quotas?: Partial<AccountQuotas>;
-  /** Console sessions one account may hold (src/console/sessions.ts). */
+  /** Console sessions one account may hold (src/auth/console-sessions.ts). */
   sessionsPerAccount?: number;
 }
 

@@ -26,7 +26,7 @@ export const DEFAULT_ACCOUNT_QUOTAS: AccountQuotas = { queues: 100_000, policies
 
 /**
  * Console sessions one account may hold (`--max-console-sessions-per-account`); past it a
- * sign-in signs out that account's oldest (src/console/sessions.ts). Here with the others.
+ * sign-in signs out that account's oldest (src/auth/console-sessions.ts). Here with the others.
  */
 export const DEFAULT_SESSIONS_PER_ACCOUNT = 100;
 
