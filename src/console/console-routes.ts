@@ -2,6 +2,7 @@ import type { Engine } from '../engine/engine.js';
 import { isRegionName } from '../engine/queues/addressing.js';
 import { SqsError } from '../engine/errors.js';
 import type { RequestContext } from '../engine/types.js';
+import { engineDispatch, type Dispatch } from '../protocols/dispatch.js';
 import { handleJson, jsonError } from '../protocols/json/json-adapter.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import type { Credentials } from '../protocols/credentials.js';
@@ -50,8 +51,10 @@ const DUMMY_SECRET = 'redrive-console-no-such-key';
 export class ConsoleRoutes {
   private readonly sessions: Sessions;
   private readonly throttle: AuthThrottle;
+  private readonly run: Dispatch;
 
   constructor(private readonly opts: ConsoleOptions) {
+    this.run = engineDispatch(opts.engine);
     this.throttle = opts.throttle ?? new AuthThrottle();
     this.sessions = new Sessions(undefined, opts.sessionsPerAccount);
   }
@@ -114,7 +117,7 @@ export class ConsoleRoutes {
       baseUrl: `http://${req.headers.host}`,
       requestId,
     };
-    return handleJson(this.opts.engine, ctx, req);
+    return handleJson(this.run, ctx, req);
   }
 
   private signIn(req: WireRequest, client: string): WireResponse {

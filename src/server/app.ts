@@ -14,7 +14,7 @@ import { admissionLimits } from './admission.js';
 import { HttpServer } from './http-server.js';
 import { mountTable } from './mount-table.js';
 import { Resources } from './resources.js';
-import { SqsApp } from './sqs-app.js';
+import { engineBackend, SqsApp } from './sqs-app.js';
 import type { Credentials } from './auth/caller.js';
 import { Readiness } from './readiness.js';
 import { ConsoleRoutes } from '../console/console-routes.js';
@@ -220,7 +220,7 @@ async function start(
     guard,
     bodyBudget: config.maxBodyMemoryMiB === undefined ? undefined : config.maxBodyMemoryMiB * 1024 * 1024,
     mounts: mountTable({
-      sqs: new SqsApp(engine, {
+      sqs: new SqsApp(engineBackend(engine), {
         accountId: config.accountId,
         region: config.region,
         host: config.host,

@@ -1,6 +1,8 @@
 import type { Engine } from '../engine/engine.js';
 import { hasAction } from '../engine/actions/registry.js';
 import type { ManualClock } from '../engine/clock.js';
+import type { EngineObserver } from '../engine/observer.js';
+import { engineDispatch, type Dispatch } from '../protocols/dispatch.js';
 import { regionOfHost } from '../engine/queues/addressing.js';
 import type { RequestContext } from '../engine/types.js';
 import { AuthThrottle } from '../protocols/auth-throttle.js';
@@ -30,6 +32,22 @@ export interface SqsOptions {
   requestTally?: { count(accountId: string, accessKey: string | undefined, client: string): void };
 }
 
+/**
+ * What the SQS API needs of the engine: its dispatch, the count of requests refused before
+ * an action, and the release of waiting long polls at shutdown. In one thread, the engine
+ * itself (`engineBackend`); on an HTTP thread of `--threads N`, the link to the owner
+ * thread (src/server/threads/owner-link.ts).
+ */
+export interface SqsBackend {
+  run: Dispatch;
+  observer: Pick<EngineObserver, 'request'>;
+  releaseLongPolls(): void;
+}
+
+export function engineBackend(engine: Engine): SqsBackend {
+  return { run: engineDispatch(engine), observer: engine.observer, releaseLongPolls: () => engine.longPolls.releaseAll() };
+}
+
 interface HostFacts {
   host: string;
   region: string | undefined;
@@ -49,7 +67,7 @@ export class SqsApp implements SubApp {
   private readonly authThrottle: AuthThrottle;
 
   constructor(
-    private readonly engine: Engine,
+    private readonly backend: SqsBackend,
     private readonly opts: SqsOptions,
   ) {
     this.authThrottle = opts.authThrottle ?? new AuthThrottle();
@@ -61,7 +79,7 @@ export class SqsApp implements SubApp {
 
   /** Waiting long polls are answered at once, with what there is, so that the front drains. */
   close(): void {
-    this.engine.longPolls.releaseAll();
+    this.backend.releaseLongPolls();
   }
 
   /** A plain function returning the adapter's promise with one reaction: an async frame per request costs more. */
@@ -104,8 +122,8 @@ export class SqsApp implements SubApp {
     };
     if (x.seen) Object.assign(x.seen, { ctx, protocol: json ? 'json' : 'query' });
     const response = json
-      ? handleJson(this.engine, ctx, req, x.cancelled)
-      : handleQuery(this.engine, ctx, req, x.cancelled);
+      ? handleJson(this.backend.run, ctx, req, x.cancelled)
+      : handleQuery(this.backend.run, ctx, req, x.cancelled);
     // ctx.action is set once the request reaches its action, which counts it (dispatch).
     return response.then((r) => (ctx.action === undefined ? this.refused(req, json, started, r) : r));
   }
@@ -140,7 +158,7 @@ export class SqsApp implements SubApp {
         : (new URLSearchParams(req.query).get('Action') ??
           new URLSearchParams(req.body.toString('utf8')).get('Action') ??
           '');
-      this.engine.observer.request(
+      this.backend.observer.request(
         hasAction(named) ? named : 'unknown',
         json ? 'json' : 'query',
         code,
