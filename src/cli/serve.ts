@@ -53,6 +53,11 @@ export function serveCommand(): Command {
       'request bodies held in memory at once, all requests together; past it requests get 503',
       String(defaults.maxBodyMemoryMiB),
     )
+    .option(
+      '--threads <n>',
+      'threads that serve HTTP in front of the one that owns the store (1: everything on one thread)',
+      String(defaults.threads),
+    )
     .option('--amqp-port <port>', 'serve AMQP 0-9-1 on this port too (off by default; 0 picks a free one)');
   // The AMQP listener's limits follow its port in the help.
   return (
@@ -116,6 +121,7 @@ Examples:
               configFile: opts.config,
               shutdownGraceMs: seconds(opts.shutdownGrace, '--shutdown-grace') * 1000,
               maxBodyMemoryMiB: mebibytes(opts.maxBodyMemory, '--max-body-memory'),
+              threads: threadCount(opts.threads),
               amqpPort,
               trustProxy: opts.trustProxy === undefined ? undefined : trustProxy(opts.trustProxy),
               amqpLimits: amqpLimitsFrom(opts),
@@ -156,6 +162,16 @@ function mebibytes(value: string, flag: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value.trim()) || n < 1)
     throw new StartupError(`${flag} ${JSON.stringify(value)}: must be a whole number of MiB, 1 or more`);
+  return n;
+}
+
+/** More threads than this is a typo, not a machine: each thread costs its own heap. */
+const MAX_THREADS = 256;
+
+function threadCount(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || n < 1 || n > MAX_THREADS)
+    throw new StartupError(`--threads ${JSON.stringify(value)}: must be a whole number from 1 to ${MAX_THREADS}`);
   return n;
 }
 

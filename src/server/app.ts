@@ -12,6 +12,7 @@ import { ConfigError, loadConfigFile, parseConfig, type ConfigFile } from './con
 import { declareQueues } from './declare-queues.js';
 import { admissionLimits } from './admission.js';
 import { HttpServer } from './http-server.js';
+import { HttpThreads } from './threads/http-threads.js';
 import { mountTable } from './mount-table.js';
 import { Resources } from './resources.js';
 import { engineBackend, SqsApp } from './sqs-app.js';
@@ -211,15 +212,8 @@ async function start(
   const requestTally = new RequestTally();
   const broker = new BrokerApi({ engine, node, amqp: () => amqp, tally: requestTally, log });
   const guard = { credentials: credentials !== undefined, allowedHosts };
-  const http = new HttpServer({
-    host: config.host,
-    port: config.port,
-    log,
-    trustProxy: config.trustProxy,
-    clientLimits: config.clientLimits,
-    guard,
-    bodyBudget: config.maxBodyMemoryMiB === undefined ? undefined : config.maxBodyMemoryMiB * 1024 * 1024,
-    mounts: mountTable({
+  const bodyBudget = config.maxBodyMemoryMiB === undefined ? undefined : config.maxBodyMemoryMiB * 1024 * 1024;
+  const mounts = mountTable({
       sqs: new SqsApp(engineBackend(engine), {
         accountId: config.accountId,
         region: config.region,
@@ -250,8 +244,44 @@ async function start(
         throttle: authThrottle,
         broker,
       }),
-    }),
   });
+  const http =
+    (config.threads ?? 1) > 1
+      ? new HttpThreads({
+          threads: config.threads!,
+          host: config.host,
+          port: config.port,
+          log,
+          engine,
+          mounts,
+          readiness,
+          throttle: authThrottle,
+          tally: requestTally,
+          thread: {
+            logLevel: config.logLevel,
+            guard,
+            trustProxy: config.trustProxy,
+            clientLimits: config.clientLimits,
+            bodyBudget,
+            accountId: config.accountId,
+            region: config.region,
+            credentials,
+            console: config.console !== 'off',
+            manualClock: clock instanceof ManualClock,
+            closeIntrinsics: !Object.isExtensible(Object.prototype),
+          },
+        })
+      : new HttpServer({
+          host: config.host,
+          port: config.port,
+          log,
+          trustProxy: config.trustProxy,
+          clientLimits: config.clientLimits,
+          guard,
+          bodyBudget,
+          mounts,
+        });
+
   let amqpPort: number | undefined;
   if (config.amqpPort !== undefined) {
     const listener = new AmqpServer({
@@ -292,6 +322,7 @@ async function start(
       // --durability is the SQLite file's setting; memory and PostgreSQL have their own.
       ...(store.kind === 'sqlite' ? { durability: config.durability } : {}),
       node,
+      ...((config.threads ?? 1) > 1 ? { threads: config.threads } : {}),
       metrics: metricsListener?.url ?? metricsOnMainPort(url, metricsAccess),
     },
     'listening',
