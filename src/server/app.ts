@@ -256,6 +256,7 @@ async function start(
           mounts,
           readiness,
           throttle: authThrottle,
+          credentials,
           tally: requestTally,
           thread: {
             logLevel: config.logLevel,
@@ -265,7 +266,7 @@ async function start(
             bodyBudget,
             accountId: config.accountId,
             region: config.region,
-            credentials,
+            signed: credentials !== undefined,
             console: config.console !== 'off',
             manualClock: clock instanceof ManualClock,
             closeIntrinsics: !Object.isExtensible(Object.prototype),

@@ -10,7 +10,7 @@ import { handleJson, isJsonRequest, jsonError } from '../protocols/json/json-ada
 import { handleQuery, queryError, wantsJson } from '../protocols/query/query-adapter.js';
 import { headerText } from '../protocols/utf8.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
-import { callerAccount, withRetryAfter, type Credentials } from './auth/caller.js';
+import { callerAccount, claimOf, withRetryAfter, type Credentials, type SignedClaim } from './auth/caller.js';
 import { accessKeyOf, scopeRegionOf } from './auth/sigv4.js';
 import { sqsErrors, type Exchange, type SubApp } from './mount.js';
 
@@ -42,6 +42,8 @@ export interface SqsBackend {
   run: Dispatch;
   observer: Pick<EngineObserver, 'request'>;
   releaseLongPolls(): void;
+  /** With --credentials: checks the secret elsewhere (the owner thread); absent, it is checked here. */
+  checkSecret?(claim: SignedClaim, client: string): Promise<string>;
 }
 
 export function engineBackend(engine: Engine): SqsBackend {
@@ -90,19 +92,49 @@ export class SqsApp implements SubApp {
     if (clockPath && !this.opts.credentials) return this.moveClock(req);
     const json = req.method === 'POST' && isJsonRequest(req);
     const started = performance.now();
+    if (this.opts.credentials && this.backend.checkSecret) {
+      // An HTTP thread checks everything but the secret; the owner checks that under the
+      // one throttle every thread shares (threads/http-threads.ts).
+      let claim: SignedClaim;
+      try {
+        claim = claimOf(req, Date.now());
+      } catch (e) {
+        return this.refuse(e, req, x, json, started);
+      }
+      return this.backend.checkSecret(claim, x.client).then(
+        (accountId) => this.serve(req, x, json, started, clockPath, accountId),
+        (e: unknown) => this.refuse(e, req, x, json, started),
+      );
+    }
     let accountId: string;
     try {
       // The throttle's guard matters only with credentials (open mode checks no secret).
       const guard = this.opts.credentials ? { throttle: this.authThrottle, client: x.client } : undefined;
       accountId = callerAccount(req, this.opts.credentials, this.opts.accountId, Date.now(), guard);
     } catch (e) {
-      return this.refused(
-        req,
-        json,
-        started,
-        withRetryAfter(e, json ? jsonError(e) : queryError(e, x.requestId, wantsJson(req))),
-      );
+      return this.refuse(e, req, x, json, started);
     }
+    return this.serve(req, x, json, started, clockPath, accountId);
+  }
+
+  private refuse(e: unknown, req: WireRequest, x: Exchange, json: boolean, started: number): WireResponse {
+    return this.refused(
+      req,
+      json,
+      started,
+      withRetryAfter(e, json ? jsonError(e) : queryError(e, x.requestId, wantsJson(req))),
+    );
+  }
+
+  /** The request of a known caller: to its adapter. */
+  private serve(
+    req: WireRequest,
+    x: Exchange,
+    json: boolean,
+    started: number,
+    clockPath: boolean,
+    accountId: string,
+  ): Promise<WireResponse> | WireResponse {
     this.opts.requestTally?.count(accountId, accessKeyOf(req), x.client);
     if (clockPath) return this.moveClock(req);
     const host = this.hostOf(req.headers.host ?? `${this.opts.host}:${this.opts.port}`);

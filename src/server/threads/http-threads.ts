@@ -5,6 +5,7 @@ import type { Engine } from '../../engine/engine.js';
 import type { Cancellation } from '../../engine/messages/long-poll.js';
 import type { RequestContext } from '../../engine/types.js';
 import type { AuthThrottle } from '../../protocols/auth-throttle.js';
+import { checkSecret, type Credentials } from '../auth/caller.js';
 import { nullPrototypeMaps } from '../../protocols/json/map-members.js';
 import type { SubApp } from '../mount.js';
 import type { Readiness, ReadyAnswer } from '../readiness.js';
@@ -22,6 +23,8 @@ export interface HttpThreadsOptions {
   mounts: SubApp[];
   readiness: Pick<Readiness, 'check'>;
   throttle: AuthThrottle;
+  /** --credentials: the secrets, checked here for every thread. */
+  credentials?: Credentials;
   tally: { count(accountId: string, accessKey: string | undefined, client: string): void };
   /** Everything an HTTP thread needs besides its index, descriptor and port. */
   thread: Omit<ThreadConfig, 'index' | 'fd' | 'port' | 'host'>;
@@ -195,11 +198,8 @@ export class HttpThreads {
       case 'tally':
         this.opts.tally.count(m.accountId, m.accessKey, m.client);
         return;
-      case 'auth':
-        // The owner's throttle (console and management sign-ins), and every other thread's.
-        this.opts.throttle.failed(m.client, m.key);
-        for (const other of this.threads) if (other !== t && other.listening) this.post(other, m);
-        return;
+      case 'secret':
+        return this.secret(t, m);
       case 'listening':
         t.listening = true;
         return;
@@ -230,6 +230,19 @@ export class HttpThreads {
         if (t.worker === worker) this.post(t, { t: 'done', id: m.id, error: wireError(e) });
       },
     );
+  }
+
+  /** A signed request's secret, checked as one thread checks it (caller.ts), under the one throttle. */
+  private secret(t: Thread, m: Extract<ToOwner, { t: 'secret' }>): void {
+    let reply: ToThread;
+    try {
+      const guard = { throttle: this.opts.throttle, client: m.client };
+      const accountId = checkSecret(m.claim, () => m.claim.stringToSign, this.opts.credentials!, guard);
+      reply = { t: 'done', id: m.id, output: accountId };
+    } catch (e) {
+      reply = { t: 'done', id: m.id, error: wireError(e) };
+    }
+    this.post(t, reply);
   }
 
   private request(t: Thread, m: Extract<ToOwner, { t: 'request' }>): void {

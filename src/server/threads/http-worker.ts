@@ -1,8 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { AuthThrottle } from '../../protocols/auth-throttle.js';
 import type { WireRequest } from '../../protocols/wire.js';
 import type { ClientLimits } from '../admission.js';
-import type { Credentials } from '../auth/caller.js';
 import { closeIntrinsics } from '../closed-intrinsics.js';
 import { HttpServer } from '../http-server.js';
 import { sqsErrors, type Exchange, type SubApp } from '../mount.js';
@@ -28,31 +26,13 @@ export interface ThreadConfig {
   bodyBudget?: number;
   accountId: string;
   region: string;
-  credentials?: Credentials;
   console: boolean;
+  /** Whether --credentials is on: the secrets stay on the owner, which checks them (SqsBackend.checkSecret). */
+  signed: boolean;
   /** `--clock manual` (tests): /_redrive/clock goes to the owner, and /_redrive/crash-thread ends this thread. */
   manualClock: boolean;
   /** Whether `redrive serve` closed the owner's intrinsics: each thread has its own (closed-intrinsics.ts). */
   closeIntrinsics: boolean;
-}
-
-/**
- * The failed-signature throttle of an HTTP thread: its own table, fed with every other
- * thread's failures through the owner, so that a client address's guesses count once
- * across the threads its connections land on (docs/security.md).
- */
-class SharedThrottle extends AuthThrottle {
-  constructor(private readonly link: OwnerLink) {
-    super();
-    link.onAuth = (ok, client, key) => {
-      if (!ok) super.failed(client, key);
-    };
-  }
-
-  override failed(address: string, key: string | undefined): void {
-    super.failed(address, key);
-    this.link.post({ t: 'auth', ok: false, client: address, key });
-  }
 }
 
 /**
@@ -73,8 +53,8 @@ function startThread(cfg: ThreadConfig): void {
     region: cfg.region,
     host: cfg.host,
     port: cfg.port,
-    credentials: cfg.credentials,
-    authThrottle: new SharedThrottle(link),
+    // Signed mode; the secrets are the owner's (the map is only asked whether it is there).
+    credentials: cfg.signed ? new Map() : undefined,
     requestTally: { count: (accountId, accessKey, client) => link.post({ t: 'tally', accountId, accessKey, client }) },
   });
   const mounts = mountTable({

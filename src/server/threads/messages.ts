@@ -1,6 +1,8 @@
 import { SqsError } from '../../engine/errors.js';
 import type { RequestContext } from '../../engine/types.js';
 import type { WireRequest, WireResponse } from '../../protocols/wire.js';
+import type { SignedClaim } from '../auth/caller.js';
+import { Throttled } from '../auth/sigv4.js';
 import type { ReadyAnswer } from '../readiness.js';
 
 /**
@@ -24,8 +26,8 @@ export type ToOwner =
   | { t: 'refused'; action: string; protocol: string; code: string; seconds: number }
   /** A request by this access key from this client, for the management API's tally. */
   | { t: 'tally'; accountId: string; accessKey: string | undefined; client: string }
-  /** A secret check failed or passed here: every other thread's throttle learns it. */
-  | { t: 'auth'; ok: boolean; client: string; key: string | undefined }
+  /** Check a signed request's secret under the owner's throttle; `done` answers with the account. */
+  | { t: 'secret'; id: number; claim: SignedClaim; client: string }
   /** The thread listens (its first message), or has drained after `close`. */
   | { t: 'listening' }
   | { t: 'drained' };
@@ -35,8 +37,6 @@ export type ToThread =
   | { t: 'done'; id: number; output?: unknown; error?: WireError }
   | { t: 'answer'; id: number; response: WireResponse }
   | { t: 'ready'; id: number; answer: ReadyAnswer }
-  /** Another thread's secret check, for this thread's throttle. */
-  | { t: 'auth'; ok: boolean; client: string; key: string | undefined }
   /** Stop accepting, let what is in flight finish (up to `drainMs`), then say `drained`. */
   | { t: 'close'; drainMs: number };
 
@@ -56,17 +56,36 @@ export function callContext(ctx: RequestContext): CallContext {
 
 /** An action's failure as it travels: an SqsError keeps its fields; anything else is an internal failure. */
 export type WireError =
-  | { sqs: true; type: string; code: string; status: number; message: string; senderFault: boolean }
+  | {
+      sqs: true;
+      type: string;
+      code: string;
+      status: number;
+      message: string;
+      senderFault: boolean;
+      /** A throttled secret check's Retry-After. */
+      retryAfterSeconds?: number;
+    }
   | { sqs: false; message: string; stack?: string };
 
 export function wireError(e: unknown): WireError {
-  if (e instanceof SqsError)
-    return { sqs: true, type: e.type, code: e.code, status: e.status, message: e.message, senderFault: e.senderFault };
+  if (e instanceof Throttled) return { ...sqsFields(e), retryAfterSeconds: e.retryAfterSeconds };
+  if (e instanceof SqsError) return sqsFields(e);
   const err = e instanceof Error ? e : new Error(String(e));
   return { sqs: false, message: err.message, stack: err.stack };
 }
 
+const sqsFields = (e: SqsError): Extract<WireError, { sqs: true }> => ({
+  sqs: true,
+  type: e.type,
+  code: e.code,
+  status: e.status,
+  message: e.message,
+  senderFault: e.senderFault,
+});
+
 export function errorOf(w: WireError): Error {
+  if (w.sqs && w.retryAfterSeconds !== undefined) return new Throttled(w.retryAfterSeconds);
   if (w.sqs) return new SqsError(w.type, w.code, w.status, w.message, w.senderFault);
   const err = new Error(`on the owner thread: ${w.message}`);
   if (w.stack) err.stack = w.stack;

@@ -3,6 +3,7 @@ import type { ActionInput } from '../../engine/actions/registry.js';
 import type { Cancellation } from '../../engine/messages/long-poll.js';
 import type { RequestContext } from '../../engine/types.js';
 import type { WireRequest, WireResponse } from '../../protocols/wire.js';
+import type { SignedClaim } from '../auth/caller.js';
 import type { ReadyAnswer } from '../readiness.js';
 import type { SqsBackend } from '../sqs-app.js';
 import { callContext, errorOf, type ToOwner, type ToThread } from './messages.js';
@@ -23,8 +24,6 @@ export class OwnerLink implements SqsBackend {
   private readonly pending = new Map<number, Pending>();
   private outbox: ToOwner[] = [];
   private flushing = false;
-  /** Called with another thread's secret check (the throttle's shared view). */
-  onAuth?: (ok: boolean, client: string, key: string | undefined) => void;
   /** Called when the owner asks this thread to stop. */
   onClose?: (drainMs: number) => void;
 
@@ -73,6 +72,15 @@ export class OwnerLink implements SqsBackend {
     });
   }
 
+  /** The owner checks the secret, under the throttle every thread and interface shares. */
+  checkSecret(claim: SignedClaim, client: string): Promise<string> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as never, reject });
+      this.post({ t: 'secret', id, claim, client });
+    });
+  }
+
   ready(): Promise<ReadyAnswer> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
@@ -110,9 +118,6 @@ export class OwnerLink implements SqsBackend {
         else p.resolve(m.answer as never);
         return;
       }
-      case 'auth':
-        this.onAuth?.(m.ok, m.client, m.key);
-        return;
       case 'close':
         this.onClose?.(m.drainMs);
         return;
