@@ -196,7 +196,7 @@ export class HttpThreads {
         this.opts.engine.observer.request(m.action, m.protocol, m.code, m.seconds);
         return;
       case 'tally':
-        this.opts.tally.count(m.accountId, m.accessKey, m.client);
+        for (let i = 0; i < m.n; i++) this.opts.tally.count(m.accountId, m.accessKey, m.client);
         return;
       case 'secret':
         return this.secret(t, m);

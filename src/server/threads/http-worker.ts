@@ -55,7 +55,7 @@ function startThread(cfg: ThreadConfig): void {
     port: cfg.port,
     // Signed mode; the secrets are the owner's (the map is only asked whether it is there).
     credentials: cfg.signed ? new Map() : undefined,
-    requestTally: { count: (accountId, accessKey, client) => link.post({ t: 'tally', accountId, accessKey, client }) },
+    requestTally: { count: (accountId, accessKey, client) => link.tally(accountId, accessKey, client) },
   });
   const mounts = mountTable({
     sqs,

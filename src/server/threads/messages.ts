@@ -24,8 +24,8 @@ export type ToOwner =
   | { t: 'ready'; id: number }
   /** A request refused before an action, for redrive_requests_total. */
   | { t: 'refused'; action: string; protocol: string; code: string; seconds: number }
-  /** A request by this access key from this client, for the management API's tally. */
-  | { t: 'tally'; accountId: string; accessKey: string | undefined; client: string }
+  /** `n` requests in a row by this access key from this client, for the management API's tally. */
+  | { t: 'tally'; accountId: string; accessKey: string | undefined; client: string; n: number }
   /** Check a signed request's secret under the owner's throttle; `done` answers with the account. */
   | { t: 'secret'; id: number; claim: SignedClaim; client: string }
   /** The thread listens (its first message), or has drained after `close`. */

@@ -89,6 +89,22 @@ export class OwnerLink implements SqsBackend {
     });
   }
 
+  /**
+   * A request by this key from this client, for the management API's tally. A client's
+   * requests come in runs: a run travels as one entry with its count.
+   */
+  tally(accountId: string, accessKey: string | undefined, client: string): void {
+    const run = this.tallyRun;
+    if (run && run.accountId === accountId && run.accessKey === accessKey && run.client === client) {
+      run.n++;
+      return;
+    }
+    this.tallyRun = { t: 'tally', accountId, accessKey, client, n: 1 };
+    this.post(this.tallyRun);
+  }
+
+  private tallyRun?: Extract<ToOwner, { t: 'tally' }>;
+
   post(m: ToOwner): void {
     this.outbox.push(m);
     if (this.flushing) return;
@@ -98,6 +114,7 @@ export class OwnerLink implements SqsBackend {
 
   private readonly flush = () => {
     this.flushing = false;
+    this.tallyRun = undefined;
     const batch = this.outbox;
     this.outbox = [];
     this.port.postMessage(batch);
