@@ -127,9 +127,11 @@ export class Window {
       emptyReceives: this.emptyReceives,
       firstError: this.firstError,
       clientCpuSeconds: (cpu.user + cpu.system) / 1e6 + this.externalCpu,
-      latency: this.externalLatency ?? (this.latencies.length
-        ? { p50: percentile(this.latencies, 50), p99: percentile(this.latencies, 99), count: this.latencies.length }
-        : undefined),
+      latency:
+        this.externalLatency ??
+        (this.latencies.length
+          ? { p50: percentile(this.latencies, 50), p99: percentile(this.latencies, 99), count: this.latencies.length }
+          : undefined),
       complete: this.complete,
       roundTrips: this.roundTrips,
     };

@@ -28,7 +28,15 @@ export async function runWrk(spec: LoadSpec, w: Window): Promise<void> {
       ].join('\n'),
     );
     const run = (seconds: number) =>
-      wrk(['-t1', `-c${spec.producers}`, `-d${Math.max(1, Math.round(seconds))}s`, '--latency', '-s', script, `${spec.target}/`]);
+      wrk([
+        '-t1',
+        `-c${spec.producers}`,
+        `-d${Math.max(1, Math.round(seconds))}s`,
+        '--latency',
+        '-s',
+        script,
+        `${spec.target}/`,
+      ]);
     await run(spec.warmupSeconds);
     await w.opened;
     const cpuBefore = childrenCpuSeconds();

@@ -214,36 +214,36 @@ async function start(
   const guard = { credentials: credentials !== undefined, allowedHosts };
   const bodyBudget = config.maxBodyMemoryMiB === undefined ? undefined : config.maxBodyMemoryMiB * 1024 * 1024;
   const mounts = mountTable({
-      sqs: new SqsApp(engineBackend(engine), {
-        accountId: config.accountId,
-        region: config.region,
-        host: config.host,
-        port: config.port,
-        credentials,
-        authThrottle,
-        manualClock: clock instanceof ManualClock ? clock : undefined,
-        requestTally,
-      }),
-      readiness,
-      console:
-        config.console === 'off'
-          ? undefined
-          : new ConsoleRoutes({
-              engine,
-              region: config.region,
-              accountId: config.accountId,
-              credentials,
-              throttle: authThrottle,
-              broker,
-              sessionsPerAccount: config.sessionsPerAccount,
-            }),
-      metrics: metricsEndpoint,
-      management: new ManagementApi(runtimePolicies, {
-        accountId: config.accountId,
-        credentials,
-        throttle: authThrottle,
-        broker,
-      }),
+    sqs: new SqsApp(engineBackend(engine), {
+      accountId: config.accountId,
+      region: config.region,
+      host: config.host,
+      port: config.port,
+      credentials,
+      authThrottle,
+      manualClock: clock instanceof ManualClock ? clock : undefined,
+      requestTally,
+    }),
+    readiness,
+    console:
+      config.console === 'off'
+        ? undefined
+        : new ConsoleRoutes({
+            engine,
+            region: config.region,
+            accountId: config.accountId,
+            credentials,
+            throttle: authThrottle,
+            broker,
+            sessionsPerAccount: config.sessionsPerAccount,
+          }),
+    metrics: metricsEndpoint,
+    management: new ManagementApi(runtimePolicies, {
+      accountId: config.accountId,
+      credentials,
+      throttle: authThrottle,
+      broker,
+    }),
   });
   const http =
     (config.threads ?? 1) > 1

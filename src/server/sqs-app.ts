@@ -47,7 +47,11 @@ export interface SqsBackend {
 }
 
 export function engineBackend(engine: Engine): SqsBackend {
-  return { run: engineDispatch(engine), observer: engine.observer, releaseLongPolls: () => engine.longPolls.releaseAll() };
+  return {
+    run: engineDispatch(engine),
+    observer: engine.observer,
+    releaseLongPolls: () => engine.longPolls.releaseAll(),
+  };
 }
 
 interface HostFacts {

@@ -8,7 +8,12 @@ import { mountOf, mountTable, type Mounted } from '../../src/server/mount-table.
 import { Readiness } from '../../src/server/readiness.js';
 import { SqsApp, type SqsBackend } from '../../src/server/sqs-app.js';
 
-const sqs = new SqsApp({} as SqsBackend, { accountId: '000000000000', region: 'us-east-1', host: '127.0.0.1', port: 9324 });
+const sqs = new SqsApp({} as SqsBackend, {
+  accountId: '000000000000',
+  region: 'us-east-1',
+  host: '127.0.0.1',
+  port: 9324,
+});
 const readiness = new Readiness({ maintenance: { ready: async () => {} } });
 const everything: Mounted = {
   sqs,

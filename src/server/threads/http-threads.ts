@@ -98,7 +98,10 @@ export class HttpThreads {
   ready(): Promise<ReadyAnswer> {
     const down = this.threads.find((t) => !t.listening);
     if (down && !this.stopping)
-      return Promise.resolve({ ready: false, reason: `HTTP thread ${down.index} of ${this.threads.length} is restarting` });
+      return Promise.resolve({
+        ready: false,
+        reason: `HTTP thread ${down.index} of ${this.threads.length} is restarting`,
+      });
     return this.opts.readiness.check();
   }
 

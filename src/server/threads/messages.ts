@@ -41,7 +41,10 @@ export type ToThread =
   | { t: 'close'; drainMs: number };
 
 /** The request's context as it travels: the fields an action reads. */
-export type CallContext = Pick<RequestContext, 'accountId' | 'region' | 'baseUrl' | 'requestId' | 'traceHeader' | 'protocol'>;
+export type CallContext = Pick<
+  RequestContext,
+  'accountId' | 'region' | 'baseUrl' | 'requestId' | 'traceHeader' | 'protocol'
+>;
 
 export function callContext(ctx: RequestContext): CallContext {
   return {
