@@ -62,17 +62,22 @@ export function admissionLimits(
   fileLimit = openFileLimit(),
   maxBodyBytes = DEFAULT_BODY_BUDGET,
   perClient: ClientLimits = {},
+  share = 1,
 ): AdmissionLimits {
   const maxRequests = Math.max(64, Math.min(fileLimit - 128, 20_000));
+  // One of `share` HTTP threads (--threads): the process's totals (descriptors, body
+  // memory) are split between them; what one address may hold is each thread's.
+  const ours = Math.max(16, Math.floor(maxRequests / share));
+  const bodyBytes = Math.floor(maxBodyBytes / share);
   return {
-    maxRequests,
-    maxBodyBytes,
-    maxLongPolls: Math.min(10_000, Math.floor(maxRequests * 0.75)),
+    maxRequests: ours,
+    maxBodyBytes: bodyBytes,
+    maxLongPolls: Math.min(10_000, Math.floor(ours * 0.75)),
     smallBodyBytes: SMALL_BODY_BYTES,
     maxConnectionsPerClient: perClient.maxConnectionsPerClient ?? Math.max(32, Math.floor(maxRequests / 4)),
-    maxUnfinished: Math.floor(maxRequests * 0.75),
+    maxUnfinished: Math.floor(ours * 0.75),
     maxUnfinishedPerClient: perClient.maxUnfinishedPerClient ?? Math.max(16, Math.floor(maxRequests / 8)),
-    maxBodyBytesPerClient: Math.floor(maxBodyBytes / 4),
+    maxBodyBytesPerClient: Math.floor(bodyBytes / 4),
   };
 }
 

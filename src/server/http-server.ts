@@ -31,6 +31,8 @@ export interface HttpOptions {
   clientLimits?: ClientLimits;
   /** Listen on this descriptor of a bound socket instead of binding `host:port` (an HTTP thread, threads/listen-fd.ts). */
   fd?: number;
+  /** HTTP threads that share the process's limits (`--threads`); 1 when absent. */
+  threads?: number;
 }
 
 // A long poll waits up to 20 s, so sockets may stay quiet that long; anything slower is cut.
@@ -62,7 +64,7 @@ export class HttpServer {
   constructor(private readonly opts: HttpOptions) {
     this.clientAddress = new ClientAddress(opts.trustProxy);
     this.admission = new Admission(
-      admissionLimits(undefined, opts.bodyBudget ?? DEFAULT_BODY_BUDGET, opts.clientLimits),
+      admissionLimits(undefined, opts.bodyBudget ?? DEFAULT_BODY_BUDGET, opts.clientLimits, opts.threads),
       (peer) => this.clientAddress.isProxy(peer),
     );
     this.guard = new RequestGuard(opts.guard);

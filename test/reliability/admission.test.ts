@@ -77,6 +77,18 @@ test('limits follow the open-file limit, leaving a quarter of the requests to no
   assert.equal(admissionLimits(1024, undefined, { maxUnfinishedPerClient: 5 }).maxUnfinishedPerClient, 5);
   assert.equal(admissionLimits(1_000_000).maxLongPolls, 10_000);
   assert.equal(admissionLimits(100).maxRequests, 64);
+  // One of 4 HTTP threads (--threads 4): the process's totals split four ways, each
+  // address's share per thread as with one.
+  assert.deepEqual(admissionLimits(1024, undefined, {}, 4), {
+    maxRequests: 224,
+    maxBodyBytes: 128 * 1024 * 1024,
+    maxLongPolls: 168,
+    smallBodyBytes: 64 * 1024,
+    maxConnectionsPerClient: 224,
+    maxUnfinished: 168,
+    maxUnfinishedPerClient: 112,
+    maxBodyBytesPerClient: 32 * 1024 * 1024,
+  });
 });
 
 test('past maxLongPolls a receive returns what is there but does not wait: empty means 503', async () => {

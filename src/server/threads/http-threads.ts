@@ -27,7 +27,7 @@ export interface HttpThreadsOptions {
   credentials?: Credentials;
   tally: { count(accountId: string, accessKey: string | undefined, client: string): void };
   /** Everything an HTTP thread needs besides its index, descriptor and port. */
-  thread: Omit<ThreadConfig, 'index' | 'fd' | 'port' | 'host'>;
+  thread: Omit<ThreadConfig, 'index' | 'threads' | 'fd' | 'port' | 'host'>;
 }
 
 /** A restarted thread waits this long, doubling with each failure in a row, up to the maximum. */
@@ -133,7 +133,14 @@ export class HttpThreads {
   }
 
   private start(t: Thread, fd: number): Promise<void> {
-    const config: ThreadConfig = { ...this.opts.thread, index: t.index, fd, host: this.opts.host, port: this.port };
+    const config: ThreadConfig = {
+      ...this.opts.thread,
+      index: t.index,
+      threads: this.threads.length,
+      fd,
+      host: this.opts.host,
+      port: this.port,
+    };
     const worker = new Worker(new URL('./http-worker.js', import.meta.url), { workerData: config });
     t.worker = worker;
     t.listening = false;

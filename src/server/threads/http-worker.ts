@@ -14,6 +14,8 @@ import { OwnerLink } from './owner-link.js';
 export interface ThreadConfig {
   /** 1..N, in its log lines. */
   index: number;
+  /** N: the threads share the process's limits at the door (admission.ts). */
+  threads: number;
   /** Its own descriptor of the listening socket (listen-fd.ts). */
   fd: number;
   host: string;
@@ -69,6 +71,7 @@ function startThread(cfg: ThreadConfig): void {
     host: cfg.host,
     port: cfg.port,
     fd: cfg.fd,
+    threads: cfg.threads,
     log,
     trustProxy: cfg.trustProxy,
     clientLimits: cfg.clientLimits,
