@@ -65,18 +65,20 @@ export function admissionLimits(
   share = 1,
 ): AdmissionLimits {
   const maxRequests = Math.max(64, Math.min(fileLimit - 128, 20_000));
-  // One of `share` HTTP threads (--threads): the process's totals (descriptors, body
-  // memory) are split between them; what one address may hold is each thread's.
+  // One of `share` HTTP threads (--threads): every limit is split between them, the
+  // process's totals (descriptors, body memory) and what one address may hold, so that N
+  // threads together allow what one does (an address's connections spread over them).
   const ours = Math.max(16, Math.floor(maxRequests / share));
   const bodyBytes = Math.floor(maxBodyBytes / share);
+  const perThread = (n: number) => Math.max(1, Math.ceil(n / share));
   return {
     maxRequests: ours,
     maxBodyBytes: bodyBytes,
     maxLongPolls: Math.min(10_000, Math.floor(ours * 0.75)),
     smallBodyBytes: SMALL_BODY_BYTES,
-    maxConnectionsPerClient: perClient.maxConnectionsPerClient ?? Math.max(32, Math.floor(maxRequests / 4)),
+    maxConnectionsPerClient: perThread(perClient.maxConnectionsPerClient ?? Math.max(32, Math.floor(maxRequests / 4))),
     maxUnfinished: Math.floor(ours * 0.75),
-    maxUnfinishedPerClient: perClient.maxUnfinishedPerClient ?? Math.max(16, Math.floor(maxRequests / 8)),
+    maxUnfinishedPerClient: perThread(perClient.maxUnfinishedPerClient ?? Math.max(16, Math.floor(maxRequests / 8))),
     maxBodyBytesPerClient: Math.floor(bodyBytes / 4),
   };
 }

@@ -77,16 +77,15 @@ test('limits follow the open-file limit, leaving a quarter of the requests to no
   assert.equal(admissionLimits(1024, undefined, { maxUnfinishedPerClient: 5 }).maxUnfinishedPerClient, 5);
   assert.equal(admissionLimits(1_000_000).maxLongPolls, 10_000);
   assert.equal(admissionLimits(100).maxRequests, 64);
-  // One of 4 HTTP threads (--threads 4): the process's totals split four ways, each
-  // address's share per thread as with one.
+  // One of 4 HTTP threads (--threads 4): every limit split four ways, an address's too.
   assert.deepEqual(admissionLimits(1024, undefined, {}, 4), {
     maxRequests: 224,
     maxBodyBytes: 128 * 1024 * 1024,
     maxLongPolls: 168,
     smallBodyBytes: 64 * 1024,
-    maxConnectionsPerClient: 224,
+    maxConnectionsPerClient: 56,
     maxUnfinished: 168,
-    maxUnfinishedPerClient: 112,
+    maxUnfinishedPerClient: 28,
     maxBodyBytesPerClient: 32 * 1024 * 1024,
   });
 });
