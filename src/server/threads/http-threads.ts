@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { dispatch } from '../../engine/actions/registry.js';
+import { dispatch, hasAction } from '../../engine/actions/registry.js';
+import { sqsError } from '../../engine/errors.js';
 import type { Engine } from '../../engine/engine.js';
 import type { Cancellation } from '../../engine/messages/long-poll.js';
 import type { RequestContext } from '../../engine/types.js';
@@ -88,8 +89,14 @@ export class HttpThreads {
   async listen(): Promise<string> {
     this.listener = await sharedListener(this.opts.host, this.opts.port);
     this.port = this.listener.address.port;
-    const fds = await this.listener.duplicates(this.threads.length);
-    await Promise.all(this.threads.map((t, i) => this.start(t, fds[i]!)));
+    try {
+      const fds = await this.listener.duplicates(this.threads.length);
+      await Promise.all(this.threads.map((t, i) => this.start(t, fds[i]!)));
+    } catch (e) {
+      // A start that fails leaves no thread running and the port free.
+      await this.close(0);
+      throw e;
+    }
     const { address, family } = this.listener.address;
     return `http://${family === 'IPv6' ? `[${address}]` : address}:${this.port}`;
   }
@@ -220,6 +227,12 @@ export class HttpThreads {
   }
 
   private call(t: Thread, m: Extract<ToOwner, { t: 'call' }>): void {
+    // The adapters checked it; the owner does not run a name it does not serve, whatever a thread sends.
+    if (!hasAction(m.action)) {
+      const error = sqsError('UnknownOperationException', `The action or operation ${m.action} is not valid.`);
+      this.post(t, { t: 'done', id: m.id, error: wireError(error) });
+      return;
+    }
     const ctx: RequestContext = { ...m.ctx, action: undefined, input: undefined };
     // Structured cloning made every object plain again: the client's maps lose their
     // null prototype on the way, and get it back here, as the adapters gave it (map-members.ts).
