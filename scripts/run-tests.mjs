@@ -57,6 +57,7 @@ const SLOW_FIRST = [
   'test/query/boto3.test.ts',
   'test/cli/queues-messages.test.ts',
   'test/e2e/regions.test.ts',
+  'test/e2e/threads.test.ts',
 ];
 const rank = (source) => (SLOW_FIRST.includes(source) ? SLOW_FIRST.indexOf(source) : SLOW_FIRST.length);
 const files = (named.length > 0 ? named : testSources(join(root, 'test')))
