@@ -118,7 +118,8 @@ export class HttpThreads {
    */
   async close(drainMs: number): Promise<void> {
     this.stopping = true;
-    this.opts.engine.longPolls.releaseAll();
+    // As one thread's front does: the owner's SQS app answers the waiting long polls.
+    for (const app of this.opts.mounts) app.close?.();
     await Promise.all(
       this.threads.map(async (t) => {
         if (!t.worker) return;

@@ -47,12 +47,14 @@ export class OwnerLink implements SqsBackend {
     // Only a receive may wait on its client (message-actions.ts); a listener on every
     // request's response would cost a plain send (http-server.ts, ClientGone).
     const waits = signal !== undefined && action === 'ReceiveMessage';
-    const onAbort = waits ? () => this.post({ t: 'cancel', id }) : undefined;
-    return new Promise<Record<string, unknown>>((resolve, reject) => {
+    const call = new Promise<Record<string, unknown>>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as never, reject });
       this.post({ t: 'call', id, ctx: callContext(ctx), action, input, client: waits ? signal.client : undefined });
-      if (onAbort) signal!.addEventListener('abort', onAbort);
-    }).finally(() => onAbort && signal!.removeEventListener('abort', onAbort));
+    });
+    if (!waits) return call;
+    const onAbort = () => this.post({ t: 'cancel', id });
+    signal.addEventListener('abort', onAbort);
+    return call.finally(() => signal.removeEventListener('abort', onAbort));
   };
 
   readonly observer = {
