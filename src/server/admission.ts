@@ -69,7 +69,10 @@ export function admissionLimits(
   // process's totals (descriptors, body memory) and what one address may hold, so that N
   // threads together allow what one does (an address's connections spread over them).
   const ours = Math.max(16, Math.floor(maxRequests / share));
-  const bodyBytes = Math.floor(maxBodyBytes / share);
+  // A thread's share of body memory holds at least what one thread's would up to 32 MiB, so
+  // that an address's quarter of it still takes a largest request (6 MiB) whole: a small
+  // --max-body-memory over many threads is then exceeded, up to that much per thread.
+  const bodyBytes = Math.max(Math.floor(maxBodyBytes / share), Math.min(maxBodyBytes, MIN_THREAD_BODY_BYTES));
   const perThread = (n: number) => Math.max(1, Math.ceil(n / share));
   return {
     maxRequests: ours,
@@ -82,6 +85,9 @@ export function admissionLimits(
     maxBodyBytesPerClient: Math.floor(bodyBytes / 4),
   };
 }
+
+/** The least body memory one of several HTTP threads takes (admissionLimits). */
+const MIN_THREAD_BODY_BYTES = 32 * 1024 * 1024;
 
 /** `--max-body-memory`'s default: 512 MiB of request bodies in flight. */
 export const DEFAULT_BODY_BUDGET = 512 * 1024 * 1024;

@@ -88,6 +88,11 @@ test('limits follow the open-file limit, leaving a quarter of the requests to no
     maxUnfinishedPerClient: 28,
     maxBodyBytesPerClient: 32 * 1024 * 1024,
   });
+  // A thread's body share still holds a largest request for one address: at least 32 MiB
+  // (or the whole budget, when smaller), whatever the split.
+  assert.equal(admissionLimits(1024, 32 * 1024 * 1024, {}, 2).maxBodyBytes, 32 * 1024 * 1024);
+  assert.equal(admissionLimits(1024, 16 * 1024 * 1024, {}, 2).maxBodyBytes, 16 * 1024 * 1024);
+  assert.equal(admissionLimits(1024, 512 * 1024 * 1024, {}, 32).maxBodyBytes, 32 * 1024 * 1024);
 });
 
 test('past maxLongPolls a receive returns what is there but does not wait: empty means 503', async () => {
