@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import type { RunningServer } from '../server/app.js';
 import { defaults, serverLog } from '../server/server-config.js';
-import { parsePort, StartupError } from '../server/start-up.js';
+import { checkThreads, MAX_THREADS, parsePort, StartupError } from '../server/start-up.js';
 import { SqliteUnavailableError } from '../stores/sqlite/driver.js';
 import { parseTrustProxy } from '../server/client-address.js';
 import { addAmqpFlags, amqpLimitsFrom } from './amqp-flags.js';
@@ -165,13 +165,12 @@ function mebibytes(value: string, flag: string): number {
   return n;
 }
 
-/** More threads than this is a typo, not a machine: each thread costs its own heap. */
-const MAX_THREADS = 256;
-
 function threadCount(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || n < 1 || n > MAX_THREADS)
+  // The number's own check (start-up.ts) words the line; a text that is no whole number gets it too.
+  const n = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (Number.isNaN(n))
     throw new StartupError(`--threads ${JSON.stringify(value)}: must be a whole number from 1 to ${MAX_THREADS}`);
+  checkThreads(n);
   return n;
 }
 

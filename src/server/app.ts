@@ -38,6 +38,7 @@ import {
   checkDataDir,
   checkPortFree,
   checkRegion,
+  checkThreads,
   listenError,
   readCredentials,
   StartupError,
@@ -91,6 +92,7 @@ export async function openStore(config: ServerConfig, log?: Logger): Promise<Sto
 async function checkStartup(config: ServerConfig): Promise<Checked> {
   checkRegion(config.region);
   checkAccountId(config.accountId);
+  checkThreads(config.threads ?? 1);
   const file = config.configFile
     ? await loadConfigFile(config.configFile)
     : config.configValue !== undefined
