@@ -114,7 +114,7 @@ export class HttpThreads {
 
   /**
    * Every thread stops accepting and lets its requests finish, up to `drainMs` (waiting
-   * long polls are answered at once: the engine releases them); then the threads end.
+   * long polls are answered at once, by the owner's SQS app); then the threads end.
    */
   async close(drainMs: number): Promise<void> {
     this.stopping = true;
