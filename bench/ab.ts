@@ -1,4 +1,5 @@
 import { loadavg } from 'node:os';
+import { resolve } from 'node:path';
 import { cases } from './cases.js';
 import { config } from './config.js';
 import type { Measurement } from './measure.js';
@@ -16,6 +17,10 @@ import { median } from './stats.js';
  *   BENCH_AB_A=/tmp/perf-a/dist BENCH_AB_B=dist BENCH_AB_CASES=W1,W3 BENCH_AB_ROUNDS=4 node dist/bench/ab.js
  *
  * A build is a checkout's `dist` (npx tsc there); B defaults to this checkout's.
+ * BENCH_AB_A_ARGS and BENCH_AB_B_ARGS add `redrive serve` flags to one side, so one build
+ * can be compared with itself under other flags:
+ *
+ *   BENCH_AB_A=dist BENCH_AB_B_ARGS='--threads 2' BENCH_AB_CASES=W1-wrk,W3 node dist/bench/ab.js
  */
 const builds = { A: process.env.BENCH_AB_A, B: process.env.BENCH_AB_B ?? '' } as const;
 if (!builds.A) throw new Error('BENCH_AB_A must name the dist directory of build A');
@@ -27,10 +32,14 @@ const chosen = ids.map((id) => {
   return c;
 });
 
-async function once(dist: string, id: string): Promise<Measurement> {
+const serverArgs = { A: process.env.BENCH_AB_A_ARGS ?? '', B: process.env.BENCH_AB_B_ARGS ?? '' } as const;
+
+async function once(side: 'A' | 'B', id: string): Promise<Measurement> {
   const c = chosen.find((x) => x.id === id)!;
-  if (dist) process.env.BENCH_SERVER_DIST = dist;
+  const dist = builds[side];
+  if (dist) process.env.BENCH_SERVER_DIST = resolve(dist);
   else delete process.env.BENCH_SERVER_DIST;
+  process.env.BENCH_SERVER_ARGS = serverArgs[side];
   return measureCase(c, await startRedrive(c.redrive!));
 }
 
@@ -43,7 +52,7 @@ for (let round = 0; round < rounds; round++) {
     for (const side of round % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const)) {
       let m: Measurement;
       try {
-        m = await once(builds[side]!, id);
+        m = await once(side, id);
       } catch (e) {
         // A run that fails (a server too slow to start on a busy machine) leaves a gap; its pair's ratio is skipped.
         console.log(
@@ -99,7 +108,7 @@ for (const id of ids) {
   ]);
 }
 console.log(
-  `\nA = ${builds.A}, B = ${builds.B || 'this checkout'}; ${rounds} rounds of ${config.warmupSeconds} + ${config.seconds} s; load average 1 min: ${load.map((l) => l!.toFixed(1)).join(' → ')}\n`,
+  `\nA = ${builds.A} ${serverArgs.A}, B = ${builds.B || 'this checkout'} ${serverArgs.B}; ${rounds} rounds of ${config.warmupSeconds} + ${config.seconds} s; load average 1 min: ${load.map((l) => l!.toFixed(1)).join(' → ')}\n`,
 );
 console.log(markdown(['case', 'msg/s', 'server µs/msg', 'WAL B/msg', 'p99 ms', 'others CPU'], lines));
 process.exit(0);

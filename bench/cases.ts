@@ -31,6 +31,10 @@ export const cases: Case[] = [
   { id: 'W2', system: 'redrive', redrive: sqlite, ...batch },
   { id: 'W3', system: 'redrive', redrive: sqlite, ...cycle },
   { id: 'W3b', system: 'redrive', redrive: sqlite, ...cycle, kind: 'cycle-batch' },
+  // --threads (docs/scaling.md): W1 under wrk, which leaves a core to the server; W3 with two HTTP threads.
+  { id: 'W1-wrk', system: 'redrive', redrive: sqlite, ...send, kind: 'send-wrk' },
+  { id: 'W1-wrk-t2', system: 'redrive', redrive: { ...sqlite, threads: 2 }, ...send, kind: 'send-wrk' },
+  { id: 'W3-t2', system: 'redrive', redrive: { ...sqlite, threads: 2 }, ...cycle },
   // W5: W3's 32 clients (16 producers, 16 consumers) on a FIFO queue, 100 message groups.
   { id: 'W5', system: 'redrive', redrive: { ...sqlite, fifo: true }, ...cycle, kind: 'fifo-cycle', groups: 100 },
   // W3 on PostgreSQL: one node, then two server processes on the same database.

@@ -3,6 +3,7 @@ import type { ChildMessage, LoadSpec } from './protocol.js';
 import { runPgBoss } from './pgboss-load.js';
 import { runRabbit } from './rabbit-load.js';
 import { Window } from './window.js';
+import { runWrk } from './wrk-load.js';
 
 /**
  * A load child: run.ts forks one per run, so the client's CPU never competes with the
@@ -19,6 +20,7 @@ process.once('message', async (spec: LoadSpec) => {
   try {
     const w = new Window(spec.warmupSeconds, spec.seconds, (event) => void send({ type: event }));
     if (spec.kind === 'send' || spec.kind === 'batch') await runSends(spec, w);
+    else if (spec.kind === 'send-wrk') await runWrk(spec, w);
     else if (spec.kind === 'cycle' || spec.kind === 'cycle-batch' || spec.kind === 'fifo-cycle')
       await runCycle(spec, w);
     else if (spec.kind === 'preload') await runPreload(spec, w);

@@ -2,6 +2,7 @@
 
 export type LoadKind =
   | 'send'
+  | 'send-wrk'
   | 'batch'
   | 'cycle'
   | 'cycle-batch'

@@ -101,6 +101,10 @@ const rows: Row[] = [
   { workload: 'W3 cycle, single sends (consumed)', redrive: 'W3', rabbit: 'rabbit-cycle' },
   { workload: 'W3b cycle, batched sends (consumed)', redrive: 'W3b', rabbit: 'rabbit-cycle' },
   { workload: 'W3 cycle at 50% of W3 rate', redrive: 'W3-half' },
+  // --threads (docs/scaling.md): W1 under wrk (one C thread, so the client leaves a core), then two HTTP threads.
+  { workload: 'W1 SendMessage, wrk 32 conns, --threads 1', redrive: 'W1-wrk' },
+  { workload: 'W1 SendMessage, wrk 32 conns, --threads 2', redrive: 'W1-wrk-t2', ratioTo: 'W1-wrk' },
+  { workload: 'W3 cycle, --threads 2 (consumed)', redrive: 'W3-t2', ratioTo: 'W3' },
   { workload: 'W5 FIFO cycle, 100 groups (consumed)', redrive: 'W5', rabbit: 'rabbit-cycle', ratioTo: 'W3' },
   { workload: 'W3 cycle, postgres, 1 node (consumed)', redrive: 'W3-pg', rabbit: 'rabbit-cycle', ratioTo: 'W3' },
   { workload: 'W3 cycle, postgres, 2 nodes (consumed)', redrive: 'W3-pg-2', rabbit: 'rabbit-cycle', ratioTo: 'W3' },

@@ -45,6 +45,8 @@ export interface RedriveOptions {
   fifo?: boolean;
   /** Load through the AMQP listener (`--amqp-port`) instead of SQS: the target is its amqp:// URL. */
   amqp?: boolean;
+  /** `--threads`: HTTP threads in front of the owner thread (docs/scaling.md). */
+  threads?: number;
 }
 
 export const nodeArgs = () => (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -114,7 +116,13 @@ export async function startRedrive(opts: RedriveOptions): Promise<Target> {
     }
     // One after the other: the first node applies the schema, the others find it done.
     for (let i = 0; i < (opts.nodes ?? 1); i++) {
-      const args = [...serveArgs(storage, data.dir, opts.durability), ...(opts.amqp ? ['--amqp-port', '0'] : [])];
+      const args = [
+        ...serveArgs(storage, data.dir, opts.durability),
+        ...(opts.amqp ? ['--amqp-port', '0'] : []),
+        ...(opts.threads ? ['--threads', String(opts.threads)] : []),
+        // More flags for every server, e.g. `--threads 2` for one side of an A/B (ab.ts).
+        ...(process.env.BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean),
+      ];
       // On PostgreSQL each node counts its round trips to the database (round-trips.ts).
       const extra = opts.storage === 'postgres' ? roundTripNodeArgs() : [];
       servers.push(await startServerProcess(args, [...extra, ...nodeArgs()]));

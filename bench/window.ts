@@ -82,6 +82,22 @@ export class Window {
     this.consumed += consumed;
   }
 
+  /**
+   * What an outside load generator (wrk) did in the window, counted as it reports it after
+   * the window: its requests, its errors, its latency percentiles and its CPU.
+   */
+  external(r: { requests: number; errors: number; p50: number; p99: number; cpuSeconds: number }): void {
+    this.requests += r.requests;
+    this.sent += r.requests - r.errors;
+    this.errors += r.errors;
+    this.externalLatency = { p50: r.p50, p99: r.p99, count: r.requests };
+    this.externalCpu = r.cpuSeconds;
+    if (r.errors) this.firstError ??= `${r.errors} answers were not 2xx`;
+  }
+
+  private externalLatency?: { p50: number; p99: number; count: number };
+  private externalCpu = 0;
+
   /** One completed ReceiveMessage that returned `n` messages (the count of empty ones shows wasted polls). */
   received(n: number): void {
     if (this.phase !== 'measure') return;
@@ -110,10 +126,12 @@ export class Window {
       receives: this.receives,
       emptyReceives: this.emptyReceives,
       firstError: this.firstError,
-      clientCpuSeconds: (cpu.user + cpu.system) / 1e6,
-      latency: this.latencies.length
-        ? { p50: percentile(this.latencies, 50), p99: percentile(this.latencies, 99), count: this.latencies.length }
-        : undefined,
+      clientCpuSeconds: (cpu.user + cpu.system) / 1e6 + this.externalCpu,
+      latency:
+        this.externalLatency ??
+        (this.latencies.length
+          ? { p50: percentile(this.latencies, 50), p99: percentile(this.latencies, 99), count: this.latencies.length }
+          : undefined),
       complete: this.complete,
       roundTrips: this.roundTrips,
     };

@@ -62,6 +62,7 @@ const SLOW_FIRST = [
   'test/reliability/disk-full.test.ts',
   'test/postgres/db-faults.test.ts',
   'test/postgres/failover.test.ts',
+  'test/e2e/threads.test.ts',
 ];
 const rank = (source) => (SLOW_FIRST.includes(source) ? SLOW_FIRST.indexOf(source) : SLOW_FIRST.length);
 const sources = (named.length > 0 ? named : testSources(join(root, 'test')))

@@ -4,8 +4,9 @@ import {
   authErrors,
   checkSignature,
   readSignature,
+  stringToSignOf,
   Throttled,
-  verifySignature,
+  verifyStringToSign,
   type SignedRequest,
 } from './sigv4.js';
 import { retryAfterSeconds, type AuthThrottle } from './throttle.js';
@@ -30,15 +31,45 @@ export function callerAccount(
   const signature = readSignature(req);
   if (!signature) throw authErrors.missing();
   checkSignature(req, signature, now);
-  // Only a check of the secret counts as a guess, and only it is held back: a malformed or
-  // stale signature reveals nothing about the secret.
-  const { accessKeyId } = signature;
+  return checkSecret(signature, () => stringToSignOf(req, signature), credentials, guard);
+}
+
+/** What a signed request claims, for a check of its secret elsewhere (the owner thread of `--threads N`). */
+export interface SignedClaim {
+  accessKeyId: string;
+  scope: string;
+  signature: string;
+  stringToSign: string;
+}
+
+/** The claim of a signed request, after every check that needs no secret (signed-claim hand-off). */
+export function claimOf(req: SignedRequest, now: number): SignedClaim {
+  const signature = readSignature(req);
+  if (!signature) throw authErrors.missing();
+  checkSignature(req, signature, now);
+  const { accessKeyId, scope } = signature;
+  return { accessKeyId, scope, signature: signature.signature, stringToSign: stringToSignOf(req, signature) };
+}
+
+/**
+ * The secret's check, under the throttle: the account of the key that signed, or the
+ * refusal. Only a check of the secret counts as a guess, and only it is held back: a
+ * malformed or stale signature reveals nothing about the secret. The wait, the check and
+ * the report run in one turn, so parallel guesses are counted one after the other.
+ */
+export function checkSecret(
+  claim: Pick<SignedClaim, 'accessKeyId' | 'scope' | 'signature'>,
+  stringToSign: () => string,
+  credentials: Credentials,
+  guard?: Guard,
+): string {
+  const { accessKeyId } = claim;
   const wait = guard?.throttle.wait(guard.client, accessKeyId) ?? 0;
   if (wait > 0) throw authErrors.throttled(retryAfterSeconds(wait));
   const credential = credentials.get(accessKeyId);
   try {
     if (!credential) throw authErrors.unknownKey();
-    verifySignature(req, signature, credential.secretAccessKey);
+    verifyStringToSign(stringToSign(), claim, credential.secretAccessKey);
   } catch (e) {
     guard?.throttle.failed(guard.client, accessKeyId);
     throw e;

@@ -182,9 +182,17 @@ export function checkSignature(req: SignedRequest, sig: Signature, now: number):
     throw authErrors.targetNotSigned();
 }
 
-/** The signature itself, with the key's secret; `checkSignature` first. */
-export function verifySignature(req: SignedRequest, sig: Signature, secretAccessKey: string): void {
-  const stringToSign = [ALGORITHM, sig.amzDate, sig.scope, sha256(canonicalRequest(req, sig))].join('\n');
+/** What the signature signs: everything of the request it covers, hashed (no secret needed). */
+export function stringToSignOf(req: SignedRequest, sig: Signature): string {
+  return [ALGORITHM, sig.amzDate, sig.scope, sha256(canonicalRequest(req, sig))].join('\n');
+}
+
+/** The signature itself, with the key's secret (`checkSignature` first): whether it signed `stringToSign`. */
+export function verifyStringToSign(
+  stringToSign: string,
+  sig: Pick<Signature, 'scope' | 'signature'>,
+  secretAccessKey: string,
+): void {
   const [date, region, service] = sig.scope.split('/') as [string, string, string];
   let key = hmac(`AWS4${secretAccessKey}`, date);
   for (const part of [region, service, 'aws4_request']) key = hmac(key, part);

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import type { RunningServer } from '../server/app.js';
 import { defaults, serverLog } from '../server/server-config.js';
-import { parsePort, StartupError } from '../server/start-up.js';
+import { checkThreads, MAX_THREADS, parsePort, StartupError } from '../server/start-up.js';
 import { SqliteUnavailableError } from '../stores/sqlite/driver.js';
 import { parseTrustProxy } from '../server/client-address.js';
 import { addAmqpFlags, amqpLimitsFrom } from './amqp-flags.js';
@@ -52,6 +52,11 @@ export function serveCommand(): Command {
       '--max-body-memory <MiB>',
       'request bodies held in memory at once, all requests together; past it requests get 503',
       String(defaults.maxBodyMemoryMiB),
+    )
+    .option(
+      '--threads <n>',
+      'threads that serve HTTP in front of the one that owns the store (1: everything on one thread)',
+      String(defaults.threads),
     )
     .option('--amqp-port <port>', 'serve AMQP 0-9-1 on this port too (off by default; 0 picks a free one)');
   // The AMQP listener's limits follow its port in the help.
@@ -116,6 +121,7 @@ Examples:
               configFile: opts.config,
               shutdownGraceMs: seconds(opts.shutdownGrace, '--shutdown-grace') * 1000,
               maxBodyMemoryMiB: mebibytes(opts.maxBodyMemory, '--max-body-memory'),
+              threads: threadCount(opts.threads),
               amqpPort,
               trustProxy: opts.trustProxy === undefined ? undefined : trustProxy(opts.trustProxy),
               amqpLimits: amqpLimitsFrom(opts),
@@ -156,6 +162,15 @@ function mebibytes(value: string, flag: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value.trim()) || n < 1)
     throw new StartupError(`${flag} ${JSON.stringify(value)}: must be a whole number of MiB, 1 or more`);
+  return n;
+}
+
+function threadCount(value: string): number {
+  // The number's own check (start-up.ts) words the line; a text that is no whole number gets it too.
+  const n = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (Number.isNaN(n))
+    throw new StartupError(`--threads ${JSON.stringify(value)}: must be a whole number from 1 to ${MAX_THREADS}`);
+  checkThreads(n);
   return n;
 }
 

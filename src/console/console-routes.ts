@@ -2,6 +2,7 @@ import type { Engine } from '../engine/engine.js';
 import { isRegionName } from '../engine/kernel/addressing.js';
 import { SqsError } from '../engine/kernel/errors.js';
 import type { RequestContext } from '../engine/kernel/types.js';
+import { engineDispatch, type Dispatch } from '../protocols/dispatch.js';
 import { handleJson, jsonError } from '../protocols/json/json-adapter.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
 import type { Credentials } from '../auth/credentials.js';
@@ -63,9 +64,11 @@ export class ConsoleRoutes {
   private readonly sessions: Sessions;
   private readonly throttle: AuthThrottle;
   private readonly authenticate;
+  private readonly run: Dispatch;
 
   constructor(private readonly opts: ConsoleOptions) {
     this.authenticate = authenticator(opts);
+    this.run = engineDispatch(opts.engine);
     this.throttle = opts.throttle ?? new AuthThrottle();
     this.sessions = new Sessions(undefined, opts.sessionsPerAccount);
   }
@@ -120,7 +123,7 @@ export class ConsoleRoutes {
       baseUrl: `http://${req.headers.host}`,
       requestId,
     };
-    return handleJson(this.opts.engine, ctx, req);
+    return handleJson(this.run, ctx, req);
   }
 
   /**

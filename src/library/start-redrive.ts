@@ -55,6 +55,8 @@ export interface RedriveOptions {
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Seconds close() waits, answering 503 on /ready, before it stops; default 0. */
   shutdownGrace?: number;
+  /** HTTP threads in front of the thread that owns the store (docs/scaling.md); default 1. */
+  threads?: number;
 }
 
 export interface RedriveCredentials {

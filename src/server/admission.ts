@@ -62,19 +62,32 @@ export function admissionLimits(
   fileLimit = openFileLimit(),
   maxBodyBytes = DEFAULT_BODY_BUDGET,
   perClient: ClientLimits = {},
+  share = 1,
 ): AdmissionLimits {
   const maxRequests = Math.max(64, Math.min(fileLimit - 128, 20_000));
+  // One of `share` HTTP threads (--threads): every limit is split between them, the
+  // process's totals (descriptors, body memory) and what one address may hold, so that N
+  // threads together allow what one does (an address's connections spread over them).
+  const ours = Math.max(16, Math.floor(maxRequests / share));
+  // A thread's share of body memory holds at least what one thread's would up to 32 MiB, so
+  // that an address's quarter of it still takes a largest request (6 MiB) whole: a small
+  // --max-body-memory over many threads is then exceeded, up to that much per thread.
+  const bodyBytes = Math.max(Math.floor(maxBodyBytes / share), Math.min(maxBodyBytes, MIN_THREAD_BODY_BYTES));
+  const perThread = (n: number) => Math.max(1, Math.ceil(n / share));
   return {
-    maxRequests,
-    maxBodyBytes,
-    maxLongPolls: Math.min(10_000, Math.floor(maxRequests * 0.75)),
+    maxRequests: ours,
+    maxBodyBytes: bodyBytes,
+    maxLongPolls: Math.min(10_000, Math.floor(ours * 0.75)),
     smallBodyBytes: SMALL_BODY_BYTES,
-    maxConnectionsPerClient: perClient.maxConnectionsPerClient ?? Math.max(32, Math.floor(maxRequests / 4)),
-    maxUnfinished: Math.floor(maxRequests * 0.75),
-    maxUnfinishedPerClient: perClient.maxUnfinishedPerClient ?? Math.max(16, Math.floor(maxRequests / 8)),
-    maxBodyBytesPerClient: Math.floor(maxBodyBytes / 4),
+    maxConnectionsPerClient: perThread(perClient.maxConnectionsPerClient ?? Math.max(32, Math.floor(maxRequests / 4))),
+    maxUnfinished: Math.floor(ours * 0.75),
+    maxUnfinishedPerClient: perThread(perClient.maxUnfinishedPerClient ?? Math.max(16, Math.floor(maxRequests / 8))),
+    maxBodyBytesPerClient: Math.floor(bodyBytes / 4),
   };
 }
+
+/** The least body memory one of several HTTP threads takes (admissionLimits). */
+const MIN_THREAD_BODY_BYTES = 32 * 1024 * 1024;
 
 /** `--max-body-memory`'s default: 512 MiB of request bodies in flight. */
 export const DEFAULT_BODY_BUDGET = 512 * 1024 * 1024;

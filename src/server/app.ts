@@ -12,9 +12,10 @@ import { ConfigError, loadConfigFile, parseConfig, type ConfigFile } from './con
 import { declareQueues } from './declare-queues.js';
 import { admissionLimits } from './admission.js';
 import { HttpServer } from './http-server.js';
+import { HttpThreads } from './threads/http-threads.js';
 import { mountTable } from './mount-table.js';
 import { Resources } from './resources.js';
-import { SqsApp } from './sqs-app.js';
+import { engineBackend, SqsApp } from './sqs-app.js';
 import type { Credentials } from '../auth/credentials.js';
 import { Readiness } from './readiness.js';
 import { ConsoleRoutes } from '../console/console-routes.js';
@@ -37,6 +38,7 @@ import {
   checkDataDir,
   checkPortFree,
   checkRegion,
+  checkThreads,
   listenError,
   readCredentials,
   StartupError,
@@ -90,6 +92,7 @@ export async function openStore(config: ServerConfig, log?: Logger): Promise<Sto
 async function checkStartup(config: ServerConfig): Promise<Checked> {
   checkRegion(config.region);
   checkAccountId(config.accountId);
+  checkThreads(config.threads ?? 1);
   const file = config.configFile
     ? await loadConfigFile(config.configFile)
     : config.configValue !== undefined
@@ -211,47 +214,77 @@ async function start(
   const requestTally = new RequestTally();
   const broker = new BrokerApi({ engine, node, amqp: () => amqp, tally: requestTally, log });
   const guard = { credentials: credentials !== undefined, allowedHosts };
-  const http = new HttpServer({
-    host: config.host,
-    port: config.port,
-    log,
-    trustProxy: config.trustProxy,
-    clientLimits: config.clientLimits,
-    guard,
-    bodyBudget: config.maxBodyMemoryMiB === undefined ? undefined : config.maxBodyMemoryMiB * 1024 * 1024,
-    mounts: mountTable({
-      sqs: new SqsApp(engine, {
-        accountId: config.accountId,
-        region: config.region,
-        host: config.host,
-        port: config.port,
-        credentials,
-        authThrottle,
-        manualClock: clock instanceof ManualClock ? clock : undefined,
-        requestTally,
-      }),
-      readiness,
-      console:
-        config.console === 'off'
-          ? undefined
-          : new ConsoleRoutes({
-              engine,
-              region: config.region,
-              accountId: config.accountId,
-              credentials,
-              throttle: authThrottle,
-              broker,
-              sessionsPerAccount: config.sessionsPerAccount,
-            }),
-      metrics: metricsEndpoint,
-      management: new ManagementApi(runtimePolicies, {
-        accountId: config.accountId,
-        credentials,
-        throttle: authThrottle,
-        broker,
-      }),
+  const bodyBudget = config.maxBodyMemoryMiB === undefined ? undefined : config.maxBodyMemoryMiB * 1024 * 1024;
+  const mounts = mountTable({
+    sqs: new SqsApp(engineBackend(engine), {
+      accountId: config.accountId,
+      region: config.region,
+      host: config.host,
+      port: config.port,
+      credentials,
+      authThrottle,
+      manualClock: clock instanceof ManualClock ? clock : undefined,
+      requestTally,
+    }),
+    readiness,
+    console:
+      config.console === 'off'
+        ? undefined
+        : new ConsoleRoutes({
+            engine,
+            region: config.region,
+            accountId: config.accountId,
+            credentials,
+            throttle: authThrottle,
+            broker,
+            sessionsPerAccount: config.sessionsPerAccount,
+          }),
+    metrics: metricsEndpoint,
+    management: new ManagementApi(runtimePolicies, {
+      accountId: config.accountId,
+      credentials,
+      throttle: authThrottle,
+      broker,
     }),
   });
+  const http =
+    (config.threads ?? 1) > 1
+      ? new HttpThreads({
+          threads: config.threads!,
+          host: config.host,
+          port: config.port,
+          log,
+          engine,
+          mounts,
+          readiness,
+          throttle: authThrottle,
+          credentials,
+          tally: requestTally,
+          thread: {
+            logLevel: config.logLevel,
+            guard,
+            trustProxy: config.trustProxy,
+            clientLimits: config.clientLimits,
+            bodyBudget,
+            accountId: config.accountId,
+            region: config.region,
+            signed: credentials !== undefined,
+            console: config.console !== 'off',
+            manualClock: clock instanceof ManualClock,
+            closeIntrinsics: !Object.isExtensible(Object.prototype),
+          },
+        })
+      : new HttpServer({
+          host: config.host,
+          port: config.port,
+          log,
+          trustProxy: config.trustProxy,
+          clientLimits: config.clientLimits,
+          guard,
+          bodyBudget,
+          mounts,
+        });
+
   let amqpPort: number | undefined;
   if (config.amqpPort !== undefined) {
     const listener = new AmqpServer({
@@ -292,6 +325,7 @@ async function start(
       // --durability is the SQLite file's setting; memory and PostgreSQL have their own.
       ...(store.kind === 'sqlite' ? { durability: config.durability } : {}),
       node,
+      ...((config.threads ?? 1) > 1 ? { threads: config.threads } : {}),
       metrics: metricsListener?.url ?? metricsOnMainPort(url, metricsAccess),
     },
     'listening',

@@ -29,6 +29,10 @@ export interface HttpOptions {
   trustProxy?: string[];
   /** What one client address may hold before its requests are whole (admission.ts); defaults for those not given. */
   clientLimits?: ClientLimits;
+  /** Listen on this descriptor of a bound socket instead of binding `host:port` (an HTTP thread, threads/listen-fd.ts). */
+  fd?: number;
+  /** HTTP threads that share the process's limits (`--threads`); 1 when absent. */
+  threads?: number;
 }
 
 // A long poll waits up to 20 s, so sockets may stay quiet that long; anything slower is cut.
@@ -60,7 +64,7 @@ export class HttpServer {
   constructor(private readonly opts: HttpOptions) {
     this.clientAddress = new ClientAddress(opts.trustProxy);
     this.admission = new Admission(
-      admissionLimits(undefined, opts.bodyBudget ?? DEFAULT_BODY_BUDGET, opts.clientLimits),
+      admissionLimits(undefined, opts.bodyBudget ?? DEFAULT_BODY_BUDGET, opts.clientLimits, opts.threads),
       (peer) => this.clientAddress.isProxy(peer),
     );
     this.guard = new RequestGuard(opts.guard);
@@ -113,7 +117,8 @@ export class HttpServer {
   async listen(): Promise<string> {
     await new Promise<void>((resolve, reject) => {
       this.server.once('error', reject);
-      this.server.listen(this.opts.port, this.opts.host, () => resolve());
+      if (this.opts.fd !== undefined) this.server.listen({ fd: this.opts.fd }, () => resolve());
+      else this.server.listen(this.opts.port, this.opts.host, () => resolve());
     });
     const addr = this.server.address() as AddressInfo;
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;

@@ -7,16 +7,20 @@ import { consoleErrors, managementErrors, sqsErrors, type SubApp } from './mount
 import { healthAnswer, type Readiness } from './readiness.js';
 import type { SqsApp } from './sqs-app.js';
 
+/**
+ * The sub-applications, by what the table calls of each: on an HTTP thread of
+ * `--threads N`, stand-ins that forward to the owner thread's (src/server/threads/).
+ */
 export interface Mounted {
   sqs: SqsApp;
   /** Answers `GET /ready` (readiness.ts). */
-  readiness: Readiness;
+  readiness: Pick<Readiness, 'check'>;
   /** The web console under /console; absent with `--console off` (everything there is a 404). */
-  console?: ConsoleRoutes;
+  console?: Pick<ConsoleRoutes, 'handle'>;
   /** RabbitMQ's management API under /api/ (management-api.ts); absent: those paths are SQS's. */
-  management?: ManagementApi;
+  management?: Pick<ManagementApi, 'handle'>;
   /** GET /metrics (docs/monitoring.md); absent: the path is SQS's. */
-  metrics?: MetricsEndpoint;
+  metrics?: Pick<MetricsEndpoint, 'onMainPort'>;
 }
 
 /**

@@ -47,7 +47,7 @@ export class Readiness {
 }
 
 /** The answer to `GET|HEAD /health` (liveness: the process answers) when `path` is that, else to `/ready`. */
-export async function healthAnswer(path: string, readiness: Readiness): Promise<WireResponse> {
+export async function healthAnswer(path: string, readiness: Pick<Readiness, 'check'>): Promise<WireResponse> {
   const headers = { 'content-type': 'application/json', 'cache-control': 'no-store' };
   if (path === '/health') return { status: 200, headers, body: '{"status":"ok"}' };
   const a = await readiness.check();

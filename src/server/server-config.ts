@@ -59,6 +59,11 @@ export interface ServerConfig {
   quotas?: Partial<AccountQuotas>;
   /** Console sessions one account may hold (src/auth/console-sessions.ts). */
   sessionsPerAccount?: number;
+  /**
+   * `--threads`: HTTP threads in front of the one thread that owns the engine and the
+   * store (docs/scaling.md); 1, the default, serves everything on one thread.
+   */
+  threads?: number;
 }
 
 export const defaults: ServerConfig = {
@@ -74,6 +79,7 @@ export const defaults: ServerConfig = {
   console: 'on',
   shutdownGraceMs: 0,
   maxBodyMemoryMiB: 512,
+  threads: 1,
 };
 
 /**

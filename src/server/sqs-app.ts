@@ -1,6 +1,8 @@
 import type { Engine } from '../engine/engine.js';
 import { hasAction } from '../engine/actions/registry.js';
 import type { ManualClock } from '../engine/kernel/clock.js';
+import type { EngineObserver } from '../engine/context/observer.js';
+import { engineDispatch, type Dispatch } from '../protocols/dispatch.js';
 import { regionOfHost } from '../engine/kernel/addressing.js';
 import type { RequestContext } from '../engine/kernel/types.js';
 import { AuthThrottle } from '../auth/throttle.js';
@@ -8,7 +10,7 @@ import { handleJson, isJsonRequest, jsonError } from '../protocols/json/json-ada
 import { handleQuery, queryError, wantsJson } from '../protocols/query/query-adapter.js';
 import { headerText } from '../protocols/utf8.js';
 import type { WireRequest, WireResponse } from '../protocols/wire.js';
-import { callerAccount, withRetryAfter } from '../auth/caller.js';
+import { callerAccount, claimOf, withRetryAfter, type SignedClaim } from '../auth/caller.js';
 import type { Credentials } from '../auth/credentials.js';
 import { accessKeyOf, scopeRegionOf } from '../auth/sigv4.js';
 import { sqsErrors, type Exchange, type SubApp } from './mount.js';
@@ -31,6 +33,28 @@ export interface SqsOptions {
   requestTally?: { count(accountId: string, accessKey: string | undefined, client: string): void };
 }
 
+/**
+ * What the SQS API needs of the engine: its dispatch, the count of requests refused before
+ * an action, and the release of waiting long polls at shutdown. In one thread, the engine
+ * itself (`engineBackend`); on an HTTP thread of `--threads N`, the link to the owner
+ * thread (src/server/threads/owner-link.ts).
+ */
+export interface SqsBackend {
+  run: Dispatch;
+  observer: Pick<EngineObserver, 'request'>;
+  releaseLongPolls(): void;
+  /** With --credentials: checks the secret elsewhere (the owner thread); absent, it is checked here. */
+  checkSecret?(claim: SignedClaim, client: string): Promise<string>;
+}
+
+export function engineBackend(engine: Engine): SqsBackend {
+  return {
+    run: engineDispatch(engine),
+    observer: engine.observer,
+    releaseLongPolls: () => engine.longPolls.releaseAll(),
+  };
+}
+
 interface HostFacts {
   host: string;
   region: string | undefined;
@@ -50,7 +74,7 @@ export class SqsApp implements SubApp {
   private readonly authThrottle: AuthThrottle;
 
   constructor(
-    private readonly engine: Engine,
+    private readonly backend: SqsBackend,
     private readonly opts: SqsOptions,
   ) {
     this.authThrottle = opts.authThrottle ?? new AuthThrottle();
@@ -62,7 +86,7 @@ export class SqsApp implements SubApp {
 
   /** Waiting long polls are answered at once, with what there is, so that the front drains. */
   close(): void {
-    this.engine.longPolls.releaseAll();
+    this.backend.releaseLongPolls();
   }
 
   /** A plain function returning the adapter's promise with one reaction: an async frame per request costs more. */
@@ -73,19 +97,49 @@ export class SqsApp implements SubApp {
     if (clockPath && !this.opts.credentials) return this.moveClock(req);
     const json = req.method === 'POST' && isJsonRequest(req);
     const started = performance.now();
+    if (this.opts.credentials && this.backend.checkSecret) {
+      // An HTTP thread checks everything but the secret; the owner checks that under the
+      // one throttle every thread shares (threads/http-threads.ts).
+      let claim: SignedClaim;
+      try {
+        claim = claimOf(req, Date.now());
+      } catch (e) {
+        return this.refuse(e, req, x, json, started);
+      }
+      return this.backend.checkSecret(claim, x.client).then(
+        (accountId) => this.serve(req, x, json, started, clockPath, accountId),
+        (e: unknown) => this.refuse(e, req, x, json, started),
+      );
+    }
     let accountId: string;
     try {
       // The throttle's guard matters only with credentials (open mode checks no secret).
       const guard = this.opts.credentials ? { throttle: this.authThrottle, client: x.client } : undefined;
       accountId = callerAccount(req, this.opts.credentials, this.opts.accountId, Date.now(), guard);
     } catch (e) {
-      return this.refused(
-        req,
-        json,
-        started,
-        withRetryAfter(e, json ? jsonError(e) : queryError(e, x.requestId, wantsJson(req))),
-      );
+      return this.refuse(e, req, x, json, started);
     }
+    return this.serve(req, x, json, started, clockPath, accountId);
+  }
+
+  private refuse(e: unknown, req: WireRequest, x: Exchange, json: boolean, started: number): WireResponse {
+    return this.refused(
+      req,
+      json,
+      started,
+      withRetryAfter(e, json ? jsonError(e) : queryError(e, x.requestId, wantsJson(req))),
+    );
+  }
+
+  /** The request of a known caller: to its adapter. */
+  private serve(
+    req: WireRequest,
+    x: Exchange,
+    json: boolean,
+    started: number,
+    clockPath: boolean,
+    accountId: string,
+  ): Promise<WireResponse> | WireResponse {
     this.opts.requestTally?.count(accountId, accessKeyOf(req), x.client);
     if (clockPath) return this.moveClock(req);
     const host = this.hostOf(req.headers.host ?? `${this.opts.host}:${this.opts.port}`);
@@ -105,8 +159,8 @@ export class SqsApp implements SubApp {
     };
     if (x.seen) Object.assign(x.seen, { ctx, protocol: json ? 'json' : 'query' });
     const response = json
-      ? handleJson(this.engine, ctx, req, x.cancelled)
-      : handleQuery(this.engine, ctx, req, x.cancelled);
+      ? handleJson(this.backend.run, ctx, req, x.cancelled)
+      : handleQuery(this.backend.run, ctx, req, x.cancelled);
     // ctx.action is set once the request reaches its action, which counts it (dispatch).
     return response.then((r) => (ctx.action === undefined ? this.refused(req, json, started, r) : r));
   }
@@ -141,7 +195,7 @@ export class SqsApp implements SubApp {
         : (new URLSearchParams(req.query).get('Action') ??
           new URLSearchParams(req.body.toString('utf8')).get('Action') ??
           '');
-      this.engine.observer.request(
+      this.backend.observer.request(
         hasAction(named) ? named : 'unknown',
         json ? 'json' : 'query',
         code,

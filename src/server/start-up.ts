@@ -26,6 +26,15 @@ export function parsePort(raw: string | number, flag = '--port'): number {
   return Number(text);
 }
 
+/** More HTTP threads than this is a typo, not a machine: each thread costs its own heap. */
+export const MAX_THREADS = 256;
+
+/** `--threads`: a whole number from 1 to MAX_THREADS. */
+export function checkThreads(n: number): void {
+  if (!Number.isInteger(n) || n < 1 || n > MAX_THREADS)
+    throw new StartupError(`--threads ${JSON.stringify(String(n))}: must be a whole number from 1 to ${MAX_THREADS}`);
+}
+
 /** `--region` ends up in queue ARNs, so it must be a region name (addressing.ts). */
 export function checkRegion(region: string): void {
   if (!isRegionName(region)) {

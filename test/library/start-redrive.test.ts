@@ -98,6 +98,18 @@ test("an option serve would refuse rejects with serve's line", async () => {
     /^StartupError: --region "Not A Region": must be a region name/,
   );
   await assert.rejects(startRedrive({ storage: 'redis' }), /--storage "redis": unknown storage/);
+  await assert.rejects(startRedrive({ threads: 0 }), /--threads "0": must be a whole number from 1 to 256/);
+});
+
+test('threads: HTTP threads in front of this process, which owns the store; close() ends them and frees the port', async () => {
+  const redrive = await startRedrive({ threads: 2, config: { queues: [{ name: 'threaded' }] } });
+  const port = Number(new URL(redrive.endpoint).port);
+  try {
+    assert.equal(await roundTrip(redrive, 'threaded', 'across threads'), 'across threads');
+  } finally {
+    await redrive.close();
+  }
+  assert.ok(await portFree(port), 'the port is free after close()');
 });
 
 test('SQLite: in a temporary directory that close() removes, or in dataDir, which is kept', async () => {

@@ -77,6 +77,22 @@ test('limits follow the open-file limit, leaving a quarter of the requests to no
   assert.equal(admissionLimits(1024, undefined, { maxUnfinishedPerClient: 5 }).maxUnfinishedPerClient, 5);
   assert.equal(admissionLimits(1_000_000).maxLongPolls, 10_000);
   assert.equal(admissionLimits(100).maxRequests, 64);
+  // One of 4 HTTP threads (--threads 4): every limit split four ways, an address's too.
+  assert.deepEqual(admissionLimits(1024, undefined, {}, 4), {
+    maxRequests: 224,
+    maxBodyBytes: 128 * 1024 * 1024,
+    maxLongPolls: 168,
+    smallBodyBytes: 64 * 1024,
+    maxConnectionsPerClient: 56,
+    maxUnfinished: 168,
+    maxUnfinishedPerClient: 28,
+    maxBodyBytesPerClient: 32 * 1024 * 1024,
+  });
+  // A thread's body share still holds a largest request for one address: at least 32 MiB
+  // (or the whole budget, when smaller), whatever the split.
+  assert.equal(admissionLimits(1024, 32 * 1024 * 1024, {}, 2).maxBodyBytes, 32 * 1024 * 1024);
+  assert.equal(admissionLimits(1024, 16 * 1024 * 1024, {}, 2).maxBodyBytes, 16 * 1024 * 1024);
+  assert.equal(admissionLimits(1024, 512 * 1024 * 1024, {}, 32).maxBodyBytes, 32 * 1024 * 1024);
 });
 
 test('past maxLongPolls a receive returns what is there but does not wait: empty means 503', async () => {

@@ -1,15 +1,19 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ConsoleRoutes } from '../../src/console/console-routes.js';
-import type { Engine } from '../../src/engine/engine.js';
 import type { MetricsEndpoint } from '../../src/metrics/metrics-endpoint.js';
 import type { WireRequest } from '../../src/protocols/wire.js';
 import type { ManagementApi } from '../../src/server/management-api.js';
 import { mountOf, mountTable, type Mounted } from '../../src/server/mount-table.js';
 import { Readiness } from '../../src/server/readiness.js';
-import { SqsApp } from '../../src/server/sqs-app.js';
+import { SqsApp, type SqsBackend } from '../../src/server/sqs-app.js';
 
-const sqs = new SqsApp({} as Engine, { accountId: '000000000000', region: 'us-east-1', host: '127.0.0.1', port: 9324 });
+const sqs = new SqsApp({} as SqsBackend, {
+  accountId: '000000000000',
+  region: 'us-east-1',
+  host: '127.0.0.1',
+  port: 9324,
+});
 const readiness = new Readiness({ maintenance: { ready: async () => {} } });
 const everything: Mounted = {
   sqs,

@@ -73,6 +73,7 @@ export async function startServerProcess(opts: ServerProcessOptions = {}): Promi
     '--log-level',
     'info',
     ...(opts.manualClock ? ['--clock', 'manual'] : []),
+    ...threadsFor(serverArgs),
     ...serverArgs,
   ];
   const [command, ...before] = [...(opts.prefix ?? []), process.execPath];
@@ -173,6 +174,15 @@ async function storageFor(storage: string, dataDir: string): Promise<string> {
   let db = postgresByDataDir.get(dataDir);
   if (!db) postgresByDataDir.set(dataDir, (db = await createTestDatabase()));
   return db.url;
+}
+
+/**
+ * REDRIVE_TEST_THREADS=N runs every test server with `--threads N` (unless the test names
+ * its own), to check the HTTP threads' hand-off to the owner thread with the same tests.
+ */
+function threadsFor(args: string[]): string[] {
+  const n = process.env.REDRIVE_TEST_THREADS;
+  return n && !args.includes('--threads') ? ['--threads', n] : [];
 }
 
 /** The output with each JSON log line's message written out, so a test can match its text. */

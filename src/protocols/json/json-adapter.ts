@@ -1,8 +1,8 @@
-import { dispatch, hasAction } from '../../engine/actions/registry.js';
+import { hasAction } from '../../engine/actions/registry.js';
 import type { Cancellation } from '../../engine/messages/long-poll.js';
-import type { Engine } from '../../engine/engine.js';
 import { SqsError, sqsError } from '../../engine/kernel/errors.js';
 import type { RequestContext } from '../../engine/kernel/types.js';
+import type { Dispatch } from '../dispatch.js';
 import type { WireRequest, WireResponse } from '../wire.js';
 import { decodeUtf8 } from '../utf8.js';
 import { nullPrototypeMaps } from './map-members.js';
@@ -17,7 +17,7 @@ export function isJsonRequest(req: WireRequest): boolean {
 
 /** Never rejects: every failure is answered as the protocol words it. (Reactions, not an async frame: the hot path.) */
 export function handleJson(
-  engine: Engine,
+  run: Dispatch,
   ctx: RequestContext,
   req: WireRequest,
   signal?: Cancellation,
@@ -30,7 +30,7 @@ export function handleJson(
     }
     const input = nullPrototypeMaps(action, parseBody(req.body));
     ctx.protocol ??= 'json';
-    return dispatch(engine, ctx, action, input, signal).then(jsonOutput, jsonError);
+    return run(ctx, action, input, signal).then(jsonOutput, jsonError);
   } catch (e) {
     return Promise.resolve(jsonError(e));
   }

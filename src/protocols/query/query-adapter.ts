@@ -1,8 +1,8 @@
-import { dispatch, hasAction } from '../../engine/actions/registry.js';
+import { hasAction } from '../../engine/actions/registry.js';
 import type { Cancellation } from '../../engine/messages/long-poll.js';
-import type { Engine } from '../../engine/engine.js';
 import { errors, SqsError, sqsError } from '../../engine/kernel/errors.js';
 import type { RequestContext } from '../../engine/kernel/types.js';
+import type { Dispatch } from '../dispatch.js';
 import type { WireRequest, WireResponse } from '../wire.js';
 import { decodeInput, type Params } from './decode.js';
 import { errorJson, errorXml, successJson, successXml } from './encode.js';
@@ -29,7 +29,7 @@ const NON_EXISTENT_QUEUE = 'AWS.SimpleQueueService.NonExistentQueue';
  * request comes here, so that a request without an Action gets SQS's answer to that.
  */
 export async function handleQuery(
-  engine: Engine,
+  run: Dispatch,
   ctx: RequestContext,
   req: WireRequest,
   signal?: Cancellation,
@@ -49,7 +49,7 @@ export async function handleQuery(
       input.QueueUrl = ctx.baseUrl + req.path;
     }
     ctx.protocol = 'query';
-    const output = await dispatch(engine, ctx, action, input, signal);
+    const output = await run(ctx, action, input, signal);
     if (json)
       return { status: 200, headers: { 'content-type': JSON_TYPE }, body: successJson(op, output, ctx.requestId) };
     return { status: 200, headers: { 'content-type': CONTENT_TYPE }, body: successXml(op, output, ctx.requestId) };
