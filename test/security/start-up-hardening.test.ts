@@ -2,8 +2,9 @@
  * What `redrive serve` does at start to be safe by construction: a credentials file whose
  * entries could not be a key (an empty id or secret, a name a plain object resolves to its
  * prototype) is refused with one line naming the file and the entry, and the intrinsics
- * every object inherits from are frozen before a client is read (while a program that
- * embeds the server keeps its own).
+ * every object inherits from are made non-extensible before a client is read, so a
+ * pollution cannot add a property to them (while a program that embeds the server keeps
+ * its own).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
