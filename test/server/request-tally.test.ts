@@ -29,6 +29,16 @@ test('requests in the last minute slide with the clock; totals and the last addr
   assert.equal(tally.clients('111')[0]!.requests_last_minute, 1);
 });
 
+test("a run of requests counted at once (an HTTP thread's) counts as that many, in the window and in all", () => {
+  let now = 2_000_000;
+  const tally = new RequestTally(() => now);
+  tally.count('111', 'AKIDA', '10.0.0.1', 7);
+  tally.count('111', 'AKIDA', '10.0.0.1');
+  assert.deepEqual([tally.clients('111')[0]!.requests_last_minute, tally.clients('111')[0]!.requests], [8, 8]);
+  now += 61_000;
+  assert.deepEqual([tally.clients('111')[0]!.requests_last_minute, tally.clients('111')[0]!.requests], [0, 8]);
+});
+
 test('each account sees its own keys only, most recent first; unsigned requests are one entry', () => {
   const tally = new RequestTally(() => 5_000);
   tally.count('111', 'AKIDA', 'a');

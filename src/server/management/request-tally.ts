@@ -33,7 +33,8 @@ export class RequestTally {
     private readonly cap = MAX_TRACKED_KEYS,
   ) {}
 
-  count(accountId: string, accessKey: string | undefined, client: string): void {
+  /** `times` requests by this key from this client (an HTTP thread sends a client's run of requests as one). */
+  count(accountId: string, accessKey: string | undefined, client: string, times = 1): void {
     const key = accessKey?.slice(0, 128) ?? '(unsigned)';
     const now = this.now();
     const second = Math.floor(now / 1000);
@@ -53,8 +54,8 @@ export class RequestTally {
       this.last = t;
     }
     advance(t, second);
-    t.buckets[second % SECONDS]!++;
-    t.total++;
+    t.buckets[second % SECONDS]! += times;
+    t.total += times;
     t.lastSeen = now;
     t.client = client;
   }

@@ -27,7 +27,7 @@ export interface HttpThreadsOptions {
   throttle: AuthThrottle;
   /** --credentials: the secrets, checked here for every thread. */
   credentials?: Credentials;
-  tally: { count(accountId: string, accessKey: string | undefined, client: string): void };
+  tally: { count(accountId: string, accessKey: string | undefined, client: string, times: number): void };
   /** Everything an HTTP thread needs besides its index, descriptor and port. */
   thread: Omit<ThreadConfig, 'index' | 'threads' | 'fd' | 'port' | 'host'>;
 }
@@ -215,7 +215,7 @@ export class HttpThreads {
         this.opts.engine.observer.request(m.action, m.protocol, m.code, m.seconds);
         return;
       case 'tally':
-        for (let i = 0; i < m.n; i++) this.opts.tally.count(m.accountId, m.accessKey, m.client);
+        this.opts.tally.count(m.accountId, m.accessKey, m.client, m.n);
         return;
       case 'secret':
         return this.secret(t, m);
