@@ -349,6 +349,6 @@ export class AmqpBroker {
   }
 
   private async deadLetter(queue: QueueRecord, d: Delivery, reason: DeathReason): Promise<void> {
-    await deadLetterHeld(this.engine, queue, d, reason, { withoutTarget: 'drop' });
+    await deadLetterHeld(this.engine, queue, d, reason, { withoutTarget: 'drop', messageId: d.messageId });
   }
 }

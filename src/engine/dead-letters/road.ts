@@ -89,11 +89,12 @@ async function limitOf(ctx: EngineContext, queue: QueueRecord, s: DeadLetterSett
 export async function deadLetterHeld(
   ctx: EngineContext,
   queue: QueueRecord,
-  receipt: ReceiptRef & { messageId?: string },
+  receipt: ReceiptRef,
   reason: DeathReason,
-  opts: { withoutTarget: 'drop' | 'refuse'; rejectReason?: string },
+  opts: { withoutTarget: 'refuse'; rejectReason?: string } | { withoutTarget: 'drop'; messageId: string },
 ): Promise<RejectResult | undefined> {
-  const target = await deadLetterTarget(ctx, queue, reason, opts.rejectReason);
+  const rejectReason = opts.withoutTarget === 'refuse' ? opts.rejectReason : undefined;
+  const target = await deadLetterTarget(ctx, queue, reason, rejectReason);
   const now = ctx.clock.now();
   if (target) {
     const result = await ctx.store.deadLetters.reject(queue.id, receipt, now, target);
@@ -103,7 +104,7 @@ export async function deadLetterHeld(
   if (opts.withoutTarget === 'refuse') return undefined;
   const [outcome] = await ctx.store.messages.delete(queue.id, [receipt], { now, requireCurrent: true });
   const deadLettered: DeadLettered[] =
-    outcome === 'ok' ? [{ kind: 'dropped', messageId: receipt.messageId ?? '', from: queue.id, reason }] : [];
+    outcome === 'ok' ? [{ kind: 'dropped', messageId: opts.messageId, from: queue.id, reason }] : [];
   ctx.deadLettered(queue, deadLettered);
   return { outcome: outcome!, deadLettered };
 }
