@@ -145,8 +145,7 @@ test('the linear matcher agrees with RegExp on random patterns and names', () =>
         const linear = compilePattern(p) as PolicyPattern;
         assert.equal(typeof linear.test, 'function', `RE2 accepts ${p}`);
         const oracle = linearOracle(p)!;
-        for (const name of names)
-          assert.equal(linear.test(name), oracle.test(name), `${p} on ${JSON.stringify(name)}`);
+        for (const name of names) assert.equal(linear.test(name), oracle.test(name), `${p} on ${JSON.stringify(name)}`);
       },
     ),
     { numRuns: 1_000 },
