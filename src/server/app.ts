@@ -215,6 +215,8 @@ async function start(
   const broker = new BrokerApi({ engine, node, amqp: () => amqp, tally: requestTally, log });
   const guard = { credentials: credentials !== undefined, allowedHosts };
   const bodyBudget = config.maxBodyMemoryMiB === undefined ? undefined : config.maxBodyMemoryMiB * 1024 * 1024;
+  // Read by the mounts' readiness; made below, after the mounts it serves.
+  let threaded: HttpThreads | undefined;
   const mounts = mountTable({
     sqs: new SqsApp(engineBackend(engine), {
       accountId: config.accountId,
@@ -226,7 +228,8 @@ async function start(
       manualClock: clock instanceof ManualClock ? clock : undefined,
       requestTally,
     }),
-    readiness,
+    // With --threads, /ready also says whether every HTTP thread is up (threads/http-threads.ts).
+    readiness: { check: () => (threaded ? threaded.ready() : readiness.check()) },
     console:
       config.console === 'off'
         ? undefined
@@ -247,10 +250,25 @@ async function start(
       broker,
     }),
   });
-  const http =
+  // One thread's front; with --threads, the owner's, thread 1 of N in its log lines.
+  const front = (fd?: number, threads?: number) =>
+    new HttpServer({
+      host: config.host,
+      port: config.port,
+      fd,
+      threads,
+      log: fd === undefined ? log : log.child({ thread: 1 }),
+      trustProxy: config.trustProxy,
+      clientLimits: config.clientLimits,
+      guard,
+      bodyBudget,
+      mounts,
+    });
+  threaded =
     (config.threads ?? 1) > 1
       ? new HttpThreads({
           threads: config.threads!,
+          front: (fd) => front(fd, config.threads),
           host: config.host,
           port: config.port,
           log,
@@ -274,16 +292,8 @@ async function start(
             closeIntrinsics: !Object.isExtensible(Object.prototype),
           },
         })
-      : new HttpServer({
-          host: config.host,
-          port: config.port,
-          log,
-          trustProxy: config.trustProxy,
-          clientLimits: config.clientLimits,
-          guard,
-          bodyBudget,
-          mounts,
-        });
+      : undefined;
+  const http = threaded ?? front();
 
   let amqpPort: number | undefined;
   if (config.amqpPort !== undefined) {
