@@ -67,11 +67,7 @@ async function main(): Promise<void> {
   for (const size of SIZES) {
     const runs: { wall: number; cpu: number }[] = [];
     for (let r = 0; r < ROUNDS; r++) runs.push(await round(owner, size));
-    rows.push([
-      String(size),
-      median(runs.map((x) => x.cpu)).toFixed(1),
-      median(runs.map((x) => x.wall)).toFixed(1),
-    ]);
+    rows.push([String(size), median(runs.map((x) => x.cpu)).toFixed(1), median(runs.map((x) => x.wall)).toFixed(1)]);
   }
   await owner.terminate();
   console.log(
@@ -83,4 +79,7 @@ async function main(): Promise<void> {
 }
 
 if (isMainThread) await main();
-else parentPort!.on('message', (batch: Extract<ToOwner, { t: 'call' }>[]) => parentPort!.postMessage(batch.map((c) => done(c.id))));
+else
+  parentPort!.on('message', (batch: Extract<ToOwner, { t: 'call' }>[]) =>
+    parentPort!.postMessage(batch.map((c) => done(c.id))),
+  );
