@@ -4,29 +4,23 @@
  * chart, deleting a selection of messages, and the server-side search.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import {
   ReceiveMessageCommand,
   SendMessageBatchCommand,
   SendMessageCommand,
   DeleteMessageCommand,
-  type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { Browser, Page } from 'playwright-core';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
-import { browserMissing, launchBrowser, openPage, pageErrors } from './browser.js';
+import type { Page } from 'playwright-core';
+import { browserMissing, openPage, useConsole } from './browser.js';
 
 const skip = browserMissing();
 const ARN = 'arn:aws:sqs:us-east-1:000000000000:';
 
-let server: ServerProcess;
-let browser: Browser;
-let page: Page;
-let errors: string[];
-let sqs: SQSClient;
+const run = useConsole(skip, { server: {}, viewport: { width: 1280, height: 900 } });
 
 async function api(action: string, body: Record<string, unknown>): Promise<Record<string, any>> {
-  const res = await fetch(`${server.url}/`, {
+  const res = await fetch(`${run.server().url}/`, {
     method: 'POST',
     headers: { 'x-amz-target': `AmazonSQS.${action}`, 'content-type': 'application/x-amz-json-1.0' },
     body: JSON.stringify(body),
@@ -35,7 +29,7 @@ async function api(action: string, body: Record<string, unknown>): Promise<Recor
   return res.json() as Promise<Record<string, any>>;
 }
 
-const url = (name: string) => `${server.url}/000000000000/${name}`;
+const url = (name: string) => `${run.server().url}/000000000000/${name}`;
 async function queue(name: string, deadLetterQueue?: string): Promise<string> {
   const Attributes = deadLetterQueue
     ? { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: `${ARN}${deadLetterQueue}`, maxReceiveCount: 1 }) }
@@ -45,7 +39,7 @@ async function queue(name: string, deadLetterQueue?: string): Promise<string> {
 
 /** Sends the bodies to a source with maxReceiveCount 1 and receives twice, so each is dead-lettered. */
 async function kill(src: string, bodies: string[], attributes?: Record<string, string>): Promise<void> {
-  await sqs.send(
+  await run.sqs().send(
     new SendMessageBatchCommand({
       QueueUrl: src,
       Entries: bodies.map((b, i) => ({
@@ -58,35 +52,22 @@ async function kill(src: string, bodies: string[], attributes?: Record<string, s
     }),
   );
   for (let i = 0; i < 20; i++) {
-    const got = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: src, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }),
-    );
+    const got = await run
+      .sqs()
+      .send(new ReceiveMessageCommand({ QueueUrl: src, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }));
     if ((got.Messages ?? []).length === 0) return;
   }
 }
 
 async function rejectOne(src: string, body: string, reason: string): Promise<void> {
-  await sqs.send(new SendMessageCommand({ QueueUrl: src, MessageBody: body }));
-  const [m] = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: src, VisibilityTimeout: 60 }))).Messages ?? [];
+  await run.sqs().send(new SendMessageCommand({ QueueUrl: src, MessageBody: body }));
+  const [m] =
+    (await run.sqs().send(new ReceiveMessageCommand({ QueueUrl: src, VisibilityTimeout: 60 }))).Messages ?? [];
   await api('RejectMessage', { QueueUrl: src, ReceiptHandle: m!.ReceiptHandle, Reason: reason });
 }
 
-const bodiesShown = async () => (await page.locator('#messages-table tbody tr .body-preview').allTextContents()).sort();
-
-before(async () => {
-  if (skip) return;
-  server = await startServerProcess({});
-  sqs = server.client();
-  browser = await launchBrowser();
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  errors = pageErrors(page);
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-  server?.cleanup();
-});
+const bodiesShown = async () =>
+  (await run.page().locator('#messages-table tbody tr .body-preview').allTextContents()).sort();
 
 describe('console panels backed by extensions', { skip }, () => {
   test('the overview shows counts and dead-letter relations from one ListQueueSummaries request', async () => {
@@ -94,35 +75,36 @@ describe('console panels backed by extensions', { skip }, () => {
     const a = await queue('ov-a', 'ov-dlq');
     await queue('ov-b', 'ov-dlq');
     // A card is a dead-letter queue holding messages.
-    await sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'dead' }));
-    for (const b of ['1', '2', '3']) await sqs.send(new SendMessageCommand({ QueueUrl: a, MessageBody: b }));
-    await sqs.send(new SendMessageCommand({ QueueUrl: a, MessageBody: 'later', DelaySeconds: 900 }));
-    await sqs.send(new ReceiveMessageCommand({ QueueUrl: a, MaxNumberOfMessages: 1, VisibilityTimeout: 600 }));
+    await run.sqs().send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'dead' }));
+    for (const b of ['1', '2', '3']) await run.sqs().send(new SendMessageCommand({ QueueUrl: a, MessageBody: b }));
+    await run.sqs().send(new SendMessageCommand({ QueueUrl: a, MessageBody: 'later', DelaySeconds: 900 }));
+    await run.sqs().send(new ReceiveMessageCommand({ QueueUrl: a, MaxNumberOfMessages: 1, VisibilityTimeout: 600 }));
     const targets: string[] = [];
-    page.on('request', (r) => {
+    run.page().on('request', (r) => {
       if (r.url().endsWith('/console/api')) targets.push(r.headers()['x-amz-target'] ?? '');
     });
-    await openPage(page, `${server.url}/console/?refresh=off`);
-    await page.waitForSelector('#queues-table tr[data-queue="ov-a"]');
-    const cells = await page.locator('#queues-table tr[data-queue="ov-a"] td').allTextContents();
+    await openPage(run.page(), `${run.server().url}/console/?refresh=off`);
+    await run.page().waitForSelector('#queues-table tr[data-queue="ov-a"]');
+    const cells = await run.page().locator('#queues-table tr[data-queue="ov-a"] td').allTextContents();
     assert.equal(cells[1], 'us-east-1', 'the region column');
     assert.deepEqual(cells.slice(4, 7), ['2', '1', '1'], 'visible, in flight, delayed');
     assert.match(cells[3]!, /source\s*→\s*ov-dlq\s*after 1/);
-    assert.match((await page.textContent('.dlq-card[data-queue="ov-dlq"]')) ?? '', /fed by\s*ov-a,\s*ov-b/);
+    assert.match((await run.page().textContent('.dlq-card[data-queue="ov-dlq"]')) ?? '', /fed by\s*ov-a,\s*ov-b/);
     assert.deepEqual(targets, ['AmazonSQS.ListQueueSummaries'], 'one request for the whole overview');
-    page.removeAllListeners('request');
+    run.page().removeAllListeners('request');
   });
 
-  test('a DLQ’s page breaks its messages down by source and reason', async () => {
+  test('a DLQ’s run.page() breaks its messages down by source and reason', async () => {
     await queue('br-dlq');
     const a = await queue('br-a', 'br-dlq');
     const b = await queue('br-b', 'br-dlq');
     await kill(a, ['a1', 'a2', 'a3']);
     await rejectOne(b, 'b1', 'bad schema');
-    await openPage(page, `${server.url}/console/queues/br-dlq`);
-    await page.waitForSelector('#by-source');
+    await openPage(run.page(), `${run.server().url}/console/queues/br-dlq`);
+    await run.page().waitForSelector('#by-source');
     const rows = async (id: string) =>
-      await page
+      await run
+        .page()
         .locator(`#${id} tbody tr`)
         .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 2).map((td) => td.textContent)));
     assert.deepEqual(await rows('by-source'), [
@@ -133,49 +115,53 @@ describe('console panels backed by extensions', { skip }, () => {
       ['delivery_limit', '3'],
       ['rejected', '1'],
     ]);
-    await page.waitForSelector('#activity-totals');
+    await run.page().waitForSelector('#activity-totals');
     assert.match(
-      (await page.textContent('#activity-totals')) ?? '',
+      (await run.page().textContent('#activity-totals')) ?? '',
       /^0 sent, 0 received, 0 deleted, 0 dead-lettered, 4 arrived by dead-lettering; 4 in the queue now\.$/,
       'a DLQ shows what arrived in it, which is not a send',
     );
   });
 
-  test('a queue’s page charts its last hour with the right numbers', async () => {
+  test('a queue’s run.page() charts its last hour with the right numbers', async () => {
     const q = await queue('act');
-    await sqs.send(
+    await run.sqs().send(
       new SendMessageBatchCommand({
         QueueUrl: q,
         Entries: ['1', '2', '3', '4', '5'].map((b) => ({ Id: b, MessageBody: b })),
       }),
     );
     const got =
-      (await sqs.send(new ReceiveMessageCommand({ QueueUrl: q, MaxNumberOfMessages: 3, VisibilityTimeout: 600 })))
+      (await run.sqs().send(new ReceiveMessageCommand({ QueueUrl: q, MaxNumberOfMessages: 3, VisibilityTimeout: 600 })))
         .Messages ?? [];
     assert.equal(got.length, 3);
     for (const m of got.slice(0, 2))
-      await sqs.send(new DeleteMessageCommand({ QueueUrl: q, ReceiptHandle: m.ReceiptHandle! }));
-    await openPage(page, `${server.url}/console/queues/act`);
-    await page.waitForSelector('#activity-totals');
+      await run.sqs().send(new DeleteMessageCommand({ QueueUrl: q, ReceiptHandle: m.ReceiptHandle! }));
+    await openPage(run.page(), `${run.server().url}/console/queues/act`);
+    await run.page().waitForSelector('#activity-totals');
     assert.equal(
-      await page.textContent('#activity-totals'),
+      await run.page().textContent('#activity-totals'),
       '5 sent, 3 received, 2 deleted, 0 dead-lettered, 0 arrived by dead-lettering; 3 in the queue now.',
     );
-    assert.equal(await page.locator('#activity svg.chart polyline.series').count(), 6, 'five counts and the depth');
+    assert.equal(
+      await run.page().locator('#activity svg.chart polyline.series').count(),
+      6,
+      'five counts and the depth',
+    );
   });
 
   test('deleting a selection of messages from a DLQ', async () => {
     await queue('sel-dlq');
     await kill(await queue('sel', 'sel-dlq'), ['keep-1', 'drop-1', 'keep-2', 'drop-2']);
-    await openPage(page, `${server.url}/console/queues/sel-dlq/messages`);
-    await page.waitForSelector('#messages-table');
+    await openPage(run.page(), `${run.server().url}/console/queues/sel-dlq/messages`);
+    await run.page().waitForSelector('#messages-table');
     for (const body of ['drop-1', 'drop-2'])
-      await page.locator('#messages-table tbody tr', { hasText: body }).locator('input[type=checkbox]').check();
-    await page.click('#delete-selected');
-    await page.click('dialog.confirm button:has-text("Delete 2")');
-    await page.waitForSelector('text=Deleted 2 of 2.');
-    await page.waitForLoadState('load');
-    await page.waitForFunction(() => document.querySelectorAll('#messages-table tbody tr').length === 2);
+      await run.page().locator('#messages-table tbody tr', { hasText: body }).locator('input[type=checkbox]').check();
+    await run.page().click('#delete-selected');
+    await run.page().click('dialog.confirm button:has-text("Delete 2")');
+    await run.page().waitForSelector('text=Deleted 2 of 2.');
+    await run.page().waitForLoadState('load');
+    await run.page().waitForFunction(() => document.querySelectorAll('#messages-table tbody tr').length === 2);
     assert.deepEqual(await bodiesShown(), ['keep-1', 'keep-2']);
     const left = (await api('PeekMessages', { QueueUrl: url('sel-dlq') })).Messages.map(
       (m: { Body: string }) => m.Body,
@@ -190,16 +176,16 @@ describe('console panels backed by extensions', { skip }, () => {
     await kill(src, ['tenant message'], { tenant: 'acme' });
     await rejectOne(src, 'rejected message', 'no');
     const search = async (fill: (p: Page) => Promise<unknown>) => {
-      await openPage(page, `${server.url}/console/queues/srch-dlq/messages`);
-      await fill(page);
-      await page.click('form.search button[type=submit]');
-      await page.waitForURL(/\?/);
-      await page.waitForSelector('body[data-ready="true"]');
-      await page.waitForSelector('#messages-table, #no-match');
+      await openPage(run.page(), `${run.server().url}/console/queues/srch-dlq/messages`);
+      await fill(run.page());
+      await run.page().click('form.search button[type=submit]');
+      await run.page().waitForURL(/\?/);
+      await run.page().waitForSelector('body[data-ready="true"]');
+      await run.page().waitForSelector('#messages-table, #no-match');
       return bodiesShown();
     };
     const targets: string[] = [];
-    page.on('request', (r) => {
+    run.page().on('request', (r) => {
       if (r.url().endsWith('/console/api') && r.headers()['x-amz-target'] === 'AmazonSQS.PeekMessages')
         targets.push(r.postData() ?? '');
     });
@@ -217,16 +203,16 @@ describe('console panels backed by extensions', { skip }, () => {
     );
     assert.deepEqual(await search((p) => p.fill('input[name=BodyContains]', 'refund')), ['{"type":"refund"}']);
     assert.deepEqual(await search((p) => p.selectOption('select[name=DeathReason]', 'expired')), []);
-    assert.equal(await page.textContent('#no-match'), 'No message matches.');
-    page.removeAllListeners('request');
+    assert.equal(await run.page().textContent('#no-match'), 'No message matches.');
+    run.page().removeAllListeners('request');
     // The search carries over to a redrive of exactly those messages.
     await search((p) => p.fill('input[name=BodyContains]', 'refund'));
-    await page.click('#redrive-these');
-    await page.waitForSelector('form.redrive');
-    assert.equal(await page.inputValue('input[name=BodyContains]'), 'refund');
-    await page.click('#preview-button');
-    await page.waitForSelector('#preview.notice');
-    assert.match((await page.textContent('#preview')) ?? '', /^1 of 4 visible messages would move/);
-    assert.deepEqual(errors, []);
+    await run.page().click('#redrive-these');
+    await run.page().waitForSelector('form.redrive');
+    assert.equal(await run.page().inputValue('input[name=BodyContains]'), 'refund');
+    await run.page().click('#preview-button');
+    await run.page().waitForSelector('#preview.notice');
+    assert.match((await run.page().textContent('#preview')) ?? '', /^1 of 4 visible messages would move/);
+    assert.deepEqual(run.errors(), []);
   });
 });
