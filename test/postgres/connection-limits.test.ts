@@ -54,22 +54,34 @@ async function exhaust(): Promise<number> {
   }
 }
 
-const NODE_BACKENDS =
-  "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'limits' AND application_name = 'redrive'";
+/**
+ * The client backends that are not this test's own: the nodes'. Counted by pid rather than
+ * by the nodes' application_name, which a connection still starting up does not show yet.
+ */
+async function nodeBackends(watcher: pg.Client): Promise<number> {
+  const ours = hogs.map((h) => (h as unknown as { processID: number }).processID);
+  const { rows } = await watcher.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND NOT (pid = ANY($1))",
+    [ours],
+  );
+  return rows[0]!.n;
+}
 
 /**
  * Ends the nodes' connections and takes the slots they held, until the nodes hold none: a
  * terminated backend frees its slot only once it has exited, and a node may reconnect (its
- * pool, its LISTEN connection, its fallback poll) before the slot is taken.
+ * pool, its LISTEN connection, its fallback poll) before the slot is taken, or be connecting
+ * as the last slot goes: so the count must stay at none for a moment too.
  */
 async function takeTheNodesSlots(watcher: pg.Client): Promise<number> {
   let opened = 0;
   for (let round = 0; round < 20; round++) {
     await watcher.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'redrive'");
-    for (const until = Date.now() + 3000; Date.now() < until && (await watcher.query(NODE_BACKENDS)).rows[0].n > 0; )
-      await pause(20);
+    for (const until = Date.now() + 3000; Date.now() < until && (await nodeBackends(watcher)) > 0; ) await pause(20);
     opened += await exhaust();
-    if ((await watcher.query(NODE_BACKENDS)).rows[0].n === 0) return opened;
+    if ((await nodeBackends(watcher)) > 0) continue;
+    await pause(300);
+    if ((await nodeBackends(watcher)) === 0) return opened;
   }
   throw new Error('the nodes kept a connection through 20 rounds of ending them');
 }
