@@ -45,7 +45,7 @@ export interface RedriveOptions {
   fifo?: boolean;
   /** Load through the AMQP listener (`--amqp-port`) instead of SQS: the target is its amqp:// URL. */
   amqp?: boolean;
-  /** `--threads`: threads that serve HTTP, the owner thread one of them (docs/scaling.md). */
+  /** `--threads`: HTTP threads in front of the owner thread (docs/scaling.md). */
   threads?: number;
 }
 

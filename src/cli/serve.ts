@@ -55,7 +55,7 @@ export function serveCommand(): Command {
     )
     .option(
       '--threads <n>',
-      'threads that serve HTTP, one of them the thread that owns the store (1: everything on one thread)',
+      'threads that serve HTTP in front of the one that owns the store (1: everything on one thread)',
       String(defaults.threads),
     )
     .option('--amqp-port <port>', 'serve AMQP 0-9-1 on this port too (off by default; 0 picks a free one)');

@@ -55,7 +55,7 @@ export interface RedriveOptions {
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Seconds close() waits, answering 503 on /ready, before it stops; default 0. */
   shutdownGrace?: number;
-  /** Threads that serve HTTP, this one (which owns the store) among them (docs/scaling.md); default 1. */
+  /** HTTP threads in front of the thread that owns the store (docs/scaling.md); default 1. */
   threads?: number;
 }
 

@@ -215,8 +215,6 @@ async function start(
   const broker = new BrokerApi({ engine, node, amqp: () => amqp, tally: requestTally, log });
   const guard = { credentials: credentials !== undefined, allowedHosts };
   const bodyBudget = config.maxBodyMemoryMiB === undefined ? undefined : config.maxBodyMemoryMiB * 1024 * 1024;
-  // Read by the mounts' readiness; made below, after the mounts it serves.
-  let threaded: HttpThreads | undefined;
   const mounts = mountTable({
     sqs: new SqsApp(engineBackend(engine), {
       accountId: config.accountId,
@@ -228,8 +226,7 @@ async function start(
       manualClock: clock instanceof ManualClock ? clock : undefined,
       requestTally,
     }),
-    // With --threads, /ready also says whether every HTTP thread is up (threads/http-threads.ts).
-    readiness: { check: () => (threaded ? threaded.ready() : readiness.check()) },
+    readiness,
     console:
       config.console === 'off'
         ? undefined
@@ -250,25 +247,10 @@ async function start(
       broker,
     }),
   });
-  // One thread's front; with --threads, the owner's, thread 1 of N in its log lines.
-  const front = (fd?: number, threads?: number) =>
-    new HttpServer({
-      host: config.host,
-      port: config.port,
-      fd,
-      threads,
-      log: fd === undefined ? log : log.child({ thread: 1 }),
-      trustProxy: config.trustProxy,
-      clientLimits: config.clientLimits,
-      guard,
-      bodyBudget,
-      mounts,
-    });
-  threaded =
+  const http =
     (config.threads ?? 1) > 1
       ? new HttpThreads({
           threads: config.threads!,
-          front: (fd) => front(fd, config.threads),
           host: config.host,
           port: config.port,
           log,
@@ -292,8 +274,16 @@ async function start(
             closeIntrinsics: !Object.isExtensible(Object.prototype),
           },
         })
-      : undefined;
-  const http = threaded ?? front();
+      : new HttpServer({
+          host: config.host,
+          port: config.port,
+          log,
+          trustProxy: config.trustProxy,
+          clientLimits: config.clientLimits,
+          guard,
+          bodyBudget,
+          mounts,
+        });
 
   let amqpPort: number | undefined;
   if (config.amqpPort !== undefined) {

@@ -60,8 +60,8 @@ export interface ServerConfig {
   /** Console sessions one account may hold (src/auth/console-sessions.ts). */
   sessionsPerAccount?: number;
   /**
-   * `--threads`: threads that serve HTTP, one of them the thread that owns the engine and
-   * the store (docs/scaling.md); 1, the default, serves everything on one thread.
+   * `--threads`: HTTP threads in front of the one thread that owns the engine and the
+   * store (docs/scaling.md); 1, the default, serves everything on one thread.
    */
   threads?: number;
 }

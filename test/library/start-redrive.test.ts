@@ -101,7 +101,7 @@ test("an option serve would refuse rejects with serve's line", async () => {
   await assert.rejects(startRedrive({ threads: 0 }), /--threads "0": must be a whole number from 1 to 256/);
 });
 
-test('threads: this process, which owns the store, and an HTTP thread serve; close() ends the thread and frees the port', async () => {
+test('threads: HTTP threads in front of this process, which owns the store; close() ends them and frees the port', async () => {
   const redrive = await startRedrive({ threads: 2, config: { queues: [{ name: 'threaded' }] } });
   const port = Number(new URL(redrive.endpoint).port);
   try {

@@ -10,20 +10,13 @@ import { checkSecret } from '../../auth/caller.js';
 import type { Credentials } from '../../auth/credentials.js';
 import { nullPrototypeMaps } from '../../protocols/json/map-members.js';
 import type { SubApp } from '../mount.js';
-import type { HttpServer } from '../http-server.js';
 import type { Readiness, ReadyAnswer } from '../readiness.js';
 import type { ThreadConfig } from './http-worker.js';
 import { sharedListener, type SharedListener } from './listen-fd.js';
 import { arrivedRequest, wireError, type ToOwner, type ToThread } from './messages.js';
 
 export interface HttpThreadsOptions {
-  /** N: the threads that accept connections, the owner one of them (N - 1 HTTP threads are started). */
   threads: number;
-  /**
-   * The owner's own HTTP front, on the descriptor given, serving its share of the
-   * connections with the engine in its own thread: no hand-off for those.
-   */
-  front: (fd: number) => HttpServer;
   host: string;
   port: number;
   log: Logger;
@@ -80,32 +73,26 @@ class Thread {
 }
 
 /**
- * `--threads N` on the owner thread (docs/scaling.md): N threads accept connections on one
- * listening socket, the owner (thread 1) and N - 1 HTTP threads. The owner serves its own
- * connections in its thread, as `--threads 1` does, and runs the actions and the whole
- * requests the HTTP threads hand over; it restarts an HTTP thread that fails, and drains
- * them all on stop.
+ * `--threads N` on the owner thread (docs/scaling.md): starts N HTTP threads on one
+ * listening socket, runs the actions and the whole requests they hand over, restarts a
+ * thread that fails, and drains them all on stop. The owner itself accepts no connection.
  */
 export class HttpThreads {
   private readonly threads: Thread[];
   private listener?: SharedListener;
-  private own?: HttpServer;
   private stopping = false;
   private port = 0;
 
   constructor(private readonly opts: HttpThreadsOptions) {
-    this.threads = Array.from({ length: opts.threads - 1 }, (_, i) => new Thread(i + 2));
+    this.threads = Array.from({ length: opts.threads }, (_, i) => new Thread(i + 1));
   }
 
   async listen(): Promise<string> {
     this.listener = await sharedListener(this.opts.host, this.opts.port);
     this.port = this.listener.address.port;
     try {
-      const [ownFd, ...fds] = await this.listener.duplicates(this.threads.length + 1);
+      const fds = await this.listener.duplicates(this.threads.length);
       await Promise.all(this.threads.map((t, i) => this.start(t, fds[i]!)));
-      // Last: a connection the owner takes is served at once, and every thread is up by then.
-      this.own = this.opts.front(ownFd!);
-      await this.own.listen();
     } catch (e) {
       // A start that fails leaves no thread running and the port free.
       await this.close(0);
@@ -121,7 +108,7 @@ export class HttpThreads {
     if (down && !this.stopping)
       return Promise.resolve({
         ready: false,
-        reason: `HTTP thread ${down.index} of ${this.threads.length + 1} is restarting`,
+        reason: `HTTP thread ${down.index} of ${this.threads.length} is restarting`,
       });
     return this.opts.readiness.check();
   }
@@ -134,9 +121,8 @@ export class HttpThreads {
     this.stopping = true;
     // As one thread's front does: the owner's SQS app answers the waiting long polls.
     for (const app of this.opts.mounts) app.close?.();
-    await Promise.all([
-      this.own?.close(drainMs),
-      ...this.threads.map(async (t) => {
+    await Promise.all(
+      this.threads.map(async (t) => {
         if (!t.worker) return;
         if (t.listening) {
           let timer: NodeJS.Timeout | undefined;
@@ -151,7 +137,7 @@ export class HttpThreads {
         }
         await t.worker.terminate();
       }),
-    ]);
+    );
     this.listener?.close();
   }
 
@@ -159,7 +145,7 @@ export class HttpThreads {
     const config: ThreadConfig = {
       ...this.opts.thread,
       index: t.index,
-      threads: this.threads.length + 1,
+      threads: this.threads.length,
       fd,
       host: this.opts.host,
       port: this.port,
@@ -301,17 +287,12 @@ export class HttpThreads {
       .then(answer, (e: unknown) => answer(app.errors.failure(e, req, m.requestId)));
   }
 
-  /**
-   * What the owner says to a thread at once goes in one postMessage. The answers of a
-   * group commit all settle in the promise reactions that follow it, so a flush after the
-   * microtasks (nextTick, queued from within them) takes them all; a setImmediate would
-   * hold them for another turn of the owner's loop, behind its own connections' reads.
-   */
+  /** What the owner says to a thread in one turn of its event loop goes in one postMessage. */
   private post(t: Thread, m: ToThread): void {
     t.outbox.push(m);
     if (t.flushing) return;
     t.flushing = true;
-    process.nextTick(() => {
+    setImmediate(() => {
       t.flushing = false;
       const batch = t.outbox;
       t.outbox = [];

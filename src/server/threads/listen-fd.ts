@@ -2,18 +2,18 @@ import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 
 /**
- * One listening socket shared by the N threads of `--threads N` that serve HTTP (the owner
- * thread and N - 1 HTTP threads), each thread with a file descriptor of its own.
+ * One listening socket shared by every HTTP thread of `--threads N`, each thread with a
+ * file descriptor of its own.
  *
  * Node 20 has no `reusePort`, and two threads that listen on one port get EADDRINUSE. A
  * worker thread can listen on an existing socket's descriptor (`listen({ fd })`); the
  * kernel then hands each connection to whichever thread's accept runs first. Two things
  * decide how the descriptors are made:
  *
- * - A thread whose event loop listens on the socket accepts connections. The owner keeps
- *   one raw handle that is never polled (the `_handle` of a net.Server, a libuv TCP
- *   handle), the source of every duplicate, so that it can make more when an HTTP thread
- *   is restarted; its own front listens on a duplicate of its own.
+ * - A thread whose event loop listens on the socket accepts connections too. The owner
+ *   thread must never, so it never listens in its event loop: it keeps raw handles (the
+ *   `_handle` of a net.Server, a libuv TCP handle that is not polled) and only hands
+ *   their descriptors on.
  * - A thread that exits closes the descriptors its handles hold, a crashing one included.
  *   Were the threads to share one descriptor, one crash would close the socket under all
  *   of them (and leave their handles on a number the process may reuse for a file). So
