@@ -59,6 +59,7 @@ async function exhaust(): Promise<number> {
  * by the nodes' application_name, which a connection still starting up does not show yet.
  */
 async function nodeBackends(watcher: pg.Client): Promise<number> {
+  // pg sets processID from the server's BackendKeyData; @types/pg leaves it out.
   const ours = hogs.map((h) => (h as unknown as { processID: number }).processID);
   const { rows } = await watcher.query<{ n: number }>(
     "SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND NOT (pid = ANY($1))",

@@ -9,6 +9,7 @@ import type { AuthThrottle } from '../../auth/throttle.js';
 import { checkSecret } from '../../auth/caller.js';
 import type { Credentials } from '../../auth/credentials.js';
 import { nullPrototypeMaps } from '../../protocols/json/map-members.js';
+import type { RequestTally } from '../management/request-tally.js';
 import type { SubApp } from '../mount.js';
 import type { Readiness, ReadyAnswer } from '../readiness.js';
 import type { ThreadConfig } from './http-worker.js';
@@ -27,7 +28,7 @@ export interface HttpThreadsOptions {
   throttle: AuthThrottle;
   /** --credentials: the secrets, checked here for every thread. */
   credentials?: Credentials;
-  tally: { count(accountId: string, accessKey: string | undefined, client: string, times: number): void };
+  tally: Pick<RequestTally, 'count'>;
   /** Everything an HTTP thread needs besides its index, descriptor and port. */
   thread: Omit<ThreadConfig, 'index' | 'threads' | 'fd' | 'port' | 'host'>;
 }
